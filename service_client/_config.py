@@ -1,0 +1,54 @@
+"""Library-wide defaults and limits (spec: Limits).
+
+Every constant carries its unit in its ``#:`` comment.
+"""
+
+from __future__ import annotations
+
+#: Default REST base URL (ends in the API version segment).
+DEFAULT_BASE_URL = "https://api.service-chat.app/v2"
+#: Default socket host.
+DEFAULT_SOCKET_URL = "https://rt.service-chat.app"
+#: The service's own hosts: no host warning for these (spec: Authentication 5).
+SERVICE_HOSTS = frozenset({"api.service-chat.app", "rt.service-chat.app"})
+#: Hosts that are always accepted, also over plain HTTP.
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1"})
+
+#: Requests on the wire at once (spec: Limits, simultaneous REST requests).
+MAX_CONCURRENT_REQUESTS = 5
+#: Default per-attempt REST timeout, milliseconds (spec: Limits).
+DEFAULT_TIMEOUT_MS = 15_000
+#: Default number of retries after the first attempt (spec: Limits; protocol 5.2).
+DEFAULT_MAX_RETRIES = 3
+#: First computed backoff delay, seconds (doubles per retry).
+BACKOFF_BASE_S = 0.5
+#: Cap of the computed backoff, seconds (never applied to Retry-After).
+BACKOFF_CAP_S = 30.0
+#: Longest Retry-After waited out; longer ones raise RateLimitError at once, seconds.
+DEFAULT_MAX_RETRY_AFTER_S = 60.0
+
+#: Wait for the message:new echo of a send, seconds (spec: sendMessage 5).
+SEND_TIMEOUT_S = 10.0
+#: Wait for a socket ack, seconds (protocol 2.3).
+ACK_TIMEOUT_S = 10.0
+#: Wait for the namespace CONNECT answer, seconds (protocol pitfall 23).
+CONNECT_TIMEOUT_S = 15.0
+#: Wait for voice credentials after voice:join, seconds (protocol 2.6).
+VOICE_JOIN_TIMEOUT_S = 15.0
+#: First reconnect delay, seconds (spec: Limits, socket reconnection).
+RECONNECT_BASE_S = 1.0
+#: Longest reconnect delay, seconds.
+RECONNECT_CAP_S = 30.0
+#: Randomisation factor of the reconnect delay (0.5 = +/- 50 %).
+RECONNECT_JITTER = 0.5
+#: Time destroy() allows threads to stop, seconds.
+DESTROY_JOIN_S = 1.0
+
+#: Default number of event worker threads.
+DEFAULT_WORKERS = 8
+#: Activity name limit, characters (spec: Limits).
+ACTIVITY_NAME_MAX = 128
+#: Activity details limit, characters (spec: Limits).
+ACTIVITY_DETAILS_MAX = 64
+#: Messages remembered by the reaction tracker (protocol 2.5).
+REACTION_TRACKER_MAX = 10_000

@@ -1,0 +1,162 @@
+"""Every exception and warning the library raises.
+
+The tree (spec: Errors; python-api.md section 5)::
+
+    ServiceError(Exception)
+    ├── ServiceAPIError          .status, .path, .body, .data; str(e) starts "API Error <status>: "
+    │   └── RateLimitError       .retry_after (seconds or None)
+    ├── ServiceAuthError
+    └── ServiceTimeoutError      (also a builtin TimeoutError)
+
+    InsecureHostWarning(UserWarning)
+    CommandLoadWarning(UserWarning)
+
+The spec's plain errors map to builtins: "Bots cannot create servers." is a
+:class:`PermissionError`, the send timeout is a :class:`TimeoutError`.
+
+No exception text, attribute or ``repr`` ever contains the bot token: the
+library never passes it to an exception. Every error round-trips through
+:mod:`pickle` with its attributes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = [
+    "CommandLoadWarning",
+    "InsecureHostWarning",
+    "RateLimitError",
+    "ServiceAPIError",
+    "ServiceAuthError",
+    "ServiceError",
+    "ServiceTimeoutError",
+]
+
+#: Characters of a non-JSON error body quoted in an error message.
+_BODY_EXCERPT = 500
+
+
+class ServiceError(Exception):
+    """Base of every error raised by the library (spec: Errors, ``ServiceError``)."""
+
+
+class ServiceAuthError(ServiceError):
+    """Missing or rejected credentials, or a socket operation while not connected.
+
+    Spec: Errors, ``ServiceAuthError``: an empty or non-string token at
+    ``login``, a token the service refuses, and every socket operation
+    (``send_message``, ``set_activity``, ``set_status``) while the socket is not
+    connected.
+    """
+
+
+class ServiceTimeoutError(ServiceError, TimeoutError):
+    """A request or wait that ran out of time after every retry (spec: Errors)."""
+
+
+class ServiceAPIError(ServiceError):
+    """A non-OK REST answer after retries, or a 2xx whose body is not JSON.
+
+    Spec: Errors, ``ServiceAPIError``.
+
+    Attributes:
+        status: The HTTP status code.
+        path: The request path (no query, webhook tokens redacted).
+        body: The raw response body as text ("" when none).
+        data: The parsed JSON body, or None when the body is not JSON.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        path: str,
+        body: str = "",
+        data: Any = None,
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.status = int(status)
+        self.path = path
+        self.body = body
+        self.data = data
+        if message is None:
+            message = f"API Error {self.status}: {error_text(body, data)}"
+        self.message = message
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_api_error, (type(self), self.__dict__.copy()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(status={self.status}, path={self.path!r})"
+
+
+class RateLimitError(ServiceAPIError):
+    """A 429 answer after retries, or a ``Retry-After`` longer than the session allows.
+
+    Spec: Errors, ``RateLimitError``.
+
+    Attributes:
+        retry_after: Seconds the service asked to wait, or None when it gave no
+            usable ``Retry-After``.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        path: str,
+        body: str = "",
+        data: Any = None,
+        *,
+        retry_after: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(status, path, body, data, message=message)
+
+
+def _rebuild_api_error(cls: type[ServiceAPIError], state: dict[str, Any]) -> ServiceAPIError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, state.get("message", ""))
+    err.__dict__.update(state)
+    return err
+
+
+def error_text(body: str, data: Any = None) -> str:
+    """The service's error text from a response body.
+
+    Args:
+        body: The raw body text.
+        data: The parsed JSON body, if already parsed (parsed here otherwise).
+
+    Returns:
+        The JSON ``error`` (else ``message``) field when the body is a JSON
+        object carrying one, else the first 500 characters of the body, else
+        ``"(empty body)"``.
+    """
+    if data is None and body:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+    if isinstance(data, dict):
+        for key in ("error", "message"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value
+    text = body.strip()
+    return text[:_BODY_EXCERPT] if text else "(empty body)"
+
+
+class InsecureHostWarning(UserWarning):
+    """The client is configured to send its token to an unexpected host or over plain HTTP.
+
+    Spec: Authentication 5. Shown at every construction, never deduplicated;
+    it never blocks.
+    """
+
+
+class CommandLoadWarning(UserWarning):
+    """A command file was skipped by ``load_commands`` (python-api.md section 6)."""

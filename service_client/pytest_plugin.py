@@ -1,0 +1,1 @@
+"""pytest fixtures for bot authors (filled in later)."""
