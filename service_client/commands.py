@@ -1,0 +1,377 @@
+"""Command files: the :class:`Command` record and :func:`load_commands`.
+
+Spec: Client, ``loadCommands`` (since 4.2.0); python-api.md section 6;
+protocol.md pitfall 25.
+
+A command directory holds one Python file per command. :func:`load_commands`
+imports every ``*.py`` file of the directory (not of its subdirectories, and not
+those whose name starts with ``_``), each as its own module, and adds the
+command each one defines to a mapping indexed by command name. A command file
+either sets a module attribute ``command``::
+
+    from service_client.commands import Command
+
+    def execute(message, args):
+        message.reply("Pong!")
+
+    command = Command(name="ping", execute=execute, description="Answer Pong!")
+
+(a :class:`Command`, a mapping with ``name`` and ``execute`` keys, or any object
+with a ``str`` ``name`` and a callable ``execute``), or defines ``name`` and
+``execute`` at module level. Loading performs no dispatch: the bot decides
+when to call ``command.execute`` (see ``samples/ping_bot.py``).
+
+.. versionadded:: 4.2.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import hashlib
+import importlib.util
+import logging
+import os
+import re
+import sys
+import types
+import warnings
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from typing import Any, TypeVar
+
+from .errors import CommandLoadWarning
+
+__all__ = ["Command", "load_commands"]
+
+_log = logging.getLogger("service_client.commands")
+
+#: Parent name of every module imported by :func:`load_commands`. A plain
+#: placeholder package with this name is put in ``sys.modules`` so that the
+#: loaded modules can be found again by name (``pickle``, ``typing``).
+MODULE_PREFIX = "service_client_commands"
+
+#: Keys of a mapping command that become :class:`Command` fields; every other
+#: key goes to :attr:`Command.extra`.
+_FIELDS = ("name", "execute", "aliases", "description")
+
+_NOT_IDENTIFIER = re.compile(r"\W")
+
+_M = TypeVar("_M", bound=MutableMapping[str, "Command"])
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class Command:
+    """One bot command, as loaded by :func:`load_commands`.
+
+    Immutable (``extra`` is a plain dict owned by the command), compared and
+    hashed by identity; safe to share between threads. The library never
+    calls :attr:`execute` itself.
+
+    .. versionadded:: 4.2.0
+
+    Attributes:
+        name: The command's name, the key it is stored under (non-empty).
+        execute: What the bot calls to run the command. The sample bot calls
+            ``execute(message, args)`` with the :class:`Message` and the list of
+            whitespace-separated words after the command name; the library
+            imposes no signature.
+        aliases: Other names a dispatcher may accept for this command, in the
+            given order without repeats. A single string counts as one alias.
+            :func:`load_commands` indexes by :attr:`name` only.
+        description: One line for help texts ("" when none).
+        extra: Any other keys of a mapping command (empty for other sources).
+
+    Raises:
+        TypeError: ``name`` is not a str, ``execute`` is not callable,
+            ``aliases`` is not a str or an iterable of str, ``description``
+            is not a str, or ``extra`` is not a mapping.
+        ValueError: ``name`` or an alias is empty.
+    """
+
+    name: str
+    execute: Callable[..., Any] = dataclasses.field(repr=False)
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, not {type(self.name).__name__}")
+        if not self.name:
+            raise ValueError("name must not be empty")
+        if not callable(self.execute):
+            raise TypeError(f"execute must be callable, not {type(self.execute).__name__}")
+        object.__setattr__(self, "aliases", _normalise_aliases(self.aliases))
+        if not isinstance(self.description, str):
+            raise TypeError(
+                f"description must be a str, not {type(self.description).__name__}"
+            )
+        if not isinstance(self.extra, Mapping):
+            raise TypeError(f"extra must be a mapping, not {type(self.extra).__name__}")
+        object.__setattr__(self, "extra", dict(self.extra))
+
+    def matches(self, word: str) -> bool:
+        """Tell whether ``word`` is this command's name or one of its aliases.
+
+        Args:
+            word: A command word as typed, without the bot's prefix; compared
+                exactly (case-sensitive).
+
+        Returns:
+            True when ``word`` equals :attr:`name` or an entry of :attr:`aliases`.
+        """
+        return word == self.name or word in self.aliases
+
+    @classmethod
+    def from_object(cls, obj: object) -> Command | None:
+        """Normalise whatever a command file exposes into a :class:`Command`.
+
+        Spec: ``loadCommands`` 2 (a string ``name`` and a function ``execute``);
+        python-api.md section 6.
+
+        Args:
+            obj: A :class:`Command` (returned as is); a mapping with a ``str``
+                ``name`` and a callable ``execute``, optional ``aliases`` and
+                ``description``, any other keys going to :attr:`extra`; or any
+                other object (a module included) with a ``str`` attribute
+                ``name`` and a callable attribute ``execute``, optional
+                ``aliases`` and ``description`` attributes.
+
+        Returns:
+            The command, or None when ``obj`` is none of the above or one of its
+            parts is invalid. Never raises for a bad ``obj``.
+        """
+        try:
+            return _to_command(obj)
+        except Exception:  # a bad object, or one whose attributes raise
+            return None
+
+
+def _normalise_aliases(aliases: object) -> tuple[str, ...]:
+    if aliases is None:
+        return ()
+    if isinstance(aliases, str):
+        aliases = (aliases,)
+    if isinstance(aliases, (bytes, Mapping)) or not isinstance(aliases, Iterable):
+        raise TypeError(
+            f"aliases must be a str or an iterable of str, not {type(aliases).__name__}"
+        )
+    result: list[str] = []
+    for alias in aliases:
+        if not isinstance(alias, str):
+            raise TypeError(f"every alias must be a str, not {type(alias).__name__}")
+        if not alias:
+            raise ValueError("an alias must not be empty")
+        if alias not in result:
+            result.append(alias)
+    return tuple(result)
+
+
+def _to_command(obj: object) -> Command:
+    """Like :meth:`Command.from_object`, but raise with the reason when invalid."""
+    if isinstance(obj, Command):
+        return obj
+    if isinstance(obj, Mapping):
+        if "name" not in obj:
+            raise ValueError("the mapping has no 'name' key")
+        if "execute" not in obj:
+            raise ValueError("the mapping has no 'execute' key")
+        description = obj.get("description", "")
+        return Command(
+            name=obj["name"],
+            execute=obj["execute"],
+            aliases=obj.get("aliases", ()),
+            description="" if description is None else description,
+            extra={k: v for k, v in obj.items() if k not in _FIELDS},
+        )
+    kind = "module" if isinstance(obj, types.ModuleType) else type(obj).__name__
+    if not hasattr(obj, "name"):
+        raise ValueError(f"the {kind} has no 'name'")
+    if not hasattr(obj, "execute"):
+        raise ValueError(f"the {kind} has no 'execute'")
+    description = getattr(obj, "description", "")
+    return Command(
+        name=getattr(obj, "name"),
+        execute=getattr(obj, "execute"),
+        aliases=getattr(obj, "aliases", ()),
+        description="" if description is None else description,
+    )
+
+
+def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
+    """Load every command file of a directory into ``commands``.
+
+    Spec: Client, ``loadCommands`` (since 4.2.0); python-api.md section 6;
+    protocol.md pitfall 25. ``Client.load_commands(directory)`` calls this with
+    ``client.commands``.
+
+    Scans ``directory`` itself, not its subdirectories, for regular files
+    named ``*.py`` whose name does not start with ``_``, in sorted file-name
+    order. Each file is imported as its own module named
+    ``service_client_commands._<hash of its path>_<stem>`` (kept in
+    ``sys.modules``; two files with the same name in different directories do
+    not clash; loading a file again re-imports it). Its command is the module
+    attribute ``command`` when the module has one (a :class:`Command`, a
+    mapping or an object with a ``str`` ``name`` and a callable ``execute``;
+    see :meth:`Command.from_object`), else the module itself when it defines
+    ``name`` and ``execute``. The command is stored as ``commands[name]``.
+
+    Nothing stops on a bad file: a file whose import raises (a
+    :class:`SyntaxError` included), whose ``command`` attribute is invalid, or
+    that defines no command is skipped with a :class:`CommandLoadWarning`
+    naming the file and the reason, attributed to that file; the other files
+    still load. A command whose name is already in ``commands`` (loaded by an
+    earlier file or an earlier call) replaces the earlier one, with a
+    :class:`CommandLoadWarning`. To reload a directory without those warnings,
+    clear ``commands`` first. No dispatch happens: no prefix, no cooldown, no
+    call of ``execute``.
+
+    Not thread-safe against another load into the same mapping; the command
+    files' own code runs in the calling thread, with no library lock held.
+
+    .. versionadded:: 4.2.0
+
+    Args:
+        directory: Path of the command directory (relative paths are taken
+            from the current working directory).
+        commands: The mapping to add to, keyed by command name (the client's
+            ``commands`` Collection); it is changed in place.
+
+    Returns:
+        ``commands`` itself (the same object), with the loaded commands added.
+
+    Raises:
+        TypeError: ``directory`` is not a str or an :class:`os.PathLike` of str,
+            or ``commands`` is not a mutable mapping.
+        ValueError: ``directory`` is an empty string.
+        FileNotFoundError: ``directory`` does not exist.
+        NotADirectoryError: ``directory`` exists but is not a directory.
+        OSError: The directory cannot be listed (for example PermissionError).
+    """
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(
+            f"directory must be a str or os.PathLike, not {type(directory).__name__}"
+        )
+    path = os.fspath(directory)
+    if not isinstance(path, str):
+        raise TypeError(f"directory must be a str path, not {type(path).__name__}")
+    if not path:
+        raise ValueError("directory must not be empty")
+    if not isinstance(commands, MutableMapping):
+        raise TypeError(
+            f"commands must be a mutable mapping, not {type(commands).__name__}"
+        )
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "command directory not found", path)
+    if not os.path.isdir(path):
+        raise NotADirectoryError(errno.ENOTDIR, "command directory is not a directory", path)
+
+    with os.scandir(path) as entries:
+        files = sorted(
+            entry.path
+            for entry in entries
+            if entry.name.endswith(".py")
+            and not entry.name.startswith("_")
+            and entry.is_file()
+        )
+
+    for file_path in files:
+        command = _load_file(file_path)
+        if command is None:
+            continue
+        if command.name in commands:
+            _warn(
+                f"Command file {file_path}: command name {command.name!r} was already "
+                "loaded; this file's command replaces the earlier one",
+                file_path,
+            )
+        commands[command.name] = command
+        _log.debug("loaded command %r from %s", command.name, file_path)
+    return commands
+
+
+def _module_name(file_path: str) -> str:
+    real = os.path.normcase(os.path.realpath(file_path))
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    stem = _NOT_IDENTIFIER.sub("_", os.path.basename(file_path)[: -len(".py")])
+    return f"{MODULE_PREFIX}._{digest}_{stem}"
+
+
+def _ensure_parent_package() -> None:
+    if MODULE_PREFIX not in sys.modules:
+        parent = types.ModuleType(
+            MODULE_PREFIX, "Placeholder parent of the modules loaded by load_commands."
+        )
+        parent.__path__ = []
+        sys.modules.setdefault(MODULE_PREFIX, parent)
+
+
+def _load_file(file_path: str) -> Command | None:
+    """Import one command file and return its command, or warn and return None."""
+    name = _module_name(file_path)
+    spec = importlib.util.spec_from_file_location(name, file_path)
+    if spec is None or spec.loader is None:
+        _skip(file_path, "no import loader for this file")
+        return None
+    module = importlib.util.module_from_spec(spec)
+    _ensure_parent_package()
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+        _skip(
+            file_path,
+            f"import failed: {type(exc).__name__}: {exc}",
+            lineno=_error_line(exc, file_path),
+        )
+        return None
+
+    if hasattr(module, "command"):
+        source: object = getattr(module, "command")
+        what = "its 'command' attribute"
+    elif hasattr(module, "name") and hasattr(module, "execute"):
+        source = module
+        what = "its module-level 'name' and 'execute'"
+    else:
+        _skip(
+            file_path,
+            "no command: define a 'command' attribute, "
+            "or 'name' and 'execute' at module level",
+        )
+        return None
+    try:
+        return _to_command(source)
+    except Exception as exc:
+        _skip(file_path, f"{what} is not a valid command: {exc}")
+        return None
+
+
+def _error_line(exc: BaseException, file_path: str) -> int:
+    """The line of ``file_path`` where ``exc`` arose, else 1."""
+    if isinstance(exc, SyntaxError) and exc.lineno and exc.filename == file_path:
+        return exc.lineno
+    line = 1
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == file_path and tb.tb_lineno:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _skip(file_path: str, reason: str, *, lineno: int = 1) -> None:
+    _warn(f"Skipped command file {file_path}: {reason}", file_path, lineno=lineno)
+
+
+def _warn(text: str, file_path: str, *, lineno: int = 1) -> None:
+    # Attributed to the command file itself, with a fresh registry so that the
+    # same problem is reported again on every load (never deduplicated).
+    warnings.warn_explicit(
+        CommandLoadWarning(text),
+        CommandLoadWarning,
+        file_path,
+        lineno,
+        registry={},
+    )
