@@ -26,7 +26,6 @@ when to call ``command.execute`` (see ``samples/ping_bot.py``).
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import hashlib
 import importlib.util
@@ -59,25 +58,31 @@ _NOT_IDENTIFIER = re.compile(r"\W")
 _M = TypeVar("_M", bound=MutableMapping[str, "Command"])
 
 
-@dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Command:
     """One bot command, as loaded by :func:`load_commands`.
 
     Immutable (``extra`` is a plain dict owned by the command), compared and
-    hashed by identity; safe to share between threads. The library never
-    calls :attr:`execute` itself.
+    hashed by identity, picklable when its ``execute`` is; safe to share
+    between threads. The library never calls :attr:`execute` itself.
 
     .. versionadded:: 4.2.0
 
-    Attributes:
+    Args:
         name: The command's name, the key it is stored under (non-empty).
-        execute: What the bot calls to run the command. The sample bot calls
-            ``execute(message, args)`` with the :class:`Message` and the list of
-            whitespace-separated words after the command name; the library
+        execute: What the bot calls to run the command.
+        aliases: Other names: one str, or an iterable of str (None means none).
+        description: One line for help texts; None means "".
+        extra: Other data to keep with the command (copied into a new dict).
+
+    Attributes:
+        name: The command's name.
+        execute: The callable given. The sample bot calls
+            ``execute(message, args)`` with the :class:`Message` and the list
+            of whitespace-separated words after the command name; the library
             imposes no signature.
-        aliases: Other names a dispatcher may accept for this command, in the
-            given order without repeats. A single string counts as one alias.
-            :func:`load_commands` indexes by :attr:`name` only.
+        aliases: Other names a dispatcher may accept for this command, as a
+            tuple in the given order without repeats. :func:`load_commands`
+            indexes by :attr:`name` only (see :meth:`matches`).
         description: One line for help texts ("" when none).
         extra: Any other keys of a mapping command (empty for other sources).
 
@@ -88,27 +93,63 @@ class Command:
         ValueError: ``name`` or an alias is empty.
     """
 
-    name: str
-    execute: Callable[..., Any] = dataclasses.field(repr=False)
-    aliases: tuple[str, ...] = ()
-    description: str = ""
-    extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    __slots__ = ("aliases", "description", "execute", "extra", "name")
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise TypeError(f"name must be a str, not {type(self.name).__name__}")
-        if not self.name:
+    name: str
+    execute: Callable[..., Any]
+    aliases: tuple[str, ...]
+    description: str
+    extra: dict[str, Any]
+
+    def __init__(
+        self,
+        name: str,
+        execute: Callable[..., Any],
+        *,
+        aliases: str | Iterable[str] | None = (),
+        description: str | None = "",
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if not name:
             raise ValueError("name must not be empty")
-        if not callable(self.execute):
-            raise TypeError(f"execute must be callable, not {type(self.execute).__name__}")
-        object.__setattr__(self, "aliases", _normalise_aliases(self.aliases))
-        if not isinstance(self.description, str):
+        if not callable(execute):
+            raise TypeError(f"execute must be callable, not {type(execute).__name__}")
+        if description is None:
+            description = ""
+        if not isinstance(description, str):
             raise TypeError(
-                f"description must be a str, not {type(self.description).__name__}"
+                f"description must be a str, not {type(description).__name__}"
             )
-        if not isinstance(self.extra, Mapping):
-            raise TypeError(f"extra must be a mapping, not {type(self.extra).__name__}")
-        object.__setattr__(self, "extra", dict(self.extra))
+        if extra is None:
+            extra = {}
+        if not isinstance(extra, Mapping):
+            raise TypeError(f"extra must be a mapping, not {type(extra).__name__}")
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "execute", execute)
+        set_(self, "aliases", _normalise_aliases(aliases))
+        set_(self, "description", description)
+        set_(self, "extra", dict(extra))
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        raise AttributeError(f"Command is immutable; cannot set {attr!r}")
+
+    def __delattr__(self, attr: str) -> None:
+        raise AttributeError(f"Command is immutable; cannot delete {attr!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_command,
+            (self.name, self.execute, self.aliases, self.description, self.extra),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Command(name={self.name!r}, aliases={self.aliases!r}, "
+            f"description={self.description!r})"
+        )
 
     def matches(self, word: str) -> bool:
         """Tell whether ``word`` is this command's name or one of its aliases.
@@ -143,8 +184,18 @@ class Command:
         """
         try:
             return _to_command(obj)
-        except Exception:  # a bad object, or one whose attributes raise
+        except Exception:  # noqa: BLE001 - a bad object, or attributes that raise
             return None
+
+
+def _rebuild_command(
+    name: str,
+    execute: Callable[..., Any],
+    aliases: tuple[str, ...],
+    description: str,
+    extra: dict[str, Any],
+) -> Command:
+    return Command(name, execute, aliases=aliases, description=description, extra=extra)
 
 
 def _normalise_aliases(aliases: object) -> tuple[str, ...]:
@@ -176,12 +227,11 @@ def _to_command(obj: object) -> Command:
             raise ValueError("the mapping has no 'name' key")
         if "execute" not in obj:
             raise ValueError("the mapping has no 'execute' key")
-        description = obj.get("description", "")
         return Command(
-            name=obj["name"],
-            execute=obj["execute"],
+            obj["name"],
+            obj["execute"],
             aliases=obj.get("aliases", ()),
-            description="" if description is None else description,
+            description=obj.get("description", ""),
             extra={k: v for k, v in obj.items() if k not in _FIELDS},
         )
     kind = "module" if isinstance(obj, types.ModuleType) else type(obj).__name__
@@ -189,12 +239,12 @@ def _to_command(obj: object) -> Command:
         raise ValueError(f"the {kind} has no 'name'")
     if not hasattr(obj, "execute"):
         raise ValueError(f"the {kind} has no 'execute'")
-    description = getattr(obj, "description", "")
+    source: Any = obj
     return Command(
-        name=getattr(obj, "name"),
-        execute=getattr(obj, "execute"),
-        aliases=getattr(obj, "aliases", ()),
-        description="" if description is None else description,
+        source.name,
+        source.execute,
+        aliases=getattr(source, "aliases", ()),
+        description=getattr(source, "description", ""),
     )
 
 
@@ -226,8 +276,9 @@ def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
     clear ``commands`` first. No dispatch happens: no prefix, no cooldown, no
     call of ``execute``.
 
-    Not thread-safe against another load into the same mapping; the command
-    files' own code runs in the calling thread, with no library lock held.
+    May be called from any thread; the command files' own code runs in the
+    calling thread, with no library lock held. Concurrent loads into one
+    mapping are not ordered with each other.
 
     .. versionadded:: 4.2.0
 
@@ -252,19 +303,22 @@ def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
         raise TypeError(
             f"directory must be a str or os.PathLike, not {type(directory).__name__}"
         )
-    path = os.fspath(directory)
-    if not isinstance(path, str):
-        raise TypeError(f"directory must be a str path, not {type(path).__name__}")
-    if not path:
+    given = os.fspath(directory)
+    if not isinstance(given, str):
+        raise TypeError(f"directory must be a str path, not {type(given).__name__}")
+    if not given:
         raise ValueError("directory must not be empty")
+    path = os.path.abspath(given)
     if not isinstance(commands, MutableMapping):
         raise TypeError(
             f"commands must be a mutable mapping, not {type(commands).__name__}"
         )
     if not os.path.exists(path):
-        raise FileNotFoundError(errno.ENOENT, "command directory not found", path)
+        raise FileNotFoundError(errno.ENOENT, "command directory not found", given)
     if not os.path.isdir(path):
-        raise NotADirectoryError(errno.ENOTDIR, "command directory is not a directory", path)
+        raise NotADirectoryError(
+            errno.ENOTDIR, "command directory is not a directory", given
+        )
 
     with os.scandir(path) as entries:
         files = sorted(
@@ -318,7 +372,7 @@ def _load_file(file_path: str) -> Command | None:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failing file is skipped
         if sys.modules.get(name) is module:
             del sys.modules[name]
         _skip(
@@ -328,8 +382,16 @@ def _load_file(file_path: str) -> Command | None:
         )
         return None
 
+    command = _command_of(module, file_path)
+    if command is None and sys.modules.get(name) is module:
+        del sys.modules[name]  # nothing of it is used: do not keep it
+    return command
+
+
+def _command_of(module: types.ModuleType, file_path: str) -> Command | None:
+    """The command an imported file defines, or warn and return None."""
     if hasattr(module, "command"):
-        source: object = getattr(module, "command")
+        source: object = module.command
         what = "its 'command' attribute"
     elif hasattr(module, "name") and hasattr(module, "execute"):
         source = module
@@ -343,7 +405,7 @@ def _load_file(file_path: str) -> Command | None:
         return None
     try:
         return _to_command(source)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user objects may raise anything
         _skip(file_path, f"{what} is not a valid command: {exc}")
         return None
 

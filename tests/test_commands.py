@@ -28,10 +28,14 @@ def write(directory: Path, name: str, source: str) -> Path:
 
 def simple(name: str, reply: str | None = None) -> str:
     """A module-level command named ``name`` whose execute returns ``reply`` (else the name)."""
-    return f"name = {name!r}\ndef execute(message, args):\n    return {reply or name!r}\n"
+    return (
+        f"name = {name!r}\ndef execute(message, args):\n    return {reply or name!r}\n"
+    )
 
 
-def load_quietly(directory: Path | str, commands: dict[str, Command]) -> dict[str, Command]:
+def load_quietly(
+    directory: Path | str, commands: dict[str, Command]
+) -> dict[str, Command]:
     """Load and fail on any warning (the suite turns warnings into errors anyway)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -60,7 +64,16 @@ def test_command_fields_and_defaults() -> None:
 def test_command_aliases_normalised() -> None:
     assert Command("help", print, aliases="h").aliases == ("h",)
     assert Command("help", print, aliases=["h", "?", "h"]).aliases == ("h", "?")
-    assert Command("help", print, aliases=None).aliases == ()  # type: ignore[arg-type]
+    assert Command("help", print, aliases=None).aliases == ()
+    assert Command("help", print, aliases=iter(["x"])).aliases == ("x",)
+    assert Command("help", print, description=None).description == ""
+
+
+def test_command_extra_is_copied() -> None:
+    source = {"cooldown": 5}
+    cmd = Command("ping", print, extra=source)
+    source["cooldown"] = 9
+    assert cmd.extra == {"cooldown": 5}
 
 
 def test_command_matches_name_and_aliases() -> None:
@@ -71,8 +84,26 @@ def test_command_matches_name_and_aliases() -> None:
 
 def test_command_is_immutable() -> None:
     cmd = Command("ping", print)
+    with pytest.raises(AttributeError, match="immutable"):
+        cmd.name = "pong"
+    with pytest.raises(AttributeError, match="immutable"):
+        del cmd.execute
     with pytest.raises(AttributeError):
-        cmd.name = "pong"  # type: ignore[misc]
+        cmd.other = 1
+    assert cmd.name == "ping"
+
+
+def test_command_pickles_and_compares_by_identity() -> None:
+    cmd = Command("ping", print, aliases=["p"], description="d", extra={"k": 1})
+    copy = pickle.loads(pickle.dumps(cmd))
+    assert (copy.name, copy.execute, copy.aliases, copy.description, copy.extra) == (
+        "ping",
+        print,
+        ("p",),
+        "d",
+        {"k": 1},
+    )
+    assert copy != cmd and len({cmd, copy}) == 2
 
 
 @pytest.mark.parametrize(
@@ -88,7 +119,9 @@ def test_command_is_immutable() -> None:
         ({"name": "x", "execute": print, "extra": []}, TypeError, "extra"),
     ],
 )
-def test_command_rejects_bad_fields(kwargs: dict[str, Any], error: type, word: str) -> None:
+def test_command_rejects_bad_fields(
+    kwargs: dict[str, Any], error: type, word: str
+) -> None:
     with pytest.raises(error, match=word):
         Command(**kwargs)
 
@@ -100,10 +133,21 @@ def test_from_object_command_is_returned_as_is() -> None:
 
 def test_from_object_mapping_keeps_other_keys_in_extra() -> None:
     cmd = Command.from_object(
-        {"name": "ban", "execute": print, "aliases": ["b"], "description": "Ban", "cooldown": 5}
+        {
+            "name": "ban",
+            "execute": print,
+            "aliases": ["b"],
+            "description": "Ban",
+            "cooldown": 5,
+        }
     )
     assert cmd is not None
-    assert (cmd.name, cmd.execute, cmd.aliases, cmd.description) == ("ban", print, ("b",), "Ban")
+    assert (cmd.name, cmd.execute, cmd.aliases, cmd.description) == (
+        "ban",
+        print,
+        ("b",),
+        "Ban",
+    )
     assert cmd.extra == {"cooldown": 5}
 
 
@@ -184,7 +228,9 @@ def test_loads_every_accepted_shape(tmp_path: Path) -> None:
         command = C()
         """,
     )
-    write(tmp_path, "d_module.py", simple("d") + "\naliases = ['dd']\ndescription = 'D'\n")
+    write(
+        tmp_path, "d_module.py", simple("d") + "\naliases = ['dd']\ndescription = 'D'\n"
+    )
     commands: dict[str, Command] = {}
     result = load_quietly(tmp_path, commands)
     assert result is commands
@@ -204,6 +250,19 @@ def test_accepts_str_and_pathlike(tmp_path: Path) -> None:
     assert list(load_quietly(tmp_path, {})) == ["ping"]
 
 
+def test_relative_directory_is_resolved_at_call_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        tmp_path / "cmds", "ping.py", "import os\nCWD = os.getcwd()\n" + simple("ping")
+    )
+    monkeypatch.chdir(tmp_path)
+    cmd = load_quietly("cmds", {})["ping"]
+    monkeypatch.chdir(tmp_path / "cmds")  # later cwd changes do not matter
+    module = sys.modules[cmd.execute.__module__]
+    assert module.__file__ == str(tmp_path / "cmds" / "ping.py")
+
+
 def test_command_attribute_wins_over_module_name(tmp_path: Path) -> None:
     write(
         tmp_path,
@@ -221,7 +280,8 @@ def test_sorted_order_and_side_effect_order(tmp_path: Path) -> None:
             write(
                 tmp_path,
                 f"{stem}.py",
-                f"import sys\nsys.modules['_cmd_test_order'].append({stem!r})\n" + simple(stem),
+                f"import sys\nsys.modules['_cmd_test_order'].append({stem!r})\n"
+                + simple(stem),
             )
         commands = load_quietly(tmp_path, {})
     finally:
@@ -250,7 +310,9 @@ def test_empty_directory_loads_nothing(tmp_path: Path) -> None:
     assert commands == {}
 
 
-def test_each_file_is_its_own_module_and_same_stem_does_not_clash(tmp_path: Path) -> None:
+def test_each_file_is_its_own_module_and_same_stem_does_not_clash(
+    tmp_path: Path,
+) -> None:
     one = write(tmp_path / "one", "ping.py", "STATE = 'one'\n" + simple("ping", "one"))
     two = write(tmp_path / "two", "ping.py", "STATE = 'two'\n" + simple("pong", "two"))
     commands = load_quietly(tmp_path / "one", {})
@@ -261,8 +323,8 @@ def test_each_file_is_its_own_module_and_same_stem_does_not_clash(tmp_path: Path
     mod_two = sys.modules[commands["pong"].execute.__module__]
     assert mod_one is not mod_two
     assert (mod_one.STATE, mod_two.STATE) == ("one", "two")
-    assert os.path.samefile(mod_one.__file__, one)
-    assert os.path.samefile(mod_two.__file__, two)
+    assert os.path.samefile(str(mod_one.__file__), one)
+    assert os.path.samefile(str(mod_two.__file__), two)
     assert "ping" not in sys.modules or sys.modules["ping"] not in (mod_one, mod_two)
     assert mod_one.__name__.startswith("service_client_commands.")
 
@@ -313,18 +375,24 @@ def test_dataclass_in_a_command_file_works(tmp_path: Path) -> None:
         ("command = {'name': 'x', 'execute': None}\n", "execute must be callable"),
         ("command = None\n", "has no 'name'"),
         ("command = 42\n" + simple("fallback"), "is not a valid command"),
-        ("command = {'name': 'x', 'execute': print, 'aliases': 3}\n", "aliases must be"),
+        (
+            "command = {'name': 'x', 'execute': print, 'aliases': 3}\n",
+            "aliases must be",
+        ),
     ],
 )
-def test_invalid_file_is_skipped_with_warning(tmp_path: Path, source: str, reason: str) -> None:
+def test_invalid_file_is_skipped_with_warning(
+    tmp_path: Path, source: str, reason: str
+) -> None:
     write(tmp_path, "bad.py", source)
     write(tmp_path, "good.py", simple("good"))
     with pytest.warns(CommandLoadWarning, match=r"bad\.py") as record:
-        commands = load_commands(tmp_path, {})
+        commands = load_commands(tmp_path, dict[str, Command]())
     assert list(commands) == ["good"]
     assert len(record) == 1
     assert reason in str(record[0].message)
     assert "Skipped" in str(record[0].message)
+    assert not [m for m in sys.modules if m.endswith("_bad") and "_commands." in m]
 
 
 def test_file_raising_at_import_is_skipped_and_others_load(tmp_path: Path) -> None:
@@ -332,13 +400,17 @@ def test_file_raising_at_import_is_skipped_and_others_load(tmp_path: Path) -> No
     write(tmp_path, "boom.py", "x = 1\nraise RuntimeError('exploded on import')\n")
     write(tmp_path, "z.py", simple("z"))
     with pytest.warns(CommandLoadWarning, match=r"boom\.py") as record:
-        commands = load_commands(tmp_path, {})
+        commands = load_commands(tmp_path, dict[str, Command]())
     assert list(commands) == ["a", "z"]
     (warning,) = record
     assert "RuntimeError: exploded on import" in str(warning.message)
     assert warning.filename == str(tmp_path / "boom.py")
     assert warning.lineno == 2
-    assert not [m for m in sys.modules if m.startswith("service_client_commands.") and m.endswith("_boom")]
+    assert not [
+        m
+        for m in sys.modules
+        if m.startswith("service_client_commands.") and m.endswith("_boom")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -347,14 +419,19 @@ def test_file_raising_at_import_is_skipped_and_others_load(tmp_path: Path) -> No
         ("def execute(:\n", "SyntaxError"),
         ("import _no_such_module_for_commands_test\n", "ModuleNotFoundError"),
         ("import sys\nsys.exit(3)\n", "SystemExit"),
-        ("name = 'x'\nexecute = lambda m, a: None\n\tbad_indent = 1\n", "IndentationError"),
+        (
+            "name = 'x'\nexecute = lambda m, a: None\n\tbad_indent = 1\n",
+            "IndentationError",
+        ),
     ],
 )
-def test_failing_import_kinds_are_skipped(tmp_path: Path, source: str, kind: str) -> None:
+def test_failing_import_kinds_are_skipped(
+    tmp_path: Path, source: str, kind: str
+) -> None:
     write(tmp_path, "fails.py", source)
     write(tmp_path, "ok.py", simple("ok"))
     with pytest.warns(CommandLoadWarning, match=r"fails\.py") as record:
-        commands = load_commands(tmp_path, {})
+        commands = load_commands(tmp_path, dict[str, Command]())
     assert list(commands) == ["ok"]
     assert len(record) == 1 and kind in str(record[0].message)
 
@@ -364,7 +441,7 @@ def test_each_bad_file_gets_its_own_warning_every_call(tmp_path: Path) -> None:
     write(tmp_path, "bad2.py", "raise ValueError('nope')\n")
     for _ in range(2):  # never deduplicated between calls
         with pytest.warns(CommandLoadWarning) as record:
-            assert load_commands(tmp_path, {}) == {}
+            assert load_commands(tmp_path, dict[str, Command]()) == {}
         messages = [str(w.message) for w in record]
         assert len(messages) == 2
         assert "bad1.py" in messages[0] and "bad2.py" in messages[1]
@@ -385,7 +462,7 @@ def test_duplicate_name_in_one_directory_later_file_wins(tmp_path: Path) -> None
     write(tmp_path, "a_first.py", simple("ping", "first"))
     write(tmp_path, "b_second.py", simple("ping", "second"))
     with pytest.warns(CommandLoadWarning, match=r"b_second\.py.*'ping'") as record:
-        commands = load_commands(tmp_path, {})
+        commands = load_commands(tmp_path, dict[str, Command]())
     assert len(record) == 1 and "replaces" in str(record[0].message)
     assert list(commands) == ["ping"]
     assert commands["ping"].execute(None, []) == "second"
@@ -413,7 +490,9 @@ def test_reloading_a_directory_after_clear_reimports(tmp_path: Path) -> None:
     path = write(tmp_path, "ping.py", simple("ping", "v1"))
     commands = load_quietly(tmp_path, {})
     path.write_text(textwrap.dedent(simple("ping", "version-two")), encoding="utf-8")
-    os.utime(path, (os.stat(path).st_atime, os.stat(path).st_mtime + 10))  # defeat stale bytecode
+    os.utime(
+        path, (os.stat(path).st_atime, os.stat(path).st_mtime + 10)
+    )  # defeat stale bytecode
     commands.clear()
     load_quietly(tmp_path, commands)
     assert commands["ping"].execute(None, []) == "version-two"
@@ -460,6 +539,8 @@ def test_missing_directory_raises_file_not_found(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
         load_commands(missing, {})
+    with pytest.raises(FileNotFoundError, match="nope"):
+        load_commands("nope", {})
 
 
 def test_file_path_raises_not_a_directory(tmp_path: Path) -> None:
