@@ -1,0 +1,804 @@
+"""The socket connection: one websocket, one reader thread, heartbeat and reconnection.
+
+Implements protocol.md 2.1 (connection, heartbeat, reconnect policy) and 2.2
+(failures) over the framing of :mod:`service_client.gateway.framing`, on
+websocket-client, websocket transport only. Pitfalls avoided (protocol 5.1):
+11 (``close()`` stops everything), 14 (a callback exception never kills the
+reader), 15 (a server-initiated disconnect is reconnected), 16 (an auth refusal
+stops reconnecting), 17 (``connected`` means the namespace is connected),
+21 (pending acks fail when the transport drops, and each has its own timeout),
+22 (emits serialised by one lock), 23 (the CONNECT wait is 15 s by default).
+
+Threads (daemon, named with a per-process counter ``n``):
+
+* ``<name>-gateway-<n>``: one per websocket; reads frames in arrival order,
+  answers pings, resolves acks and calls ``on_event`` / ``on_connect`` /
+  ``on_disconnect``. It never runs anything else.
+* ``<name>-reconnect-<n>``: after a loss, waits out the backoff delays on an
+  Event (so ``close()`` interrupts it at once) and reconnects.
+
+Why our own framing: python-socketio's synchronous client hands each event to a
+new thread and loses their order; here one thread decodes in arrival order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import websocket
+
+from .._config import (
+    ACK_TIMEOUT_S,
+    CONNECT_TIMEOUT_S,
+    DESTROY_JOIN_S,
+    RECONNECT_BASE_S,
+    RECONNECT_CAP_S,
+    RECONNECT_JITTER,
+)
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from . import framing
+from .framing import (
+    AckPacket,
+    ConnectErrorPacket,
+    ConnectPacket,
+    DisconnectPacket,
+    EnginePacket,
+    EngineType,
+    EventPacket,
+    FramingError,
+    OpenPacket,
+)
+
+__all__ = [
+    "REASON_IO_SERVER_DISCONNECT",
+    "REASON_PING_TIMEOUT",
+    "REASON_TRANSPORT_CLOSE",
+    "REASON_TRANSPORT_ERROR",
+    "GatewayConnection",
+    "reconnect_delay",
+    "socket_endpoint",
+]
+
+_log = logging.getLogger("service_client.gateway")
+
+#: Disconnect reason: the peer closed the transport (EOF, close frame, Engine.IO close).
+REASON_TRANSPORT_CLOSE: Final = "transport close"
+#: Disconnect reason: the transport failed (reset, send error).
+REASON_TRANSPORT_ERROR: Final = "transport error"
+#: Disconnect reason: nothing heard for pingInterval + pingTimeout.
+REASON_PING_TIMEOUT: Final = "ping timeout"
+#: Disconnect reason: the server sent a Socket.IO DISCONNECT.
+REASON_IO_SERVER_DISCONNECT: Final = "io server disconnect"
+
+#: Engine.IO path and query of the websocket transport (protocol 2.1).
+_ENGINE_PATH: Final = "/socket.io/?EIO=4&transport=websocket"
+#: Longest time close() waits to write the DISCONNECT packet, seconds.
+_CLOSE_SEND_S: Final = 0.25
+
+#: Per-process counter of gateway threads (the ``n`` in thread names).
+_thread_numbers = itertools.count(1)
+
+_TIMEOUT_ERRORS: Final = (websocket.WebSocketTimeoutException, TimeoutError)
+_TRANSPORT_ERRORS: Final = (OSError, websocket.WebSocketException)
+
+
+def socket_endpoint(socket_url: str) -> str:
+    """The Engine.IO websocket URL for a socket host URL (protocol 2.1).
+
+    Args:
+        socket_url: ``http(s)://host[:port][/prefix]`` or ``ws(s)://...``.
+
+    Returns:
+        ``ws(s)://host[:port][/prefix]/socket.io/?EIO=4&transport=websocket``
+        (http becomes ws, https becomes wss).
+
+    Raises:
+        TypeError: ``socket_url`` is not a str.
+        ValueError: Another scheme, no host, or a query or fragment in ``socket_url``.
+    """
+    if not isinstance(socket_url, str):
+        raise TypeError(f"socket_url must be a str, not {type(socket_url).__name__}")
+    parts = urlsplit(socket_url.strip())
+    scheme = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(parts.scheme.lower())
+    if scheme is None:
+        raise ValueError(f"socket_url must be an http(s):// or ws(s):// URL, got {socket_url!r}")
+    if not parts.hostname:
+        raise ValueError(f"socket_url has no host: {socket_url!r}")
+    if parts.query or parts.fragment:
+        raise ValueError(f"socket_url must not carry a query or fragment: {socket_url!r}")
+    return f"{scheme}://{parts.netloc}{parts.path.rstrip('/')}{_ENGINE_PATH}"
+
+
+def reconnect_delay(
+    attempt: int,
+    base: float = RECONNECT_BASE_S,
+    cap: float = RECONNECT_CAP_S,
+    jitter: float = RECONNECT_JITTER,
+    rand: Callable[[], float] = random.random,
+) -> float:
+    """The wait before reconnection attempt ``attempt`` (protocol 2.1, Reconnect).
+
+    ``base * 2**attempt`` randomised by +/- ``jitter`` (a fraction), then capped.
+    Pure: the random source is injectable.
+
+    Args:
+        attempt: 0 for the first attempt after a loss, then 1, 2, ...
+        base: First delay, seconds.
+        cap: Longest delay, seconds.
+        jitter: Randomisation factor, 0 to 1 (0.5 = +/- 50 %).
+        rand: Returns a float in [0, 1).
+
+    Returns:
+        The delay in seconds, in ``[0, cap]``.
+    """
+    raw = base * (2.0 ** min(max(attempt, 0), 62))
+    if jitter:
+        raw *= 1.0 + jitter * (2.0 * rand() - 1.0)
+    return max(0.0, min(cap, raw))
+
+
+class _Stopped(Exception):
+    """auth() returned None: the owner is gone, stop without reporting."""
+
+
+class GatewayConnection:
+    """A Socket.IO client connection to the default namespace over one websocket.
+
+    Thread-safe: ``emit``, ``call`` and ``close`` may be called from any thread,
+    including from inside the callbacks. The callbacks run on the reader thread
+    (``on_error`` on the reconnect thread) and must be quick: they delay every
+    later packet.
+
+    Spec: protocol.md 2.1 and 2.2; issue 6, Connection lifecycle.
+    """
+
+    def __init__(
+        self,
+        socket_url: str,
+        *,
+        auth: Callable[[], dict[str, Any] | None],
+        on_event: Callable[[str, list[Any]], None],
+        on_connect: Callable[[bool], None],
+        on_disconnect: Callable[[str], None],
+        on_error: Callable[[BaseException], None],
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        reconnect: bool = True,
+        reconnect_base: float = RECONNECT_BASE_S,
+        reconnect_cap: float = RECONNECT_CAP_S,
+        jitter: float = RECONNECT_JITTER,
+        name: str = "service_client",
+    ) -> None:
+        """Configure a connection; nothing is opened before :meth:`connect`.
+
+        Args:
+            socket_url: The socket host, ``http(s)://host[:port]`` (or ws/wss).
+            auth: Returns the CONNECT auth object (``{"token": ...}``), called
+                at every connection attempt; None means the owner is gone:
+                ``connect`` then raises ``ServiceAuthError`` and a reconnect
+                loop stops silently. Never logged.
+            on_event: ``(event name, args list)`` for every EVENT of the
+                default namespace, on the reader thread, in arrival order.
+            on_connect: ``True`` on the first connection, ``False`` on each
+                reconnection; on the reader thread before any event of that
+                connection.
+            on_disconnect: The loss reason (``transport close``, ``transport
+                error``, ``ping timeout``, ``io server disconnect``), on the
+                reader thread after pending acks failed. Not called after
+                :meth:`close`.
+            on_error: An error that ends reconnection: ``ServiceAuthError``
+                when the service refuses a reconnect, or the exception ``auth``
+                raised; on the reconnect thread.
+            connect_timeout: Bound of each connection attempt (TCP, TLS,
+                upgrade, open packet and CONNECT answer), seconds.
+            reconnect: Reconnect after a loss.
+            reconnect_base: First reconnect delay, seconds (doubles per attempt).
+            reconnect_cap: Longest reconnect delay, seconds.
+            jitter: Randomisation of each delay, 0 to 1 (0.5 = +/- 50 %).
+            name: Thread name prefix (``<name>-gateway-<n>``).
+
+        Raises:
+            TypeError: A callback is not callable or an argument has the wrong type.
+            ValueError: ``socket_url`` is not an http(s)/ws(s) URL, a duration is
+                not positive, or ``jitter`` is outside [0, 1].
+        """
+        self._endpoint = socket_endpoint(socket_url)
+        parts = urlsplit(self._endpoint)
+        self._host: str = parts.hostname or ""
+        self._port: int = parts.port or (443 if parts.scheme == "wss" else 80)
+        self._secure = parts.scheme == "wss"
+        for arg_name, callback in (
+            ("auth", auth),
+            ("on_event", on_event),
+            ("on_connect", on_connect),
+            ("on_disconnect", on_disconnect),
+            ("on_error", on_error),
+        ):
+            if not callable(callback):
+                raise TypeError(f"{arg_name} must be callable")
+        for arg_name, value in (
+            ("connect_timeout", connect_timeout),
+            ("reconnect_base", reconnect_base),
+            ("reconnect_cap", reconnect_cap),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{arg_name} must be a number of seconds")
+            if not value > 0:
+                raise ValueError(f"{arg_name} must be > 0 seconds, got {value!r}")
+        if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or not 0 <= jitter <= 1:
+            raise ValueError(f"jitter must be a number in [0, 1], got {jitter!r}")
+        if not isinstance(name, str) or not name:
+            raise ValueError("name must be a non-empty str")
+        self._auth = auth
+        self._on_event = on_event
+        self._on_connect = on_connect
+        self._on_disconnect = on_disconnect
+        self._on_error = on_error
+        self._connect_timeout = float(connect_timeout)
+        self._reconnect = bool(reconnect)
+        self._reconnect_base = float(reconnect_base)
+        self._reconnect_cap = float(reconnect_cap)
+        self._jitter = float(jitter)
+        self._name = name
+
+        # _state_lock guards every attribute below; never held during I/O or callbacks.
+        self._state_lock = threading.Lock()
+        # _emit_lock serialises writes to the websocket (pitfall 22).
+        self._emit_lock = threading.Lock()
+        #: Set by close(): every wait and loop ends.
+        self._stop = threading.Event()
+        self._closed = False
+        self._started = False
+        #: The websocket while the namespace is connected, else None.
+        self._live: websocket.WebSocket | None = None
+        #: Raw sockets being opened or in use, shut down by close() to wake blocked I/O.
+        self._socks: set[socket.socket] = set()
+        self._acks: dict[int, Future[list[Any]]] = {}
+        self._ack_ids = itertools.count(1)
+        self._threads: list[threading.Thread] = []
+        self._sid: str | None = None
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("connected" if self._live is not None else "disconnected")
+        return f"<GatewayConnection {self._endpoint} {state}>"
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def connected(self) -> bool:
+        """True while the default namespace is connected (pitfall 17), not merely a socket."""
+        return self._live is not None
+
+    @property
+    def endpoint(self) -> str:
+        """The websocket URL used (``ws(s)://.../socket.io/?EIO=4&transport=websocket``)."""
+        return self._endpoint
+
+    @property
+    def sid(self) -> str | None:
+        """The Socket.IO session id of the current connection, or None when not connected."""
+        return self._sid if self._live is not None else None
+
+    def connect(self, timeout: float | None = None) -> None:
+        """Open the first connection, blocking until the namespace is connected.
+
+        Opens ``{socket_url}/socket.io/?EIO=4&transport=websocket``, reads the
+        open packet (ping settings), sends ``40{auth()}`` and waits for
+        ``40{sid}``. Then starts the reader thread, which calls
+        ``on_connect(True)`` before any event. There is no background retry of
+        a failed first connection (protocol 2.2): on failure nothing is left
+        running, and ``connect`` may be called again.
+
+        Spec: protocol.md 2.1 (Login) and 2.2 (bad token, host unreachable).
+
+        Args:
+            timeout: Bound of the whole attempt, seconds; ``connect_timeout``
+                when None.
+
+        Raises:
+            TypeError: ``timeout`` is not a number, or ``auth()`` returned
+                something other than a dict or None.
+            ValueError: ``timeout`` is not positive.
+            ServiceAuthError: The service refused the CONNECT (``44``; the
+                message is the service's text), or ``auth()`` returned None.
+            ServiceTimeoutError: No connection within ``timeout``.
+            ServiceError: Network failure or a protocol violation (cause
+                chained), ``connect`` was already successful, or the connection
+                was closed.
+        """
+        if timeout is None:
+            timeout = self._connect_timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError("timeout must be a number of seconds")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        with self._state_lock:
+            if self._closed:
+                raise ServiceError("the socket connection is closed")
+            if self._started:
+                raise ServiceError("connect() was already called")
+            self._started = True
+        try:
+            ws, open_packet = self._establish(float(timeout))
+        except _Stopped:
+            with self._state_lock:
+                self._started = False
+            raise ServiceAuthError("no credentials for the socket connection") from None
+        except BaseException:
+            with self._state_lock:
+                self._started = False
+            raise
+        if not self._activate(ws, open_packet, first=True):
+            raise ServiceError("the socket connection was closed while connecting")
+
+    def emit(self, event: str, *args: Any) -> None:
+        """Send an EVENT without ack ("fire-and-forget", protocol 2.3).
+
+        Returns once the packet is written; the service sends no reply.
+
+        Args:
+            event: The event name, for example ``message:send``.
+            *args: JSON-serialisable arguments.
+
+        Raises:
+            TypeError: ``event`` is not a str or an argument is not JSON-serialisable.
+            ValueError: ``event`` is empty.
+            ServiceAuthError: The namespace is not connected (at once, nothing
+                buffered; pitfall 17), or the write failed because the transport
+                just dropped.
+        """
+        text = framing.encode_event(event, *args)
+        ws = self._live
+        if ws is None:
+            raise ServiceAuthError("socket not connected")
+        self._send(ws, text)
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("emit %s", event)
+
+    def call(self, event: str, *args: Any, timeout: float = ACK_TIMEOUT_S) -> list[Any]:
+        """Send an EVENT asking for an ack and wait for it (protocol 2.3, Ack).
+
+        Args:
+            event: The event name, for example ``server:kick``.
+            *args: JSON-serialisable arguments.
+            timeout: Longest wait for the ack, seconds.
+
+        Returns:
+            The ACK's arguments (the JSON array as a list).
+
+        Raises:
+            TypeError: ``event`` is not a str, an argument is not
+                JSON-serialisable, or ``timeout`` is not a number.
+            ValueError: ``event`` is empty or ``timeout`` is not positive.
+            ServiceAuthError: The namespace is not connected (at once).
+            ServiceTimeoutError: No ack within ``timeout``.
+            ServiceError: The transport dropped or :meth:`close` ran before the
+                ack arrived (at once, pitfall 21).
+        """
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError("timeout must be a number of seconds")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        text = framing.encode_event(event, *args)  # validates before anything is registered
+        future: Future[list[Any]] = Future()
+        with self._state_lock:
+            ws = self._live
+            if ws is None:
+                raise ServiceAuthError("socket not connected")
+            ack_id = next(self._ack_ids)
+            self._acks[ack_id] = future
+        try:
+            self._send(ws, f"42{ack_id}{text[2:]}")
+        except BaseException:
+            with self._state_lock:
+                self._acks.pop(ack_id, None)
+            raise
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("call %s (ack %d)", event, ack_id)
+        try:
+            return future.result(timeout)
+        except FutureTimeoutError:
+            with self._state_lock:
+                self._acks.pop(ack_id, None)
+            raise ServiceTimeoutError(f"no ack for {event!r} within {timeout:g} s") from None
+
+    def close(self) -> None:
+        """Leave and stop everything; idempotent; callable from any thread, callbacks included.
+
+        Sends ``41`` (when connected) and a websocket close, shuts the socket
+        down, fails pending acks with ``ServiceError``, stops the reader and
+        reconnect threads and joins them within 1 s (not the calling thread
+        itself). No reconnection and no callback happen afterwards, except a
+        callback already running. Spec: pitfall 11; issue 6 (destroy).
+        """
+        with self._state_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._stop.set()
+            ws = self._live
+            self._live = None
+            socks = list(self._socks)
+            acks = self._acks
+            self._acks = {}
+            threads = list(self._threads)
+        _log.debug("closing %s", self._endpoint)
+        self._fail_acks(acks, "the socket connection was closed")
+        if ws is not None and self._emit_lock.acquire(timeout=_CLOSE_SEND_S):
+            try:
+                ws.settimeout(_CLOSE_SEND_S)
+                ws.send(framing.encode_disconnect())
+                ws.send_close()
+            except Exception:  # best effort: the socket is shut down below anyway
+                pass
+            finally:
+                self._emit_lock.release()
+        for sock in socks:
+            _shutdown(sock)
+        deadline = time.monotonic() + DESTROY_JOIN_S
+        current = threading.current_thread()
+        for thread in threads:
+            if thread is not current:
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+    # ------------------------------------------------------------------ connecting
+
+    def _establish(self, timeout: float) -> tuple[websocket.WebSocket, OpenPacket]:
+        """One connection attempt: TCP, TLS, upgrade, open packet, CONNECT.
+
+        Raises:
+            _Stopped: ``auth()`` returned None.
+            ServiceAuthError: CONNECT_ERROR from the service.
+            ServiceTimeoutError, ServiceError: See :meth:`connect`.
+        """
+        auth = self._auth()
+        if auth is None:
+            raise _Stopped
+        if not isinstance(auth, dict):
+            raise TypeError(f"auth() must return a dict or None, not {type(auth).__name__}")
+        connect_text = framing.encode_connect(auth)
+        del auth
+        deadline = time.monotonic() + timeout
+        sock: socket.socket | None = None
+        ws: websocket.WebSocket | None = None
+        try:
+            sock = self._dial(deadline)
+            ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
+            ws.connect(self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True)
+            open_packet = self._handshake(ws, connect_text, deadline)
+            return ws, open_packet
+        except BaseException as exc:
+            if ws is not None:
+                ws.shutdown()
+            if sock is not None:
+                self._forget(sock)
+                _shutdown(sock)
+                sock.close()
+            if self._stop.is_set():
+                raise ServiceError("the socket connection was closed while connecting") from exc
+            if isinstance(exc, ServiceError):
+                raise
+            if isinstance(exc, _TIMEOUT_ERRORS):
+                raise ServiceTimeoutError(
+                    f"socket connection to {self._endpoint} timed out after {timeout:g} s"
+                ) from exc
+            if isinstance(exc, (*_TRANSPORT_ERRORS, FramingError, UnicodeDecodeError)):
+                raise ServiceError(
+                    f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
+                ) from exc
+            raise
+
+    def _dial(self, deadline: float) -> socket.socket:
+        """TCP (and TLS) connection, registered so close() can interrupt it."""
+        infos = socket.getaddrinfo(self._host, self._port, 0, socket.SOCK_STREAM)
+        last: BaseException | None = None
+        for family, kind, proto, _, address in infos:
+            sock = socket.socket(family, kind, proto)
+            with self._state_lock:
+                if self._closed:
+                    sock.close()
+                    raise ServiceError("the socket connection was closed")
+                self._socks.add(sock)
+            try:
+                sock.settimeout(_remaining(deadline))
+                sock.connect(address)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if self._secure:
+                    context = ssl.create_default_context()
+                    tls = context.wrap_socket(sock, server_hostname=self._host)
+                    with self._state_lock:
+                        self._socks.discard(sock)
+                        self._socks.add(tls)
+                        closed = self._closed
+                    if closed:
+                        _shutdown(tls)
+                    sock = tls
+                return sock
+            except OSError as exc:
+                last = exc
+                self._forget(sock)
+                sock.close()
+                if isinstance(exc, TimeoutError) or self._stop.is_set():
+                    raise
+        raise last if last is not None else OSError(f"no address for {self._host}")
+
+    def _handshake(self, ws: websocket.WebSocket, connect_text: str, deadline: float) -> OpenPacket:
+        """Read the open packet, send CONNECT, wait for its answer."""
+        open_packet: OpenPacket | None = None
+        while True:
+            ws.settimeout(_remaining(deadline))
+            text = ws.recv()
+            if type(text) is not str:
+                continue  # a binary frame: nothing of ours
+            if not text:
+                raise websocket.WebSocketConnectionClosedException("closed by the server during the handshake")
+            packet = framing.decode(text)
+            if open_packet is None:
+                if not isinstance(packet, OpenPacket):
+                    raise FramingError("the first frame is not an Engine.IO open packet")
+                open_packet = packet
+                with self._emit_lock:
+                    ws.send(connect_text)
+                continue
+            if isinstance(packet, ConnectPacket) and packet.namespace == "/":
+                sid = packet.data.get("sid") if packet.data else None
+                self._sid = sid if isinstance(sid, str) else None
+                return open_packet
+            if isinstance(packet, ConnectErrorPacket) and packet.namespace == "/":
+                raise ServiceAuthError(packet.message or "the service refused the socket connection")
+            if isinstance(packet, EnginePacket):
+                if packet.type == EngineType.PING:
+                    with self._emit_lock:
+                        ws.send(framing.PONG)
+                elif packet.type == EngineType.CLOSE:
+                    raise websocket.WebSocketConnectionClosedException("Engine.IO close during the handshake")
+
+    def _activate(self, ws: websocket.WebSocket, open_packet: OpenPacket, *, first: bool) -> bool:
+        """Install a connected websocket and start its reader; False when closed meanwhile."""
+        silence = (open_packet.ping_interval_ms + open_packet.ping_timeout_ms) / 1000.0
+        if silence <= 0:
+            silence = self._connect_timeout
+        ws.settimeout(silence)
+        number = next(_thread_numbers)
+        reader = threading.Thread(
+            target=self._reader_main,
+            args=(ws, first),
+            name=f"{self._name}-gateway-{number}",
+            daemon=True,
+        )
+        with self._state_lock:
+            if self._closed:
+                closed = True
+            else:
+                closed = False
+                self._live = ws
+                self._threads = [t for t in self._threads if t.is_alive()]
+                self._threads.append(reader)
+                reader.start()
+        if closed:
+            self._drop(ws)
+            return False
+        _log.debug(
+            "connected to %s (sid %s, ping %d ms + %d ms)",
+            self._endpoint,
+            self._sid,
+            open_packet.ping_interval_ms,
+            open_packet.ping_timeout_ms,
+        )
+        return True
+
+    # ------------------------------------------------------------------ reading
+
+    def _reader_main(self, ws: websocket.WebSocket, first: bool) -> None:
+        reason: str | None = REASON_TRANSPORT_ERROR
+        try:
+            self._callback(self._on_connect, first)
+            reason = self._read_loop(ws)
+        except BaseException:  # a bug of ours: still report the loss and reconnect
+            _log.exception("socket reader failed")
+        finally:
+            self._lost(ws, reason)
+
+    def _read_loop(self, ws: websocket.WebSocket) -> str | None:
+        """Read frames in order until the transport is lost; the loss reason, None when closing."""
+        recv = ws.recv
+        decode = framing.decode
+        on_event = self._on_event
+        debug = _log.isEnabledFor
+        while True:
+            try:
+                text = recv()
+            except _TIMEOUT_ERRORS:
+                return None if self._closed else REASON_PING_TIMEOUT
+            except websocket.WebSocketConnectionClosedException:
+                return None if self._closed else REASON_TRANSPORT_CLOSE
+            except UnicodeDecodeError:
+                _log.warning("dropped a socket frame that is not valid UTF-8")
+                continue
+            except _TRANSPORT_ERRORS as exc:
+                if self._closed:
+                    return None
+                _log.debug("socket read failed: %s: %s", type(exc).__name__, _short(exc))
+                return REASON_TRANSPORT_ERROR
+            if self._closed:
+                return None
+            if text == "2":  # ping: answer at once
+                if not self._pong(ws):
+                    return None if self._closed else REASON_TRANSPORT_ERROR
+                continue
+            if type(text) is not str:
+                _log.debug("ignored a binary socket frame of %d bytes", len(text))
+                continue
+            if not text:  # websocket close frame
+                return None if self._closed else REASON_TRANSPORT_CLOSE
+            try:
+                packet = decode(text)
+            except FramingError as exc:
+                _log.warning("dropped a malformed socket frame (%d chars): %s", len(text), exc)
+                continue
+            kind = type(packet)
+            if kind is EventPacket:
+                if packet.namespace == "/":  # type: ignore[union-attr]
+                    if debug(logging.DEBUG):
+                        _log.debug("event %s", packet.event)  # type: ignore[union-attr]
+                    try:
+                        on_event(packet.event, packet.args)  # type: ignore[union-attr]
+                    except Exception:
+                        _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
+            elif kind is AckPacket:
+                self._resolve_ack(packet)  # type: ignore[arg-type]
+            elif kind is EnginePacket:
+                if packet.type == EngineType.CLOSE:  # type: ignore[union-attr]
+                    return None if self._closed else REASON_TRANSPORT_CLOSE
+            elif kind is DisconnectPacket:
+                if packet.namespace == "/":  # type: ignore[union-attr]
+                    return None if self._closed else REASON_IO_SERVER_DISCONNECT
+            else:
+                _log.debug("ignored a %s packet", kind.__name__)
+
+    def _pong(self, ws: websocket.WebSocket) -> bool:
+        try:
+            with self._emit_lock:
+                ws.send(framing.PONG)
+        except _TRANSPORT_ERRORS as exc:
+            _log.debug("pong failed: %s", _short(exc))
+            return False
+        return True
+
+    def _resolve_ack(self, packet: AckPacket) -> None:
+        if packet.namespace != "/":
+            return
+        with self._state_lock:
+            future = self._acks.pop(packet.ack_id, None)
+        if future is None:
+            _log.debug("ack %d has no waiter (timed out?)", packet.ack_id)
+            return
+        future.set_result(packet.args)
+
+    # ------------------------------------------------------------------ losing and reconnecting
+
+    def _lost(self, ws: websocket.WebSocket, reason: str | None) -> None:
+        """On the reader thread after its loop ended: clean up, report, schedule a reconnect."""
+        with self._state_lock:
+            if self._live is ws:
+                self._live = None
+            acks = self._acks
+            self._acks = {}
+            closing = self._closed
+        self._drop(ws)
+        self._fail_acks(acks, f"the socket disconnected ({reason or 'closed'})")
+        if closing or reason is None:
+            return
+        _log.debug("disconnected from %s: %s", self._endpoint, reason)
+        self._callback(self._on_disconnect, reason)
+        if not self._reconnect:
+            return
+        number = next(_thread_numbers)
+        thread = threading.Thread(
+            target=self._reconnect_main, name=f"{self._name}-reconnect-{number}", daemon=True
+        )
+        with self._state_lock:
+            if self._closed:
+                return
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+            thread.start()
+
+    def _reconnect_main(self) -> None:
+        attempt = 0
+        while True:
+            delay = reconnect_delay(attempt, self._reconnect_base, self._reconnect_cap, self._jitter)
+            if self._stop.wait(delay):
+                return
+            attempt += 1
+            _log.debug("reconnect attempt %d to %s", attempt, self._endpoint)
+            try:
+                ws, open_packet = self._establish(self._connect_timeout)
+            except _Stopped:
+                _log.debug("reconnect stopped: no credentials")
+                return
+            except ServiceAuthError as exc:
+                if self._stop.is_set():
+                    return
+                _log.debug("reconnect refused by the service; attempts stop")
+                self._callback(self._on_error, exc)
+                return
+            except ServiceError as exc:
+                if self._stop.is_set():
+                    return
+                _log.debug("reconnect attempt %d failed: %s", attempt, exc)
+                continue
+            except Exception as exc:  # auth() raised or returned a wrong type
+                if self._stop.is_set():
+                    return
+                _log.debug("reconnect stopped: %s", type(exc).__name__)
+                self._callback(self._on_error, exc)
+                return
+            self._activate(ws, open_packet, first=False)
+            return
+
+    # ------------------------------------------------------------------ helpers
+
+    def _send(self, ws: websocket.WebSocket, text: str) -> None:
+        try:
+            with self._emit_lock:
+                ws.send(text)
+        except _TRANSPORT_ERRORS as exc:
+            sock = ws.sock
+            if sock is not None:
+                _shutdown(sock)  # the reader notices the loss at once
+            raise ServiceAuthError("socket not connected (the write failed)") from exc
+
+    def _drop(self, ws: websocket.WebSocket) -> None:
+        """Shut a websocket's socket down and close it (idempotent)."""
+        sock = ws.sock
+        if sock is not None:
+            self._forget(sock)
+            _shutdown(sock)
+        ws.shutdown()
+
+    def _forget(self, sock: socket.socket) -> None:
+        with self._state_lock:
+            self._socks.discard(sock)
+
+    @staticmethod
+    def _fail_acks(acks: dict[int, Future[list[Any]]], why: str) -> None:
+        for future in acks.values():
+            if not future.done():
+                future.set_exception(ServiceError(why))
+
+    @staticmethod
+    def _callback(callback: Callable[..., None], *args: Any) -> None:
+        try:
+            callback(*args)
+        except Exception:
+            _log.exception("socket callback %s failed", getattr(callback, "__name__", "?"))
+
+
+def _remaining(deadline: float) -> float:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("connection attempt timed out")
+    return remaining
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).replace("\r", " ").replace("\n", " ")
+    return text if len(text) <= 200 else text[:200] + "..."
