@@ -1,0 +1,67 @@
+"""``python -m service_client.emulator [--port N] [--db PATH] [--seed demo]``: serve the emulator.
+
+Issue 2: prints the URLs (and, with ``--seed demo``, the demo tokens) and serves until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from .control import Emulator
+from .demo import seed_demo
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the emulator until Ctrl-C.
+
+    Args:
+        argv: Command-line arguments (default ``sys.argv[1:]``): ``--port N`` (0 = free port),
+            ``--db PATH`` (sqlite3 file; default in memory), ``--seed demo``.
+
+    Returns:
+        The process exit status (0 after Ctrl-C, 2 for bad arguments, 1 if it cannot start).
+    """
+    parser = argparse.ArgumentParser(prog="python -m service_client emulator",
+                                     description="Serve a local emulator of the chat service.")
+    parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--db", default=":memory:", help="sqlite3 database file (default: in memory)")
+    parser.add_argument("--seed", choices=["demo"], default=None, help="seed the demo world")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    emu = Emulator(port=args.port, db=args.db)
+    try:
+        emu.start()
+    except (OSError, RuntimeError) as exc:
+        print(f"emulator: cannot start: {exc}", file=sys.stderr)
+        return 1
+    try:
+        print(f"base_url:    {emu.base_url}")
+        print(f"socket_url:  {emu.socket_url}")
+        print(f"control_url: {emu.control_url}")
+        if args.seed == "demo":
+            demo = seed_demo(emu)
+            print(f"bot_token:   {demo['bot_token']}")
+            print(f"human_token: {demo['human_token']}")
+            print(f"server:      {demo['server']['publicId']} ({demo['server']['name']})")
+            for name, channel in demo["channels"].items():
+                print(f"channel:     #{name} {channel['publicId']}")
+        print("Serving; press Ctrl-C to stop.", flush=True)
+        stop = threading.Event()
+        try:
+            while not stop.wait(1.0):
+                if not emu.running:
+                    print("emulator: server thread stopped", file=sys.stderr)
+                    return 1
+        except KeyboardInterrupt:
+            pass
+        return 0
+    finally:
+        emu.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,556 @@
+"""The emulator's REST API under ``/api/v2`` and the top-level ASGI application.
+
+Protocol: sections 0.2 (response wrapping), 0.3 (statuses), 0.4 (errors), 1.1 (request rules),
+1.2 (CORE routes), 1.3 (EXTENDED routes), 4.1 to 4.4 (faults, limiter, journal).
+
+Routes are matched exactly on percent-decoded path segments of the raw path, so an id such
+as ``a%2Fb`` stays one segment. A wrong method on a known path answers 405, an unknown path
+404, bad JSON or fields 400, all as ``{"error": ...}``; handlers never answer 500 for bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs, unquote
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .faults import FaultTable, RateLimiter, RequestLog, bucket_key
+from .ops import Operations
+from .realtime import Realtime
+from .store import STATUSES, BadRequest, Forbidden, NotFound, Store
+
+logger = logging.getLogger("service_client.emulator.app")
+
+#: Path prefix of the REST API.
+API_PREFIX = "/api/v2"
+#: Path prefix of the control plane.
+CONTROL_PREFIX = "/_emulator"
+
+Handler = Callable[["Ctx"], Awaitable[Response]]
+
+
+class HTTPError(Exception):
+    """An error answer ``{"error": message}`` with a status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """Return a JSON response (compact, UTF-8)."""
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """Return the emulator's error body ``{"error": message}`` (protocol 0.4)."""
+    return json_response({"error": message}, status, headers)
+
+
+def no_content() -> Response:
+    """Return an empty 204."""
+    return Response(status_code=204)
+
+
+_MISSING = object()
+
+
+@dataclass
+class Ctx:
+    """One request as seen by a handler."""
+
+    request: Request
+    params: dict[str, str]
+    query: dict[str, list[str]]
+    raw_body: bytes
+    uid: str = ""
+    _json: Any = field(default=_MISSING)
+
+    def body(self) -> dict[str, Any]:
+        """Return the JSON object body. Raises BadRequest for bad JSON or a non-object."""
+        if self._json is _MISSING:
+            if not self.raw_body.strip():
+                raise BadRequest("A JSON object body is required")
+            try:
+                self._json = json.loads(self.raw_body)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise BadRequest("Invalid JSON body") from exc
+        if not isinstance(self._json, dict):
+            raise BadRequest("The JSON body must be an object")
+        return dict(self._json)
+
+    def body_or_empty(self) -> dict[str, Any]:
+        """Like :meth:`body`, but an empty body gives ``{}``."""
+        if not self.raw_body.strip():
+            return {}
+        return self.body()
+
+    def q(self, name: str) -> str | None:
+        """Return the first value of a query parameter or None."""
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    def q_int(self, name: str, default: int, lo: int = 1, hi: int = 100) -> int:
+        """Return an integer query parameter clamped to ``lo..hi``. Raises BadRequest."""
+        raw = self.q(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw, 10)
+        except ValueError as exc:
+            raise BadRequest(f"{name} must be a decimal integer") from exc
+        return max(lo, min(hi, value))
+
+
+class Router:
+    """Exact segment router: literal segments beat ``{param}`` ones; knows 404 from 405."""
+
+    def __init__(self) -> None:
+        self._routes: list[tuple[str, tuple[str, ...], Handler]] = []
+
+    def add(self, method: str, template: str, handler: Handler) -> None:
+        """Register ``handler`` for ``method`` and a template like ``/servers/{sid}``."""
+        segs = tuple(s for s in template.split("/")[1:])
+        self._routes.append((method, segs, handler))
+        self._routes.sort(key=lambda r: tuple(1 if s.startswith("{") else 0 for s in r[1]))
+
+    def match(self, method: str, segments: list[str]) -> tuple[Handler, dict[str, str]] | int:
+        """Return ``(handler, params)``, or 405 (known path, wrong method) or 404."""
+        path_known = False
+        for r_method, r_segs, handler in self._routes:
+            if len(r_segs) != len(segments):
+                continue
+            params: dict[str, str] = {}
+            for tpl, seg in zip(r_segs, segments):
+                if tpl.startswith("{"):
+                    if not seg:
+                        break
+                    params[tpl[1:-1]] = seg
+                elif tpl != seg:
+                    break
+            else:
+                if r_method == method:
+                    return handler, params
+                path_known = True
+        return 405 if path_known else 404
+
+
+def split_path(raw_path: str) -> list[str]:
+    """Split a raw (encoded) path into percent-decoded segments (no leading empty one)."""
+    return [unquote(s, errors="replace") for s in raw_path.split("/")[1:]]
+
+
+class RestApi:
+    """CORE and EXTENDED REST routes (protocol 1.2, 1.3) with faults, limiter and journal.
+
+    Not thread-safe on its own: it runs on the emulator's loop.
+    """
+
+    def __init__(self, store: Store, ops: Operations, realtime: Realtime, faults: FaultTable,
+                 limiter: RateLimiter, log: RequestLog) -> None:
+        self.store = store
+        self.ops = ops
+        self.rt = realtime
+        self.faults = faults
+        self.limiter = limiter
+        self.log = log
+        self.router = Router()
+        self._routes()
+
+    # ------------------------------------------------------------------ dispatch
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any, rel_raw: str) -> None:
+        """Serve one HTTP request whose raw path below ``/api/v2`` is ``rel_raw``."""
+        method = scope["method"].upper()
+        query_string = scope.get("query_string", b"").decode("latin-1")
+        request = Request(scope, receive)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        safe_headers = {k: ("[REDACTED]" if k == "authorization" else v) for k, v in headers.items()}
+        entry: dict[str, Any] = {"method": method, "path": rel_raw, "query": query_string, "status": None,
+                                 "startedAt": time.time() * 1000.0, "endedAt": None, "headers": safe_headers}
+        self.log.begin(entry)
+        status = 500
+        try:
+            response = await self._answer(scope, request, method, rel_raw, query_string, headers)
+            if response is None:  # connection reset fault
+                status = 0
+                return
+            status = response.status_code
+            await response(scope, receive, send)
+        finally:
+            self.log.end(entry, status)
+
+    async def _answer(self, scope: dict[str, Any], request: Request, method: str, rel_raw: str,
+                      query_string: str, headers: dict[str, str]) -> Response | None:
+        delay_ms, fault = self.faults.take(method, rel_raw)
+        if delay_ms:
+            await asyncio.sleep(delay_ms / 1000.0)
+        if fault is not None:
+            return self._fault_response(fault, scope)
+        retry_after = self.limiter.check(bucket_key(method, rel_raw))
+        if retry_after is not None:
+            return error_response(429, "Too many requests", {"Retry-After": retry_after})
+        raw_body = await request.body()
+        segments = split_path(rel_raw)
+        matched = self.router.match(method, segments)
+        if isinstance(matched, int):
+            if matched == 405:
+                return error_response(405, "Method not allowed")
+            return error_response(404, "Not found")
+        handler, params = matched
+        auth = headers.get("authorization", "")
+        uid = None
+        if auth[:7].lower() == "bearer ":
+            uid = self.store.user_by_token(auth[7:].strip())
+        if uid is None:
+            return error_response(401, "Unauthorized")
+        ctx = Ctx(request=request, params=params, query=parse_qs(query_string, keep_blank_values=True),
+                  raw_body=raw_body, uid=uid)
+        try:
+            return await handler(ctx)
+        except HTTPError as exc:
+            return error_response(exc.status, exc.message)
+        except BadRequest as exc:
+            return error_response(400, str(exc))
+        except Forbidden as exc:
+            return error_response(403, str(exc))
+        except NotFound as exc:
+            return error_response(404, str(exc))
+        except Exception:  # a bug, never bad input: still a JSON answer
+            logger.exception("emulator route %s %s failed", method, rel_raw)
+            return error_response(500, "Internal emulator error")
+
+    @staticmethod
+    def _fault_response(fault: Any, scope: dict[str, Any]) -> Response | None:
+        if fault.status == 0:
+            return None
+        headers = {}
+        if fault.retry_after is not None:
+            headers["Retry-After"] = fault.retry_after
+        if fault.body is not None:
+            return Response(fault.body.encode("utf-8"), status_code=fault.status, headers=headers,
+                            media_type=fault.content_type or "text/html")
+        if fault.content_type is not None and fault.content_type != "application/json":
+            return Response(b"", status_code=fault.status, headers=headers, media_type=fault.content_type)
+        return error_response(fault.status, f"Injected fault {fault.status}", headers)
+
+    # ------------------------------------------------------------------ access helpers
+    def _server_access(self, sid: str, uid: str) -> None:
+        """404 unknown server, 403 not a member."""
+        self.store.server_row(sid)
+        if not self.store.is_member(sid, uid):
+            raise Forbidden("servers.errors.not_member")
+
+    def _need_perm(self, sid: str, uid: str, perm: str) -> None:
+        self._server_access(sid, uid)
+        if not self.store.has_perm(sid, uid, perm):
+            raise Forbidden("servers.errors.missing_permission")
+
+    def _channel_access(self, cid: str, uid: str) -> Any:
+        """404 unknown channel, 403 not visible. Returns the channel row."""
+        row = self.store.channel_row(cid)
+        if not self.store.can_view(cid, uid):
+            raise Forbidden("channels.errors.no_access")
+        return row
+
+    # ------------------------------------------------------------------ routes
+    def _routes(self) -> None:
+        add = self.router.add
+        add("GET", "/auth/me", self.get_me)
+        add("GET", "/servers", self.get_servers)
+        add("POST", "/servers", self.post_server)
+        add("GET", "/servers/{sid}", self.get_server)
+        add("PATCH", "/servers/{sid}", self.patch_server)
+        add("DELETE", "/servers/{sid}", self.delete_server)
+        add("POST", "/servers/{sid}/leave", self.leave_server)
+        add("POST", "/servers/{sid}/boost", self.noop)
+        add("POST", "/servers/{sid}/read", self.noop)
+        add("GET", "/servers/{sid}/members", self.get_members)
+        add("GET", "/servers/{sid}/members/{uid}", self.get_member)
+        add("PATCH", "/servers/{sid}/members/{uid}", self.patch_member)
+        add("GET", "/servers/{sid}/categories", self.get_categories)
+        add("POST", "/servers/{sid}/categories", self.post_category)
+        add("POST", "/servers/{sid}/channels", self.post_channel)
+        add("GET", "/servers/{sid}/stats", self.get_stats)
+        add("GET", "/servers/{sid}/roles", self.get_roles)
+        add("POST", "/servers/{sid}/roles", self.post_role)
+        add("PATCH", "/servers/{sid}/roles/{rid}", self.patch_role)
+        add("DELETE", "/servers/{sid}/roles/{rid}", self.delete_role)
+        add("GET", "/servers/{sid}/invites", self.get_invites)
+        add("POST", "/servers/{sid}/invites", self.post_invite)
+        add("GET", "/channels/{cid}", self.get_channel)
+        add("PATCH", "/channels/{cid}", self.patch_channel)
+        add("DELETE", "/channels/{cid}", self.delete_channel)
+        add("GET", "/channels/dm/{uid}", self.get_dm)
+        add("GET", "/chat/{cid}", self.get_history)
+        add("GET", "/chat/{cid}/search", self.get_search)
+        add("PATCH", "/users/settings", self.patch_settings)
+        add("GET", "/users/{uid}", self.get_user)
+        add("GET", "/invites/{code}", self.get_invite)
+        add("DELETE", "/invites/{code}", self.delete_invite)
+
+    async def noop(self, ctx: Ctx) -> Response:
+        """EXT boost/read: membership checked, nothing else (204)."""
+        self._server_access(ctx.params["sid"], ctx.uid)
+        return no_content()
+
+    # C1
+    async def get_me(self, ctx: Ctx) -> Response:
+        """C1 ``GET /auth/me`` -> ``{"user": User}``."""
+        return json_response({"user": self.store.user(ctx.uid, viewer=ctx.uid)})
+
+    # C2
+    async def get_servers(self, ctx: Ctx) -> Response:
+        """C2 ``GET /servers`` -> ``{"servers": [Server]}``."""
+        return json_response({"servers": self.store.servers_of(ctx.uid)})
+
+    # C3
+    async def get_server(self, ctx: Ctx) -> Response:
+        """C3 ``GET /servers/{id}`` -> bare Server."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        return json_response(self.store.server(sid))
+
+    # C4
+    async def post_server(self, ctx: Ctx) -> Response:
+        """C4 ``POST /servers {name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403."""
+        body = ctx.body()
+        if self.store.user(ctx.uid)["isBot"]:
+            raise Forbidden("Bots cannot create servers.")
+        if "name" not in body:
+            raise BadRequest("name is required")
+        result = await self.ops.create_server(body["name"], ctx.uid, image_url=body.get("iconUrl"))
+        return json_response({"server": result["server"]}, 201)
+
+    async def patch_server(self, ctx: Ctx) -> Response:
+        """EXT ``PATCH /servers/{sid} {name?, imageUrl?}`` -> 204 (MANAGE_SERVER)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
+        body = ctx.body()
+        fields = {k: body[k] for k in ("name", "imageUrl") if k in body}
+        await self.ops.update_server(sid, fields)
+        return no_content()
+
+    async def delete_server(self, ctx: Ctx) -> Response:
+        """EXT ``DELETE /servers/{sid}`` -> 204 (owner only)."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        if self.store.server_row(sid)["owner_id"] != ctx.uid:
+            raise Forbidden("servers.errors.not_owner")
+        await self.ops.delete_server(sid)
+        return no_content()
+
+    async def leave_server(self, ctx: Ctx) -> Response:
+        """EXT ``POST /servers/{sid}/leave`` -> 204 (the owner cannot leave: 400)."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        if self.store.server_row(sid)["owner_id"] == ctx.uid:
+            raise BadRequest("servers.errors.owner_cannot_leave")
+        await self.ops.leave_server(sid, ctx.uid)
+        return no_content()
+
+    async def get_members(self, ctx: Ctx) -> Response:
+        """EXT ``GET /servers/{sid}/members[?search=]`` -> ``{"members": [...]}`` (VIEW_MEMBERS)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "VIEW_MEMBERS")
+        members = self.store.members(sid, viewer=ctx.uid)
+        search = ctx.q("search")
+        if search is None:
+            return json_response({"members": members})
+        needle = search.lower()
+        out = []
+        for m in members:
+            u = m["user"]
+            if needle in u["name"].lower() or (m["nickname"] or "").lower().find(needle) >= 0:
+                out.append({"publicId": u["publicId"], "name": u["name"], "tag": u["tag"], "image": u["image"],
+                            "isBot": u["isBot"], "isOwner": m["isOwner"],
+                            "roles": [{k: r[k] for k in ("publicId", "name", "color", "hoist", "position")}
+                                      for r in m["roles"]]})
+        return json_response({"members": out})
+
+    # C5
+    async def get_member(self, ctx: Ctx) -> Response:
+        """C5 ``GET /servers/{sid}/members/{userId}`` -> bare Member; 404 if not a member."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        return json_response(self.store.member(sid, ctx.params["uid"], viewer=ctx.uid))
+
+    async def patch_member(self, ctx: Ctx) -> Response:
+        """EXT ``PATCH /servers/{sid}/members/{uid} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        body = ctx.body()
+        fields = {k: body[k] for k in ("roles", "nickname") if k in body}
+        await self.ops.update_member(sid, ctx.params["uid"], fields)
+        return no_content()
+
+    # C6
+    async def get_categories(self, ctx: Ctx) -> Response:
+        """C6 ``GET /servers/{sid}/categories`` -> ``{categories, uncategorizedChannels}``."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        return json_response(self.store.listing(sid))
+
+    async def post_category(self, ctx: Ctx) -> Response:
+        """EXT ``POST /servers/{sid}/categories {name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        body = ctx.body()
+        return json_response({"category": await self.ops.create_category(sid, body.get("name"))}, 201)
+
+    # C7
+    async def post_channel(self, ctx: Ctx) -> Response:
+        """C7 ``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        body = ctx.body()
+        return json_response({"channel": await self.ops.create_channel(sid, body)}, 201)
+
+    # C12
+    async def get_stats(self, ctx: Ctx) -> Response:
+        """C12 ``GET /servers/{sid}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        return json_response({"memberCount": len(self.store.member_ids(sid)),
+                              "channelCount": len(self.store.channel_ids_of(sid)),
+                              "roleCount": len(self.store.roles(sid))})
+
+    async def get_roles(self, ctx: Ctx) -> Response:
+        """EXT ``GET /servers/{sid}/roles`` -> ``{"roles": [Role]}``."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        return json_response({"roles": self.store.roles(sid)})
+
+    async def post_role(self, ctx: Ctx) -> Response:
+        """EXT ``POST /servers/{sid}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        body = ctx.body()
+        if "name" not in body:
+            raise BadRequest("name is required")
+        result = await self.ops.create_role(sid, body["name"], body.get("permissions", "0"),
+                                            color=body.get("color"), hoist=body.get("hoist", False))
+        return json_response(result, 201)
+
+    async def patch_role(self, ctx: Ctx) -> Response:
+        """EXT ``PATCH /servers/{sid}/roles/{rid}`` -> ``{"role"}`` (MANAGE_ROLES)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        body = ctx.body()
+        fields = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
+        return json_response({"role": await self.ops.update_role(sid, ctx.params["rid"], fields)})
+
+    async def delete_role(self, ctx: Ctx) -> Response:
+        """EXT ``DELETE /servers/{sid}/roles/{rid}`` -> 204 (MANAGE_ROLES)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        await self.ops.delete_role(sid, ctx.params["rid"])
+        return no_content()
+
+    async def get_invites(self, ctx: Ctx) -> Response:
+        """EXT ``GET /servers/{sid}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
+        without ``all=true`` -> ``{"invite": own invite | null}``."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        if ctx.q("all") == "true":
+            self._need_perm(sid, ctx.uid, "MANAGE_INVITES")
+            return json_response({"invites": self.store.invites(sid)})
+        own = self.store.invites(sid, inviter=ctx.uid)
+        return json_response({"invite": own[-1] if own else None})
+
+    async def post_invite(self, ctx: Ctx) -> Response:
+        """EXT ``POST /servers/{sid}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``."""
+        sid = ctx.params["sid"]
+        self._server_access(sid, ctx.uid)
+        body = ctx.body()
+        result = await self.ops.create_invite(sid, body.get("channelPublicId"), ctx.uid,
+                                              max_age=body.get("maxAge"), max_uses=body.get("maxUses"))
+        return json_response(result, 201)
+
+    # C8
+    async def get_channel(self, ctx: Ctx) -> Response:
+        """C8 ``GET /channels/{id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
+        cid = ctx.params["cid"]
+        row = self._channel_access(cid, ctx.uid)
+        if row["server_id"] is None:
+            return json_response(self.store.dm_record(cid, ctx.uid))
+        return json_response(self.store.channel(cid))
+
+    async def patch_channel(self, ctx: Ctx) -> Response:
+        """EXT ``PATCH /channels/{chid} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
+        cid = ctx.params["cid"]
+        row = self._channel_access(cid, ctx.uid)
+        if row["server_id"] is None or not self.store.has_perm(row["server_id"], ctx.uid, "MANAGE_CHANNELS"):
+            raise Forbidden("servers.errors.missing_permission")
+        body = ctx.body()
+        await self.ops.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
+        return no_content()
+
+    async def delete_channel(self, ctx: Ctx) -> Response:
+        """EXT ``DELETE /channels/{chid}`` -> 204 (MANAGE_CHANNELS)."""
+        cid = ctx.params["cid"]
+        row = self._channel_access(cid, ctx.uid)
+        if row["server_id"] is None or not self.store.has_perm(row["server_id"], ctx.uid, "MANAGE_CHANNELS"):
+            raise Forbidden("servers.errors.missing_permission")
+        await self.ops.delete_channel(cid)
+        return no_content()
+
+    # C9
+    async def get_dm(self, ctx: Ctx) -> Response:
+        """C9 ``GET /channels/dm/{userId}`` -> bare DM record; opens it on first call (``dm:new``)."""
+        return json_response(await self.ops.open_dm(ctx.uid, ctx.params["uid"]))
+
+    async def get_history(self, ctx: Ctx) -> Response:
+        """EXT ``GET /chat/{chid}?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)."""
+        cid = ctx.params["cid"]
+        self._channel_access(cid, ctx.uid)
+        limit = ctx.q_int("limit", 50)
+        return json_response({"messages": self.store.history(cid, limit, ctx.q("before") or None)})
+
+    # C10
+    async def get_search(self, ctx: Ctx) -> Response:
+        """C10 ``GET /chat/{chid}/search?q=&limit=`` -> ``{"messages"}``, newest first."""
+        cid = ctx.params["cid"]
+        self._channel_access(cid, ctx.uid)
+        q = ctx.q("q")
+        if q is None:
+            raise BadRequest("q is required")
+        limit = ctx.q_int("limit", 25)
+        return json_response({"messages": self.store.search(cid, q, limit, ctx.q("before") or None,
+                                                            ctx.q("after") or None)})
+
+    # C11
+    async def patch_settings(self, ctx: Ctx) -> Response:
+        """C11 ``PATCH /users/settings {status}`` -> 204 and ``presence:update``; other keys 400."""
+        body = ctx.body()
+        if set(body) != {"status"}:
+            raise BadRequest("Only status can be changed")
+        if body["status"] not in STATUSES:
+            raise BadRequest("status must be online, idle, dnd or invisible")
+        await self.rt.set_presence(ctx.uid, body["status"])
+        return no_content()
+
+    async def get_user(self, ctx: Ctx) -> Response:
+        """EXT ``GET /users/{uid}`` -> bare User."""
+        return json_response(self.store.user(ctx.params["uid"], viewer=ctx.uid))
+
+    # C13
+    async def get_invite(self, ctx: Ctx) -> Response:
+        """C13 ``GET /invites/{code}`` -> resolved invite; 404 unknown or expired."""
+        return json_response(self.store.resolved_invite(ctx.params["code"], ctx.uid))
+
+    # C14
+    async def delete_invite(self, ctx: Ctx) -> Response:
+        """C14 ``DELETE /invites/{code}`` -> 204; MANAGE_INVITES on the invite's server."""
+        row = self.store.invite_row(ctx.params["code"])
+        self._need_perm(row["server_id"], ctx.uid, "MANAGE_INVITES")
+        self.store.delete_invite(ctx.params["code"])
+        return no_content()

@@ -1,0 +1,395 @@
+"""State changes with their socket fan-out, shared by the REST routes and the control plane.
+
+Protocol: section 4.4 (fan-out table). Every method is a coroutine that must run on the
+emulator's event loop; ``Emulator`` (control.py) wraps them for other threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .realtime import Realtime, channel_room, server_room, user_room
+from .store import CREATABLE_CHANNEL_TYPES, BadRequest, NotFound, Store, parse_permissions
+
+
+def _need_str(value: Any, name: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise BadRequest(f"{name} must be a non-empty string")
+    if len(value) > 10_000:
+        raise BadRequest(f"{name} is too long")
+    return value
+
+
+class Operations:
+    """Mutations of the emulator's state plus the socket events they cause (protocol 4.4).
+
+    Not thread-safe: call on the emulator's loop.
+    """
+
+    def __init__(self, store: Store, realtime: Realtime) -> None:
+        self.store = store
+        self.rt = realtime
+
+    # ------------------------------------------------------------------ users
+    async def create_user(self, name: Any, bot: Any = False) -> dict[str, Any]:
+        """Create a user; return ``{"user", "token"}``. Raises BadRequest."""
+        _need_str(name, "name")
+        if not isinstance(bot, bool):
+            raise BadRequest("bot must be a boolean")
+        user, token = self.store.create_user(name, bot=bot)
+        return {"user": user, "token": token}
+
+    async def update_user(self, uid: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change a user's name/tag/image and broadcast ``user:update``."""
+        user = self.store.update_user(uid, **fields)
+        payload = {"userPublicId": uid}
+        payload.update({k: user[k] for k in ("name", "tag", "image") if k in fields})
+        await self.rt.emit("user:update", payload, self.rt.presence_rooms(uid))
+        return user
+
+    async def revoke_token(self, uid: str) -> None:
+        """Revoke a user's token and server-disconnect its sockets (protocol 4.4)."""
+        self.store.revoke_token(uid)
+        await self.rt.server_disconnect(uid)
+
+    # ------------------------------------------------------------------ servers
+    async def create_server(self, name: Any, owner_id: Any, *, categories: Any = None, channels: Any = None,
+                            image_url: Any = None) -> dict[str, Any]:
+        """Create a server with categories and channels; return ``{"server", "categories", "channels"}``.
+
+        The owner becomes a member and receives ``server:joined``.
+
+        Raises:
+            BadRequest: A malformed argument. NotFound: Unknown owner.
+        """
+        _need_str(name, "name")
+        _need_str(owner_id, "ownerId")
+        if image_url is not None and not isinstance(image_url, str):
+            raise BadRequest("iconUrl must be a string or null")
+        categories = [] if categories is None else categories
+        channels = [] if channels is None else channels
+        if not isinstance(categories, list) or not isinstance(channels, list):
+            raise BadRequest("categories and channels must be lists")
+        for cat in categories:
+            if not isinstance(cat, dict):
+                raise BadRequest("each category must be an object")
+            _need_str(cat.get("name"), "category name")
+            if not isinstance(cat.get("channels", []), list):
+                raise BadRequest("category channels must be a list")
+            for ch in cat.get("channels", []):
+                self._check_channel_spec(ch)
+        for ch in channels:
+            self._check_channel_spec(ch)
+        self.store.user_row(owner_id)
+        sid = self.store.create_server(name, owner_id, image_url=image_url)
+        cat_out = []
+        for cat in categories:
+            cat_id = self.store.create_category(sid, cat["name"])
+            for ch in cat.get("channels", []):
+                self.store.create_channel(sid, ch["name"], ch.get("type", "TEXT"), category_id=cat_id)
+            cat_out.append(self.store.category(sid, cat_id))
+        for ch in channels:
+            self.store.create_channel(sid, ch["name"], ch.get("type", "TEXT"))
+        server = self.store.server(sid)
+        all_channels = self.store.channels_of(sid)
+        await self.rt.on_member_added(sid, owner_id)
+        await self.rt.emit("server:joined", server, user_room(owner_id))
+        return {"server": server, "categories": cat_out, "channels": all_channels}
+
+    @staticmethod
+    def _check_channel_spec(ch: Any) -> None:
+        if not isinstance(ch, dict):
+            raise BadRequest("each channel must be an object")
+        _need_str(ch.get("name"), "channel name")
+        if ch.get("type", "TEXT") not in CREATABLE_CHANNEL_TYPES:
+            raise BadRequest("channel type must be TEXT or VOICE")
+
+    async def update_server(self, sid: str, fields: dict[str, Any]) -> None:
+        """Rename a server or change/clear its icon; broadcast ``server:updated``."""
+        clean: dict[str, Any] = {}
+        if "name" in fields:
+            clean["name"] = _need_str(fields["name"], "name")
+        if "imageUrl" in fields:
+            if fields["imageUrl"] is not None and not isinstance(fields["imageUrl"], str):
+                raise BadRequest("imageUrl must be a string or null")
+            clean["imageUrl"] = fields["imageUrl"]
+        self.store.update_server(sid, clean)
+        await self.rt.emit("server:updated", dict({"serverPublicId": sid}, **clean), server_room(sid))
+
+    async def delete_server(self, sid: str) -> None:
+        """Delete a server; broadcast ``server:deleted`` and empty its rooms."""
+        self.store.server_row(sid)
+        channels = self.store.channel_ids_of(sid)
+        members = self.store.member_ids(sid)
+        await self.rt.emit("server:deleted", {"serverPublicId": sid}, server_room(sid))
+        for cid in channels:
+            for uid in list(self.rt.voice.get(cid, {})):
+                await self.rt.voice_leave(uid)
+        self.store.delete_server(sid)
+        for uid in members:
+            await self.rt.on_member_removed(sid, uid, channels)
+
+    # ------------------------------------------------------------------ members
+    async def add_member(self, sid: Any, uid: Any, role_ids: Any = None) -> dict[str, Any]:
+        """Add a user to a server; ``server:joined`` to it, ``server:member_add`` to the server room.
+
+        Returns:
+            ``{"member": Member}``.
+
+        Raises:
+            BadRequest: Malformed ids. NotFound: Unknown server, user or role.
+        """
+        _need_str(sid, "serverId")
+        _need_str(uid, "userId")
+        role_ids = [] if role_ids is None else role_ids
+        if not isinstance(role_ids, list) or not all(isinstance(r, str) for r in role_ids):
+            raise BadRequest("roleIds must be a list of strings")
+        added = self.store.add_member(sid, uid, role_ids)
+        member = self.store.member(sid, uid)
+        if added:
+            await self.rt.on_member_added(sid, uid)
+            await self.rt.emit("server:joined", self.store.server(sid), user_room(uid))
+            await self.rt.emit("server:member_add", {"serverPublicId": sid, "member": member}, server_room(sid))
+        elif role_ids:
+            await self.rt.refresh_visibility(sid)
+            await self.rt.emit("server:member_update", {"serverPublicId": sid, "memberPublicId": uid},
+                               server_room(sid))
+        return {"member": member}
+
+    async def remove_member(self, sid: str, uid: str, *, reason: str = "kicked") -> bool:
+        """Remove a member (kick semantics): ``server:member_removed`` to the server room,
+        ``server:you_removed`` to the user. Returns False if it was not a member."""
+        self.store.server_row(sid)
+        if not self.store.remove_member(sid, uid):
+            return False
+        channels = self.store.channel_ids_of(sid)
+        await self.rt.on_member_removed(sid, uid, channels)
+        await self.rt.emit("server:member_removed", {"serverPublicId": sid, "memberPublicId": uid, "reason": reason},
+                           server_room(sid))
+        await self.rt.emit("server:you_removed", {"serverPublicId": sid}, user_room(uid))
+        return True
+
+    async def leave_server(self, sid: str, uid: str) -> None:
+        """A member leaves: ``server:you_left`` to it, ``server:member_remove`` to the server room."""
+        if not self.store.remove_member(sid, uid):
+            raise NotFound("members.errors.not_found")
+        channels = self.store.channel_ids_of(sid)
+        await self.rt.on_member_removed(sid, uid, channels)
+        await self.rt.emit("server:you_left", {"serverPublicId": sid}, user_room(uid))
+        await self.rt.emit("server:member_remove", {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
+
+    async def update_member(self, sid: str, uid: str, fields: dict[str, Any]) -> None:
+        """Replace a member's roles and/or nickname; broadcast ``server:member_update`` (ids only)."""
+        if not self.store.is_member(sid, uid):
+            raise NotFound("members.errors.not_found")
+        if "roles" in fields:
+            roles = fields["roles"]
+            if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+                raise BadRequest("roles must be a list of role ids")
+            for rid in roles:
+                try:
+                    self.store.role_row(sid, rid)
+                except NotFound as exc:
+                    raise BadRequest("roles.errors.not_found") from exc
+        if "nickname" in fields and fields["nickname"] is not None and not isinstance(fields["nickname"], str):
+            raise BadRequest("nickname must be a string or null")
+        if "roles" in fields:
+            self.store.set_member_roles(sid, uid, fields["roles"])
+        if "nickname" in fields:
+            self.store.set_nickname(sid, uid, fields["nickname"])
+        await self.rt.refresh_visibility(sid)
+        await self.rt.emit("server:member_update", {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
+
+    # ------------------------------------------------------------------ roles
+    async def create_role(self, sid: Any, name: Any, permissions: Any = 0, *, color: Any = None,
+                          hoist: Any = False) -> dict[str, Any]:
+        """Create a role; broadcast ``server:role_create``. Returns ``{"role"}``. Raises BadRequest, NotFound."""
+        _need_str(sid, "serverId")
+        _need_str(name, "name")
+        try:
+            perms = parse_permissions(0 if permissions is None else permissions)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        if color is not None and not isinstance(color, str):
+            raise BadRequest("color must be a string or null")
+        if not isinstance(hoist, bool):
+            raise BadRequest("hoist must be a boolean")
+        role = self.store.create_role(sid, name, perms, color=color, hoist=hoist)
+        await self.rt.emit("server:role_create", {"serverPublicId": sid, "role": role}, server_room(sid))
+        return {"role": role}
+
+    async def update_role(self, sid: str, rid: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change a role; broadcast ``server:role_update``. Returns the Role."""
+        clean: dict[str, Any] = {}
+        if "name" in fields:
+            clean["name"] = _need_str(fields["name"], "name")
+        if "color" in fields:
+            if fields["color"] is not None and not isinstance(fields["color"], str):
+                raise BadRequest("color must be a string or null")
+            clean["color"] = fields["color"]
+        if "hoist" in fields:
+            if not isinstance(fields["hoist"], bool):
+                raise BadRequest("hoist must be a boolean")
+            clean["hoist"] = fields["hoist"]
+        if "permissions" in fields:
+            try:
+                clean["permissions"] = parse_permissions(fields["permissions"])
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from exc
+        if "position" in fields:
+            if isinstance(fields["position"], bool) or not isinstance(fields["position"], int):
+                raise BadRequest("position must be an integer")
+            clean["position"] = fields["position"]
+        role = self.store.update_role(sid, rid, clean)
+        await self.rt.refresh_visibility(sid)
+        await self.rt.emit("server:role_update", {"serverPublicId": sid, "role": role}, server_room(sid))
+        return role
+
+    async def delete_role(self, sid: str, rid: str) -> None:
+        """Delete a role; broadcast ``server:role_delete``."""
+        self.store.delete_role(sid, rid)
+        await self.rt.refresh_visibility(sid)
+        await self.rt.emit("server:role_delete", {"serverPublicId": sid, "rolePublicId": rid}, server_room(sid))
+
+    async def reorder_roles(self, sid: str, order: list[str]) -> list[dict[str, Any]]:
+        """Give the listed roles positions 1.. in order; broadcast ``server:roles_order_update``."""
+        for pos, rid in enumerate(order, start=1):
+            self.store.update_role(sid, rid, {"position": pos})
+        roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.store.roles(sid)]
+        await self.rt.emit("server:roles_order_update", {"serverPublicId": sid, "roles": roles}, server_room(sid))
+        return roles
+
+    # ------------------------------------------------------------------ channels
+    async def create_channel(self, sid: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create a channel from a C7 body; join rooms; broadcast ``server:channels_updated``."""
+        name = _need_str(body.get("name"), "name")
+        ctype = body.get("type", "TEXT")
+        if ctype not in CREATABLE_CHANNEL_TYPES:
+            raise BadRequest("type must be TEXT or VOICE")
+        category_id = body.get("categoryId")
+        if category_id is not None:
+            if not isinstance(category_id, str):
+                raise BadRequest("categoryId must be a string")
+            try:
+                self.store.category_row(sid, category_id)
+            except NotFound as exc:
+                raise BadRequest("categories.errors.not_found") from exc
+        is_private = body.get("isPrivate", False)
+        if not isinstance(is_private, bool):
+            raise BadRequest("isPrivate must be a boolean")
+        cid = self.store.create_channel(sid, name, ctype, category_id=category_id, is_private=is_private)
+        await self.rt.on_channel_created(sid, cid)
+        await self.rt.emit("server:channels_updated", {"serverPublicId": sid}, server_room(sid))
+        return self.store.channel(cid)
+
+    async def create_category(self, sid: str, name: Any) -> dict[str, Any]:
+        """Create a category; broadcast ``server:categories_updated``."""
+        _need_str(name, "name")
+        cat_id = self.store.create_category(sid, name)
+        await self.rt.emit("server:categories_updated", {"serverPublicId": sid}, server_room(sid))
+        return self.store.category(sid, cat_id)
+
+    async def update_channel(self, cid: str, fields: dict[str, Any]) -> None:
+        """Rename a channel or change its description; broadcast ``server:channels_updated``."""
+        clean: dict[str, Any] = {}
+        if "name" in fields:
+            clean["name"] = _need_str(fields["name"], "name")
+        if "description" in fields:
+            if fields["description"] is not None and not isinstance(fields["description"], str):
+                raise BadRequest("description must be a string or null")
+            clean["description"] = fields["description"]
+        row = self.store.channel_row(cid)
+        self.store.update_channel(cid, clean)
+        if row["server_id"] is not None:
+            await self.rt.emit("server:channels_updated", {"serverPublicId": row["server_id"]},
+                               server_room(row["server_id"]))
+
+    async def delete_channel(self, cid: str) -> None:
+        """Delete a channel; broadcast ``server:channels_updated`` and close its room."""
+        row = self.store.channel_row(cid)
+        for uid in list(self.rt.voice.get(cid, {})):
+            await self.rt.voice_leave(uid)
+        self.store.delete_channel(cid)
+        await self.rt.sio.close_room(channel_room(cid))
+        if row["server_id"] is not None:
+            await self.rt.emit("server:channels_updated", {"serverPublicId": row["server_id"]},
+                               server_room(row["server_id"]))
+
+    async def open_dm(self, uid: str, other: str) -> dict[str, Any]:
+        """Open (or return) the DM between two users; the first open sends ``dm:new`` to ``other``."""
+        if other == uid:
+            raise BadRequest("channels.errors.cannot_dm_self")
+        cid, created = self.store.open_dm(uid, other)
+        if created:
+            await self.rt.on_dm_opened(cid, [uid, other])
+            await self.rt.emit("dm:new", self.store.dm_record(cid, other), user_room(other))
+        return self.store.dm_record(cid, uid)
+
+    # ------------------------------------------------------------------ messages
+    async def post_message(self, cid: Any, author_id: Any, content: Any, embeds: Any = None) -> dict[str, Any]:
+        """Store and deliver a message as if ``author_id`` had sent it (no permission check).
+
+        Returns:
+            ``{"message": Message}``.
+
+        Raises:
+            BadRequest: Bad types or empty content without embeds. NotFound: Unknown channel or author.
+        """
+        _need_str(cid, "channelId")
+        _need_str(author_id, "authorId")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise BadRequest("content must be a string")
+        embeds = [] if embeds is None else embeds
+        if not isinstance(embeds, list) or not all(isinstance(e, dict) for e in embeds):
+            raise BadRequest("embeds must be a list of objects")
+        if not content.strip() and not embeds:
+            raise BadRequest("content or embeds required")
+        self.store.user_row(author_id)
+        records = self.store.insert_messages(cid, author_id, [content], embeds)
+        await self.rt.deliver_messages(records)
+        return {"message": records[0]}
+
+    async def post_messages(self, cid: Any, author_id: Any, contents: Any) -> int:
+        """Store many messages in one transaction and deliver them in order; return the count."""
+        _need_str(cid, "channelId")
+        _need_str(author_id, "authorId")
+        if not isinstance(contents, list) or not all(isinstance(c, str) and c.strip() for c in contents):
+            raise BadRequest("contents must be a list of non-empty strings")
+        self.store.user_row(author_id)
+        records = self.store.insert_messages(cid, author_id, contents)
+        await self.rt.deliver_messages(records)
+        return len(records)
+
+    # ------------------------------------------------------------------ invites
+    async def create_invite(self, sid: str, channel_id: Any, inviter_id: Any, *, max_age: Any = None,
+                            max_uses: Any = None) -> dict[str, Any]:
+        """Create an invite; return ``{"invite": ServerInvite}``."""
+        if channel_id is not None:
+            _need_str(channel_id, "channelPublicId")
+            chan = self.store.channel_row(channel_id)
+            if chan["server_id"] != sid:
+                raise BadRequest("channels.errors.not_in_server")
+        for value, name in ((max_age, "maxAge"), (max_uses, "maxUses")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise BadRequest(f"{name} must be a non-negative integer")
+        code = self.store.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
+        return {"invite": self.store.server_invite(code)}
+
+    # ------------------------------------------------------------------ raw emit
+    async def emit(self, event: Any, payload: Any, *, to_user: Any = None, to_server: Any = None,
+                   to_channel: Any = None) -> None:
+        """Send a raw event to a user, server room, channel room, or (none given) every socket."""
+        _need_str(event, "event")
+        rooms: list[str] = []
+        if to_user is not None:
+            rooms.append(user_room(_need_str(to_user, "toUser")))
+        if to_server is not None:
+            rooms.append(server_room(_need_str(to_server, "toServer")))
+        if to_channel is not None:
+            rooms.append(channel_room(_need_str(to_channel, "toChannel")))
+        if rooms:
+            await self.rt.emit(event, payload, rooms)
+        else:
+            await self.rt.sio.emit(event, payload)

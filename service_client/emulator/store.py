@@ -1,0 +1,859 @@
+"""The emulator's state: a stdlib ``sqlite3`` database and the wire records built from it.
+
+Protocol: sections 0.1 (ids, times), 0.5 (HTML escaping), 3 (record shapes), 3.10 (permissions).
+
+The store is **not** thread-safe: the emulator only touches it from its event-loop thread
+(the control class hops onto that loop). Every method is synchronous and fast; message
+search uses an FTS5 table over the *unescaped* text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+import sqlite3
+import string
+import time
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+#: Every permission flag OR'd together (protocol 3.10).
+ALL_PERMISSIONS = 2149580799
+#: The DEFAULT permission set held by ``@everyone`` (protocol 3.10).
+DEFAULT_PERMISSIONS = 552448
+#: Permission bits used by the emulator's checks (protocol 3.10).
+PERM = {
+    "MANAGE_SERVER": 1,
+    "MANAGE_ROLES": 2,
+    "MANAGE_CHANNELS": 4,
+    "VIEW_AUDIT_LOG": 8,
+    "MANAGE_INVITES": 16,
+    "VIEW_MEMBERS": 32,
+    "KICK_MEMBERS": 64,
+    "BAN_MEMBERS": 128,
+    "MANAGE_MESSAGES": 256,
+    "VIEW_CHANNELS": 512,
+    "SEND_MESSAGES": 1024,
+    "UPLOAD_FILES": 2048,
+    "MENTION_EVERYONE": 4096,
+    "CONNECT": 8192,
+    "SPEAK": 16384,
+    "MUTE_MEMBERS": 32768,
+    "DEAFEN_MEMBERS": 65536,
+    "MOVE_MEMBERS": 131072,
+    "PIN_MESSAGE": 262144,
+    "ADD_REACTION": 524288,
+    "MANAGE_APPLICATIONS": 1048576,
+    "ADMINISTRATOR": 2147483648,
+}
+#: Channel types accepted on creation (protocol 1.2 C7).
+CREATABLE_CHANNEL_TYPES = ("TEXT", "VOICE")
+#: User statuses accepted by presence updates (protocol 1.2 C11).
+STATUSES = ("online", "idle", "dnd", "invisible")
+
+_ALNUM = string.ascii_letters + string.digits
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, tag TEXT NOT NULL, image TEXT,
+    is_bot INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'offline',
+    token TEXT UNIQUE, revoked INTEGER NOT NULL DEFAULT 0, activity TEXT,
+    created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS servers (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, image_url TEXT, owner_id TEXT NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS roles (
+    id TEXT PRIMARY KEY, server_id TEXT NOT NULL, name TEXT NOT NULL, color TEXT,
+    hoist INTEGER NOT NULL DEFAULT 0, position INTEGER NOT NULL DEFAULT 0,
+    permissions TEXT NOT NULL, everyone INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS roles_server ON roles(server_id);
+CREATE TABLE IF NOT EXISTS members (
+    id TEXT PRIMARY KEY, server_id TEXT NOT NULL, user_id TEXT NOT NULL, nickname TEXT,
+    joined_at TEXT NOT NULL, UNIQUE(server_id, user_id));
+CREATE INDEX IF NOT EXISTS members_user ON members(user_id);
+CREATE TABLE IF NOT EXISTS member_roles (
+    server_id TEXT NOT NULL, user_id TEXT NOT NULL, role_id TEXT NOT NULL,
+    PRIMARY KEY(server_id, user_id, role_id));
+CREATE TABLE IF NOT EXISTS categories (
+    id TEXT PRIMARY KEY, server_id TEXT NOT NULL, name TEXT NOT NULL,
+    position INTEGER NOT NULL, is_private INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS channels (
+    id TEXT PRIMARY KEY, server_id TEXT, category_id TEXT, name TEXT NOT NULL,
+    type TEXT NOT NULL, position INTEGER NOT NULL DEFAULT 0,
+    is_private INTEGER NOT NULL DEFAULT 0, description TEXT, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS channels_server ON channels(server_id);
+CREATE TABLE IF NOT EXISTS dms (
+    channel_id TEXT PRIMARY KEY, user_a TEXT NOT NULL, user_b TEXT NOT NULL,
+    UNIQUE(user_a, user_b));
+CREATE TABLE IF NOT EXISTS messages (
+    seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, channel_id TEXT NOT NULL,
+    server_id TEXT, author_id TEXT, content TEXT NOT NULL, embeds TEXT NOT NULL,
+    reply_to_id TEXT, created_at TEXT NOT NULL, edited_at TEXT,
+    pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT);
+CREATE INDEX IF NOT EXISTS messages_channel ON messages(channel_id, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(body);
+CREATE TABLE IF NOT EXISTS invites (
+    code TEXT PRIMARY KEY, server_id TEXT NOT NULL, channel_id TEXT, inviter_id TEXT,
+    uses INTEGER NOT NULL DEFAULT 0, max_uses INTEGER, expires_at REAL,
+    created_at TEXT NOT NULL);
+"""
+
+_TABLES = ("users", "servers", "roles", "members", "member_roles", "categories",
+           "channels", "dms", "messages", "messages_fts", "invites")
+
+
+def iso_now() -> str:
+    """Return the current UTC time as ``2026-01-02T03:04:05.678Z`` (protocol 0.1)."""
+    return iso_at(time.time())
+
+
+def iso_at(epoch_s: float) -> str:
+    """Format an epoch time (seconds) as the emulator's ISO-8601 UTC string (protocol 0.1)."""
+    dt = datetime.fromtimestamp(epoch_s, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def escape_content(text: str) -> str:
+    """Escape ``&`` (first), ``<`` and ``>`` as the service does on store (protocol 0.5)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def parse_permissions(value: Any) -> int:
+    """Parse a permission bitfield given as an int or a decimal string (protocol 0.1).
+
+    Raises:
+        ValueError: Not a non-negative int or decimal string.
+    """
+    if isinstance(value, bool):
+        raise ValueError("permissions must be an integer or a decimal string")
+    if isinstance(value, int):
+        result = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        result = int(value.strip())
+    else:
+        raise ValueError("permissions must be an integer or a decimal string")
+    if result < 0 or result > ALL_PERMISSIONS | (1 << 62):
+        raise ValueError("permissions out of range")
+    return result
+
+
+class NotFound(Exception):
+    """An entity does not exist (mapped to HTTP 404)."""
+
+
+class Forbidden(Exception):
+    """The caller may not see or change an entity (mapped to HTTP 403)."""
+
+
+class BadRequest(Exception):
+    """The request body or query is invalid (mapped to HTTP 400)."""
+
+
+class Store:
+    """sqlite3-backed state of the emulator with wire-record builders (protocol section 3).
+
+    Not thread-safe: use it from one thread (the emulator's loop thread).
+
+    Args:
+        db: ``":memory:"`` (default) or a file path; a file keeps state across restarts.
+    """
+
+    def __init__(self, db: str = ":memory:") -> None:
+        self.db_path = db
+        self.conn = sqlite3.connect(db, check_same_thread=False, isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        if db != ":memory:":
+            self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=OFF")
+        self.conn.executescript(_SCHEMA)
+        start = 10**17 + int((time.time() - 1_577_836_800) * 1000) * 100
+        row = self.conn.execute(
+            "SELECT MAX(CAST(id AS INTEGER)) FROM (SELECT id FROM users UNION ALL "
+            "SELECT id FROM servers UNION ALL SELECT id FROM messages UNION ALL "
+            "SELECT id FROM channels UNION ALL SELECT id FROM roles UNION ALL "
+            "SELECT id FROM members UNION ALL SELECT id FROM categories)").fetchone()
+        if row[0] is not None and int(row[0]) >= start:
+            start = int(row[0]) + 1
+        self._ids = itertools.count(start)
+        self._user_cache: dict[str, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ basics
+    def new_id(self) -> str:
+        """Return a fresh 18-digit decimal id, increasing over time (protocol 0.1)."""
+        return str(next(self._ids))
+
+    def reset(self) -> None:
+        """Delete every row of every table (ids keep increasing)."""
+        with self.conn:
+            for table in _TABLES:
+                self.conn.execute(f"DELETE FROM {table}")
+        self._user_cache.clear()
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.conn.close()
+
+    def _one(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.conn.execute(sql, tuple(args)).fetchone()
+        return row
+
+    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, tuple(args)).fetchall()
+
+    # ------------------------------------------------------------------ users
+    def create_user(self, name: str, *, bot: bool = False, image: str | None = None) -> tuple[dict[str, Any], str]:
+        """Create a user and its token.
+
+        Returns:
+            ``(User record, token)``.
+        """
+        uid = self.new_id()
+        token = secrets.token_urlsafe(24)
+        tag = f"{secrets.randbelow(10000):04d}"
+        self.conn.execute(
+            "INSERT INTO users(id, name, tag, image, is_bot, token, created_at) VALUES (?,?,?,?,?,?,?)",
+            (uid, name, tag, image, int(bool(bot)), token, iso_now()))
+        return self.user(uid), token
+
+    def user_row(self, uid: str) -> sqlite3.Row:
+        """Return the row of a user. Raises NotFound."""
+        row = self._one("SELECT * FROM users WHERE id=?", (uid,))
+        if row is None:
+            raise NotFound("users.errors.not_found")
+        return row
+
+    def user(self, uid: str, *, viewer: str | None = None) -> dict[str, Any]:
+        """Return a User record (3.1); ``invisible`` shows as ``offline`` to other viewers.
+
+        Raises:
+            NotFound: Unknown user.
+        """
+        cached = self._user_cache.get(uid)
+        if cached is None:
+            row = self.user_row(uid)
+            cached = {
+                "publicId": row["id"], "name": row["name"], "tag": row["tag"],
+                "image": row["image"], "isBot": bool(row["is_bot"]), "status": row["status"],
+                "createdAt": row["created_at"],
+            }
+            self._user_cache[uid] = cached
+        rec = dict(cached)
+        if viewer != uid and rec["status"] == "invisible":
+            rec["status"] = "offline"
+        return rec
+
+    def user_by_token(self, token: Any) -> str | None:
+        """Return the user id owning a valid (non-revoked) token, else None."""
+        if not isinstance(token, str) or not token:
+            return None
+        row = self._one("SELECT id FROM users WHERE token=? AND revoked=0", (token,))
+        return None if row is None else str(row["id"])
+
+    def revoke_token(self, uid: str) -> None:
+        """Revoke a user's token (later requests and connects are refused)."""
+        self.user_row(uid)
+        self.conn.execute("UPDATE users SET revoked=1 WHERE id=?", (uid,))
+
+    def set_status(self, uid: str, status: str) -> None:
+        """Store a user's presence status (C11, ``presence:update``)."""
+        self.conn.execute("UPDATE users SET status=? WHERE id=?", (status, uid))
+        self._user_cache.pop(uid, None)
+
+    def set_activity(self, uid: str, activity: dict[str, Any] | None) -> None:
+        """Store a user's activity (None clears)."""
+        self.conn.execute("UPDATE users SET activity=? WHERE id=?",
+                          (None if activity is None else json.dumps(activity), uid))
+
+    def activity(self, uid: str) -> dict[str, Any] | None:
+        """Return a user's stored activity or None."""
+        row = self.user_row(uid)
+        return None if row["activity"] is None else json.loads(row["activity"])
+
+    def update_user(self, uid: str, **fields: Any) -> dict[str, Any]:
+        """Change ``name``, ``tag`` or ``image`` of a user; returns the new User record."""
+        self.user_row(uid)
+        for key in ("name", "tag", "image"):
+            if key in fields:
+                self.conn.execute(f"UPDATE users SET {key}=? WHERE id=?", (fields[key], uid))
+        self._user_cache.pop(uid, None)
+        return self.user(uid)
+
+    # ------------------------------------------------------------------ servers
+    def create_server(self, name: str, owner_id: str, *, image_url: str | None = None) -> str:
+        """Create a server with its ``@everyone`` role and the owner as member; return its id."""
+        self.user_row(owner_id)
+        sid = self.new_id()
+        now = iso_now()
+        with self.conn:
+            self.conn.execute("INSERT INTO servers(id, name, image_url, owner_id, created_at) VALUES (?,?,?,?,?)",
+                              (sid, name, image_url, owner_id, now))
+            self.conn.execute(
+                "INSERT INTO roles(id, server_id, name, color, hoist, position, permissions, everyone) "
+                "VALUES (?,?,?,?,?,?,?,1)", (self.new_id(), sid, "@everyone", None, 0, 0, str(DEFAULT_PERMISSIONS)))
+            self.conn.execute("INSERT INTO members(id, server_id, user_id, joined_at) VALUES (?,?,?,?)",
+                              (self.new_id(), sid, owner_id, now))
+        return sid
+
+    def server_row(self, sid: str) -> sqlite3.Row:
+        """Return a server row. Raises NotFound."""
+        row = self._one("SELECT * FROM servers WHERE id=?", (sid,))
+        if row is None:
+            raise NotFound("servers.errors.not_found")
+        return row
+
+    def server(self, sid: str) -> dict[str, Any]:
+        """Return a Server record (3.2). Raises NotFound."""
+        row = self.server_row(sid)
+        count = self._one("SELECT COUNT(*) FROM members WHERE server_id=?", (sid,))
+        return self._server_rec(row, int(count[0]) if count else 0)
+
+    @staticmethod
+    def _server_rec(row: sqlite3.Row, member_count: int) -> dict[str, Any]:
+        return {"publicId": row["id"], "name": row["name"], "imageUrl": row["image_url"],
+                "memberCount": member_count, "ownerId": row["owner_id"], "createdAt": row["created_at"]}
+
+    def servers_of(self, uid: str) -> list[dict[str, Any]]:
+        """Return the Server records of every server the user is a member of, by creation."""
+        rows = self._all(
+            "SELECT s.*, (SELECT COUNT(*) FROM members m2 WHERE m2.server_id=s.id) AS mc "
+            "FROM servers s JOIN members m ON m.server_id=s.id WHERE m.user_id=? ORDER BY s.created_at, s.id",
+            (uid,))
+        return [self._server_rec(r, int(r["mc"])) for r in rows]
+
+    def server_ids_of(self, uid: str) -> list[str]:
+        """Return the ids of the servers a user belongs to."""
+        return [r[0] for r in self._all("SELECT server_id FROM members WHERE user_id=?", (uid,))]
+
+    def update_server(self, sid: str, fields: dict[str, Any]) -> None:
+        """Change a server's ``name`` and/or ``imageUrl`` (None clears the icon)."""
+        self.server_row(sid)
+        if "name" in fields:
+            self.conn.execute("UPDATE servers SET name=? WHERE id=?", (fields["name"], sid))
+        if "imageUrl" in fields:
+            self.conn.execute("UPDATE servers SET image_url=? WHERE id=?", (fields["imageUrl"], sid))
+
+    def delete_server(self, sid: str) -> None:
+        """Delete a server and everything in it."""
+        self.server_row(sid)
+        chans = [r[0] for r in self._all("SELECT id FROM channels WHERE server_id=?", (sid,))]
+        with self.conn:
+            for cid in chans:
+                self._delete_channel_rows(cid)
+            for table in ("roles", "members", "member_roles", "categories", "invites"):
+                self.conn.execute(f"DELETE FROM {table} WHERE server_id=?", (sid,))
+            self.conn.execute("DELETE FROM servers WHERE id=?", (sid,))
+
+    def member_ids(self, sid: str) -> list[str]:
+        """Return the user ids of a server's members."""
+        return [r[0] for r in self._all("SELECT user_id FROM members WHERE server_id=?", (sid,))]
+
+    # ------------------------------------------------------------------ roles
+    def role_row(self, sid: str, rid: str) -> sqlite3.Row:
+        """Return a role row of a server. Raises NotFound."""
+        row = self._one("SELECT * FROM roles WHERE id=? AND server_id=?", (rid, sid))
+        if row is None:
+            raise NotFound("roles.errors.not_found")
+        return row
+
+    @staticmethod
+    def _role_rec(row: sqlite3.Row) -> dict[str, Any]:
+        return {"publicId": row["id"], "name": row["name"], "color": row["color"], "hoist": bool(row["hoist"]),
+                "serverPublicId": row["server_id"], "position": row["position"],
+                "permissions": str(row["permissions"])}
+
+    def role(self, sid: str, rid: str) -> dict[str, Any]:
+        """Return a Role record (3.5). Raises NotFound."""
+        return self._role_rec(self.role_row(sid, rid))
+
+    def roles(self, sid: str) -> list[dict[str, Any]]:
+        """Return a server's roles ordered by position."""
+        return [self._role_rec(r) for r in
+                self._all("SELECT * FROM roles WHERE server_id=? ORDER BY position, id", (sid,))]
+
+    def create_role(self, sid: str, name: str, permissions: int, *, color: str | None = None,
+                    hoist: bool = False) -> dict[str, Any]:
+        """Create a role at the next position; return its Role record."""
+        self.server_row(sid)
+        rid = self.new_id()
+        pos = self._one("SELECT COALESCE(MAX(position), 0) + 1 FROM roles WHERE server_id=?", (sid,))
+        self.conn.execute(
+            "INSERT INTO roles(id, server_id, name, color, hoist, position, permissions) VALUES (?,?,?,?,?,?,?)",
+            (rid, sid, name, color, int(hoist), int(pos[0]) if pos else 1, str(permissions)))
+        return self.role(sid, rid)
+
+    def update_role(self, sid: str, rid: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change ``name``, ``color``, ``hoist``, ``permissions`` or ``position`` of a role."""
+        self.role_row(sid, rid)
+        mapping = {"name": "name", "color": "color", "hoist": "hoist", "permissions": "permissions",
+                   "position": "position"}
+        for key, col in mapping.items():
+            if key in fields:
+                value = fields[key]
+                if key == "hoist":
+                    value = int(bool(value))
+                elif key == "permissions":
+                    value = str(parse_permissions(value))
+                self.conn.execute(f"UPDATE roles SET {col}=? WHERE id=?", (value, rid))
+        return self.role(sid, rid)
+
+    def delete_role(self, sid: str, rid: str) -> None:
+        """Delete a role (``@everyone`` cannot be deleted: Forbidden)."""
+        row = self.role_row(sid, rid)
+        if row["everyone"]:
+            raise Forbidden("roles.errors.cannot_delete_everyone")
+        with self.conn:
+            self.conn.execute("DELETE FROM roles WHERE id=?", (rid,))
+            self.conn.execute("DELETE FROM member_roles WHERE role_id=?", (rid,))
+
+    # ------------------------------------------------------------------ members
+    def is_member(self, sid: str, uid: str) -> bool:
+        """Whether the user is a member of the server."""
+        return self._one("SELECT 1 FROM members WHERE server_id=? AND user_id=?", (sid, uid)) is not None
+
+    def add_member(self, sid: str, uid: str, role_ids: Iterable[str] = ()) -> bool:
+        """Add a member (with extra roles); return False if it was already a member."""
+        self.server_row(sid)
+        self.user_row(uid)
+        role_ids = list(role_ids)
+        for rid in role_ids:
+            self.role_row(sid, rid)
+        if self.is_member(sid, uid):
+            for rid in role_ids:
+                self.conn.execute("INSERT OR IGNORE INTO member_roles VALUES (?,?,?)", (sid, uid, rid))
+            return False
+        with self.conn:
+            self.conn.execute("INSERT INTO members(id, server_id, user_id, joined_at) VALUES (?,?,?,?)",
+                              (self.new_id(), sid, uid, iso_now()))
+            for rid in role_ids:
+                self.conn.execute("INSERT OR IGNORE INTO member_roles VALUES (?,?,?)", (sid, uid, rid))
+        return True
+
+    def remove_member(self, sid: str, uid: str) -> bool:
+        """Remove a member; return False if it was not a member."""
+        if not self.is_member(sid, uid):
+            return False
+        with self.conn:
+            self.conn.execute("DELETE FROM members WHERE server_id=? AND user_id=?", (sid, uid))
+            self.conn.execute("DELETE FROM member_roles WHERE server_id=? AND user_id=?", (sid, uid))
+        return True
+
+    def set_member_roles(self, sid: str, uid: str, role_ids: list[str]) -> None:
+        """Replace a member's role set (``@everyone`` always stays)."""
+        for rid in role_ids:
+            self.role_row(sid, rid)
+        with self.conn:
+            self.conn.execute("DELETE FROM member_roles WHERE server_id=? AND user_id=?", (sid, uid))
+            for rid in role_ids:
+                self.conn.execute("INSERT OR IGNORE INTO member_roles VALUES (?,?,?)", (sid, uid, rid))
+
+    def set_nickname(self, sid: str, uid: str, nickname: str | None) -> None:
+        """Set or clear a member's nickname."""
+        self.conn.execute("UPDATE members SET nickname=? WHERE server_id=? AND user_id=?", (nickname, sid, uid))
+
+    def member(self, sid: str, uid: str, *, viewer: str | None = None) -> dict[str, Any]:
+        """Return the nested Member record (3.4), ``@everyone`` first in ``roles``.
+
+        Raises:
+            NotFound: Not a member.
+        """
+        row = self._one("SELECT * FROM members WHERE server_id=? AND user_id=?", (sid, uid))
+        if row is None:
+            raise NotFound("members.errors.not_found")
+        srv = self.server_row(sid)
+        return self._member_rec(row, srv["owner_id"], self._member_roles(sid, uid), viewer)
+
+    def _member_roles(self, sid: str, uid: str) -> list[dict[str, Any]]:
+        rows = self._all(
+            "SELECT r.* FROM roles r WHERE r.server_id=? AND (r.everyone=1 OR r.id IN "
+            "(SELECT role_id FROM member_roles WHERE server_id=? AND user_id=?)) ORDER BY r.position, r.id",
+            (sid, sid, uid))
+        return [self._role_rec(r) for r in rows]
+
+    def _member_rec(self, row: sqlite3.Row, owner_id: str, roles: list[dict[str, Any]],
+                    viewer: str | None) -> dict[str, Any]:
+        return {"publicId": row["id"], "userId": row["user_id"], "user": self.user(row["user_id"], viewer=viewer),
+                "serverPublicId": row["server_id"], "roles": roles, "joinedAt": row["joined_at"],
+                "nickname": row["nickname"], "isOwner": row["user_id"] == owner_id}
+
+    def members(self, sid: str, *, viewer: str | None = None) -> list[dict[str, Any]]:
+        """Return every Member record of a server, by join order."""
+        srv = self.server_row(sid)
+        roles = {r["publicId"]: r for r in self.roles(sid)}
+        everyone = [r for r in roles.values() if self._is_everyone(sid, r["publicId"])]
+        extra: dict[str, list[str]] = {}
+        for r in self._all("SELECT user_id, role_id FROM member_roles WHERE server_id=?", (sid,)):
+            extra.setdefault(r[0], []).append(r[1])
+        out = []
+        for row in self._all("SELECT * FROM members WHERE server_id=? ORDER BY joined_at, id", (sid,)):
+            mine = everyone + [roles[rid] for rid in extra.get(row["user_id"], []) if rid in roles]
+            mine.sort(key=lambda r: (r["position"], r["publicId"]))
+            out.append(self._member_rec(row, srv["owner_id"], mine, viewer))
+        return out
+
+    def _is_everyone(self, sid: str, rid: str) -> bool:
+        row = self._one("SELECT everyone FROM roles WHERE id=? AND server_id=?", (rid, sid))
+        return bool(row and row[0])
+
+    def permissions(self, sid: str, uid: str) -> int:
+        """Compute a member's server permissions (3.10); 0 for a non-member.
+
+        Owner gives ALL; otherwise the OR of ``@everyone`` and the member's roles, and
+        ``ADMINISTRATOR`` widens to ALL.
+        """
+        srv = self._one("SELECT owner_id FROM servers WHERE id=?", (sid,))
+        if srv is None or not self.is_member(sid, uid):
+            return 0
+        if srv[0] == uid:
+            return ALL_PERMISSIONS
+        value = 0
+        for r in self._all(
+                "SELECT permissions FROM roles WHERE server_id=? AND (everyone=1 OR id IN "
+                "(SELECT role_id FROM member_roles WHERE server_id=? AND user_id=?))", (sid, sid, uid)):
+            value |= int(r[0])
+        if value & PERM["ADMINISTRATOR"]:
+            return ALL_PERMISSIONS
+        return value
+
+    def has_perm(self, sid: str, uid: str, name: str) -> bool:
+        """Whether the member holds permission ``name`` on the server."""
+        return bool(self.permissions(sid, uid) & PERM[name])
+
+    # ------------------------------------------------------------------ channels
+    def create_category(self, sid: str, name: str, *, is_private: bool = False) -> str:
+        """Create a category at the next position; return its id."""
+        self.server_row(sid)
+        cid = self.new_id()
+        pos = self._one("SELECT COUNT(*) FROM categories WHERE server_id=?", (sid,))
+        self.conn.execute("INSERT INTO categories(id, server_id, name, position, is_private) VALUES (?,?,?,?,?)",
+                          (cid, sid, name, int(pos[0]) if pos else 0, int(is_private)))
+        return cid
+
+    def category_row(self, sid: str, cid: str) -> sqlite3.Row:
+        """Return a category row of a server. Raises NotFound."""
+        row = self._one("SELECT * FROM categories WHERE id=? AND server_id=?", (cid, sid))
+        if row is None:
+            raise NotFound("categories.errors.not_found")
+        return row
+
+    def category(self, sid: str, cid: str) -> dict[str, Any]:
+        """Return a Category record with its channels (3.3)."""
+        row = self.category_row(sid, cid)
+        return self._category_rec(row)
+
+    def _category_rec(self, row: sqlite3.Row) -> dict[str, Any]:
+        chans = self._all("SELECT * FROM channels WHERE category_id=? ORDER BY position, id", (row["id"],))
+        return {"publicId": row["id"], "name": row["name"], "position": row["position"],
+                "isPrivate": bool(row["is_private"]), "serverPublicId": row["server_id"],
+                "channels": [self._channel_rec(c, listing=True) for c in chans]}
+
+    def create_channel(self, sid: str, name: str, ctype: str, *, category_id: str | None = None,
+                       is_private: bool = False, description: str | None = None) -> str:
+        """Create a channel in a server (optionally in a category); return its id."""
+        self.server_row(sid)
+        if category_id is not None:
+            self.category_row(sid, category_id)
+        cid = self.new_id()
+        if category_id is None:
+            pos = self._one("SELECT COUNT(*) FROM channels WHERE server_id=? AND category_id IS NULL", (sid,))
+        else:
+            pos = self._one("SELECT COUNT(*) FROM channels WHERE category_id=?", (category_id,))
+        self.conn.execute(
+            "INSERT INTO channels(id, server_id, category_id, name, type, position, is_private, description, "
+            "created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (cid, sid, category_id, name, ctype, int(pos[0]) if pos else 0, int(is_private), description, iso_now()))
+        return cid
+
+    def channel_row(self, cid: str) -> sqlite3.Row:
+        """Return a channel row (server channel or DM). Raises NotFound."""
+        row = self._one("SELECT * FROM channels WHERE id=?", (cid,))
+        if row is None:
+            raise NotFound("channels.errors.not_found")
+        return row
+
+    @staticmethod
+    def _channel_rec(row: sqlite3.Row, *, listing: bool = False) -> dict[str, Any]:
+        rec: dict[str, Any] = {"publicId": row["id"], "name": row["name"], "type": row["type"]}
+        if not listing:
+            rec["serverPublicId"] = row["server_id"]
+        rec.update({"categoryId": row["category_id"], "isPrivate": bool(row["is_private"]),
+                    "description": row["description"], "position": row["position"],
+                    "createdAt": row["created_at"]})
+        return rec
+
+    def channel(self, cid: str) -> dict[str, Any]:
+        """Return a Channel record (3.3) with ``serverPublicId`` (null for a DM)."""
+        return self._channel_rec(self.channel_row(cid))
+
+    def channels_of(self, sid: str) -> list[dict[str, Any]]:
+        """Return every channel record of a server (categorised first, then uncategorised)."""
+        listing = self.listing(sid)
+        out = [c for cat in listing["categories"] for c in cat["channels"]] + listing["uncategorizedChannels"]
+        for c in out:
+            c["serverPublicId"] = sid
+        return out
+
+    def channel_ids_of(self, sid: str) -> list[str]:
+        """Return the ids of a server's channels."""
+        return [r[0] for r in self._all("SELECT id FROM channels WHERE server_id=?", (sid,))]
+
+    def listing(self, sid: str) -> dict[str, Any]:
+        """Return the C6 category listing ``{categories, uncategorizedChannels}`` sorted by position."""
+        self.server_row(sid)
+        cats = [self._category_rec(r) for r in
+                self._all("SELECT * FROM categories WHERE server_id=? ORDER BY position, id", (sid,))]
+        unc = [self._channel_rec(r, listing=True) for r in self._all(
+            "SELECT * FROM channels WHERE server_id=? AND category_id IS NULL ORDER BY position, id", (sid,))]
+        return {"categories": cats, "uncategorizedChannels": unc}
+
+    def update_channel(self, cid: str, fields: dict[str, Any]) -> None:
+        """Change a channel's ``name`` and/or ``description``."""
+        self.channel_row(cid)
+        for key, col in (("name", "name"), ("description", "description")):
+            if key in fields:
+                self.conn.execute(f"UPDATE channels SET {col}=? WHERE id=?", (fields[key], cid))
+
+    def _delete_channel_rows(self, cid: str) -> None:
+        self.conn.execute("DELETE FROM messages_fts WHERE rowid IN (SELECT seq FROM messages WHERE channel_id=?)",
+                          (cid,))
+        self.conn.execute("DELETE FROM messages WHERE channel_id=?", (cid,))
+        self.conn.execute("DELETE FROM channels WHERE id=?", (cid,))
+        self.conn.execute("DELETE FROM dms WHERE channel_id=?", (cid,))
+
+    def delete_channel(self, cid: str) -> None:
+        """Delete a channel and its messages."""
+        self.channel_row(cid)
+        with self.conn:
+            self._delete_channel_rows(cid)
+
+    def can_view(self, cid: str, uid: str) -> bool:
+        """Whether the user may see a channel (DM participant, or member with VIEW_CHANNELS)."""
+        row = self._one("SELECT server_id FROM channels WHERE id=?", (cid,))
+        if row is None:
+            return False
+        if row[0] is None:
+            return self._one("SELECT 1 FROM dms WHERE channel_id=? AND (user_a=? OR user_b=?)",
+                             (cid, uid, uid)) is not None
+        return self.has_perm(row[0], uid, "VIEW_CHANNELS")
+
+    def visible_channel_ids(self, uid: str) -> list[str]:
+        """Return every channel id (server channels and DMs) the user may view."""
+        out = [r[0] for r in self._all("SELECT channel_id FROM dms WHERE user_a=? OR user_b=?", (uid, uid))]
+        for sid in self.server_ids_of(uid):
+            if self.has_perm(sid, uid, "VIEW_CHANNELS"):
+                out.extend(self.channel_ids_of(sid))
+        return out
+
+    # ------------------------------------------------------------------ DMs
+    def open_dm(self, uid: str, other: str) -> tuple[str, bool]:
+        """Return ``(channel id, created)`` of the DM between two users."""
+        self.user_row(other)
+        a, b = sorted((uid, other))
+        row = self._one("SELECT channel_id FROM dms WHERE user_a=? AND user_b=?", (a, b))
+        if row is not None:
+            return str(row[0]), False
+        cid = self.new_id()
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO channels(id, server_id, category_id, name, type, position, created_at) "
+                "VALUES (?,NULL,NULL,?,?,0,?)", (cid, "DM", "DM", iso_now()))
+            self.conn.execute("INSERT INTO dms VALUES (?,?,?)", (cid, a, b))
+        return cid, True
+
+    def dm_record(self, cid: str, viewer: str) -> dict[str, Any]:
+        """Return the DM record (3.3) from ``viewer``'s side."""
+        row = self._one("SELECT * FROM dms WHERE channel_id=?", (cid,))
+        if row is None:
+            raise NotFound("channels.errors.not_found")
+        other = row["user_b"] if row["user_a"] == viewer else row["user_a"]
+        recipient = self.user(other, viewer=viewer)
+        recipient.update({"friendshipStatus": "NONE", "friendshipId": None})
+        return {"publicId": cid, "type": "DM", "name": recipient["name"], "serverPublicId": None,
+                "recipient": recipient}
+
+    def dm_participants(self, cid: str) -> list[str]:
+        """Return the two user ids of a DM channel ([] if not a DM)."""
+        row = self._one("SELECT user_a, user_b FROM dms WHERE channel_id=?", (cid,))
+        return [] if row is None else [row[0], row[1]]
+
+    # ------------------------------------------------------------------ messages
+    def insert_messages(self, cid: str, author_id: str, contents: list[str],
+                        embeds: list[Any] | None = None, reply_to_id: str | None = None) -> list[dict[str, Any]]:
+        """Store messages in one transaction; return their Message records (3.6).
+
+        ``contents`` are the raw texts: they are escaped on store and indexed unescaped.
+        """
+        chan = self.channel_row(cid)
+        author = self.user(author_id)
+        author_json = json.dumps(author)
+        sid = chan["server_id"]
+        embeds = list(embeds or [])
+        embeds_json = json.dumps(embeds)
+        now = iso_now()
+        records = []
+        rows = []
+        ids = self._ids
+        for text in contents:
+            mid = str(next(ids))
+            esc = escape_content(text)
+            rows.append((mid, cid, sid, author_id, esc, embeds_json, reply_to_id, now, author_json, text))
+            records.append({"publicId": mid, "content": esc, "author": author, "channelPublicId": cid,
+                            "serverPublicId": sid, "createdAt": now, "embeds": embeds, "fileUrl": None,
+                            "replyToId": reply_to_id, "editedAt": None, "pinned": False})
+        with self.conn:
+            cur = self.conn.cursor()
+            start = cur.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0]
+            cur.executemany(
+                "INSERT INTO messages(seq, id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
+                "created_at, author_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(start + i + 1,) + r[:9] for i, r in enumerate(rows)])
+            cur.executemany("INSERT INTO messages_fts(rowid, body) VALUES (?,?)",
+                            [(start + i + 1, r[9]) for i, r in enumerate(rows)])
+        return records
+
+    @staticmethod
+    def _message_rec(row: sqlite3.Row) -> dict[str, Any]:
+        return {"publicId": row["id"], "content": row["content"],
+                "author": None if row["author_json"] is None else json.loads(row["author_json"]),
+                "channelPublicId": row["channel_id"], "serverPublicId": row["server_id"],
+                "createdAt": row["created_at"], "embeds": json.loads(row["embeds"]), "fileUrl": None,
+                "replyToId": row["reply_to_id"], "editedAt": row["edited_at"], "pinned": bool(row["pinned"])}
+
+    def message_row(self, mid: str) -> sqlite3.Row:
+        """Return a message row. Raises NotFound."""
+        row = self._one("SELECT * FROM messages WHERE id=?", (mid,))
+        if row is None:
+            raise NotFound("messages.errors.not_found")
+        return row
+
+    def message(self, mid: str) -> dict[str, Any]:
+        """Return a stored Message record (no nonce)."""
+        return self._message_rec(self.message_row(mid))
+
+    def messages(self, cid: str) -> list[dict[str, Any]]:
+        """Return every stored message of a channel in chronological order."""
+        return [self._message_rec(r) for r in
+                self._all("SELECT * FROM messages WHERE channel_id=? ORDER BY seq", (cid,))]
+
+    def history(self, cid: str, limit: int, before: str | None = None) -> list[dict[str, Any]]:
+        """Return the newest ``limit`` messages before ``before`` (a message id), chronological."""
+        if before is not None:
+            row = self._one("SELECT seq FROM messages WHERE id=? AND channel_id=?", (before, cid))
+            if row is None:
+                return []
+            rows = self._all("SELECT * FROM messages WHERE channel_id=? AND seq<? ORDER BY seq DESC LIMIT ?",
+                             (cid, row[0], limit))
+        else:
+            rows = self._all("SELECT * FROM messages WHERE channel_id=? ORDER BY seq DESC LIMIT ?", (cid, limit))
+        return [self._message_rec(r) for r in reversed(rows)]
+
+    def search(self, cid: str, query: str, limit: int, before: str | None = None,
+               after: str | None = None) -> list[dict[str, Any]]:
+        """Full-text search (FTS5) over the unescaped text of a channel's messages, newest first."""
+        terms = [t for t in query.split() if t]
+        if not terms:
+            return []
+        match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        sql = ("SELECT m.* FROM messages_fts f JOIN messages m ON m.seq=f.rowid "
+               "WHERE messages_fts MATCH ? AND m.channel_id=?")
+        args: list[Any] = [match, cid]
+        for ref, op in ((before, "<"), (after, ">")):
+            if ref is not None:
+                row = self._one("SELECT seq FROM messages WHERE id=?", (ref,))
+                if row is None:
+                    return []
+                sql += f" AND m.seq{op}?"
+                args.append(row[0])
+        sql += " ORDER BY m.seq DESC LIMIT ?"
+        args.append(limit)
+        return [self._message_rec(r) for r in self._all(sql, args)]
+
+    def edit_message(self, mid: str, content: str, embeds: list[Any] | None) -> dict[str, Any]:
+        """Replace a message's content (escaped) and embeds; return the new record."""
+        row = self.message_row(mid)
+        with self.conn:
+            self.conn.execute("UPDATE messages SET content=?, embeds=?, edited_at=? WHERE id=?",
+                              (escape_content(content), json.dumps(embeds if embeds is not None
+                                                                    else json.loads(row["embeds"])),
+                               iso_now(), mid))
+            self.conn.execute("UPDATE messages_fts SET body=? WHERE rowid=?", (content, row["seq"]))
+        return self.message(mid)
+
+    def delete_message(self, mid: str) -> None:
+        """Delete one message."""
+        row = self.message_row(mid)
+        with self.conn:
+            self.conn.execute("DELETE FROM messages_fts WHERE rowid=?", (row["seq"],))
+            self.conn.execute("DELETE FROM messages WHERE id=?", (mid,))
+
+    # ------------------------------------------------------------------ invites
+    def create_invite(self, sid: str, channel_id: str | None, inviter_id: str | None, *,
+                      max_age_s: int | None = None, max_uses: int | None = None) -> str:
+        """Create an invite with an 8-alphanumeric code; return the code."""
+        self.server_row(sid)
+        code = "".join(secrets.choice(_ALNUM) for _ in range(8))
+        expires = time.time() + max_age_s if max_age_s else None
+        self.conn.execute(
+            "INSERT INTO invites(code, server_id, channel_id, inviter_id, uses, max_uses, expires_at, created_at) "
+            "VALUES (?,?,?,?,0,?,?,?)", (code, sid, channel_id, inviter_id, max_uses or None, expires, iso_now()))
+        return code
+
+    def invite_row(self, code: str) -> sqlite3.Row:
+        """Return a live (unexpired, not used up) invite row. Raises NotFound."""
+        row = self._one("SELECT * FROM invites WHERE code=?", (code,))
+        if row is None or (row["expires_at"] is not None and row["expires_at"] <= time.time()) or (
+                row["max_uses"] is not None and row["uses"] >= row["max_uses"]):
+            raise NotFound("invites.errors.not_found")
+        return row
+
+    def server_invite(self, code: str) -> dict[str, Any]:
+        """Return the server-invite record (3.7, list and create form)."""
+        row = self._one("SELECT * FROM invites WHERE code=?", (code,))
+        if row is None:
+            raise NotFound("invites.errors.not_found")
+        inviter = None
+        if row["inviter_id"] is not None:
+            try:
+                u = self.user(row["inviter_id"])
+                inviter = {"publicId": u["publicId"], "name": u["name"], "image": u["image"], "tag": u["tag"]}
+            except NotFound:
+                inviter = None
+        channel = None
+        if row["channel_id"] is not None:
+            c = self._one("SELECT id, name FROM channels WHERE id=?", (row["channel_id"],))
+            if c is not None:
+                channel = {"publicId": c[0], "name": c[1]}
+        return {"code": row["code"], "uses": row["uses"], "maxUses": row["max_uses"],
+                "expiresAt": None if row["expires_at"] is None else iso_at(row["expires_at"]),
+                "createdAt": row["created_at"], "inviter": inviter, "channel": channel,
+                "serverPublicId": row["server_id"]}
+
+    def resolved_invite(self, code: str, viewer: str) -> dict[str, Any]:
+        """Return the resolved invite (3.7, C13) for ``viewer``."""
+        row = self.invite_row(code)
+        srv = self.server(row["server_id"])
+        rec = self.server_invite(code)
+        rec["server"] = {"publicId": srv["publicId"], "name": srv["name"], "imageUrl": srv["imageUrl"],
+                         "memberCount": srv["memberCount"], "isMember": self.is_member(srv["publicId"], viewer),
+                         "channelPublicId": row["channel_id"]}
+        return rec
+
+    def invites(self, sid: str, inviter: str | None = None) -> list[dict[str, Any]]:
+        """Return the live invites of a server (optionally only one inviter's)."""
+        sql = "SELECT code FROM invites WHERE server_id=?"
+        args: list[Any] = [sid]
+        if inviter is not None:
+            sql += " AND inviter_id=?"
+            args.append(inviter)
+        out = []
+        for (code,) in self._all(sql + " ORDER BY created_at, code", args):
+            try:
+                self.invite_row(code)
+            except NotFound:
+                continue
+            out.append(self.server_invite(code))
+        return out
+
+    def delete_invite(self, code: str) -> None:
+        """Delete an invite."""
+        self.conn.execute("DELETE FROM invites WHERE code=?", (code,))

@@ -1,0 +1,207 @@
+"""Socket side of the emulator: auth, message:send echo, fan-out, presence and activity (protocol 2, 4.4)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import pytest
+import requests
+import socketio
+
+
+class Conn:
+    """A python-socketio client collecting every event into a queue."""
+
+    def __init__(self, emu, token):
+        self.events: queue.Queue = queue.Queue()
+        self.client = socketio.Client(reconnection=False)
+        self.client.on("*", lambda event, data=None: self.events.put((event, data)))
+        self.client.connect(emu.socket_url, auth={"token": token}, transports=["websocket"], wait_timeout=5)
+
+    def wait(self, name, timeout=5.0, check=lambda d: True):
+        while True:
+            event, data = self.events.get(timeout=timeout)
+            if event == name and check(data):
+                return data
+
+    def none(self, name, timeout=0.3):
+        try:
+            while True:
+                event, _ = self.events.get(timeout=timeout)
+                if event == name:
+                    return False
+        except queue.Empty:
+            return True
+
+    def close(self):
+        self.client.disconnect()
+
+
+@pytest.fixture
+def conns(world):
+    opened = []
+
+    def make(token):
+        conn = Conn(world.emulator, token)
+        opened.append(conn)
+        return conn
+
+    yield make
+    for conn in opened:
+        conn.close()
+
+
+def test_bad_token_refused(world):
+    client = socketio.Client(reconnection=False)
+    errors = []
+    client.on("connect_error", lambda data: errors.append(data))
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        client.connect(world.emulator.socket_url, auth={"token": "bad"}, transports=["websocket"], wait_timeout=5)
+    assert errors == [{"message": "Authentication failed"}]
+    assert world.emulator.connection_count() == 0
+
+
+def test_send_echo_with_nonce_and_delivery(world, conns):
+    bot, human = conns(world.bot_token), conns(world.human_token)
+    assert world.emulator.connection_count() == 2
+    bot.client.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "hi <you>",
+                                     "embeds": [], "nonce": "abc"})
+    echo = bot.wait("message:new")
+    assert echo["nonce"] == "abc" and echo["content"] == "hi &lt;you&gt;"
+    assert echo["author"]["publicId"] == world.bot["publicId"]
+    assert echo["channelPublicId"] == world.general["publicId"]
+    assert echo["serverPublicId"] == world.server["publicId"]
+    seen = human.wait("message:new")
+    assert seen["publicId"] == echo["publicId"]
+    stored = world.emulator.messages(world.general["publicId"])
+    assert [m["publicId"] for m in stored] == [echo["publicId"]] and "nonce" not in stored[0]
+
+
+def test_refused_sends_produce_nothing(world, conns):
+    emu = world.emulator
+    bot = conns(world.bot_token)
+    cid = world.general["publicId"]
+    bot.client.emit("message:send", {"channelPublicId": cid, "content": "   ", "embeds": [], "nonce": "1"})
+    bot.client.emit("message:send", {"channelPublicId": "404", "content": "x", "embeds": [], "nonce": "2"})
+    bot.client.emit("message:send", "not a dict")
+    emu.update_role(world.server["publicId"],
+                    emu.member(world.server["publicId"], world.bot["publicId"])["roles"][0]["publicId"],
+                    permissions=str(552448 & ~1024))
+    bot.client.emit("message:send", {"channelPublicId": cid, "content": "no perm", "embeds": [], "nonce": "3"})
+    assert bot.none("message:new")
+    assert emu.messages(cid) == []
+
+
+def test_embeds_only_message(world, conns):
+    bot = conns(world.bot_token)
+    bot.client.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "",
+                                     "embeds": [{"title": "<t>"}], "nonce": "e"})
+    echo = bot.wait("message:new")
+    assert echo["embeds"] == [{"title": "<t>"}] and echo["content"] == ""
+
+
+def test_control_post_message_reaches_bot(world, conns):
+    bot = conns(world.bot_token)
+    msg = world.emulator.post_message(world.general["publicId"], world.human["publicId"], "!ping")["message"]
+    got = bot.wait("message:new")
+    assert got["publicId"] == msg["publicId"] and got["content"] == "!ping"
+
+
+def test_presence_and_activity_fanout(world, conns):
+    bot, human = conns(world.bot_token), conns(world.human_token)
+    bot.client.emit("presence:update", {"status": "idle"})
+    assert human.wait("presence:update") == {"userPublicId": world.bot["publicId"], "status": "idle"}
+    bot.client.emit("presence:update", {"status": "invisible"})
+    assert human.wait("presence:update")["status"] == "offline"
+    bot.client.emit("activity:update", {"type": "playing", "name": "chess", "startedAt": 5})
+    got = human.wait("activity:update")
+    assert got == {"userPublicId": world.bot["publicId"],
+                   "activity": {"type": "playing", "name": "chess", "startedAt": 5}}
+    bot.client.emit("activity:update", {"type": "none", "name": ""})
+    assert human.wait("activity:update") == {"userPublicId": world.bot["publicId"], "activity": None}
+    assert world.emulator.presence(world.bot["publicId"]) == {"status": "invisible", "activity": None}
+
+
+def test_presence_not_sent_to_strangers(world, conns):
+    stranger = world.emulator.create_user("eve")
+    other = conns(stranger["token"])
+    bot = conns(world.bot_token)
+    bot.client.emit("presence:update", {"status": "dnd"})
+    bot.wait("presence:update")
+    assert other.none("presence:update")
+
+
+def test_add_member_joins_rooms_immediately(world, conns):
+    emu = world.emulator
+    newbie = emu.create_user("bob")
+    bob = conns(newbie["token"])
+    human = conns(world.human_token)
+    emu.add_member(world.server["publicId"], newbie["user"]["publicId"])
+    joined = bob.wait("server:joined")
+    assert joined["publicId"] == world.server["publicId"] and joined["memberCount"] == 3
+    added = human.wait("server:member_add")
+    assert added["serverPublicId"] == world.server["publicId"]
+    assert added["member"]["userId"] == newbie["user"]["publicId"]
+    emu.post_message(world.general["publicId"], world.human["publicId"], "welcome")
+    assert bob.wait("message:new")["content"] == "welcome"
+    emu.remove_member(world.server["publicId"], newbie["user"]["publicId"])
+    assert bob.wait("server:you_removed") == {"serverPublicId": world.server["publicId"]}
+    emu.post_message(world.general["publicId"], world.human["publicId"], "gone")
+    assert bob.none("message:new")
+
+
+def test_channel_created_joins_room(world, conns):
+    emu = world.emulator
+    bot = conns(world.bot_token)
+    ch = emu.create_channel(world.server["publicId"], "fresh")
+    assert bot.wait("server:channels_updated") == {"serverPublicId": world.server["publicId"]}
+    emu.post_message(ch["publicId"], world.human["publicId"], "in fresh")
+    assert bot.wait("message:new")["channelPublicId"] == ch["publicId"]
+
+
+def test_dm_open_and_message(world, conns):
+    emu = world.emulator
+    bot, human = conns(world.bot_token), conns(world.human_token)
+    r = requests.get(emu.base_url + f"/channels/dm/{world.bot['publicId']}",
+                     headers={"Authorization": f"Bearer {world.human_token}"}, timeout=5)
+    dm = r.json()
+    new = bot.wait("dm:new")
+    assert new["publicId"] == dm["publicId"] and new["recipient"]["publicId"] == world.human["publicId"]
+    bot.client.emit("message:send", {"channelPublicId": dm["publicId"], "content": "psst", "embeds": [],
+                                     "nonce": "d"})
+    assert bot.wait("message:new")["nonce"] == "d"
+    got = human.wait("message:new")
+    assert got["content"] == "psst" and got["serverPublicId"] is None
+
+
+def test_server_disconnect_and_drop(world, conns):
+    emu = world.emulator
+    bot = conns(world.bot_token)
+    gone = threading.Event()
+    bot.client.on("disconnect", lambda *a: gone.set())
+    assert emu.server_disconnect(world.bot["publicId"]) == 1
+    assert gone.wait(5)
+    other = conns(world.human_token)
+    dropped = threading.Event()
+    other.client.on("disconnect", lambda *a: dropped.set())
+    assert emu.drop_transport(world.human["publicId"]) == 1
+    assert dropped.wait(5)
+
+
+def test_raw_emit(world, conns):
+    bot = conns(world.bot_token)
+    world.emulator.emit("custom:thing", {"x": 1}, to_user=world.bot["publicId"])
+    assert bot.wait("custom:thing") == {"x": 1}
+    world.emulator.emit("server:member_add", {"serverPublicId": "s", "member": {"publicId": "u", "name": "n"}},
+                        to_server=world.server["publicId"])
+    assert bot.wait("server:member_add")["member"] == {"publicId": "u", "name": "n"}
+
+
+def test_reset_disconnects_sockets(world, conns):
+    bot = conns(world.bot_token)
+    gone = threading.Event()
+    bot.client.on("disconnect", lambda *a: gone.set())
+    world.emulator.reset()
+    assert gone.wait(5)
+    assert world.emulator.connection_count() == 0
