@@ -1,0 +1,529 @@
+"""Socket events -> cache updates and Python events (protocol.md 2.4, 2.5).
+
+:class:`WireHandlers` is called by the reader thread for every socket event,
+in arrival order. For each known event it applies the cache effect of the
+protocol 2.4 table first, then queues the Python event with
+``client._dispatch`` (listeners run on the worker pool, never here). Its
+ordering key is the channel id, else the server id, else (user-only events)
+the user id, else the message id for reaction events.
+
+A malformed payload (wrong types, missing keys) is logged at WARNING (event
+name and error only, never the payload) and dropped; unknown events are
+logged at DEBUG. :meth:`WireHandlers.handle` never raises.
+
+Wire names live here as constants; nothing else in the client reads them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from .._config import REACTION_TRACKER_MAX
+from ..models._base import read_id, read_str
+from ..models.guild import Guild
+from ..models.member import Member
+from ..models.message import Message
+from ..models.role import Role
+from ..models.user import User
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["ReactionTracker", "WireHandlers", "diff_reactions"]
+
+log = logging.getLogger("service_client.gateway")
+
+# Wire keys (protocol 0.1: accept publicId spellings and the id/serverId/channelId fallbacks).
+_SERVER_KEYS = ("serverPublicId", "serverId")
+_CHANNEL_KEYS = ("channelPublicId", "channelId")
+_USER_KEYS = ("userPublicId", "userId")
+_MESSAGE_KEYS = ("messagePublicId", "messageId")
+
+
+class MalformedPayload(ValueError):
+    """A payload that does not have the shape of protocol 2.4."""
+
+
+def _payload(args: list[Any]) -> Any:
+    return args[0] if args else None
+
+
+def _obj(value: Any, what: str = "payload") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MalformedPayload(f"{what} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _need_id(data: Mapping[str, Any], keys: tuple[str, ...], what: str) -> str:
+    value = read_id(data, *keys)
+    if value is None:
+        raise MalformedPayload(f"missing {what}")
+    return value
+
+
+class ReactionTracker:
+    """The last reaction snapshot per message, bounded LRU (protocol 2.5, pitfall 34).
+
+    Maps a message id to {emoji: set of user ids}. Thread-safe.
+    """
+
+    def __init__(self, max_messages: int = REACTION_TRACKER_MAX) -> None:
+        """Create an empty tracker remembering at most ``max_messages`` messages."""
+        self._max = max_messages
+        self._entries: OrderedDict[str, dict[str, set[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._entries
+
+    def replace(self, message_id: str, snapshot: dict[str, set[str]]) -> dict[str, set[str]]:
+        """Store ``snapshot`` for the message; return the previous one (empty when unknown)."""
+        with self._lock:
+            previous = self._entries.pop(message_id, None)
+            self._entries[message_id] = snapshot
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+        return previous if previous is not None else {}
+
+    def drop(self, message_id: str | None) -> None:
+        """Forget a message (``message:deleted``, ``message:reaction_clear``)."""
+        if message_id is None:
+            return
+        with self._lock:
+            self._entries.pop(message_id, None)
+
+
+def diff_reactions(
+    previous: Mapping[str, set[str]], current: Mapping[str, set[str]]
+) -> list[tuple[str, str, str, int]]:
+    """The changes from one snapshot to the next (protocol 2.5).
+
+    Args:
+        previous: {emoji: user ids} before (empty for a first snapshot).
+        current: {emoji: user ids} now.
+
+    Returns:
+        ``(kind, emoji, user_id, count)`` tuples, ``kind`` being ``"add"`` or
+        ``"remove"`` and ``count`` the emoji's user count right after that
+        change; per emoji (current order, then vanished emojis) removals come
+        before additions, users in sorted order.
+    """
+    changes: list[tuple[str, str, str, int]] = []
+    emojis = list(current) + [e for e in previous if e not in current]
+    for emoji in emojis:
+        before = previous.get(emoji, set())
+        after = current.get(emoji, set())
+        count = len(before)
+        for user_id in sorted(before - after):
+            count -= 1
+            changes.append(("remove", emoji, user_id, count))
+        for user_id in sorted(after - before):
+            count += 1
+            changes.append(("add", emoji, user_id, count))
+    return changes
+
+
+class WireHandlers:
+    """Maps every server-to-client socket event to its cache effect and Python event.
+
+    Called only from the socket reader thread (one event at a time, in
+    arrival order); it never runs user code and never blocks on I/O (the
+    member refetch of ``server:member_update`` runs on the worker pool).
+
+    Args:
+        client: The client whose caches and dispatcher are used.
+    """
+
+    def __init__(self, client: Client) -> None:
+        """Bind to ``client`` and build the event table."""
+        self._client = client
+        self.reactions = ReactionTracker()
+        self._table: dict[str, Callable[[Any], None]] = {
+            "message:new": self._message_new,
+            "message:updated": self._message_updated,
+            "message:deleted": self._message_deleted,
+            "message:reaction": self._message_reaction,
+            "message:reaction_clear": self._message_reaction_clear,
+            "message:pinned": self._message_pinned,
+            "server:joined": self._server_joined,
+            "server:updated": self._server_updated,
+            "server:deleted": self._server_gone,
+            "server:you_removed": self._server_gone,
+            "server:you_left": self._server_gone,
+            "server:member_add": self._member_add,
+            "server:member_remove": self._member_remove,
+            "server:member_removed": self._member_removed,
+            "server:member_update": self._member_update,
+            "server:ban_revoked": self._ban_revoked,
+            "server:channels_updated": self._simple("guild_channels_update"),
+            "server:categories_updated": self._simple("guild_categories_update"),
+            "server:role_create": self._role_upsert("role_create"),
+            "server:role_update": self._role_upsert("role_update"),
+            "server:role_delete": self._role_delete,
+            "server:roles_order_update": self._roles_order,
+            "user:update": self._user_update,
+            "presence:update": self._presence_update,
+            "typing:start": self._typing("typing_start"),
+            "typing:stop": self._typing("typing_stop"),
+            "activity:update": self._activity_update,
+            "dm:new": self._dm_new,
+            "voice:state-update": self._voice_snapshot("voice_state_update"),
+            "voice:user-joined": self._voice_snapshot("voice_user_joined"),
+            "voice:user-left": self._voice_user_left,
+            "voice:user-state": self._voice_user_state,
+            "voice:incoming-call": self._voice_simple("voice_incoming_call"),
+            "voice:call-cancelled": self._voice_simple("voice_call_cancelled"),
+            "voice:livekit-token": self._voice_token,
+        }
+
+    @property
+    def events(self) -> list[str]:
+        """The socket event names handled here."""
+        return list(self._table)
+
+    def handle(self, event_name: str, args: list[Any]) -> None:
+        """Apply one socket event: cache effect, then ``client._dispatch``. Never raises.
+
+        Args:
+            event_name: The socket event name (``"message:new"``...).
+            args: The event's arguments (usually one payload).
+        """
+        handler = self._table.get(event_name) if isinstance(event_name, str) else None
+        if handler is None:
+            log.debug("ignored unknown socket event %r", event_name)
+            return
+        try:
+            handler(_payload(args if isinstance(args, list) else list(args or ())))
+        except Exception as exc:  # noqa: BLE001 - a bad payload must never kill the reader
+            log.warning("dropped malformed %s payload: %s: %s", event_name, type(exc).__name__, exc)
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _dispatch(self, event: str, *args: Any, key: str | None) -> None:
+        self._client._dispatch(event, *args, key=key)
+
+    @staticmethod
+    def _key(data: Mapping[str, Any], *fallback_keys: str) -> str | None:
+        return read_id(data, *_CHANNEL_KEYS) or read_id(data, *_SERVER_KEYS) or (
+            read_id(data, *fallback_keys) if fallback_keys else None
+        )
+
+    def _simple(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            data = _obj(payload)
+            self._dispatch(python_event, data, key=self._key(data))
+
+        return handler
+
+    def _voice_hook(self, event: str, data: Any) -> None:
+        hook = getattr(self._client, "_on_voice_event", None)
+        if hook is None:
+            return
+        try:
+            hook(event, data)
+        except Exception as exc:  # noqa: BLE001 - the voice manager must not break the reader
+            log.warning("voice handler failed on %s: %s: %s", event, type(exc).__name__, exc)
+
+    # -- messages -----------------------------------------------------------------
+
+    def _message_new(self, payload: Any) -> None:
+        data = _obj(payload)
+        author: User | None = None
+        author_data = data.get("author")
+        if isinstance(author_data, dict):
+            try:
+                author = self._client.users._upsert(author_data)
+            except (TypeError, ValueError) as exc:
+                log.warning("message:new with a broken author: %s", exc)
+        message = Message(self._client, data, author=author)
+        if message.nonce is not None:
+            self._client._resolve_nonce(message.nonce, message)
+        self._dispatch("message_create", message, key=message.channel_id or message.server_id)
+
+    def _message_updated(self, payload: Any) -> None:
+        data = _obj(payload)
+        self._dispatch("message_update", data, key=self._key(data, *_MESSAGE_KEYS, "publicId"))
+
+    def _message_deleted(self, payload: Any) -> None:
+        data = _obj(payload)
+        self.reactions.drop(read_id(data, "publicId", *_MESSAGE_KEYS))
+        self._dispatch("message_delete", data, key=self._key(data, *_MESSAGE_KEYS, "publicId"))
+
+    def _message_reaction(self, payload: Any) -> None:
+        data = _obj(payload)
+        message_id = _need_id(data, _MESSAGE_KEYS, "messagePublicId")
+        entries = data.get("reactions")
+        if not isinstance(entries, list):
+            raise MalformedPayload("reactions must be a list")
+        snapshot: dict[str, set[str]] = {}
+        names: dict[str, str | None] = {}
+        for entry in entries:
+            entry = _obj(entry, "reaction")
+            emoji = read_str(entry, "emoji")
+            user_id = read_id(entry, *_USER_KEYS)
+            if not emoji or user_id is None:
+                raise MalformedPayload("reaction needs emoji and userPublicId")
+            snapshot.setdefault(emoji, set()).add(user_id)
+            names[user_id] = read_str(entry, "userName")
+        previous = self.reactions.replace(message_id, snapshot)
+        key = self._key(data) or message_id
+        for kind, emoji, user_id, count in diff_reactions(previous, snapshot):
+            info = {"emoji": emoji, "messagePublicId": message_id, "count": count}
+            user = self._client.users.cache.get(user_id)
+            if user is None:
+                record: dict[str, Any] = {"publicId": user_id}
+                name = names.get(user_id)
+                if name is not None:
+                    record["name"] = name
+                user = User(self._client, record)
+            event = "message_reaction_add" if kind == "add" else "message_reaction_remove"
+            self._dispatch(event, info, user, message_id, key=key)
+
+    def _message_reaction_clear(self, payload: Any) -> None:
+        data = _obj(payload)
+        message_id = read_id(data, *_MESSAGE_KEYS)
+        self.reactions.drop(message_id)
+        self._dispatch("message_reaction_remove_all", data, key=self._key(data) or message_id)
+
+    def _message_pinned(self, payload: Any) -> None:
+        data = _obj(payload)
+        self._dispatch("message_pin", data, key=self._key(data, *_MESSAGE_KEYS))
+
+    # -- servers ------------------------------------------------------------------
+
+    def _server_joined(self, payload: Any) -> None:
+        client = self._client
+        guild = client.guilds._store(Guild(client, _obj(payload)))
+        user = client.user
+        if user is not None:
+            server_id, user_id = guild.id, user.id
+
+            def fetch_bot_member() -> None:
+                try:
+                    client.members.fetch(server_id, user_id)
+                except Exception as exc:  # noqa: BLE001 - best effort (protocol 2.4)
+                    log.warning("bot member fetch for joined server %s failed: %s", server_id, exc)
+
+            # Same key as the event: the member is cached before guild_create listeners run.
+            client._run(fetch_bot_member, key=guild.id)
+        self._dispatch("guild_create", guild, key=guild.id)
+
+    def _server_updated(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
+        guild = self._client.guilds.cache.get(server_id)
+        if guild is not None:
+            guild._update(data)
+        self._dispatch("guild_update", guild if guild is not None else data, key=server_id)
+
+    def _server_gone(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
+        guild = self._client.guilds._evict(server_id)
+        self._dispatch("guild_delete", guild if guild is not None else data, key=server_id)
+
+    def _member_add(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+        record = data.get("member")
+        if not isinstance(record, dict):
+            # Flat variant: the member fields sit in the envelope itself (protocol 3.4).
+            record = {k: v for k, v in data.items() if k not in _SERVER_KEYS}
+        member = self._client.members._build(record, server_id, cache=True)
+        self._dispatch("guild_member_add", member, key=server_id)
+
+    def _evict_member(self, data: dict[str, Any]) -> tuple[str, Member | dict[str, Any]]:
+        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+        user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
+        member = self._client.members.cache.pop((server_id, user_id), None)
+        return server_id, member if member is not None else data
+
+    def _member_remove(self, payload: Any) -> None:
+        server_id, subject = self._evict_member(_obj(payload))
+        self._dispatch("guild_member_remove", subject, key=server_id)
+
+    def _member_removed(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id, subject = self._evict_member(data)
+        self._dispatch("guild_member_remove", subject, key=server_id)
+        if data.get("reason") == "banned":
+            self._dispatch("guild_ban_add", data, key=server_id)
+
+    def _member_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+        user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
+        client = self._client
+
+        def refetch() -> None:
+            try:
+                member: Any = client.members.fetch(server_id, user_id)
+            except Exception as exc:  # noqa: BLE001 - dispatch the raw payload instead
+                log.warning("member refetch for %s in %s failed: %s", user_id, server_id, exc)
+                member = data
+            client._dispatch("guild_member_update", member, key=server_id)
+
+        client._run(refetch, key=server_id)
+
+    def _ban_revoked(self, payload: Any) -> None:
+        data = _obj(payload)
+        self._dispatch("guild_ban_remove", data, key=self._key(data))
+
+    # -- roles --------------------------------------------------------------------
+
+    def _role_upsert(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            data = _obj(payload)
+            server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+            record = _obj(data.get("role"), "role")
+            guild = self._client.guilds.cache.get(server_id)
+            if guild is None:
+                log.debug("%s for an uncached server ignored", python_event)
+                return
+            role = Role(self._client, record, server_id=server_id)
+            guild.roles.cache[role.id] = role
+            self._dispatch(python_event, role, key=server_id)
+
+        return handler
+
+    def _role_delete(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+        role_id = _need_id(data, ("rolePublicId", "roleId"), "rolePublicId")
+        guild = self._client.guilds.cache.get(server_id)
+        if guild is None:
+            log.debug("role_delete for an uncached server ignored")
+            return
+        role = guild.roles.cache.pop(role_id, None)
+        for member in self._client.members.for_guild(server_id):
+            member._drop_role(role_id)
+        self._dispatch("role_delete", role if role is not None else role_id, key=server_id)
+
+    def _roles_order(self, payload: Any) -> None:
+        data = _obj(payload)
+        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+        entries = data.get("roles")
+        guild = self._client.guilds.cache.get(server_id)
+        if guild is None or not isinstance(entries, list):
+            return
+        for entry in entries:
+            entry = _obj(entry, "role position")
+            role_id = read_id(entry, "publicId", "id")
+            position = entry.get("position")
+            if role_id is None or not isinstance(position, int) or isinstance(position, bool):
+                raise MalformedPayload("role position needs publicId and an int position")
+            role = guild.roles.cache.get(role_id)
+            if role is not None:
+                role._update({"position": position})
+        self._dispatch("role_order_update", data, key=server_id)
+
+    # -- users ----------------------------------------------------------------------
+
+    def _user_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        user_id = _need_id(data, _USER_KEYS + ("publicId",), "userPublicId")
+        user = self._client.users.cache.get(user_id)
+        if user is not None:
+            user._update(data)
+        self._dispatch("user_update", user if user is not None else data, key=user_id)
+
+    def _presence_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        status = data.get("status")
+        if not isinstance(status, str):
+            raise MalformedPayload("status must be a string")
+        user = self._client.users.cache.get(user_id)
+        if user is not None:
+            user._update({"status": status})
+        self._dispatch("presence_update", data, key=user_id)
+
+    def _typing(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            if isinstance(payload, str):  # tolerate the bare channel id form
+                payload = {"channelPublicId": payload}
+            data = _obj(payload)
+            self._dispatch(python_event, data, key=self._key(data, *_USER_KEYS))
+
+        return handler
+
+    def _activity_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        activity = data.get("activity")
+        if activity is not None and not isinstance(activity, dict):
+            raise MalformedPayload("activity must be an object or null")
+        self._dispatch("activity_update", data, key=user_id)
+
+    def _dm_new(self, payload: Any) -> None:
+        data = _obj(payload)
+        self._dispatch("dm_new", data, key=read_id(data, "publicId", *_CHANNEL_KEYS))
+
+    # -- voice (protocol 2.4, 2.6; issue 5) -----------------------------------------
+
+    def _voice_users(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        users = data.get("users")
+        if not isinstance(users, list):
+            raise MalformedPayload("users must be a list")
+        return [_obj(u, "voice user") for u in users]
+
+    def _voice_snapshot(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            data = _obj(payload)
+            channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+            users = self._voice_users(data)
+            self._client.voice_states._replace_channel(channel_id, users)
+            self._voice_hook(self._wire_name(python_event), data)
+            self._dispatch(python_event, data, key=channel_id)
+
+        return handler
+
+    @staticmethod
+    def _wire_name(python_event: str) -> str:
+        return {
+            "voice_state_update": "voice:state-update",
+            "voice_user_joined": "voice:user-joined",
+        }[python_event]
+
+    def _voice_user_left(self, payload: Any) -> None:
+        data = _obj(payload)
+        channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        states = self._client.voice_states
+        if "users" in data:
+            states._replace_channel(channel_id, self._voice_users(data))
+        states._remove(user_id, channel_id)
+        self._voice_hook("voice:user-left", data)
+        self._dispatch("voice_user_left", data, key=channel_id)
+
+    def _voice_user_state(self, payload: Any) -> None:
+        data = _obj(payload)
+        channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        self._client.voice_states._merge(user_id, data, channel_id)
+        self._voice_hook("voice:user-state", data)
+        self._dispatch("voice_user_state", data, key=channel_id)
+
+    def _voice_simple(self, python_event: str) -> Callable[[Any], None]:
+        wire = {"voice_incoming_call": "voice:incoming-call", "voice_call_cancelled": "voice:call-cancelled"}[
+            python_event
+        ]
+
+        def handler(payload: Any) -> None:
+            data = _obj(payload)
+            channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+            self._voice_hook(wire, data)
+            self._dispatch(python_event, data, key=channel_id)
+
+        return handler
+
+    def _voice_token(self, payload: Any) -> None:
+        data = _obj(payload)
+        _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+        self._voice_hook("voice:livekit-token", data)

@@ -1,0 +1,122 @@
+"""The base manager and the manager convention (spec: Manager convention).
+
+- every manager holds a ``cache`` (:class:`Collection`) and ``resolve()``;
+- ``fetch*`` methods take keyword-only ``cache: bool = True``: with True they
+  insert or overwrite entries and never purge others; with False they write
+  nothing to any cache (not even the users they meet);
+- ``fetch*`` methods always perform a request, even when the entry is cached:
+  use ``cache.get()`` or ``resolve()`` to read without one.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Generic, Hashable, TypeVar
+
+from ..models.collection import Collection
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from ..rest.route import Route
+
+__all__ = ["BaseManager", "check_id", "route"]
+
+log = logging.getLogger("service_client.managers")
+
+K = TypeVar("K", bound=Hashable)
+M = TypeVar("M")
+
+
+def route(method: str, template: str, /, **params: str) -> Route:
+    """``Route(method, template, **params)``: ids are percent-encoded by Route.
+
+    Raises:
+        TypeError: A parameter is not a str (the message names it).
+        ValueError: A parameter is empty (the message names it).
+    """
+    from ..rest.route import Route
+
+    return Route(method, template, **params)
+
+
+def check_id(value: Any, name: str) -> str:
+    """``value`` when it is a non-empty str.
+
+    Raises:
+        TypeError: ``value`` is not a str (the message names ``name``).
+        ValueError: ``value`` is empty.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{name} must not be empty")
+    return value
+
+
+def check_cache_flag(cache: Any) -> bool:
+    """``cache`` when it is a bool, else TypeError naming ``cache``."""
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be a bool, got {type(cache).__name__}")
+    return cache
+
+
+class BaseManager(Generic[K, M]):
+    """A cache of models keyed by id, plus the requests that fill it.
+
+    Thread-safe: the cache is a :class:`Collection`; methods may be called
+    from any thread, listeners included.
+
+    Attributes:
+        cache: The entries, keyed by public id (see each manager for its key).
+    """
+
+    __slots__ = ("_client", "cache")
+
+    #: The model class ``resolve`` accepts as already resolved.
+    model: type[Any] = object
+
+    def __init__(self, client: Client) -> None:
+        """Create an empty manager bound to ``client``."""
+        self._client = client
+        self.cache: Collection[K, M] = Collection()
+
+    def resolve(self, id_or_object: Any) -> M | None:
+        """The cached entry for an id, or the model itself when given one.
+
+        Spec: Manager convention, ``resolve()``. Never performs a request.
+
+        Args:
+            id_or_object: A cache key, or an instance of this manager's model.
+
+        Returns:
+            The cached entry (the cached object for a given model whose key is
+            cached), the given model when it is not cached, or None.
+        """
+        if isinstance(id_or_object, self.model):
+            cached = self.cache.get(self._key_of(id_or_object))
+            return cached if cached is not None else id_or_object
+        try:
+            return self.cache.get(id_or_object)
+        except TypeError:  # unhashable
+            return None
+
+    def resolve_id(self, id_or_object: Any) -> K | None:
+        """The key of an id or model (no request), or None for anything else."""
+        if isinstance(id_or_object, self.model):
+            return self._key_of(id_or_object)
+        if isinstance(id_or_object, str) and id_or_object:
+            return id_or_object  # type: ignore[return-value]
+        return None
+
+    def get(self, key: K) -> M | None:
+        """``cache.get(key)``."""
+        return self.cache.get(key)
+
+    def _key_of(self, obj: Any) -> K:
+        return obj.id  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        return len(self.cache)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} cached={len(self.cache)}>"

@@ -1,0 +1,185 @@
+"""``ChannelManager``: ``client.channels`` (spec: Managers, ChannelManager)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models.category import Category
+from ..models.channel import Channel
+from ..models.dm_channel import DMChannel
+from .base import BaseManager, check_cache_flag, check_id, route
+
+__all__ = ["ChannelManager", "build_channel"]
+
+#: Channel types the service lets a client create (protocol C7).
+CREATABLE_TYPES = ("TEXT", "VOICE")
+
+
+def build_channel(client: Any, data: Any) -> Channel:
+    """A :class:`DMChannel` for a DM record (``type`` DM or a ``recipient``), else a :class:`Channel`.
+
+    Raises:
+        TypeError: ``data`` is not a dict.
+        ValueError: The record has no id.
+    """
+    if isinstance(data, dict) and (data.get("type") == "DM" or isinstance(data.get("recipient"), dict)):
+        recipient = data.get("recipient")
+        user = client.users._build(recipient, cache=False) if isinstance(recipient, dict) else None
+        return DMChannel(client, data, recipient=user)
+    return Channel(client, data)
+
+
+class ChannelManager(BaseManager[str, Channel]):
+    """One global cache of channels from every server (and DMs), keyed by channel id.
+
+    Empty at ready; filled by :meth:`fetch`, :meth:`fetch_for_guild` and
+    ``create_dm``. Thread-safe.
+    """
+
+    __slots__ = ()
+    model = Channel
+
+    def fetch(self, channel_id: str, *, cache: bool = True) -> Channel:
+        """Fetch one channel (``GET /channels/{channel_id}``, C8); a new Channel each call.
+
+        Spec: Managers, ``channels.fetch(id, cache)``. Always requests.
+
+        Args:
+            channel_id: The channel's public id.
+            cache: Overwrite the cache entry.
+
+        Returns:
+            A new :class:`Channel` (a :class:`DMChannel` for a DM).
+
+        Raises:
+            TypeError, ValueError: ``channel_id`` is not a non-empty str (before any request).
+            ServiceAPIError: 404 unknown channel, 403 not accessible.
+        """
+        check_id(channel_id, "channel_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/channels/{channel_id}", channel_id=channel_id))
+        if isinstance(data, dict) and isinstance(data.get("channel"), dict):
+            data = data["channel"]
+        channel = build_channel(self._client, data)
+        if cache:
+            if isinstance(channel, DMChannel) and channel.recipient is not None:
+                channel.recipient = self._client.users._add(channel.recipient)
+            self.cache[channel.id] = channel
+        return channel
+
+    def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
+        """Fetch every channel of a server with one request to its categories listing.
+
+        Spec: Managers, ``channels.fetchForGuild``; protocol C6, 3.3. Thread-safe.
+
+        Args:
+            server_id: The server's public id.
+            cache: Write every returned channel into ``client.channels.cache`` (no purge).
+
+        Returns:
+            Categorized channels in category order, then uncategorized ones, each
+            with ``server_id`` set; an empty list, never None.
+
+        Raises:
+            TypeError, ValueError: ``server_id`` is not a non-empty str (before any request).
+            ServiceAPIError: The service refused (404 unknown server, 403 not a member).
+        """
+        channels = [ch for cat in self._fetch_listing(server_id, cache) for ch in cat]
+        return channels
+
+    def fetch_categories(self, server_id: str, *, cache: bool = True) -> list[Category]:
+        """Fetch a server's categories with their channels (one request, C6).
+
+        Args:
+            server_id: The server's public id.
+            cache: Write every channel into ``client.channels.cache`` (no purge).
+
+        Returns:
+            The categories in order (uncategorized channels are not included).
+
+        Raises:
+            As :meth:`fetch_for_guild`.
+        """
+        check_id(server_id, "server_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        categories, uncategorized = self._parse_listing(data, server_id)
+        if cache:
+            self._store_all([ch for cat in categories for ch in cat.channels] + uncategorized)
+        return categories
+
+    def _fetch_listing(self, server_id: str, cache: bool) -> list[list[Channel]]:
+        check_id(server_id, "server_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        categories, uncategorized = self._parse_listing(data, server_id)
+        groups = [cat.channels for cat in categories] + [uncategorized]
+        if cache:
+            self._store_all([ch for group in groups for ch in group])
+        return groups
+
+    def _parse_listing(self, data: Any, server_id: str) -> tuple[list[Category], list[Channel]]:
+        categories: list[Category] = []
+        uncategorized: list[Channel] = []
+        if isinstance(data, dict):
+            for item in data.get("categories") or ():
+                categories.append(Category(self._client, item, server_id=server_id))
+            for item in data.get("uncategorizedChannels") or ():
+                uncategorized.append(Channel(self._client, item, server_id=server_id))
+        return categories, uncategorized
+
+    def create(
+        self,
+        server_id: str,
+        name: str,
+        *,
+        type: str = "TEXT",  # noqa: A002 - the wire name
+        category_id: str | None = None,
+        is_private: bool | None = None,
+    ) -> Channel:
+        """Create a channel (``POST /servers/{server_id}/channels``, C7) and cache it.
+
+        Args:
+            server_id: The server's public id.
+            name: The channel name.
+            type: ``"TEXT"`` or ``"VOICE"``.
+            category_id: The parent category (sent only when given).
+            is_private: Sent only when given.
+
+        Returns:
+            The created :class:`Channel`.
+
+        Raises:
+            TypeError, ValueError: Bad arguments (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404.
+        """
+        check_id(server_id, "server_id")
+        check_id(name, "name")
+        if type not in CREATABLE_TYPES:
+            raise ValueError(f"type must be one of {CREATABLE_TYPES}, got {type!r}")
+        body: dict[str, Any] = {"name": name, "type": type}
+        if category_id is not None:
+            body["categoryId"] = check_id(category_id, "category_id")
+        if is_private is not None:
+            if not isinstance(is_private, bool):
+                raise TypeError("is_private must be a bool")
+            body["isPrivate"] = is_private
+        data = self._client._request(
+            route("POST", "/servers/{server_id}/channels", server_id=server_id), json=body
+        )
+        if isinstance(data, dict) and isinstance(data.get("channel"), dict):
+            data = data["channel"]
+        channel = Channel(self._client, data, server_id=server_id)
+        self.cache[channel.id] = channel
+        return channel
+
+    # -- internal -------------------------------------------------------------
+
+    def _store_all(self, channels: list[Channel]) -> None:
+        self.cache.update((ch.id, ch) for ch in channels)
+
+    def _remove_guild(self, server_id: str) -> None:
+        """Evict every channel of a server (the bot left it)."""
+        with self.cache._lock:
+            for key in [k for k, ch in dict.items(self.cache) if ch.server_id == server_id]:
+                dict.__delitem__(self.cache, key)

@@ -1,0 +1,195 @@
+"""``GuildManager``: ``client.guilds`` (spec: Managers, GuildManager)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+from typing import Any
+
+from ..models.guild import Guild
+from .base import BaseManager, check_cache_flag, check_id, route
+
+__all__ = ["GuildManager"]
+
+log = logging.getLogger("service_client.managers")
+
+#: Give up the login member preload when no fetch completes for this long, seconds.
+PRELOAD_STALL_S = 120.0
+
+
+class GuildManager(BaseManager[str, Guild]):
+    """The cache of the servers the bot is in, keyed by server id.
+
+    Filled at login by :meth:`fetch_all`; kept fresh by ``server:*`` events.
+    A re-fetched guild replaces the cached object but keeps its ``roles`` and
+    ``invites`` caches. Thread-safe.
+    """
+
+    __slots__ = ()
+    model = Guild
+
+    def fetch(self, server_id: str, *, cache: bool = True) -> Guild:
+        """Fetch one server (``GET /servers/{server_id}``, C3); a new Guild each call.
+
+        Spec: Managers, ``guilds.fetch(id, cache)``. Always requests.
+
+        Args:
+            server_id: The server's public id.
+            cache: Insert or overwrite the cache entry.
+
+        Returns:
+            A new :class:`Guild`.
+
+        Raises:
+            TypeError, ValueError: ``server_id`` is not a non-empty str (before any request).
+            ServiceAPIError: 404 unknown server, 403 not visible to the bot.
+        """
+        check_id(server_id, "server_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}", server_id=server_id))
+        if isinstance(data, dict) and isinstance(data.get("server"), dict):
+            data = data["server"]
+        guild = Guild(self._client, data)
+        if cache:
+            self._store(guild)
+        return guild
+
+    def get_or_fetch(self, server_id: str) -> Guild | None:
+        """The cached server, else :meth:`fetch`; never raises.
+
+        Spec: Managers, ``guilds.getOrFetch(id)`` (since 4.2.0).
+
+        Returns:
+            The Guild, or None on any failure (bad id, network, 403/404...).
+        """
+        try:
+            cached = self.cache.get(server_id)
+            if cached is not None:
+                return cached
+            return self.fetch(server_id)
+        except Exception as exc:  # noqa: BLE001 - the spec: never rejects
+            log.debug("get_or_fetch(%r) failed: %s", server_id, type(exc).__name__)
+            return None
+
+    def fetch_all(self, *, cache: bool = True) -> list[Guild]:
+        """Fetch every server of the bot (``GET /servers``, C2) and preload the bot's members.
+
+        Spec: Managers, ``guilds.fetchAll(cache)``; protocol 2.1 login, pitfall 35.
+
+        With ``cache`` True: each server is upserted (no purge) and, when
+        ``client.user`` is set, the bot's member of every server is fetched
+        (C5) concurrently through the REST queue (``client._submit``) and put
+        in ``client.members.cache``: 1 + N requests. A failing member fetch is
+        logged at WARNING and skipped; the others and the result are not
+        affected. With ``cache`` False: one request, no member preload,
+        nothing cached.
+
+        Returns:
+            The servers in the service's order; ``[]`` when none.
+
+        Raises:
+            TypeError: ``cache`` is not a bool.
+            ServiceAPIError: ``GET /servers`` failed (member fetch failures never raise).
+        """
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers"))
+        items = data.get("servers") if isinstance(data, dict) else data
+        guilds: list[Guild] = []
+        for item in items if isinstance(items, list) else ():
+            try:
+                guilds.append(Guild(self._client, item))
+            except (TypeError, ValueError) as exc:
+                log.warning("skipped a malformed server record: %s", exc)
+        if not cache:
+            return guilds
+        for guild in guilds:
+            self._store(guild)
+        user = self._client.user
+        if user is not None and guilds:
+            self._preload_members(guilds, user.id)
+        return guilds
+
+    def _preload_members(self, guilds: list[Guild], user_id: str) -> None:
+        client = self._client
+        pending: dict[concurrent.futures.Future[Any], str] = {}
+        for guild in guilds:
+            try:
+                future = client._submit(
+                    route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id)
+                )
+            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+                log.warning("bot member fetch for server %s not submitted: %s", guild.id, exc)
+                continue
+            pending[future] = guild.id
+        waiting = set(pending)
+        while waiting:
+            done, waiting = concurrent.futures.wait(
+                waiting, timeout=PRELOAD_STALL_S, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            if not done:
+                log.warning("bot member preload stalled; %d server(s) skipped", len(waiting))
+                for future in waiting:
+                    future.cancel()
+                break
+            for future in done:
+                server_id = pending[future]
+                try:
+                    data = future.result(timeout=0)
+                    if isinstance(data, dict) and isinstance(data.get("member"), dict):
+                        data = data["member"]
+                    client.members._build(data, server_id, cache=True)
+                except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+                    log.warning("bot member fetch for server %s failed: %s", server_id, exc)
+
+    def create(self, name: str, *, icon_url: str | None = None) -> Guild:
+        """Create a server (``POST /servers``, C4) and cache it.
+
+        Spec: Managers, ``guilds.create(options)``.
+
+        Args:
+            name: The server name.
+            icon_url: An icon URL (sent as ``iconUrl``; omitted when None).
+
+        Returns:
+            The created :class:`Guild`.
+
+        Raises:
+            PermissionError: "Bots cannot create servers." when ``client.user.bot``
+                is true, before any request.
+            TypeError, ValueError: ``name`` is not a non-empty str or ``icon_url``
+                not a str (before any request).
+            ServiceAPIError: The service refused.
+        """
+        user = self._client.user
+        if user is not None and user.bot:
+            raise PermissionError("Bots cannot create servers.")
+        check_id(name, "name")
+        body: dict[str, Any] = {"name": name}
+        if icon_url is not None:
+            if not isinstance(icon_url, str):
+                raise TypeError(f"icon_url must be a str or None, got {type(icon_url).__name__}")
+            body["iconUrl"] = icon_url
+        data = self._client._request(route("POST", "/servers"), json=body)
+        if isinstance(data, dict) and isinstance(data.get("server"), dict):
+            data = data["server"]
+        guild = Guild(self._client, data)
+        self._store(guild)
+        return guild
+
+    # -- internal -------------------------------------------------------------
+
+    def _store(self, guild: Guild) -> Guild:
+        """Insert or overwrite, keeping the previous entry's role and invite caches."""
+        with self.cache._lock:
+            previous = self.cache.get(guild.id)
+            if previous is not None and previous is not guild:
+                guild._adopt(previous)
+            self.cache[guild.id] = guild
+        return guild
+
+    def _evict(self, server_id: str) -> Guild | None:
+        """Remove a server with its channels and members (the bot left it)."""
+        guild = self.cache.pop(server_id, None)
+        self._client.channels._remove_guild(server_id)
+        self._client.members._remove_guild(server_id)
+        return guild

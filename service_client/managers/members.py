@@ -1,0 +1,173 @@
+"""``MemberManager``: ``client.members`` (spec: Managers, members.fetch; protocol 3.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models.member import Member, member_ids, member_user_record
+from .base import BaseManager, check_cache_flag, check_id, route
+
+__all__ = ["MemberManager"]
+
+MemberKey = tuple[str, str]
+
+
+class MemberManager(BaseManager[MemberKey, Member]):
+    """The cache of members of every server, keyed by ``(server_id, user_id)``.
+
+    ``cache`` is a :class:`Collection` whose keys are ``(server id, user id)``
+    tuples (pitfall 26: the membership's own ``publicId`` is never a key):
+    ``client.members.cache[("S1", "U1")]``, or ``client.members.get("S1", "U1")``.
+    At ready it holds the bot's own member in every server. Thread-safe.
+    """
+
+    __slots__ = ()
+    model = Member
+
+    def _key_of(self, obj: Any) -> MemberKey:
+        return (obj.server_id, obj.id)
+
+    def get(self, server_id: str, user_id: str | None = None) -> Member | None:  # type: ignore[override]
+        """The cached member of ``user_id`` in ``server_id`` (no request), or None.
+
+        Also accepts one ``(server_id, user_id)`` tuple.
+        """
+        if user_id is None and isinstance(server_id, tuple):
+            return self.cache.get(server_id)
+        return self.cache.get((server_id, user_id))  # type: ignore[arg-type]
+
+    def resolve(self, id_or_object: Any, user_id: str | None = None) -> Member | None:
+        """The cached member for a Member, a ``(server_id, user_id)`` tuple, or two ids."""
+        if user_id is not None:
+            return self.cache.get((id_or_object, user_id))
+        return super().resolve(id_or_object)
+
+    def for_guild(self, server_id: str) -> list[Member]:
+        """The cached members of one server (a snapshot list)."""
+        return [m for (sid, _), m in self.cache.items() if sid == server_id]
+
+    def fetch(self, server_id: str, user_id: str, *, cache: bool = True) -> Member:
+        """Fetch one member (``GET /servers/{server_id}/members/{user_id}``, C5).
+
+        Spec: Managers, ``members.fetch(serverId, userId)``. Always requests.
+
+        Args:
+            server_id: The server's public id.
+            user_id: The **user** public id (never the membership id).
+            cache: Insert or overwrite ``cache[(server_id, user_id)]`` and
+                upsert the user into ``client.users``; False writes nothing.
+
+        Returns:
+            A new :class:`Member`.
+
+        Raises:
+            TypeError, ValueError: An id is not a non-empty str (before any request).
+            ServiceAPIError: 404 when the user is not a member, 403 when the
+                server is not visible.
+        """
+        check_id(server_id, "server_id")
+        check_id(user_id, "user_id")
+        check_cache_flag(cache)
+        data = self._client._request(
+            route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id)
+        )
+        if isinstance(data, dict) and isinstance(data.get("member"), dict):
+            data = data["member"]
+        return self._build(data, server_id, cache=cache)
+
+    def fetch_all(self, server_id: str, *, cache: bool = True) -> list[Member]:
+        """Fetch every member of a server (``GET /servers/{server_id}/members``, EXT).
+
+        Accepts ``{"members": [...]}`` and a bare array (pitfall 27). Upserts
+        without purging.
+
+        Args:
+            server_id: The server's public id.
+            cache: Upsert each member (and its user); False writes nothing.
+
+        Returns:
+            The members in the service's order; ``[]`` when none.
+
+        Raises:
+            TypeError, ValueError: ``server_id`` is not a non-empty str.
+            ServiceAPIError: 403 without VIEW_MEMBERS or not a member.
+        """
+        check_id(server_id, "server_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}/members", server_id=server_id))
+        items = data.get("members") if isinstance(data, dict) else data
+        out: list[Member] = []
+        for item in items if isinstance(items, list) else ():
+            out.append(self._build(item, server_id, cache=cache))
+        return out
+
+    def edit(
+        self,
+        server_id: str,
+        user_id: str,
+        *,
+        roles: list[Any] | None = None,
+        nickname: Any = ...,
+    ) -> None:
+        """Change a member's roles and/or nickname (``PATCH /servers/{sid}/members/{uid}``, EXT).
+
+        Fire-and-check: the service answers 204; a ``server:member_update``
+        event then refetches the member. Not patched locally.
+
+        Args:
+            server_id: The server's public id.
+            user_id: The user's public id.
+            roles: The new full set of roles (Role objects or ids); None leaves it.
+            nickname: The new nickname, None to clear; omitted leaves it.
+
+        Raises:
+            TypeError, ValueError: Bad ids or role entries (before any request).
+            ServiceAPIError: 403 without MANAGE_ROLES, 404.
+        """
+        check_id(server_id, "server_id")
+        check_id(user_id, "user_id")
+        body: dict[str, Any] = {}
+        if roles is not None:
+            if not isinstance(roles, (list, tuple)):
+                raise TypeError("roles must be a list of Role objects or ids")
+            ids = []
+            for role in roles:
+                rid = getattr(role, "id", role)
+                ids.append(check_id(rid, "roles[]"))
+            body["roles"] = ids
+        if nickname is not ...:
+            if nickname is not None and not isinstance(nickname, str):
+                raise TypeError("nickname must be a str or None")
+            body["nickname"] = nickname
+        if not body:
+            raise ValueError("edit needs roles or nickname")
+        self._client._request(
+            route("PATCH", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
+            json=body,
+        )
+
+    # -- internal -------------------------------------------------------------
+
+    def _build(self, data: Any, server_id: str | None, *, cache: bool) -> Member:
+        """A Member from a record; with ``cache`` its user is upserted and it is stored.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: No user id or server id.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"member must be a JSON object, got {type(data).__name__}")
+        sid, uid = member_ids(data, server_id)
+        if uid is None:
+            raise ValueError("member record has no user id")
+        user = self._client.users._build(member_user_record(data, uid), cache=cache)
+        member = Member(self._client, data, server_id=sid, user=user)
+        if cache:
+            self.cache[(member.server_id, member.id)] = member
+        return member
+
+    def _remove_guild(self, server_id: str) -> None:
+        """Evict every member of a server (the bot left it)."""
+        with self.cache._lock:
+            for key in [k for k in dict.keys(self.cache) if k[0] == server_id]:
+                dict.__delitem__(self.cache, key)

@@ -1,0 +1,195 @@
+"""``RoleManager``: ``guild.roles``, one per server (spec: Resources, the service's roles)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ServiceAPIError
+from ..models.embed import parse_color
+from ..models.permissions import Permissions
+from ..models.role import Role
+from .base import BaseManager, check_cache_flag, check_id, route
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["RoleManager"]
+
+_UNSET: Any = object()
+
+
+def _permissions_wire(value: Any) -> str:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        total = 0
+        for item in value:
+            total |= int(Permissions.resolve(item))
+        return str(total)
+    return str(int(Permissions.resolve(value)))
+
+
+def _color_wire(value: Any) -> str | None:
+    if value is None:
+        return None
+    return "#%06x" % parse_color(value)
+
+
+class RoleManager(BaseManager[str, Role]):
+    """The roles of one server, keyed by role id (``guild.roles``).
+
+    Empty at ready; filled by :meth:`fetch_all` (upsert, never purge) and by
+    ``server:role_*`` events, which also keep cached members' permissions
+    true (members resolve their roles here first). Thread-safe.
+
+    Attributes:
+        server_id: The server these roles belong to.
+    """
+
+    __slots__ = ("server_id",)
+    model = Role
+
+    def __init__(self, client: Client, server_id: str) -> None:
+        """Create the empty role cache of ``server_id``."""
+        super().__init__(client)
+        self.server_id = server_id
+
+    def fetch_all(self, *, cache: bool = True) -> list[Role]:
+        """Fetch every role of the server (``GET /servers/{sid}/roles``, EXT).
+
+        Upserts each role (the cached object is replaced); never purges (protocol 5.2).
+
+        Returns:
+            The roles in the service's order; ``[]`` when none.
+
+        Raises:
+            TypeError: ``cache`` is not a bool.
+            ServiceAPIError: 403 not a member, 404 unknown server.
+        """
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}/roles", server_id=self.server_id))
+        items = data.get("roles") if isinstance(data, dict) else data
+        roles = [Role(self._client, item, server_id=self.server_id) for item in (items if isinstance(items, list) else ())]
+        if cache:
+            self.cache.update((role.id, role) for role in roles)
+        return roles
+
+    def fetch(self, role_id: str, *, cache: bool = True) -> Role:
+        """Fetch one role: there is no single-role route, so this lists the roles (one request).
+
+        With ``cache`` every listed role is upserted, as :meth:`fetch_all`.
+
+        Returns:
+            The role.
+
+        Raises:
+            TypeError, ValueError: ``role_id`` is not a non-empty str (before any request).
+            ServiceAPIError: The listing failed, or status 404 when the role
+                is not in it (raised by the client, not the service).
+        """
+        check_id(role_id, "role_id")
+        for role in self.fetch_all(cache=cache):
+            if role.id == role_id:
+                return role
+        path = f"/servers/{self.server_id}/roles"
+        raise ServiceAPIError(404, path, "", {"error": "role not found"}, message=f"API Error 404: role {role_id} not found")
+
+    def create(
+        self,
+        name: str,
+        *,
+        color: str | int | None = None,
+        hoist: bool | None = None,
+        permissions: Any = None,
+    ) -> Role:
+        """Create a role (``POST /servers/{sid}/roles``, EXT; needs MANAGE_ROLES) and cache it.
+
+        Args:
+            name: The role name.
+            color: ``"#rrggbb"`` or an int (omitted when None).
+            hoist: Show separately (omitted when None).
+            permissions: A :class:`Permissions`, int, name, or list of names/flags
+                (sent as a decimal string; omitted when None).
+
+        Returns:
+            The created :class:`Role`.
+
+        Raises:
+            TypeError, ValueError: Bad arguments (before any request).
+            ServiceAPIError: 403 without MANAGE_ROLES.
+        """
+        check_id(name, "name")
+        body: dict[str, Any] = {"name": name}
+        if color is not None:
+            body["color"] = _color_wire(color)
+        if hoist is not None:
+            if not isinstance(hoist, bool):
+                raise TypeError("hoist must be a bool")
+            body["hoist"] = hoist
+        if permissions is not None:
+            body["permissions"] = _permissions_wire(permissions)
+        data = self._client._request(
+            route("POST", "/servers/{server_id}/roles", server_id=self.server_id), json=body
+        )
+        return self._store_answer(data)
+
+    def edit(
+        self,
+        role_id: str,
+        *,
+        name: str = _UNSET,
+        color: str | int | None = _UNSET,
+        hoist: bool = _UNSET,
+        permissions: Any = _UNSET,
+    ) -> Role:
+        """Change a role (``PATCH /servers/{sid}/roles/{rid}``, EXT; needs MANAGE_ROLES).
+
+        Only the given keywords are sent; ``color=None`` clears the colour.
+
+        Returns:
+            The updated :class:`Role` (cached).
+
+        Raises:
+            TypeError, ValueError: Bad arguments or nothing to change (before any request).
+            ServiceAPIError: 403 without MANAGE_ROLES, 404 unknown role.
+        """
+        check_id(role_id, "role_id")
+        body: dict[str, Any] = {}
+        if name is not _UNSET:
+            body["name"] = check_id(name, "name")
+        if color is not _UNSET:
+            body["color"] = _color_wire(color)
+        if hoist is not _UNSET:
+            if not isinstance(hoist, bool):
+                raise TypeError("hoist must be a bool")
+            body["hoist"] = hoist
+        if permissions is not _UNSET:
+            body["permissions"] = _permissions_wire(permissions)
+        if not body:
+            raise ValueError("edit needs at least one of name, color, hoist, permissions")
+        data = self._client._request(
+            route("PATCH", "/servers/{server_id}/roles/{role_id}", server_id=self.server_id, role_id=role_id),
+            json=body,
+        )
+        return self._store_answer(data)
+
+    def delete(self, role_id: str) -> None:
+        """Delete a role (``DELETE /servers/{sid}/roles/{rid}``, EXT) and drop it from the cache.
+
+        Raises:
+            TypeError, ValueError: ``role_id`` is not a non-empty str.
+            ServiceAPIError: 403 without MANAGE_ROLES, 404 unknown role.
+        """
+        check_id(role_id, "role_id")
+        self._client._request(
+            route("DELETE", "/servers/{server_id}/roles/{role_id}", server_id=self.server_id, role_id=role_id)
+        )
+        self.cache.pop(role_id, None)
+
+    def _store_answer(self, data: Any) -> Role:
+        if isinstance(data, dict) and isinstance(data.get("role"), dict):
+            data = data["role"]
+        role = Role(self._client, data, server_id=self.server_id)
+        self.cache[role.id] = role
+        return role
+
+    def __repr__(self) -> str:
+        return f"<RoleManager server_id={self.server_id!r} cached={len(self.cache)}>"

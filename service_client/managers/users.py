@@ -1,0 +1,91 @@
+"""``UserManager``: ``client.users`` (spec: Client object, users)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..models.user import User
+from .base import BaseManager, check_cache_flag, check_id, route
+
+__all__ = ["UserManager"]
+
+
+class UserManager(BaseManager[str, User]):
+    """The cache of every user met (message authors, members, DM recipients).
+
+    A cached :class:`User` is updated in place by ``user:update`` and
+    ``presence:update``, so members and messages that share it see the change.
+    ``cache`` is keyed by user id. Thread-safe.
+    """
+
+    __slots__ = ()
+    model = User
+
+    def fetch(self, user_id: str, *, cache: bool = True) -> User:
+        """Fetch a user (``GET /users/{user_id}``, EXT).
+
+        Args:
+            user_id: The user's public id.
+            cache: Upsert the user into ``cache`` (the cached object is updated in place).
+
+        Returns:
+            The user (the cached object when ``cache`` is True).
+
+        Raises:
+            TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
+            ServiceAPIError: The service refused (404 unknown user).
+        """
+        check_id(user_id, "user_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/users/{user_id}", user_id=user_id))
+        if isinstance(data, dict) and isinstance(data.get("user"), dict):
+            data = data["user"]
+        return self._build(data, cache=cache)
+
+    def _build(self, data: Any, *, cache: bool) -> User:
+        """A User for a record: the upserted cached one with ``cache``, else a new one."""
+        if cache:
+            return self._upsert(data)
+        return User(self._client, data)
+
+    def _upsert(self, data: Mapping[str, Any]) -> User:
+        """Insert a user, or update the cached one in place and return it.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        user = User(self._client, data)
+        with self.cache._lock:
+            existing = self.cache.get(user.id)
+            if existing is None:
+                self.cache[user.id] = user
+                return user
+        _merge_into(existing, user.raw)
+        return existing
+
+    def _add(self, user: User) -> User:
+        """Insert ``user`` unless one with its id is cached; return the cached one."""
+        with self.cache._lock:
+            existing = self.cache.get(user.id)
+            if existing is None:
+                self.cache[user.id] = user
+                return user
+        return existing
+
+
+_ABSENT = object()
+
+
+def _merge_into(user: User, data: dict[str, Any]) -> None:
+    """Merge a (possibly partial) record into a cached user, only when it changes something.
+
+    Keys absent from ``data`` keep their cached value (a message author
+    without ``status`` does not reset the presence).
+    """
+    old = user.raw
+    if all(old.get(k, _ABSENT) == v for k, v in data.items()):
+        return
+    merged = dict(old)
+    merged.update(data)
+    user._parse(merged)

@@ -1,0 +1,161 @@
+"""``Collection``: the thread-safe dict every cache is made of (python-api.md 3, 4)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar, overload
+
+__all__ = ["Collection"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+_D = TypeVar("_D")
+
+
+class Collection(dict[K, V]):
+    """A ``dict`` keyed by id, safe to read and iterate from any thread.
+
+    Writers (``__setitem__``, ``__delitem__``, ``pop``, ``update``, ``clear``,
+    ``setdefault``, ``popitem``) run under one lock (``_lock``, an RLock the
+    managers also take to apply a batch atomically). Iteration (``iter``,
+    ``keys``, ``values``, ``items``) works on a copy taken under that lock, so
+    it never raises "dictionary changed size during iteration" while events
+    update the cache; what is iterated is the content at the moment iteration
+    started. Single lookups (``[]``, ``get``, ``in``, ``len``) read the live dict.
+
+    Thread-safe.
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._lock = threading.RLock()
+        super().__init__(*args, **kwargs)
+
+    # -- writers -------------------------------------------------------------
+
+    def __setitem__(self, key: K, value: V) -> None:
+        with self._lock:
+            dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: K) -> None:
+        with self._lock:
+            dict.__delitem__(self, key)
+
+    @overload
+    def pop(self, key: K) -> V: ...
+
+    @overload
+    def pop(self, key: K, default: V | _D) -> V | _D: ...
+
+    def pop(self, key: K, *default: Any) -> Any:
+        """Remove ``key`` and return its value (``default`` if given and absent)."""
+        with self._lock:
+            return dict.pop(self, key, *default)
+
+    def popitem(self) -> tuple[K, V]:
+        """Remove and return the last inserted item; KeyError when empty."""
+        with self._lock:
+            return dict.popitem(self)
+
+    def setdefault(self, key: K, default: V = None) -> V:  # type: ignore[assignment]
+        """``dict.setdefault`` under the lock (atomic get-or-insert)."""
+        with self._lock:
+            return dict.setdefault(self, key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """``dict.update`` under the lock (the batch is applied atomically)."""
+        with self._lock:
+            dict.update(self, *args, **kwargs)
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        with self._lock:
+            dict.clear(self)
+
+    def __ior__(self, other: Any) -> Collection[K, V]:  # type: ignore[override]
+        self.update(other)
+        return self
+
+    # -- snapshot readers ----------------------------------------------------
+
+    def _snapshot(self) -> dict[K, V]:
+        # dict.copy() and dict(self) would call the overridden keys()/__iter__;
+        # a C-level view of the underlying table does not.
+        with self._lock:
+            return dict(dict.items(self))
+
+    def copy(self) -> Collection[K, V]:
+        """A new Collection with the same entries (a consistent snapshot)."""
+        return Collection(self._snapshot())
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(list(self._snapshot()))
+
+    def keys(self) -> list[K]:  # type: ignore[override]
+        """A list of the keys at this moment (a snapshot, not a live view)."""
+        return list(self._snapshot())
+
+    def values(self) -> list[V]:  # type: ignore[override]
+        """A list of the values at this moment (a snapshot, not a live view)."""
+        return list(self._snapshot().values())
+
+    def items(self) -> list[tuple[K, V]]:  # type: ignore[override]
+        """A list of the (key, value) pairs at this moment (a snapshot)."""
+        return list(self._snapshot().items())
+
+    def __reversed__(self) -> Iterator[K]:
+        return iter(list(self._snapshot())[::-1])
+
+    def __repr__(self) -> str:
+        return f"Collection({dict.__repr__(self._snapshot())})"
+
+    def __reduce__(self) -> Any:
+        return (Collection, (self._snapshot(),))
+
+    # -- helpers of python-api.md section 4 ----------------------------------
+
+    def find(self, pred: Callable[[V], bool]) -> V | None:
+        """The first value (in insertion order) for which ``pred(value)`` is true.
+
+        Args:
+            pred: Called with each value; must not mutate this collection.
+
+        Returns:
+            The value, or None when none matches.
+
+        Raises:
+            TypeError: ``pred`` is not callable.
+        """
+        if not callable(pred):
+            raise TypeError("pred must be callable")
+        for value in self._snapshot().values():
+            if pred(value):
+                return value
+        return None
+
+    def filter(self, pred: Callable[[V], bool]) -> Collection[K, V]:
+        """A new Collection of the entries for which ``pred(value)`` is true.
+
+        Raises:
+            TypeError: ``pred`` is not callable.
+        """
+        if not callable(pred):
+            raise TypeError("pred must be callable")
+        return Collection((k, v) for k, v in self._snapshot().items() if pred(v))
+
+    def first(self) -> V | None:
+        """The first inserted value, or None when empty."""
+        with self._lock:
+            for value in dict.values(self):
+                return value
+        return None
+
+    def map(self, fn: Callable[[V], _D]) -> list[_D]:
+        """``[fn(v) for v in values()]`` over a snapshot."""
+        return [fn(v) for v in self._snapshot().values()]
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[K, V]] | Mapping[K, V]) -> Collection[K, V]:
+        """Build a Collection from pairs or a mapping."""
+        return cls(pairs)

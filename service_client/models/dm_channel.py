@@ -1,0 +1,55 @@
+"""``DMChannel``: a direct-message channel (protocol.md 3.3, C9)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ._base import as_dict
+from .channel import Channel
+from .user import User
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["DMChannel"]
+
+
+class DMChannel(Channel):
+    """A DM with one user (``GET /channels/dm/{userId}``, ``dm:new``).
+
+    The type is forced to ``"DM"`` and ``server_id`` is None; ``name`` is the
+    recipient's name, else ``"DM"``. :meth:`send` works as on any channel.
+
+    Attributes:
+        recipient: The other user (a :class:`User`), or None when the record
+            has none.
+    """
+
+    __slots__ = ("recipient",)
+
+    recipient: User | None
+
+    def __init__(
+        self, client: Client, data: Mapping[str, Any], *, recipient: User | None = None
+    ) -> None:
+        """Build from a DM record.
+
+        Args:
+            client: The owning client.
+            data: The DM record ``{publicId, type, recipient}``.
+            recipient: The recipient when already resolved (e.g. the cached user).
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        data = as_dict(data, "dm channel")
+        super().__init__(client, data)
+        if recipient is None:
+            rec = data.get("recipient")
+            recipient = User(client, rec) if isinstance(rec, dict) else None
+        self.recipient = recipient
+        self.type = "DM"
+        self.server_id = None
+        if not self.name:
+            self.name = recipient.username if recipient is not None and recipient.username else "DM"

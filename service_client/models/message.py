@@ -1,0 +1,216 @@
+"""``Message``: a chat message (protocol.md 3.6, 0.5; python-api.md 4)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ._base import Model, as_dict, parse_time, read_id, read_str
+from .user import User
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from .channel import Channel
+    from .embed import EmbedBuilder
+    from .guild import Guild
+
+__all__ = ["Message", "decode_content"]
+
+_ENTITY = re.compile(r"&(lt|gt|amp);")
+_ENTITY_TEXT = {"lt": "<", "gt": ">", "amp": "&"}
+
+
+def decode_content(text: str) -> str:
+    """Undo the service's escaping of message content (protocol 0.5, pitfall 30).
+
+    Decodes exactly ``&lt;``, ``&gt;`` and ``&amp;`` in a single pass, so a
+    typed ``&amp;lt;`` comes back as ``&lt;``; no other entity is touched.
+    """
+    if "&" not in text:
+        return text
+    return _ENTITY.sub(lambda m: _ENTITY_TEXT[m.group(1)], text)
+
+
+class Message(Model):
+    """A message, built from ``message:new``, history or search records.
+
+    Wire keys (protocol 3.6): ``publicId`` (also ``id``,
+    ``messagePublicId``), ``content`` (escaped on the wire, decoded here;
+    ``""`` if missing), ``author`` (may be missing: then ``author`` is None),
+    ``channelPublicId`` (also ``channelId``), ``serverPublicId`` (also
+    ``serverId``; None in DMs), ``createdAt``, ``nonce``, ``embeds``
+    (default ``[]``), ``fileUrl``, ``replyToId``, ``editedAt``.
+
+    Attributes:
+        id: The message id.
+        content: The decoded text.
+        author: The :class:`User`, or None for system messages.
+        channel_id: The channel id.
+        server_id: The server id, or None for DMs.
+        nonce: The nonce echoed from a ``message:send``, else None.
+    """
+
+    __slots__ = ("id", "content", "author", "channel_id", "server_id", "nonce")
+
+    id: str
+    content: str
+    author: User | None
+    channel_id: str | None
+    server_id: str | None
+    nonce: str | None
+
+    def __init__(
+        self, client: Client, data: Mapping[str, Any], *, author: User | None = None
+    ) -> None:
+        """Build from a message record; never fails on a missing or broken ``author``.
+
+        Args:
+            client: The owning client.
+            data: The message record.
+            author: The author when already resolved (the cached user).
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        data = as_dict(data, "message")
+        ident = read_id(data, "publicId", "id", "messagePublicId")
+        if ident is None:
+            raise ValueError("message record has no publicId")
+        self._client = client
+        self.raw = data
+        self.id = ident
+        content = data.get("content")
+        self.content = decode_content(content) if isinstance(content, str) else ""
+        if author is None:
+            author_data = data.get("author")
+            if isinstance(author_data, dict):
+                try:
+                    author = User(client, author_data)
+                except (TypeError, ValueError):
+                    author = None
+        self.author = author
+        self.channel_id = read_id(data, "channelPublicId", "channelId")
+        self.server_id = read_id(data, "serverPublicId", "serverId")
+        nonce = data.get("nonce")
+        self.nonce = nonce if isinstance(nonce, str) and nonce else None
+
+    @property
+    def created_at(self) -> datetime | None:
+        """Creation time (UTC-aware), or None when missing or unparseable."""
+        return parse_time(self.raw.get("createdAt"))
+
+    @property
+    def edited_at(self) -> datetime | None:
+        """Last edit time (UTC-aware), or None."""
+        return parse_time(self.raw.get("editedAt"))
+
+    @property
+    def embeds(self) -> list[dict[str, Any]]:
+        """The embed payloads (protocol 3.8), ``[]`` when none."""
+        embeds = self.raw.get("embeds")
+        return [e for e in embeds if isinstance(e, dict)] if isinstance(embeds, list) else []
+
+    @property
+    def file_url(self) -> str | None:
+        """The attachment URL, or None."""
+        return read_str(self.raw, "fileUrl")
+
+    @property
+    def reply_to_id(self) -> str | None:
+        """The id of the message this one replies to, or None."""
+        return read_id(self.raw, "replyToId")
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the record says the message is pinned."""
+        return self.raw.get("pinned") is True
+
+    @property
+    def channel(self) -> Channel | None:
+        """The cached channel, or None."""
+        if self.channel_id is None:
+            return None
+        return self._client.channels.cache.get(self.channel_id)
+
+    @property
+    def guild(self) -> Guild | None:
+        """The cached server, or None (always None in DMs)."""
+        if self.server_id is None:
+            return None
+        return self._client.guilds.cache.get(self.server_id)
+
+    def reply(
+        self,
+        options: str | EmbedBuilder | Mapping[str, Any] | None = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[EmbedBuilder | Mapping[str, Any]] | None = None,
+    ) -> Message:
+        """Send a reply in the same channel, with ``replyToId`` set to this message.
+
+        Same arguments (minus the channel and ``reply_to_id``), result and
+        errors as :meth:`Client.send_message`. Safe to call from a listener.
+
+        Raises:
+            ValueError: The message has no channel id.
+            ServiceAuthError: Not connected, or nothing to send.
+            TimeoutError: No echo within 10 s.
+        """
+        if self.channel_id is None:
+            raise ValueError("cannot reply: the message has no channel id")
+        return self._client.send_message(
+            self.channel_id, options, content=content, embeds=embeds, reply_to_id=self.id
+        )
+
+    def edit(self, content: str, *, embeds: Sequence[Any] | None = None) -> None:
+        """Ask the service to edit this message (``message:edit``; fire-and-forget).
+
+        The local copy is not changed (protocol 5.2); a ``message_update``
+        event follows if the service accepts.
+
+        Raises:
+            TypeError: ``content`` is not a str.
+            ServiceAuthError: The socket is not connected.
+        """
+        if not isinstance(content, str):
+            raise TypeError("content must be a str")
+        from .embed import EmbedBuilder
+
+        payload_embeds = [e.to_dict() if isinstance(e, EmbedBuilder) else dict(e) for e in embeds or ()]
+        self._client._emit(
+            "message:edit",
+            {"messagePublicId": self.id, "content": content, "embeds": payload_embeds},
+        )
+
+    def delete(self) -> None:
+        """Ask the service to delete this message (``message:delete``; fire-and-forget).
+
+        Raises:
+            ServiceAuthError: The socket is not connected.
+        """
+        self._client._emit("message:delete", {"messagePublicId": self.id})
+
+    def react(self, emoji: str) -> None:
+        """Toggle a reaction (``message:react``; fire-and-forget).
+
+        Raises:
+            ValueError: ``emoji`` is empty.
+            TypeError: ``emoji`` is not a str.
+            ServiceAuthError: The socket is not connected.
+        """
+        if not isinstance(emoji, str):
+            raise TypeError("emoji must be a str")
+        if not emoji:
+            raise ValueError("emoji must not be empty")
+        self._client._emit("message:react", {"messagePublicId": self.id, "emoji": emoji})
+
+    def _repr_name(self) -> str | None:
+        return self.author.username if self.author is not None else None
+
+    def __repr__(self) -> str:
+        return (
+            f"<Message id={self.id!r} channel_id={self.channel_id!r} "
+            f"author={self._repr_name()!r}>"
+        )

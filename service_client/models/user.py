@@ -1,0 +1,96 @@
+"""``User``: a user record (protocol.md 3.1; python-api.md 4)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ._base import Model, as_dict, read_bool, read_id, read_str
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["User"]
+
+_STATUSES = ("online", "idle", "dnd", "invisible", "offline")
+
+
+class User(Model):
+    """A user or bot account.
+
+    Wire keys (protocol 3.1): ``publicId`` (also ``id``, ``userPublicId``) ->
+    ``id``; ``name`` (also ``userName``, ``username``) -> ``username``;
+    ``tag`` -> ``tag``; ``image`` (also ``avatar``, ``userImage``) ->
+    ``avatar``; ``isBot`` -> ``bot``; ``status`` -> ``status`` (default
+    ``"offline"``).
+
+    Attributes:
+        id: The user's public id.
+        username: Display name ("" when missing).
+        tag: 4-digit discriminator, or None.
+        avatar: Image URL, or None.
+        bot: True for bot accounts.
+        status: ``online``/``idle``/``dnd``/``invisible``/``offline``.
+        raw: The wire record.
+    """
+
+    __slots__ = ("id", "username", "tag", "avatar", "bot", "status")
+
+    id: str
+    username: str
+    tag: str | None
+    avatar: str | None
+    bot: bool
+    status: str
+
+    def __init__(self, client: Client, data: Mapping[str, Any]) -> None:
+        """Build from a user record.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        self._client = client
+        self._parse(as_dict(data, "user"))
+
+    def _parse(self, data: dict[str, Any]) -> None:
+        ident = read_id(data, "publicId", "id", "userPublicId", "userId")
+        if ident is None:
+            raise ValueError("user record has no publicId")
+        self.raw = data
+        self.id = ident
+        self.username = (
+            read_str(data, "name") or read_str(data, "username") or read_str(data, "userName") or ""
+        )
+        self.tag = read_str(data, "tag") or read_str(data, "userTag")
+        avatar = data.get("image", data.get("avatar", data.get("userImage")))
+        self.avatar = avatar if isinstance(avatar, str) else None
+        self.bot = read_bool(data, "isBot", read_bool(data, "bot"))
+        status = read_str(data, "status")
+        self.status = status if status else "offline"
+
+    def _update(self, patch: Mapping[str, Any]) -> None:
+        """Merge a partial record (``user:update``, ``presence:update``) into this user.
+
+        A key present with null clears the field (protocol 0.1, pitfall 28).
+        """
+        merged = dict(self.raw)
+        for key in ("name", "tag", "image", "isBot", "status"):
+            if key in patch:
+                merged[key] = patch[key]
+        self._parse(merged)
+
+    @property
+    def tag_string(self) -> str:
+        """``name#tag`` (just the name when the tag is unknown)."""
+        return f"{self.username}#{self.tag}" if self.tag else self.username
+
+    @property
+    def mention(self) -> str:
+        """The mention text ``<@id>`` (protocol 3.1)."""
+        return f"<@{self.id}>"
+
+    def _repr_name(self) -> str | None:
+        return self.username
+
+    def __str__(self) -> str:
+        return self.tag_string

@@ -1,0 +1,148 @@
+"""``VoiceState``: one user's presence in a voice channel (protocol.md 3.9; issue 5)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ._base import Model, as_dict, parse_time, read_id, read_int, read_str
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from .channel import Channel
+
+__all__ = ["VoiceState"]
+
+#: Mergeable wire keys of ``voice:state`` / ``voice:user-state`` (protocol 2.3).
+STATE_KEYS = (
+    "muted",
+    "deafened",
+    "speaking",
+    "isStreaming",
+    "isCameraOn",
+    "cameraStreamId",
+    "screenStreamId",
+    "cameraTrackId",
+    "screenTrackId",
+)
+
+
+class VoiceState(Model):
+    """A voice user record plus its channel (protocol 3.9).
+
+    Wire keys: ``userPublicId`` -> ``user_id``, ``userName`` -> ``user_name``,
+    ``userTag`` -> ``user_tag``, ``userImage`` -> ``user_image``,
+    ``socketId`` -> ``socket_id``, ``muted``, ``deafened``, ``speaking``,
+    ``joinedAt`` (epoch ms) -> ``joined_at_ms`` (and ``joined_at`` as a UTC
+    datetime), ``isStreaming`` -> ``is_streaming``, ``isCameraOn`` ->
+    ``is_camera_on``, ``cameraStreamId``, ``screenStreamId``,
+    ``cameraTrackId``, ``screenTrackId`` in snake_case; the channel comes
+    from the event envelope (``channelPublicId``).
+    """
+
+    __slots__ = (
+        "user_id",
+        "channel_id",
+        "user_name",
+        "user_tag",
+        "user_image",
+        "socket_id",
+        "muted",
+        "deafened",
+        "speaking",
+        "joined_at_ms",
+        "is_streaming",
+        "is_camera_on",
+        "camera_stream_id",
+        "screen_stream_id",
+        "camera_track_id",
+        "screen_track_id",
+    )
+
+    user_id: str
+    channel_id: str | None
+    user_name: str | None
+    user_tag: str | None
+    user_image: str | None
+    socket_id: str | None
+    muted: bool
+    deafened: bool
+    speaking: bool
+    joined_at_ms: int | None
+    is_streaming: bool
+    is_camera_on: bool
+    camera_stream_id: str | None
+    screen_stream_id: str | None
+    camera_track_id: str | None
+    screen_track_id: str | None
+
+    def __init__(
+        self, client: Client, data: Mapping[str, Any], *, channel_id: str | None = None
+    ) -> None:
+        """Build from a voice user record.
+
+        Args:
+            client: The owning client.
+            data: The voice user record.
+            channel_id: The channel from the event envelope (overrides the record).
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no ``userPublicId``.
+        """
+        self._client = client
+        self._parse(as_dict(data, "voice user"), channel_id)
+
+    def _parse(self, data: dict[str, Any], channel_id: str | None) -> None:
+        uid = read_id(data, "userPublicId", "userId", "publicId")
+        if uid is None:
+            raise ValueError("voice user record has no userPublicId")
+        self.raw = data
+        self.user_id = uid
+        self.channel_id = channel_id or read_id(data, "channelPublicId", "channelId")
+        self.user_name = read_str(data, "userName")
+        self.user_tag = read_str(data, "userTag")
+        self.user_image = read_str(data, "userImage")
+        self.socket_id = read_str(data, "socketId")
+        self.muted = data.get("muted") is True
+        self.deafened = data.get("deafened") is True
+        self.speaking = data.get("speaking") is True
+        joined = data.get("joinedAt")
+        self.joined_at_ms = read_int(data, "joinedAt") if joined is not None else None
+        self.is_streaming = data.get("isStreaming") is True
+        self.is_camera_on = data.get("isCameraOn") is True
+        self.camera_stream_id = read_str(data, "cameraStreamId")
+        self.screen_stream_id = read_str(data, "screenStreamId")
+        self.camera_track_id = read_str(data, "cameraTrackId")
+        self.screen_track_id = read_str(data, "screenTrackId")
+
+    def _merge(self, patch: Mapping[str, Any]) -> None:
+        """Merge the fields of a ``voice:user-state`` into this entry."""
+        merged = dict(self.raw)
+        for key in STATE_KEYS:
+            if key in patch:
+                merged[key] = patch[key]
+        self._parse(merged, self.channel_id)
+
+    @property
+    def id(self) -> str:
+        """Alias of :attr:`user_id` (the cache key)."""
+        return self.user_id
+
+    @property
+    def joined_at(self) -> datetime | None:
+        """When the user joined the channel (UTC), or None."""
+        return parse_time(self.joined_at_ms)
+
+    @property
+    def channel(self) -> Channel | None:
+        """The cached voice channel, or None."""
+        if self.channel_id is None:
+            return None
+        return self._client.channels.cache.get(self.channel_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"<VoiceState user_id={self.user_id!r} name={self.user_name!r} "
+            f"channel_id={self.channel_id!r} muted={self.muted} deafened={self.deafened}>"
+        )
