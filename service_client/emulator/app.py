@@ -180,9 +180,14 @@ class RestApi:
         status = 500
         try:
             response = await self._answer(scope, request, method, rel_raw, query_string, headers)
-            if response is None:  # connection reset fault
+            if response is None:  # connection reset fault: abort the TCP connection, answer nothing
                 status = 0
-                return
+                transport = getattr(getattr(send, "__self__", None), "transport", None)
+                if transport is not None:
+                    transport.abort()
+                    await asyncio.sleep(0.01)  # let uvicorn see the connection lost
+                    return
+                response = Response(b"", status_code=500)  # no transport handle: best effort
             status = response.status_code
             await response(scope, receive, send)
         finally:

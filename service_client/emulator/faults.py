@@ -74,7 +74,8 @@ class FaultTable:
         Args:
             method: HTTP method, or ``"*"`` for any.
             path: fnmatch glob on the path relative to ``/api/v2`` (no query), e.g. ``/servers/*``.
-            status: Status to answer with; None with ``delay_ms`` only delays, then answers normally.
+            status: Status to answer with (0 resets the connection with no answer); None with
+                ``delay_ms`` only delays, then answers normally.
             count: Number of matching requests affected; None for all until cleared.
             retry_after: The raw ``Retry-After`` header value (seconds, fraction or HTTP-date).
             delay_ms: Delay before answering, milliseconds.
@@ -91,7 +92,7 @@ class FaultTable:
         if not isinstance(path, str) or not path.startswith(("/", "*")):
             raise ValueError("path must be a glob starting with '/' (or '*')")
         if status is not None and (isinstance(status, bool) or not isinstance(status, int)
-                                   or not 100 <= status <= 599):
+                                   or not (status == 0 or 100 <= status <= 599)):
             raise ValueError("status must be an HTTP status code")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             raise ValueError("count must be a positive integer or None")
