@@ -142,7 +142,9 @@ class TcpProxy:
         self.refusing = False
         self.accepted = 0
         self._lock = threading.Lock()
+        self.changed = threading.Condition(self._lock)
         self._socks: list[socket.socket] = []
+        self._all: list[socket.socket] = []  # closed in close()
         self._threads: list[threading.Thread] = []
         self._closed = False
         self._accepter = threading.Thread(target=self._accept_loop, name="test-proxy-accept", daemon=True)
@@ -159,9 +161,11 @@ class TcpProxy:
                     client.close()
                     return
                 self.accepted += 1
-                if self.refusing:
-                    client.close()
-                    continue
+                self.changed.notify_all()
+                refusing = self.refusing
+            if refusing:
+                client.close()
+                continue
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
             except OSError:
@@ -172,6 +176,7 @@ class TcpProxy:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._socks += [client, upstream]
+                self._all += [client, upstream]
                 for src, dst in ((client, upstream), (upstream, client)):
                     thread = threading.Thread(target=self._pump, args=(src, dst), name="test-proxy-pump", daemon=True)
                     self._threads.append(thread)
@@ -191,6 +196,11 @@ class TcpProxy:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
+    def wait_accepted(self, count: int, timeout: float = 5) -> bool:
+        """Wait until ``count`` connections in all were accepted."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.accepted >= count, timeout)
+
     def drop(self) -> None:
         """Cut every relayed connection at once (both sides see the TCP connection end)."""
         with self._lock:
@@ -209,15 +219,27 @@ class TcpProxy:
         self._accepter.join(5)
         for thread in self._threads:
             thread.join(5)
+        for sock in self._all:
+            sock.close()
 
 
 class RawServer:
     """A bare websocket server speaking just enough Engine.IO to connect, then running a script."""
 
-    def __init__(self, script: Callable[[ServerConnection], None], ping_interval_ms: int = 100, ping_timeout_ms: int = 100) -> None:
+    def __init__(
+        self,
+        script: Callable[[ServerConnection], None],
+        ping_interval_ms: int = 100,
+        ping_timeout_ms: int = 100,
+        hang_from: int | None = None,
+    ) -> None:
         from service_client.gateway.framing import encode_open
 
         self.script = script
+        #: Connections from this number on (1-based) get the open packet, then silence.
+        self.hang_from = hang_from
+        #: Set when a connection is left hanging before its CONNECT answer.
+        self.hanging = threading.Event()
         self.open_text = encode_open("raw-sid", ping_interval_ms, ping_timeout_ms)
         self.connections = 0
         self.done = threading.Event()
@@ -230,6 +252,12 @@ class RawServer:
     def _handler(self, conn: ServerConnection) -> None:
         self.connections += 1
         conn.send(self.open_text)
+        if self.hang_from is not None and self.connections >= self.hang_from:
+            self.hanging.set()
+            with contextlib.suppress(Exception):
+                while True:
+                    conn.recv(timeout=5)
+            return
         connect = conn.recv(timeout=5)
         assert isinstance(connect, str) and connect.startswith("40")
         conn.send('40{"sid":"raw-namespace-sid"}')
@@ -280,7 +308,9 @@ class Recorder:
         self.auth_calls = 0
 
     def auth(self) -> dict[str, Any] | None:
-        self.auth_calls += 1
+        with self.changed:
+            self.auth_calls += 1
+            self.changed.notify_all()
         return None if self.token is None else {"token": self.token}
 
     def _add(self, kind: str, value: Any) -> None:
