@@ -499,7 +499,8 @@ class Emulator:
         """
         if self._thread is not None and self._thread.is_alive():
             raise RuntimeError("Emulator already running")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted sockets (else ~40 ms per request)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.host, self.port))

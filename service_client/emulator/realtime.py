@@ -12,6 +12,7 @@ control class hops onto the loop).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import time
@@ -32,6 +33,47 @@ VOICE_BOOL_KEYS = ("muted", "deafened", "speaking", "isStreaming", "isCameraOn")
 VOICE_STR_KEYS = ("cameraStreamId", "screenStreamId", "cameraTrackId", "screenTrackId")
 #: Placeholder media URL sent in ``voice:livekit-token`` (nothing listens there).
 DEFAULT_VOICE_URL = "ws://127.0.0.1:9/livekit"
+
+
+_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def encode_message_events(records: list[dict[str, Any]]) -> list[str]:
+    """Encode ``message:new`` Socket.IO EVENT packets (``2["message:new",{...}]``) for records that
+    share author, channel, time and embeds (a bulk post), serialising the shared parts once."""
+    first = records[0]
+    shared = {k: v for k, v in first.items() if k not in ("publicId", "content")}
+    tail = _DUMPS(shared)[1:]  # '"author":...}' without the opening brace
+    out = []
+    for rec in records:
+        out.append('2["message:new",{"publicId":' + _DUMPS(rec["publicId"]) + ',"content":'
+                   + _DUMPS(rec["content"]) + "," + tail + "]")
+    return out
+
+
+def _ws_text_frame(payload: bytes) -> bytes:
+    """One unmasked, final WebSocket text frame (RFC 6455 5.2) carrying ``payload``."""
+    n = len(payload)
+    if n < 126:
+        return bytes((0x81, n)) + payload
+    if n < 65536:
+        return bytes((0x81, 126)) + n.to_bytes(2, "big") + payload
+    return bytes((0x81, 127)) + n.to_bytes(8, "big") + payload
+
+
+def _can_write_directly(protocol: Any, sock: Any) -> bool:
+    """Whether frames may bypass the Engine.IO queue without reordering: a uvicorn protocol whose
+    sends are plain transport writes, no extension negotiated, writable, and nothing queued."""
+    if type(protocol).__name__ not in ("WebSocketsSansIOProtocol", "WSProtocol"):
+        return False
+    writable = getattr(protocol, "writable", None)
+    transport = getattr(protocol, "transport", None)
+    if writable is None or not writable.is_set() or transport is None or transport.is_closing():
+        return False
+    conn = getattr(protocol, "conn", None)
+    if getattr(conn, "extensions", None) or getattr(conn, "_extensions", None):
+        return False
+    return bool(sock.upgraded) and sock.queue.empty() and transport.get_write_buffer_size() == 0
 
 
 def user_room(uid: str) -> str:
@@ -67,6 +109,7 @@ class Realtime:
                                         ping_timeout=ping_timeout, transports=["websocket", "polling"])
         self.sessions: dict[str, str] = {}          # socket sid -> user id
         self.transports: dict[str, Any] = {}        # socket sid -> asyncio transport (for drops)
+        self.protocols: dict[str, Any] = {}         # socket sid -> uvicorn WebSocket protocol
         self.realistic_rooms = False
         self.send_errors = False
         self.refuse_auth = False
@@ -142,26 +185,29 @@ class Realtime:
         for _s, eio_sid in targets:
             await send(eio_sid, eio_pkt)
 
-    async def emit_many(self, event: str, payloads: list[Any], room: str) -> None:
-        """Send many events of one name to one room, in order (bulk message posting)."""
-        targets = [e for _s, e in self.sio.manager.get_participants("/", room)]
-        if not targets:
+    async def emit_encoded(self, frames: list[str], room: str) -> None:
+        """Send pre-encoded Socket.IO event packets (text after the Engine.IO ``4``) to a room, in order.
+
+        Bulk fast path: when a socket's Engine.IO queue is empty and its WebSocket is writable,
+        the frames are written to the transport in one write (same bytes the Engine.IO writer
+        would produce); otherwise they go through the Engine.IO queue.
+        """
+        targets = [(s, e) for s, e in self.sio.manager.get_participants("/", room)]
+        if not targets or not frames:
             return
-        sockets = []
-        for eio_sid in targets:
+        for sid, eio_sid in targets:
             try:
-                sockets.append(self.sio.eio._get_socket(eio_sid))
+                sock = self.sio.eio._get_socket(eio_sid)
             except KeyError:
                 continue
-        make = self.sio.packet_class
-        for i, data in enumerate(payloads):
-            eio_pkt = eio_packet.Packet(eio_packet.MESSAGE, make(sio_packet.EVENT, namespace="/",
-                                                                  data=[event, data]).encode())
-            for sock in sockets:
-                if not sock.closed:
-                    sock.queue.put_nowait(eio_pkt)
-            if i % 500 == 499:
-                await asyncio.sleep(0)
+            if sock.closed or sock.closing:
+                continue
+            protocol = self.protocols.get(sid)
+            if protocol is not None and _can_write_directly(protocol, sock):
+                protocol.transport.write(b"".join(_ws_text_frame(b"4" + f.encode("utf-8")) for f in frames))
+                continue
+            for frame in frames:
+                sock.queue.put_nowait(eio_packet.Packet(eio_packet.MESSAGE, frame))
 
     def sids_of(self, uid: str | None = None) -> list[str]:
         """Return the socket sids of one user (every connected socket when ``uid`` is None)."""
@@ -242,6 +288,7 @@ class Realtime:
         transport = getattr(getattr(send, "__self__", None), "transport", None)
         if transport is not None:
             self.transports[sid] = transport
+            self.protocols[sid] = send.__self__
         await self.join_user_rooms(sid, uid)
         asyncio.get_running_loop().create_task(self._after_connect(sid, uid))
 
@@ -265,6 +312,7 @@ class Realtime:
     async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
         uid = self.sessions.pop(sid, None)
         self.transports.pop(sid, None)
+        self.protocols.pop(sid, None)
         if uid is None:
             return
         for cid, users in list(self.voice.items()):
@@ -311,7 +359,7 @@ class Realtime:
                 rec = dict(rec, nonce=nonce)
             await self.emit("message:new", rec, channel_room(rec["channelPublicId"]))
             return
-        await self.emit_many("message:new", records, channel_room(records[0]["channelPublicId"]))
+        await self.emit_encoded(encode_message_events(records), channel_room(records[0]["channelPublicId"]))
 
     async def _refuse(self, sid: str, nonce: Any, error: str) -> None:
         if self.send_errors:

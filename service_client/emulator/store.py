@@ -87,10 +87,10 @@ CREATE TABLE IF NOT EXISTS dms (
     channel_id TEXT PRIMARY KEY, user_a TEXT NOT NULL, user_b TEXT NOT NULL,
     UNIQUE(user_a, user_b));
 CREATE TABLE IF NOT EXISTS messages (
-    seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, channel_id TEXT NOT NULL,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, channel_id TEXT NOT NULL,
     server_id TEXT, author_id TEXT, content TEXT NOT NULL, embeds TEXT NOT NULL,
     reply_to_id TEXT, created_at TEXT NOT NULL, edited_at TEXT,
-    pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT);
+    pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT, raw TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS messages_channel ON messages(channel_id, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(body);
 CREATE TABLE IF NOT EXISTS invites (
@@ -177,6 +177,9 @@ class Store:
             start = int(row[0]) + 1
         self._ids = itertools.count(start)
         self._user_cache: dict[str, dict[str, Any]] = {}
+        # FTS rows are indexed lazily (before a search), so bulk posting stays cheap.
+        row = self._one("SELECT MAX(rowid) FROM messages_fts")
+        self._fts_seq = int(row[0]) if row is not None and row[0] is not None else 0
 
     # ------------------------------------------------------------------ basics
     def new_id(self) -> str:
@@ -189,6 +192,7 @@ class Store:
             for table in _TABLES:
                 self.conn.execute(f"DELETE FROM {table}")
         self._user_cache.clear()
+        self._fts_seq = 0
 
     def close(self) -> None:
         """Close the database connection."""
@@ -681,7 +685,8 @@ class Store:
                         embeds: list[Any] | None = None, reply_to_id: str | None = None) -> list[dict[str, Any]]:
         """Store messages in one transaction; return their Message records (3.6).
 
-        ``contents`` are the raw texts: they are escaped on store and indexed unescaped.
+        ``contents`` are the raw texts: they are escaped on store and indexed (lazily, before the
+        next search) unescaped.
         """
         chan = self.channel_row(cid)
         author = self.user(author_id)
@@ -701,15 +706,19 @@ class Store:
                             "serverPublicId": sid, "createdAt": now, "embeds": embeds, "fileUrl": None,
                             "replyToId": reply_to_id, "editedAt": None, "pinned": False})
         with self.conn:
-            cur = self.conn.cursor()
-            start = cur.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0]
-            cur.executemany(
-                "INSERT INTO messages(seq, id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
-                "created_at, author_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [(start + i + 1,) + r[:9] for i, r in enumerate(rows)])
-            cur.executemany("INSERT INTO messages_fts(rowid, body) VALUES (?,?)",
-                            [(start + i + 1, r[9]) for i, r in enumerate(rows)])
+            self.conn.executemany(
+                "INSERT INTO messages(id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
+                "created_at, author_json, raw) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
         return records
+
+    def _sync_fts(self) -> None:
+        """Index every message stored since the last search (FTS5 over the unescaped text)."""
+        with self.conn:
+            self.conn.execute("INSERT INTO messages_fts(rowid, body) SELECT seq, raw FROM messages WHERE seq>?",
+                              (self._fts_seq,))
+            row = self._one("SELECT MAX(seq) FROM messages")
+        if row is not None and row[0] is not None:
+            self._fts_seq = max(self._fts_seq, int(row[0]))
 
     @staticmethod
     def _message_rec(row: sqlite3.Row) -> dict[str, Any]:
@@ -753,6 +762,7 @@ class Store:
         terms = [t for t in query.split() if t]
         if not terms:
             return []
+        self._sync_fts()
         match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
         sql = ("SELECT m.* FROM messages_fts f JOIN messages m ON m.seq=f.rowid "
                "WHERE messages_fts MATCH ? AND m.channel_id=?")
@@ -772,9 +782,9 @@ class Store:
         """Replace a message's content (escaped) and embeds; return the new record."""
         row = self.message_row(mid)
         with self.conn:
-            self.conn.execute("UPDATE messages SET content=?, embeds=?, edited_at=? WHERE id=?",
-                              (escape_content(content), json.dumps(embeds if embeds is not None
-                                                                    else json.loads(row["embeds"])),
+            self.conn.execute("UPDATE messages SET content=?, raw=?, embeds=?, edited_at=? WHERE id=?",
+                              (escape_content(content), content, json.dumps(embeds if embeds is not None
+                                                                            else json.loads(row["embeds"])),
                                iso_now(), mid))
             self.conn.execute("UPDATE messages_fts SET body=? WHERE rowid=?", (content, row["seq"]))
         return self.message(mid)

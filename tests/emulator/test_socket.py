@@ -205,3 +205,22 @@ def test_reset_disconnects_sockets(world, conns):
     world.emulator.reset()
     assert gone.wait(5)
     assert world.emulator.connection_count() == 0
+
+
+def test_bulk_post_in_order_to_every_member_and_searchable(world, conns):
+    emu = world.emulator
+    bot, human = conns(world.bot_token), conns(world.human_token)
+    cid = world.general["publicId"]
+    emu.post_message(cid, world.human["publicId"], "before")
+    n = 2000
+    assert emu.post_messages(cid, world.human["publicId"], [f"bulk <{i}>" for i in range(n)]) == n
+    emu.post_message(cid, world.human["publicId"], "after")
+    for conn in (bot, human):
+        got = [conn.wait("message:new")["content"] for _ in range(n + 2)]
+        assert got == ["before"] + [f"bulk &lt;{i}&gt;" for i in range(n)] + ["after"]
+    sample = emu.messages(cid)[5]
+    assert sample["author"]["publicId"] == world.human["publicId"] and sample["serverPublicId"] == \
+        world.server["publicId"]
+    r = requests.get(emu.base_url + f"/chat/{cid}/search", params={"q": "<1999>"},
+                     headers={"Authorization": f"Bearer {world.bot_token}"}, timeout=5)
+    assert [m["content"] for m in r.json()["messages"]] == ["bulk &lt;1999&gt;"]
