@@ -22,6 +22,9 @@ class Collection(dict[K, V]):
     it never raises "dictionary changed size during iteration" while events
     update the cache; what is iterated is the content at the moment iteration
     started. Single lookups (``[]``, ``get``, ``in``, ``len``) read the live dict.
+    For a plain-dict snapshot use ``cache.copy()`` or ``dict(cache.items())``:
+    ``dict(cache)`` and ``{**cache}`` look keys up one by one and may raise
+    KeyError when another thread removes an entry meanwhile.
 
     Thread-safe.
     """

@@ -1,0 +1,58 @@
+"""build_message_payload: the message:send payload of protocol 2.3."""
+
+from __future__ import annotations
+
+import pytest
+
+from service_client.errors import ServiceAuthError
+from service_client.managers.operations import build_message_payload
+from service_client.models import EmbedBuilder
+
+
+def test_string_gives_content() -> None:
+    assert build_message_payload("C1", "hi", nonce="n") == {"channelPublicId": "C1", "content": "hi", "embeds": [], "nonce": "n"}
+
+
+def test_single_embed_builder() -> None:
+    e = EmbedBuilder().set_title("t")
+    assert build_message_payload("C1", e, nonce="n") == {"channelPublicId": "C1", "content": "", "embeds": [{"title": "t"}], "nonce": "n"}
+
+
+def test_mapping_with_both_reply_spellings() -> None:
+    p = build_message_payload("C1", {"content": "x", "embeds": [EmbedBuilder().set_title("a"), {"title": "b", "extra": 1}], "replyToId": "M1"}, nonce="n")
+    assert p == {"channelPublicId": "C1", "content": "x", "embeds": [{"title": "a"}, {"title": "b", "extra": 1}], "replyToId": "M1", "nonce": "n"}
+    assert build_message_payload("C1", {"content": "x", "reply_to_id": "M2"}, nonce="n")["replyToId"] == "M2"
+
+
+def test_keywords() -> None:
+    p = build_message_payload("C1", content="x", embeds=[{"title": "t"}], reply_to_id="M1", nonce="n")
+    assert p["content"] == "x" and p["embeds"] == [{"title": "t"}] and p["replyToId"] == "M1"
+    assert "replyToId" not in build_message_payload("C1", content="x", nonce="n")
+
+
+def test_embed_only_allows_empty_content() -> None:
+    assert build_message_payload("C1", embeds=[{"title": "t"}], nonce="n")["content"] == ""
+
+
+@pytest.mark.parametrize("args", [((), {}), (("",), {}), ((), {"content": ""}), (({},), {}), ((), {"embeds": []}), (({"content": "", "embeds": []},), {})])
+def test_empty_raises_service_auth_error(args: tuple) -> None:
+    pos, kw = args
+    with pytest.raises(ServiceAuthError, match=r"^send_message requires non-empty content or at least one embed\.$"):
+        build_message_payload("C1", *pos, nonce="n", **kw)
+
+
+def test_wrong_types_name_the_argument() -> None:
+    with pytest.raises(TypeError, match="options"):
+        build_message_payload("C1", 42, nonce="n")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="content"):
+        build_message_payload("C1", content=3, nonce="n")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="embeds"):
+        build_message_payload("C1", content="x", embeds=EmbedBuilder(), nonce="n")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"embeds\[0\]"):
+        build_message_payload("C1", content="x", embeds=[3], nonce="n")  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="channel_id"):
+        build_message_payload(5, "x", nonce="n")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="channel_id"):
+        build_message_payload("", "x", nonce="n")
+    with pytest.raises(TypeError, match="reply_to_id"):
+        build_message_payload("C1", "x", reply_to_id=7, nonce="n")  # type: ignore[arg-type]
