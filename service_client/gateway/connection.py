@@ -23,6 +23,7 @@ new thread and loses their order; here one thread decodes in arrival order.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import random
@@ -85,6 +86,11 @@ REASON_IO_SERVER_DISCONNECT: Final = "io server disconnect"
 _ENGINE_PATH: Final = "/socket.io/?EIO=4&transport=websocket"
 #: Longest time close() waits to write the DISCONNECT packet, seconds.
 _CLOSE_SEND_S: Final = 0.25
+
+#: Bytes asked of the socket per read by the frame reader.
+_READ_CHUNK: Final = 256 * 1024
+#: Largest message accepted from the server, bytes (a bound against a hostile peer).
+_MAX_MESSAGE: Final = 64 * 1024 * 1024
 
 #: Per-process counter of gateway threads (the ``n`` in thread names).
 _thread_numbers = itertools.count(1)
@@ -150,6 +156,117 @@ def reconnect_delay(
 
 class _Stopped(Exception):
     """auth() returned None: the owner is gone, stop without reporting."""
+
+
+class _FrameReader:
+    """Reads the server's WebSocket messages from the raw socket through one buffer.
+
+    websocket-client's own reader makes three ``recv`` system calls and a dozen
+    Python calls per frame; this one reads up to 256 KiB at a time and parses
+    frame headers in place (RFC 6455 section 5.2: server frames unmasked,
+    fragments reassembled, ping answered, close reported). A timeout keeps the
+    partial frame buffered, so a later call resumes where it stopped.
+
+    Not thread-safe: only the thread that owns the connection reads.
+    """
+
+    __slots__ = ("_sock", "_buf", "_pos", "_parts", "_opcode", "_on_control")
+
+    def __init__(self, sock: socket.socket, on_control: Callable[[int, bytes], None]) -> None:
+        self._sock = sock
+        self._buf = bytearray()
+        self._pos = 0
+        self._parts: list[bytes] = []
+        self._opcode = 0
+        #: Called with (opcode, payload) for a ping (answer it) or a close (echo it).
+        self._on_control = on_control
+
+    def _fill(self, need: int) -> None:
+        """Block until ``need`` bytes are buffered past the read position."""
+        buf = self._buf
+        if self._pos:
+            del buf[: self._pos]
+            self._pos = 0
+        recv = self._sock.recv
+        while len(buf) < need:
+            chunk = recv(_READ_CHUNK)
+            if not chunk:
+                raise websocket.WebSocketConnectionClosedException("connection closed by the peer")
+            buf += chunk
+
+    def recv(self) -> str | bytes:
+        """The next message: str for text, bytes for binary.
+
+        Raises:
+            websocket.WebSocketConnectionClosedException: EOF or a close frame.
+            websocket.WebSocketProtocolException: A frame breaking RFC 6455.
+            TimeoutError: The socket timeout passed (partial data is kept).
+            UnicodeDecodeError: A text message that is not UTF-8 (consumed).
+            OSError: The socket failed.
+        """
+        while True:
+            buf = self._buf
+            pos = self._pos
+            if len(buf) - pos < 2:
+                self._fill(2)
+                buf, pos = self._buf, 0
+            b0 = buf[pos]
+            b1 = buf[pos + 1]
+            length = b1 & 0x7F
+            head = 2
+            if length >= 126:
+                head = 4 if length == 126 else 10
+                if len(buf) - pos < head:
+                    self._fill(head)
+                    buf, pos = self._buf, 0
+                length = int.from_bytes(buf[pos + 2 : pos + head], "big")
+                if length > _MAX_MESSAGE:
+                    raise websocket.WebSocketProtocolException(f"frame of {length} bytes is too large")
+            if b1 & 0x80 or b0 & 0x70:
+                raise websocket.WebSocketProtocolException("masked server frame or reserved bits set")
+            end = pos + head + length
+            if len(buf) < end:
+                self._fill(end - pos)
+                buf, pos = self._buf, 0
+                end = head + length
+            payload = bytes(buf[pos + head : end])
+            self._pos = end
+            opcode = b0 & 0x0F
+            if opcode == 1 or opcode == 2:
+                if self._parts:
+                    raise websocket.WebSocketProtocolException("data frame inside a fragmented message")
+                if b0 & 0x80:
+                    return payload.decode("utf-8") if opcode == 1 else payload
+                self._opcode = opcode
+                self._parts.append(payload)
+            elif opcode == 0:
+                if not self._parts:
+                    raise websocket.WebSocketProtocolException("continuation frame without a message")
+                self._parts.append(payload)
+                if sum(map(len, self._parts)) > _MAX_MESSAGE:
+                    raise websocket.WebSocketProtocolException("fragmented message is too large")
+                if b0 & 0x80:
+                    data = b"".join(self._parts)
+                    self._parts = []
+                    return data.decode("utf-8") if self._opcode == 1 else data
+            elif opcode == 9:
+                self._on_control(opcode, payload)
+            elif opcode == 8:
+                self._on_control(opcode, payload)
+                raise websocket.WebSocketConnectionClosedException("close frame from the peer")
+            elif opcode != 10:
+                raise websocket.WebSocketProtocolException(f"unknown opcode {opcode}")
+
+
+class _Link:
+    """One established connection: the websocket (for writes), its reader, its open packet."""
+
+    __slots__ = ("ws", "reader", "open_packet")
+
+    def __init__(self, ws: websocket.WebSocket, reader: _FrameReader, open_packet: OpenPacket) -> None:
+        self.ws = ws
+        self.reader = reader
+        self.open_packet = open_packet
 
 
 class GatewayConnection:
@@ -329,7 +446,7 @@ class GatewayConnection:
                 raise ServiceError("connect() was already called")
             self._started = True
         try:
-            ws, open_packet = self._establish(float(timeout))
+            link = self._establish(float(timeout))
         except _Stopped:
             with self._state_lock:
                 self._started = False
@@ -338,7 +455,7 @@ class GatewayConnection:
             with self._state_lock:
                 self._started = False
             raise
-        if not self._activate(ws, open_packet, first=True):
+        if not self._activate(link, first=True):
             raise ServiceError("the socket connection was closed while connecting")
 
     def emit(self, event: str, *args: Any) -> None:
@@ -453,7 +570,7 @@ class GatewayConnection:
 
     # ------------------------------------------------------------------ connecting
 
-    def _establish(self, timeout: float) -> tuple[websocket.WebSocket, OpenPacket]:
+    def _establish(self, timeout: float) -> _Link:
         """One connection attempt: TCP, TLS, upgrade, open packet, CONNECT.
 
         Raises:
@@ -475,8 +592,10 @@ class GatewayConnection:
             sock = self._dial(deadline)
             ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
             ws.connect(self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True)
-            open_packet = self._handshake(ws, connect_text, deadline)
-            return ws, open_packet
+            assert ws.sock is not None
+            reader = _FrameReader(ws.sock, functools.partial(self._control, ws))
+            open_packet = self._handshake(ws, reader, connect_text, deadline)
+            return _Link(ws, reader, open_packet)
         except BaseException as exc:
             if ws is not None:
                 ws.shutdown()
@@ -532,16 +651,16 @@ class GatewayConnection:
                     raise
         raise last if last is not None else OSError(f"no address for {self._host}")
 
-    def _handshake(self, ws: websocket.WebSocket, connect_text: str, deadline: float) -> OpenPacket:
+    def _handshake(
+        self, ws: websocket.WebSocket, reader: _FrameReader, connect_text: str, deadline: float
+    ) -> OpenPacket:
         """Read the open packet, send CONNECT, wait for its answer."""
         open_packet: OpenPacket | None = None
         while True:
             ws.settimeout(_remaining(deadline))
-            text = ws.recv()
+            text = reader.recv()
             if type(text) is not str:
                 continue  # a binary frame: nothing of ours
-            if not text:
-                raise websocket.WebSocketConnectionClosedException("closed by the server during the handshake")
             packet = framing.decode(text)
             if open_packet is None:
                 if not isinstance(packet, OpenPacket):
@@ -563,8 +682,9 @@ class GatewayConnection:
                 elif packet.type == EngineType.CLOSE:
                     raise websocket.WebSocketConnectionClosedException("Engine.IO close during the handshake")
 
-    def _activate(self, ws: websocket.WebSocket, open_packet: OpenPacket, *, first: bool) -> bool:
+    def _activate(self, link: _Link, *, first: bool) -> bool:
         """Install a connected websocket and start its reader; False when closed meanwhile."""
+        ws, open_packet = link.ws, link.open_packet
         silence = (open_packet.ping_interval_ms + open_packet.ping_timeout_ms) / 1000.0
         if silence <= 0:
             silence = self._connect_timeout
@@ -572,7 +692,7 @@ class GatewayConnection:
         number = next(_thread_numbers)
         reader = threading.Thread(
             target=self._reader_main,
-            args=(ws, first),
+            args=(link, first),
             name=f"{self._name}-gateway-{number}",
             daemon=True,
         )
@@ -599,19 +719,20 @@ class GatewayConnection:
 
     # ------------------------------------------------------------------ reading
 
-    def _reader_main(self, ws: websocket.WebSocket, first: bool) -> None:
+    def _reader_main(self, link: _Link, first: bool) -> None:
         reason: str | None = REASON_TRANSPORT_ERROR
         try:
             self._callback(self._on_connect, first)
-            reason = self._read_loop(ws)
+            reason = self._read_loop(link)
         except BaseException:  # a bug of ours: still report the loss and reconnect
             _log.exception("socket reader failed")
         finally:
-            self._lost(ws, reason)
+            self._lost(link.ws, reason)
 
-    def _read_loop(self, ws: websocket.WebSocket) -> str | None:
+    def _read_loop(self, link: _Link) -> str | None:
         """Read frames in order until the transport is lost; the loss reason, None when closing."""
-        recv = ws.recv
+        ws = link.ws
+        recv = link.reader.recv
         decode = framing.decode
         on_event = self._on_event
         debug = _log.isEnabledFor
@@ -639,8 +760,6 @@ class GatewayConnection:
             if type(text) is not str:
                 _log.debug("ignored a binary socket frame of %d bytes", len(text))
                 continue
-            if not text:  # websocket close frame
-                return None if self._closed else REASON_TRANSPORT_CLOSE
             try:
                 packet = decode(text)
             except FramingError as exc:
@@ -665,6 +784,17 @@ class GatewayConnection:
                     return None if self._closed else REASON_IO_SERVER_DISCONNECT
             else:
                 _log.debug("ignored a %s packet", kind.__name__)
+
+    def _control(self, ws: websocket.WebSocket, opcode: int, payload: bytes) -> None:
+        """Answer a websocket ping with a pong, echo a close frame (best effort)."""
+        try:
+            with self._emit_lock:
+                if opcode == websocket.ABNF.OPCODE_PING:
+                    ws.send(payload, websocket.ABNF.OPCODE_PONG)
+                else:
+                    ws.send(payload[:2], websocket.ABNF.OPCODE_CLOSE)
+        except _TRANSPORT_ERRORS as exc:
+            _log.debug("websocket control answer failed: %s", _short(exc))
 
     def _pong(self, ws: websocket.WebSocket) -> bool:
         try:
@@ -723,7 +853,7 @@ class GatewayConnection:
             attempt += 1
             _log.debug("reconnect attempt %d to %s", attempt, self._endpoint)
             try:
-                ws, open_packet = self._establish(self._connect_timeout)
+                link = self._establish(self._connect_timeout)
             except _Stopped:
                 _log.debug("reconnect stopped: no credentials")
                 return
@@ -744,7 +874,7 @@ class GatewayConnection:
                 _log.debug("reconnect stopped: %s", type(exc).__name__)
                 self._callback(self._on_error, exc)
                 return
-            self._activate(ws, open_packet, first=False)
+            self._activate(link, first=False)
             return
 
     # ------------------------------------------------------------------ helpers
