@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 from typing import Any
@@ -9,10 +11,10 @@ from typing import Any
 import pytest
 from websockets.sync.server import ServerConnection
 
-from service_client.errors import ServiceAuthError, ServiceError
+from service_client.errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from service_client.gateway import framing
 
-from .conftest import Recorder, RawServer, SioServer, TcpProxy, gateway_threads
+from .conftest import GOOD_TOKEN, Recorder, RawServer, SioServer, TcpProxy, gateway_threads
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -325,3 +327,76 @@ def test_event_with_ack_request_is_delivered(recorder: Recorder) -> None:
         conn.close()
     finally:
         server.stop()
+
+
+def test_close_during_first_connect_aborts_it(recorder: Recorder) -> None:
+    server = RawServer(_stay_silent, hang_from=1)  # never answers the CONNECT
+    try:
+        conn = recorder.connection(server.url, connect_timeout=10)
+        failure: list[BaseException] = []
+
+        def connecting() -> None:
+            try:
+                conn.connect()
+            except BaseException as exc:
+                failure.append(exc)
+
+        thread = threading.Thread(target=connecting)
+        thread.start()
+        assert server.hanging.wait(5)
+        started = time.monotonic()
+        conn.close()
+        thread.join(5)
+        assert time.monotonic() - started < 1.0
+        assert len(failure) == 1 and type(failure[0]) is ServiceError and "closed" in str(failure[0])
+        assert not conn.connected and recorder.log == []
+    finally:
+        server.stop()
+
+
+def test_reconnect_thread_name(proxy: TcpProxy, sio_server: SioServer, recorder: Recorder) -> None:
+    conn = recorder.connection(proxy.url, reconnect_base=30, reconnect_cap=30, jitter=0)
+    conn.connect()
+    try:
+        proxy.drop()
+        assert recorder.wait_for(lambda: any("-reconnect-" in t.name for t in gateway_threads()))
+        (thread,) = [t for t in gateway_threads() if "-reconnect-" in t.name]
+        assert re.fullmatch(r"service_client-reconnect-\d+", thread.name) and thread.daemon
+    finally:
+        conn.close()
+
+
+def test_token_never_logged_or_in_errors(
+    proxy: TcpProxy, sio_server: SioServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    errors: list[BaseException] = []
+    recorder = Recorder()
+    conn = recorder.connection(proxy.url)
+    conn.connect()
+    try:
+        conn.emit("message:send", {"content": "x"})
+        assert conn.call("add", 1, 2) == [3]
+        with pytest.raises(ServiceTimeoutError) as timeout_info:
+            conn.call("hold", timeout=0.05)
+        errors.append(timeout_info.value)
+        sio_server.emit_many("tick", 3)
+        assert recorder.wait_for(lambda: len(recorder.events) == 3)
+        proxy.drop()
+        assert recorder.wait_count("connect", 2)
+        sio_server.tokens.clear()
+        proxy.drop()
+        assert recorder.wait_count("error", 1)
+        errors += recorder.kinds("error")
+    finally:
+        conn.close()
+    bad = Recorder(token="another-secret-token-9")
+    with pytest.raises(ServiceAuthError) as info:
+        bad.connection(sio_server.url).connect()
+    errors.append(info.value)
+    text = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    assert "emit message:send" in text and "event tick" in text  # DEBUG logging happened
+    for secret in (GOOD_TOKEN, "another-secret-token-9"):
+        assert secret not in text
+        for error in errors:
+            assert secret not in str(error) and secret not in repr(error)
