@@ -96,8 +96,19 @@ def session(raw_server: _Server) -> Iterator[RestSession]:
     rest.close()
 
 
+_BEFORE: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _threads_before_test() -> None:
+    """Remember the threads alive before the test (other tests may leave REST sessions open)."""
+    _BEFORE.clear()
+    _BEFORE.update(threading.enumerate())
+
+
 def _rest_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("service_client-rest")]
+    """REST threads started during this test and still alive."""
+    return [t for t in threading.enumerate() if t.name.startswith("service_client-rest") and t not in _BEFORE]
 
 
 def test_timeout_covers_a_slowly_dripped_body(session: RestSession) -> None:

@@ -23,8 +23,19 @@ from service_client.rest import RestSession, Route
 ME = Route("GET", "/auth/me")
 
 
+_BEFORE: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _threads_before_test() -> None:
+    """Remember the threads alive before the test (other tests may leave REST sessions open)."""
+    _BEFORE.clear()
+    _BEFORE.update(threading.enumerate())
+
+
 def _rest_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("service_client-rest")]
+    """REST threads started during this test and still alive."""
+    return [t for t in threading.enumerate() if t.name.startswith("service_client-rest") and t not in _BEFORE]
 
 
 @pytest.fixture

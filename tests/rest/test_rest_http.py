@@ -37,8 +37,19 @@ NOW = 1_700_000_000.0
 Script = list[Any]  # items: (status, headers, body) or an exception instance
 
 
+_BEFORE: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _threads_before_test() -> None:
+    """Remember the threads alive before the test (other tests may leave REST sessions open)."""
+    _BEFORE.clear()
+    _BEFORE.update(threading.enumerate())
+
+
 def _rest_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("service_client-rest")]
+    """REST threads started during this test and still alive."""
+    return [t for t in threading.enumerate() if t.name.startswith("service_client-rest") and t not in _BEFORE]
 
 
 @pytest.fixture

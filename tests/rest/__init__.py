@@ -1,0 +1,1 @@
+"""Tests of the REST session (issue 3)."""
