@@ -1,12 +1,20 @@
 """service_client: a synchronous, thread-based client for bots on the chat service.
 
-See README.rst for the two commands a newcomer runs, and python-api.md for the names.
+Every public name of python-api.md is importable from here::
+
+    from service_client import Client, Message, ServiceAPIError
+
+See README.rst for the two commands a newcomer runs.
 """
 
 from __future__ import annotations
 
 import logging
 
+__version__ = "0.1.0"
+
+from .client import MISSING, Client, ClientState
+from .commands import Command, load_commands
 from .errors import (
     CommandLoadWarning,
     InsecureHostWarning,
@@ -16,17 +24,51 @@ from .errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-
-__version__ = "0.1.0"
+from .models import (
+    Category,
+    Channel,
+    Collection,
+    DMChannel,
+    EmbedBuilder,
+    Guild,
+    Invite,
+    Member,
+    Message,
+    Permissions,
+    Role,
+    User,
+    VoiceState,
+)
+from .voice import VoiceConnection, VoiceManager
 
 __all__ = [
+    "MISSING",
+    "Category",
+    "Channel",
+    "Client",
+    "ClientState",
+    "Collection",
+    "Command",
     "CommandLoadWarning",
+    "DMChannel",
+    "EmbedBuilder",
+    "Guild",
     "InsecureHostWarning",
+    "Invite",
+    "Member",
+    "Message",
+    "Permissions",
     "RateLimitError",
+    "Role",
     "ServiceAPIError",
     "ServiceAuthError",
     "ServiceError",
     "ServiceTimeoutError",
+    "User",
+    "VoiceConnection",
+    "VoiceManager",
+    "VoiceState",
+    "load_commands",
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -112,7 +112,10 @@ class OrderedWorkerPool:
                 log.exception("event task failed")
             with lock:
                 self._busy -= 1
-                if self._pending[key]:
+                queue = self._pending.get(key)
+                if queue is None:  # shut down while the task ran
+                    continue
+                if queue:
                     self._ready.append(key)  # back of the line: fairness between keys
                     lock.notify()
                 else:

@@ -1,0 +1,987 @@
+"""The blocking :class:`Client`: lifecycle, events and the spec's client operations.
+
+Spec: Resources (Client object), States and transitions, Authentication,
+Client operations, Events; python-api.md section 2.
+
+Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
+
+- ``service_client-gateway-<n>``: the socket reader (decodes packets in order,
+  applies cache updates, never runs listeners), plus the reconnect loop;
+- ``service_client-rest-<n>``: the REST session's workers (5 requests on the
+  wire at most, strict FIFO);
+- ``service_client-events-<n>``: the worker pool that runs listeners, keeping
+  the order of one channel's (else one server's) events;
+- ``service_client-waiters-<n>``: completes ``wait_for`` calls.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+import warnings
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as _FutureTimeout
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from urllib.parse import urlsplit
+
+from . import _config
+from .errors import (
+    InsecureHostWarning,
+    ServiceAuthError,
+    ServiceError,
+    ServiceTimeoutError,
+)
+from .events import EventEmitter, OrderedWorkerPool
+from .gateway.connection import GatewayConnection
+from .gateway.handlers import WireHandlers
+from .managers import operations as _ops
+from .managers.channels import ChannelManager
+from .managers.guilds import GuildManager
+from .managers.members import MemberManager
+from .managers.users import UserManager
+from .managers.voice_states import VoiceStateManager
+from .models.collection import Collection
+from .models.user import User
+from .rest.route import Route
+from .rest.session import RestSession
+from .voice import VoiceManager
+
+if TYPE_CHECKING:
+    from .commands import Command
+    from .models.channel import DMChannel
+    from .models.invite import Invite
+    from .models.message import Message
+
+__all__ = ["Client", "ClientState", "MISSING"]
+
+log = logging.getLogger("service_client.client")
+
+_REDACTED = "[REDACTED]"
+_STATUSES = frozenset({"online", "idle", "dnd", "invisible"})
+_ACTIVITY_TYPES = frozenset({"using", "browsing", "listening", "playing"})
+_LIFECYCLE_KEY = "__lifecycle__"
+
+
+class _MissingType:
+    """Type of :data:`MISSING`."""
+
+    _instance: ClassVar[_MissingType | None] = None
+
+    def __new__(cls) -> _MissingType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+#: Sentinel for "argument not given", where None means "clear" (``set_presence``).
+MISSING: Any = _MissingType()
+
+
+class ClientState(enum.Enum):
+    """Lifecycle of a :class:`Client` (spec: States and transitions)."""
+
+    NEW = "new"
+    CONNECTING = "connecting"
+    READY = "ready"
+    DESTROYED = "destroyed"
+
+
+class _Secret:
+    """Holds the token; its repr, str and pickle never show it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str | None) -> None:
+        self._value = value
+
+    def get(self) -> str | None:
+        return self._value
+
+    def clear(self) -> None:
+        self._value = None
+
+    def __repr__(self) -> str:
+        return _REDACTED if self._value is not None else "None"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("the bot token cannot be pickled")
+
+
+def _check_hosts(base_url: str, socket_url: str) -> None:
+    """Spec: Authentication 5: warn (never block) about where the token goes.
+
+    One warning when a URL's host is neither the service's two hosts nor
+    localhost/127.0.0.1, and a separate one when a URL is not https (or wss)
+    outside localhost/127.0.0.1.
+    """
+    foreign: list[str] = []
+    plain: list[str] = []
+    for label, url in (("base_url", base_url), ("socket_url", socket_url)):
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        local = host in _config.LOCAL_HOSTS
+        if host not in _config.SERVICE_HOSTS and not local:
+            foreign.append(f"{label}={host}")
+        if parts.scheme not in ("https", "wss") and not local:
+            plain.append(f"{label}={parts.scheme}://{host}")
+    if foreign:
+        _warn_always(
+            "the bot token will be sent to a host that is not the service's: " + ", ".join(foreign)
+        )
+    if plain:
+        _warn_always(
+            "the bot token will travel unencrypted (not https): " + ", ".join(plain)
+        )
+
+
+def _warn_always(message: str) -> None:
+    # warn_explicit with a fresh registry: shown at every construction, never
+    # deduplicated by the "default" filter action.
+    import sys
+
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("service_client"):
+        frame = frame.f_back
+    warnings.warn_explicit(
+        InsecureHostWarning(message),
+        InsecureHostWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=frame.f_globals.get("__name__", "__main__"),
+        registry={},
+    )
+
+
+class Client:
+    """A bot's connection to the service: socket, REST session, caches and events.
+
+    Spec: Resources (Client object), States and transitions; python-api.md
+    section 2. Thread-safe: every method may be called from any thread,
+    including from inside a listener.
+
+    Args:
+        base_url: REST base ending in ``/v2``; default ``Client.base_url``.
+        socket_url: Socket host; default ``Client.socket_url``.
+        site_url: Public web site (invite links); default: the origin of ``base_url``.
+        workers: Threads of the listener pool (default 8).
+        max_retry_after: Longest ``Retry-After`` waited out, seconds (longer
+            ones raise :class:`RateLimitError` at once).
+        reconnect_base: First reconnect delay, seconds (default 1).
+        reconnect_cap: Longest reconnect delay, seconds (default 30).
+
+    Raises:
+        TypeError: An argument has the wrong type.
+        ValueError: A URL is not http(s)/ws(s) or ``workers`` is not positive.
+
+    Warns:
+        InsecureHostWarning: At every construction whose URLs point to a host
+            other than the service's or localhost, and separately when a
+            protocol is not https outside localhost/127.0.0.1.
+    """
+
+    #: Default REST base (a subclass may override it).
+    base_url: str = _config.DEFAULT_BASE_URL
+    #: Default socket host (a subclass may override it).
+    socket_url: str = _config.DEFAULT_SOCKET_URL
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        socket_url: str | None = None,
+        site_url: str | None = None,
+        workers: int = _config.DEFAULT_WORKERS,
+        max_retry_after: float = _config.DEFAULT_MAX_RETRY_AFTER_S,
+        reconnect_base: float = _config.RECONNECT_BASE_S,
+        reconnect_cap: float = _config.RECONNECT_CAP_S,
+    ) -> None:
+        base = _validate_url("base_url", base_url if base_url is not None else type(self).base_url)
+        sock = _validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
+        if site_url is None:
+            parts = urlsplit(base)
+            site_url = f"{parts.scheme}://{parts.netloc}"
+        elif not isinstance(site_url, str):
+            raise TypeError(f"site_url must be a str, got {type(site_url).__name__}")
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ValueError(f"workers must be a positive int, got {workers!r}")
+        self.base_url = base.rstrip("/")
+        self.socket_url = sock.rstrip("/")
+        self.site_url = site_url.rstrip("/")
+        _check_hosts(self.base_url, self.socket_url)
+
+        self._state = ClientState.NEW
+        self._state_lock = threading.RLock()  # guards _state, _gateway, _token
+        self._token = _Secret(None)
+        self._destroyed = threading.Event()
+        self._reconnect_base = reconnect_base
+        self._reconnect_cap = reconnect_cap
+
+        from . import __version__
+
+        self._rest = RestSession(
+            self.base_url,
+            user_agent=f"service_client/{__version__} (python)",
+            max_retry_after=max_retry_after,
+        )
+        self._pool = OrderedWorkerPool(workers)
+        self._events = EventEmitter(self._pool)
+        self._gateway: GatewayConnection | None = None
+        self._nonces_lock = threading.Lock()  # guards _nonces
+        self._nonces: dict[str, Future[Any]] = {}
+
+        #: The bot's own user; None before ``ready``.
+        self.user: User | None = None
+        #: UTC time of the first successful connection; None before ready and after destroy.
+        self.ready_at: _dt.datetime | None = None
+        self.users = UserManager(self)
+        self.guilds = GuildManager(self)
+        self.channels = ChannelManager(self)
+        self.members = MemberManager(self)
+        self.voice_states = VoiceStateManager(self)
+        self.voice = _make_voice_manager(self)
+        #: Loaded commands by name (spec: commands, since 4.2.0).
+        self.commands: Collection[str, Command] = Collection()
+        self._handlers = WireHandlers(self)
+
+    # -- state ---------------------------------------------------------------
+
+    @property
+    def state(self) -> ClientState:
+        """The lifecycle state (spec: States and transitions)."""
+        return self._state
+
+    @property
+    def uptime(self) -> int | None:
+        """Milliseconds since :attr:`ready_at`, or None when not ready (spec: uptime)."""
+        ready_at = self.ready_at
+        if ready_at is None:
+            return None
+        return int((_dt.datetime.now(_dt.timezone.utc) - ready_at).total_seconds() * 1000)
+
+    @property
+    def is_connected(self) -> bool:
+        """True while the socket's namespace is connected (not merely opened)."""
+        gateway = self._gateway
+        return gateway is not None and gateway.connected
+
+    # -- events --------------------------------------------------------------
+
+    def on(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
+        """Register a listener; usable as ``@client.on("message_create")``.
+
+        Spec: Events. Listeners run on the worker pool, never on the socket
+        reader thread; events of one channel (else one server) arrive in order.
+
+        Args:
+            event: Event name (``ready``, ``message_create``, ``disconnect``,
+                ``reconnect``, ``error``, and the others of protocol.md 2.4).
+            listener: Callable taking the event's arguments.
+
+        Returns:
+            The listener.
+
+        Raises:
+            TypeError: ``event`` is not a non-empty str or ``listener`` is not callable.
+        """
+        return self._events.on(event, listener)
+
+    def once(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
+        """Like :meth:`on`, for the next occurrence only."""
+        return self._events.once(event, listener)
+
+    def off(self, event: str, listener: Callable[..., Any] | None = None) -> None:
+        """Remove one listener, or every listener of ``event`` when omitted."""
+        self._events.off(event, listener)
+
+    def listeners(self, event: str) -> list[Callable[..., Any]]:
+        """The listeners of ``event``, in call order (a copy)."""
+        return self._events.listeners(event)
+
+    def wait_for(
+        self,
+        event: str,
+        *,
+        check: Callable[..., bool] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Block until ``event`` happens (and ``check`` accepts its arguments).
+
+        Safe from inside a listener (waiters are completed off the pool).
+
+        Args:
+            event: Event name.
+            check: Quick predicate on the event's arguments.
+            timeout: Seconds; None waits until :meth:`destroy`.
+
+        Returns:
+            The event's argument, a tuple of them, or None.
+
+        Raises:
+            TimeoutError: ``timeout`` passed first.
+            ServiceError: The client was destroyed while waiting.
+        """
+        return self._events.wait_for(event, check=check, timeout=timeout)
+
+    def _dispatch(self, event: str, *args: Any, key: str | None = None) -> None:
+        """Run the listeners of ``event`` on the pool (library use)."""
+        if self._state is not ClientState.DESTROYED:
+            self._events.emit(event, *args, key=key)
+
+    def _run(self, fn: Callable[[], None], *, key: str | None = None) -> None:
+        """Run ``fn`` on the worker pool after earlier tasks of ``key`` (library use)."""
+        self._pool.submit(fn, key=key)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def login(self, token: str, *, timeout: float | None = None) -> None:
+        """Connect, preload the bot's user and servers, and return at ``ready``.
+
+        Spec: States and transitions (new -> connecting -> ready), Client
+        operations ``login``, protocol.md 2.1. Steps: socket CONNECT with
+        ``{"token": token}``; ``GET /auth/me`` sets :attr:`user`;
+        ``guilds.fetch_all()`` fills :attr:`guilds` and the bot's members; then
+        :attr:`ready_at` is set and ``ready`` emitted, and this call returns.
+
+        Args:
+            token: The bot token.
+            timeout: Seconds for the whole login; None for the built-in bounds
+                (15 s socket connect, then the REST timeouts).
+
+        Raises:
+            ServiceAuthError: ``token`` is not a non-empty str (message
+                "login() requires a non-empty bot token string."), or the service
+                refused it (socket ``connect_error``).
+            ServiceError: The client is connecting, ready or destroyed; or it
+                could not connect or preload (cause chained).
+            ServiceTimeoutError: ``timeout`` seconds passed.
+
+        After any failure nothing keeps running, the token is forgotten and the
+        client never becomes ready later (a new Client is needed).
+        """
+        if not isinstance(token, str) or not token.strip():
+            raise ServiceAuthError("login() requires a non-empty bot token string.")
+        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        with self._state_lock:
+            if self._state is ClientState.DESTROYED:
+                raise ServiceError("this client was destroyed; create a new Client to log in again")
+            if self._state is not ClientState.NEW:
+                raise ServiceError(f"login() called on a client that is already {self._state.value}")
+            self._state = ClientState.CONNECTING
+            self._token = _Secret(token)
+            self._rest.token = token
+        if timeout is None:
+            try:
+                self._login_steps(None)
+            except BaseException:
+                self._fail_login()
+                raise
+            return
+        deadline = time.monotonic() + timeout
+        done: Future[None] = Future()
+
+        def runner() -> None:
+            try:
+                self._login_steps(deadline)
+            except BaseException as exc:
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+        thread = threading.Thread(target=runner, name="service_client-login-0", daemon=True)
+        thread.start()
+        try:
+            done.result(timeout)
+        except _FutureTimeout:
+            self._fail_login()
+            thread.join(_config.DESTROY_JOIN_S)
+            raise ServiceTimeoutError(f"login() did not complete within {timeout}s") from None
+        except BaseException:
+            self._fail_login()
+            thread.join(_config.DESTROY_JOIN_S)
+            raise
+
+    def _login_steps(self, deadline: float | None) -> None:
+        gateway = GatewayConnection(
+            self.socket_url,
+            auth=self._socket_auth,
+            on_event=self._on_socket_event,
+            on_connect=self._on_socket_connect,
+            on_disconnect=self._on_socket_disconnect,
+            on_error=self._on_socket_error,
+            reconnect_base=self._reconnect_base,
+            reconnect_cap=self._reconnect_cap,
+        )
+        with self._state_lock:
+            if self._state is not ClientState.CONNECTING:
+                raise ServiceError("login() was interrupted by destroy()")
+            self._gateway = gateway
+        connect_timeout = _config.CONNECT_TIMEOUT_S
+        if deadline is not None:
+            connect_timeout = max(0.01, min(connect_timeout, deadline - time.monotonic()))
+        gateway.connect(timeout=connect_timeout)
+        me = self._rest.request(Route("GET", "/auth/me"))
+        if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
+            raise ServiceError("GET /auth/me did not return a user record")
+        user = User(self, me["user"])
+        self.users._add(user)
+        self.user = user
+        self.guilds.fetch_all()
+        with self._state_lock:
+            if self._state is not ClientState.CONNECTING:
+                raise ServiceError("login() was interrupted by destroy()")
+            self.ready_at = _dt.datetime.now(_dt.timezone.utc)
+            self._state = ClientState.READY
+        log.info("ready as %s in %d servers", user.tag_string, len(self.guilds.cache))
+        self._dispatch("ready", key=_LIFECYCLE_KEY)
+
+    def _fail_login(self) -> None:
+        self._shutdown(final_state=ClientState.DESTROYED)
+
+    def run(self, token: str) -> None:
+        """Log in, then block until :meth:`destroy` is called or Ctrl-C.
+
+        The script entry point. No signal handler is installed: Ctrl-C arrives
+        as ``KeyboardInterrupt`` in this thread, which destroys the client and
+        returns.
+
+        Args:
+            token: The bot token.
+
+        Raises:
+            Everything :meth:`login` raises.
+        """
+        try:
+            self.login(token)
+            while not self._destroyed.wait(0.25):
+                pass
+        except KeyboardInterrupt:
+            log.info("interrupted; destroying the client")
+        finally:
+            self.destroy()
+
+    def destroy(self) -> None:
+        """Disconnect and stop everything; idempotent, from any thread or listener.
+
+        Spec: States and transitions (-> destroyed); protocol.md pitfall 11.
+        Leaves voice, closes the socket with no reconnection, ends pending
+        ``send_message`` calls and queued or sleeping REST calls with
+        :class:`ServiceError`, removes every listener, clears the token, sets
+        :attr:`ready_at` to None. Every client thread has stopped when it
+        returns (within about 1 s; the calling thread itself excepted). Caches
+        are left as they are but never updated again.
+        """
+        self._shutdown(final_state=ClientState.DESTROYED)
+
+    def _shutdown(self, *, final_state: ClientState) -> None:
+        with self._state_lock:
+            if self._destroyed.is_set():
+                return
+            self._destroyed.set()
+            self._state = final_state
+            gateway, self._gateway = self._gateway, None
+            self._token.clear()
+            self.ready_at = None
+        voice = self.voice
+        if voice is not None:
+            try:
+                voice._shutdown()
+            except Exception:
+                log.exception("leaving voice failed during destroy")
+        if gateway is not None:
+            gateway.close()
+        self._rest.token = None
+        self._rest.close()
+        with self._nonces_lock:
+            pending, self._nonces = self._nonces, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(ServiceError("the client was destroyed before the message was echoed"))
+        self._events.close(_config.DESTROY_JOIN_S / 2)
+        self._pool.shutdown(_config.DESTROY_JOIN_S / 2)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.destroy()
+
+    # -- socket callbacks (reader / reconnect thread; keep them quick) --------
+
+    def _socket_auth(self) -> dict[str, str] | None:
+        token = self._token.get()
+        return None if token is None else {"token": token}
+
+    def _on_socket_event(self, name: str, args: list[Any]) -> None:
+        if self._state is ClientState.DESTROYED:
+            return
+        self._handlers.handle(name, args)
+
+    def _on_socket_connect(self, first: bool) -> None:
+        if first or self._state is not ClientState.READY:
+            return
+        self._dispatch("reconnect", key=_LIFECYCLE_KEY)
+        self._run(self._reconcile_guilds, key=_LIFECYCLE_KEY)
+
+    def _on_socket_disconnect(self, reason: str) -> None:
+        with self._nonces_lock:
+            pending, self._nonces = self._nonces, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(ServiceError(f"the socket was lost ({reason}) before the echo arrived"))
+        self._dispatch("disconnect", reason, key=_LIFECYCLE_KEY)
+
+    def _on_socket_error(self, exc: BaseException) -> None:
+        self._dispatch("error", exc, key=_LIFECYCLE_KEY)
+
+    def _on_voice_event(self, event: str, data: Any) -> None:
+        """Voice signalling from the wire handlers (reader thread; library use)."""
+        voice = self.voice
+        if voice is not None:
+            voice._on_event(event, data)
+
+    def _reconcile_guilds(self) -> None:
+        """After a reconnect: evict servers left while offline, announce new ones."""
+        reconcile = getattr(self.guilds, "_reconcile", None)
+        if reconcile is None:
+            return
+        try:
+            reconcile()
+        except Exception as exc:
+            log.warning("could not reconcile the guild cache after reconnect: %s", exc)
+
+    # -- internal transport helpers (used by managers and models) -------------
+
+    def _request(self, route: Route, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Any:
+        """Perform one REST request through the session's queue (library use)."""
+        return self._rest.request(route, params=params, json=json)
+
+    def _submit(self, route: Route, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Future[Any]:
+        """Queue one REST request and return its Future (library use)."""
+        return self._rest.submit(route, params=params, json=json)
+
+    def _require_gateway(self) -> GatewayConnection:
+        gateway = self._gateway
+        if gateway is None or not gateway.connected:
+            raise ServiceAuthError("the socket is not connected (call login() first, or wait for reconnect)")
+        return gateway
+
+    def _emit(self, event: str, *args: Any) -> None:
+        """Emit a socket event (fire-and-forget; library use).
+
+        Raises:
+            ServiceAuthError: The socket is not connected.
+        """
+        self._require_gateway().emit(event, *args)
+
+    def _call(self, event: str, *args: Any, timeout: float = _config.ACK_TIMEOUT_S) -> list[Any]:
+        """Emit a socket event and wait for its ack (library use).
+
+        Raises:
+            ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: No ack within ``timeout`` seconds.
+        """
+        return self._require_gateway().call(event, *args, timeout=timeout)
+
+    def _resolve_nonce(self, nonce: str, message: Message) -> None:
+        """Complete the pending ``send_message`` of ``nonce`` (reader thread)."""
+        with self._nonces_lock:
+            fut = self._nonces.pop(nonce, None)
+        if fut is not None and not fut.done():
+            try:
+                fut.set_result(message)
+            except Exception:  # completed concurrently (timeout): nothing to do
+                pass
+
+    # -- operations -----------------------------------------------------------
+
+    def api_call(
+        self,
+        path: str,
+        *,
+        method: str = "GET",
+        body: str | bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _config.DEFAULT_MAX_RETRIES,
+    ) -> Any:
+        """Call a REST route directly (spec: ``apiCall``; Limits).
+
+        The request goes through the session's strict FIFO queue (5 on the
+        wire at most), rate-limit buckets and retries.
+
+        Args:
+            path: Path below ``base_url``, starting with ``/``; may carry a query.
+            method: HTTP method.
+            body: An already-serialised JSON str, or bytes; never serialised here.
+            headers: Extra headers, merged on top of ours; ``Authorization`` is
+                never overridden, whatever its letter case.
+            timeout_ms: Per-attempt timeout, milliseconds, connect and read included.
+            max_retries: Retries after the first attempt (on network failure,
+                timeout, 429, 502, 503, 504).
+
+        Returns:
+            Parsed JSON, or None for 204 and for an empty 2xx body.
+
+        Raises:
+            ValueError: ``path`` does not start with ``/``, or a bad method,
+                ``timeout_ms`` or ``max_retries``.
+            TypeError: ``body`` is not str/bytes/None, or ``headers`` is not a
+                mapping of str to str.
+            ServiceAuthError: No token (before login, after destroy); nothing is sent.
+            RateLimitError: 429 after retries, or a ``Retry-After`` beyond
+                ``max_retry_after``.
+            ServiceAPIError: Any other non-2xx after retries, or a 2xx whose body is not JSON.
+            ServiceTimeoutError: The last attempt timed out.
+            ServiceError: A network failure after the last retry (cause chained),
+                or the client was destroyed while the call waited.
+        """
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a str, got {type(path).__name__}")
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', got {path!r}")
+        if not isinstance(method, str) or not method.strip() or not method.isalpha():
+            raise ValueError(f"method must be an HTTP method name, got {method!r}")
+        if body is not None and not isinstance(body, (str, bytes)):
+            raise TypeError(
+                f"body must be str, bytes or None (an already-serialised JSON string), got {type(body).__name__}"
+            )
+        if headers is not None:
+            if not isinstance(headers, Mapping):
+                raise TypeError(f"headers must be a mapping of str to str, got {type(headers).__name__}")
+            for k, v in headers.items():
+                if not isinstance(k, str) or not isinstance(v, str):
+                    raise TypeError("headers must be a mapping of str to str")
+        for name, value in (("timeout_ms", timeout_ms), ("max_retries", max_retries)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if timeout_ms <= 0:
+            raise ValueError(f"timeout_ms must be positive, got {timeout_ms}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        return self._rest.request(
+            Route.from_path(method.upper(), path),
+            body=body,
+            headers=headers,
+            timeout_ms=timeout_ms,
+            max_retries=max_retries,
+        )
+
+    def send_message(
+        self,
+        channel_id: str,
+        options: Any = None,
+        *,
+        content: str | None = None,
+        embeds: Any = None,
+        reply_to_id: str | None = None,
+    ) -> Message:
+        """Send a message over the socket and return it once the service echoes it.
+
+        Spec: Client operations ``sendMessage``; protocol.md 2.3 (``message:send``).
+
+        Args:
+            channel_id: Target channel (or DM channel) id.
+            options: A str (text), an ``EmbedBuilder`` (one embed, no text), or a
+                mapping with ``content``, ``embeds``, ``replyToId``/``reply_to_id``.
+            content: Text (keyword form).
+            embeds: A list of ``EmbedBuilder`` or embed dicts (keyword form).
+            reply_to_id: Id of the message replied to.
+
+        Returns:
+            The :class:`Message` built from the ``message:new`` echo carrying this
+            send's nonce.
+
+        Raises:
+            TypeError / ValueError: An argument has the wrong type or is empty
+                (naming it), before anything is sent.
+            ServiceAuthError: The socket is not connected; or no content and no
+                embed ("send_message requires non-empty content or at least one embed.").
+            TimeoutError: No echo within 10 s ("send_message timeout after 10s";
+                e.g. unknown channel or missing permission: the service says nothing).
+            ServiceError: The client was destroyed, or the socket was lost, before the echo.
+        """
+        if not isinstance(channel_id, str):
+            raise TypeError(f"channel_id must be a str, got {type(channel_id).__name__}")
+        if not channel_id:
+            raise ValueError("channel_id must be a non-empty str")
+        nonce = uuid.uuid4().hex
+        payload = _ops.build_message_payload(
+            channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
+        )
+        gateway = self._require_gateway()
+        fut: Future[Message] = Future()
+        with self._nonces_lock:
+            self._nonces[nonce] = fut
+        try:
+            gateway.emit("message:send", payload)
+            try:
+                return fut.result(_config.SEND_TIMEOUT_S)
+            except _FutureTimeout:
+                raise TimeoutError("send_message timeout after 10s") from None
+        finally:
+            with self._nonces_lock:
+                self._nonces.pop(nonce, None)
+
+    def create_dm(self, user_id: str) -> DMChannel:
+        """Open (or get) the DM channel with a user (spec: ``createDM``; ``GET /channels/dm/{user_id}``).
+
+        Args:
+            user_id: The user's id.
+
+        Returns:
+            The :class:`DMChannel`.
+
+        Raises:
+            TypeError / ValueError: ``user_id`` is not a non-empty str.
+            ServiceAPIError: The service refused (e.g. 404 unknown user).
+            ServiceAuthError: Not logged in.
+        """
+        return _ops.create_dm(self, user_id)
+
+    def fetch_invite(self, code: str) -> Invite:
+        """Resolve an invite, read-only (spec: ``fetchInvite``; ``GET /invites/{code}``).
+
+        A bot cannot accept an invite.
+
+        Args:
+            code: The invite code, or a full link whose path ends in ``/invite/CODE``.
+
+        Returns:
+            The :class:`Invite`.
+
+        Raises:
+            TypeError / ValueError: ``code`` is not a non-empty str or link.
+            ServiceAPIError: 404 for an unknown or expired code.
+        """
+        return _ops.fetch_invite(self, code)
+
+    def search_messages(self, channel_id: str, query: str, *, limit: int | None = None) -> list[Message]:
+        """Search one channel's messages (spec: ``searchMessages``, since 1.5.0).
+
+        Args:
+            channel_id: Channel id.
+            query: Free text.
+            limit: Most results wanted; omitted from the request when None.
+
+        Returns:
+            :class:`Message` instances; ``[]`` when none.
+
+        Raises:
+            TypeError / ValueError: Bad arguments (named).
+            ServiceAPIError: The service refused (403/404).
+        """
+        return _ops.search_messages(self, channel_id, query, limit=limit)
+
+    def load_commands(self, directory: str | os.PathLike[str]) -> Collection[str, Command]:
+        """Load command files into :attr:`commands` (spec: ``loadCommands``, since 4.2.0).
+
+        See python-api.md section 6: non-recursive, ``*.py`` not starting with
+        ``_``, bad files skipped with a :class:`CommandLoadWarning`; no dispatch.
+
+        Args:
+            directory: The folder to scan.
+
+        Returns:
+            :attr:`commands`, the same object at every call.
+
+        Raises:
+            TypeError: ``directory`` is not a str or path.
+            FileNotFoundError: The folder does not exist.
+            NotADirectoryError: The path is a file.
+        """
+        from .commands import load_commands
+
+        return load_commands(directory, self.commands)
+
+    # -- presence (spec: setActivity, setStatus, setPresence) ------------------
+
+    def set_activity(self, activity: Mapping[str, Any] | None) -> None:
+        """Set or clear the bot's activity (spec: ``setActivity``; protocol.md 2.3).
+
+        Fire-and-forget: returns once ``activity:update`` is written.
+
+        Args:
+            activity: A mapping with ``type`` (``using``, ``browsing``,
+                ``listening``, ``playing``), ``name`` (cut to 128 characters),
+                optional ``details`` (cut to 64) and ``startedAt``/``started_at``
+                (epoch milliseconds, default now); or None to clear.
+
+        Raises:
+            TypeError: ``activity`` is not a mapping or None, or a field has the wrong type.
+            ValueError: Unknown ``type`` or missing ``name``; nothing is sent.
+            ServiceAuthError: The socket is not connected.
+        """
+        payload = _activity_payload(activity)
+        self._emit("activity:update", payload)
+
+    def set_status(self, status: str) -> None:
+        """Set the bot's status (spec: ``setStatus``; protocol.md 2.3 and C11).
+
+        Emits ``presence:update``, sets ``client.user.status`` at once, then
+        persists with ``PATCH /users/settings``. If the PATCH fails, the local
+        status is put back and the error raised.
+
+        Args:
+            status: ``online``, ``idle``, ``dnd`` or ``invisible``.
+
+        Raises:
+            ValueError: Any other status; nothing is sent.
+            ServiceAuthError: The socket is not connected.
+            ServiceAPIError / ServiceTimeoutError / ServiceError: The PATCH failed.
+        """
+        if not isinstance(status, str):
+            raise TypeError(f"status must be a str, got {type(status).__name__}")
+        if status not in _STATUSES:
+            raise ValueError(f"status must be one of {sorted(_STATUSES)}, got {status!r}")
+        self._emit("presence:update", {"status": status})
+        user = self.user
+        previous = user.status if user is not None else None
+        if user is not None:
+            user.status = status
+        try:
+            self._request(Route("PATCH", "/users/settings"), json={"status": status})
+        except BaseException:
+            if user is not None and user.status == status:
+                user.status = previous
+            raise
+
+    def set_presence(
+        self,
+        data: Mapping[str, Any] | None = None,
+        *,
+        status: Any = MISSING,
+        activity: Any = MISSING,
+    ) -> None:
+        """Set status and/or activity (spec: ``setPresence``).
+
+        A key that is absent (or :data:`MISSING`) is left unchanged;
+        ``activity=None`` clears the activity.
+
+        Args:
+            data: Optional mapping with ``status`` and/or ``activity``.
+            status: As :meth:`set_status`.
+            activity: As :meth:`set_activity`; None clears.
+
+        Raises:
+            TypeError / ValueError: Bad values (nothing is sent).
+            ServiceAuthError: The socket is not connected.
+            ServiceAPIError: The status PATCH failed.
+        """
+        if data is not None:
+            if not isinstance(data, Mapping):
+                raise TypeError(f"data must be a mapping or None, got {type(data).__name__}")
+            if status is MISSING and "status" in data:
+                status = data["status"]
+            if activity is MISSING and "activity" in data:
+                activity = data["activity"]
+        if status is not MISSING and status is not None:
+            if not isinstance(status, str) or status not in _STATUSES:
+                raise ValueError(f"status must be one of {sorted(_STATUSES)}, got {status!r}")
+        if activity is not MISSING:
+            _activity_payload(activity)  # validate before anything is sent
+        self._require_gateway()
+        if status is not MISSING and status is not None:
+            self.set_status(status)
+        if activity is not MISSING:
+            self.set_activity(activity)
+
+    # -- safe snapshots -------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A safe snapshot: token ``"[REDACTED]"`` (None before login), caches as counts."""
+        user = self.user
+        return {
+            "state": self._state.value,
+            "user": None if user is None else {"id": user.id, "username": user.username},
+            "ready_at": None if self.ready_at is None else self.ready_at.isoformat(),
+            "uptime": self.uptime,
+            "base_url": self.base_url,
+            "socket_url": self.socket_url,
+            "token": None if self._token.get() is None else _REDACTED,
+            "users": len(self.users.cache),
+            "guilds": len(self.guilds.cache),
+            "channels": len(self.channels.cache),
+            "members": len(self.members.cache),
+            "voice_states": len(self.voice_states.cache),
+            "commands": len(self.commands),
+        }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as a JSON string."""
+        return json.dumps(self.to_dict())
+
+    def __repr__(self) -> str:
+        user = self.user
+        who = "None" if user is None else f"{user.username!r} ({user.id})"
+        token = "None" if self._token.get() is None else _REDACTED
+        return (
+            f"<Client state={self._state.value} user={who} guilds={len(self.guilds.cache)} "
+            f"token={token}>"
+        )
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Client cannot be pickled: it holds live connections and a secret token")
+
+
+def _validate_url(name: str, url: Any) -> str:
+    if not isinstance(url, str):
+        raise TypeError(f"{name} must be a str, got {type(url).__name__}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.netloc:
+        raise ValueError(f"{name} must be an absolute http(s) or ws(s) URL, got {url!r}")
+    return url
+
+
+def _activity_payload(activity: Any) -> dict[str, Any]:
+    """Build the ``activity:update`` payload (protocol.md 2.3), validating first."""
+    if activity is None:
+        return {"type": "none", "name": ""}
+    if not isinstance(activity, Mapping):
+        to_dict = getattr(activity, "to_dict", None)
+        if callable(to_dict):
+            activity = to_dict()
+        else:
+            raise TypeError(f"activity must be a mapping or None, got {type(activity).__name__}")
+    kind = activity.get("type")
+    if kind not in _ACTIVITY_TYPES:
+        raise ValueError(f"activity type must be one of {sorted(_ACTIVITY_TYPES)}, got {kind!r}")
+    name = activity.get("name")
+    if not isinstance(name, str):
+        raise TypeError(f"activity name must be a str, got {type(name).__name__}")
+    payload: dict[str, Any] = {"type": kind, "name": name[: _config.ACTIVITY_NAME_MAX]}
+    details = activity.get("details")
+    if details is not None:
+        if not isinstance(details, str):
+            raise TypeError(f"activity details must be a str or None, got {type(details).__name__}")
+        payload["details"] = details[: _config.ACTIVITY_DETAILS_MAX]
+    started = activity.get("startedAt", activity.get("started_at"))
+    if started is None:
+        started = int(time.time() * 1000)
+    elif not isinstance(started, (int, float)) or isinstance(started, bool):
+        raise TypeError("activity startedAt must be epoch milliseconds (int)")
+    payload["startedAt"] = int(started)
+    return payload
+
+
+def _make_voice_manager(client: Client) -> VoiceManager:
+    return VoiceManager(client)
