@@ -170,7 +170,7 @@ class _FrameReader:
     Not thread-safe: only the thread that owns the connection reads.
     """
 
-    __slots__ = ("_sock", "_buf", "_pos", "_parts", "_opcode", "_on_control")
+    __slots__ = ("_buf", "_on_control", "_opcode", "_parts", "_pos", "_sock")
 
     def __init__(self, sock: socket.socket, on_control: Callable[[int, bytes], None]) -> None:
         self._sock = sock
@@ -261,7 +261,7 @@ class _FrameReader:
 class _Link:
     """One established connection: the websocket (for writes), its reader, its open packet."""
 
-    __slots__ = ("ws", "reader", "open_packet")
+    __slots__ = ("open_packet", "reader", "ws")
 
     def __init__(self, ws: websocket.WebSocket, reader: _FrameReader, open_packet: OpenPacket) -> None:
         self.ws = ws
@@ -556,8 +556,8 @@ class GatewayConnection:
                 ws.settimeout(_CLOSE_SEND_S)
                 ws.send(framing.encode_disconnect())
                 ws.send_close()
-            except Exception:  # best effort: the socket is shut down below anyway
-                pass
+            except Exception as exc:  # noqa: BLE001 - best effort: the socket is shut down below anyway
+                _log.debug("DISCONNECT not sent: %s", _short(exc))
             finally:
                 self._emit_lock.release()
         for sock in socks:
@@ -591,14 +591,16 @@ class GatewayConnection:
         try:
             sock = self._dial(deadline)
             ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
-            ws.connect(self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True)
+            ws.connect(  # type: ignore[no-untyped-call]
+                self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True
+            )
             assert ws.sock is not None
             reader = _FrameReader(ws.sock, functools.partial(self._control, ws))
             open_packet = self._handshake(ws, reader, connect_text, deadline)
             return _Link(ws, reader, open_packet)
         except BaseException as exc:
             if ws is not None:
-                ws.shutdown()
+                ws.shutdown()  # type: ignore[no-untyped-call]
             if sock is not None:
                 self._forget(sock)
                 _shutdown(sock)
@@ -724,7 +726,7 @@ class GatewayConnection:
         try:
             self._callback(self._on_connect, first)
             reason = self._read_loop(link)
-        except BaseException:  # a bug of ours: still report the loss and reconnect
+        except BaseException:  # noqa: BLE001 - a bug of ours: still report the loss and reconnect
             _log.exception("socket reader failed")
         finally:
             self._lost(link.ws, reason)
@@ -772,7 +774,7 @@ class GatewayConnection:
                         _log.debug("event %s", packet.event)  # type: ignore[union-attr]
                     try:
                         on_event(packet.event, packet.args)  # type: ignore[union-attr]
-                    except Exception:
+                    except Exception:  # noqa: BLE001 - pitfall 14: never kills the reader
                         _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
             elif kind is AckPacket:
                 self._resolve_ack(packet)  # type: ignore[arg-type]
@@ -868,7 +870,7 @@ class GatewayConnection:
                     return
                 _log.debug("reconnect attempt %d failed: %s", attempt, exc)
                 continue
-            except Exception as exc:  # auth() raised or returned a wrong type
+            except Exception as exc:  # noqa: BLE001 - auth() raised or returned a wrong type
                 if self._stop.is_set():
                     return
                 _log.debug("reconnect stopped: %s", type(exc).__name__)
@@ -895,7 +897,7 @@ class GatewayConnection:
         if sock is not None:
             self._forget(sock)
             _shutdown(sock)
-        ws.shutdown()
+        ws.shutdown()  # type: ignore[no-untyped-call]
 
     def _forget(self, sock: socket.socket) -> None:
         with self._state_lock:
@@ -911,7 +913,7 @@ class GatewayConnection:
     def _callback(callback: Callable[..., None], *args: Any) -> None:
         try:
             callback(*args)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a callback never kills our threads
             _log.exception("socket callback %s failed", getattr(callback, "__name__", "?"))
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Any, Final, Union
+from typing import Any, Final
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -212,15 +212,15 @@ class ConnectErrorPacket:
 
 
 #: Any decoded packet.
-Packet = Union[
-    OpenPacket,
-    EnginePacket,
-    ConnectPacket,
-    DisconnectPacket,
-    EventPacket,
-    AckPacket,
-    ConnectErrorPacket,
-]
+Packet = (
+    OpenPacket
+    | EnginePacket
+    | ConnectPacket
+    | DisconnectPacket
+    | EventPacket
+    | AckPacket
+    | ConnectErrorPacket
+)
 
 # --------------------------------------------------------------------------- JSON
 

@@ -268,7 +268,7 @@ def test_close_fails_pending_acks_at_once(sio_server: SioServer, recorder: Recor
         waiting.set()
         try:
             conn.call("hold", timeout=30)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertions
             outcome.append(exc)
 
     thread = threading.Thread(target=caller)

@@ -14,7 +14,14 @@ from websockets.sync.server import ServerConnection
 from service_client.errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from service_client.gateway import framing
 
-from .conftest import GOOD_TOKEN, Recorder, RawServer, SioServer, TcpProxy, gateway_threads
+from .conftest import (
+    GOOD_TOKEN,
+    RawServer,
+    Recorder,
+    SioServer,
+    TcpProxy,
+    gateway_threads,
+)
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -26,7 +33,7 @@ def _stay_silent(conn: ServerConnection) -> None:
     try:
         while True:
             conn.recv(timeout=5)
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - the client went away: that is the end
         pass
 
 
@@ -148,7 +155,7 @@ def test_pending_ack_fails_at_once_when_transport_drops(proxy: TcpProxy, sio_ser
     def caller() -> None:
         try:
             conn.call("hold", timeout=30)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertions
             outcome.append(exc)
 
     thread = threading.Thread(target=caller)
@@ -338,7 +345,7 @@ def test_close_during_first_connect_aborts_it(recorder: Recorder) -> None:
         def connecting() -> None:
             try:
                 conn.connect()
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - recorded for the assertions
                 failure.append(exc)
 
         thread = threading.Thread(target=connecting)
