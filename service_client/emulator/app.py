@@ -177,21 +177,33 @@ class RestApi:
         entry: dict[str, Any] = {"method": method, "path": rel_raw, "query": query_string, "status": None,
                                  "startedAt": time.time() * 1000.0, "endedAt": None, "headers": safe_headers}
         self.log.begin(entry)
-        status = 500
+        ended = False
+
+        async def logged_send(message: dict[str, Any]) -> None:
+            # Complete the journal entry just before the last bytes leave, so a client that has
+            # its answer always finds its entry finished.
+            nonlocal ended
+            if message["type"] == "http.response.body" and not message.get("more_body", False) and not ended:
+                ended = True
+                self.log.end(entry, response_status)
+            await send(message)
+
+        response_status = 500
         try:
             response = await self._answer(scope, request, method, rel_raw, query_string, headers)
             if response is None:  # connection reset fault: abort the TCP connection, answer nothing
-                status = 0
+                response_status = 0
                 transport = getattr(getattr(send, "__self__", None), "transport", None)
                 if transport is not None:
                     transport.abort()
                     await asyncio.sleep(0.01)  # let uvicorn see the connection lost
                     return
                 response = Response(b"", status_code=500)  # no transport handle: best effort
-            status = response.status_code
-            await response(scope, receive, send)
+            response_status = response.status_code
+            await response(scope, receive, logged_send)
         finally:
-            self.log.end(entry, status)
+            if not ended:
+                self.log.end(entry, response_status)
 
     async def _answer(self, scope: dict[str, Any], request: Request, method: str, rel_raw: str,
                       query_string: str, headers: dict[str, str]) -> Response | None:
