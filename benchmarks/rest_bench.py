@@ -31,11 +31,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import requests  # noqa: E402
-import requests.adapters  # noqa: E402
+import requests
+import requests.adapters
 
-from service_client.emulator import Emulator  # noqa: E402
-from service_client.rest import RestSession, Route  # noqa: E402
+from service_client.emulator import Emulator
+from service_client.rest import RestSession, Route
 
 USER_AGENT = "service_client/bench"
 

@@ -88,6 +88,6 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if when is None:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=timezone.utc)  # noqa: UP017 - Python 3.10 has no datetime.UTC
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)

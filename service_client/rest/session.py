@@ -672,7 +672,7 @@ class RestSession:
                 thread.join(max(0.0, deadline - time.monotonic()))
         self._delays.join(max(0.0, deadline - time.monotonic()))
 
-    def __enter__(self) -> RestSession:
+    def __enter__(self) -> RestSession:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -986,7 +986,7 @@ class RestSession:
                     if read1 is not None
                     else raw.read(_READ_CHUNK, decode_content=True)
                 )
-            except (urllib3.exceptions.ReadTimeoutError, socket.timeout) as exc:
+            except (TimeoutError, urllib3.exceptions.ReadTimeoutError) as exc:
                 raise _AttemptError("timeout", exc) from None
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 raise _AttemptError("network", exc) from None

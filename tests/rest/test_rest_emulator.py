@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 
 from service_client.emulator import Emulator
-from service_client.errors import RateLimitError, ServiceAPIError, ServiceError, ServiceTimeoutError
+from service_client.errors import (
+    RateLimitError,
+    ServiceAPIError,
+    ServiceError,
+    ServiceTimeoutError,
+)
 from service_client.rest import RestSession, Route
 
 ME = Route("GET", "/auth/me")
@@ -89,7 +94,7 @@ def _overlap(entries: list[dict[str, Any]]) -> int:
 
 
 def _wait_all(futures: list[concurrent.futures.Future[Any]], timeout: float = 20.0) -> None:
-    done, pending = concurrent.futures.wait(futures, timeout=timeout)
+    _, pending = concurrent.futures.wait(futures, timeout=timeout)
     assert not pending, f"{len(pending)} calls still pending"
 
 

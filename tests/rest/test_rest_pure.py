@@ -20,7 +20,6 @@ from service_client.rest import (
 )
 from service_client.rest.limiter import DelayQueue, FifoQueue
 
-
 # ----------------------------------------------------------------------------- encode_segment
 
 
@@ -137,7 +136,7 @@ def test_route_rejects_bad_methods(method: str) -> None:
 def test_route_is_immutable_and_hashable() -> None:
     route = Route("GET", "/auth/me")
     with pytest.raises(AttributeError):
-        route.path = "/x"  # type: ignore[misc]
+        route.path = "/x"
     assert route == Route.from_path("get", "/auth/me")
     assert len({route, Route("GET", "/auth/me")}) == 1
 

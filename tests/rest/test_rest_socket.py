@@ -89,8 +89,8 @@ def raw_server() -> Iterator[_Server]:
 
 @pytest.fixture
 def session(raw_server: _Server) -> Iterator[RestSession]:
-    host, port = raw_server.server_address[:2]
-    rest = RestSession(f"http://{host}:{port}/v2", user_agent="service_client/test", backoff_base=0.01)
+    port = raw_server.server_address[1]
+    rest = RestSession(f"http://127.0.0.1:{port}/v2", user_agent="service_client/test", backoff_base=0.01)
     rest.token = TOKEN
     yield rest
     rest.close()
