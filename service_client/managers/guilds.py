@@ -121,25 +121,24 @@ class GuildManager(BaseManager[str, Guild]):
                 log.warning("bot member fetch for server %s not submitted: %s", guild.id, exc)
                 continue
             pending[future] = guild.id
-        waiting = set(pending)
-        while waiting:
-            done, waiting = concurrent.futures.wait(
-                waiting, timeout=PRELOAD_STALL_S, return_when=concurrent.futures.FIRST_COMPLETED
-            )
+        # Futures complete about in submission order (FIFO queue): waiting on each
+        # in turn is O(N), where a wait() over the whole pending set is O(N^2).
+        futures = list(pending)
+        for index, future in enumerate(futures):
+            done, _ = concurrent.futures.wait((future,), timeout=PRELOAD_STALL_S)
             if not done:
-                log.warning("bot member preload stalled; %d server(s) skipped", len(waiting))
-                for future in waiting:
-                    future.cancel()
+                log.warning("bot member preload stalled; %d server(s) skipped", len(futures) - index)
+                for rest in futures[index:]:
+                    rest.cancel()
                 break
-            for future in done:
-                server_id = pending[future]
-                try:
-                    data = future.result(timeout=0)
-                    if isinstance(data, dict) and isinstance(data.get("member"), dict):
-                        data = data["member"]
-                    client.members._build(data, server_id, cache=True)
-                except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
-                    log.warning("bot member fetch for server %s failed: %s", server_id, exc)
+            server_id = pending[future]
+            try:
+                data = future.result(timeout=0)
+                if isinstance(data, dict) and isinstance(data.get("member"), dict):
+                    data = data["member"]
+                client.members._build(data, server_id, cache=True)
+            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+                log.warning("bot member fetch for server %s failed: %s", server_id, exc)
 
     def create(self, name: str, *, icon_url: str | None = None) -> Guild:
         """Create a server (``POST /servers``, C4) and cache it.
