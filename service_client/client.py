@@ -49,12 +49,12 @@ from .managers.voice_states import VoiceStateManager
 from .models.collection import Collection
 from .models.user import User
 from .rest.route import Route
-from .rest.session import RestSession
+from .rest.session import RestSession, validate_api_call_args
 from .voice import VoiceManager
 
 if TYPE_CHECKING:
     from .commands import Command
-    from .models.channel import DMChannel
+    from .models.dm_channel import DMChannel
     from .models.invite import Invite
     from .models.message import Message
 
@@ -384,9 +384,14 @@ class Client:
                 raise ServiceError("this client was destroyed; create a new Client to log in again")
             if self._state is not ClientState.NEW:
                 raise ServiceError(f"login() called on a client that is already {self._state.value}")
+            try:
+                self._rest.token = token
+            except ValueError:
+                raise ServiceAuthError(
+                    "login() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
+                ) from None
             self._state = ClientState.CONNECTING
             self._token = _Secret(token)
-            self._rest.token = token
         if timeout is None:
             try:
                 self._login_steps(None)
@@ -653,31 +658,11 @@ class Client:
             ServiceError: A network failure after the last retry (cause chained),
                 or the client was destroyed while the call waited.
         """
-        if not isinstance(path, str):
-            raise TypeError(f"path must be a str, got {type(path).__name__}")
-        if not path.startswith("/"):
-            raise ValueError(f"path must start with '/', got {path!r}")
-        if not isinstance(method, str) or not method.strip() or not method.isalpha():
-            raise ValueError(f"method must be an HTTP method name, got {method!r}")
-        if body is not None and not isinstance(body, (str, bytes)):
-            raise TypeError(
-                f"body must be str, bytes or None (an already-serialised JSON string), got {type(body).__name__}"
-            )
-        if headers is not None:
-            if not isinstance(headers, Mapping):
-                raise TypeError(f"headers must be a mapping of str to str, got {type(headers).__name__}")
-            for k, v in headers.items():
-                if not isinstance(k, str) or not isinstance(v, str):
-                    raise TypeError("headers must be a mapping of str to str")
-        for name, value in (("timeout_ms", timeout_ms), ("max_retries", max_retries)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if timeout_ms <= 0:
-            raise ValueError(f"timeout_ms must be positive, got {timeout_ms}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        route = validate_api_call_args(
+            path, method=method, body=body, headers=headers, timeout_ms=timeout_ms, max_retries=max_retries
+        )
         return self._rest.request(
-            Route.from_path(method.upper(), path),
+            route,
             body=body,
             headers=headers,
             timeout_ms=timeout_ms,

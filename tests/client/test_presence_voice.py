@@ -1,0 +1,220 @@
+"""Issue 5: presence, activity and voice, seen over real sockets by a second user."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from service_client import (
+    ServiceAPIError,
+    ServiceAuthError,
+    ServiceTimeoutError,
+    VoiceConnection,
+)
+
+
+def voice_channel(world):
+    return next(c for c in world.channels if c["type"] == "VOICE")
+
+
+def wait_until(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+# -- presence ----------------------------------------------------------------
+
+
+def test_set_status_is_local_at_once_persisted_and_seen_by_another_user(bot, human, world, emulator):
+    seen = threading.Event()
+    updates = []
+    human.users.fetch(world.bot["publicId"])  # cached, so presence events patch it
+
+    @human.on("presence_update")
+    def on_presence(raw) -> None:
+        if raw.get("userPublicId") == world.bot["publicId"]:
+            updates.append(raw)
+            seen.set()
+
+    bot.set_status("dnd")
+    assert bot.user.status == "dnd"
+    assert seen.wait(5)
+    assert updates[-1]["status"] == "dnd"
+    assert emulator.presence(world.bot["publicId"])["status"] == "dnd"
+    assert any(r["method"] == "PATCH" and r["path"] == "/users/settings" for r in emulator.requests())
+    assert wait_until(lambda: human.users.cache.get(world.bot["publicId"]) is not None
+                      and human.users.cache[world.bot["publicId"]].status == "dnd")
+
+
+def test_set_status_rolls_back_when_the_patch_fails(bot, emulator):
+    bot.set_status("online")
+    emulator.add_fault("PATCH", "/users/settings", status=500, count=1)
+    with pytest.raises(ServiceAPIError) as info:
+        bot.set_status("idle")
+    assert info.value.status == 500
+    assert bot.user.status == "online"
+
+
+def test_set_status_rejects_unknown_values_before_sending(bot, emulator):
+    emulator.clear_requests()
+    with pytest.raises(ValueError, match="status"):
+        bot.set_status("busy")
+    assert emulator.requests() == []
+
+
+def test_set_activity_truncates_defaults_and_clears(bot, human, world, emulator):
+    got = []
+    event = threading.Event()
+
+    @human.on("activity_update")
+    def on_activity(raw) -> None:
+        if raw.get("userPublicId") == world.bot["publicId"]:
+            got.append(raw)
+            event.set()
+
+    before = int(time.time() * 1000)
+    bot.set_activity({"type": "playing", "name": "n" * 300, "details": "d" * 100})
+    assert event.wait(5)
+    activity = got[-1]["activity"]
+    assert activity["name"] == "n" * 128
+    assert activity["details"] == "d" * 64
+    assert activity["startedAt"] >= before
+    stored = emulator.presence(world.bot["publicId"])["activity"]
+    assert stored["name"] == "n" * 128
+    event.clear()
+    bot.set_activity(None)
+    assert event.wait(5)
+    assert got[-1]["activity"] is None
+    assert emulator.presence(world.bot["publicId"])["activity"] is None
+
+
+def test_set_activity_unknown_type_sends_nothing(bot, emulator, world):
+    with pytest.raises(ValueError, match="type"):
+        bot.set_activity({"type": "dancing", "name": "x"})
+    assert emulator.presence(world.bot["publicId"])["activity"] is None
+
+
+def test_set_presence_only_touches_what_is_given(bot, emulator, world):
+    bot.set_activity({"type": "listening", "name": "music"})
+    assert wait_until(lambda: emulator.presence(world.bot["publicId"])["activity"] is not None)
+    emulator.clear_requests()
+    bot.set_presence({"status": "idle"})  # activity absent: unchanged
+    assert bot.user.status == "idle"
+    assert emulator.presence(world.bot["publicId"])["activity"]["name"] == "music"
+    bot.set_presence(activity=None)  # clears; status absent: no PATCH
+    assert wait_until(lambda: emulator.presence(world.bot["publicId"])["activity"] is None)
+    patches = [r for r in emulator.requests() if r["path"] == "/users/settings"]
+    assert len(patches) == 1
+
+
+def test_presence_operations_raise_after_destroy(bot):
+    bot.destroy()
+    for call in (lambda: bot.set_status("online"), lambda: bot.set_activity(None),
+                 lambda: bot.set_presence(status="idle")):
+        with pytest.raises(ServiceAuthError):
+            call()
+
+
+# -- voice -------------------------------------------------------------------
+
+
+def test_join_returns_credentials_and_feeds_voice_states(bot, human, world, emulator):
+    channel = voice_channel(world)
+    joined = threading.Event()
+    human.on("voice_user_joined", lambda raw: joined.set())
+    connection = bot.voice.join(channel["publicId"], timeout=5)
+    assert isinstance(connection, VoiceConnection)
+    assert connection.channel_id == channel["publicId"]
+    assert connection.token and connection.url
+    assert bot.voice.connection is connection
+    assert joined.wait(5)
+    state = human.voice_states.cache.get(world.bot["publicId"])
+    assert wait_until(lambda: human.voice_states.cache.get(world.bot["publicId"]) is not None)
+    state = human.voice_states.cache[world.bot["publicId"]]
+    assert state.channel_id == channel["publicId"]
+    assert "token" not in repr(connection) or connection.token not in repr(connection)
+    # the same channel returns the existing connection
+    assert bot.voice.join(channel["publicId"]) is connection
+
+
+def test_state_changes_merge_and_leave_removes(bot, human, world, emulator):
+    channel = voice_channel(world)
+    connection = bot.voice.join(channel["publicId"], timeout=5)
+    bot_id = world.bot["publicId"]
+    assert wait_until(lambda: human.voice_states.cache.get(bot_id) is not None)
+    connection.set_muted(True)
+    connection.set_speaking(True)
+    assert wait_until(lambda: human.voice_states.cache[bot_id].muted and human.voice_states.cache[bot_id].speaking)
+    assert any(u["userPublicId"] == bot_id and u["muted"] for u in emulator.voice_users(channel["publicId"]))
+    connection.leave()
+    assert not connection.connected and bot.voice.connection is None
+    assert wait_until(lambda: human.voice_states.cache.get(bot_id) is None)
+    assert emulator.voice_users(channel["publicId"]) == []
+    with pytest.raises(Exception):
+        connection.set_muted(False)
+
+
+def test_a_server_side_leave_of_the_bot_ends_the_connection(bot, world, emulator):
+    channel = voice_channel(world)
+    connection = bot.voice.join(channel["publicId"], timeout=5)
+    emulator.voice_leave(world.bot["publicId"])
+    assert wait_until(lambda: bot.voice.connection is None)
+    assert not connection.connected
+
+
+def test_snapshot_on_connect_and_member_voice(human, world, emulator, make_client):
+    channel = voice_channel(world)
+    assert emulator.voice_join(world.human["publicId"], channel["publicId"])
+    client = make_client()
+    client.login(world.bot_token, timeout=15)  # the emulator sends a snapshot after connect
+    human_id = world.human["publicId"]
+    assert wait_until(lambda: client.voice_states.cache.get(human_id) is not None)
+    assert client.voice_states.cache[human_id].channel_id == channel["publicId"]
+    member = client.members.fetch(world.server["publicId"], human_id)
+    assert member.voice is not None and member.voice.channel_id == channel["publicId"]
+
+
+def test_join_a_text_channel_raises_value_error_before_sending(bot, world):
+    with pytest.raises(ValueError, match="not a voice channel"):
+        bot.voice.join(world.general["publicId"])
+    assert bot.voice.connection is None
+
+
+def test_join_without_credentials_times_out(bot, world, emulator):
+    channel = voice_channel(world)
+    bot.channels.fetch(channel["publicId"])
+    emulator.revoke_permission = None  # no such switch: use a channel of a server the bot is not in
+    other = emulator.create_server("Elsewhere", world.human["publicId"], channels=[{"name": "v", "type": "VOICE"}])
+    foreign = other["channels"][0]
+    # the bot cannot fetch it (not a member): inject it into the cache as a VOICE channel
+    from service_client import Channel
+
+    bot.channels.cache[foreign["publicId"]] = Channel(bot, {**foreign, "serverPublicId": other["server"]["publicId"]})
+    started = time.monotonic()
+    with pytest.raises(ServiceTimeoutError, match="Timed out joining voice channel"):
+        bot.voice.join(foreign["publicId"], timeout=0.5)
+    assert time.monotonic() - started < 2.0
+
+
+def test_switching_channels_leaves_the_first(bot, world, emulator):
+    first = voice_channel(world)
+    second = emulator.create_channel(world.server["publicId"], "voice-2", "VOICE")
+    second = second.get("channel", second)
+    a = bot.voice.join(first["publicId"], timeout=5)
+    b = bot.voice.join(second["publicId"], timeout=5)
+    assert not a.connected and b.connected and bot.voice.connection is b
+    assert wait_until(lambda: emulator.voice_users(first["publicId"]) == [])
+    assert [u["userPublicId"] for u in emulator.voice_users(second["publicId"])] == [world.bot["publicId"]]
+
+
+def test_destroy_leaves_voice_first(bot, world, emulator):
+    channel = voice_channel(world)
+    bot.voice.join(channel["publicId"], timeout=5)
+    bot.destroy()
+    assert wait_until(lambda: emulator.voice_users(channel["publicId"]) == [])
