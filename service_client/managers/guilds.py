@@ -175,6 +175,42 @@ class GuildManager(BaseManager[str, Guild]):
         self._store(guild)
         return guild
 
+    def _reconcile(self) -> None:
+        """Bring the cache in line with the service after a reconnect (issue 6).
+
+        One ``GET /servers``; servers no longer listed are evicted (with their
+        channels and members) and announced with ``guild_delete``; servers not
+        known before are cached, get their bot member fetched (concurrently,
+        failures logged), and are announced with ``guild_create``; known ones
+        are refreshed in place of the old entry (role and invite caches kept).
+
+        Raises:
+            ServiceAPIError: ``GET /servers`` failed (nothing changed).
+        """
+        client = self._client
+        data = client._request(route("GET", "/servers"))
+        items = data.get("servers") if isinstance(data, dict) else data
+        fresh: dict[str, Guild] = {}
+        for item in items if isinstance(items, list) else ():
+            try:
+                guild = Guild(client, item)
+            except (TypeError, ValueError) as exc:
+                log.warning("skipped a malformed server record: %s", exc)
+                continue
+            fresh[guild.id] = guild
+        known = set(self.cache.keys())
+        for server_id in known - set(fresh):
+            gone = self._evict(server_id)
+            client._dispatch("guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id)
+        joined = [g for sid, g in fresh.items() if sid not in known]
+        for guild in fresh.values():
+            self._store(guild)
+        user = client.user
+        if user is not None and joined:
+            self._preload_members(joined, user.id)
+        for guild in joined:
+            client._dispatch("guild_create", guild, key=guild.id)
+
     # -- internal -------------------------------------------------------------
 
     def _store(self, guild: Guild) -> Guild:

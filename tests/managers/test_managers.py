@@ -432,3 +432,20 @@ def test_search_messages_empty_and_bad_input(client: FakeClient) -> None:
     with pytest.raises(ValueError, match="query"):
         search_messages(client, "C1", "")  # type: ignore[arg-type]
     assert len(client.requests) == n
+
+
+def test_reconcile_evicts_left_and_announces_joined(client: FakeClient) -> None:
+    as_bot(client)
+    old = Guild(client, server_rec("S1"))
+    client.guilds.cache["S1"] = old
+    client.guilds.cache["S2"] = Guild(client, server_rec("S2"))
+    old.roles.cache["R1"] = Role(client, role_rec("R1"))
+    client.members._build(member_rec("BOT", "S2"), None, cache=True)
+    client.routes[("GET", "/servers")] = {"servers": [server_rec("S1", "Renamed"), server_rec("S3")]}
+    client.routes[("GET", "/servers/S3/members/BOT")] = member_rec("BOT", "S3")
+    client.guilds._reconcile()
+    assert set(client.guilds.cache) == {"S1", "S3"}
+    assert client.guilds.cache["S1"].name == "Renamed" and "R1" in client.guilds.cache["S1"].roles.cache
+    assert set(client.members.cache) == {("S3", "BOT")}
+    assert [(e, a[0].id, k) for e, a, k in client.dispatched] == [("guild_delete", "S2", "S2"), ("guild_create", "S3", "S3")]
+    assert [r[1] for r in client.requests] == ["/servers", "/servers/S3/members/BOT"]
