@@ -42,7 +42,6 @@ from .models import (
 from .voice import VoiceConnection, VoiceManager
 
 __all__ = [
-    "MISSING",
     "Category",
     "Channel",
     "Client",
@@ -55,6 +54,7 @@ __all__ = [
     "Guild",
     "InsecureHostWarning",
     "Invite",
+    "MISSING",
     "Member",
     "Message",
     "Permissions",
