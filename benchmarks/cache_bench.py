@@ -34,7 +34,8 @@ import gc
 import json
 import sys
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from service_client.gateway.handlers import WireHandlers
 from service_client.managers.channels import ChannelManager
@@ -68,7 +69,7 @@ def _uid(i: int) -> str:
 
 
 def user_record(i: int) -> dict[str, Any]:
-    return {"publicId": _uid(i), "name": f"user{i}", "tag": "%04d" % (i % 10000), "image": None,
+    return {"publicId": _uid(i), "name": f"user{i}", "tag": f"{i % 10000:04d}", "image": None,
             "isBot": False, "status": "offline"}
 
 
@@ -159,30 +160,31 @@ def heap_figures(count: int) -> dict[str, float]:
     # Messages are not cached by a manager: a bot keeps them (e.g. in a list)
     # as message_create hands them out; authors are cached users (1,000 here).
     for with_record in (False, True):
-        client = _BenchClient()
-        handlers = WireHandlers(client)  # type: ignore[arg-type]
-        for i in range(1000):
-            client.users._upsert(user_record(i))
-        kept: list[Any] = []
-        client._dispatch = lambda event, *args, key=None: kept.append(args[0])  # type: ignore[method-assign]
-        texts = [json.dumps(message_record(i)) for i in range(count)]
-        if with_record:
-            def make() -> Any:
-                for text in texts:
-                    handlers.handle("message:new", [json.loads(text)])
-                return kept
-        else:
-            records = [json.loads(t) for t in texts]
-
-            def make() -> Any:
-                for rec in records:
-                    handlers.handle("message:new", [rec])
-                return kept
-        figures["bytes_per_message" + ("_with_record" if with_record else "")] = _measure(make) / count
-        del kept, texts
-        if not with_record:
-            del records
+        key = "bytes_per_message" + ("_with_record" if with_record else "")
+        figures[key] = _message_heap(count, with_record) / count
     return figures
+
+
+def _message_heap(count: int, with_record: bool) -> int:
+    client = _BenchClient()
+    handlers = WireHandlers(client)  # type: ignore[arg-type]
+    for i in range(1000):
+        client.users._upsert(user_record(i))
+    kept: list[Any] = []
+    client._dispatch = lambda event, *args, key=None: kept.append(args[0])  # type: ignore[method-assign]
+    texts = [json.dumps(message_record(i)) for i in range(count)]
+    records = [] if with_record else [json.loads(t) for t in texts]
+
+    def make() -> Any:
+        if with_record:
+            for text in texts:
+                handlers.handle("message:new", [json.loads(text)])
+        else:
+            for rec in records:
+                handlers.handle("message:new", [rec])
+        return kept
+
+    return _measure(make)
 
 
 def login_figures(servers: int) -> dict[str, float] | None:

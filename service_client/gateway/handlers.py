@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .._config import REACTION_TRACKER_MAX
 from ..models._base import read_id, read_str

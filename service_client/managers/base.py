@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Generic, Hashable, TypeVar
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..models.collection import Collection
 

@@ -30,7 +30,7 @@ def _permissions_wire(value: Any) -> str:
 def _color_wire(value: Any) -> str | None:
     if value is None:
         return None
-    return "#%06x" % parse_color(value)
+    return f"#{parse_color(value):06x}"
 
 
 class RoleManager(BaseManager[str, Role]):

@@ -8,8 +8,9 @@ protocol.md section 0.1 (``publicId`` with the ``id`` / ``serverId`` /
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar, overload
 
 __all__ = ["Collection"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 _D = TypeVar("_D")
+
+_NO_DEFAULT: Any = object()
 
 
 class Collection(dict[K, V]):
@@ -51,10 +54,12 @@ class Collection(dict[K, V]):
     @overload
     def pop(self, key: K, default: V | _D) -> V | _D: ...
 
-    def pop(self, key: K, *default: Any) -> Any:
-        """Remove ``key`` and return its value (``default`` if given and absent)."""
+    def pop(self, key: K, default: Any = _NO_DEFAULT) -> Any:
+        """Remove ``key`` and return its value (``default`` if given and absent, else KeyError)."""
         with self._lock:
-            return dict.pop(self, key, *default)
+            if default is _NO_DEFAULT:
+                return dict.pop(self, key)
+            return dict.pop(self, key, default)
 
     def popitem(self) -> tuple[K, V]:
         """Remove and return the last inserted item; KeyError when empty."""
@@ -76,7 +81,7 @@ class Collection(dict[K, V]):
         with self._lock:
             dict.clear(self)
 
-    def __ior__(self, other: Any) -> Collection[K, V]:  # type: ignore[override]
+    def __ior__(self, other: Any) -> Collection[K, V]:  # type: ignore[override,misc]
         self.update(other)
         return self
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 from .permissions import Permissions, parse_permissions
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
+    from ..managers.roles import RoleManager
     from .guild import Guild
 
 __all__ = ["Role"]
@@ -92,8 +94,8 @@ class Role(Model):
         """Delete this role; see :meth:`RoleManager.delete`."""
         self._manager().delete(self.id)
 
-    def _manager(self) -> Any:
-        from ..managers.roles import RoleManager
+    def _manager(self) -> RoleManager:
+        from ..managers.roles import RoleManager  # noqa: F811 - runtime import (cycle)
 
         guild = self.guild
         if guild is not None:

@@ -7,12 +7,11 @@ import logging
 from typing import Any
 
 import pytest
+from models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 
 from service_client.errors import ServiceAPIError
 from service_client.managers.operations import create_dm, fetch_invite, invite_code, search_messages
 from service_client.models import Channel, DMChannel, Guild, Invite, Member, Message, Permissions, Role, User
-
-from models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 
 
 @pytest.fixture

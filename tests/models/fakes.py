@@ -8,7 +8,8 @@ and resolved nonces, and owns the real managers.
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from service_client.errors import ServiceAPIError
 from service_client.managers.channels import ChannelManager
