@@ -7,7 +7,10 @@ import logging
 from typing import Any
 
 import pytest
-from models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+try:  # tests/ is not a package: pytest puts it on sys.path
+    from models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+except ImportError:  # pragma: no cover - if tests/ becomes a package
+    from tests.models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec  # type: ignore[no-redef]
 
 from service_client.errors import ServiceAPIError
 from service_client.managers.operations import create_dm, fetch_invite, invite_code, search_messages
