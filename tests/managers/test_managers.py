@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import pytest
+
 try:  # tests/ is not a package: pytest puts it on sys.path
     from models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 except ImportError:  # pragma: no cover - if tests/ becomes a package
