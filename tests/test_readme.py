@@ -1,0 +1,28 @@
+"""README.rst documents every emulator route (REST and control plane) as it is served."""
+
+from __future__ import annotations
+
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _routes(router):
+    for method, segments, _handler in router._routes:
+        yield method, "/" + "/".join(segments)
+
+
+def test_every_emulator_route_is_in_the_readme(emulator):
+    readme = (ROOT / "README.rst").read_text()
+    core = emulator.core
+    missing = [
+        f"{method} /api/v2{path}"
+        for method, path in _routes(core.rest.router)
+        if f"{method} /api/v2{path}" not in readme
+    ]
+    missing += [
+        f"{method} /_emulator{path}"
+        for method, path in _routes(core.control)
+        if f"{method} /_emulator{path}" not in readme
+    ]
+    assert missing == [], "document these routes in README.rst"
