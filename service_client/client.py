@@ -47,6 +47,7 @@ from .managers.members import MemberManager
 from .managers.users import UserManager
 from .managers.voice_states import VoiceStateManager
 from .models.collection import Collection
+from .models.guild import Guild
 from .models.user import User
 from .rest.route import Route
 from .rest.session import RestSession, validate_api_call_args
@@ -66,6 +67,13 @@ _REDACTED = "[REDACTED]"
 _STATUSES = frozenset({"online", "idle", "dnd", "invisible"})
 _ACTIVITY_TYPES = frozenset({"using", "browsing", "listening", "playing"})
 _LIFECYCLE_KEY = "__lifecycle__"
+#: Per-attempt timeout of the reconcile requests after a reconnect, milliseconds
+#: (bounded: later events wait for the reconcile).
+RECONCILE_TIMEOUT_MS = 10_000
+#: Retries of each reconcile request after the first attempt.
+RECONCILE_MAX_RETRIES = 2
+#: Safety bound of one reconcile member fetch (queue time included), seconds.
+RECONCILE_STALL_S = 60.0
 
 
 class _MissingType:
@@ -221,6 +229,15 @@ class Client:
             raise TypeError(f"site_url must be a str, got {type(site_url).__name__}")
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(f"workers must be a positive int, got {workers!r}")
+        for arg, value in (
+            ("max_retry_after", max_retry_after),
+            ("reconnect_base", reconnect_base),
+            ("reconnect_cap", reconnect_cap),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{arg} must be a number of seconds, got {type(value).__name__}")
+            if not value > 0 or value != value or value == float("inf"):
+                raise ValueError(f"{arg} must be a finite number of seconds > 0, got {value!r}")
         self.base_url = base.rstrip("/")
         self.socket_url = sock.rstrip("/")
         self.site_url = site_url.rstrip("/")
@@ -540,20 +557,36 @@ class Client:
         self._handlers.handle(name, args)
 
     def _on_socket_connect(self, first: bool) -> None:
+        # Reader thread, before any event of this connection.
         if first or self._state is not ClientState.READY:
             return
+        log.info("socket reconnected")
         self._dispatch("reconnect", key=_LIFECYCLE_KEY)
-        self._run(self._reconcile_guilds, key=_LIFECYCLE_KEY)
+        # A barrier: events that arrive from now on wait until the guild cache
+        # is reconciled (and its guild_create / guild_delete announced).
+        self._pool.submit_barrier(self._reconcile_guilds, key=_LIFECYCLE_KEY)
 
     def _on_socket_disconnect(self, reason: str) -> None:
+        # Reader thread, after the loss; the gateway reconnects by itself.
+        log.info("socket lost (%s); reconnecting", reason)
         with self._nonces_lock:
             pending, self._nonces = self._nonces, {}
         for fut in pending.values():
             if not fut.done():
-                fut.set_exception(ServiceError(f"the socket was lost ({reason}) before the echo arrived"))
+                try:
+                    fut.set_exception(ServiceError(f"the socket was lost ({reason}) before the echo arrived"))
+                except Exception:  # completed concurrently
+                    pass
+        voice = self.voice
+        if voice is not None:
+            voice._on_disconnect(reason)
         self._dispatch("disconnect", reason, key=_LIFECYCLE_KEY)
 
     def _on_socket_error(self, exc: BaseException) -> None:
+        # Reconnect thread: the service refused a reconnection; attempts have stopped.
+        if self._state is ClientState.DESTROYED:
+            return
+        log.warning("socket reconnection stopped: %s", type(exc).__name__)
         self._dispatch("error", exc, key=_LIFECYCLE_KEY)
 
     def _on_voice_event(self, event: str, data: Any) -> None:
@@ -563,14 +596,74 @@ class Client:
             voice._on_event(event, data)
 
     def _reconcile_guilds(self) -> None:
-        """After a reconnect: evict servers left while offline, announce new ones."""
-        reconcile = getattr(self.guilds, "_reconcile", None)
-        if reconcile is None:
+        """After a reconnect: bring :attr:`guilds` in line with the service (issue 6).
+
+        Runs on the worker pool as a barrier (events received after the
+        reconnect reach listeners only after it). One ``GET /servers``; servers
+        no longer listed (left, kicked or deleted while offline) are evicted with
+        their channels and members and announced with ``guild_delete``; servers
+        not known before are cached, get the bot's member fetched (``GET
+        /servers/{id}/members/{botId}``, concurrently, failures logged), and are
+        announced with ``guild_create``; known ones are refreshed (their role
+        and invite caches kept). Bounded: each request has
+        :data:`RECONCILE_TIMEOUT_MS` and :data:`RECONCILE_MAX_RETRIES`. A failed
+        ``GET /servers`` changes nothing and is logged at WARNING.
+        """
+        if self._state is not ClientState.READY:
             return
         try:
-            reconcile()
-        except Exception as exc:
+            data = self._rest.request(
+                Route("GET", "/servers"), timeout_ms=RECONCILE_TIMEOUT_MS, max_retries=RECONCILE_MAX_RETRIES
+            )
+        except Exception as exc:  # noqa: BLE001 - best effort; the caches stay as they were
             log.warning("could not reconcile the guild cache after reconnect: %s", exc)
+            return
+        items = data.get("servers") if isinstance(data, dict) else data
+        fresh: dict[str, Guild] = {}
+        for item in items if isinstance(items, list) else ():
+            try:
+                guild = Guild(self, item)
+            except (TypeError, ValueError) as exc:
+                log.warning("reconcile skipped a malformed server record: %s", exc)
+                continue
+            fresh[guild.id] = guild
+        if self._state is not ClientState.READY:
+            return
+        known = set(self.guilds.cache.keys())
+        joined = [guild for server_id, guild in fresh.items() if server_id not in known]
+        for server_id in sorted(known - fresh.keys()):
+            gone = self.guilds._evict(server_id)
+            self._dispatch("guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id)
+        for guild in fresh.values():
+            self.guilds._store(guild)
+        user = self.user
+        if user is not None and joined:
+            self._fetch_bot_members([guild.id for guild in joined], user.id)
+        for guild in joined:
+            self._dispatch("guild_create", self.guilds.cache.get(guild.id, guild), key=guild.id)
+        log.debug("reconciled guilds: %d left, %d joined", len(known - fresh.keys()), len(joined))
+
+    def _fetch_bot_members(self, server_ids: list[str], user_id: str) -> None:
+        """Fetch the bot's member of each server concurrently; failures logged per server."""
+        futures: list[tuple[str, Future[Any]]] = []
+        for server_id in server_ids:
+            try:
+                futures.append((server_id, self._rest.submit(
+                    Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
+                    timeout_ms=RECONCILE_TIMEOUT_MS,
+                    max_retries=RECONCILE_MAX_RETRIES,
+                )))
+            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+                log.warning("bot member fetch for server %s not submitted: %s", server_id, exc)
+        for server_id, future in futures:
+            try:
+                # Bounded by the REST timeouts and retries; destroy() ends it at once.
+                data = future.result(RECONCILE_STALL_S)
+                if isinstance(data, dict) and isinstance(data.get("member"), dict):
+                    data = data["member"]
+                self.members._build(data, server_id, cache=True)
+            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+                log.warning("bot member fetch for server %s failed: %s", server_id, exc)
 
     # -- internal transport helpers (used by managers and models) -------------
 
@@ -716,6 +809,8 @@ class Client:
         with self._nonces_lock:
             self._nonces[nonce] = fut
         try:
+            if self._destroyed.is_set():
+                raise ServiceAuthError("the client was destroyed; create a new Client")
             gateway.emit("message:send", payload)
             try:
                 return fut.result(_config.SEND_TIMEOUT_S)

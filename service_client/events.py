@@ -56,6 +56,9 @@ class OrderedWorkerPool:
         self._closed = False
         self._busy = 0  # tasks running now
         self._anon = itertools.count()
+        self._gates = 0  # barriers queued or running: later submissions are held
+        self._held: Deque[tuple[Callable[[], None], Any]] = collections.deque()
+        self._barrier_threads: set[int] = set()  # idents of threads running a barrier
 
     def submit(self, fn: Callable[[], None], *, key: Any = None) -> bool:
         """Queue ``fn`` to run on the pool after every earlier task of ``key``.
@@ -70,18 +73,68 @@ class OrderedWorkerPool:
         with self._lock:
             if self._closed:
                 return False
-            if key is None:
-                key = ("anon", next(self._anon))
-            queue = self._pending.get(key)
-            if queue is None:
-                self._pending[key] = collections.deque((fn,))
-                self._ready.append(key)
-                if len(self._threads) < self._workers and len(self._ready) > self._idle_estimate():
-                    self._spawn()
-                self._lock.notify()
-            else:
-                queue.append(fn)
+            if self._gates and threading.get_ident() not in self._barrier_threads:
+                self._held.append((fn, key))
+                return True
+            self._enqueue(fn, key)
             return True
+
+    def submit_barrier(self, fn: Callable[[], None], *, key: Any = None) -> bool:
+        """Queue ``fn`` so that every task submitted after it waits until it has run.
+
+        ``fn`` itself runs after the earlier tasks of ``key`` (as with
+        :meth:`submit`). Until it returns, tasks submitted by other threads are
+        held back, in order, whatever their key; tasks that ``fn`` submits
+        itself are not held, so they start before the held ones. Used to
+        reconcile caches after a reconnect before later events reach listeners
+        (issue 6). ``fn`` must be bounded in time: it delays every later event.
+
+        Args:
+            fn: A callable taking no argument; its exceptions are logged.
+            key: Ordering key of ``fn`` itself.
+
+        Returns:
+            True when queued, False when the pool is shut down.
+        """
+
+        def barrier() -> None:
+            me = threading.get_ident()
+            with self._lock:
+                self._barrier_threads.add(me)
+            try:
+                fn()
+            finally:
+                with self._lock:
+                    self._barrier_threads.discard(me)
+                    self._gates -= 1
+                    if not self._gates:
+                        held, self._held = self._held, collections.deque()
+                        if not self._closed:
+                            for task, task_key in held:
+                                self._enqueue(task, task_key)
+
+        with self._lock:
+            if self._closed:
+                return False
+            # Never held itself (a held barrier would wait for its own gate);
+            # barriers sharing a key still run one after another.
+            self._enqueue(barrier, key)
+            self._gates += 1
+            return True
+
+    def _enqueue(self, fn: Callable[[], None], key: Any) -> None:
+        """Queue a task (under ``_lock``)."""
+        if key is None:
+            key = ("anon", next(self._anon))
+        queue = self._pending.get(key)
+        if queue is None:
+            self._pending[key] = collections.deque((fn,))
+            self._ready.append(key)
+            if len(self._threads) < self._workers and len(self._ready) > self._idle_estimate():
+                self._spawn()
+            self._lock.notify()
+        else:
+            queue.append(fn)
 
     def _idle_estimate(self) -> int:
         return len(self._threads) - self._busy
@@ -133,6 +186,7 @@ class OrderedWorkerPool:
             self._closed = True
             self._pending.clear()
             self._ready.clear()
+            self._held.clear()
             threads = list(self._threads)
             self._lock.notify_all()
         deadline = time.monotonic() + timeout

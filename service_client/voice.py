@@ -234,6 +234,26 @@ class VoiceManager:
                         connection._open = False
                         self._connection = None
 
+    def _on_disconnect(self, reason: str) -> None:
+        """The socket was lost (reader thread): the service dropped us from voice.
+
+        Pending joins fail at once with :class:`ServiceError` (their
+        credentials can no longer arrive) and the open connection is marked
+        closed: the service removes a disconnected socket from its voice room,
+        so after ``reconnect`` the bot joins again if it wants to.
+        """
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                connection._open = False
+        for fut in pending.values():
+            if not fut.done():
+                try:
+                    fut.set_exception(ServiceError(f"the socket was lost ({reason}) while joining voice"))
+                except Exception:  # completed concurrently
+                    pass
+
     def _shutdown(self) -> None:
         """destroy(): leave voice first, fail pending joins."""
         self.leave()
