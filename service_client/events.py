@@ -202,6 +202,11 @@ class OrderedWorkerPool:
             return list(self._threads)
 
 
+def _check_event(event: Any) -> None:
+    if not isinstance(event, str) or not event:
+        raise TypeError(f"event must be a non-empty str, got {event!r}")
+
+
 class _Waiter:
     __slots__ = ("event", "check", "future")
 
@@ -273,7 +278,14 @@ class EventEmitter:
         return listener
 
     def off(self, event: str, listener: Callable[..., Any] | None = None) -> None:
-        """Remove ``listener`` from ``event``, or every listener of ``event`` when omitted."""
+        """Remove ``listener`` from ``event``, or every listener of ``event`` when omitted.
+
+        Raises:
+            TypeError: ``event`` is not a non-empty str or ``listener`` is not callable.
+        """
+        _check_event(event)
+        if listener is not None and not callable(listener):
+            raise TypeError(f"listener must be callable or None, got {type(listener).__name__}")
         with self._listeners_lock:
             if listener is None:
                 self._listeners.pop(event, None)
@@ -285,7 +297,12 @@ class EventEmitter:
                     break
 
     def listeners(self, event: str) -> list[Callable[..., Any]]:
-        """The listeners of ``event`` in call order (a copy)."""
+        """The listeners of ``event`` in call order (a copy).
+
+        Raises:
+            TypeError: ``event`` is not a non-empty str.
+        """
+        _check_event(event)
         with self._listeners_lock:
             return [fn for fn, _ in self._listeners.get(event, [])]
 

@@ -1,0 +1,143 @@
+"""Bad input raises TypeError / ValueError naming the argument before any I/O; ids cannot change the route."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from service_client import Client, EmbedBuilder
+
+
+def _cases(bot: Client, world: Any) -> list[tuple[str, Callable[[], Any], type[BaseException], str]]:
+    """(label, call, exception, name the message must contain)."""
+    channel = bot.channels.cache[world.general["publicId"]]
+    voice_id = next(c["publicId"] for c in world.channels if c["type"] == "VOICE")
+    guild = bot.guilds.cache[world.server["publicId"]]
+    return [
+        ("on event", lambda: bot.on(None, print), TypeError, "event"),
+        ("on empty event", lambda: bot.on("", print), TypeError, "event"),
+        ("on listener", lambda: bot.on("ready", 3), TypeError, "listener"),
+        ("once listener", lambda: bot.once("ready", "x"), TypeError, "listener"),
+        ("off event", lambda: bot.off(5), TypeError, "event"),
+        ("off listener", lambda: bot.off("ready", "x"), TypeError, "listener"),
+        ("listeners event", lambda: bot.listeners(None), TypeError, "event"),
+        ("run token", lambda: Client(base_url=bot.base_url, socket_url=bot.socket_url).run(None), Exception,
+         "token"),
+        ("Client workers", lambda: Client(base_url=bot.base_url, workers=0), ValueError, "workers"),
+        ("Client base_url", lambda: Client(base_url=5), TypeError, "base_url"),
+        ("Client reconnect_base", lambda: Client(base_url=bot.base_url, reconnect_base="1"), TypeError,
+         "reconnect_base"),
+        ("Client reconnect_cap", lambda: Client(base_url=bot.base_url, reconnect_cap=-1), ValueError,
+         "reconnect_cap"),
+        ("wait_for event", lambda: bot.wait_for(5), TypeError, "event"),
+        ("wait_for check", lambda: bot.wait_for("ready", check=1), TypeError, "check"),
+        ("wait_for timeout", lambda: bot.wait_for("ready", timeout=-1), ValueError, "timeout"),
+        ("login timeout", lambda: Client(base_url=bot.base_url, socket_url=bot.socket_url).login("t", timeout=0),
+         ValueError, "timeout"),
+        ("api_call path type", lambda: bot.api_call(5), TypeError, "path"),
+        ("api_call path", lambda: bot.api_call("auth/me"), ValueError, "path"),
+        ("api_call empty path", lambda: bot.api_call(""), ValueError, "path"),
+        ("api_call method", lambda: bot.api_call("/auth/me", method=3), TypeError, "method"),
+        ("api_call body", lambda: bot.api_call("/auth/me", body={"a": 1}), TypeError, "body"),
+        ("api_call headers", lambda: bot.api_call("/auth/me", headers=[("a", "b")]), TypeError, "headers"),
+        ("api_call timeout_ms", lambda: bot.api_call("/auth/me", timeout_ms=0), ValueError, "timeout_ms"),
+        ("api_call max_retries", lambda: bot.api_call("/auth/me", max_retries=-1), ValueError, "max_retries"),
+        ("send_message channel_id", lambda: bot.send_message(None, "x"), TypeError, "channel_id"),
+        ("send_message empty channel_id", lambda: bot.send_message("", "x"), ValueError, "channel_id"),
+        ("send_message options", lambda: bot.send_message("1", 42), TypeError, "options"),
+        ("send_message content", lambda: bot.send_message("1", content=42), TypeError, "content"),
+        ("send_message embeds", lambda: bot.send_message("1", content="x", embeds="e"), TypeError, "embeds"),
+        ("send_message reply_to_id", lambda: bot.send_message("1", "x", reply_to_id=5), TypeError, "reply_to_id"),
+        ("create_dm", lambda: bot.create_dm(None), TypeError, "user_id"),
+        ("create_dm empty", lambda: bot.create_dm(""), ValueError, "user_id"),
+        ("fetch_invite", lambda: bot.fetch_invite(7), TypeError, "code"),
+        ("fetch_invite empty", lambda: bot.fetch_invite(""), ValueError, "code"),
+        ("search channel_id", lambda: bot.search_messages(None, "q"), TypeError, "channel_id"),
+        ("search query", lambda: bot.search_messages("1", None), TypeError, "query"),
+        ("search limit", lambda: bot.search_messages("1", "q", limit="5"), TypeError, "limit"),
+        ("search limit range", lambda: bot.search_messages("1", "q", limit=0), ValueError, "limit"),
+        ("load_commands", lambda: bot.load_commands(None), TypeError, "directory"),
+        ("set_activity", lambda: bot.set_activity(5), TypeError, "activity"),
+        ("set_activity type", lambda: bot.set_activity({"type": "dancing", "name": "x"}), ValueError, "type"),
+        ("set_status type", lambda: bot.set_status(None), TypeError, "status"),
+        ("set_status value", lambda: bot.set_status("busy"), ValueError, "status"),
+        ("set_presence data", lambda: bot.set_presence(5), TypeError, "data"),
+        ("set_presence status", lambda: bot.set_presence(status="busy"), ValueError, "status"),
+        ("guilds.fetch", lambda: bot.guilds.fetch(None), TypeError, "server_id"),
+        ("guilds.fetch empty", lambda: bot.guilds.fetch(""), ValueError, "server_id"),
+        ("guilds.fetch cache", lambda: bot.guilds.fetch("1", cache="yes"), TypeError, "cache"),
+        ("guilds.fetch_all cache", lambda: bot.guilds.fetch_all(cache=1), TypeError, "cache"),
+        ("channels.fetch", lambda: bot.channels.fetch(3), TypeError, "channel_id"),
+        ("channels.fetch empty", lambda: bot.channels.fetch(""), ValueError, "channel_id"),
+        ("channels.fetch_for_guild", lambda: bot.channels.fetch_for_guild(None), TypeError, "server_id"),
+        ("members.fetch server", lambda: bot.members.fetch(None, "u"), TypeError, "server_id"),
+        ("members.fetch user", lambda: bot.members.fetch("s", ""), ValueError, "user_id"),
+        ("voice.join", lambda: bot.voice.join(None), TypeError, "channel_id"),
+        ("voice.join empty", lambda: bot.voice.join(""), ValueError, "channel_id"),
+        ("voice.join timeout", lambda: bot.voice.join(voice_id, timeout=0), ValueError, "timeout"),
+        ("Channel.send", lambda: channel.send(42), TypeError, "options"),
+        ("Channel.send content", lambda: channel.send(content=["x"]), TypeError, "content"),
+        ("Guild.fetch_channels via fetch_for_guild", lambda: bot.channels.fetch_for_guild(""), ValueError,
+         "server_id"),
+        ("EmbedBuilder color", lambda: EmbedBuilder().set_color("#zzzzzz"), ValueError, "color"),
+        ("guild.roles.fetch", lambda: guild.roles.fetch(None), TypeError, "role_id"),
+        ("guild.roles.fetch cache", lambda: guild.roles.fetch("1", cache=None), TypeError, "cache"),
+        ("guild.invites.create", lambda: guild.invites.create(5), TypeError, "channel_id"),
+        ("guild.invites.revoke", lambda: guild.invites.revoke(""), ValueError, "code"),
+    ]
+
+
+def test_bad_arguments_raise_naming_the_argument_before_any_io(world, emulator, bot):
+    bot.channels.fetch_for_guild(world.server["publicId"])
+    message = bot.send_message(world.general["publicId"], "a message to reply to")
+    cases = _cases(bot, world) + [
+        ("Message.reply", lambda: message.reply(42), TypeError, "options"),
+        ("Message.reply content", lambda: message.reply(content=3), TypeError, "content"),
+        ("Message.edit", lambda: message.edit(None), TypeError, "content"),
+        ("Message.react", lambda: message.react(""), ValueError, "emoji"),
+    ]
+    emulator.clear_requests()
+    emits_before = len(emulator.emits())
+    failures = []
+    for label, call, exc_type, name in cases:
+        try:
+            call()
+        except exc_type as exc:
+            if name not in str(exc):
+                failures.append(f"{label}: message does not name {name!r}: {exc}")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(f"{label}: {type(exc).__name__}: {exc}")
+        else:
+            failures.append(f"{label}: no error")
+    assert failures == []
+    assert emulator.requests() == []
+    assert len(emulator.emits()) == emits_before
+    assert bot.is_connected
+
+
+BAD_IDS = ["../servers", "a/b", "x?y=1", "h#frag", "sp ace", "..", "%2F"]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_ids_are_encoded_and_cannot_reach_another_route(world, emulator, bot, bad):
+    server_id = world.server["publicId"]
+    calls = {
+        "/channels/": lambda: bot.channels.fetch(bad),
+        "/servers/": lambda: bot.guilds.fetch(bad),
+        "/servers/" + server_id + "/members/": lambda: bot.members.fetch(server_id, bad),
+        "/channels/dm/": lambda: bot.create_dm(bad),
+        "/chat/": lambda: bot.search_messages(bad, "q"),
+    }
+    for prefix, call in calls.items():
+        emulator.clear_requests()
+        with pytest.raises(Exception) as info:  # 400/403/404 from the service, never a success elsewhere
+            call()
+        assert getattr(info.value, "status", None) in (400, 403, 404), (prefix, info.value)
+        requests = emulator.requests()
+        assert len(requests) == 1, requests
+        path = requests[0]["path"]
+        assert path.startswith(prefix), (prefix, path)
+        rest = path[len(prefix):]
+        assert "/" not in rest.removesuffix("/search") and "?" not in path and "#" not in path and " " not in path
+        assert requests[0]["query"] in ("", "q=q"), requests[0]
