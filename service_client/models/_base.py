@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
 
-__all__ = ["Model", "parse_time", "read_bool", "read_id", "read_int", "read_str"]
+__all__ = [
+    "Model",
+    "pack_time",
+    "parse_time",
+    "read_bool",
+    "read_id",
+    "read_int",
+    "read_str",
+    "same_value",
+    "share_keys",
+    "time_of_ms",
+    "unpack_time",
+]
 
 _intern = sys.intern
 
@@ -99,22 +111,180 @@ def parse_time(value: Any) -> datetime | None:
     return parsed.astimezone(timezone.utc)
 
 
-class Model:
-    """Base of every client-bound model (python-api.md section 4).
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH_NAIVE = datetime(1970, 1, 1)
+_ONE_MS = timedelta(milliseconds=1)
 
-    Each model keeps a reference to its client (``_client``, for its methods)
-    and to the wire record it was built from (``raw``, never copied; patches
-    replace it with a merged copy). Parsed fields live in ``__slots__``,
-    sharing the string objects of ``raw`` (ids are interned), so a cached
-    model costs little more than its record. Models compare equal when they
-    have the same class and ``id``. Thread-safety: reads are safe from any
-    thread; the library mutates cached models only from its reader thread.
+
+def pack_time(value: Any) -> float | None:
+    """Epoch milliseconds (a float) for a wire time in the service's exact format.
+
+    The service writes ``2026-01-02T03:04:05.678Z`` (protocol 0.1). Such a
+    string is stored as a float (24 bytes instead of a 73-byte string) and
+    rebuilt by :func:`unpack_time`.
+
+    Returns:
+        The instant in epoch ms, or None when ``value`` is not a string that
+        :func:`unpack_time` reproduces character for character (the caller then
+        keeps the original value).
+    """
+    if not isinstance(value, str) or len(value) != 24 or value[23] != "Z" or value[10] != "T":
+        return None
+    try:
+        parsed = datetime.fromisoformat(value[:23])
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        return None
+    ms = (parsed - _EPOCH_NAIVE) // _ONE_MS
+    packed = float(ms)
+    return packed if unpack_time(packed) == value else None
+
+
+def unpack_time(ms: float) -> str:
+    """The wire text ``YYYY-MM-DDTHH:MM:SS.mmmZ`` of epoch milliseconds (inverse of :func:`pack_time`)."""
+    m = _EPOCH_NAIVE + timedelta(milliseconds=int(ms))
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+        f".{m.microsecond // 1000:03d}Z"
+    )
+
+
+def time_of_ms(ms: float) -> datetime:
+    """The UTC datetime of epoch milliseconds (exact, no float rounding)."""
+    return _EPOCH + timedelta(milliseconds=int(ms))
+
+
+#: Shared int objects for wire masks (ints above 256 are otherwise allocated per model).
+_MASKS = tuple(range(1 << 12))
+
+#: Interned key tuples of the extra (unparsed) keys, shared by every model with
+#: the same leftover keys. Bounded: cleared when full (only sharing is lost).
+_KEYSETS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_KEYSETS_MAX = 4096
+
+_MISSING: Any = object()
+
+
+def same_value(parsed: Any, wire: Any) -> bool:
+    """True when ``parsed`` reproduces the wire value exactly (same type and value)."""
+    return parsed is wire or (type(parsed) is type(wire) and parsed == wire)
+
+
+def share_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """One shared tuple object (of interned strings) per distinct key tuple."""
+    shared = _KEYSETS.get(keys)
+    if shared is None:
+        if len(_KEYSETS) >= _KEYSETS_MAX:
+            _KEYSETS.clear()
+        shared = tuple(_intern(k) if isinstance(k, str) else k for k in keys)
+        _KEYSETS[shared] = shared
+    return shared
+
+
+class Model:
+    """Base of every client-bound model (python-api.md section 4; protocol 0.1).
+
+    Each model keeps a reference to its client (:attr:`client`, used by its
+    methods) and its wire record (:attr:`raw`). To keep a cached model small
+    the record is not stored as a dict: the keys a model parses into its
+    slots are rebuilt from those slots, and only the keys it does not parse
+    (unknown keys included) are kept, as one tuple of values beside a shared
+    tuple of key names. A key is counted as parsed only when the slot
+    reproduces the wire value exactly (same type and value), so ``raw``
+    equals the record the model was built from; the exceptions are the
+    nested records of shared objects (a member's ``user``, a message's
+    ``author``), which ``raw`` shows as the shared object's current record.
+    Ids are interned, so the same id string is shared across caches.
+
+    Models compare equal when they have the same class and ``id``.
+    Thread-safety: reads are safe from any thread; the library mutates cached
+    models only from its reader thread.
     """
 
-    __slots__ = ("_client", "raw")
+    __slots__ = ("_client", "_extra", "_wire_mask")
+
+    #: ``(wire key, attribute)`` pairs: the keys rebuilt from parsed slots
+    #: (the attribute gives the wire value). At most 12 per class.
+    _WIRE: tuple[tuple[str, str], ...] = ()
 
     _client: Client
-    raw: dict[str, Any]
+    _extra: tuple[Any, ...] | None
+    _wire_mask: int
+
+    @property
+    def client(self) -> Client:
+        """The :class:`~service_client.Client` this model belongs to (read-only).
+
+        Used by the model's methods (python-api.md section 4); a command can
+        reach the bot through ``message.client``.
+        """
+        return self._client
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The wire record (protocol 0.1: every model keeps its raw dict).
+
+        A new dict on each access, rebuilt from the parsed fields plus the
+        keys this model does not parse (unknown keys survive). Mutating it
+        does not change the model.
+        """
+        out: dict[str, Any] = {}
+        mask = self._wire_mask
+        if mask:
+            for index, (key, attr) in enumerate(self._WIRE):
+                if mask >> index & 1:
+                    out[key] = getattr(self, attr)
+        extra = self._extra
+        if extra is not None:
+            for index, key in enumerate(extra[0], 1):
+                out[key] = extra[index]
+        return out
+
+    def _split(self, data: dict[str, Any], force: int = 0) -> None:
+        """Keep what the parsed slots cannot rebuild of ``data`` (call after parsing).
+
+        Args:
+            data: The record the slots were just parsed from.
+            force: Bits (indexes into ``_WIRE``) of keys taken as parsed
+                without comparing values (nested records of shared objects).
+        """
+        mask = 0
+        for index, (key, attr) in enumerate(self._WIRE):
+            value = data.get(key, _MISSING)
+            if value is _MISSING:
+                continue
+            if force >> index & 1 or same_value(getattr(self, attr), value):
+                mask |= 1 << index
+        self._wire_mask = _MASKS[mask]
+        if mask and len(data) == mask.bit_count():
+            self._extra = None
+            return
+        wire = self._WIRE
+        keys: list[str] = []
+        values: list[Any] = [None]
+        for key, value in data.items():
+            if mask:
+                index = next((i for i, (k, _) in enumerate(wire) if k == key), -1)
+                if index >= 0 and mask >> index & 1:
+                    continue
+            keys.append(key)
+            values.append(value)
+        if not keys:
+            self._extra = None
+            return
+        values[0] = share_keys(tuple(keys))
+        self._extra = tuple(values)
+
+    def _extra_get(self, key: str, default: Any = None) -> Any:
+        """The value of an unparsed wire key, or ``default`` when absent."""
+        extra = self._extra
+        if extra is None:
+            return default
+        try:
+            return extra[extra[0].index(key) + 1]
+        except ValueError:
+            return default
 
     def _repr_name(self) -> str | None:
         return getattr(self, "name", None)

@@ -49,7 +49,6 @@ class Category(Model):
         if ident is None:
             raise ValueError("category record has no publicId")
         self._client = client
-        self.raw = data
         self.id = ident
         self.name = read_str(data, "name") or ""
         self.position = read_int(data, "position", 0)
@@ -63,3 +62,4 @@ class Category(Model):
         for ch in self.channels:
             if ch.category_id is None:
                 ch.category_id = ident
+        self._split(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Channel"]
 
+_intern = sys.intern
+
 
 class Channel(Model):
     """A channel of a server (or, for :class:`DMChannel`, a DM).
@@ -27,9 +30,21 @@ class Channel(Model):
 
     Attributes:
         id, name, type, server_id, category_id, position, is_private: As above.
+        description: The channel topic, or None.
     """
 
-    __slots__ = ("id", "name", "type", "server_id", "category_id", "position", "is_private")
+    __slots__ = ("id", "name", "type", "server_id", "category_id", "position", "is_private", "description")
+
+    _WIRE = (
+        ("publicId", "id"),
+        ("name", "name"),
+        ("type", "type"),
+        ("serverPublicId", "server_id"),
+        ("categoryId", "category_id"),
+        ("position", "position"),
+        ("isPrivate", "is_private"),
+        ("description", "description"),
+    )
 
     id: str
     name: str
@@ -38,6 +53,7 @@ class Channel(Model):
     category_id: str | None
     position: int
     is_private: bool
+    description: str | None
 
     def __init__(
         self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None
@@ -60,14 +76,16 @@ class Channel(Model):
         ident = read_id(data, "publicId", "id", "channelPublicId", "channelId")
         if ident is None:
             raise ValueError("channel record has no publicId")
-        self.raw = data
         self.id = ident
         self.name = read_str(data, "name") or ""
-        self.type = read_str(data, "type") or "TEXT"
+        kind = read_str(data, "type")
+        self.type = _intern(kind) if kind and len(kind) <= 16 else (kind or "TEXT")
         self.server_id = server_id or read_id(data, "serverPublicId", "serverId")
         self.category_id = read_id(data, "categoryId", "categoryPublicId", "parentId")
         self.position = read_int(data, "position", 0)
         self.is_private = read_bool(data, "isPrivate")
+        self.description = read_str(data, "description")
+        self._split(data)
 
     @property
     def guild(self) -> Guild | None:

@@ -54,3 +54,4 @@ class DMChannel(Channel):
         self.server_id = None
         if not self.name:
             self.name = recipient.username if recipient is not None and recipient.username else "DM"
+        self._split(data)  # type, server id and name were changed after Channel parsed them

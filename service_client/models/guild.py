@@ -66,7 +66,6 @@ class Guild(Model):
         ident = read_id(data, "publicId", "id", "serverPublicId", "serverId")
         if ident is None:
             raise ValueError("server record has no publicId")
-        self.raw = data
         self.id = ident
         self.name = read_str(data, "name") or ""
         icon = data.get("imageUrl", data.get("icon"))
@@ -81,6 +80,7 @@ class Guild(Model):
                         owner = read_id(entry, "userId", "publicId")
                         break
         self.owner_id = owner
+        self._split(data)
 
     def _update(self, patch: Mapping[str, Any]) -> None:
         """Apply ``server:updated``: ``name`` and ``imageUrl`` when present (null clears)."""

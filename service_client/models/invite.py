@@ -64,7 +64,6 @@ class Invite(Model):
         if not code:
             raise ValueError("invite record has no code")
         self._client = client
-        self.raw = data
         self.code = code
         server = data.get("server")
         if not isinstance(server, dict):
@@ -93,6 +92,7 @@ class Invite(Model):
         if channel_id is None and isinstance(server, dict):
             channel_id = read_id(server, "channelPublicId")
         self.channel_id = channel_id
+        self._split(data)
 
     @property
     def id(self) -> str:
@@ -107,7 +107,7 @@ class Invite(Model):
     @property
     def expires_at(self) -> datetime | None:
         """Expiry (UTC), or None for no expiry."""
-        return parse_time(self.raw.get("expiresAt"))
+        return parse_time(self._extra_get("expiresAt"))
 
     @property
     def url(self) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ._base import Model, as_dict, parse_time, read_bool, read_id, read_str
+from ._base import Model, as_dict, pack_time, parse_time, read_id, read_str, time_of_ms, unpack_time
 from .permissions import ALL, Permissions
 from .role import Role
 from .user import User
@@ -17,6 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .voice_state import VoiceState
 
 __all__ = ["Member", "member_ids"]
+
+_intern = sys.intern
 
 
 def member_ids(data: Mapping[str, Any], server_id: str | None = None) -> tuple[str | None, str | None]:
@@ -36,6 +39,35 @@ def member_ids(data: Mapping[str, Any], server_id: str | None = None) -> tuple[s
     return sid, uid
 
 
+#: Shared role tuples: members with the same roles (embedded records equal)
+#: share one tuple and one dict per role. Bounded: cleared when full.
+_ROLE_SETS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_ROLE_SETS_MAX = 8192
+
+
+def _share_roles(entries: list[Any]) -> tuple[Any, ...]:
+    """The role entries as a shared tuple (id strings interned, equal role dicts shared).
+
+    The shared dicts are never mutated: :attr:`Member.raw` copies them.
+    """
+    try:
+        # Value types are part of the key: True == 1 must not share a record.
+        key = tuple(
+            tuple((k, type(v), v) for k, v in e.items()) if isinstance(e, dict) else (type(e), e)
+            for e in entries
+        )
+        hash(key)
+    except TypeError:  # an unhashable value inside a role record: no sharing
+        return tuple(entries)
+    shared = _ROLE_SETS.get(key)
+    if shared is None:
+        if len(_ROLE_SETS) >= _ROLE_SETS_MAX:
+            _ROLE_SETS.clear()
+        shared = tuple(_intern(e) if isinstance(e, str) else e for e in entries)
+        _ROLE_SETS[key] = shared
+    return shared
+
+
 class Member(Model):
     """A member of a server, keyed by (server id, user id) everywhere (pitfall 26).
 
@@ -49,17 +81,41 @@ class Member(Model):
     nothing. Embedded copies are not refreshed by role events (pitfall 29):
     only roles present in ``guild.roles`` are.
 
+    Memory: the nested ``user`` record is not kept (``raw["user"]`` is the
+    shared :class:`User`'s record), the role list is one tuple shared by all
+    members with the same roles, ``joinedAt`` is kept as epoch ms.
+
     Attributes:
         id: The user id.
         server_id: The server id.
         user: The :class:`User` (the cached one when the manager built it).
+        nickname: The server nickname, or None.
     """
 
-    __slots__ = ("id", "server_id", "user")
+    __slots__ = ("id", "server_id", "user", "nickname", "_mid", "_roles", "_joined", "_owner")
+
+    _WIRE = (
+        ("publicId", "_mid"),
+        ("userId", "id"),
+        ("user", "_wire_user"),
+        ("serverPublicId", "server_id"),
+        ("roles", "_wire_roles"),
+        ("joinedAt", "_wire_joined"),
+        ("nickname", "nickname"),
+        ("isOwner", "_owner"),
+    )
+    _FORCE_USER = 1 << 2
+    _FORCE_ROLES = 1 << 4
+    _FORCE_JOINED = 1 << 5
 
     id: str
     server_id: str
     user: User
+    nickname: str | None
+    _mid: str | None
+    _roles: tuple[Any, ...]
+    _joined: float | None
+    _owner: bool
 
     def __init__(
         self,
@@ -88,26 +144,57 @@ class Member(Model):
         if sid is None:
             raise ValueError("member record has no server id")
         self._client = client
-        self.raw = data
         self.id = uid
         self.server_id = sid
+        nested = data.get("user")
         if user is None:
             user = User(client, member_user_record(data, uid))
         self.user = user
+        force = 0
+        if isinstance(nested, dict) and read_id(nested, "publicId", "id") == uid:
+            force |= self._FORCE_USER
+        if isinstance(nested, dict) or "userId" in data:
+            mid = data.get("publicId")
+            if not isinstance(mid, str) or not mid:
+                mid = read_str(data, "id") or None
+            self._mid = mid
+        else:
+            self._mid = None
+        nickname = data.get("nickname")
+        self.nickname = nickname if isinstance(nickname, str) else None
+        entries = data.get("roles")
+        if isinstance(entries, list):
+            self._roles = _share_roles(entries)
+            force |= self._FORCE_ROLES
+        else:
+            self._roles = ()
+        self._joined = pack_time(data.get("joinedAt"))
+        if self._joined is not None:  # pack_time checked that it rebuilds the text
+            force |= self._FORCE_JOINED
+        owner = data.get("isOwner")
+        self._owner = owner if isinstance(owner, bool) else False
+        self._split(data, force)
 
-    # -- fields read lazily from raw (keeps a cached member small) -----------
+    # -- wire values rebuilt for raw ------------------------------------------
+
+    @property
+    def _wire_user(self) -> dict[str, Any]:
+        return self.user.raw
+
+    @property
+    def _wire_roles(self) -> list[Any]:
+        return [dict(e) if isinstance(e, dict) else e for e in self._roles]
+
+    @property
+    def _wire_joined(self) -> str | None:
+        return unpack_time(self._joined) if self._joined is not None else None
+
+    # -- fields ------------------------------------------------------------------
 
     @property
     def membership_id(self) -> str | None:
         """The membership's own ``publicId`` (nested shape only), never used as a key."""
-        if isinstance(self.raw.get("user"), dict) or "userId" in self.raw:
-            return read_id(self.raw, "publicId", "id")
-        return None
-
-    @property
-    def nickname(self) -> str | None:
-        """The server nickname, or None."""
-        return read_str(self.raw, "nickname")
+        return self._mid
 
     @property
     def display_name(self) -> str:
@@ -117,7 +204,9 @@ class Member(Model):
     @property
     def joined_at(self) -> datetime | None:
         """When the user joined (UTC), or None when missing."""
-        return parse_time(self.raw.get("joinedAt"))
+        if self._joined is not None:
+            return time_of_ms(self._joined)
+        return parse_time(self._extra_get("joinedAt"))
 
     @property
     def is_owner(self) -> bool:
@@ -125,7 +214,7 @@ class Member(Model):
         guild = self.guild
         if guild is not None and guild.owner_id is not None:
             return guild.owner_id == self.id
-        return read_bool(self.raw, "isOwner")
+        return self._owner
 
     @property
     def guild(self) -> Guild | None:
@@ -136,8 +225,7 @@ class Member(Model):
     def role_ids(self) -> list[str]:
         """The ids of this member's roles, in record order."""
         out: list[str] = []
-        entries = self.raw.get("roles")
-        for entry in entries if isinstance(entries, list) else ():
+        for entry in self._roles:
             if isinstance(entry, str) and entry:
                 out.append(entry)
             elif isinstance(entry, dict):
@@ -156,8 +244,7 @@ class Member(Model):
         guild = self.guild
         cached = guild.roles.cache if guild is not None else {}
         out: list[Role] = []
-        entries = self.raw.get("roles")
-        for entry in entries if isinstance(entries, list) else ():
+        for entry in self._roles:
             if isinstance(entry, str):
                 role = cached.get(entry)
                 if role is not None:
@@ -239,18 +326,14 @@ class Member(Model):
 
     def _drop_role(self, role_id: str) -> None:
         """Forget a deleted role (``server:role_delete``)."""
-        entries = self.raw.get("roles")
-        if not isinstance(entries, list):
-            return
+        entries = self._roles
         kept = [
             e
             for e in entries
             if not (e == role_id or (isinstance(e, dict) and read_id(e, "publicId", "id") == role_id))
         ]
         if len(kept) != len(entries):
-            merged = dict(self.raw)
-            merged["roles"] = kept
-            self.raw = merged
+            self._roles = _share_roles(kept)
 
     def _repr_name(self) -> str | None:
         return self.display_name

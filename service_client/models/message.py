@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ._base import Model, as_dict, parse_time, read_id, read_str
+from ._base import Model, as_dict, pack_time, parse_time, read_id, time_of_ms, unpack_time
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -16,10 +16,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed import EmbedBuilder
     from .guild import Guild
 
-__all__ = ["Message", "decode_content"]
+__all__ = ["Message", "decode_content", "encode_content"]
 
 _ENTITY = re.compile(r"&(lt|gt|amp);")
 _ENTITY_TEXT = {"lt": "<", "gt": ">", "amp": "&"}
+
+
+def encode_content(text: str) -> str:
+    """The service's escaping of message content (protocol 0.5): ``& < >`` as entities.
+
+    The inverse of :func:`decode_content` for text the service escaped.
+    """
+    if "&" not in text and "<" not in text and ">" not in text:
+        return text
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def decode_content(text: str) -> str:
@@ -52,7 +62,32 @@ class Message(Model):
         nonce: The nonce echoed from a ``message:send``, else None.
     """
 
-    __slots__ = ("id", "content", "author", "channel_id", "server_id", "nonce")
+    __slots__ = (
+        "id",
+        "content",
+        "author",
+        "channel_id",
+        "server_id",
+        "nonce",
+        "_created",
+        "_embeds",
+        "_file_url",
+    )
+
+    _WIRE = (
+        ("publicId", "id"),
+        ("content", "_wire_content"),
+        ("author", "_wire_author"),
+        ("channelPublicId", "channel_id"),
+        ("serverPublicId", "server_id"),
+        ("createdAt", "_wire_created"),
+        ("nonce", "nonce"),
+        ("embeds", "_wire_embeds"),
+        ("fileUrl", "_file_url"),
+    )
+    _FORCE_AUTHOR = 1 << 2
+    _FORCE_CREATED = 1 << 5
+    _FORCE_EMBEDS = 1 << 7
 
     id: str
     content: str
@@ -60,6 +95,9 @@ class Message(Model):
     channel_id: str | None
     server_id: str | None
     nonce: str | None
+    _created: float | None
+    _embeds: tuple[Any, ...]
+    _file_url: str | None
 
     def __init__(
         self, client: Client, data: Mapping[str, Any], *, author: User | None = None
@@ -76,16 +114,17 @@ class Message(Model):
             ValueError: The record has no id.
         """
         data = as_dict(data, "message")
-        ident = read_id(data, "publicId", "id", "messagePublicId")
+        ident = data.get("publicId")
+        if not isinstance(ident, str) or not ident:  # message ids are unique: not interned
+            ident = read_id(data, "id", "messagePublicId")
         if ident is None:
             raise ValueError("message record has no publicId")
         self._client = client
-        self.raw = data
         self.id = ident
         content = data.get("content")
         self.content = decode_content(content) if isinstance(content, str) else ""
+        author_data = data.get("author")
         if author is None:
-            author_data = data.get("author")
             if isinstance(author_data, dict):
                 try:
                     author = User(client, author_data)
@@ -96,37 +135,78 @@ class Message(Model):
         self.server_id = read_id(data, "serverPublicId", "serverId")
         nonce = data.get("nonce")
         self.nonce = nonce if isinstance(nonce, str) and nonce else None
+        self._created = pack_time(data.get("createdAt"))
+        force = 0
+        if self._created is not None:  # pack_time checked that it rebuilds the text
+            force |= self._FORCE_CREATED
+        embeds = data.get("embeds")
+        if isinstance(embeds, list):
+            self._embeds = tuple(embeds) if embeds else ()
+            force |= self._FORCE_EMBEDS
+        else:
+            self._embeds = ()
+        file_url = data.get("fileUrl")
+        self._file_url = file_url if isinstance(file_url, str) else None
+        if (
+            author is not None
+            and isinstance(author_data, dict)
+            and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
+        ):
+            force |= self._FORCE_AUTHOR
+        self._split(data, force)
+
+    # -- wire values rebuilt for raw ------------------------------------------
+
+    @property
+    def _wire_content(self) -> str:
+        return encode_content(self.content)
+
+    @property
+    def _wire_author(self) -> dict[str, Any] | None:
+        return self.author.raw if self.author is not None else None
+
+    @property
+    def _wire_created(self) -> str | None:
+        return unpack_time(self._created) if self._created is not None else None
+
+    @property
+    def _wire_embeds(self) -> list[Any]:
+        return list(self._embeds)
+
+    # -- fields ------------------------------------------------------------------
 
     @property
     def created_at(self) -> datetime | None:
         """Creation time (UTC-aware), or None when missing or unparseable."""
-        return parse_time(self.raw.get("createdAt"))
+        if self._created is not None:
+            return time_of_ms(self._created)
+        return parse_time(self._extra_get("createdAt"))
 
     @property
     def edited_at(self) -> datetime | None:
         """Last edit time (UTC-aware), or None."""
-        return parse_time(self.raw.get("editedAt"))
+        return parse_time(self._extra_get("editedAt"))
 
     @property
     def embeds(self) -> list[dict[str, Any]]:
         """The embed payloads (protocol 3.8), ``[]`` when none."""
-        embeds = self.raw.get("embeds")
-        return [e for e in embeds if isinstance(e, dict)] if isinstance(embeds, list) else []
+        return [e for e in self._embeds if isinstance(e, dict)]
 
     @property
     def file_url(self) -> str | None:
         """The attachment URL, or None."""
-        return read_str(self.raw, "fileUrl")
+        return self._file_url
 
     @property
     def reply_to_id(self) -> str | None:
         """The id of the message this one replies to, or None."""
-        return read_id(self.raw, "replyToId")
+        value = self._extra_get("replyToId")
+        return None if value is None else read_id({"replyToId": value}, "replyToId")
 
     @property
     def pinned(self) -> bool:
         """Whether the record says the message is pinned."""
-        return self.raw.get("pinned") is True
+        return self._extra_get("pinned") is True
 
     @property
     def channel(self) -> Channel | None:

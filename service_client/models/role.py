@@ -60,7 +60,6 @@ class Role(Model):
         ident = read_id(data, "publicId", "id", "rolePublicId")
         if ident is None:
             raise ValueError("role record has no publicId")
-        self.raw = data
         self.id = ident
         self.name = read_str(data, "name") or ""
         self.color = read_str(data, "color")
@@ -68,6 +67,7 @@ class Role(Model):
         self.server_id = read_id(data, "serverPublicId", "serverId") or server_id
         self.position = read_int(data, "position", 0)
         self.permissions = parse_permissions(data.get("permissions"))
+        self._split(data)
 
     def _update(self, patch: Mapping[str, Any]) -> None:
         merged = dict(self.raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["User"]
 
 _STATUSES = ("online", "idle", "dnd", "invisible", "offline")
+_intern = sys.intern
 
 
 class User(Model):
@@ -31,10 +33,19 @@ class User(Model):
         avatar: Image URL, or None.
         bot: True for bot accounts.
         status: ``online``/``idle``/``dnd``/``invisible``/``offline``.
-        raw: The wire record.
+        raw: The wire record (rebuilt on access; see :class:`Model`).
     """
 
     __slots__ = ("id", "username", "tag", "avatar", "bot", "status")
+
+    _WIRE = (
+        ("publicId", "id"),
+        ("name", "username"),
+        ("tag", "tag"),
+        ("image", "avatar"),
+        ("isBot", "bot"),
+        ("status", "status"),
+    )
 
     id: str
     username: str
@@ -57,17 +68,19 @@ class User(Model):
         ident = read_id(data, "publicId", "id", "userPublicId", "userId")
         if ident is None:
             raise ValueError("user record has no publicId")
-        self.raw = data
         self.id = ident
         self.username = (
             read_str(data, "name") or read_str(data, "username") or read_str(data, "userName") or ""
         )
-        self.tag = read_str(data, "tag") or read_str(data, "userTag")
+        tag = read_str(data, "tag") or read_str(data, "userTag")
+        # 4-digit discriminators and the few statuses: a bounded set, shared.
+        self.tag = _intern(tag) if tag is not None and len(tag) <= 4 else tag
         avatar = data.get("image", data.get("avatar", data.get("userImage")))
         self.avatar = avatar if isinstance(avatar, str) else None
         self.bot = read_bool(data, "isBot", read_bool(data, "bot"))
         status = read_str(data, "status")
-        self.status = status if status else "offline"
+        self.status = _intern(status) if status in _STATUSES else (status or "offline")
+        self._split(data)
 
     def _update(self, patch: Mapping[str, Any]) -> None:
         """Merge a partial record (``user:update``, ``presence:update``) into this user.

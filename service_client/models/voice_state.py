@@ -98,7 +98,6 @@ class VoiceState(Model):
         uid = read_id(data, "userPublicId", "userId", "publicId")
         if uid is None:
             raise ValueError("voice user record has no userPublicId")
-        self.raw = data
         self.user_id = uid
         self.channel_id = channel_id or read_id(data, "channelPublicId", "channelId")
         self.user_name = read_str(data, "userName")
@@ -116,6 +115,7 @@ class VoiceState(Model):
         self.screen_stream_id = read_str(data, "screenStreamId")
         self.camera_track_id = read_str(data, "cameraTrackId")
         self.screen_track_id = read_str(data, "screenTrackId")
+        self._split(data)
 
     def _merge(self, patch: Mapping[str, Any]) -> None:
         """Merge the fields of a ``voice:user-state`` into this entry."""

@@ -47,9 +47,12 @@ def test_user_defaults_and_id_fallback(client: FakeClient) -> None:
     assert u.tag_string == ""
 
 
-def test_user_keeps_raw_without_copy(client: FakeClient) -> None:
-    rec = user_rec()
-    assert User(client, rec).raw is rec
+def test_user_raw_equals_the_record_and_is_a_copy(client: FakeClient) -> None:
+    rec = {**user_rec(), "friendshipStatus": "ACCEPTED"}
+    u = User(client, rec)
+    assert u.raw == rec
+    u.raw["name"] = "mallory"  # a copy: the model is not changed
+    assert u.username == u.raw["name"] == rec["name"]
 
 
 def test_user_without_id_or_not_dict_is_refused(client: FakeClient) -> None:

@@ -1,0 +1,246 @@
+"""Compact models: ``raw`` rebuilt exactly, small cached members, the public ``client``.
+
+protocol.md 0.1 ("every model keeps its raw dict"; unknown keys survive),
+python-api.md 4 (each model keeps a reference to its client), issue 4
+benchmark (bytes per cached member).
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service_client.gateway.handlers import WireHandlers
+from service_client.models import (
+    Category,
+    Channel,
+    DMChannel,
+    Guild,
+    Invite,
+    Member,
+    Message,
+    Role,
+    User,
+    VoiceState,
+)
+
+from .fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+
+
+@pytest.fixture
+def client() -> FakeClient:
+    return FakeClient()
+
+
+def _nested_member(uid: str = "U1", sid: str = "S1", **extra: Any) -> dict[str, Any]:
+    """The emulator's nested member shape (protocol 3.4)."""
+    extra.setdefault("roles", [role_rec("R1", sid=sid)])
+    return member_rec(uid, sid, **extra)
+
+
+# -- raw equals the record, unknown keys included -----------------------------------
+
+def test_raw_round_trips_every_model(client: FakeClient) -> None:
+    records: list[tuple[Any, dict[str, Any]]] = [
+        (User, {**user_rec(), "friendshipStatus": "ACCEPTED", "friendshipId": "F1"}),
+        (Member, _nested_member(extraKey={"a": [1, 2]})),
+        (Member, {"publicId": "U7", "name": "flat", "tag": "0007", "isBot": True, "serverPublicId": "S1"}),
+        (Channel, channel_rec(categoryId="K1", position=3, isPrivate=True, description="topic", slowmode=5)),
+        (Message, message_rec(content="a &lt;b&gt; &amp; c", nonce="n1", replyToId="M0", pinned=True,
+                              editedAt="2026-01-03T00:00:00.000Z", reactions=[{"emoji": "x"}])),
+        (Role, role_rec(hoise=True, unknown=1)),
+        (Guild, server_rec(banner="b.png")),
+        (Invite, {"code": "Ab3dE6gH", "uses": 3, "maxUses": None, "expiresAt": None, "server": server_rec()}),
+        (VoiceState, {"userPublicId": "U1", "userName": "alice", "muted": True, "joinedAt": 1767323045678}),
+        (Category, {"publicId": "K1", "name": "cat", "position": 0, "channels": [channel_rec(sid=None)]}),
+    ]
+    for model, record in records:
+        expected = json.loads(json.dumps(record))
+        assert model(client, record).raw == expected, model.__name__
+
+
+def test_raw_is_a_new_dict_and_mutating_it_changes_nothing(client: FakeClient) -> None:
+    member = Member(client, _nested_member())
+    first = member.raw
+    first["nickname"] = "changed"
+    first["roles"][0]["name"] = "changed"
+    first["user"]["name"] = "changed"
+    assert member.raw == _nested_member()
+    assert member.nickname is None
+    assert member.roles[0].name == "role-R1"
+
+
+def test_member_raw_shows_the_shared_users_current_record(client: FakeClient) -> None:
+    member = client.members._build(_nested_member(), None, cache=True)
+    client.users.cache["U1"]._update({"name": "renamed"})
+    assert member.user is client.users.cache["U1"]
+    assert member.raw["user"]["name"] == "renamed"
+
+
+def test_message_raw_keeps_the_escaped_content_and_the_author(client: FakeClient) -> None:
+    rec = message_rec(content="x &amp;lt; <raw> &gt;")  # not what the service would escape: kept as is
+    msg = Message(client, rec)
+    assert msg.content == "x &lt; <raw> >"
+    assert msg.raw["content"] == "x &amp;lt; <raw> &gt;"
+    assert msg.raw == json.loads(json.dumps(rec))
+
+
+@pytest.mark.parametrize(
+    "joined",
+    ["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05Z", "2026-01-02T03:04:05.678+02:00",
+     "garbage", None, 1767323045678, ""],
+)
+def test_member_times_round_trip_in_any_form(client: FakeClient, joined: Any) -> None:
+    rec = _nested_member(joinedAt=joined)
+    member = Member(client, rec)
+    assert member.raw["joinedAt"] == joined
+    assert type(member.raw["joinedAt"]) is type(joined)
+    if joined == "2026-01-02T03:04:05.678Z":
+        assert member.joined_at == datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
+    if joined == "2026-01-02T03:04:05.678+02:00":
+        assert member.joined_at == datetime(2026, 1, 2, 1, 4, 5, 678000, tzinfo=timezone.utc)
+    if joined in ("garbage", None, ""):
+        assert member.joined_at is None
+
+
+def test_message_created_at_from_the_compact_form(client: FakeClient) -> None:
+    msg = Message(client, message_rec(createdAt="1999-12-31T23:59:59.999Z"))
+    assert msg.created_at == datetime(1999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
+    assert msg.raw["createdAt"] == "1999-12-31T23:59:59.999Z"
+
+
+def test_odd_value_types_are_kept_verbatim(client: FakeClient) -> None:
+    rec = {"publicId": "U1", "name": 5, "tag": None, "image": 3, "isBot": "yes", "status": ""}
+    user = User(client, rec)
+    assert (user.username, user.tag, user.avatar, user.bot, user.status) == ("", None, None, False, "offline")
+    assert user.raw == rec
+    mrec = _nested_member(nickname=7, isOwner="no", roles="R1")
+    member = Member(client, mrec)
+    assert (member.nickname, member.role_ids) == (None, [])
+    assert member.raw == json.loads(json.dumps(mrec))
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+_KEYS = st.sampled_from([
+    "publicId", "id", "name", "username", "tag", "image", "avatar", "isBot", "bot", "status",
+    "userId", "user", "serverPublicId", "serverId", "roles", "joinedAt", "nickname", "isOwner",
+    "content", "author", "channelPublicId", "channelId", "createdAt", "nonce", "embeds", "fileUrl",
+    "type", "categoryId", "position", "isPrivate", "description", "other",
+]) | st.text(max_size=6)
+_TIMES = st.sampled_from(["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05Z", "x"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    record=st.dictionaries(_KEYS, _VALUES | _TIMES, max_size=10),
+    ident=st.text(min_size=1, max_size=6),
+    nested=st.booleans(),
+)
+def test_raw_equals_any_record(record: dict[str, Any], ident: str, nested: bool) -> None:
+    client = FakeClient()
+    record["publicId"] = ident
+    if nested:
+        record["user"] = {"publicId": ident, "name": "n", "status": "idle", "extra": [1]}
+        record["author"] = dict(record["user"])
+    record.setdefault("serverPublicId", "S1")
+    for model in (User, Channel, Message, Member, Role, Guild):
+        try:
+            built = model(client, dict(record))
+        except (TypeError, ValueError):
+            continue
+        assert built.raw == record, model.__name__
+
+
+# -- small cached members ---------------------------------------------------------------
+
+def test_members_share_role_records_and_keep_no_nested_user_dict(client: FakeClient) -> None:
+    a = client.members._build(_nested_member("U1"), None, cache=True)
+    b = client.members._build(_nested_member("U2"), None, cache=True)
+    assert a._roles is b._roles  # one shared tuple for the same role set
+    assert a.user is client.users.cache["U1"]
+    assert not hasattr(a, "__dict__")
+    assert a._extra is None  # every key of the emulator's record is rebuilt from slots
+
+
+def test_role_sharing_respects_value_types(client: FakeClient) -> None:
+    a = Member(client, _nested_member("U1", roles=[role_rec("R1", hoist=True)]))
+    b = Member(client, _nested_member("U2", roles=[role_rec("R1", hoist=1)]))
+    assert a.raw["roles"][0]["hoist"] is True
+    assert b.raw["roles"][0]["hoist"] == 1 and b.raw["roles"][0]["hoist"] is not True
+
+
+def test_drop_role_leaves_other_members_untouched(client: FakeClient) -> None:
+    a = Member(client, _nested_member("U1", roles=[role_rec("R1"), role_rec("R2")]))
+    b = Member(client, _nested_member("U2", roles=[role_rec("R1"), role_rec("R2")]))
+    a._drop_role("R1")
+    assert a.role_ids == ["R2"]
+    assert b.role_ids == ["R1", "R2"]
+
+
+def test_a_cached_member_costs_under_600_bytes(client: FakeClient) -> None:
+    count = 3000
+    for i in range(count):
+        client.users._upsert(user_rec(f"1000000000000{i:05d}", name=f"user{i}"))
+    texts = [
+        json.dumps(_nested_member(f"1000000000000{i:05d}", f"S{i % 10}", publicId=f"9000000000000{i:05d}",
+                                  joinedAt=f"2026-01-02T03:04:{i % 60:02d}.{i % 1000:03d}Z"))
+        for i in range(count)
+    ]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for text in texts:
+            client.members._build(json.loads(text), None, cache=True)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    per_member = sum(s.size_diff for s in after.compare_to(before, "filename")) / count
+    assert len(client.members.cache) == count
+    assert per_member < 600
+
+
+def test_message_from_the_handler_shares_the_cached_author(client: FakeClient) -> None:
+    handlers = WireHandlers(client)  # type: ignore[arg-type]
+    handlers.handle("message:new", [message_rec()])
+    (event, (message,), _key) = client.dispatched[-1]
+    assert event == "message_create"
+    assert message.author is client.users.cache[message.author.id]
+    assert message.raw["author"] == client.users.cache[message.author.id].raw
+
+
+# -- the public client attribute ------------------------------------------------------------
+
+def test_every_model_exposes_its_client_read_only(client: FakeClient) -> None:
+    models = [
+        User(client, user_rec()),
+        Member(client, _nested_member()),
+        Channel(client, channel_rec()),
+        DMChannel(client, {"publicId": "D1", "type": "DM", "recipient": user_rec()}),
+        Message(client, message_rec()),
+        Role(client, role_rec()),
+        Guild(client, server_rec()),
+        Invite(client, {"code": "Ab3dE6gH", "server": server_rec()}),
+        VoiceState(client, {"userPublicId": "U1"}),
+        Category(client, {"publicId": "K1", "name": "cat", "channels": []}),
+    ]
+    for model in models:
+        assert model.client is client, type(model).__name__
+        with pytest.raises(AttributeError):
+            model.client = FakeClient()  # type: ignore[misc]
+        assert model.client is client
+
+
+def test_message_client_reaches_the_bot(client: FakeClient) -> None:
+    client.commands = {"help": object()}  # type: ignore[attr-defined]
+    message = Message(client, message_rec())
+    assert message.client.commands is client.commands  # type: ignore[attr-defined]
