@@ -441,7 +441,9 @@ class WireHandlers:
         if not isinstance(status, str):
             raise MalformedPayload("status must be a string")
         user = self._client.users.cache.get(user_id)
-        if user is not None:
+        if user is not None and user is not self._client.user:
+            # The bot's own status is set locally by set_status (spec: setStatus), which
+            # also puts it back when the PATCH fails; a late echo must not undo that.
             user._update({"status": status})
         self._dispatch("presence_update", data, key=user_id)
 

@@ -296,6 +296,15 @@ def test_presence_update_patches_status(client: FakeClient, h: WireHandlers) -> 
     assert client.dispatched == [("presence_update", (raw,), "U1")]
 
 
+def test_presence_echo_of_the_bot_itself_leaves_its_local_status(client: FakeClient, h: WireHandlers) -> None:
+    me = client.users._upsert(user_rec("B1", status="online"))
+    client.user = me
+    raw = {"userPublicId": "B1", "status": "idle"}
+    h.handle("presence:update", [raw])
+    assert me.status == "online"  # set_status owns it (and its rollback)
+    assert client.dispatched == [("presence_update", (raw,), "B1")]
+
+
 def test_typing_activity_dm_new(client: FakeClient, h: WireHandlers) -> None:
     h.handle("typing:start", [{"channelPublicId": "C1", "userPublicId": "U1", "userName": "a"}])
     h.handle("typing:stop", [{"channelPublicId": "C1", "userPublicId": "U1"}])
