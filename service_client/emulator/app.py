@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from .faults import FaultTable, RateLimiter, RequestLog, bucket_key
@@ -190,7 +190,11 @@ class RestApi:
 
         response_status = 500
         try:
-            response = await self._answer(scope, request, method, rel_raw, query_string, headers)
+            try:
+                response = await self._answer(scope, request, method, rel_raw, query_string, headers)
+            except ClientDisconnect:  # the client went away before its body arrived: nothing to answer
+                response_status = 499
+                return
             if response is None:  # connection reset fault: abort the TCP connection, answer nothing
                 response_status = 0
                 transport = getattr(getattr(send, "__self__", None), "transport", None)
@@ -301,6 +305,7 @@ class RestApi:
         add("POST", "/servers/{sid}/roles", self.post_role)
         add("PATCH", "/servers/{sid}/roles/{rid}", self.patch_role)
         add("DELETE", "/servers/{sid}/roles/{rid}", self.delete_role)
+        add("GET", "/servers/{sid}/bans", self.get_bans)
         add("GET", "/servers/{sid}/invites", self.get_invites)
         add("POST", "/servers/{sid}/invites", self.post_invite)
         add("GET", "/channels/{cid}", self.get_channel)
@@ -309,6 +314,11 @@ class RestApi:
         add("GET", "/channels/dm/{uid}", self.get_dm)
         add("GET", "/chat/{cid}", self.get_history)
         add("GET", "/chat/{cid}/search", self.get_search)
+        add("GET", "/chat/{cid}/pins", self.get_pins)
+        add("POST", "/chat/{cid}/pin/{mid}", self.pin)
+        add("DELETE", "/chat/{cid}/pin/{mid}", self.unpin)
+        add("GET", "/chat/{cid}/reactions/{mid}/details", self.get_reaction_details)
+        add("POST", "/channels/{cid}/messages/bulk-delete", self.bulk_delete)
         add("PATCH", "/users/settings", self.patch_settings)
         add("GET", "/users/{uid}", self.get_user)
         add("GET", "/invites/{code}", self.get_invite)
@@ -472,6 +482,12 @@ class RestApi:
         await self.ops.delete_role(sid, ctx.params["rid"])
         return no_content()
 
+    async def get_bans(self, ctx: Ctx) -> Response:
+        """EXT ``GET /servers/{sid}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
+        sid = ctx.params["sid"]
+        self._need_perm(sid, ctx.uid, "BAN_MEMBERS")
+        return json_response({"bans": self.store.bans(sid)})
+
     async def get_invites(self, ctx: Ctx) -> Response:
         """EXT ``GET /servers/{sid}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
         without ``all=true`` -> ``{"invite": own invite | null}``."""
@@ -543,6 +559,60 @@ class RestApi:
         limit = ctx.q_int("limit", 25)
         return json_response({"messages": self.store.search(cid, q, limit, ctx.q("before") or None,
                                                             ctx.q("after") or None)})
+
+    def _channel_perm(self, cid: str, uid: str, perm: str, *, dm_ok: bool) -> Any:
+        """Channel access plus a server permission (DM participants pass when ``dm_ok``)."""
+        row = self._channel_access(cid, uid)
+        if row["server_id"] is None:
+            if not dm_ok:
+                raise Forbidden("servers.errors.missing_permission")
+        elif not self.store.has_perm(row["server_id"], uid, perm):
+            raise Forbidden("servers.errors.missing_permission")
+        return row
+
+    def _message_in(self, cid: str, mid: str) -> Any:
+        row = self.store.message_row(mid)
+        if row["channel_id"] != cid:
+            raise NotFound("messages.errors.not_found")
+        return row
+
+    async def get_pins(self, ctx: Ctx) -> Response:
+        """EXT ``GET /chat/{chid}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
+        cid = ctx.params["cid"]
+        self._channel_access(cid, ctx.uid)
+        return json_response({"pins": self.store.pins(cid)})
+
+    async def pin(self, ctx: Ctx) -> Response:
+        """EXT ``POST /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
+        cid = ctx.params["cid"]
+        self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
+        await self.ops.set_pinned(cid, ctx.params["mid"], True)
+        return no_content()
+
+    async def unpin(self, ctx: Ctx) -> Response:
+        """EXT ``DELETE /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
+        cid = ctx.params["cid"]
+        self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
+        await self.ops.set_pinned(cid, ctx.params["mid"], False)
+        return no_content()
+
+    async def get_reaction_details(self, ctx: Ctx) -> Response:
+        """EXT ``GET /chat/{chid}/reactions/{mid}/details?emoji=`` -> ``{"reactions": [ReactionDetail]}``:
+        every emoji group of the message (the ``emoji`` query is accepted and not used to filter,
+        as on the service)."""
+        cid = ctx.params["cid"]
+        self._channel_access(cid, ctx.uid)
+        row = self._message_in(cid, ctx.params["mid"])
+        return json_response({"reactions": self.store.reaction_details(row["id"])})
+
+    async def bulk_delete(self, ctx: Ctx) -> Response:
+        """EXT ``POST /channels/{chid}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
+        (MANAGE_MESSAGES); one ``message:deleted`` per message deleted."""
+        cid = ctx.params["cid"]
+        self._channel_perm(cid, ctx.uid, "MANAGE_MESSAGES", dm_ok=False)
+        body = ctx.body()
+        await self.ops.bulk_delete(cid, body.get("messageIds"))
+        return no_content()
 
     # C11
     async def patch_settings(self, ctx: Ctx) -> Response:

@@ -28,7 +28,7 @@ from .app import API_PREFIX, CONTROL_PREFIX, HTTPError, RestApi, Router, error_r
     no_content, split_path
 from .faults import FaultTable, RateLimiter, RequestLog
 from .ops import Operations
-from .realtime import Realtime
+from .realtime import Realtime, eio_frame_ok
 from .store import BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator")
@@ -101,6 +101,15 @@ class EmulatorCore:
             else:
                 await send({"type": "websocket.close", "code": 1013})
             return
+        if scope["type"] == "websocket":
+            inner = receive
+
+            async def receive() -> Any:  # drop frames Engine.IO cannot decode (they would end the connection)
+                while True:
+                    message = await inner()
+                    if message.get("type") != "websocket.receive" or eio_frame_ok(message):
+                        return message
+                    logger.debug("undecodable Engine.IO frame dropped")
         await self.asgi(scope, receive, send)
 
     async def _http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -168,6 +177,12 @@ class EmulatorCore:
         """See :meth:`Operations.create_user`."""
         return await self.ops.create_user(name, bot)
 
+    async def snapshot(self) -> dict[str, Any]:
+        """Every piece of stored state: sqlite rows per table plus the in-memory voice rooms."""
+        voice = {cid: {uid: {k: v for k, v in entry.items() if k != "joinedAt"} for uid, entry in users.items()}
+                 for cid, users in self.rt.voice.items()}
+        return {"tables": self.store.dump(), "voice": voice}
+
     async def messages(self, cid: str) -> list[dict[str, Any]]:
         """Every stored message of a channel, chronological."""
         self.store.channel_row(cid)
@@ -195,6 +210,7 @@ class EmulatorCore:
         add("POST", "/servers/{sid}/invites", self._c_invites)
         add("POST", "/messages", self._c_messages)
         add("POST", "/messages/bulk", self._c_messages_bulk)
+        add("GET", "/snapshot", self._c_snapshot)
         add("GET", "/channels/{cid}/messages", self._c_channel_messages)
         add("GET", "/requests", self._c_requests)
         add("DELETE", "/requests", self._c_requests_clear)
@@ -314,6 +330,9 @@ class EmulatorCore:
 
     async def _c_channel_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         return json_response({"messages": await self.messages(p["cid"])})
+
+    async def _c_snapshot(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        return json_response(await self.snapshot())
 
     async def _c_requests(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         return json_response({"requests": self.log.snapshot(), "maxInFlight": self.log.peak()})
@@ -725,6 +744,15 @@ class Emulator:
     def messages(self, channel_id: str) -> list[dict[str, Any]]:
         """Every stored Message of a channel, chronological."""
         return self._call(lambda c: c.messages(channel_id))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return the whole stored state, for before/after comparisons (issue 6, "Bad input").
+
+        Returns:
+            ``{"tables": {table: [[column values...]] sorted}, "voice": {channel id: {user id:
+            voice user without joinedAt}}}``; two snapshots are equal when nothing changed.
+        """
+        return self._call(lambda c: c.snapshot())
 
     # ------------------------------------------------------------------ presence and voice
     def set_presence(self, user_id: str, status: str) -> None:

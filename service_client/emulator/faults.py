@@ -212,11 +212,14 @@ class RequestLog:
     max_in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    _live: set[int] = field(default_factory=set)
+
     def begin(self, entry: dict[str, Any]) -> None:
         """Record a request's arrival (the entry is completed by :meth:`end`)."""
         with self._lock:
             self.entries.append(entry)
-            self.in_flight += 1
+            self._live.add(id(entry))
+            self.in_flight = len(self._live)
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def end(self, entry: dict[str, Any], status: int) -> None:
@@ -224,7 +227,8 @@ class RequestLog:
         with self._lock:
             entry["status"] = status
             entry["endedAt"] = time.time() * 1000.0
-            self.in_flight = max(0, self.in_flight - 1)
+            self._live.discard(id(entry))
+            self.in_flight = len(self._live)
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Return a copy of the journal."""
@@ -232,10 +236,13 @@ class RequestLog:
             return [dict(e, headers=dict(e.get("headers", {}))) for e in self.entries]
 
     def clear(self) -> None:
-        """Empty the journal and reset the peak to the requests now in flight."""
+        """Empty the journal and reset the peak. Requests still in flight from before the clear
+        (say, a delayed request a previous test abandoned) no longer count as in flight."""
         with self._lock:
             self.entries = []
-            self.max_in_flight = self.in_flight
+            self._live = set()
+            self.in_flight = 0
+            self.max_in_flight = 0
 
     def peak(self) -> int:
         """Return the highest number of requests in flight at once since the last clear."""

@@ -6,17 +6,61 @@ emulator's event loop; ``Emulator`` (control.py) wraps them for other threads.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+import time
+from typing import Any, Awaitable
 
-from .realtime import Realtime, channel_room, server_room, user_room
-from .store import CREATABLE_CHANNEL_TYPES, BadRequest, NotFound, Store, parse_permissions
+from .realtime import DELETE_HISTORY_S, MAX_ID_CHARS, AckThen, Realtime, channel_room, server_room, user_room
+from .store import CREATABLE_CHANNEL_TYPES, BadRequest, NotFound, Store, iso_at, parse_permissions
 
 
-def _need_str(value: Any, name: str, *, allow_empty: bool = False) -> str:
+#: Longest accepted name or id string, characters (longer is a 400, never stored).
+MAX_NAME_CHARS = 10_000
+#: Longest URL (icon, image, avatar), characters.
+MAX_URL_CHARS = 2048
+#: Longest channel description, nickname, ban reason, characters.
+MAX_DESCRIPTION_CHARS = 1024
+MAX_NICKNAME_CHARS = 64
+MAX_REASON_CHARS = 512
+#: Largest integer accepted for counts and durations (``maxAge``, ``maxUses``, ``position``).
+MAX_INT = 2**31 - 1
+_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def _need_str(value: Any, name: str, *, allow_empty: bool = False, limit: int = MAX_NAME_CHARS) -> str:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise BadRequest(f"{name} must be a non-empty string")
-    if len(value) > 10_000:
+    if len(value) > limit:
         raise BadRequest(f"{name} is too long")
+    return value
+
+
+def _opt_str(value: Any, name: str, limit: int) -> str | None:
+    """A string of at most ``limit`` characters, or None (null clears)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be a string or null")
+    if len(value) > limit:
+        raise BadRequest(f"{name} is too long")
+    return value
+
+
+def _opt_int(value: Any, name: str) -> int | None:
+    """A non-negative integer up to :data:`MAX_INT`, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT:
+        raise BadRequest(f"{name} must be a non-negative integer")
+    return value
+
+
+def _color(value: Any) -> str | None:
+    """A role colour ``"#rrggbb"`` or None (protocol 0.1)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _COLOR.fullmatch(value):
+        raise BadRequest("color must be \"#rrggbb\" or null")
     return value
 
 
@@ -29,6 +73,7 @@ class Operations:
     def __init__(self, store: Store, realtime: Realtime) -> None:
         self.store = store
         self.rt = realtime
+        realtime.ops = self
 
     # ------------------------------------------------------------------ users
     async def create_user(self, name: Any, bot: Any = False) -> dict[str, Any]:
@@ -64,8 +109,7 @@ class Operations:
         """
         _need_str(name, "name")
         _need_str(owner_id, "ownerId")
-        if image_url is not None and not isinstance(image_url, str):
-            raise BadRequest("iconUrl must be a string or null")
+        _opt_str(image_url, "iconUrl", MAX_URL_CHARS)
         categories = [] if categories is None else categories
         channels = [] if channels is None else channels
         if not isinstance(categories, list) or not isinstance(channels, list):
@@ -110,9 +154,7 @@ class Operations:
         if "name" in fields:
             clean["name"] = _need_str(fields["name"], "name")
         if "imageUrl" in fields:
-            if fields["imageUrl"] is not None and not isinstance(fields["imageUrl"], str):
-                raise BadRequest("imageUrl must be a string or null")
-            clean["imageUrl"] = fields["imageUrl"]
+            clean["imageUrl"] = _opt_str(fields["imageUrl"], "imageUrl", MAX_URL_CHARS)
         self.store.update_server(sid, clean)
         await self.rt.emit("server:updated", dict({"serverPublicId": sid}, **clean), server_room(sid))
 
@@ -144,6 +186,8 @@ class Operations:
         role_ids = [] if role_ids is None else role_ids
         if not isinstance(role_ids, list) or not all(isinstance(r, str) for r in role_ids):
             raise BadRequest("roleIds must be a list of strings")
+        if self.store.is_banned(sid, uid):
+            raise BadRequest("servers.errors.banned")
         added = self.store.add_member(sid, uid, role_ids)
         member = self.store.member(sid, uid)
         if added:
@@ -162,12 +206,126 @@ class Operations:
         self.store.server_row(sid)
         if not self.store.remove_member(sid, uid):
             return False
-        channels = self.store.channel_ids_of(sid)
-        await self.rt.on_member_removed(sid, uid, channels)
+        await self.rt.on_member_removed(sid, uid, self.store.channel_ids_of(sid))
+        await self._announce_removal(sid, uid, reason)
+        return True
+
+    async def _announce_removal(self, sid: str, uid: str, reason: str) -> None:
+        """After a kick or ban (rooms already left): leave voice, ``server:member_removed`` to the
+        server room, ``server:you_removed`` to the user."""
+        await self._leave_server_voice(sid, uid)
         await self.rt.emit("server:member_removed", {"serverPublicId": sid, "memberPublicId": uid, "reason": reason},
                            server_room(sid))
         await self.rt.emit("server:you_removed", {"serverPublicId": sid}, user_room(uid))
-        return True
+
+    async def _leave_server_voice(self, sid: str, uid: str) -> None:
+        """A user who is no longer a member leaves a voice channel of that server."""
+        cid = self.rt.voice_channel_of(uid)
+        if cid is None:
+            return
+        row = self.store._one("SELECT server_id FROM channels WHERE id=?", (cid,))
+        if row is None or row[0] == sid:
+            await self.rt.voice_leave(uid)
+
+    # ------------------------------------------------------------------ kick, ban, unban (socket, acked)
+    async def moderate(self, action: str, actor: str | None, data: Any) -> Any:
+        """Serve ``server:kick`` / ``server:ban`` / ``server:unban`` (protocol 2.3, 4.4).
+
+        The state changes and the target leaves the server's rooms before the ack; the ack is
+        ``{}`` or ``{"error": "servers.errors.<key>"}``; the fan-out follows the ack.
+
+        Args:
+            action: ``"kick"``, ``"ban"`` or ``"unban"``.
+            actor: User id of the emitting socket (None if unauthenticated).
+            data: The event payload as received.
+
+        Returns:
+            An :class:`AckThen` (success) or the error ack dict.
+        """
+        def fail(key: str) -> dict[str, str]:
+            return {"error": f"servers.errors.{key}"}
+
+        if actor is None or not isinstance(data, dict):
+            return fail("invalid_request")
+        sid, target = data.get("serverPublicId"), data.get("userPublicId")
+        if not isinstance(sid, str) or not isinstance(target, str) or not sid or not target or \
+                len(sid) > MAX_ID_CHARS or len(target) > MAX_ID_CHARS:
+            return fail("invalid_request")
+        reason = data.get("reason")
+        history = data.get("deleteHistory")
+        if action == "ban":
+            if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
+                return fail("invalid_request")
+            if history is not None and history not in DELETE_HISTORY_S:
+                return fail("invalid_request")
+        try:
+            owner = self.store.server_row(sid)["owner_id"]
+        except NotFound:
+            return fail("not_found")
+        if not self.store.is_member(sid, actor):
+            return fail("not_found")
+        perm = "KICK_MEMBERS" if action == "kick" else "BAN_MEMBERS"
+        if not self.store.has_perm(sid, actor, perm):
+            return fail("missing_permission")
+        if action == "unban":
+            if not self.store.remove_ban(sid, target):
+                return fail("not_banned")
+            return AckThen({}, lambda: self.rt.emit("server:ban_revoked", {"serverPublicId": sid,
+                                                                            "userPublicId": target},
+                                                    server_room(sid)))
+        if target == owner:
+            return fail("cannot_kick_owner" if action == "kick" else "cannot_ban_owner")
+        if action == "kick":
+            if not self.store.remove_member(sid, target):
+                return fail("not_found")
+            await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
+            return AckThen({}, lambda: self._announce_removal(sid, target, "kicked"))
+        try:
+            self.store.user_row(target)
+        except NotFound:
+            return fail("not_found")
+        if self.store.is_banned(sid, target):
+            return fail("already_banned")
+        was_member = self.store.remove_member(sid, target)
+        self.store.add_ban(sid, target, reason)
+        doomed: list[tuple[str, str]] = []
+        span = DELETE_HISTORY_S.get(history or "none", 0)
+        if span:
+            doomed = self.store.message_ids_by(sid, target, iso_at(time.time() - span))
+            self.store.delete_messages([mid for mid, _cid in doomed])
+        if was_member:
+            await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
+
+        async def after() -> None:
+            if was_member:
+                await self._announce_removal(sid, target, "banned")
+            for mid, cid in doomed:
+                await self.rt.emit("message:deleted", {"publicId": mid, "messagePublicId": mid,
+                                                       "channelPublicId": cid, "serverPublicId": sid},
+                                   channel_room(cid))
+        return AckThen({}, after)
+
+    async def ban(self, sid: str, uid: str, reason: str | None = None) -> None:
+        """Control plane: ban a user as the server's owner would (same checks and fan-out)."""
+        owner = self.store.server_row(sid)["owner_id"]
+        await self._acked(self.moderate("ban", owner, {"serverPublicId": sid, "userPublicId": uid,
+                                                       "reason": reason}))
+
+    async def unban(self, sid: str, uid: str) -> None:
+        """Control plane: lift a ban as the server's owner would (``server:ban_revoked``)."""
+        owner = self.store.server_row(sid)["owner_id"]
+        await self._acked(self.moderate("unban", owner, {"serverPublicId": sid, "userPublicId": uid}))
+
+    @staticmethod
+    async def _acked(pending: Awaitable[Any]) -> None:
+        result = await pending
+        if isinstance(result, AckThen):
+            await result.after()
+            return
+        key = result["error"]
+        if key.endswith("not_found"):
+            raise NotFound(key)
+        raise BadRequest(key)
 
     async def leave_server(self, sid: str, uid: str) -> None:
         """A member leaves: ``server:you_left`` to it, ``server:member_remove`` to the server room."""
@@ -175,6 +333,7 @@ class Operations:
             raise NotFound("members.errors.not_found")
         channels = self.store.channel_ids_of(sid)
         await self.rt.on_member_removed(sid, uid, channels)
+        await self._leave_server_voice(sid, uid)
         await self.rt.emit("server:you_left", {"serverPublicId": sid}, user_room(uid))
         await self.rt.emit("server:member_remove", {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
 
@@ -184,15 +343,15 @@ class Operations:
             raise NotFound("members.errors.not_found")
         if "roles" in fields:
             roles = fields["roles"]
-            if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            if not isinstance(roles, list) or len(roles) > 250 or not all(isinstance(r, str) for r in roles):
                 raise BadRequest("roles must be a list of role ids")
             for rid in roles:
                 try:
                     self.store.role_row(sid, rid)
                 except NotFound as exc:
                     raise BadRequest("roles.errors.not_found") from exc
-        if "nickname" in fields and fields["nickname"] is not None and not isinstance(fields["nickname"], str):
-            raise BadRequest("nickname must be a string or null")
+        if "nickname" in fields:
+            _opt_str(fields["nickname"], "nickname", MAX_NICKNAME_CHARS)
         if "roles" in fields:
             self.store.set_member_roles(sid, uid, fields["roles"])
         if "nickname" in fields:
@@ -210,8 +369,7 @@ class Operations:
             perms = parse_permissions(0 if permissions is None else permissions)
         except ValueError as exc:
             raise BadRequest(str(exc)) from exc
-        if color is not None and not isinstance(color, str):
-            raise BadRequest("color must be a string or null")
+        _color(color)
         if not isinstance(hoist, bool):
             raise BadRequest("hoist must be a boolean")
         role = self.store.create_role(sid, name, perms, color=color, hoist=hoist)
@@ -224,9 +382,7 @@ class Operations:
         if "name" in fields:
             clean["name"] = _need_str(fields["name"], "name")
         if "color" in fields:
-            if fields["color"] is not None and not isinstance(fields["color"], str):
-                raise BadRequest("color must be a string or null")
-            clean["color"] = fields["color"]
+            clean["color"] = _color(fields["color"])
         if "hoist" in fields:
             if not isinstance(fields["hoist"], bool):
                 raise BadRequest("hoist must be a boolean")
@@ -237,9 +393,10 @@ class Operations:
             except ValueError as exc:
                 raise BadRequest(str(exc)) from exc
         if "position" in fields:
-            if isinstance(fields["position"], bool) or not isinstance(fields["position"], int):
-                raise BadRequest("position must be an integer")
-            clean["position"] = fields["position"]
+            position = fields["position"]
+            if position is None or _opt_int(position, "position") is None:
+                raise BadRequest("position must be a non-negative integer")
+            clean["position"] = position
         role = self.store.update_role(sid, rid, clean)
         await self.rt.refresh_visibility(sid)
         await self.rt.emit("server:role_update", {"serverPublicId": sid, "role": role}, server_room(sid))
@@ -268,8 +425,7 @@ class Operations:
             raise BadRequest("type must be TEXT or VOICE")
         category_id = body.get("categoryId")
         if category_id is not None:
-            if not isinstance(category_id, str):
-                raise BadRequest("categoryId must be a string")
+            _need_str(category_id, "categoryId")
             try:
                 self.store.category_row(sid, category_id)
             except NotFound as exc:
@@ -295,9 +451,7 @@ class Operations:
         if "name" in fields:
             clean["name"] = _need_str(fields["name"], "name")
         if "description" in fields:
-            if fields["description"] is not None and not isinstance(fields["description"], str):
-                raise BadRequest("description must be a string or null")
-            clean["description"] = fields["description"]
+            clean["description"] = _opt_str(fields["description"], "description", MAX_DESCRIPTION_CHARS)
         row = self.store.channel_row(cid)
         self.store.update_channel(cid, clean)
         if row["server_id"] is not None:
@@ -362,6 +516,45 @@ class Operations:
         await self.rt.deliver_messages(records)
         return len(records)
 
+    async def bulk_delete(self, cid: str, ids: Any) -> int:
+        """Delete up to 100 messages of a channel; one ``message:deleted`` each. Ids that are not
+        messages of this channel are skipped. Returns how many were deleted.
+
+        Raises:
+            BadRequest: ``ids`` is not a list of 1 to 100 strings.
+        """
+        if not isinstance(ids, list) or not 1 <= len(ids) <= 100 or \
+                not all(isinstance(i, str) and 0 < len(i) <= MAX_ID_CHARS for i in ids):
+            raise BadRequest("messageIds must be a list of 1 to 100 message ids")
+        chan = self.store.channel_row(cid)
+        found = []
+        for mid in dict.fromkeys(ids):
+            try:
+                row = self.store.message_row(mid)
+            except NotFound:
+                continue
+            if row["channel_id"] == cid:
+                found.append(mid)
+        self.store.delete_messages(found)
+        for mid in found:
+            await self.rt.emit("message:deleted", {"publicId": mid, "messagePublicId": mid, "channelPublicId": cid,
+                                                   "serverPublicId": chan["server_id"]}, channel_room(cid))
+        return len(found)
+
+    async def set_pinned(self, cid: str, mid: str, pinned: bool) -> None:
+        """Pin or unpin a message of a channel; ``message:pinned {messagePublicId, channelPublicId,
+        pinned}`` to the channel room when that changed something.
+
+        Raises:
+            NotFound: No such message in this channel.
+        """
+        row = self.store.message_row(mid)
+        if row["channel_id"] != cid:
+            raise NotFound("messages.errors.not_found")
+        if self.store.set_pinned(mid, pinned):
+            await self.rt.emit("message:pinned", {"messagePublicId": mid, "channelPublicId": cid, "pinned": pinned},
+                               channel_room(cid))
+
     # ------------------------------------------------------------------ invites
     async def create_invite(self, sid: str, channel_id: Any, inviter_id: Any, *, max_age: Any = None,
                             max_uses: Any = None) -> dict[str, Any]:
@@ -371,9 +564,8 @@ class Operations:
             chan = self.store.channel_row(channel_id)
             if chan["server_id"] != sid:
                 raise BadRequest("channels.errors.not_in_server")
-        for value, name in ((max_age, "maxAge"), (max_uses, "maxUses")):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise BadRequest(f"{name} must be a non-negative integer")
+        _opt_int(max_age, "maxAge")
+        _opt_int(max_uses, "maxUses")
         code = self.store.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
         return {"invite": self.store.server_invite(code)}
 

@@ -12,6 +12,8 @@ control class hops onto the loop).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import logging
 import secrets
@@ -33,6 +35,21 @@ VOICE_BOOL_KEYS = ("muted", "deafened", "speaking", "isStreaming", "isCameraOn")
 VOICE_STR_KEYS = ("cameraStreamId", "screenStreamId", "cameraTrackId", "screenTrackId")
 #: Placeholder media URL sent in ``voice:livekit-token`` (nothing listens there).
 DEFAULT_VOICE_URL = "ws://127.0.0.1:9/livekit"
+#: Echo modes for the sender's own ``message:new`` (protocol 4.4, "Echo control").
+ECHO_MODES = ("normal", "drop", "duplicate", "delay")
+#: Hard caps, always on: longer content or larger embeds are refused (never stored).
+MAX_CONTENT_CHARS = 65_536
+MAX_EMBEDS_JSON_CHARS = 131_072
+#: Longest id, nonce or emoji accepted in a socket payload, characters.
+MAX_ID_CHARS = 256
+MAX_EMOJI_CHARS = 64
+#: Limit mode (``configure(limits=True)``): content and embed limits (protocol 3.8; all uncertain).
+LIMIT_CONTENT_CHARS = 4000
+LIMIT_EMBEDS = 10
+LIMIT_EMBED = {"title": 256, "description": 4096, "fields": 25, "field_name": 256, "field_value": 1024,
+               "footer": 2048, "author": 256, "total": 6000}
+#: ``deleteHistory`` values of ``server:ban`` and their span in seconds.
+DELETE_HISTORY_S = {"none": 0, "1d": 86_400, "7d": 7 * 86_400, "14d": 14 * 86_400, "30d": 30 * 86_400}
 
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -76,6 +93,115 @@ def _can_write_directly(protocol: Any, sock: Any) -> bool:
     return bool(sock.upgraded) and sock.queue.empty() and transport.get_write_buffer_size() == 0
 
 
+#: Largest Engine.IO packet accepted, bytes (python-socketio's default of 1 MB would close the
+#: connection of a client that sends a ~1 MB string; the emulator refuses such events instead).
+MAX_PACKET_BYTES = 16 * 1024 * 1024
+
+
+#: Lifecycle event names a client may never trigger by emitting them.
+RESERVED_EVENTS = frozenset({"connect", "disconnect", "connect_error"})
+
+
+class AckThen:
+    """A socket handler result: answer the ack with ``value`` first, then run ``after()``.
+
+    Protocol 4.4: ``server:kick`` / ``server:ban`` / ``server:unban`` answer the ack, *then*
+    fan out ``server:member_removed`` / ``server:ban_revoked``.
+    """
+
+    __slots__ = ("value", "after")
+
+    def __init__(self, value: Any, after: Any) -> None:
+        self.value = value
+        self.after = after
+
+
+class _SocketServer(socketio.AsyncServer):  # type: ignore[misc]
+    """python-socketio server that survives malformed packets and supports :class:`AckThen`.
+
+    A packet that python-socketio cannot decode (bad JSON, an event that is not a list, an
+    unknown packet type) is logged at debug level and dropped; the connection stays up.
+    """
+
+    async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
+        if isinstance(data, str) and eio_sid in self._binary_packet:
+            # attachments are binary frames: a text packet abandons the unfinished binary one
+            self._binary_packet.pop(eio_sid, None)
+        try:
+            await super()._handle_eio_message(eio_sid, data)
+        except Exception:  # bad input from a client must never surface as a server error
+            self._binary_packet.pop(eio_sid, None)
+            logger.debug("malformed socket.io packet dropped", exc_info=True)
+        pending = self._binary_packet.get(eio_sid)
+        if pending is not None and not pending.attachment_count:
+            self._binary_packet.pop(eio_sid, None)  # a binary header announcing no attachment
+
+    async def _handle_event_internal(self, server: Any, sid: str, eio_sid: str, data: Any, namespace: str,
+                                     id: Any) -> None:
+        if not isinstance(data, list) or not data or not isinstance(data[0], str) or data[0] in RESERVED_EVENTS:
+            return  # an event packet must be ["name", ...] and may not fake a lifecycle event
+        r = await server._trigger_event(data[0], namespace, sid, *data[1:])
+        after = None
+        if isinstance(r, AckThen):
+            r, after = r.value, r.after
+        if r is not self.not_handled and id is not None:
+            payload = [] if r is None else list(r) if isinstance(r, tuple) else [r]
+            await server._send_packet(eio_sid, self.packet_class(sio_packet.ACK, namespace=namespace, id=id,
+                                                                 data=payload))
+        if after is not None:
+            try:
+                await after()
+            except Exception:
+                logger.debug("socket fan-out after ack failed", exc_info=True)
+
+
+def embed_within_limits(embed: dict[str, Any]) -> bool:
+    """Whether one embed respects the limit mode of protocol 3.8 (title 256, description 4096,
+    25 fields, field name 256, field value 1024, footer 2048, author 256, 6000 in all)."""
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    title, description = text(embed.get("title")), text(embed.get("description"))
+    footer = embed.get("footer") if isinstance(embed.get("footer"), dict) else {}
+    author = embed.get("author") if isinstance(embed.get("author"), dict) else {}
+    fields = embed.get("fields") if isinstance(embed.get("fields"), list) else []
+    total = len(title) + len(description) + len(text(footer.get("text"))) + len(text(author.get("name")))
+    if len(title) > LIMIT_EMBED["title"] or len(description) > LIMIT_EMBED["description"] or \
+            len(text(footer.get("text"))) > LIMIT_EMBED["footer"] or \
+            len(text(author.get("name"))) > LIMIT_EMBED["author"] or len(fields) > LIMIT_EMBED["fields"]:
+        return False
+    for f in fields:
+        if not isinstance(f, dict):
+            return False
+        name, value = text(f.get("name")), text(f.get("value"))
+        if len(name) > LIMIT_EMBED["field_name"] or len(value) > LIMIT_EMBED["field_value"]:
+            return False
+        total += len(name) + len(value)
+    return total <= LIMIT_EMBED["total"]
+
+
+_EIO_TYPES = frozenset("0123456")
+
+
+def eio_frame_ok(message: dict[str, Any]) -> bool:
+    """Whether an ASGI ``websocket.receive`` message carries a decodable Engine.IO packet.
+
+    python-engineio decodes a text frame's packet type outside its error handling, so a frame
+    such as ``x`` or an empty one would end the connection; the emulator drops such frames.
+    """
+    text = message.get("text")
+    if text is None:
+        return True  # binary frame: an attachment or a binary message
+    if not text or (text[0] not in _EIO_TYPES and text[0] != "b"):
+        return False
+    if text[0] == "b":
+        try:
+            base64.b64decode(text[1:], validate=True)
+        except (ValueError, binascii.Error):
+            return False
+    return True
+
+
 def user_room(uid: str) -> str:
     """Room of every socket of one user."""
     return f"u:{uid}"
@@ -104,9 +230,10 @@ class Realtime:
 
     def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
         self.store = store
-        self.sio = socketio.AsyncServer(async_mode="asgi", cors_allowed_origins="*", logger=False,
-                                        engineio_logger=False, ping_interval=ping_interval,
-                                        ping_timeout=ping_timeout, transports=["websocket", "polling"])
+        self.sio = _SocketServer(async_mode="asgi", cors_allowed_origins="*", logger=False,
+                                 engineio_logger=False, ping_interval=ping_interval,
+                                 ping_timeout=ping_timeout, transports=["websocket", "polling"],
+                                 max_http_buffer_size=MAX_PACKET_BYTES)
         self.sessions: dict[str, str] = {}          # socket sid -> user id
         self.transports: dict[str, Any] = {}        # socket sid -> asyncio transport (for drops)
         self.protocols: dict[str, Any] = {}         # socket sid -> uvicorn WebSocket protocol
@@ -114,6 +241,10 @@ class Realtime:
         self.send_errors = False
         self.refuse_auth = False
         self.voice_url = DEFAULT_VOICE_URL
+        self.echo = "normal"
+        self.echo_delay_ms = 0.0
+        self.limits = False
+        self.ops: Any = None                        # Operations, set by Operations.__init__
         self.voice_e2ee_key: str | None = None
         # channel id -> {user id: voice user record}
         self.voice: dict[str, dict[str, dict[str, Any]]] = {}
@@ -130,6 +261,11 @@ class Realtime:
             "message:send": self._on_message_send,
             "message:edit": self._on_message_edit,
             "message:delete": self._on_message_delete,
+            "message:react": self._on_message_react,
+            "message:reaction_clear": self._on_reaction_clear,
+            "server:kick": self._on_kick,
+            "server:ban": self._on_ban,
+            "server:unban": self._on_unban,
             "presence:update": self._on_presence,
             "activity:update": self._on_activity,
             "typing:start": self._on_typing_start,
@@ -152,7 +288,7 @@ class Realtime:
                 return await handler(sid, *args)
             except Exception:  # a bad payload must never kill the connection
                 logger.debug("socket event %s dropped", name, exc_info=True)
-                return None
+                return {"error": "servers.errors.invalid_request"} if name.startswith("server:") else None
         return wrapper
 
     async def _on_unknown(self, event: str, sid: str, *args: Any) -> None:
@@ -349,17 +485,62 @@ class Realtime:
         return len(sids)
 
     # ------------------------------------------------------------------ messages
-    async def deliver_messages(self, records: list[dict[str, Any]], nonce: Any = None) -> None:
-        """Broadcast stored messages as ``message:new`` to their channel room (sender included)."""
+    async def deliver_messages(self, records: list[dict[str, Any]], nonce: Any = None,
+                               sender_sid: str | None = None) -> None:
+        """Broadcast stored messages as ``message:new`` to their channel room (sender included).
+
+        With ``sender_sid`` (a ``message:send``), the echo to that socket follows the echo mode:
+        ``normal``, ``drop`` (not sent), ``duplicate`` (sent twice) or ``delay`` (sent
+        ``echo_delay_ms`` later, the others at once).
+        """
         if not records:
             return
         if len(records) == 1:
             rec = records[0]
             if nonce is not None:
                 rec = dict(rec, nonce=nonce)
-            await self.emit("message:new", rec, channel_room(rec["channelPublicId"]))
+            room = channel_room(rec["channelPublicId"])
+            if sender_sid is None or self.echo == "normal":
+                await self.emit("message:new", rec, room)
+                return
+            in_room = any(s == sender_sid for s, _e in self.sio.manager.get_participants("/", room))
+            await self.emit("message:new", rec, room, skip=[sender_sid])
+            if not in_room or self.echo == "drop":
+                return
+            if self.echo == "duplicate":
+                await self.sio.emit("message:new", rec, to=sender_sid)
+                await self.sio.emit("message:new", rec, to=sender_sid)
+            else:
+                asyncio.get_running_loop().create_task(self._late_echo(rec, sender_sid, self.echo_delay_ms))
             return
         await self.emit_encoded(encode_message_events(records), channel_room(records[0]["channelPublicId"]))
+
+    async def _late_echo(self, rec: dict[str, Any], sid: str, delay_ms: float) -> None:
+        await asyncio.sleep(max(0.0, delay_ms) / 1000.0)
+        if sid in self.sessions:
+            await self.sio.emit("message:new", rec, to=sid)
+
+    def check_content(self, content: str, embeds: list[Any]) -> str | None:
+        """Return an error key when content or embeds break the hard caps or (limit mode) the
+        content and embed limits of protocol 3.8; None when acceptable."""
+        if len(content) > MAX_CONTENT_CHARS:
+            return "messages.errors.too_long"
+        try:
+            size = len(json.dumps(embeds))
+        except (TypeError, ValueError):
+            return "messages.errors.invalid"
+        if size > MAX_EMBEDS_JSON_CHARS:
+            return "messages.errors.embed_too_large"
+        if not self.limits:
+            return None
+        if len(content) > LIMIT_CONTENT_CHARS:
+            return "messages.errors.too_long"
+        if len(embeds) > LIMIT_EMBEDS:
+            return "messages.errors.too_many_embeds"
+        for embed in embeds:
+            if not embed_within_limits(embed):
+                return "messages.errors.embed_limit"
+        return None
 
     async def _refuse(self, sid: str, nonce: Any, error: str) -> None:
         if self.send_errors:
@@ -378,19 +559,26 @@ class Realtime:
             content = ""
         if embeds is None:
             embeds = []
+        if nonce is not None and (not isinstance(nonce, str) or len(nonce) > MAX_ID_CHARS):
+            await self._refuse(sid, None, "messages.errors.invalid")
+            return
         if not isinstance(cid, str) or not isinstance(content, str) or not isinstance(embeds, list) \
                 or not all(isinstance(e, dict) for e in embeds) \
-                or (reply_to is not None and not isinstance(reply_to, str)):
+                or (reply_to is not None and (not isinstance(reply_to, str) or len(reply_to) > MAX_ID_CHARS)):
             await self._refuse(sid, nonce, "messages.errors.invalid")
             return
         if not content.strip() and not embeds:
             await self._refuse(sid, nonce, "messages.errors.empty")
             return
+        error = self.check_content(content, embeds)
+        if error is not None:
+            await self._refuse(sid, nonce, error)
+            return
         if not self.may_send(cid, uid):
             await self._refuse(sid, nonce, "messages.errors.missing_permission")
             return
         records = self.store.insert_messages(cid, uid, [content], embeds, reply_to)
-        await self.deliver_messages(records, nonce)
+        await self.deliver_messages(records, nonce, sender_sid=sid)
 
     def may_send(self, cid: str, uid: str) -> bool:
         """Whether a user may post in a channel (DM participant, or VIEW + SEND_MESSAGES)."""
@@ -409,13 +597,16 @@ class Realtime:
             return
         mid, content, embeds = data.get("messagePublicId"), data.get("content"), data.get("embeds")
         if not isinstance(mid, str) or not isinstance(content, str) or \
-                (embeds is not None and not isinstance(embeds, list)):
+                (embeds is not None and (not isinstance(embeds, list) or
+                                         not all(isinstance(e, dict) for e in embeds))):
             return
         try:
             row = self.store.message_row(mid)
         except NotFound:
             return
-        if row["author_id"] != uid or (not content.strip() and not (embeds or [])):
+        if row["author_id"] != uid or not self.store.can_view(row["channel_id"], uid) or \
+                (not content.strip() and not (embeds or json.loads(row["embeds"]))) or \
+                self.check_content(content, embeds or []) is not None:
             return
         rec = self.store.edit_message(mid, content, embeds)
         await self.emit("message:updated", rec, channel_room(rec["channelPublicId"]))
@@ -429,6 +620,8 @@ class Realtime:
             row = self.store.message_row(mid)
         except NotFound:
             return
+        if not self.store.can_view(row["channel_id"], uid):
+            return
         if row["author_id"] != uid and not (row["server_id"] and
                                             self.store.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
             return
@@ -436,6 +629,69 @@ class Realtime:
         await self.emit("message:deleted", {"publicId": mid, "messagePublicId": mid,
                                             "channelPublicId": row["channel_id"],
                                             "serverPublicId": row["server_id"]}, channel_room(row["channel_id"]))
+
+    # ------------------------------------------------------------------ reactions
+    def _reactable(self, uid: str, mid: Any, perm: str) -> Any:
+        """The message row when ``uid`` may act on it with ``perm`` (DM participants may react
+        but never clear), else None."""
+        if not isinstance(mid, str) or not mid or len(mid) > MAX_ID_CHARS:
+            return None
+        try:
+            row = self.store.message_row(mid)
+        except NotFound:
+            return None
+        if not self.store.can_view(row["channel_id"], uid):
+            return None
+        if row["server_id"] is None:
+            return row if perm == "ADD_REACTION" else None
+        return row if self.store.has_perm(row["server_id"], uid, perm) else None
+
+    async def _on_message_react(self, sid: str, data: Any = None) -> None:
+        """``message:react {messagePublicId, emoji}``: toggle the caller's reaction, then send the
+        full snapshot ``message:reaction {messagePublicId, reactions}`` to the channel room."""
+        uid = self.sessions.get(sid)
+        if uid is None or not isinstance(data, dict):
+            return
+        emoji = data.get("emoji")
+        if not isinstance(emoji, str) or not emoji.strip() or len(emoji) > MAX_EMOJI_CHARS:
+            return
+        row = self._reactable(uid, data.get("messagePublicId"), "ADD_REACTION")
+        if row is None:
+            return
+        await self.toggle_reaction(row, emoji, uid)
+
+    async def toggle_reaction(self, row: Any, emoji: str, uid: str) -> bool:
+        """Toggle one reaction and broadcast the snapshot; return True when it was added."""
+        added = self.store.toggle_reaction(row["id"], emoji, uid)
+        await self.emit("message:reaction", {"messagePublicId": row["id"], "reactions": self.store.reactions(row["id"])},
+                        channel_room(row["channel_id"]))
+        return added
+
+    async def _on_reaction_clear(self, sid: str, data: Any = None) -> None:
+        """``message:reaction_clear {messagePublicId}`` (MANAGE_MESSAGES): remove every reaction,
+        broadcast ``message:reaction_clear {messagePublicId}``."""
+        uid = self.sessions.get(sid)
+        if uid is None or not isinstance(data, dict):
+            return
+        row = self._reactable(uid, data.get("messagePublicId"), "MANAGE_MESSAGES")
+        if row is None:
+            return
+        await self.clear_reactions(row)
+
+    async def clear_reactions(self, row: Any) -> None:
+        """Remove every reaction of a message and broadcast ``message:reaction_clear``."""
+        self.store.clear_reactions(row["id"])
+        await self.emit("message:reaction_clear", {"messagePublicId": row["id"]}, channel_room(row["channel_id"]))
+
+    # ------------------------------------------------------------------ moderation (acks)
+    async def _on_kick(self, sid: str, data: Any = None) -> Any:
+        return await self.ops.moderate("kick", self.sessions.get(sid), data)
+
+    async def _on_ban(self, sid: str, data: Any = None) -> Any:
+        return await self.ops.moderate("ban", self.sessions.get(sid), data)
+
+    async def _on_unban(self, sid: str, data: Any = None) -> Any:
+        return await self.ops.moderate("unban", self.sessions.get(sid), data)
 
     async def _typing(self, sid: str, data: Any, event: str) -> None:
         uid = self.sessions.get(sid)
@@ -487,7 +743,10 @@ class Realtime:
         if kind not in ACTIVITY_TYPES or not isinstance(name, str) or \
                 (details is not None and not isinstance(details, str)):
             return
-        if started is None or isinstance(started, bool) or not isinstance(started, (int, float)):
+        if started is not None and (isinstance(started, bool) or not isinstance(started, int) or
+                                    not 0 <= started < 2**53):
+            return
+        if started is None:
             started = int(time.time() * 1000)
         activity: dict[str, Any] = {"type": kind, "name": name[:128]}
         if details is not None:
@@ -553,7 +812,7 @@ class Realtime:
         except NotFound:
             return True
         await self.emit("voice:user-left", {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
-                        server_room(server_id))
+                        [server_room(server_id), user_room(uid)])
         return True
 
     async def voice_state(self, uid: str, changes: dict[str, Any]) -> bool:
@@ -563,9 +822,13 @@ class Realtime:
             return False
         clean: dict[str, Any] = {}
         for key, value in changes.items():
-            if key in VOICE_BOOL_KEYS and isinstance(value, bool):
+            if key in VOICE_BOOL_KEYS:
+                if not isinstance(value, bool):
+                    return False  # one bad field refuses the whole update
                 clean[key] = value
-            elif key in VOICE_STR_KEYS and (value is None or isinstance(value, str)):
+            elif key in VOICE_STR_KEYS:
+                if value is not None and (not isinstance(value, str) or len(value) > MAX_ID_CHARS):
+                    return False
                 clean[key] = value
         if not clean:
             return False

@@ -93,6 +93,14 @@ CREATE TABLE IF NOT EXISTS messages (
     pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT, raw TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS messages_channel ON messages(channel_id, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(body);
+CREATE TABLE IF NOT EXISTS reactions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, message_id TEXT NOT NULL,
+    emoji TEXT NOT NULL, user_id TEXT NOT NULL, UNIQUE(message_id, emoji, user_id));
+CREATE TABLE IF NOT EXISTS pins (
+    message_id TEXT PRIMARY KEY, channel_id TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS bans (
+    id TEXT PRIMARY KEY, server_id TEXT NOT NULL, user_id TEXT NOT NULL, reason TEXT,
+    created_at TEXT NOT NULL, UNIQUE(server_id, user_id));
 CREATE TABLE IF NOT EXISTS invites (
     code TEXT PRIMARY KEY, server_id TEXT NOT NULL, channel_id TEXT, inviter_id TEXT,
     uses INTEGER NOT NULL DEFAULT 0, max_uses INTEGER, expires_at REAL,
@@ -100,7 +108,7 @@ CREATE TABLE IF NOT EXISTS invites (
 """
 
 _TABLES = ("users", "servers", "roles", "members", "member_roles", "categories",
-           "channels", "dms", "messages", "messages_fts", "invites")
+           "channels", "dms", "messages", "messages_fts", "invites", "reactions", "pins", "bans")
 
 
 def iso_now() -> str:
@@ -172,7 +180,8 @@ class Store:
             "SELECT MAX(CAST(id AS INTEGER)) FROM (SELECT id FROM users UNION ALL "
             "SELECT id FROM servers UNION ALL SELECT id FROM messages UNION ALL "
             "SELECT id FROM channels UNION ALL SELECT id FROM roles UNION ALL "
-            "SELECT id FROM members UNION ALL SELECT id FROM categories)").fetchone()
+            "SELECT id FROM members UNION ALL SELECT id FROM categories UNION ALL "
+            "SELECT id FROM reactions UNION ALL SELECT id FROM bans)").fetchone()
         if row[0] is not None and int(row[0]) >= start:
             start = int(row[0]) + 1
         self._ids = itertools.count(start)
@@ -193,6 +202,24 @@ class Store:
                 self.conn.execute(f"DELETE FROM {table}")
         self._user_cache.clear()
         self._fts_seq = 0
+
+    def dump(self) -> dict[str, list[list[Any]]]:
+        """Return every stored row, per table, sorted: a comparable snapshot of the whole state.
+
+        The lazy full-text index is left out (it mirrors ``messages``). Used by tests to prove
+        that a refused request changed nothing (issue 6, "Bad input").
+
+        Returns:
+            ``{table name: [[column values...], ...]}`` with rows sorted by their text form.
+        """
+        out: dict[str, list[list[Any]]] = {}
+        for table in _TABLES:
+            if table == "messages_fts":
+                continue
+            rows = [list(r) for r in self.conn.execute(f"SELECT * FROM {table}").fetchall()]
+            rows.sort(key=repr)
+            out[table] = rows
+        return out
 
     def close(self) -> None:
         """Close the database connection."""
@@ -344,7 +371,7 @@ class Store:
         with self.conn:
             for cid in chans:
                 self._delete_channel_rows(cid)
-            for table in ("roles", "members", "member_roles", "categories", "invites"):
+            for table in ("roles", "members", "member_roles", "categories", "invites", "bans"):
                 self.conn.execute(f"DELETE FROM {table} WHERE server_id=?", (sid,))
             self.conn.execute("DELETE FROM servers WHERE id=?", (sid,))
 
@@ -618,6 +645,9 @@ class Store:
                 self.conn.execute(f"UPDATE channels SET {col}=? WHERE id=?", (fields[key], cid))
 
     def _delete_channel_rows(self, cid: str) -> None:
+        self.conn.execute("DELETE FROM reactions WHERE message_id IN (SELECT id FROM messages WHERE channel_id=?)",
+                          (cid,))
+        self.conn.execute("DELETE FROM pins WHERE channel_id=?", (cid,))
         self.conn.execute("DELETE FROM messages_fts WHERE rowid IN (SELECT seq FROM messages WHERE channel_id=?)",
                           (cid,))
         self.conn.execute("DELETE FROM messages WHERE channel_id=?", (cid,))
@@ -790,11 +820,117 @@ class Store:
         return self.message(mid)
 
     def delete_message(self, mid: str) -> None:
-        """Delete one message."""
+        """Delete one message with its reactions and pin."""
         row = self.message_row(mid)
         with self.conn:
             self.conn.execute("DELETE FROM messages_fts WHERE rowid=?", (row["seq"],))
             self.conn.execute("DELETE FROM messages WHERE id=?", (mid,))
+            self.conn.execute("DELETE FROM reactions WHERE message_id=?", (mid,))
+            self.conn.execute("DELETE FROM pins WHERE message_id=?", (mid,))
+
+    def delete_messages(self, mids: list[str]) -> None:
+        """Delete several messages (with reactions and pins) in one transaction."""
+        with self.conn:
+            for mid in mids:
+                row = self._one("SELECT seq FROM messages WHERE id=?", (mid,))
+                if row is None:
+                    continue
+                self.conn.execute("DELETE FROM messages_fts WHERE rowid=?", (row[0],))
+                self.conn.execute("DELETE FROM messages WHERE id=?", (mid,))
+                self.conn.execute("DELETE FROM reactions WHERE message_id=?", (mid,))
+                self.conn.execute("DELETE FROM pins WHERE message_id=?", (mid,))
+
+    def message_ids_by(self, sid: str, uid: str, since_iso: str) -> list[tuple[str, str]]:
+        """Return ``(message id, channel id)`` of a user's messages in a server since a time."""
+        return [(r[0], r[1]) for r in self._all(
+            "SELECT id, channel_id FROM messages WHERE server_id=? AND author_id=? AND created_at>=? ORDER BY seq",
+            (sid, uid, since_iso))]
+
+    # ------------------------------------------------------------------ reactions
+    def toggle_reaction(self, mid: str, emoji: str, uid: str) -> bool:
+        """Add the (emoji, user) reaction, or remove it if present; return True when added."""
+        row = self._one("SELECT seq FROM reactions WHERE message_id=? AND emoji=? AND user_id=?", (mid, emoji, uid))
+        if row is not None:
+            self.conn.execute("DELETE FROM reactions WHERE seq=?", (row[0],))
+            return False
+        self.conn.execute("INSERT INTO reactions(id, message_id, emoji, user_id) VALUES (?,?,?,?)",
+                          (self.new_id(), mid, emoji, uid))
+        return True
+
+    def reactions(self, mid: str) -> list[dict[str, Any]]:
+        """Return the full reaction list of a message (2.4 ``message:reaction``), oldest first."""
+        out = []
+        for r in self._all("SELECT * FROM reactions WHERE message_id=? ORDER BY seq", (mid,)):
+            try:
+                name = self.user(r["user_id"])["name"]
+            except NotFound:
+                name = None
+            out.append({"publicId": r["id"], "emoji": r["emoji"], "userPublicId": r["user_id"], "userName": name,
+                        "messagePublicId": mid})
+        return out
+
+    def reaction_details(self, mid: str) -> list[dict[str, Any]]:
+        """Return every emoji group of a message: ``[{emoji, count, users: [{publicId, name, tag, image}]}]``."""
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for r in self._all("SELECT emoji, user_id FROM reactions WHERE message_id=? ORDER BY seq", (mid,)):
+            try:
+                u = self.user(r[1])
+            except NotFound:
+                continue
+            groups.setdefault(r[0], []).append({k: u[k] for k in ("publicId", "name", "tag", "image")})
+        return [{"emoji": e, "count": len(us), "users": us} for e, us in groups.items()]
+
+    def clear_reactions(self, mid: str) -> int:
+        """Remove every reaction of a message; return how many there were."""
+        return self.conn.execute("DELETE FROM reactions WHERE message_id=?", (mid,)).rowcount
+
+    # ------------------------------------------------------------------ pins
+    def set_pinned(self, mid: str, pinned: bool) -> bool:
+        """Pin or unpin a message; return True when that changed something."""
+        row = self.message_row(mid)
+        if bool(row["pinned"]) == pinned:
+            return False
+        with self.conn:
+            self.conn.execute("UPDATE messages SET pinned=? WHERE id=?", (int(pinned), mid))
+            if pinned:
+                seq = self._one("SELECT COALESCE(MAX(seq), 0) + 1 FROM pins")
+                self.conn.execute("INSERT OR REPLACE INTO pins VALUES (?,?,?)",
+                                  (mid, row["channel_id"], int(seq[0]) if seq else 1))
+            else:
+                self.conn.execute("DELETE FROM pins WHERE message_id=?", (mid,))
+        return True
+
+    def pins(self, cid: str) -> list[dict[str, Any]]:
+        """Return a channel's pinned messages, most recently pinned first."""
+        return [self._message_rec(r) for r in self._all(
+            "SELECT m.* FROM pins p JOIN messages m ON m.id=p.message_id WHERE p.channel_id=? ORDER BY p.seq DESC",
+            (cid,))]
+
+    # ------------------------------------------------------------------ bans
+    def is_banned(self, sid: str, uid: str) -> bool:
+        """Whether a user is banned from a server."""
+        return self._one("SELECT 1 FROM bans WHERE server_id=? AND user_id=?", (sid, uid)) is not None
+
+    def add_ban(self, sid: str, uid: str, reason: str | None) -> None:
+        """Record a ban (the caller removes the membership)."""
+        self.conn.execute("INSERT INTO bans(id, server_id, user_id, reason, created_at) VALUES (?,?,?,?,?)",
+                          (self.new_id(), sid, uid, reason, iso_now()))
+
+    def remove_ban(self, sid: str, uid: str) -> bool:
+        """Lift a ban; return False if there was none."""
+        return self.conn.execute("DELETE FROM bans WHERE server_id=? AND user_id=?", (sid, uid)).rowcount > 0
+
+    def bans(self, sid: str) -> list[dict[str, Any]]:
+        """Return a server's Ban records (3.9), oldest first."""
+        out = []
+        for r in self._all("SELECT * FROM bans WHERE server_id=? ORDER BY created_at, id", (sid,)):
+            try:
+                u = self.user(r["user_id"])
+                user = {k: u[k] for k in ("publicId", "name", "tag", "image")}
+            except NotFound:
+                user = {"publicId": r["user_id"], "name": None, "tag": None, "image": None}
+            out.append({"publicId": r["id"], "reason": r["reason"], "createdAt": r["created_at"], "user": user})
+        return out
 
     # ------------------------------------------------------------------ invites
     def create_invite(self, sid: str, channel_id: str | None, inviter_id: str | None, *,
