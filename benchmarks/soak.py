@@ -100,6 +100,7 @@ class SoakBot:
         self.reconnects = 0
         self.caught_up = 0
         self.retried = 0
+        self.replied = 0  # replies whose echo came back
         client.on("message_create", self._on_message)
         client.on("disconnect", self._on_disconnect)
         client.on("reconnect", self._on_reconnect)
@@ -121,6 +122,8 @@ class SoakBot:
         for _ in range(20):
             try:
                 self.client.send_message(self.channel_id, "re: " + content, reply_to_id=message_id)
+                with self._lock:
+                    self.replied += 1
                 return
             except (ServiceError, TimeoutError):  # the socket dropped: maybe sent, maybe not
                 pass
@@ -230,15 +233,19 @@ def run(seconds: float, rate: float) -> dict[str, Any]:
             due += interval
             stop.wait(max(0.0, due - time.monotonic()))
 
-        # Drain: wait until every message is answered (or 30 s pass).
+        # Drain: wait until the bot has replied to everything it claimed (or 30 s pass), then take
+        # the end figures before reading the whole channel back (that read would inflate the RSS).
+        deadline = time.monotonic() + 30
+        while bot.replied + bot.retried < sent + 1 and time.monotonic() < deadline:
+            stop.wait(0.2)
+        stop.wait(1.0)
+        threads_end, rss_end = _threads(), _rss_mb()
         deadline = time.monotonic() + 30
         while True:
             stats = _count(emu.control("GET", f"/channels/{channel_id}/messages")["messages"], bot_id)
             if stats["answered"] >= stats["sent"] or time.monotonic() > deadline:
                 break
             stop.wait(0.5)
-        stats = _count(emu.control("GET", f"/channels/{channel_id}/messages")["messages"], bot_id)
-        threads_end, rss_end = _threads(), _rss_mb()
         client.destroy()
         return {
             "seconds": seconds,

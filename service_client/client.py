@@ -3,6 +3,18 @@
 Spec: Resources (Client object), States and transitions, Authentication,
 Client operations, Events; python-api.md section 2.
 
+Connection lifecycle (spec: States and transitions; protocol 2.2): after
+``ready``, a lost transport or a service-initiated disconnect emits
+``disconnect(reason)`` and the socket reconnects in the background without
+limit (``reconnect_base`` 1 s doubling to ``reconnect_cap`` 30 s, +/- 50 %
+jitter); on recovery ``reconnect`` is emitted and the guild cache is
+reconciled with the service before any later event reaches listeners. While
+disconnected, socket operations raise :class:`ServiceAuthError` at once and
+REST calls keep working; pending sends and voice joins fail with
+:class:`ServiceError` (no replay: events missed offline are lost). A
+reconnection refused for the token stops the attempts and emits ``error``
+with a :class:`ServiceAuthError`.
+
 Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
 
 - ``service_client-gateway-<n>``: the socket reader (decodes packets in order,
@@ -25,9 +37,10 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from . import _config
@@ -422,7 +435,7 @@ class Client:
         def runner() -> None:
             try:
                 self._login_steps(deadline)
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the Future
                 done.set_exception(exc)
             else:
                 done.set_result(None)
@@ -506,9 +519,14 @@ class Client:
         Leaves voice, closes the socket with no reconnection, ends pending
         ``send_message`` calls and queued or sleeping REST calls with
         :class:`ServiceError`, removes every listener, clears the token, sets
-        :attr:`ready_at` to None. Every client thread has stopped when it
-        returns (within about 1 s; the calling thread itself excepted). Caches
-        are left as they are but never updated again.
+        :attr:`ready_at` to None. Pending voice joins and ``wait_for`` calls
+        end at once with :class:`ServiceError`. Every client thread has stopped
+        when it returns (within about 1 s), except the calling thread itself
+        and a worker still running a listener, which ends as soon as that
+        listener returns (queued events are dropped). Caches are left as they
+        are but never updated again. Reuse raises: ``login`` a
+        :class:`ServiceError`, socket operations and ``api_call`` a
+        :class:`ServiceAuthError`.
         """
         self._shutdown(final_state=ClientState.DESTROYED)
 
@@ -575,7 +593,7 @@ class Client:
             if not fut.done():
                 try:
                     fut.set_exception(ServiceError(f"the socket was lost ({reason}) before the echo arrived"))
-                except Exception:  # completed concurrently
+                except Exception:  # noqa: BLE001 - completed concurrently
                     pass
         voice = self.voice
         if voice is not None:
@@ -705,7 +723,7 @@ class Client:
         if fut is not None and not fut.done():
             try:
                 fut.set_result(message)
-            except Exception:  # completed concurrently (timeout): nothing to do
+            except Exception:  # noqa: BLE001 - completed concurrently (timeout): nothing to do
                 pass
 
     # -- operations -----------------------------------------------------------
@@ -938,8 +956,8 @@ class Client:
             user.status = status
         try:
             self._request(Route("PATCH", "/users/settings"), json={"status": status})
-        except BaseException:
-            if user is not None and user.status == status:
+        except BaseException:  # noqa: BLE001 - put the local status back, then re-raise whatever failed
+            if user is not None and previous is not None and user.status == status:
                 user.status = previous
             raise
 

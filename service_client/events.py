@@ -20,8 +20,9 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable, Deque, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["EventEmitter", "OrderedWorkerPool"]
 
@@ -50,14 +51,14 @@ class OrderedWorkerPool:
         self._workers = workers
         self._name = name
         self._lock = threading.Condition(threading.Lock())  # guards every field below
-        self._pending: dict[Any, Deque[Callable[[], None]]] = {}
-        self._ready: Deque[Any] = collections.deque()
+        self._pending: dict[Any, collections.deque[Callable[[], None]]] = {}
+        self._ready: collections.deque[Any] = collections.deque()
         self._threads: list[threading.Thread] = []
         self._closed = False
         self._busy = 0  # tasks running now
         self._anon = itertools.count()
         self._gates = 0  # barriers queued or running: later submissions are held
-        self._held: Deque[tuple[Callable[[], None], Any]] = collections.deque()
+        self._held: collections.deque[tuple[Callable[[], None], Any]] = collections.deque()
         self._barrier_threads: set[int] = set()  # idents of threads running a barrier
 
     def submit(self, fn: Callable[[], None], *, key: Any = None) -> bool:
@@ -235,7 +236,7 @@ class EventEmitter:
         self._listeners_lock = threading.Lock()  # guards _listeners and _waiters
         self._listeners: dict[str, list[tuple[Callable[..., Any], bool]]] = {}
         self._waiters: list[_Waiter] = []
-        self._waiter_queue: Deque[tuple[str, tuple[Any, ...]] | None] = collections.deque()
+        self._waiter_queue: collections.deque[tuple[str, tuple[Any, ...]] | None] = collections.deque()
         self._waiter_wake = threading.Event()
         self._waiter_thread: threading.Thread | None = None
         self._closed = False
@@ -435,7 +436,7 @@ class EventEmitter:
                         continue
                     try:
                         ok = waiter.check is None or bool(waiter.check(*args))
-                    except Exception as exc:
+                    except Exception as exc:  # noqa: BLE001 - a failing check fails its own waiter only
                         waiter.future.set_exception(exc)
                         continue
                     if ok:
@@ -445,7 +446,7 @@ class EventEmitter:
                         value = None if not args else args[0] if len(args) == 1 else args
                         try:
                             waiter.future.set_result(value)
-                        except Exception:  # cancelled concurrently
+                        except Exception:  # noqa: BLE001 - cancelled concurrently
                             pass
 
     def close(self, timeout: float = 1.0) -> None:

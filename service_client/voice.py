@@ -223,7 +223,7 @@ class VoiceManager:
             if fut is not None and not fut.done():
                 try:
                     fut.set_result(data)
-                except Exception:
+                except Exception:  # noqa: BLE001 - completed concurrently
                     pass
         elif event == "voice:user-left":
             user = self._client.user
@@ -251,7 +251,7 @@ class VoiceManager:
             if not fut.done():
                 try:
                     fut.set_exception(ServiceError(f"the socket was lost ({reason}) while joining voice"))
-                except Exception:  # completed concurrently
+                except Exception:  # noqa: BLE001 - completed concurrently
                     pass
 
     def _shutdown(self) -> None:

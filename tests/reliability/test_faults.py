@@ -10,7 +10,8 @@ import gc
 import threading
 import time
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -202,7 +203,7 @@ def test_flood_of_10000_message_create_in_order_and_memory_comes_back(world, emu
         assert all_seen.wait(60)
         for channel in channels:
             assert seen[channel] == list(range(per_channel))  # all handled, per-channel order kept
-            wait_until(lambda: len(answered(emulator, channel, world.bot["publicId"])) == per_channel // 100)
+            wait_until(lambda c=channel: len(answered(emulator, c, world.bot["publicId"])) == per_channel // 100)
         seen.clear()
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - before

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from service_client import Client, ServiceAuthError
-from service_client import _config
+from service_client import Client, ServiceAuthError, _config
 from service_client.gateway.connection import reconnect_delay
 
 from .conftest import Recorder, answered, replying_bot, wait_until
@@ -77,7 +76,7 @@ def test_reconnection_attempts_are_unlimited_and_capped(world, emulator, make_cl
     recorder.wait("reconnect", timeout=10)
     attempts = [r.created for r in caplog.records if r.getMessage().startswith("reconnect attempt")]
     assert len(attempts) >= 5  # every refused upgrade led to another attempt
-    gaps = [b - a for a, b in zip(attempts, attempts[1:])]
+    gaps = [b - a for a, b in zip(attempts, attempts[1:], strict=False)]
     assert max(gaps) <= 0.2 + 0.6  # the cap (plus one refused attempt and scheduling slack)
     assert bot.is_connected
 
