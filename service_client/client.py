@@ -60,7 +60,6 @@ from .managers.members import MemberManager
 from .managers.users import UserManager
 from .managers.voice_states import VoiceStateManager
 from .models.collection import Collection
-from .models.guild import Guild
 from .models.user import User
 from .rest.route import Route
 from .rest.session import RestSession, validate_api_call_args
@@ -86,7 +85,6 @@ RECONCILE_TIMEOUT_MS = 10_000
 #: Retries of each reconcile request after the first attempt.
 RECONCILE_MAX_RETRIES = 2
 #: Safety bound of one reconcile member fetch (queue time included), seconds.
-RECONCILE_STALL_S = 60.0
 
 
 class _MissingType:
@@ -617,81 +615,50 @@ class Client:
         """After a reconnect: bring :attr:`guilds` in line with the service (issue 6).
 
         Runs on the worker pool as a barrier (events received after the
-        reconnect reach listeners only after it). One ``GET /servers``; servers
-        no longer listed (left, kicked or deleted while offline) are evicted with
-        their channels and members and announced with ``guild_delete``; servers
-        not known before are cached, get the bot's member fetched (``GET
-        /servers/{id}/members/{botId}``, concurrently, failures logged), and are
-        announced with ``guild_create``; known ones are refreshed (their role
-        and invite caches kept). Bounded: each request has
-        :data:`RECONCILE_TIMEOUT_MS` and :data:`RECONCILE_MAX_RETRIES`. A failed
-        ``GET /servers`` changes nothing and is logged at WARNING.
+        reconnect reach listeners only after it) and delegates to the guild
+        manager's reconcile step: one ``GET /servers``; servers left while
+        offline are evicted and announced with ``guild_delete``; servers joined
+        are cached, get the bot's member fetched and are announced with
+        ``guild_create``. Bounded: each request has :data:`RECONCILE_TIMEOUT_MS`
+        and :data:`RECONCILE_MAX_RETRIES`. A failure changes nothing and is
+        logged at WARNING.
         """
         if self._state is not ClientState.READY:
             return
         try:
-            data = self._rest.request(
-                Route("GET", "/servers"), timeout_ms=RECONCILE_TIMEOUT_MS, max_retries=RECONCILE_MAX_RETRIES
-            )
+            self.guilds._reconcile(timeout_ms=RECONCILE_TIMEOUT_MS, max_retries=RECONCILE_MAX_RETRIES)
         except Exception as exc:  # noqa: BLE001 - best effort; the caches stay as they were
             log.warning("could not reconcile the guild cache after reconnect: %s", exc)
-            return
-        items = data.get("servers") if isinstance(data, dict) else data
-        fresh: dict[str, Guild] = {}
-        for item in items if isinstance(items, list) else ():
-            try:
-                guild = Guild(self, item)
-            except (TypeError, ValueError) as exc:
-                log.warning("reconcile skipped a malformed server record: %s", exc)
-                continue
-            fresh[guild.id] = guild
-        if self._state is not ClientState.READY:
-            return
-        known = set(self.guilds.cache.keys())
-        joined = [guild for server_id, guild in fresh.items() if server_id not in known]
-        for server_id in sorted(known - fresh.keys()):
-            gone = self.guilds._evict(server_id)
-            self._dispatch("guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id)
-        for guild in fresh.values():
-            self.guilds._store(guild)
-        user = self.user
-        if user is not None and joined:
-            self._fetch_bot_members([guild.id for guild in joined], user.id)
-        for guild in joined:
-            self._dispatch("guild_create", self.guilds.cache.get(guild.id, guild), key=guild.id)
-        log.debug("reconciled guilds: %d left, %d joined", len(known - fresh.keys()), len(joined))
-
-    def _fetch_bot_members(self, server_ids: list[str], user_id: str) -> None:
-        """Fetch the bot's member of each server concurrently; failures logged per server."""
-        futures: list[tuple[str, Future[Any]]] = []
-        for server_id in server_ids:
-            try:
-                futures.append((server_id, self._rest.submit(
-                    Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
-                    timeout_ms=RECONCILE_TIMEOUT_MS,
-                    max_retries=RECONCILE_MAX_RETRIES,
-                )))
-            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
-                log.warning("bot member fetch for server %s not submitted: %s", server_id, exc)
-        for server_id, future in futures:
-            try:
-                # Bounded by the REST timeouts and retries; destroy() ends it at once.
-                data = future.result(RECONCILE_STALL_S)
-                if isinstance(data, dict) and isinstance(data.get("member"), dict):
-                    data = data["member"]
-                self.members._build(data, server_id, cache=True)
-            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
-                log.warning("bot member fetch for server %s failed: %s", server_id, exc)
 
     # -- internal transport helpers (used by managers and models) -------------
 
-    def _request(self, route: Route, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Any:
+    def _request(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _config.DEFAULT_MAX_RETRIES,
+    ) -> Any:
         """Perform one REST request through the session's queue (library use)."""
-        return self._rest.request(route, params=params, json=json)
+        return self._rest.request(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
 
-    def _submit(self, route: Route, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Future[Any]:
+    def _submit(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _config.DEFAULT_MAX_RETRIES,
+    ) -> Future[Any]:
         """Queue one REST request and return its Future (library use)."""
-        return self._rest.submit(route, params=params, json=json)
+        return self._rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
+
+    def _accepts_updates(self) -> bool:
+        """False once destroyed: caches are then never updated again (spec: States)."""
+        return self._state is not ClientState.DESTROYED
 
     def _require_gateway(self) -> GatewayConnection:
         gateway = self._gateway

@@ -109,13 +109,14 @@ class GuildManager(BaseManager[str, Guild]):
             self._preload_members(guilds, user.id)
         return guilds
 
-    def _preload_members(self, guilds: list[Guild], user_id: str) -> None:
+    def _preload_members(self, guilds: list[Guild], user_id: str, **request_options: Any) -> None:
         client = self._client
         pending: dict[concurrent.futures.Future[Any], str] = {}
         for guild in guilds:
             try:
                 future = client._submit(
-                    route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id)
+                    route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id),
+                    **request_options,
                 )
             except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
                 log.warning("bot member fetch for server %s not submitted: %s", guild.id, exc)
@@ -175,7 +176,7 @@ class GuildManager(BaseManager[str, Guild]):
         self._store(guild)
         return guild
 
-    def _reconcile(self) -> None:
+    def _reconcile(self, **request_options: Any) -> None:
         """Bring the cache in line with the service after a reconnect (issue 6).
 
         One ``GET /servers``; servers no longer listed are evicted (with their
@@ -183,12 +184,16 @@ class GuildManager(BaseManager[str, Guild]):
         known before are cached, get their bot member fetched (concurrently,
         failures logged), and are announced with ``guild_create``; known ones
         are refreshed in place of the old entry (role and invite caches kept).
+        Nothing changes once the client is destroyed.
+
+        Args:
+            **request_options: ``timeout_ms`` / ``max_retries`` for every request.
 
         Raises:
             ServiceAPIError: ``GET /servers`` failed (nothing changed).
         """
         client = self._client
-        data = client._request(route("GET", "/servers"))
+        data = client._request(route("GET", "/servers"), **request_options)
         items = data.get("servers") if isinstance(data, dict) else data
         fresh: dict[str, Guild] = {}
         for item in items if isinstance(items, list) else ():
@@ -198,8 +203,11 @@ class GuildManager(BaseManager[str, Guild]):
                 log.warning("skipped a malformed server record: %s", exc)
                 continue
             fresh[guild.id] = guild
+        accepts = getattr(client, "_accepts_updates", None)
+        if accepts is not None and not accepts():
+            return
         known = set(self.cache.keys())
-        for server_id in known - set(fresh):
+        for server_id in sorted(known - set(fresh)):
             gone = self._evict(server_id)
             client._dispatch("guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id)
         joined = [g for sid, g in fresh.items() if sid not in known]
@@ -207,9 +215,9 @@ class GuildManager(BaseManager[str, Guild]):
             self._store(guild)
         user = client.user
         if user is not None and joined:
-            self._preload_members(joined, user.id)
+            self._preload_members(joined, user.id, **request_options)
         for guild in joined:
-            client._dispatch("guild_create", guild, key=guild.id)
+            client._dispatch("guild_create", self.cache.get(guild.id, guild), key=guild.id)
 
     # -- internal -------------------------------------------------------------
 

@@ -59,11 +59,11 @@ class FakeClient:
             return answer(route, params, json)
         return answer
 
-    def _request(self, route: Any, *, params: Any = None, json: Any = None) -> Any:
+    def _request(self, route: Any, *, params: Any = None, json: Any = None, **options: Any) -> Any:
         self.requests.append((route.method, route.path, params, json))
         return self._answer(route, params, json)
 
-    def _submit(self, route: Any, *, params: Any = None, json: Any = None) -> concurrent.futures.Future[Any]:
+    def _submit(self, route: Any, *, params: Any = None, json: Any = None, **options: Any) -> concurrent.futures.Future[Any]:
         self.requests.append((route.method, route.path, params, json))
         self.submitted.append((route.method, route.path))
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
