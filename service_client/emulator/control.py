@@ -28,7 +28,7 @@ from .app import API_PREFIX, CONTROL_PREFIX, HTTPError, RestApi, Router, error_r
     no_content, split_path
 from .faults import FaultTable, RateLimiter, RequestLog
 from .ops import Operations
-from .realtime import Realtime, eio_frame_ok
+from .realtime import ECHO_MODES, Realtime, eio_frame_ok
 from .store import BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator")
@@ -65,6 +65,12 @@ class _Body:
         return data
 
 
+def _id(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise BadRequest(f"{name} must be a non-empty string")
+    return value
+
+
 class EmulatorCore:
     """Everything that lives on the emulator's loop: store, socket server, REST and control routes.
 
@@ -76,13 +82,18 @@ class EmulatorCore:
         ping_timeout: Engine.IO ping timeout, seconds.
     """
 
-    def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
-        self.store = Store(db)
+    def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
+                 carry_from: EmulatorCore | None = None) -> None:
+        self.store = Store(db) if carry_from is None else carry_from.store
         self.rt = Realtime(self.store, ping_interval=ping_interval, ping_timeout=ping_timeout)
         self.ops = Operations(self.store, self.rt)
-        self.faults = FaultTable()
-        self.limiter = RateLimiter()
-        self.log = RequestLog()
+        self.faults = FaultTable() if carry_from is None else carry_from.faults
+        self.limiter = RateLimiter() if carry_from is None else carry_from.limiter
+        self.log = RequestLog() if carry_from is None else carry_from.log
+        if carry_from is not None:
+            for attr in ("realistic_rooms", "send_errors", "refuse_auth", "voice_url", "voice_e2ee_key", "echo",
+                         "echo_delay_ms", "limits"):
+                setattr(self.rt, attr, getattr(carry_from.rt, attr))
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
         self.control = Router()
@@ -167,6 +178,9 @@ class EmulatorCore:
         self.rt.realistic_rooms = False
         self.rt.send_errors = False
         self.rt.refuse_auth = False
+        self.rt.echo = "normal"
+        self.rt.echo_delay_ms = 0.0
+        self.rt.limits = False
         self.store.reset()
         self.faults.clear()
         self.limiter.configure(None)
@@ -211,6 +225,10 @@ class EmulatorCore:
         add("POST", "/messages", self._c_messages)
         add("POST", "/messages/bulk", self._c_messages_bulk)
         add("GET", "/snapshot", self._c_snapshot)
+        add("POST", "/servers/{sid}/bans", self._c_ban)
+        add("DELETE", "/servers/{sid}/bans/{uid}", self._c_unban)
+        add("GET", "/servers/{sid}/bans", self._c_bans)
+        add("POST", "/messages/{mid}/reactions", self._c_react)
         add("GET", "/channels/{cid}/messages", self._c_channel_messages)
         add("GET", "/requests", self._c_requests)
         add("DELETE", "/requests", self._c_requests_clear)
@@ -331,6 +349,34 @@ class EmulatorCore:
     async def _c_channel_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         return json_response({"messages": await self.messages(p["cid"])})
 
+    async def _c_ban(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        body = b.obj()
+        await self.ops.ban(p["sid"], _id(body.get("userId"), "userId"), body.get("reason"))
+        return no_content()
+
+    async def _c_unban(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        await self.ops.unban(p["sid"], p["uid"])
+        return no_content()
+
+    async def _c_bans(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        self.store.server_row(p["sid"])
+        return json_response({"bans": self.store.bans(p["sid"])})
+
+    async def _c_react(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        body = b.obj()
+        return json_response({"added": await self.react(p["mid"], _id(body.get("userId"), "userId"),
+                                                        body.get("emoji"))})
+
+    async def react(self, mid: str, uid: str, emoji: Any) -> bool:
+        """Toggle a user's reaction as its ``message:react`` would (view and ADD_REACTION checked)."""
+        if not isinstance(emoji, str) or not emoji.strip() or len(emoji) > 64:
+            raise BadRequest("emoji must be a non-empty string of at most 64 characters")
+        self.store.user_row(uid)
+        row = self.store.message_row(mid)
+        if self.rt._reactable(uid, mid, "ADD_REACTION") is None:
+            raise Forbidden("messages.errors.missing_permission")
+        return await self.rt.toggle_reaction(row, emoji, uid)
+
     async def _c_snapshot(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         return json_response(await self.snapshot())
 
@@ -398,12 +444,12 @@ class EmulatorCore:
 
     async def _c_settings(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        for key, attr in (("realisticRooms", "realistic_rooms"), ("sendErrors", "send_errors"),
-                          ("refuseAuth", "refuse_auth")):
-            if key in body:
-                if not isinstance(body[key], bool):
-                    raise BadRequest(f"{key} must be a boolean")
-                setattr(self.rt, attr, body[key])
+        for key in ("realisticRooms", "sendErrors", "refuseAuth", "limits"):
+            if key in body and not isinstance(body[key], bool):
+                raise BadRequest(f"{key} must be a boolean")
+        _apply_settings(self.rt, realistic_rooms=body.get("realisticRooms"), send_errors=body.get("sendErrors"),
+                        refuse_auth=body.get("refuseAuth"), limits=body.get("limits"), echo=body.get("echo"),
+                        echo_delay_ms=body.get("echoDelayMs"))
         if "voiceUrl" in body:
             self.rt.voice_url = str(body["voiceUrl"])
         if "voiceE2eeKey" in body:
@@ -480,6 +526,8 @@ class Emulator:
         self._server: _Server | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._keep_state = False
+        self._kept: EmulatorCore | None = None
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -529,7 +577,10 @@ class Emulator:
         sock.listen(2048)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
-        self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout)
+        self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
+                                 carry_from=self._kept)
+        self._kept = None
+        self._keep_state = False
         config = uvicorn.Config(self.core, log_level="warning", lifespan="off", access_log=False,
                                 timeout_graceful_shutdown=1, ws_ping_interval=None, ws_ping_timeout=None)
         self._ready.clear()
@@ -568,12 +619,25 @@ class Emulator:
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
             sock.close()
-            if self.core is not None:
+            if self.core is not None and not self._keep_state:
                 self.core.store.close()
 
-    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
-        """Stop serving and join the thread (at most ``timeout`` seconds). Idempotent."""
+    def stop(self, timeout: float = STOP_TIMEOUT_S, *, keep_state: bool = False) -> None:
+        """Stop serving and join the thread (at most ``timeout`` seconds). Idempotent.
+
+        Every connection is closed and the port is released (it can be bound again at once:
+        ``SO_REUSEADDR``).
+
+        Args:
+            timeout: Bound on each join, seconds.
+            keep_state: Keep the stored state (also an in-memory database), fault rules,
+                limiter, journal and toggles for the next :meth:`start` of this object, which
+                binds the same port. Sockets and voice rooms are not kept.
+        """
         thread = self._thread
+        if keep_state and thread is not None and self.core is not None:
+            self._keep_state = True
+            self._kept = self.core
         if self._server is not None:
             self._server.should_exit = True
         if thread is not None and thread is not threading.current_thread():
@@ -583,6 +647,18 @@ class Emulator:
                 thread.join(timeout)
         self._thread = None
         self._ready.clear()
+
+    def restart(self, timeout: float = START_TIMEOUT_S) -> Emulator:
+        """Stop (closing every connection, as a service restart would) and start again on the
+        same port with the same state. Returns self.
+
+        Raises:
+            RuntimeError: Not running, or the restart failed. OSError: The port was taken meanwhile.
+        """
+        if not self.running:
+            raise RuntimeError("Emulator is not running")
+        self.stop(keep_state=True)
+        return self.start(timeout)
 
     def __enter__(self) -> Emulator:
         return self.start()
@@ -745,6 +821,41 @@ class Emulator:
         """Every stored Message of a channel, chronological."""
         return self._call(lambda c: c.messages(channel_id))
 
+    def ban(self, server_id: str, user_id: str, *, reason: str | None = None) -> None:
+        """Ban a user as the server's owner would with ``server:ban`` (member removed, reason
+        ``banned``, ``server:you_removed``).
+
+        Raises:
+            LookupError: Unknown server or user. ValueError: Already banned, the owner, bad reason.
+        """
+        self._call(lambda c: c.ops.ban(server_id, user_id, reason))
+
+    def unban(self, server_id: str, user_id: str) -> None:
+        """Lift a ban (``server:ban_revoked``). Raises LookupError / ValueError (not banned)."""
+        self._call(lambda c: c.ops.unban(server_id, user_id))
+
+    def bans(self, server_id: str) -> list[dict[str, Any]]:
+        """Return the Ban records of a server (protocol 3.9)."""
+        return self._call(lambda c: _value(c.store.bans(server_id)))
+
+    def react(self, message_id: str, user_id: str, emoji: str) -> bool:
+        """Toggle ``user_id``'s ``emoji`` reaction on a message as a ``message:react`` would;
+        broadcasts the ``message:reaction`` snapshot. Returns True when added, False when removed.
+
+        Raises:
+            LookupError: Unknown message or user. PermissionError: The user may not react there.
+            ValueError: Bad emoji.
+        """
+        return self._call(lambda c: c.react(message_id, user_id, emoji))
+
+    def reactions(self, message_id: str) -> list[dict[str, Any]]:
+        """Return the stored reaction list of a message (the ``message:reaction`` snapshot form)."""
+        return self._call(lambda c: _value(c.store.reactions(message_id)))
+
+    def pins(self, channel_id: str) -> list[dict[str, Any]]:
+        """Return a channel's pinned messages, most recently pinned first."""
+        return self._call(lambda c: _value(c.store.pins(channel_id)))
+
     def snapshot(self) -> dict[str, Any]:
         """Return the whole stored state, for before/after comparisons (issue 6, "Bad input").
 
@@ -853,9 +964,28 @@ class Emulator:
         self.core.outage_until = None if seconds is None else time.monotonic() + float(seconds)
 
     def configure(self, *, realistic_rooms: bool | None = None, send_errors: bool | None = None,
-                  refuse_auth: bool | None = None, voice_url: str | None = None) -> None:
-        """Toggles: room mode, ``message:error`` for refused sends, refuse every CONNECT, voice URL."""
+                  refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
+                  echo_delay_ms: float | None = None, limits: bool | None = None) -> None:
+        """Toggles (protocol 4.4); None leaves a setting unchanged; ``reset()`` restores the defaults.
+
+        Args:
+            realistic_rooms: Rooms computed only at connect time.
+            send_errors: ``message:error {nonce, error}`` to the sender of a refused send.
+            refuse_auth: Refuse every CONNECT.
+            voice_url: Media URL sent in ``voice:livekit-token``.
+            echo: What the *sending socket* gets of its own ``message:send``: ``"normal"``,
+                ``"drop"`` (nothing; others still get it), ``"duplicate"`` (twice) or ``"delay"``
+                (after ``echo_delay_ms``; others at once).
+            echo_delay_ms: Delay of the ``"delay"`` echo mode, milliseconds (>= 0).
+            limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
+                over the limits of protocol 3.8 is refused (silently, or ``message:error``).
+
+        Raises:
+            ValueError: Unknown echo mode or a negative delay. TypeError: A flag is not a bool.
+        """
         assert self.core is not None
+        _apply_settings(self.core.rt, realistic_rooms=realistic_rooms, send_errors=send_errors,
+                        refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits)
         rt = self.core.rt
         if realistic_rooms is not None:
             rt.realistic_rooms = realistic_rooms
@@ -890,6 +1020,26 @@ class Emulator:
         async def run(c: EmulatorCore) -> list[dict[str, Any]]:
             return [{k: v for k, v in e.items() if k != "sid"} for e in c.rt.journal]
         return self._call(run)
+
+
+def _apply_settings(rt: Realtime, **settings: Any) -> None:
+    """Check then apply toggles (all or nothing). Raises TypeError / ValueError."""
+    for key in ("realistic_rooms", "send_errors", "refuse_auth", "limits"):
+        value = settings.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"{key} must be a bool")
+    echo, delay = settings.get("echo"), settings.get("echo_delay_ms")
+    if echo is not None and echo not in ECHO_MODES:
+        raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
+                              or not 0 <= delay <= 600_000):
+        raise ValueError("echo_delay_ms must be a number of milliseconds in 0..600000")
+    for key, attr in (("realistic_rooms", "realistic_rooms"), ("send_errors", "send_errors"),
+                      ("refuse_auth", "refuse_auth"), ("limits", "limits"), ("echo", "echo")):
+        if settings.get(key) is not None:
+            setattr(rt, attr, settings[key])
+    if delay is not None:
+        rt.echo_delay_ms = float(delay)
 
 
 async def _value(value: T) -> T:

@@ -185,6 +185,7 @@ class RawSocket:
         connected = self.ws.recv()
         assert connected.startswith("40"), connected
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.frames: list[str] = []              # every socket.io packet received, in wire order
         self.acks: dict[int, Any] = {}
         self._ack_cond = threading.Condition()
         self._next_id = 1000
@@ -199,6 +200,8 @@ class RawSocket:
                 frame = self.ws.recv()
                 if not isinstance(frame, str) or not frame:
                     continue
+                if frame.startswith("4"):
+                    self.frames.append(frame[1:])
                 if frame == "2":
                     self.send("3")
                 elif frame.startswith("43"):
@@ -259,6 +262,9 @@ class RawSocket:
 
     def close(self) -> None:
         try:
-            self.ws.close()
+            self.ws.close(timeout=1)
+        except Exception:
+            pass
         finally:
+            self.ws.shutdown()          # close() skips the socket when the server already dropped it
             self._reader.join(5)
