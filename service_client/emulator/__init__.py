@@ -9,7 +9,9 @@ with their fan-out), ``app.py`` (REST under ``/api/v2``), ``faults.py`` (fault r
 request journal), ``control.py`` (``Emulator`` and the ``/_emulator`` routes), ``demo.py``
 (``seed_demo``), ``__main__.py`` (command line).
 
-In-process use::
+In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
+echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``react``/``reactions``, ``pins``,
+``snapshot``, and the seeding and fault methods below)::
 
     from service_client.emulator import Emulator
     with Emulator() as emu:                      # 127.0.0.1, free port, in-memory sqlite
@@ -27,9 +29,35 @@ these EXTENDED ones: ``PATCH``/``DELETE /servers/{sid}``, ``POST /servers/{sid}/
 /servers/{sid}/members/{uid}``, ``GET``/``POST /servers/{sid}/roles``,
 ``PATCH``/``DELETE /servers/{sid}/roles/{rid}``, ``POST /servers/{sid}/categories``,
 ``GET /servers/{sid}/invites[?all=true]``, ``POST /servers/{sid}/invites``,
-``PATCH``/``DELETE /channels/{chid}``, ``GET /chat/{chid}?limit=&before=``, ``GET /users/{uid}``.
+``PATCH``/``DELETE /channels/{chid}``, ``GET /chat/{chid}?limit=&before=``, ``GET /users/{uid}``,
+``GET /servers/{sid}/bans`` (BAN_MEMBERS), ``GET /chat/{chid}/pins``, ``POST``/``DELETE
+/chat/{chid}/pin/{mid}`` (PIN_MESSAGE; DM participants; ``message:pinned`` on change),
+``GET /chat/{chid}/reactions/{mid}/details?emoji=`` (every emoji group), ``POST
+/channels/{chid}/messages/bulk-delete {messageIds}`` (1 to 100, MANAGE_MESSAGES; one
+``message:deleted`` each; ids of other channels skipped).
 Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
-missing permission, 404 unknown entity or route, 405 wrong method on a known path.
+missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never
+answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length caps: names and ids
+10,000 characters, URLs 2,048, descriptions 1,024, nicknames 64, ban reasons 512, integers
+(``maxAge``, ``maxUses``, ``position``) 0..2**31-1, role colours ``#rrggbb``. Request lines over
+about 64 KB are refused by uvicorn's parser (plain-text 400) before the emulator sees them.
+
+Socket (client -> server, protocol 2.3): ``message:send`` (content at most 65,536 characters,
+embeds at most 128 KB of JSON, ``nonce`` a string), ``message:edit``, ``message:delete`` (author
+or MANAGE_MESSAGES, channel still visible), ``message:react`` (toggle; VIEW + ADD_REACTION; then
+``message:reaction {messagePublicId, reactions}``, the full list), ``message:reaction_clear``
+(MANAGE_MESSAGES; then ``message:reaction_clear {messagePublicId}``), ``typing:start``/``stop``,
+``presence:update``, ``activity:update``, ``voice:join``/``leave``/``state``, and with an ack
+``server:kick`` / ``server:ban`` (``reason?``, ``deleteHistory?`` none/1d/7d/14d/30d) /
+``server:unban``: the ack is ``{}`` or ``{"error": "servers.errors.<key>"}`` with key
+``invalid_request``, ``not_found``, ``missing_permission``, ``cannot_kick_owner``,
+``cannot_ban_owner``, ``already_banned`` or ``not_banned``; the state changes and the target
+leaves the rooms (and voice) before the ack; after it: ``server:member_removed {serverPublicId,
+memberPublicId, reason: kicked|banned}`` to the server room, ``server:you_removed`` to the
+target, ``message:deleted`` for ``deleteHistory``, ``server:ban_revoked {serverPublicId,
+userPublicId}``. Anything else is dropped: bad payloads, unknown events, emits of ``connect`` /
+``disconnect``, undecodable Engine.IO or socket.io frames; the connection stays up. A leaver
+always receives its own ``voice:user-left``.
 
 Control routes (JSON, no auth; 400/404 as above):
 
@@ -70,7 +98,17 @@ Control routes (JSON, no auth; 400/404 as above):
 ``GET /faults`` / ``DELETE /faults``       list / remove every fault rule
 ``POST /ratelimit`` ``{limit, windowMs, retryAfterFraction?}``  per-bucket limiter (``limit: null`` = off); 204
 ``POST /outage`` ``{seconds}``             refuse WebSocket upgrades (503) for a time (null lifts it); 204
-``POST /settings``                         ``{realisticRooms?, sendErrors?, refuseAuth?, voiceUrl?}``; 204
+``POST /settings``                         ``{realisticRooms?, sendErrors?, refuseAuth?, voiceUrl?, limits?,
+                                           echo?: "normal"|"drop"|"duplicate"|"delay", echoDelayMs?}``; 204
+                                           (``reset`` restores the defaults; see ``Emulator.configure``)
+``GET /snapshot``                          -> ``{tables: {table: [[column values]] sorted}, voice: {...}}``:
+                                           the whole stored state, equal before and after a no-op
+``POST /servers/{sid}/bans``               ``{userId, reason?}``: ban as the owner would; 204 (400
+                                           already banned / owner, 404 unknown)
+``DELETE /servers/{sid}/bans/{uid}``       lift a ban, ``server:ban_revoked``; 204 (400 not banned)
+``GET /servers/{sid}/bans``                -> ``{bans: [Ban]}``
+``POST /messages/{mid}/reactions``         ``{userId, emoji}``: toggle as that user's ``message:react``
+                                           -> ``{added: bool}`` (403 when it may not react)
 ``POST /voice/join`` ``{userId, channelId}``, ``POST /voice/leave`` ``{userId}``,
 ``POST /voice/state`` ``{userId, state: {muted?, ...}}``   voice signalling as that user; 204
 =========================================  =========================================================
