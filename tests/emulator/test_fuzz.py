@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .fuzzkit import ANY_JSON, FUZZ, FUZZ_BODIES, HUGE, NON_JSON, NON_OBJECT, ODD_IDS, RawHttp, RawSocket, _WRONG, \
@@ -379,3 +379,37 @@ def test_socket_huge_payload_keeps_connection(fz, sock):
     while got[0] != "message:new":
         got = sock.events.get(timeout=5)
     assert got[1]["nonce"] == "n2"
+
+
+def _control_routes() -> list[tuple[str, str]]:
+    from service_client.emulator import EmulatorCore
+    core = EmulatorCore()
+    core.store.close()
+    return [(m, "/" + "/".join(segs)) for m, segs, _h in core.control._routes if segs != ("reset",)]
+
+
+@pytest.mark.parametrize("route", _control_routes(), ids=lambda r: f"{r[0]} {r[1]}")
+def test_control_routes_never_answer_500(fz, route):
+    """Every ``/_emulator`` route (but ``/reset``) with odd ids and any body: a JSON answer below
+    500. (The control plane is a test tool: valid bodies do change state; the fixture resets.)"""
+    method, template = route
+
+    @settings(FUZZ, max_examples=12)
+    @given(ids=st.lists(ODD_IDS | st.sampled_from(sorted(fz.real.values())), min_size=3, max_size=3),
+           body=st.none() | NON_JSON | NON_OBJECT.map(lambda v: json.dumps(v).encode())
+           | st.dictionaries(st.sampled_from(["userId", "channelId", "authorId", "name", "content", "event",
+                                              "payload", "seconds", "limit", "windowMs", "status", "state",
+                                              "emoji", "roleIds", "permissions", "contents", "method", "path",
+                                              "count", "delayMs", "echo", "echoDelayMs", "limits", "reason"]),
+                             ANY_JSON, max_size=4).map(lambda v: json.dumps(v).encode()))
+    def run(ids, body):
+        segs = [encode_segment(ids.pop(), False) if s.startswith("{") else s for s in template.split("/")]
+        status, data, ctype = fz.http.request(method, "/_emulator" + "/".join(segs), body)
+        assert status < 500, (method, segs, body, status, data[:300])
+        if status >= 400:
+            assert_error_body(status, data, ctype)
+
+    try:
+        run()
+    finally:
+        fz.emu.reset()
