@@ -14,8 +14,9 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from starlette.requests import ClientDisconnect, Request

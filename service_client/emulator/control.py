@@ -17,15 +17,25 @@ import logging
 import socket
 import threading
 import time
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import socketio
 import uvicorn
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .app import API_PREFIX, CONTROL_PREFIX, HTTPError, RestApi, Router, error_response, json_response, \
-    no_content, split_path
+from .app import (
+    API_PREFIX,
+    CONTROL_PREFIX,
+    HTTPError,
+    RestApi,
+    Router,
+    error_response,
+    json_response,
+    no_content,
+    split_path,
+)
 from .faults import FaultTable, RateLimiter, RequestLog
 from .ops import Operations
 from .realtime import ECHO_MODES, Realtime, eio_frame_ok
@@ -84,12 +94,12 @@ class EmulatorCore:
 
     def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
                  carry_from: EmulatorCore | None = None) -> None:
-        self.store = Store(db) if carry_from is None else carry_from.store
+        self.store: Store = Store(db) if carry_from is None else carry_from.store
         self.rt = Realtime(self.store, ping_interval=ping_interval, ping_timeout=ping_timeout)
         self.ops = Operations(self.store, self.rt)
-        self.faults = FaultTable() if carry_from is None else carry_from.faults
-        self.limiter = RateLimiter() if carry_from is None else carry_from.limiter
-        self.log = RequestLog() if carry_from is None else carry_from.log
+        self.faults: FaultTable = FaultTable() if carry_from is None else carry_from.faults
+        self.limiter: RateLimiter = RateLimiter() if carry_from is None else carry_from.limiter
+        self.log: RequestLog = RequestLog() if carry_from is None else carry_from.log
         if carry_from is not None:
             for attr in ("realistic_rooms", "send_errors", "refuse_auth", "voice_url", "voice_e2ee_key", "echo",
                          "echo_delay_ms", "limits"):

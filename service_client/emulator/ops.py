@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Awaitable
+from collections.abc import Awaitable
+from typing import Any
 
 from .realtime import DELETE_HISTORY_S, MAX_ID_CHARS, AckThen, Realtime, channel_room, server_room, user_room
 from .store import CREATABLE_CHANNEL_TYPES, BadRequest, NotFound, Store, iso_at, parse_permissions
-
 
 #: Longest accepted name or id string, characters (longer is a 400, never stored).
 MAX_NAME_CHARS = 10_000

@@ -18,7 +18,8 @@ import json
 import logging
 import secrets
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import socketio
 from engineio import packet as eio_packet
@@ -162,9 +163,10 @@ def embed_within_limits(embed: dict[str, Any]) -> bool:
         return value if isinstance(value, str) else ""
 
     title, description = text(embed.get("title")), text(embed.get("description"))
-    footer = embed.get("footer") if isinstance(embed.get("footer"), dict) else {}
-    author = embed.get("author") if isinstance(embed.get("author"), dict) else {}
-    fields = embed.get("fields") if isinstance(embed.get("fields"), list) else []
+    raw_footer, raw_author, raw_fields = embed.get("footer"), embed.get("author"), embed.get("fields")
+    footer: dict[str, Any] = raw_footer if isinstance(raw_footer, dict) else {}
+    author: dict[str, Any] = raw_author if isinstance(raw_author, dict) else {}
+    fields: list[Any] = raw_fields if isinstance(raw_fields, list) else []
     total = len(title) + len(description) + len(text(footer.get("text"))) + len(text(author.get("name")))
     if len(title) > LIMIT_EMBED["title"] or len(description) > LIMIT_EMBED["description"] or \
             len(text(footer.get("text"))) > LIMIT_EMBED["footer"] or \

@@ -15,8 +15,9 @@ import secrets
 import sqlite3
 import string
 import time
+from collections.abc import Iterable
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any
 
 #: Every permission flag OR'd together (protocol 3.10).
 ALL_PERMISSIONS = 2149580799

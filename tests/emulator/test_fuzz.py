@@ -17,8 +17,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .fuzzkit import ANY_JSON, FUZZ, FUZZ_BODIES, HUGE, NON_JSON, NON_OBJECT, ODD_IDS, RawHttp, RawSocket, _WRONG, \
-    assert_error_body, bad_body, bad_object, encode_segment
+from .fuzzkit import (
+    _WRONG,
+    ANY_JSON,
+    FUZZ,
+    FUZZ_BODIES,
+    HUGE,
+    NON_JSON,
+    NON_OBJECT,
+    ODD_IDS,
+    RawHttp,
+    RawSocket,
+    assert_error_body,
+    bad_object,
+    encode_segment,
+)
 
 
 @dataclass(frozen=True)
