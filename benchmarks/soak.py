@@ -213,6 +213,7 @@ def run(seconds: float, rate: float) -> dict[str, Any]:
         emu.control("POST", "/messages", {"channelId": channel_id, "authorId": human_id, "content": "warm-up"})
         client.wait_for("message_create", check=lambda m: m.author is not None and m.author.bot, timeout=10)
         threads_start, rss_start = _threads(), _rss_mb()
+        names_start = {t.name for t in threading.enumerate()}
 
         drop_every = min(60.0, seconds / 4)
         interval = 1.0 / rate
@@ -240,6 +241,7 @@ def run(seconds: float, rate: float) -> dict[str, Any]:
             stop.wait(0.2)
         stop.wait(1.0)
         threads_end, rss_end = _threads(), _rss_mb()
+        names_added = sorted({t.name for t in threading.enumerate()} - names_start)
         deadline = time.monotonic() + 30
         while True:
             stats = _count(emu.control("GET", f"/channels/{channel_id}/messages")["messages"], bot_id)
