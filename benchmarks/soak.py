@@ -12,6 +12,7 @@ Prints ``name: value`` lines:
 - ``drops``: transport drops performed (every ``min(60, seconds / 4)`` s), ``reconnects`` seen by the bot;
 - ``caught_up``: messages the bot answered from history after a reconnect (posted while it was offline);
 - ``threads_start`` / ``threads_end``: live threads of this process after login / before destroy (goal: flat);
+- ``threads_added``: names of the threads alive at the end that were not at the start;
 - ``rss_mb_start`` / ``rss_mb_end``: resident memory of this process, MB (goal: flat).
 
 The emulator runs in a child process (file-backed sqlite), so this process's memory is the bot's
@@ -262,6 +263,7 @@ def run(seconds: float, rate: float) -> dict[str, Any]:
             "retried_replies": bot.retried,
             "threads_start": threads_start,
             "threads_end": threads_end,
+            "threads_added": ",".join(names_added) or "-",
             "rss_mb_start": round(rss_start, 1),
             "rss_mb_end": round(rss_end, 1),
         }
