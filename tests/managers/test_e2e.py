@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,27 +15,6 @@ from service_client.errors import ServiceAPIError
 from service_client.models import Channel, DMChannel, Guild, Member, Message, Permissions, Role
 
 TIMEOUT = 10.0
-
-
-@pytest.fixture
-def make_client(emulator: Any) -> Iterator[Callable[..., Client]]:
-    made: list[Client] = []
-
-    def make(**options: Any) -> Client:
-        client = Client(base_url=emulator.base_url, socket_url=emulator.socket_url, **options)
-        made.append(client)
-        return client
-
-    yield make
-    for client in made:
-        client.destroy()
-
-
-@pytest.fixture
-def bot(world: Any, make_client: Callable[..., Client]) -> Client:
-    client = make_client()
-    client.login(world.bot_token, timeout=15)
-    return client
 
 
 class Recorder:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from service_client import Client
 
@@ -74,33 +72,6 @@ class Recorder:
     def args(self, name: str) -> list[tuple[Any, ...]]:
         with self._lock:
             return [args for n, args in self.events if n == name]
-
-
-@pytest.fixture
-def make_client(emulator: Any) -> Iterator[Callable[..., Client]]:
-    """Factory of clients pointed at the emulator (fast reconnects); all destroyed at teardown."""
-    made: list[Client] = []
-
-    def make(**options: Any) -> Client:
-        options.setdefault("base_url", emulator.base_url)
-        options.setdefault("socket_url", emulator.socket_url)
-        options.setdefault("reconnect_base", 0.05)
-        options.setdefault("reconnect_cap", 0.3)
-        client = Client(**options)
-        made.append(client)
-        return client
-
-    yield make
-    for client in made:
-        client.destroy()
-
-
-@pytest.fixture
-def bot(world: Any, make_client: Callable[..., Client]) -> Client:
-    """A bot client logged in (ready) as ``world.bot``."""
-    client = make_client()
-    client.login(world.bot_token, timeout=15)
-    return client
 
 
 def answered(emulator: Any, channel_id: str, bot_id: str) -> dict[str, int]:
