@@ -78,6 +78,7 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
 
         @human.on("message_create")
         def record(message: Any) -> None:
+            """Keep the demo channel's messages as transcript lines (worker pool)."""
             if message.channel_id != general["publicId"]:
                 return
             author = message.author.username if message.author is not None else "(system)"

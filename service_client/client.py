@@ -129,9 +129,11 @@ class _Secret:
         self._value = value
 
     def get(self) -> str | None:
+        """The secret, or None."""
         return self._value
 
     def clear(self) -> None:
+        """Forget the secret."""
         self._value = None
 
     def __repr__(self) -> str:
@@ -431,6 +433,7 @@ class Client:
         done: Future[None] = Future()
 
         def runner() -> None:
+            """Run the blocking work on this thread and complete the Future with its outcome."""
             try:
                 self._login_steps(deadline)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller through the Future

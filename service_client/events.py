@@ -99,6 +99,7 @@ class OrderedWorkerPool:
         """
 
         def barrier() -> None:
+            """Run the barrier task, then release the tasks queued behind it."""
             me = threading.get_ident()
             with self._lock:
                 self._barrier_threads.add(me)
@@ -268,6 +269,7 @@ class EventEmitter:
             raise TypeError(f"event must be a non-empty str, got {event!r}")
         if listener is None:
             def decorator(fn: F) -> F:
+                """Register the decorated function and return it unchanged."""
                 self._add(event, fn, once=once)
                 return fn
 

@@ -183,6 +183,7 @@ class RestApi:
         async def logged_send(message: dict[str, Any]) -> None:
             # Complete the journal entry just before the last bytes leave, so a client that has
             # its answer always finds its entry finished.
+            """Pass the ASGI message on, recording the response status for the request journal."""
             nonlocal ended
             if message["type"] == "http.response.body" and not message.get("more_body", False) and not ended:
                 ended = True

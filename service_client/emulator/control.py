@@ -62,6 +62,7 @@ class _Body:
         self.raw = raw
 
     def obj(self, *, optional: bool = False) -> dict[str, Any]:
+        """The JSON body as a dict (400 when it is not an object, or missing unless optional)."""
         if not self.raw.strip():
             if optional:
                 return {}
@@ -126,6 +127,7 @@ class EmulatorCore:
             inner = receive
 
             async def receive() -> Any:  # drop frames Engine.IO cannot decode (they would end the connection)
+                """Hand the ASGI app the buffered request body."""
                 while True:
                     message = await inner()
                     if message.get("type") != "websocket.receive" or eio_frame_ok(message):
@@ -493,10 +495,12 @@ class _Server(uvicorn.Server):
         self._ready = ready
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Start serving, then signal readiness."""
         await super().startup(sockets)
         self._ready.set()
 
     def install_signal_handlers(self) -> None:  # pragma: no cover - never in a thread
+        """Install none: the server runs on a thread and the host program owns signals."""
         return None
 
 
@@ -683,6 +687,7 @@ class Emulator:
         core = self.core
 
         async def runner() -> T:
+            """Run the blocking work on this thread and complete the Future with its outcome."""
             return await fn(core)
 
         future = asyncio.run_coroutine_threadsafe(runner(), self._loop)
@@ -748,6 +753,7 @@ class Emulator:
     def update_server(self, server_id: str, **fields: Any) -> dict[str, Any]:
         """Rename a server (``name=``) or change its icon (``imageUrl=``); broadcasts ``server:updated``."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
+            """The control step, run on the emulator's event loop."""
             await c.ops.update_server(server_id, fields)
             return c.store.server(server_id)
         return self._call(run)
@@ -786,6 +792,7 @@ class Emulator:
             fields["nickname"] = nickname
 
         async def run(c: EmulatorCore) -> dict[str, Any]:
+            """The control step, run on the emulator's event loop."""
             await c.ops.update_member(server_id, user_id, fields)
             return c.store.member(server_id, user_id)
         return self._call(run)
@@ -889,6 +896,7 @@ class Emulator:
     def presence(self, user_id: str) -> dict[str, Any]:
         """Return ``{"status", "activity"}`` as stored for a user."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
+            """The control step, run on the emulator's event loop."""
             return {"status": c.store.user(user_id, viewer=user_id)["status"], "activity": c.store.activity(user_id)}
         return self._call(run)
 
@@ -907,6 +915,7 @@ class Emulator:
     def voice_users(self, channel_id: str) -> list[dict[str, Any]]:
         """Return the voice users of a channel."""
         async def run(c: EmulatorCore) -> list[dict[str, Any]]:
+            """The control step, run on the emulator's event loop."""
             return [dict(u) for u in c.rt.voice.get(channel_id, {}).values()]
         return self._call(run)
 
@@ -1028,6 +1037,7 @@ class Emulator:
     def emits(self) -> list[dict[str, Any]]:
         """The emit journal: every client emit received ``[{event, payload, userId, at}]``."""
         async def run(c: EmulatorCore) -> list[dict[str, Any]]:
+            """The control step, run on the emulator's event loop."""
             return [{k: v for k, v in e.items() if k != "sid"} for e in c.rt.journal]
         return self._call(run)
 

@@ -243,6 +243,7 @@ class Operations:
             An :class:`AckThen` (success) or the error ack dict.
         """
         def fail(key: str) -> dict[str, str]:
+            """Answer the caller's ack with an error key."""
             return {"error": f"servers.errors.{key}"}
 
         if actor is None or not isinstance(data, dict):
@@ -297,6 +298,7 @@ class Operations:
             await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
 
         async def after() -> None:
+            """Fan the change out once the ack has been sent."""
             if was_member:
                 await self._announce_removal(sid, target, "banned")
             for mid, cid in doomed:

@@ -160,6 +160,7 @@ def embed_within_limits(embed: dict[str, Any]) -> bool:
     """Whether one embed respects the limit mode of protocol 3.8 (title 256, description 4096,
     25 fields, field name 256, field value 1024, footer 2048, author 256, 6000 in all)."""
     def text(value: Any) -> str:
+        """The frame's text, or None for a frame that is not text."""
         return value if isinstance(value, str) else ""
 
     title, description = text(embed.get("title")), text(embed.get("description"))
@@ -282,6 +283,7 @@ class Realtime:
 
     def _journaled(self, name: str, handler: Any) -> Any:
         async def wrapper(sid: str, *args: Any) -> Any:
+            """Call the socket event handler, dropping malformed input instead of raising."""
             self.journal.append({"event": name, "payload": args[0] if args else None, "sid": sid,
                                  "userId": self.sessions.get(sid), "at": time.time() * 1000.0})
             if len(self.journal) > 10_000:

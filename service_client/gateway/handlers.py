@@ -217,6 +217,7 @@ class WireHandlers:
 
     def _simple(self, python_event: str) -> Callable[[Any], None]:
         def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
             data = _obj(payload)
             self._dispatch(python_event, data, key=self._key(data))
 
@@ -306,6 +307,7 @@ class WireHandlers:
             server_id, user_id = guild.id, user.id
 
             def fetch_bot_member() -> None:
+                """Fetch the bot's member of the new server before guild_create is dispatched."""
                 try:
                     client.members.fetch(server_id, user_id)
                 except Exception as exc:  # noqa: BLE001 - best effort (protocol 2.4)
@@ -363,6 +365,7 @@ class WireHandlers:
         client = self._client
 
         def refetch() -> None:
+            """Refetch the member on the pool, then dispatch the update (raw on failure)."""
             try:
                 member: Any = client.members.fetch(server_id, user_id)
             except Exception as exc:  # noqa: BLE001 - dispatch the raw payload instead
@@ -380,6 +383,7 @@ class WireHandlers:
 
     def _role_upsert(self, python_event: str) -> Callable[[Any], None]:
         def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
             data = _obj(payload)
             server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
             record = _obj(data.get("role"), "role")
@@ -449,6 +453,7 @@ class WireHandlers:
 
     def _typing(self, python_event: str) -> Callable[[Any], None]:
         def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
             if isinstance(payload, str):  # tolerate the bare channel id form
                 payload = {"channelPublicId": payload}
             data = _obj(payload)
@@ -478,6 +483,7 @@ class WireHandlers:
 
     def _voice_snapshot(self, python_event: str) -> Callable[[Any], None]:
         def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
             data = _obj(payload)
             channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
             users = self._voice_users(data)
@@ -519,6 +525,7 @@ class WireHandlers:
         ]
 
         def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
             data = _obj(payload)
             channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
             self._voice_hook(wire, data)

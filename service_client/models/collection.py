@@ -49,10 +49,12 @@ class Collection(dict[K, V]):
             dict.__delitem__(self, key)
 
     @overload
-    def pop(self, key: K) -> V: ...
+    def pop(self, key: K) -> V:
+        """Remove ``key`` and return its value; KeyError when absent."""
 
     @overload
-    def pop(self, key: K, default: V | _D) -> V | _D: ...
+    def pop(self, key: K, default: V | _D) -> V | _D:
+        """Remove ``key`` and return its value, or ``default`` when absent."""
 
     def pop(self, key: K, default: Any = _NO_DEFAULT) -> Any:
         """Remove ``key`` and return its value (``default`` if given and absent, else KeyError)."""

@@ -227,6 +227,7 @@ class Route:
         used: set[str] = set()
 
         def fill(match: re.Match[str]) -> str:
+            """The percent-encoded value of one template placeholder."""
             name = match.group(1)
             if name not in params:
                 raise ValueError(f"template {template!r} needs a value for {name!r}")

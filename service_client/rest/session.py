@@ -123,6 +123,7 @@ class _ConnectionRegistry:
         self._conns: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
 
     def add(self, conn: urllib3.connection.HTTPConnection) -> None:
+        """Track a connection so close() can abort it."""
         with self._conns_lock:
             self._conns.add(conn)
 
@@ -143,11 +144,13 @@ class _ConnectionRegistry:
 def _tracking_pools(registry: _ConnectionRegistry) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
     class _HTTPConnection(urllib3.connection.HTTPConnection):
         def connect(self) -> None:
+            """Connect, then register the socket with the session's registry."""
             super().connect()
             registry.add(self)
 
     class _HTTPSConnection(urllib3.connection.HTTPSConnection):
         def connect(self) -> None:
+            """Connect, then register the socket with the session's registry."""
             super().connect()
             registry.add(self)
 
@@ -168,6 +171,7 @@ class _TrackingAdapter(requests.adapters.HTTPAdapter):
         super().__init__(**kwargs)
 
     def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        """Build the pool manager with connection classes that register their sockets."""
         super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
         self.poolmanager.pool_classes_by_scheme = _tracking_pools(self._registry)
 
@@ -191,6 +195,7 @@ class _Reply:
         self.retry_after = retry_after
 
     def text(self) -> str:
+        """The frame's text, or None for a frame that is not text."""
         match = _CHARSET_RE.search(self.content_type)
         encoding = match.group(1) if match else "utf-8"
         try:
@@ -471,6 +476,7 @@ class RestSession:
 
     @token.setter
     def token(self, value: str | None) -> None:
+        """Set or clear the token (validated; never echoed in errors)."""
         if value is None:
             self._token = None
             return
