@@ -16,8 +16,9 @@ import importlib.util
 import pathlib
 import sys
 import threading
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["main", "run_demo"]
 
@@ -97,7 +98,7 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
                     before = len(replies)
                 human.send_message(general["publicId"], sent)
                 with arrived:
-                    got = arrived.wait_for(lambda: len(replies) > before, DEMO_REPLY_TIMEOUT_S)
+                    got = arrived.wait_for(lambda before=before: len(replies) > before, DEMO_REPLY_TIMEOUT_S)
                     reply = replies[before].content if got else None
                 if reply != expected:
                     ok = False

@@ -131,7 +131,7 @@ class Router:
             if len(r_segs) != len(segments):
                 continue
             params: dict[str, str] = {}
-            for tpl, seg in zip(r_segs, segments):
+            for tpl, seg in zip(r_segs, segments, strict=True):
                 if tpl.startswith("{"):
                     if not seg:
                         break

@@ -623,8 +623,8 @@ class Emulator:
             try:
                 if self.core is not None:
                     loop.run_until_complete(asyncio.wait_for(self.core.rt.sio.shutdown(), 2))
-            except BaseException:
-                pass
+            except BaseException:  # noqa: BLE001 - best-effort shutdown of a server that may be half-started
+                logger.debug("socket.io shutdown did not complete", exc_info=True)
             pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
             for task in pending:
                 task.cancel()

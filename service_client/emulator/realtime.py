@@ -455,7 +455,7 @@ class Realtime:
         self.protocols.pop(sid, None)
         if uid is None:
             return
-        for cid, users in list(self.voice.items()):
+        for users in list(self.voice.values()):
             entry = users.get(uid)
             if entry is not None and entry.get("socketId") == sid:
                 await self.voice_leave(uid)
