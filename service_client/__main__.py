@@ -17,6 +17,7 @@ import pathlib
 import sys
 import threading
 from collections.abc import Sequence
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +30,10 @@ DEMO_SCRIPT: tuple[tuple[str, str], ...] = (
 )
 #: Seconds the demo waits for each reply.
 DEMO_REPLY_TIMEOUT_S = 10.0
+
+
+def _grew(items: list[Any], size: int) -> bool:
+    return len(items) > size
 
 
 def _load_sample_bot() -> ModuleType:
@@ -98,7 +103,7 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
                     before = len(replies)
                 human.send_message(general["publicId"], sent)
                 with arrived:
-                    got = arrived.wait_for(lambda before=before: len(replies) > before, DEMO_REPLY_TIMEOUT_S)
+                    got = arrived.wait_for(partial(_grew, replies, before), DEMO_REPLY_TIMEOUT_S)
                     reply = replies[before].content if got else None
                 if reply != expected:
                     ok = False

@@ -40,7 +40,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 from urllib.parse import urlsplit
 
 from . import _config
@@ -74,6 +74,8 @@ if TYPE_CHECKING:
 __all__ = ["Client", "ClientState", "MISSING"]
 
 log = logging.getLogger("service_client.client")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _REDACTED = "[REDACTED]"
 _STATUSES = frozenset({"online", "idle", "dnd", "invisible"})
@@ -313,6 +315,14 @@ class Client:
 
     # -- events --------------------------------------------------------------
 
+    @overload
+    def on(self, event: str) -> Callable[[_F], _F]:
+        """Decorator form: ``@client.on("event")``."""
+
+    @overload
+    def on(self, event: str, listener: _F) -> _F:
+        """Call form: ``client.on("event", listener)``."""
+
     def on(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
         """Register a listener; usable as ``@client.on("message_create")``.
 
@@ -331,6 +341,14 @@ class Client:
             TypeError: ``event`` is not a non-empty str or ``listener`` is not callable.
         """
         return self._events.on(event, listener)
+
+    @overload
+    def once(self, event: str) -> Callable[[_F], _F]:
+        """Decorator form: ``@client.once("event")``."""
+
+    @overload
+    def once(self, event: str, listener: _F) -> _F:
+        """Call form: ``client.once("event", listener)``."""
 
     def once(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
         """Like :meth:`on`, for the next occurrence only."""
