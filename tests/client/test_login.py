@@ -92,14 +92,33 @@ def test_reply_from_inside_a_listener_does_not_deadlock(bot, human, world):
         if message.author is not None and not message.author.bot and message.content == "!ping":
             message.reply("Pong!")
 
+    replies = []
+    arrived = threading.Event()
+
+    @human.on("message_create")
+    def on_reply(message) -> None:
+        if message.author is not None and message.author.bot:
+            replies.append(message)
+            arrived.set()
+
     sent = human.send_message(world.general["publicId"], "!ping")
-    reply = human.wait_for(
-        "message_create",
-        check=lambda m: m.author is not None and m.author.bot,
-        timeout=10,
-    )
-    assert reply.content == "Pong!"
+    assert arrived.wait(10)
+    assert replies[0].content == "Pong!"
     assert sent.content == "!ping"
+
+
+def test_wait_for_sees_a_later_event(bot, world, emulator):
+    result = {}
+    waiting = threading.Thread(
+        target=lambda: result.setdefault("m", bot.wait_for("message_create", timeout=10))
+    )
+    waiting.start()
+    deadline = time.monotonic() + 5
+    while not bot._events._waiters and time.monotonic() < deadline:
+        time.sleep(0.005)
+    emulator.post_message(world.general["publicId"], world.human["publicId"], "for the waiter")
+    waiting.join(15)
+    assert result["m"].content == "for the waiter"
 
 
 @pytest.mark.parametrize("options", ["", {"content": ""}, {"content": "", "embeds": []}])
@@ -120,9 +139,10 @@ def test_destroy_stops_every_thread(world, make_client, emulator, client_threads
     before = client_threads()
     client = make_client()
     client.login(world.bot_token, timeout=15)
-    client.on("message_create", lambda m: None)
+    woke = threading.Event()
+    client.on("message_create", lambda m: woke.set())
     emulator.post_message(world.general["publicId"], world.human["publicId"], "wake the pool")
-    client.wait_for("message_create", timeout=10)
+    assert woke.wait(10)
     assert len(client_threads()) > len(before)
     started = time.monotonic()
     client.destroy()

@@ -134,11 +134,10 @@ def test_join_returns_credentials_and_feeds_voice_states(bot, human, world, emul
     assert connection.token and connection.url
     assert bot.voice.connection is connection
     assert joined.wait(5)
-    state = human.voice_states.cache.get(world.bot["publicId"])
     assert wait_until(lambda: human.voice_states.cache.get(world.bot["publicId"]) is not None)
     state = human.voice_states.cache[world.bot["publicId"]]
     assert state.channel_id == channel["publicId"]
-    assert "token" not in repr(connection) or connection.token not in repr(connection)
+    assert connection.token not in repr(connection)
     # the same channel returns the existing connection
     assert bot.voice.join(channel["publicId"]) is connection
 
@@ -189,7 +188,7 @@ def test_join_a_text_channel_raises_value_error_before_sending(bot, world):
 def test_join_without_credentials_times_out(bot, world, emulator):
     channel = voice_channel(world)
     bot.channels.fetch(channel["publicId"])
-    emulator.revoke_permission = None  # no such switch: use a channel of a server the bot is not in
+    # the emulator refuses a join silently (no credentials) for a channel the bot cannot see
     other = emulator.create_server("Elsewhere", world.human["publicId"], channels=[{"name": "v", "type": "VOICE"}])
     foreign = other["channels"][0]
     # the bot cannot fetch it (not a member): inject it into the cache as a VOICE channel

@@ -35,7 +35,7 @@ def test_servers_left_and_joined_offline_are_reconciled_before_later_events(worl
     emulator.clear_requests()
     emulator.add_fault("GET", "/servers", delay_ms=400)  # a slow reconcile: later events must wait for it
     emulator.set_outage(None)
-    bot.wait_for("reconnect", timeout=10)
+    recorder.wait("reconnect")
     emulator.post_message(world.general["publicId"], human_id, "right after the reconnect")
 
     recorder.wait("guild_create")
