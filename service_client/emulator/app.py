@@ -14,9 +14,9 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qs, unquote
 
 from starlette.requests import ClientDisconnect, Request
@@ -35,6 +35,8 @@ API_PREFIX = "/api/v2"
 CONTROL_PREFIX = "/_emulator"
 
 Handler = Callable[["Ctx"], Awaitable[Response]]
+#: The handler type a :class:`Router` holds (REST handlers take a :class:`Ctx`; control ones differ).
+H = TypeVar("H", bound=Callable[..., Awaitable[Response]])
 
 
 class HTTPError(Exception):
@@ -112,19 +114,22 @@ class Ctx:
         return max(lo, min(hi, value))
 
 
-class Router:
-    """Exact segment router: literal segments beat ``{param}`` ones; knows 404 from 405."""
+class Router(Generic[H]):
+    """Exact segment router: literal segments beat ``{param}`` ones; knows 404 from 405.
+
+    Generic in the handler type ``H`` it stores and hands back from :meth:`match`.
+    """
 
     def __init__(self) -> None:
-        self._routes: list[tuple[str, tuple[str, ...], Handler]] = []
+        self._routes: list[tuple[str, tuple[str, ...], H]] = []
 
-    def add(self, method: str, template: str, handler: Handler) -> None:
+    def add(self, method: str, template: str, handler: H) -> None:
         """Register ``handler`` for ``method`` and a template like ``/servers/{sid}``."""
         segs = tuple(s for s in template.split("/")[1:])
         self._routes.append((method, segs, handler))
         self._routes.sort(key=lambda r: tuple(1 if s.startswith("{") else 0 for s in r[1]))
 
-    def match(self, method: str, segments: list[str]) -> tuple[Handler, dict[str, str]] | int:
+    def match(self, method: str, segments: list[str]) -> tuple[H, dict[str, str]] | int:
         """Return ``(handler, params)``, or 405 (known path, wrong method) or 404."""
         path_known = False
         for r_method, r_segs, handler in self._routes:
@@ -164,7 +169,7 @@ class RestApi:
         self.faults = faults
         self.limiter = limiter
         self.log = log
-        self.router = Router()
+        self.router: Router[Handler] = Router()
         self._routes()
 
     # ------------------------------------------------------------------ dispatch
@@ -180,7 +185,7 @@ class RestApi:
         self.log.begin(entry)
         ended = False
 
-        async def logged_send(message: dict[str, Any]) -> None:
+        async def logged_send(message: MutableMapping[str, Any]) -> None:
             # Complete the journal entry just before the last bytes leave, so a client that has
             # its answer always finds its entry finished.
             """Pass the ASGI message on, recording the response status for the request journal."""
@@ -364,7 +369,7 @@ class RestApi:
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
         body = ctx.body()
-        fields = {k: body[k] for k in ("name", "imageUrl") if k in body}
+        fields: dict[str, Any] = {k: body[k] for k in ("name", "imageUrl") if k in body}
         await self.ops.update_server(sid, fields)
         return no_content()
 
@@ -417,7 +422,7 @@ class RestApi:
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
-        fields = {k: body[k] for k in ("roles", "nickname") if k in body}
+        fields: dict[str, Any] = {k: body[k] for k in ("roles", "nickname") if k in body}
         await self.ops.update_member(sid, ctx.params["uid"], fields)
         return no_content()
 
@@ -474,7 +479,7 @@ class RestApi:
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
-        fields = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
+        fields: dict[str, Any] = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
         return json_response({"role": await self.ops.update_role(sid, ctx.params["rid"], fields)})
 
     async def delete_role(self, ctx: Ctx) -> Response:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import socketio
+import socketio  # type: ignore[import-untyped]
 import uvicorn
 from starlette.requests import Request
 from starlette.responses import Response
@@ -76,6 +76,10 @@ class _Body:
         return data
 
 
+#: A control route handler: ``(path params, body, request) -> response``.
+ControlHandler = Callable[[dict[str, str], _Body, Request], Awaitable[Response]]
+
+
 def _id(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value:
         raise BadRequest(f"{name} must be a non-empty string")
@@ -107,7 +111,7 @@ class EmulatorCore:
                 setattr(self.rt, attr, getattr(carry_from.rt, attr))
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
-        self.control = Router()
+        self.control: Router[ControlHandler] = Router()
         self._control_routes()
         self.asgi = socketio.ASGIApp(self.rt.sio, other_asgi_app=self._http, socketio_path="socket.io")
 
@@ -269,7 +273,7 @@ class EmulatorCore:
 
     async def _c_user_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        fields = {k: body[k] for k in ("name", "tag", "image") if k in body}
+        fields: dict[str, Any] = {k: body[k] for k in ("name", "tag", "image") if k in body}
         return json_response({"user": await self.ops.update_user(p["uid"], fields)})
 
     async def _c_revoke(self, p: dict[str, str], b: _Body, r: Request) -> Response:

@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import socketio
-from engineio import packet as eio_packet
+import socketio  # type: ignore[import-untyped]
+from engineio import packet as eio_packet  # type: ignore[import-untyped]
 from socketio import packet as sio_packet
 
 from .store import STATUSES, NotFound, Store
@@ -424,11 +424,11 @@ class Realtime:
         if uid is None or self.refuse_auth:
             raise socketio.exceptions.ConnectionRefusedError("Authentication failed")
         self.sessions[sid] = uid
-        send = environ.get("asgi.send")
-        transport = getattr(getattr(send, "__self__", None), "transport", None)
+        protocol = getattr(environ.get("asgi.send"), "__self__", None)
+        transport = getattr(protocol, "transport", None)
         if transport is not None:
             self.transports[sid] = transport
-            self.protocols[sid] = send.__self__
+            self.protocols[sid] = protocol
         await self.join_user_rooms(sid, uid)
         asyncio.get_running_loop().create_task(self._after_connect(sid, uid))
 

@@ -620,7 +620,8 @@ class Store:
     def channels_of(self, sid: str) -> list[dict[str, Any]]:
         """Return every channel record of a server (categorised first, then uncategorised)."""
         listing = self.listing(sid)
-        out = [c for cat in listing["categories"] for c in cat["channels"]] + listing["uncategorizedChannels"]
+        out: list[dict[str, Any]] = ([c for cat in listing["categories"] for c in cat["channels"]]
+                                     + listing["uncategorizedChannels"])
         for c in out:
             c["serverPublicId"] = sid
         return out
