@@ -560,8 +560,8 @@ class Client:
             self.ready_at = None
         voice = self.voice
         if voice is not None:
-            try:
-                voice._shutdown()
+            try:  # leave voice first, through the socket just detached from the client
+                voice._shutdown(gateway.emit if gateway is not None and gateway.connected else None)
             except Exception:
                 log.exception("leaving voice failed during destroy")
         if gateway is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -199,7 +200,7 @@ class VoiceManager:
         if connection is not None:
             self._leave(connection)
 
-    def _leave(self, connection: VoiceConnection) -> None:
+    def _leave(self, connection: VoiceConnection, emit: Callable[..., None] | None = None) -> None:
         with self._lock:
             if not connection._open:
                 return
@@ -207,7 +208,7 @@ class VoiceManager:
             if self._connection is connection:
                 self._connection = None
         try:
-            self._client._emit("voice:leave")
+            (emit or self._client._emit)("voice:leave")
         except ServiceError as exc:  # not connected: the service drops us anyway
             log.debug("voice:leave not sent: %s", exc)
 
@@ -254,9 +255,11 @@ class VoiceManager:
                 except Exception:  # noqa: BLE001 - completed concurrently
                     pass
 
-    def _shutdown(self) -> None:
-        """destroy(): leave voice first, fail pending joins."""
-        self.leave()
+    def _shutdown(self, emit: Callable[..., None] | None = None) -> None:
+        """destroy(): leave voice first (through ``emit``, the socket being detached), fail pending joins."""
+        connection = self._connection
+        if connection is not None:
+            self._leave(connection, emit)
         with self._lock:
             pending, self._pending = self._pending, {}
         for fut in pending.values():

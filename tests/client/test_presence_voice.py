@@ -214,6 +214,9 @@ def test_switching_channels_leaves_the_first(bot, world, emulator):
 
 def test_destroy_leaves_voice_first(bot, world, emulator):
     channel = voice_channel(world)
-    bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5)
     bot.destroy()
+    assert not connection.connected and bot.voice.connection is None
+    # the leave was said on the socket, not inferred by the service from the disconnect
+    assert wait_until(lambda: any(e["event"] == "voice:leave" for e in emulator.emits()))
     assert wait_until(lambda: emulator.voice_users(channel["publicId"]) == [])
