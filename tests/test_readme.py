@@ -1,4 +1,4 @@
-"""README.rst documents every emulator route (REST and control plane) as it is served."""
+"""README.rst and the emulator's docstring document every emulator route (REST and control plane) as served."""
 
 from __future__ import annotations
 
@@ -26,3 +26,17 @@ def test_every_emulator_route_is_in_the_readme(emulator):
         if f"{method} /_emulator{path}" not in readme
     ]
     assert missing == [], "document these routes in README.rst"
+
+
+def test_every_emulator_route_is_in_the_emulator_docstring(emulator):
+    import service_client.emulator as package
+
+    doc = package.__doc__ or ""
+    core = emulator.core
+    missing = [
+        f"{method} {path}"
+        for router in (core.rest.router, core.control)
+        for method, path in _routes(router)
+        if f"{method} {path}" not in doc and f"{method}`` ``{path}" not in doc
+    ]
+    assert missing == [], "document these routes in service_client/emulator/__init__.py"

@@ -23,18 +23,48 @@ at ``http://127.0.0.1:PORT`` (path ``/socket.io/``, websocket transport accepted
 ``{"token": ...}``, refusal ``Authentication failed``), control plane at
 ``http://127.0.0.1:PORT/_emulator``.
 
-REST (``/api/v2``, ``Authorization: Bearer <token>``): CORE routes C1..C14 of protocol 1.2 and
-these EXTENDED ones: ``PATCH``/``DELETE /servers/{sid}``, ``POST /servers/{sid}/leave``,
-``/boost``, ``/read``, ``GET /servers/{sid}/members[?search=]``, ``PATCH
-/servers/{sid}/members/{uid}``, ``GET``/``POST /servers/{sid}/roles``,
-``PATCH``/``DELETE /servers/{sid}/roles/{rid}``, ``POST /servers/{sid}/categories``,
-``GET /servers/{sid}/invites[?all=true]``, ``POST /servers/{sid}/invites``,
-``PATCH``/``DELETE /channels/{chid}``, ``GET /chat/{chid}?limit=&before=``, ``GET /users/{uid}``,
-``GET /servers/{sid}/bans`` (BAN_MEMBERS), ``GET /chat/{chid}/pins``, ``POST``/``DELETE
-/chat/{chid}/pin/{mid}`` (PIN_MESSAGE; DM participants; ``message:pinned`` on change),
-``GET /chat/{chid}/reactions/{mid}/details?emoji=`` (every emoji group), ``POST
-/channels/{chid}/messages/bulk-delete {messageIds}`` (1 to 100, MANAGE_MESSAGES; one
-``message:deleted`` each; ids of other channels skipped).
+REST (``/api/v2``, ``Authorization: Bearer <token>``; C1..C14 are protocol 1.2's CORE routes, the
+rest EXTENDED ones):
+
+- ``GET /auth/me``: C1: -> ``{"user": User}``
+- ``GET /channels/dm/{uid}``: C9: -> bare DM record; opens it on first call (``dm:new``)
+- ``DELETE /channels/{cid}``: -> 204 (MANAGE_CHANNELS)
+- ``GET /channels/{cid}``: C8: -> bare Channel (``serverPublicId`` null for a DM)
+- ``PATCH /channels/{cid}``: ``{name?, description?}`` -> 204 (MANAGE_CHANNELS)
+- ``POST /channels/{cid}/messages/bulk-delete``: ``{messageIds}`` (1 to 100) -> 204
+- ``GET /chat/{cid}``: ``?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)
+- ``DELETE /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
+- ``POST /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
+- ``GET /chat/{cid}/pins``: -> ``{"pins": [Message]}``, most recently pinned first
+- ``GET /chat/{cid}/reactions/{mid}/details``: ``?emoji=`` -> ``{"reactions": [ReactionDetail]}``:
+- ``GET /chat/{cid}/search``: C10: ``?q=&limit=`` -> ``{"messages"}``, newest first
+- ``DELETE /invites/{code}``: C14: -> 204; MANAGE_INVITES on the invite's server
+- ``GET /invites/{code}``: C13: -> resolved invite; 404 unknown or expired
+- ``GET /servers``: C2: -> ``{"servers": [Server]}``
+- ``POST /servers``: C4: ``{name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403
+- ``DELETE /servers/{sid}``: -> 204 (owner only)
+- ``GET /servers/{sid}``: C3: -> bare Server
+- ``PATCH /servers/{sid}``: ``{name?, imageUrl?}`` -> 204 (MANAGE_SERVER)
+- ``GET /servers/{sid}/bans``: -> ``{"bans": [Ban]}`` (BAN_MEMBERS)
+- ``POST /servers/{sid}/boost``: EXT boost/read: membership checked, nothing else (204)
+- ``GET /servers/{sid}/categories``: C6: -> ``{categories, uncategorizedChannels}``
+- ``POST /servers/{sid}/categories``: ``{name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
+- ``POST /servers/{sid}/channels``: C7: -> 201 ``{"channel"}`` (MANAGE_CHANNELS)
+- ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES)
+- ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``
+- ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
+- ``GET /servers/{sid}/members``: ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
+- ``GET /servers/{sid}/members/{uid}``: C5: -> bare Member; 404 if not a member
+- ``PATCH /servers/{sid}/members/{uid}``: ``{roles?, nickname?}`` -> 204 (MANAGE_ROLES)
+- ``POST /servers/{sid}/read``: EXT boost/read: membership checked, nothing else (204)
+- ``GET /servers/{sid}/roles``: -> ``{"roles": [Role]}``
+- ``POST /servers/{sid}/roles``: -> 201 ``{"role"}`` (MANAGE_ROLES)
+- ``DELETE /servers/{sid}/roles/{rid}``: -> 204 (MANAGE_ROLES)
+- ``PATCH /servers/{sid}/roles/{rid}``: -> ``{"role"}`` (MANAGE_ROLES)
+- ``GET /servers/{sid}/stats``: C12: -> bare ``{memberCount, channelCount, roleCount}``
+- ``PATCH /users/settings``: C11: ``{status}`` -> 204 and ``presence:update``; other keys 400
+- ``GET /users/{uid}``: -> bare User
+
 Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
 missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never
 answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length caps: names and ids
