@@ -605,15 +605,9 @@ class Client:
 
     def _on_socket_disconnect(self, reason: str) -> None:
         # Reader thread, after the loss; the gateway reconnects by itself.
+        # Pending sends are not rejected because of the cut (spec: after ready,
+        # network cuts never reject a promise); each ends by its own 10 s bound.
         log.info("socket lost (%s); reconnecting", reason)
-        with self._nonces_lock:
-            pending, self._nonces = self._nonces, {}
-        for fut in pending.values():
-            if not fut.done():
-                try:
-                    fut.set_exception(ServiceError(f"the socket was lost ({reason}) before the echo arrived"))
-                except Exception:  # noqa: BLE001 - completed concurrently
-                    pass
         voice = self.voice
         if voice is not None:
             voice._on_disconnect(reason)
@@ -800,7 +794,8 @@ class Client:
                 embed ("send_message requires non-empty content or at least one embed.").
             TimeoutError: No echo within 10 s ("send_message timeout after 10s";
                 e.g. unknown channel or missing permission: the service says nothing).
-            ServiceError: The client was destroyed, or the socket was lost, before the echo.
+            ServiceError: The client was destroyed before the echo. A network cut does not
+                end the wait (spec: States): an echo lost with the socket gives the TimeoutError.
         """
         if not isinstance(channel_id, str):
             raise TypeError(f"channel_id must be a str, got {type(channel_id).__name__}")

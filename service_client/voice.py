@@ -238,22 +238,17 @@ class VoiceManager:
     def _on_disconnect(self, reason: str) -> None:
         """The socket was lost (reader thread): the service dropped us from voice.
 
-        Pending joins fail at once with :class:`ServiceError` (their
-        credentials can no longer arrive) and the open connection is marked
-        closed: the service removes a disconnected socket from its voice room,
-        so after ``reconnect`` the bot joins again if it wants to.
+        The open connection is marked closed (the service removes a
+        disconnected socket from its voice room, so after ``reconnect`` the bot
+        joins again if it wants to). A pending join is not rejected because of
+        the cut (spec: after ready, network cuts never reject a promise): it
+        ends by its own timeout.
         """
         with self._lock:
-            pending, self._pending = self._pending, {}
             connection, self._connection = self._connection, None
             if connection is not None:
                 connection._open = False
-        for fut in pending.values():
-            if not fut.done():
-                try:
-                    fut.set_exception(ServiceError(f"the socket was lost ({reason}) while joining voice"))
-                except Exception:  # noqa: BLE001 - completed concurrently
-                    pass
+        log.debug("voice connection closed by socket loss (%s)", reason)
 
     def _shutdown(self, emit: Callable[..., None] | None = None) -> None:
         """destroy(): leave voice first (through ``emit``, the socket being detached), fail pending joins."""
