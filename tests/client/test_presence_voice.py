@@ -220,3 +220,126 @@ def test_destroy_leaves_voice_first(bot, world, emulator):
     # the leave was said on the socket, not inferred by the service from the disconnect
     assert wait_until(lambda: any(e["event"] == "voice:leave" for e in emulator.emits()))
     assert wait_until(lambda: emulator.voice_users(channel["publicId"]) == [])
+
+
+# -- presence while reconnecting; unknown activity type --------------------------------------------
+
+
+def _offline(bot, world, emulator):
+    """Drop the bot's transport and hold it offline (outage); returns once ``disconnect`` was emitted."""
+    lost = threading.Event()
+    bot.on("disconnect", lambda *args: lost.set())
+    emulator.set_outage(30)
+    assert emulator.drop_transport(world.bot["publicId"]) == 1
+    assert lost.wait(10)
+    assert not bot.is_connected
+
+
+def test_presence_operations_raise_at_once_while_reconnecting_and_send_nothing(bot, world, emulator):
+    bot.set_status("online")
+    assert wait_until(lambda: emulator.presence(world.bot["publicId"])["status"] == "online")
+    back = threading.Event()
+    bot.on("reconnect", lambda *args: back.set())
+    _offline(bot, world, emulator)
+    try:
+        emulator.clear_requests()
+        emits_before = emulator.emits()
+        calls = {
+            "set_status": lambda: bot.set_status("dnd"),
+            "set_activity": lambda: bot.set_activity({"type": "playing", "name": "chess"}),
+            "set_activity None": lambda: bot.set_activity(None),
+            "set_presence status": lambda: bot.set_presence(status="idle"),
+            "set_presence activity": lambda: bot.set_presence(activity={"type": "playing", "name": "go"}),
+            "set_presence both": lambda: bot.set_presence({"status": "dnd", "activity": None}),
+        }
+        for label, call in calls.items():
+            started = time.monotonic()
+            with pytest.raises(ServiceAuthError):
+                call()
+            assert time.monotonic() - started < 0.5, label  # at once, not after a timeout
+            assert bot.user.status == "online", label  # the local status is unchanged
+        assert emulator.requests() == []  # no PATCH /users/settings
+        assert emulator.emits() == emits_before
+        assert emulator.presence(world.bot["publicId"])["status"] == "online"
+    finally:
+        emulator.set_outage(None)
+    assert back.wait(10)
+    bot.set_status("idle")  # works again once reconnected
+    assert bot.user.status == "idle"
+
+
+def test_set_activity_with_an_unknown_type_emits_nothing(bot, world, emulator):
+    def activity_emits():
+        return [e["payload"] for e in emulator.emits() if e["event"] == "activity:update"]
+
+    bot.set_activity({"type": "playing", "name": "first"})
+    assert wait_until(lambda: len(activity_emits()) == 1)
+    for bad in ({"type": "dancing", "name": "x"}, {"type": None, "name": "x"}, {"name": "no type"}):
+        with pytest.raises(ValueError, match="type"):
+            bot.set_activity(bad)
+        with pytest.raises(ValueError, match="type"):
+            bot.set_presence(activity=bad)
+    # a later valid emit on the same socket: once it is journaled, an earlier bad one would be too
+    bot.set_activity({"type": "listening", "name": "sentinel"})
+    assert wait_until(lambda: len(activity_emits()) >= 2)
+    assert [p.get("name") for p in activity_emits()] == ["first", "sentinel"]
+    assert emulator.presence(world.bot["publicId"])["activity"]["name"] == "sentinel"
+
+
+# -- voice: leave(), deafened, e2ee key ------------------------------------------------------------
+
+
+def test_voice_manager_leave_ends_the_connection_and_says_so(bot, human, world, emulator):
+    channel = voice_channel(world)
+    bot_id = world.bot["publicId"]
+    bot.voice.leave()  # no connection: nothing happens, nothing is sent
+    connection = bot.voice.join(channel["publicId"], timeout=5)
+    assert wait_until(lambda: human.voice_states.cache.get(bot_id) is not None)
+    bot.voice.leave()
+    assert bot.voice.connection is None and not connection.connected
+    assert wait_until(lambda: emulator.voice_users(channel["publicId"]) == [])
+    assert wait_until(lambda: human.voice_states.cache.get(bot_id) is None)
+    leaves = [e for e in emulator.emits() if e["event"] == "voice:leave"]
+    assert len(leaves) == 1
+    bot.voice.leave()  # idempotent
+    connection.leave()
+    with pytest.raises(Exception):
+        connection.set_deafened(True)
+    # joining again works after a leave
+    again = bot.voice.join(channel["publicId"], timeout=5)
+    assert again is not connection and again.connected
+    assert len([e for e in emulator.emits() if e["event"] == "voice:leave"]) == 1
+
+
+def test_set_deafened_is_seen_by_the_service_and_another_user(bot, human, world, emulator):
+    channel = voice_channel(world)
+    bot_id = world.bot["publicId"]
+    connection = bot.voice.join(channel["publicId"], timeout=5)
+    assert wait_until(lambda: human.voice_states.cache.get(bot_id) is not None)
+    assert not human.voice_states.cache[bot_id].deafened
+    connection.set_deafened(True)
+    assert wait_until(lambda: any(u["userPublicId"] == bot_id and u["deafened"]
+                                  for u in emulator.voice_users(channel["publicId"])))
+    assert wait_until(lambda: human.voice_states.cache[bot_id].deafened)
+    assert not human.voice_states.cache[bot_id].muted  # merged, nothing else changed
+    connection.set_deafened(False)
+    assert wait_until(lambda: not human.voice_states.cache[bot_id].deafened)
+    assert [e["payload"] for e in emulator.emits() if e["event"] == "voice:state"] == [
+        {"deafened": True}, {"deafened": False}]
+
+
+def test_e2ee_key_is_none_by_default_and_carried_when_the_service_sends_one(bot, world, emulator):
+    import requests
+
+    channel = voice_channel(world)
+    connection = bot.voice.join(channel["publicId"], timeout=5)
+    assert connection.e2ee_key is None
+    connection.leave()
+    key = "c2VjcmV0LWUyZWUta2V5LWZvci10ZXN0cw=="
+    answer = requests.post(emulator.control_url + "/settings", json={"voiceE2eeKey": key}, timeout=5)
+    assert answer.status_code in (200, 204), answer.text
+    try:
+        connection = bot.voice.join(channel["publicId"], timeout=5)
+        assert connection.e2ee_key == key
+    finally:
+        requests.post(emulator.control_url + "/settings", json={"voiceE2eeKey": None}, timeout=5)

@@ -1,0 +1,266 @@
+"""Issue 2: the command line and the sample bot as real processes.
+
+``python -m service_client emulator`` (URLs and demo tokens printed, served until
+Ctrl-C, ``--db`` keeps state across a restart), ``python -m service_client demo
+--serve`` (transcript, then served until Ctrl-C) and ``samples/ping_bot.py``
+(configured by ``SERVICE_*`` variables, answers ``!ping``, exits 2 without a
+token). Every process is bounded: read with timeouts, interrupted with SIGINT and
+killed in ``finally`` if it is still alive.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+import pytest
+import requests
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PING_BOT = ROOT / "samples" / "ping_bot.py"
+#: Bound on a process start (imports, emulator start, demo conversation), seconds.
+START_S = 30.0
+#: Bound on the exit after SIGINT, seconds.
+EXIT_S = 5.0
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(extra)
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Lines:
+    """Reads a process stream on a daemon thread so tests can wait for lines with a bound."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._pump, args=(stream,), name="test-cli-reader", daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def until(self, predicate: Any, timeout: float = START_S) -> str:
+        """Wait for a line for which ``predicate`` is true; return it (AssertionError at EOF or timeout)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching line within {timeout} s; got {self.lines}")
+            try:
+                line = self._queue.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"stream ended without a matching line; got {self.lines}")
+            self.lines.append(line)
+            if predicate(line):
+                return line
+
+    def rest(self, timeout: float = 2.0) -> list[str]:
+        """Drain what is left after the process ended."""
+        self._thread.join(timeout)
+        while True:
+            try:
+                line = self._queue.get_nowait()
+            except queue.Empty:
+                return self.lines
+            if line is not None:
+                self.lines.append(line)
+
+
+@contextmanager
+def _process(args: list[str], env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[str], _Lines, _Lines]]:
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        yield proc, _Lines(proc.stdout), _Lines(proc.stderr)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def _interrupt(proc: subprocess.Popen[str]) -> tuple[int, float]:
+    """SIGINT the process; return (exit code, seconds it took to exit)."""
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(EXIT_S + 5)
+    return code, time.monotonic() - started
+
+
+def _fields(lines: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in lines:
+        key, sep, value = line.partition(":")
+        if sep and key.isidentifier():
+            out.setdefault(key, value.strip())
+    return out
+
+
+def _serve_emulator(port: int, *extra: str) -> Any:
+    return _process([sys.executable, "-m", "service_client", "emulator", "--port", str(port), *extra], _clean_env())
+
+
+# -- python -m service_client emulator -----------------------------------------------------------
+
+
+def test_emulator_command_prints_urls_and_tokens_serves_them_and_stops_on_sigint():
+    port = _free_port()
+    with _serve_emulator(port, "--seed", "demo") as (proc, out, err):
+        out.until(lambda line: line.startswith("Serving"))
+        fields = _fields(out.lines)
+        for key in ("base_url", "socket_url", "control_url", "bot_token", "human_token"):
+            assert fields.get(key), (key, out.lines)
+        assert fields["base_url"] == f"http://127.0.0.1:{port}/api/v2"
+        assert fields["socket_url"] == f"http://127.0.0.1:{port}"
+        assert fields["control_url"] == f"http://127.0.0.1:{port}/_emulator"
+        me = requests.get(fields["base_url"] + "/auth/me",
+                          headers={"Authorization": "Bearer " + fields["bot_token"]}, timeout=5)
+        assert me.status_code == 200, me.text
+        assert me.json()["user"]["name"] == "pingbot" and me.json()["user"]["isBot"] is True
+        human = requests.get(fields["base_url"] + "/auth/me",
+                             headers={"Authorization": "Bearer " + fields["human_token"]}, timeout=5)
+        assert human.json()["user"]["name"] == "alice"
+        assert requests.get(fields["base_url"] + "/auth/me", timeout=5).status_code == 401
+        code, took = _interrupt(proc)
+        assert code == 0, err.rest()  # documented: 0 after Ctrl-C
+        assert took < EXIT_S
+        assert "Traceback" not in "\n".join(err.rest())
+
+
+def test_emulator_command_db_keeps_state_across_a_restart(tmp_path):
+    db = tmp_path / "emulator.sqlite3"
+    port = _free_port()
+    with _serve_emulator(port, "--db", str(db)) as (proc, out, err):
+        out.until(lambda line: line.startswith("Serving"))
+        control = _fields(out.lines)["control_url"]
+        base = _fields(out.lines)["base_url"]
+        created = requests.post(control + "/users", json={"name": "keeper", "bot": True}, timeout=5)
+        assert created.status_code in (200, 201), created.text
+        token, user_id = created.json()["token"], created.json()["user"]["publicId"]
+        assert _interrupt(proc)[0] == 0, err.rest()
+    port = _free_port()
+    with _serve_emulator(port, "--db", str(db)) as (proc, out, err):
+        out.until(lambda line: line.startswith("Serving"))
+        base = _fields(out.lines)["base_url"]
+        me = requests.get(base + "/auth/me", headers={"Authorization": "Bearer " + token}, timeout=5)
+        assert me.status_code == 200, me.text
+        assert me.json()["user"]["publicId"] == user_id
+        assert _interrupt(proc)[0] == 0, err.rest()
+    # without --db the state is in memory: a new process does not know the token
+    port = _free_port()
+    with _serve_emulator(port) as (proc, out, err):
+        out.until(lambda line: line.startswith("Serving"))
+        base = _fields(out.lines)["base_url"]
+        me = requests.get(base + "/auth/me", headers={"Authorization": "Bearer " + token}, timeout=5)
+        assert me.status_code == 401
+        assert _interrupt(proc)[0] == 0, err.rest()
+
+
+# -- python -m service_client demo --serve --------------------------------------------------------
+
+
+def test_demo_serve_prints_the_transcript_then_serves_until_sigint():
+    # PYTHONUNBUFFERED: the lines must be readable while the process is still serving
+    env = _clean_env(PYTHONUNBUFFERED="1")
+    with _process([sys.executable, "-m", "service_client", "demo", "--serve"], env) as (proc, out, err):
+        out.until(lambda line: line.startswith("serving until Ctrl-C"))
+        assert out.lines[:4] == [
+            "#general  alice: !ping",
+            "#general  pingbot: Pong!",
+            "#general  alice: !echo hello world",
+            "#general  pingbot: hello world",
+        ]
+        assert any("all 2 replies arrived" in line for line in out.lines)
+        control = out.until(lambda line: line.strip().startswith("control:")).split(":", 1)[1].strip()
+        assert requests.get(control + "/requests", timeout=5).status_code == 200  # still serving
+        assert proc.poll() is None
+        code, took = _interrupt(proc)
+        # documented: --serve runs until Ctrl-C, then the demo's own status (0: every reply arrived)
+        assert code == 0, err.rest()
+        assert took < EXIT_S
+        assert "Traceback" not in "\n".join(err.rest())
+
+
+# -- samples/ping_bot.py ---------------------------------------------------------------------------
+
+
+def _bot_env(emulator: Any, token: str) -> dict[str, str]:
+    return _clean_env(SERVICE_TOKEN=token, SERVICE_BASE_URL=emulator.base_url,
+                      SERVICE_SOCKET_URL=emulator.socket_url)
+
+
+def test_ping_bot_sample_answers_ping_against_the_emulator_and_stops_on_sigint(world, emulator):
+    channel = world.general["publicId"]
+    with _process([sys.executable, str(PING_BOT)], _bot_env(emulator, world.bot_token)) as (proc, out, err):
+        deadline = time.monotonic() + START_S
+        while emulator.connection_count() < 1:
+            assert proc.poll() is None, err.rest()
+            assert time.monotonic() < deadline, "the sample bot never connected"
+            time.sleep(0.05)
+        posted = emulator.post_message(channel, world.human["publicId"], "!ping")["message"]
+
+        def reply() -> dict[str, Any] | None:
+            for message in emulator.messages(channel):
+                author = message.get("author") or {}
+                if author.get("publicId") == world.bot["publicId"]:
+                    return message
+            return None
+
+        deadline = time.monotonic() + 10
+        while reply() is None:
+            assert proc.poll() is None, err.rest()
+            assert time.monotonic() < deadline, f"no reply: {emulator.messages(channel)}"
+            time.sleep(0.05)
+        answer = reply()
+        assert answer is not None and answer["content"] == "Pong!"
+        assert answer.get("replyToId") in (None, posted["publicId"])
+        code, took = _interrupt(proc)
+        assert code == 0, err.rest()  # Client.run: Ctrl-C destroys the client and returns
+        assert took < EXIT_S
+        assert emulator.connection_count() == 0
+        logs = "\n".join(err.rest())
+        assert "Traceback" not in logs
+        assert world.bot_token not in logs and world.bot_token not in "\n".join(out.rest())
+
+
+def test_ping_bot_sample_without_token_exits_2_with_a_message():
+    env = _clean_env(SERVICE_BASE_URL="http://127.0.0.1:9/api/v2", SERVICE_SOCKET_URL="http://127.0.0.1:9")
+    proc = subprocess.run([sys.executable, str(PING_BOT)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "SERVICE_TOKEN" in proc.stderr
+
+
+@pytest.mark.parametrize("argv", [["emulator", "--port", "notaport"], ["emulator", "--seed", "nope"]])
+def test_emulator_command_rejects_bad_arguments_with_2(argv):
+    proc = subprocess.run([sys.executable, "-m", "service_client", *argv], cwd=ROOT, env=_clean_env(),
+                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "usage:" in proc.stderr
