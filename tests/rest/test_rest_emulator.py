@@ -230,6 +230,35 @@ def test_503_does_not_block_the_bucket(emulator: Emulator, session: RestSession)
     assert first.result(timeout=5) == {"servers": []}
 
 
+def test_calls_sleeping_before_a_retry_hold_no_slot(emulator: Emulator, session: RestSession) -> None:
+    # Seven calls (more than the 5 slots) each get a 503 with Retry-After and go to sleep; the
+    # sleepers must free their slots (protocol 4.3), so the two queued behind them go out at once
+    # and later calls to another route answer at once too.
+    emulator.add_fault("GET", "/servers", status=503, retry_after="1.5", count=7)
+    sleepers = [session.submit(Route("GET", "/servers")) for _ in range(7)]
+    deadline = time.monotonic() + 1.0  # well under the 1.5 s a slot-holding sleeper would take
+    refused: list[dict[str, Any]] = []
+    while len(refused) < 7 and time.monotonic() < deadline:
+        time.sleep(0.01)  # polling the server's journal: there is no event to wait on
+        refused = [e for e in emulator.requests() if e["path"] == "/servers" and e["status"] == 503]
+    assert len(refused) == 7, "a call sleeping before its retry kept its slot"
+    started = time.monotonic()
+    others = [session.submit(ME) for _ in range(6)]  # more than 5: they need every slot
+    _wait_all(others, timeout=5.0)
+    assert time.monotonic() - started < 0.5
+    assert all(f.result()["user"]["name"] == "restbot" for f in others)
+    assert not any(f.done() for f in sleepers)
+    _wait_all(sleepers)
+    assert all(f.result() == {"servers": []} for f in sleepers)
+    entries = _entries(emulator, "/servers")
+    last_refusal = max(e["endedAt"] for e in entries if e["status"] == 503)
+    first_refusal = min(e["endedAt"] for e in entries if e["status"] == 503)
+    retries = [e for e in entries if e["status"] == 200]
+    assert len(retries) == 7
+    assert all(e["startedAt"] - first_refusal >= 1500 for e in retries)
+    assert all(e["startedAt"] - last_refusal <= (1.5 * 1.5 + 0.3) * 1000 for e in retries)
+
+
 def test_real_rate_limit_is_respected(emulator: Emulator, session: RestSession) -> None:
     emulator.set_rate_limit(5, window_s=1.0)
     routes = [Route("GET", "/servers"), ME]

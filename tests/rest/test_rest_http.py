@@ -423,7 +423,7 @@ def test_429_without_retry_after_has_none(rsps: responses.RequestsMock, session:
     assert info.value.retry_after is None
 
 
-@pytest.mark.parametrize("status", [429, 503])
+@pytest.mark.parametrize("status", [429, 502, 503, 504])
 def test_fractional_retry_after_is_honoured(
     rsps: responses.RequestsMock, session: RestSession, status: int
 ) -> None:
@@ -461,6 +461,36 @@ def test_retry_after_over_the_limit_raises_at_once(
         session.request(Route("GET", "/auth/me"))
     assert again.value.retry_after is not None and 119 < again.value.retry_after <= 120
     assert handler.count == 1
+
+
+def test_default_ceiling_is_60_s_and_61_fails_fast(
+    rsps: responses.RequestsMock, make_session: Callable[..., RestSession]
+) -> None:
+    session = make_session()  # no max_retry_after: the spec's 60 s default
+    handler = _scripted(rsps, "GET", "/auth/me", [(429, {"Retry-After": "61"}, _json_body({"error": "later"}))])
+    started = time.monotonic()
+    future = session.submit(Route("GET", "/auth/me"))  # default max_retries: retries were allowed
+    done, _ = concurrent.futures.wait([future], timeout=2.0)  # bounded even if it waits 61 s
+    assert done and time.monotonic() - started < 0.5, "a 61 s Retry-After was waited out"
+    error = future.exception()
+    assert isinstance(error, RateLimitError)
+    assert error.retry_after == 61.0
+    assert error.status == 429
+    assert handler.count == 1  # no second request
+
+
+def test_default_ceiling_waits_out_exactly_60_s(
+    rsps: responses.RequestsMock, make_session: Callable[..., RestSession]
+) -> None:
+    session = make_session()  # no max_retry_after: 60 s is not "longer than 60 s"
+    handler = _scripted(rsps, "GET", "/auth/me", [(429, {"Retry-After": "60"}, "")])
+    future = session.submit(Route("GET", "/auth/me"))
+    done, _ = concurrent.futures.wait([future], timeout=0.3)
+    assert not done and handler.count == 1  # sleeping on the Retry-After, not failed
+    session.close()
+    with pytest.raises(ServiceError) as info:
+        future.result(timeout=1.0)
+    assert not isinstance(info.value, RateLimitError)
 
 
 def test_retry_after_above_30s_is_not_capped(

@@ -128,6 +128,54 @@ def test_timeout_covers_waiting_for_the_answer(session: RestSession, raw_server:
     assert 0.6 <= elapsed <= 0.6 * 1.5 + 0.3
 
 
+@pytest.fixture
+def full_backlog_port() -> Iterator[int]:
+    """A listening port whose accept queue is full: a new connect never completes its handshake."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port: int = listener.getsockname()[1]
+    fillers: list[socket.socket] = []
+    try:
+        for _ in range(64):
+            filler = socket.socket()
+            filler.settimeout(0.2)
+            try:
+                filler.connect(("127.0.0.1", port))
+            except OSError:  # this one no longer completes: the queue is full
+                filler.close()
+                break
+            fillers.append(filler)
+        else:
+            pytest.skip("could not fill the accept queue of a listening socket on this system")
+        yield port
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+@pytest.mark.parametrize("max_retries", [0, 1])
+def test_timeout_covers_connecting(full_backlog_port: int, max_retries: int) -> None:
+    rest = RestSession(
+        f"http://127.0.0.1:{full_backlog_port}/v2", user_agent="service_client/test", backoff_base=0.01
+    )
+    rest.token = TOKEN
+    try:
+        started = time.monotonic()
+        future = rest.submit(Route("GET", "/auth/me"), timeout_ms=300, max_retries=max_retries)
+        done, _ = concurrent.futures.wait([future], timeout=3.0)  # bounded even if connect is not
+        elapsed = time.monotonic() - started
+        assert done, "the connect phase is not bounded by timeout_ms"
+        error = future.exception()
+        assert isinstance(error, ServiceTimeoutError)
+        assert "300 ms" in str(error) and TOKEN not in str(error)
+        expected = 0.3 * (1 + max_retries)
+        assert expected <= elapsed <= expected * 1.5 + 0.3
+    finally:
+        rest.close()
+
+
 def test_close_ends_a_call_on_the_wire_and_stops_every_thread(session: RestSession, raw_server: _Server) -> None:
     future = session.submit(Route("GET", "/hang"), timeout_ms=30_000)
     assert raw_server.arrived.wait(2.0)
