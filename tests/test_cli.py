@@ -219,10 +219,14 @@ def _bot_env(emulator: Any, token: str) -> dict[str, str]:
 def test_ping_bot_sample_answers_ping_against_the_emulator_and_stops_on_sigint(world, emulator):
     channel = world.general["publicId"]
     with _process([sys.executable, str(PING_BOT)], _bot_env(emulator, world.bot_token)) as (proc, out, err):
+        def logged_in() -> bool:  # socket connected, and the REST steps of login done at SERVICE_BASE_URL
+            paths = {r["path"] for r in emulator.requests() if r["method"] == "GET" and r["status"] == 200}
+            return emulator.connection_count() >= 1 and {"/auth/me", "/servers"} <= paths
+
         deadline = time.monotonic() + START_S
-        while emulator.connection_count() < 1:
+        while not logged_in():
             assert proc.poll() is None, err.rest()
-            assert time.monotonic() < deadline, "the sample bot never connected"
+            assert time.monotonic() < deadline, "the sample bot never logged in"
             time.sleep(0.05)
         posted = emulator.post_message(channel, world.human["publicId"], "!ping")["message"]
 

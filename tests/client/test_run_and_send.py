@@ -105,8 +105,10 @@ def test_keyboard_interrupt_during_login_in_run_destroys_and_returns(world, emul
 def test_send_message_timeout_is_a_builtin_timeout_error_and_clears_the_nonce(bot, world, emulator, monkeypatch):
     emulator.configure(echo="drop")  # the service stores and broadcasts, but the sender gets no echo
     monkeypatch.setattr(_config, "SEND_TIMEOUT_S", 0.3)
+    started = time.monotonic()
     with pytest.raises(TimeoutError) as info:
         bot.send_message(world.general["publicId"], "into the void")
+    assert time.monotonic() - started < 5  # bounded by SEND_TIMEOUT_S, read at call time
     assert type(info.value) is TimeoutError  # the builtin, not a library subclass
     assert str(info.value) == "send_message timeout after 10s"
     assert info.value.__cause__ is None and info.value.__suppress_context__

@@ -142,3 +142,93 @@ def test_ids_are_encoded_and_cannot_reach_another_route(world, emulator, bot, ba
         rest = path[len(prefix):]
         assert "/" not in rest.removesuffix("/search") and "?" not in path and "#" not in path and " " not in path
         assert requests[0]["query"] in ("", "q=q"), requests[0]
+
+
+def _check_cases(cases: list[tuple[str, Callable[[], Any], type[BaseException], str]]) -> list[str]:
+    failures = []
+    for label, call, exc_type, name in cases:
+        try:
+            call()
+        except exc_type as exc:
+            if name not in str(exc):
+                failures.append(f"{label}: message does not name {name!r}: {exc}")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(f"{label}: {type(exc).__name__}: {exc}")
+        else:
+            failures.append(f"{label}: no error")
+    return failures
+
+
+def test_more_bad_arguments_raise_naming_the_argument_before_any_io(world, emulator, bot, human):
+    """The methods the first table missed: users, guilds.create (as a human), once, members.edit, invites."""
+    server_id, user_id = world.server["publicId"], world.human["publicId"]
+    guild = bot.guilds.cache[server_id]
+    human_guilds = human.guilds
+    cases = [
+        ("users.fetch", lambda: bot.users.fetch(None), TypeError, "user_id"),
+        ("users.fetch int", lambda: bot.users.fetch(42), TypeError, "user_id"),
+        ("users.fetch empty", lambda: bot.users.fetch(""), ValueError, "user_id"),
+        ("users.fetch cache", lambda: bot.users.fetch(user_id, cache="yes"), TypeError, "cache"),
+        ("guilds.create name", lambda: human_guilds.create(None), TypeError, "name"),
+        ("guilds.create empty name", lambda: human_guilds.create(""), ValueError, "name"),
+        ("guilds.create icon_url", lambda: human_guilds.create("x", icon_url=5), TypeError, "icon_url"),
+        ("guilds.create by a bot", lambda: bot.guilds.create("x"), PermissionError, "Bots cannot create servers."),
+        ("guilds.create by a bot, bad name", lambda: bot.guilds.create(None), PermissionError, "Bots"),
+        ("once event", lambda: bot.once(None, print), TypeError, "event"),
+        ("once empty event", lambda: bot.once("", print), TypeError, "event"),
+        ("once event int", lambda: bot.once(3), TypeError, "event"),
+        ("members.edit server_id", lambda: bot.members.edit(None, user_id, nickname="n"), TypeError, "server_id"),
+        ("members.edit user_id", lambda: bot.members.edit(server_id, "", nickname="n"), ValueError, "user_id"),
+        ("members.edit roles str", lambda: bot.members.edit(server_id, user_id, roles="admin"), TypeError, "roles"),
+        ("members.edit roles dict", lambda: bot.members.edit(server_id, user_id, roles={"a": 1}), TypeError,
+         "roles"),
+        ("members.edit role entry", lambda: bot.members.edit(server_id, user_id, roles=[None]), TypeError, "roles"),
+        ("members.edit empty role", lambda: bot.members.edit(server_id, user_id, roles=[""]), ValueError, "roles"),
+        ("members.edit nickname", lambda: bot.members.edit(server_id, user_id, nickname=5), TypeError, "nickname"),
+        ("members.edit nickname list", lambda: bot.members.edit(server_id, user_id, nickname=["n"]), TypeError,
+         "nickname"),
+        ("members.edit nothing", lambda: bot.members.edit(server_id, user_id), ValueError, "roles or nickname"),
+        ("invites.revoke None", lambda: guild.invites.revoke(None), TypeError, "code"),
+        ("invites.revoke object", lambda: guild.invites.revoke(object()), TypeError, "code"),
+        ("invites.revoke code attr", lambda: guild.invites.revoke(type("I", (), {"code": 7})()), TypeError,
+         "code"),
+    ]
+    emulator.clear_requests()
+    emits_before = len(emulator.emits())
+    listeners_before = len(bot.listeners("ready"))
+    assert _check_cases(cases) == []
+    assert emulator.requests() == []
+    assert len(emulator.emits()) == emits_before
+    assert len(bot.listeners("ready")) == listeners_before  # no half-registered once()
+    assert server_id in human.guilds.cache and len(human.guilds.cache) == 1  # nothing created
+
+
+def test_get_or_fetch_never_raises_and_bad_ids_send_nothing(world, emulator, bot):
+    """Spec: guilds.getOrFetch never rejects; its docstring: None on any failure, a bad id included."""
+    emulator.clear_requests()
+    for bad in (None, "", 42, ["x"], b"id"):
+        assert bot.guilds.get_or_fetch(bad) is None, bad
+    assert emulator.requests() == []  # a bad id is refused before any I/O
+    cached = bot.guilds.cache[world.server["publicId"]]
+    assert bot.guilds.get_or_fetch(world.server["publicId"]) is cached
+    assert emulator.requests() == []  # cached: no request
+    assert bot.guilds.get_or_fetch("404404404") is None  # a service failure: None too, one request
+    assert len(emulator.requests()) == 1
+
+
+def test_voice_connection_state_setters_reject_non_bools_before_sending(world, emulator, bot):
+    voice_id = next(c["publicId"] for c in world.channels if c["type"] == "VOICE")
+    connection = bot.voice.join(voice_id, timeout=5)
+    cases = []
+    for setter in ("muted", "deafened", "speaking"):
+        method = getattr(connection, f"set_{setter}")
+        for bad in (None, 1, 0, "true", "", [True]):
+            cases.append((f"set_{setter}({bad!r})", lambda m=method, b=bad: m(b), TypeError, setter))
+    emulator.clear_requests()
+    emits_before = len(emulator.emits())
+    assert _check_cases(cases) == []
+    assert len(emulator.emits()) == emits_before
+    assert emulator.requests() == []
+    assert connection.connected
+    users = emulator.voice_users(voice_id)
+    assert [(u["muted"], u["deafened"], u["speaking"]) for u in users] == [(False, False, False)]

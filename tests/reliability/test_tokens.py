@@ -11,14 +11,53 @@ from typing import Any
 
 import pytest
 
-from service_client import Client, InsecureHostWarning, ServiceAPIError, ServiceAuthError, ServiceError
+from service_client import (
+    Client,
+    InsecureHostWarning,
+    RateLimitError,
+    ServiceAPIError,
+    ServiceAuthError,
+    ServiceError,
+    ServiceTimeoutError,
+)
 
 from .conftest import Recorder, wait_until
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and every exception chained to it (``__cause__`` / ``__context__``), each once."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or any(item is s for s in seen):
+            continue
+        seen.append(item)
+        todo.extend((item.__cause__, item.__context__))
+    return seen
+
+
 def _texts_of(exc: BaseException) -> list[str]:
-    out = ["".join(traceback.format_exception(exc)), repr(exc), str(exc), repr(exc.args)]
-    out.extend(repr(v) for v in vars(exc).values())
+    """Everything an exception shows: traceback (chain included), and for it and every chained
+    exception str, repr, args, attributes (one level deep) and its pickle."""
+    out = ["".join(traceback.format_exception(exc))]
+    for item in _chain(exc):
+        out += [repr(item), str(item), repr(item.args)]
+        for value in vars(item).values():
+            out.append(repr(value))
+            try:
+                out.extend(repr(v) for v in vars(value).values())
+            except TypeError:  # no __dict__
+                pass
+        try:
+            data = pickle.dumps(item)
+        except Exception:  # noqa: BLE001 - a third-party cause may not pickle; ours must
+            assert not type(item).__module__.startswith("service_client"), f"{item!r} does not pickle"
+        else:
+            out.append(data.decode("latin-1"))
+            if type(item).__module__.startswith("service_client"):
+                copy = pickle.loads(data)
+                assert type(copy) is type(item) and str(copy) == str(item)
     return out
 
 
@@ -99,6 +138,53 @@ def test_a_whole_session_never_shows_the_token(world, emulator, make_client, cap
     for secret in (token, wrong):
         leaks = [t for t in texts if secret in t]
         assert leaks == []
+
+
+def test_rest_fault_exceptions_never_show_the_token(world, emulator, bot, caplog):
+    """Every REST fault kind (issue 3's error table), provoked for real: nothing it raises or logs
+    shows the token, in str, repr, args, attributes, traceback (causes included) or pickle."""
+    caplog.set_level(logging.DEBUG)
+    token = world.bot_token
+    errors: list[BaseException] = []
+
+    def provoke(exc_type: type[BaseException], fn: Any, *args: Any, **kwargs: Any) -> BaseException:
+        with pytest.raises(exc_type) as info:
+            fn(*args, **kwargs)
+        errors.append(info.value)
+        return info.value
+
+    emulator.add_fault("GET", "/auth/me", status=429, retry_after="0", count=None)
+    limited = provoke(RateLimitError, bot.api_call, "/auth/me", max_retries=1)  # 429 past the retries
+    assert limited.status == 429 and limited.retry_after is not None
+    emulator.clear_faults()
+    # beyond max_retry_after: raised at once (its own bucket, which now stays blocked for 120 s)
+    emulator.add_fault("GET", "/servers", status=429, retry_after="120", count=1)
+    assert provoke(RateLimitError, bot.api_call, "/servers").retry_after == 120
+    emulator.clear_faults()
+    emulator.add_fault("GET", "/auth/me", status=500, count=1)
+    assert provoke(ServiceAPIError, bot.api_call, "/auth/me").status == 500
+    emulator.add_fault("GET", "/servers/*", status=503, retry_after="0", count=None)
+    unavailable = provoke(ServiceAPIError, bot.guilds.fetch, world.server["publicId"])  # retries exhausted
+    assert unavailable.status == 503
+    emulator.clear_faults()
+    emulator.add_fault("GET", "/auth/me", delay_ms=800, count=None)
+    provoke(ServiceTimeoutError, bot.api_call, "/auth/me", timeout_ms=100, max_retries=1)
+    emulator.clear_faults()
+    emulator.add_fault("GET", "/auth/me", status=0, count=None)  # connection reset
+    reset = provoke(ServiceError, bot.api_call, "/auth/me", max_retries=1)
+    assert type(reset) is ServiceError and reset.__cause__ is not None
+    emulator.clear_faults()
+    assert bot.api_call("/auth/me")["user"]["publicId"] == world.bot["publicId"]
+
+    texts: list[str] = []
+    for exc in errors:
+        texts += _texts_of(exc)
+    for record in caplog.records:
+        texts += [record.getMessage(), repr(record.args)]
+        if record.exc_info:
+            texts.append("".join(traceback.format_exception(*record.exc_info)))
+    assert any("/auth/me" in t for t in texts)  # the scan did see the failures
+    assert [t for t in texts if token in t] == []
 
 
 @pytest.mark.parametrize(
