@@ -117,10 +117,11 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
                 print(line, file=out)
             if ok:
                 print(f"demo: all {len(DEMO_SCRIPT)} replies arrived", file=out)
+            out.flush()
             if serve:
                 print(f"\nserving until Ctrl-C\n  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
                       f"  control: {emu.control_url}\n  human token: {demo['human_token']}\n"
-                      f"  channel #general: {general['publicId']}", file=out)
+                      f"  channel #general: {general['publicId']}", file=out, flush=True)
                 try:
                     threading.Event().wait()
                 except KeyboardInterrupt:

@@ -187,8 +187,8 @@ def test_emulator_command_db_keeps_state_across_a_restart(tmp_path):
 
 
 def test_demo_serve_prints_the_transcript_then_serves_until_sigint():
-    # PYTHONUNBUFFERED: the lines must be readable while the process is still serving
-    env = _clean_env(PYTHONUNBUFFERED="1")
+    # No PYTHONUNBUFFERED: the command itself must flush, so a pipe shows the lines while it serves
+    env = _clean_env()
     with _process([sys.executable, "-m", "service_client", "demo", "--serve"], env) as (proc, out, err):
         out.until(lambda line: line.startswith("serving until Ctrl-C"))
         assert out.lines[:4] == [

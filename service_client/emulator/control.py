@@ -38,7 +38,7 @@ from .app import (
 )
 from .faults import FaultTable, RateLimiter, RequestLog
 from .ops import Operations
-from .realtime import ECHO_MODES, Realtime, eio_frame_ok
+from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
 from .store import BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator")
@@ -197,6 +197,8 @@ class EmulatorCore:
         self.rt.echo = "normal"
         self.rt.echo_delay_ms = 0.0
         self.rt.limits = False
+        self.rt.voice_url = DEFAULT_VOICE_URL
+        self.rt.voice_e2ee_key = None
         self.store.reset()
         self.faults.clear()
         self.limiter.configure(None)
