@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..models._base import read_id
 from ..models.user import User
 from .base import BaseManager, check_cache_flag, check_id, route
 
@@ -56,6 +57,11 @@ class UserManager(BaseManager[str, User]):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
+        if isinstance(data, dict):  # the common case, a known author: no new User built
+            known = self.cache.get(read_id(data, "publicId", "id", "userPublicId", "userId") or "")
+            if known is not None:
+                _merge_into(known, data)  # a record's raw form is the record itself
+                return known
         user = User(self._client, data)
         with self.cache._lock:
             existing = self.cache.get(user.id)

@@ -158,6 +158,17 @@ def time_of_ms(ms: float) -> datetime:
 #: Shared int objects for wire masks (ints above 256 are otherwise allocated per model).
 _MASKS = tuple(range(1 << 12))
 
+#: Per model class: wire key -> its index in ``_WIRE`` (built once per class).
+_POSITIONS: dict[type, dict[str, int]] = {}
+
+
+def _wire_positions(cls: type) -> dict[str, int]:
+    positions = _POSITIONS.get(cls)
+    if positions is None:
+        positions = {key: index for index, (key, _) in enumerate(cls._WIRE)}  # type: ignore[attr-defined]
+        _POSITIONS[cls] = positions
+    return positions
+
 #: Interned key tuples of the extra (unparsed) keys, shared by every model with
 #: the same leftover keys. Bounded: cleared when full (only sharing is lost).
 _KEYSETS: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -260,12 +271,12 @@ class Model:
         if mask and len(data) == mask.bit_count():
             self._extra = None
             return
-        wire = self._WIRE
+        positions = _wire_positions(type(self))
         keys: list[str] = []
         values: list[Any] = [None]
         for key, value in data.items():
             if mask:
-                index = next((i for i, (k, _) in enumerate(wire) if k == key), -1)
+                index = positions.get(key, -1)
                 if index >= 0 and mask >> index & 1:
                     continue
             keys.append(key)
