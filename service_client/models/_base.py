@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
+    from .guild import Guild
 
 __all__ = [
     "Model",
@@ -286,6 +287,12 @@ class Model:
             return
         values[0] = share_keys(tuple(keys))
         self._extra = tuple(values)
+
+    def _cached_guild(self, server_id: str | None) -> Guild | None:
+        """The cached server ``server_id`` from ``client.guilds``, or None (no request)."""
+        if server_id is None:
+            return None
+        return self._client.guilds.cache.get(server_id)
 
     def _extra_get(self, key: str, default: Any = None) -> Any:
         """The value of an unparsed wire key, or ``default`` when absent."""

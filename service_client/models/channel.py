@@ -90,9 +90,7 @@ class Channel(Model):
     @property
     def guild(self) -> Guild | None:
         """The cached server of this channel, or None."""
-        if self.server_id is None:
-            return None
-        return self._client.guilds.cache.get(self.server_id)
+        return self._cached_guild(self.server_id)
 
     @property
     def mention(self) -> str:

@@ -219,7 +219,7 @@ class Member(Model):
     @property
     def guild(self) -> Guild | None:
         """The cached server, or None."""
-        return self._client.guilds.cache.get(self.server_id)
+        return self._cached_guild(self.server_id)
 
     @property
     def role_ids(self) -> list[str]:

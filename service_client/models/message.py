@@ -218,9 +218,7 @@ class Message(Model):
     @property
     def guild(self) -> Guild | None:
         """The cached server, or None (always None in DMs)."""
-        if self.server_id is None:
-            return None
-        return self._client.guilds.cache.get(self.server_id)
+        return self._cached_guild(self.server_id)
 
     def reply(
         self,
