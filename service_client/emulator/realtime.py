@@ -69,31 +69,6 @@ def encode_message_events(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _ws_text_frame(payload: bytes) -> bytes:
-    """One unmasked, final WebSocket text frame (RFC 6455 5.2) carrying ``payload``."""
-    n = len(payload)
-    if n < 126:
-        return bytes((0x81, n)) + payload
-    if n < 65536:
-        return bytes((0x81, 126)) + n.to_bytes(2, "big") + payload
-    return bytes((0x81, 127)) + n.to_bytes(8, "big") + payload
-
-
-def _can_write_directly(protocol: Any, sock: Any) -> bool:
-    """Whether frames may bypass the Engine.IO queue without reordering: a uvicorn protocol whose
-    sends are plain transport writes, no extension negotiated, writable, and nothing queued."""
-    if type(protocol).__name__ not in ("WebSocketsSansIOProtocol", "WSProtocol"):
-        return False
-    writable = getattr(protocol, "writable", None)
-    transport = getattr(protocol, "transport", None)
-    if writable is None or not writable.is_set() or transport is None or transport.is_closing():
-        return False
-    conn = getattr(protocol, "conn", None)
-    if getattr(conn, "extensions", None) or getattr(conn, "_extensions", None):
-        return False
-    return bool(sock.upgraded) and sock.queue.empty() and transport.get_write_buffer_size() == 0
-
-
 #: Largest Engine.IO packet accepted, bytes (python-socketio's default of 1 MB would close the
 #: connection of a client that sends a ~1 MB string; the emulator refuses such events instead).
 MAX_PACKET_BYTES = 16 * 1024 * 1024
@@ -239,7 +214,6 @@ class Realtime:
                                  max_http_buffer_size=MAX_PACKET_BYTES)
         self.sessions: dict[str, str] = {}          # socket sid -> user id
         self.transports: dict[str, Any] = {}        # socket sid -> asyncio transport (for drops)
-        self.protocols: dict[str, Any] = {}         # socket sid -> uvicorn WebSocket protocol
         self.realistic_rooms = False
         self.send_errors = False
         self.refuse_auth = False
@@ -328,26 +302,17 @@ class Realtime:
     async def emit_encoded(self, frames: list[str], room: str) -> None:
         """Send pre-encoded Socket.IO event packets (text after the Engine.IO ``4``) to a room, in order.
 
-        Bulk fast path: when a socket's Engine.IO queue is empty and its WebSocket is writable,
-        the frames are written to the transport in one write (same bytes the Engine.IO writer
-        would produce); otherwise they go through the Engine.IO queue.
+        Bulk path: the frames skip per-message encoding but always go through each socket's
+        Engine.IO queue, behind anything already queued or being written, so order is kept.
         """
-        targets = [(s, e) for s, e in self.sio.manager.get_participants("/", room)]
+        targets = [eio_sid for _sid, eio_sid in self.sio.manager.get_participants("/", room)]
         if not targets or not frames:
             return
-        for sid, eio_sid in targets:
-            try:
-                sock = self.sio.eio._get_socket(eio_sid)
-            except KeyError:
-                continue
-            if sock.closed or sock.closing:
-                continue
-            protocol = self.protocols.get(sid)
-            if protocol is not None and _can_write_directly(protocol, sock):
-                protocol.transport.write(b"".join(_ws_text_frame(b"4" + f.encode("utf-8")) for f in frames))
-                continue
-            for frame in frames:
-                sock.queue.put_nowait(eio_packet.Packet(eio_packet.MESSAGE, frame))
+        packets = [eio_packet.Packet(eio_packet.MESSAGE, frame) for frame in frames]
+        send = self.sio.eio.send_packet
+        for eio_sid in targets:
+            for pkt in packets:
+                await send(eio_sid, pkt)
 
     def sids_of(self, uid: str | None = None) -> list[str]:
         """Return the socket sids of one user (every connected socket when ``uid`` is None)."""
@@ -428,7 +393,6 @@ class Realtime:
         transport = getattr(protocol, "transport", None)
         if transport is not None:
             self.transports[sid] = transport
-            self.protocols[sid] = protocol
         await self.join_user_rooms(sid, uid)
         asyncio.get_running_loop().create_task(self._after_connect(sid, uid))
 
@@ -452,7 +416,6 @@ class Realtime:
     async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
         uid = self.sessions.pop(sid, None)
         self.transports.pop(sid, None)
-        self.protocols.pop(sid, None)
         if uid is None:
             return
         for users in list(self.voice.values()):
