@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 from urllib.parse import urlsplit
 
 from . import _config
+from ._secret import REDACTED, Secret
 from .errors import (
     InsecureHostWarning,
     ServiceAuthError,
@@ -77,7 +78,6 @@ log = logging.getLogger("service_client.client")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_REDACTED = "[REDACTED]"
 _STATUSES = frozenset({"online", "idle", "dnd", "invisible"})
 _ACTIVITY_TYPES = frozenset({"using", "browsing", "listening", "playing"})
 _LIFECYCLE_KEY = "__lifecycle__"
@@ -120,31 +120,6 @@ class ClientState(enum.Enum):
     CONNECTING = "connecting"
     READY = "ready"
     DESTROYED = "destroyed"
-
-
-class _Secret:
-    """Holds the token; its repr, str and pickle never show it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str | None) -> None:
-        self._value = value
-
-    def get(self) -> str | None:
-        """The secret, or None."""
-        return self._value
-
-    def clear(self) -> None:
-        """Forget the secret."""
-        self._value = None
-
-    def __repr__(self) -> str:
-        return _REDACTED if self._value is not None else "None"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:
-        raise TypeError("the bot token cannot be pickled")
 
 
 def _check_hosts(base_url: str, socket_url: str) -> None:
@@ -260,7 +235,7 @@ class Client:
 
         self._state = ClientState.NEW
         self._state_lock = threading.RLock()  # guards _state, _gateway, _token
-        self._token = _Secret(None)
+        self._token = Secret(None)
         self._destroyed = threading.Event()
         self._reconnect_base = reconnect_base
         self._reconnect_cap = reconnect_cap
@@ -439,7 +414,7 @@ class Client:
                     "login() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
                 ) from None
             self._state = ClientState.CONNECTING
-            self._token = _Secret(token)
+            self._token = Secret(token)
         if timeout is None:
             try:
                 self._login_steps(None)
@@ -996,7 +971,7 @@ class Client:
             "uptime": self.uptime,
             "base_url": self.base_url,
             "socket_url": self.socket_url,
-            "token": None if self._token.get() is None else _REDACTED,
+            "token": None if self._token.get() is None else REDACTED,
             "users": len(self.users.cache),
             "guilds": len(self.guilds.cache),
             "channels": len(self.channels.cache),
@@ -1012,7 +987,7 @@ class Client:
     def __repr__(self) -> str:
         user = self.user
         who = "None" if user is None else f"{user.username!r} ({user.id})"
-        token = "None" if self._token.get() is None else _REDACTED
+        token = "None" if self._token.get() is None else REDACTED
         return (
             f"<Client state={self._state.value} user={who} guilds={len(self.guilds.cache)} "
             f"token={token}>"

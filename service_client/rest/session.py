@@ -55,6 +55,7 @@ from .._config import (
     DESTROY_JOIN_S,
     MAX_CONCURRENT_REQUESTS,
 )
+from .._secret import Secret
 from ..errors import (
     RateLimitError,
     ServiceAPIError,
@@ -96,23 +97,6 @@ _PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-class _Secret:
-    """Holds the token; shows as ``[REDACTED]`` in every repr."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "[REDACTED]"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> NoReturn:
-        raise TypeError("the token cannot be pickled")
 
 
 class _ConnectionRegistry:
@@ -448,7 +432,7 @@ class RestSession:
 
         self._state_lock = threading.Lock()
         self._closed = False
-        self._token: _Secret | None = None
+        self._token: Secret | None = None
         self._live: set[_Job] = set()
         self._fifo: FifoQueue[_Job] = FifoQueue()
         self._delays: DelayQueue[_Job] = DelayQueue(
@@ -472,7 +456,7 @@ class RestSession:
                 allowed in a header (the message never quotes it).
         """
         secret = self._token
-        return None if secret is None else secret.value
+        return None if secret is None else secret.get()
 
     @token.setter
     def token(self, value: str | None) -> None:
@@ -484,7 +468,7 @@ class RestSession:
             raise TypeError(f"token must be a str or None, not {type(value).__name__}")
         if not _TOKEN_RE.match(value):
             raise ValueError("token must be a non-empty string of visible ASCII characters")
-        self._token = _Secret(value)
+        self._token = Secret(value)
 
     @property
     def closed(self) -> bool:
@@ -579,7 +563,7 @@ class RestSession:
 
         merged: CaseInsensitiveDict[str] = CaseInsensitiveDict(self._default_headers)
         merged.update(caller_headers)
-        merged["Authorization"] = f"Bearer {secret.value}"
+        merged["Authorization"] = f"Bearer {secret.get()}"
         prepared = requests.PreparedRequest()
         prepared.prepare_method(route.method)
         prepared.url = self._base_url + route.path

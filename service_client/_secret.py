@@ -1,0 +1,50 @@
+"""The one type that holds a secret (a bot token or a webhook token).
+
+A :class:`Secret` keeps its value out of every ``repr``, ``str``, log line,
+exception text and pickle: it shows as ``[REDACTED]`` (or ``None`` when empty)
+and refuses to be pickled. Code that needs the value calls :meth:`Secret.get`
+at the last moment and keeps the result in no long-lived local.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+__all__ = ["REDACTED", "Secret"]
+
+#: What a secret shows as wherever it would be printed.
+REDACTED = "[REDACTED]"
+
+
+class Secret:
+    """Holds one secret string; its repr, str and pickle never show it.
+
+    Thread-safe for the single-reference reads and writes it does.
+
+    Args:
+        value: The secret, or None for "no secret yet".
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str | None = None) -> None:
+        self._value = value
+
+    def get(self) -> str | None:
+        """The secret, or None when it is empty or was cleared."""
+        return self._value
+
+    def clear(self) -> None:
+        """Forget the secret (``destroy()`` calls this for the bot token)."""
+        self._value = None
+
+    def __bool__(self) -> bool:
+        return self._value is not None
+
+    def __repr__(self) -> str:
+        return REDACTED if self._value is not None else "None"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("a secret (token) cannot be pickled")
