@@ -25,11 +25,14 @@ from .errors import (
     ServiceTimeoutError,
 )
 from .models import (
+    AuditLogEntry,
+    Ban,
     Category,
     Channel,
     Collection,
     DMChannel,
     EmbedBuilder,
+    Emoji,
     Guild,
     Invite,
     Member,
@@ -37,11 +40,15 @@ from .models import (
     Permissions,
     Role,
     User,
+    UserProfile,
     VoiceState,
+    Webhook,
 )
 from .voice import VoiceConnection, VoiceManager
 
 __all__ = [
+    "AuditLogEntry",
+    "Ban",
     "Category",
     "Channel",
     "Client",
@@ -51,6 +58,7 @@ __all__ = [
     "CommandLoadWarning",
     "DMChannel",
     "EmbedBuilder",
+    "Emoji",
     "Guild",
     "InsecureHostWarning",
     "Invite",
@@ -65,9 +73,11 @@ __all__ = [
     "ServiceError",
     "ServiceTimeoutError",
     "User",
+    "UserProfile",
     "VoiceConnection",
     "VoiceManager",
     "VoiceState",
+    "Webhook",
     "load_commands",
 ]
 

@@ -630,9 +630,16 @@ class Client:
         json: Any = None,
         timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
         max_retries: int = _config.DEFAULT_MAX_RETRIES,
+        authorized: bool = True,
     ) -> Any:
-        """Perform one REST request through the session's queue (library use)."""
-        return self._rest.request(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
+        """Perform one REST request through the session's queue (library use).
+
+        ``authorized=False`` sends no ``Authorization`` header and needs no login
+        (webhook execution).
+        """
+        return self._rest.request(
+            route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries, authorized=authorized
+        )
 
     def _submit(
         self,

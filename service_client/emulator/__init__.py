@@ -31,6 +31,10 @@ rest EXTENDED ones):
 - ``DELETE /channels/{cid}``: -> 204 (MANAGE_CHANNELS)
 - ``GET /channels/{cid}``: C8: -> bare Channel (``serverPublicId`` null for a DM)
 - ``PATCH /channels/{cid}``: ``{name?, description?}`` -> 204 (MANAGE_CHANNELS)
+- ``GET /channels/{cid}/webhooks``: -> ``{"webhooks": [Webhook]}`` without tokens (MANAGE_CHANNELS)
+- ``POST /channels/{cid}/webhooks``: ``{name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its ``token``
+- ``DELETE /channels/{cid}/webhooks/{wid}``: -> 204 (MANAGE_CHANNELS)
+- ``PATCH /channels/{cid}/webhooks/{wid}``: ``{name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)
 - ``POST /channels/{cid}/messages/bulk-delete``: ``{messageIds}`` (1 to 100) -> 204
 - ``GET /chat/{cid}``: ``?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)
 - ``DELETE /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
@@ -45,25 +49,41 @@ rest EXTENDED ones):
 - ``DELETE /servers/{sid}``: -> 204 (owner only)
 - ``GET /servers/{sid}``: C3: -> bare Server
 - ``PATCH /servers/{sid}``: ``{name?, imageUrl?}`` -> 204 (MANAGE_SERVER)
+- ``GET /servers/{sid}/audit-logs``: ``?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest first (VIEW_AUDIT_LOG)
 - ``GET /servers/{sid}/bans``: -> ``{"bans": [Ban]}`` (BAN_MEMBERS)
 - ``POST /servers/{sid}/boost``: EXT boost/read: membership checked, nothing else (204)
 - ``GET /servers/{sid}/categories``: C6: -> ``{categories, uncategorizedChannels}``
 - ``POST /servers/{sid}/categories``: ``{name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
 - ``POST /servers/{sid}/channels``: C7: -> 201 ``{"channel"}`` (MANAGE_CHANNELS)
+- ``GET /servers/{sid}/emojis``: -> ``{"emojis": [Emoji]}``
+- ``POST /servers/{sid}/emojis``: ``{name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}`` (MANAGE_SERVER; 409 name taken)
+- ``DELETE /servers/{sid}/emojis/{eid}``: -> 204 (MANAGE_SERVER)
 - ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES)
 - ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``
 - ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
 - ``GET /servers/{sid}/members``: ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
 - ``GET /servers/{sid}/members/{uid}``: C5: -> bare Member; 404 if not a member
 - ``PATCH /servers/{sid}/members/{uid}``: ``{roles?, nickname?}`` -> 204 (MANAGE_ROLES)
+- ``PUT /servers/{sid}/notifications``: ``{muted?, muteUntil?, mentionsOnly?}`` -> 204 (the caller's own)
 - ``POST /servers/{sid}/read``: EXT boost/read: membership checked, nothing else (204)
 - ``GET /servers/{sid}/roles``: -> ``{"roles": [Role]}``
 - ``POST /servers/{sid}/roles``: -> 201 ``{"role"}`` (MANAGE_ROLES)
 - ``DELETE /servers/{sid}/roles/{rid}``: -> 204 (MANAGE_ROLES)
 - ``PATCH /servers/{sid}/roles/{rid}``: -> ``{"role"}`` (MANAGE_ROLES)
 - ``GET /servers/{sid}/stats``: C12: -> bare ``{memberCount, channelCount, roleCount}``
+- ``GET /servers/{sid}/vanity``: -> ``{"vanityCode": str | null}``
 - ``PATCH /users/settings``: C11: ``{status}`` -> 204 and ``presence:update``; other keys 400
 - ``GET /users/{uid}``: -> bare User
+- ``GET /users/{uid}/mutual-servers``: -> ``{"mutualServers": [{publicId, name, imageUrl}]}``
+- ``GET /users/{uid}/profile``: -> bare User plus banner, bio and counts
+- ``POST /webhooks/{wid}/{token}``: ``{content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``; no
+  ``Authorization``; 404 unknown webhook or wrong token; ``message:new`` from the webhook's pseudo-user
+  (the token shows as ``***`` in the request journal)
+
+Successful changes (server, channel, category, role, member, invite, pin, bulk delete, emoji and
+webhook routes, and socket kicks, bans and unbans) write an audit log entry whose ``actionType`` is
+upper snake case: ``SERVER_UPDATE``, ``CHANNEL_CREATE``, ``ROLE_DELETE``, ``MEMBER_BAN``,
+``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``app.py``).
 
 Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
 missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never

@@ -39,7 +39,7 @@ from .app import (
 from .faults import FaultTable, RateLimiter, RequestLog
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
-from .store import BadRequest, Forbidden, NotFound, Store
+from .store import PROFILE_FIELDS, BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator")
 
@@ -1046,6 +1046,52 @@ class Emulator:
             """The control step, run on the emulator's event loop."""
             return [{k: v for k, v in e.items() if k != "sid"} for e in c.rt.journal]
         return self._call(run)
+
+    # ------------------------------------------------------------------ server extras
+    def set_vanity_code(self, server_id: str, code: str | None) -> None:
+        """Give a server a vanity invite code (None removes it), as ``GET /servers/{sid}/vanity`` shows.
+
+        Raises:
+            LookupError: Unknown server. ValueError: The code is not 2 to 32 characters of
+                ``[A-Za-z0-9-]``, or another server uses it.
+        """
+        if code is not None and (not isinstance(code, str) or not 2 <= len(code) <= 32
+                                 or not all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in code)):
+            raise ValueError("code must be 2 to 32 characters of letters, digits and dashes, or None")
+        async def run(c: EmulatorCore) -> None:
+            """The control step, run on the emulator's event loop."""
+            c.store.set_vanity_code(server_id, code)
+        self._call(run)
+
+    def set_profile(self, user_id: str, **fields: Any) -> dict[str, Any]:
+        """Set profile fields of a user (``banner``, ``bannerColor``, ``bio`` as str or None;
+        ``followersCount``, ``followingCount``, ``mutualFriendsCount`` as ints >= 0); returns the
+        profile as ``GET /users/{uid}/profile`` shows it.
+
+        Raises:
+            LookupError: Unknown user. ValueError: An unknown field or a value of the wrong type.
+        """
+        for key, value in fields.items():
+            if key not in PROFILE_FIELDS:
+                raise ValueError(f"unknown profile field {key!r}")
+            if key.endswith("Count"):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"{key} must be an int >= 0")
+            elif value is not None and not isinstance(value, str):
+                raise ValueError(f"{key} must be a str or None")
+        return self._call(lambda c: _value(c.store.set_profile(user_id, fields)))
+
+    def audit_log(self, server_id: str, *, limit: int = 100, action: str | None = None) -> list[dict[str, Any]]:
+        """Return a server's newest audit log entries (AuditEntry records), newest first."""
+        return self._call(lambda c: _value(c.store.audit_logs(server_id, limit, action)))
+
+    def webhooks(self, channel_id: str) -> list[dict[str, Any]]:
+        """Return a channel's webhooks (without tokens), oldest first."""
+        return self._call(lambda c: _value(c.store.webhooks(channel_id)))
+
+    def emojis(self, server_id: str) -> list[dict[str, Any]]:
+        """Return a server's custom emojis, oldest first."""
+        return self._call(lambda c: _value(c.store.emojis(server_id)))
 
 
 def _apply_settings(rt: Realtime, **settings: Any) -> None:

@@ -33,6 +33,20 @@ def bucket_key(method: str, path: str) -> str:
     return f"{method.upper()}:" + "/".join(segments[:2])
 
 
+#: Shown in the journal instead of a webhook token.
+REDACTED_TOKEN = "***"
+
+
+def redact_webhook_path(path: str) -> str:
+    """Return ``path`` with a webhook token replaced by ``***``: ``/webhooks/W1/<token>`` gives
+    ``/webhooks/W1/***`` (anything below the token is kept). Other paths are returned unchanged."""
+    parts = path.split("/")
+    named = [i for i, seg in enumerate(parts) if seg]
+    if len(named) >= 3 and parts[named[0]].lower() == "webhooks":
+        parts[named[2]] = REDACTED_TOKEN
+    return "/".join(parts)
+
+
 @dataclass
 class Fault:
     """One fault rule. ``remaining`` None means every matching request until cleared."""
@@ -215,7 +229,10 @@ class RequestLog:
     _live: set[int] = field(default_factory=set)
 
     def begin(self, entry: dict[str, Any]) -> None:
-        """Record a request's arrival (the entry is completed by :meth:`end`)."""
+        """Record a request's arrival (the entry is completed by :meth:`end`). A webhook token in
+        the entry's ``path`` is replaced by ``***`` first."""
+        if isinstance(entry.get("path"), str):
+            entry["path"] = redact_webhook_path(entry["path"])
         with self._lock:
             self.entries.append(entry)
             self._live.add(id(entry))

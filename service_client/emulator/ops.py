@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable
+from datetime import datetime
 from typing import Any
 
 from .realtime import DELETE_HISTORY_S, MAX_ID_CHARS, AckThen, Realtime, channel_room, server_room, user_room
@@ -25,6 +26,16 @@ MAX_REASON_CHARS = 512
 #: Largest integer accepted for counts and durations (``maxAge``, ``maxUses``, ``position``).
 MAX_INT = 2**31 - 1
 _COLOR = re.compile(r"#[0-9a-fA-F]{6}")
+#: A custom emoji name: 2 to 32 letters, digits or underscores.
+_EMOJI_NAME = re.compile(r"[A-Za-z0-9_]{2,32}")
+#: Most custom emojis per server, webhooks per channel; longest webhook (or override user) name.
+MAX_EMOJIS = 200
+MAX_WEBHOOKS = 15
+MAX_WEBHOOK_NAME_CHARS = 80
+
+
+class Conflict(Exception):
+    """The change clashes with existing state (mapped to HTTP 409)."""
 
 
 def _need_str(value: Any, name: str, *, allow_empty: bool = False, limit: int = MAX_NAME_CHARS) -> str:
@@ -271,6 +282,7 @@ class Operations:
         if action == "unban":
             if not self.store.remove_ban(sid, target):
                 return fail("not_banned")
+            self.store.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target)
             return AckThen({}, lambda: self.rt.emit("server:ban_revoked", {"serverPublicId": sid,
                                                                             "userPublicId": target},
                                                     server_room(sid)))
@@ -280,6 +292,7 @@ class Operations:
             if not self.store.remove_member(sid, target):
                 return fail("not_found")
             await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
+            self.store.add_audit(sid, actor, "MEMBER_KICK", "USER", target)
             return AckThen({}, lambda: self._announce_removal(sid, target, "kicked"))
         try:
             self.store.user_row(target)
@@ -289,6 +302,8 @@ class Operations:
             return fail("already_banned")
         was_member = self.store.remove_member(sid, target)
         self.store.add_ban(sid, target, reason)
+        self.store.add_audit(sid, actor, "MEMBER_BAN", "USER", target,
+                             {"reason": reason, "deleteHistory": history or "none"})
         doomed: list[tuple[str, str]] = []
         span = DELETE_HISTORY_S.get(history or "none", 0)
         if span:
@@ -570,6 +585,117 @@ class Operations:
         _opt_int(max_uses, "maxUses")
         code = self.store.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
         return {"invite": self.store.server_invite(code)}
+
+    # ------------------------------------------------------------------ emojis, webhooks, notifications
+    async def create_emoji(self, sid: str, body: dict[str, Any], creator_id: str | None) -> dict[str, Any]:
+        """Create a custom emoji from ``{name, imageUrl, isAnimated?}``; return the Emoji record.
+
+        Raises:
+            BadRequest: ``name`` is not 2 to 32 characters of ``[A-Za-z0-9_]``, ``imageUrl`` is not a
+                URL string, ``isAnimated`` is not a boolean, or the server has :data:`MAX_EMOJIS`.
+            Conflict: The server already has an emoji with that name.
+        """
+        name = body.get("name")
+        if not isinstance(name, str) or not _EMOJI_NAME.fullmatch(name):
+            raise BadRequest("name must be 2 to 32 characters of letters, digits and underscores")
+        url = _need_str(body.get("imageUrl"), "imageUrl", limit=MAX_URL_CHARS)
+        animated = body.get("isAnimated", False)
+        if not isinstance(animated, bool):
+            raise BadRequest("isAnimated must be a boolean")
+        if len(self.store.emojis(sid)) >= MAX_EMOJIS:
+            raise BadRequest("emojis.errors.limit_reached")
+        if self.store.emoji_named(sid, name):
+            raise Conflict("emojis.errors.name_taken")
+        return self.store.create_emoji(sid, name, url, animated=animated, creator_id=creator_id)
+
+    async def create_webhook(self, cid: str, body: dict[str, Any], creator_id: str | None) -> dict[str, Any]:
+        """Create a webhook on a server channel from ``{name, avatarUrl?}``; return it with its token.
+
+        Raises:
+            BadRequest: A bad field, a DM channel, or :data:`MAX_WEBHOOKS` on the channel already.
+        """
+        name = _need_str(body.get("name"), "name", limit=MAX_WEBHOOK_NAME_CHARS)
+        avatar = _opt_str(body.get("avatarUrl"), "avatarUrl", MAX_URL_CHARS)
+        if self.store.channel_row(cid)["server_id"] is None:
+            raise BadRequest("webhooks.errors.not_a_server_channel")
+        if len(self.store.webhooks(cid)) >= MAX_WEBHOOKS:
+            raise BadRequest("webhooks.errors.limit_reached")
+        return self.store.create_webhook(cid, name, avatar, creator_id)
+
+    async def update_webhook(self, wid: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Change a webhook from ``{name?, avatarUrl?}`` (null clears the avatar); return the changes."""
+        clean: dict[str, Any] = {}
+        if "name" in body:
+            clean["name"] = _need_str(body["name"], "name", limit=MAX_WEBHOOK_NAME_CHARS)
+        if "avatarUrl" in body:
+            clean["avatarUrl"] = _opt_str(body["avatarUrl"], "avatarUrl", MAX_URL_CHARS)
+        self.store.update_webhook(wid, clean)
+        return clean
+
+    async def execute_webhook(self, wid: str, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Post a message through a webhook from ``{content?, username?, avatarUrl?, embeds?}``.
+
+        The message is stored with the webhook's pseudo-user as author and broadcast as
+        ``message:new`` to the channel room (no nonce).
+
+        Returns:
+            The Message record.
+
+        Raises:
+            NotFound: Unknown webhook or wrong token.
+            BadRequest: Bad field types, nothing to post, or content/embeds over the limits.
+        """
+        row = self.store.webhook_for_token(wid, token)
+        content = body.get("content", "")
+        content = "" if content is None else content
+        if not isinstance(content, str):
+            raise BadRequest("content must be a string")
+        embeds = body.get("embeds", [])
+        embeds = [] if embeds is None else embeds
+        if not isinstance(embeds, list) or not all(isinstance(e, dict) for e in embeds):
+            raise BadRequest("embeds must be a list of objects")
+        username = body.get("username")
+        if username is not None:
+            _need_str(username, "username", limit=MAX_WEBHOOK_NAME_CHARS)
+        avatar = _opt_str(body.get("avatarUrl"), "avatarUrl", MAX_URL_CHARS)
+        if not content.strip() and not embeds:
+            raise BadRequest("content or embeds required")
+        error = self.rt.check_content(content, embeds)
+        if error is not None:
+            raise BadRequest(error)
+        record = self.store.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
+        await self.rt.deliver_messages([record])
+        return record
+
+    async def set_notifications(self, sid: str, uid: str, body: dict[str, Any]) -> None:
+        """Change a member's notification settings from ``{muted?, muteUntil?, mentionsOnly?}``.
+
+        Raises:
+            BadRequest: ``muted``/``mentionsOnly`` not booleans, ``muteUntil`` not an ISO-8601 time
+                with a zone (or null), or no known key at all.
+        """
+        clean: dict[str, Any] = {}
+        for key in ("muted", "mentionsOnly"):
+            if key in body:
+                if not isinstance(body[key], bool):
+                    raise BadRequest(f"{key} must be a boolean")
+                clean[key] = body[key]
+        if "muteUntil" in body:
+            until = body["muteUntil"]
+            if until is not None:
+                if not isinstance(until, str) or len(until) > 64:
+                    raise BadRequest("muteUntil must be an ISO-8601 time or null")
+                try:
+                    parsed = datetime.fromisoformat(until[:-1] + "+00:00" if until.endswith("Z") else until)
+                except ValueError as exc:
+                    raise BadRequest("muteUntil must be an ISO-8601 time or null") from exc
+                if parsed.tzinfo is None:
+                    raise BadRequest("muteUntil must carry a time zone")
+                until = iso_at(parsed.timestamp())
+            clean["muteUntil"] = until
+        if not clean:
+            raise BadRequest("give muted, muteUntil or mentionsOnly")
+        self.store.set_notifications(sid, uid, clean)
 
     # ------------------------------------------------------------------ raw emit
     async def emit(self, event: Any, payload: Any, *, to_user: Any = None, to_server: Any = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .base import BaseManager
 from .channels import ChannelManager
+from .emojis import EmojiManager
 from .guilds import GuildManager
 from .invites import InviteManager
 from .members import MemberManager
@@ -14,6 +15,7 @@ from .voice_states import VoiceStateManager
 __all__ = [
     "BaseManager",
     "ChannelManager",
+    "EmojiManager",
     "GuildManager",
     "InviteManager",
     "MemberManager",

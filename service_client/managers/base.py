@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ..models.collection import Collection
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .._secret import Secret
     from ..client import Client
     from ..rest.route import Route
 
@@ -28,8 +29,9 @@ K = TypeVar("K", bound=Hashable)
 M = TypeVar("M")
 
 
-def route(method: str, template: str, /, **params: str) -> Route:
-    """``Route(method, template, **params)``: ids are percent-encoded by Route.
+def route(method: str, template: str, /, **params: str | Secret) -> Route:
+    """``Route(method, template, **params)``: ids are percent-encoded by Route; a
+    :class:`Secret` value (a webhook token) is shown as ``***`` everywhere.
 
     Raises:
         TypeError: A parameter is not a str (the message names it).

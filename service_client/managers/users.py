@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models._base import read_id
 from ..models.user import User
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models.guild import Guild
+    from ..models.profile import UserProfile
 from .base import BaseManager, check_cache_flag, check_id, route
 
 __all__ = ["UserManager"]
@@ -43,6 +47,62 @@ class UserManager(BaseManager[str, User]):
         if isinstance(data, dict) and isinstance(data.get("user"), dict):
             data = data["user"]
         return self._build(data, cache=cache)
+
+    def fetch_profile(self, user_id: str, *, cache: bool = True) -> UserProfile:
+        """Fetch a user's profile (``GET /users/{user_id}/profile``): the user plus banner, bio and counts.
+
+        Blocks. The record may come bare or under ``user``; both are read.
+
+        Args:
+            user_id: The user's public id.
+            cache: Upsert the user into :attr:`cache` (``profile.user`` is then
+                the cached object); False writes nothing.
+
+        Returns:
+            The :class:`UserProfile`.
+
+        Raises:
+            TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
+            ServiceAPIError: 404 unknown user.
+        """
+        from ..models.profile import UserProfile, profile_record
+
+        check_id(user_id, "user_id")
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/users/{user_id}/profile", user_id=user_id))
+        if not isinstance(data, dict):
+            raise TypeError(f"profile must be a JSON object, got {type(data).__name__}")
+        record = profile_record(data)
+        user = self._build({k: v for k, v in record.items() if k in _USER_KEYS}, cache=cache)
+        return UserProfile(self._client, record, user=user)
+
+    def mutual_servers(self, user_id: str) -> list[Guild]:
+        """The servers the bot shares with a user (``GET /users/{user_id}/mutual-servers``). Blocks.
+
+        Args:
+            user_id: The user's public id.
+
+        Returns:
+            Partial :class:`Guild` objects (``id``, ``name``, ``icon``; other
+            fields empty), not cached: the full ones are in
+            ``client.guilds.cache``. ``[]`` when none.
+
+        Raises:
+            TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
+            ServiceAPIError: 404 unknown user.
+        """
+        from ..models.guild import Guild
+
+        check_id(user_id, "user_id")
+        data = self._client._request(route("GET", "/users/{user_id}/mutual-servers", user_id=user_id))
+        items = data.get("mutualServers") if isinstance(data, dict) else data
+        out: list[Guild] = []
+        for item in items if isinstance(items, list) else ():
+            try:
+                out.append(Guild(self._client, item))
+            except (TypeError, ValueError):
+                continue
+        return out
 
     def _build(self, data: Any, *, cache: bool) -> User:
         """A User for a record: the upserted cached one with ``cache``, else a new one."""
@@ -82,6 +142,9 @@ class UserManager(BaseManager[str, User]):
 
 
 _ABSENT = object()
+
+#: The keys of a User record (protocol 3.1), as kept from a profile record for the user itself.
+_USER_KEYS = frozenset({"publicId", "id", "name", "tag", "image", "isBot", "status", "createdAt"})
 
 
 def _merge_into(user: User, data: dict[str, Any]) -> None:

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+from .audit_log import AuditLogEntry
+from .ban import Ban
 from .category import Category
 from .channel import Channel
 from .collection import Collection
 from .dm_channel import DMChannel
 from .embed import EmbedBuilder
+from .emoji import Emoji
 from .guild import Guild
 from .invite import Invite
 from .member import Member
 from .message import Message
 from .permissions import Permissions
+from .profile import UserProfile
 from .role import Role
 from .user import User
 from .voice_state import VoiceState
+from .webhook import Webhook
 
 __all__ = [
+    "AuditLogEntry",
+    "Ban",
     "Category",
     "Channel",
     "Collection",
     "DMChannel",
     "EmbedBuilder",
+    "Emoji",
     "Guild",
     "Invite",
     "Member",
@@ -29,5 +37,7 @@ __all__ = [
     "Permissions",
     "Role",
     "User",
+    "UserProfile",
     "VoiceState",
+    "Webhook",
 ]

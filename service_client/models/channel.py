@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
@@ -13,8 +13,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed import EmbedBuilder
     from .guild import Guild
     from .message import Message
+    from .webhook import Webhook
 
-__all__ = ["Channel"]
+__all__ = ["Channel", "HISTORY_PAGE"]
+
+#: Messages asked for per history request (the service's maximum).
+HISTORY_PAGE = 100
 
 _intern = sys.intern
 
@@ -125,3 +129,170 @@ class Channel(Model):
 
         self._client._request(route("DELETE", "/channels/{channel_id}", channel_id=self.id))
         self._client.channels.cache.pop(self.id, None)
+
+    # -- history, pins, webhooks -------------------------------------------------
+
+    def history(self, limit: int | None = None, *, before: str | Message | None = None) -> Iterator[Message]:
+        """Iterate over this channel's messages, newest first (``GET /chat/{chid}``).
+
+        Pages lazily: each page is one blocking request of up to 100 messages
+        (``limit`` and ``before`` query), made when the iteration needs it, each
+        through the REST session (queue, buckets, retries). Stops after
+        ``limit`` messages, or when the service has no older ones. Whatever
+        order a page comes in, the iterator yields newest first; each next page
+        asks for the messages before the oldest one seen. Message authors are
+        not added to ``client.users``. The iterator may be used from any thread
+        (one thread at a time).
+
+        Args:
+            limit: Most messages to yield (>= 0), or None for the whole history.
+            before: Start below this message (a :class:`Message` or its id);
+                None starts from the newest.
+
+        Returns:
+            An iterator of :class:`Message` (content decoded).
+
+        Raises:
+            TypeError, ValueError: A bad ``limit`` or ``before``, raised here,
+                before any request.
+            ServiceAPIError: From the iteration: 403 the channel is not
+                visible, 404 unknown channel.
+            ServiceTimeoutError: From the iteration: the last attempt timed out.
+        """
+        from ..managers.base import check_id
+
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+            if limit < 0:
+                raise ValueError(f"limit must be >= 0, got {limit}")
+        start = None if before is None else check_id(getattr(before, "id", before), "before")
+        return self._history_pages(limit, start)
+
+    def _history_pages(self, limit: int | None, before: str | None) -> Iterator[Message]:
+        from ..managers.base import route
+        from .message import Message
+
+        remaining = limit
+        seen: set[str] = set()
+        while remaining is None or remaining > 0:
+            ask = HISTORY_PAGE if remaining is None else min(HISTORY_PAGE, remaining)
+            data = self._client._request(
+                route("GET", "/chat/{channel_id}", channel_id=self.id), params={"limit": ask, "before": before}
+            )
+            items = data.get("messages") if isinstance(data, dict) else data
+            page: list[Message] = []
+            for item in items if isinstance(items, list) else ():
+                if isinstance(item, dict):
+                    try:
+                        page.append(Message(self._client, item))
+                    except ValueError:
+                        continue
+            if _chronological(page):
+                page.reverse()
+            fresh = [m for m in page if m.id not in seen]
+            for message in fresh:
+                seen.add(message.id)
+                yield message
+                if remaining is not None:
+                    remaining -= 1
+                    if remaining == 0:
+                        return
+            if len(page) < ask or not fresh:
+                return
+            before = page[-1].id
+
+    def pins(self) -> list[Message]:
+        """The pinned messages of this channel (``GET /chat/{chid}/pins``). Blocks.
+
+        Returns:
+            The pinned messages in the service's order (most recently pinned
+            first on the emulator); ``[]`` when none.
+
+        Raises:
+            ServiceAPIError: 403 the channel is not visible, 404 unknown channel.
+        """
+        from ..managers.base import route
+        from .message import Message
+
+        data = self._client._request(route("GET", "/chat/{channel_id}/pins", channel_id=self.id))
+        items = data.get("pins") if isinstance(data, dict) else data
+        out: list[Message] = []
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict):
+                try:
+                    out.append(Message(self._client, item))
+                except ValueError:
+                    continue
+        return out
+
+    def webhooks(self) -> list[Webhook]:
+        """The webhooks of this channel (``GET /channels/{chid}/webhooks``; needs MANAGE_CHANNELS). Blocks.
+
+        Listed webhooks carry no token (only the one returned by
+        :meth:`create_webhook` does), so they can be edited and deleted but
+        not executed. Webhooks are not cached.
+
+        Returns:
+            The webhooks; ``[]`` when none.
+
+        Raises:
+            ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
+        """
+        from ..managers.base import route
+        from .webhook import Webhook
+
+        data = self._client._request(route("GET", "/channels/{channel_id}/webhooks", channel_id=self.id))
+        items = data.get("webhooks") if isinstance(data, dict) else data
+        out: list[Webhook] = []
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict):
+                try:
+                    out.append(Webhook(self._client, item, channel_id=self.id))
+                except ValueError:
+                    continue
+        return out
+
+    def create_webhook(self, name: str, avatar_url: str | None = None) -> Webhook:
+        """Create a webhook on this channel (``POST /channels/{chid}/webhooks``; needs MANAGE_CHANNELS).
+
+        Blocks. The returned webhook holds its token (a secret, shown as
+        ``[REDACTED]``; the service returns it only here), so it can
+        :meth:`Webhook.execute` at once.
+
+        Args:
+            name: The webhook's name (1 to 80 characters).
+            avatar_url: Its avatar URL (omitted when None).
+
+        Returns:
+            The new :class:`Webhook`.
+
+        Raises:
+            TypeError, ValueError: A bad ``name`` or ``avatar_url`` (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 400 refused, 404 unknown channel.
+        """
+        from ..managers.base import route
+        from .webhook import Webhook, _check_name
+
+        body: dict[str, Any] = {"name": _check_name(name, "name")}
+        if avatar_url is not None:
+            if not isinstance(avatar_url, str):
+                raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
+            body["avatarUrl"] = avatar_url
+        data = self._client._request(
+            route("POST", "/channels/{channel_id}/webhooks", channel_id=self.id), json=body
+        )
+        if isinstance(data, dict) and isinstance(data.get("webhook"), dict):
+            data = data["webhook"]
+        return Webhook(self._client, data, channel_id=self.id)
+
+
+def _chronological(page: list[Message]) -> bool:
+    """Whether a page runs oldest to newest: its first message is older than its last, or (equal or
+    unknown times) the service's documented default, chronological."""
+    if len(page) < 2:
+        return True
+    first, last = page[0].created_at, page[-1].created_at
+    if first is None or last is None or first == last:
+        return True
+    return first < last

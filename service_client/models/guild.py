@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ._base import Model, as_dict, read_id, read_int, read_str
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
+    from ..managers.emojis import EmojiManager
     from ..managers.invites import InviteManager
     from ..managers.roles import RoleManager
+    from .audit_log import AuditLogEntry
+    from .ban import Ban
     from .channel import Channel
     from .collection import Collection
     from .member import Member
 
 __all__ = ["Guild"]
+
+_UNSET: Any = object()
 
 
 class Guild(Model):
@@ -35,9 +41,11 @@ class Guild(Model):
         roles: This server's :class:`RoleManager` (empty until fetched or an
             event fills it; kept across re-fetches of the server).
         invites: This server's :class:`InviteManager`.
+        emojis: This server's custom emojis, an :class:`EmojiManager` (empty
+            until fetched; kept across re-fetches of the server).
     """
 
-    __slots__ = ("id", "name", "icon", "owner_id", "member_count", "roles", "invites")
+    __slots__ = ("id", "name", "icon", "owner_id", "member_count", "roles", "invites", "emojis")
 
     id: str
     name: str
@@ -46,6 +54,7 @@ class Guild(Model):
     member_count: int
     roles: RoleManager
     invites: InviteManager
+    emojis: EmojiManager
 
     def __init__(self, client: Client, data: Mapping[str, Any]) -> None:
         """Build from a server record.
@@ -54,6 +63,7 @@ class Guild(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
+        from ..managers.emojis import EmojiManager
         from ..managers.invites import InviteManager
         from ..managers.roles import RoleManager
 
@@ -61,6 +71,7 @@ class Guild(Model):
         self._parse(as_dict(data, "server"))
         self.roles = RoleManager(client, self.id)
         self.invites = InviteManager(client, self.id)
+        self.emojis = EmojiManager(client, self.id)
 
     def _parse(self, data: dict[str, Any]) -> None:
         ident = read_id(data, "publicId", "id", "serverPublicId", "serverId")
@@ -91,9 +102,10 @@ class Guild(Model):
         self._parse(merged)
 
     def _adopt(self, previous: Guild) -> None:
-        """Keep the role and invite caches of the entry this one replaces."""
+        """Keep the role, invite and emoji caches of the entry this one replaces."""
         self.roles = previous.roles
         self.invites = previous.invites
+        self.emojis = previous.emojis
 
     @property
     def channels(self) -> Collection[str, Channel]:
@@ -128,3 +140,270 @@ class Guild(Model):
     def fetch_member(self, user_id: str, *, cache: bool = True) -> Member:
         """``client.members.fetch(self.id, user_id)``."""
         return self._client.members.fetch(self.id, user_id, cache=cache)
+
+    # -- server settings, audit log, members, bans --------------------------------
+
+    def edit(self, *, name: str = _UNSET, image_url: str | None = _UNSET) -> None:
+        """Rename this server or change its icon (``PATCH /servers/{sid}``; needs MANAGE_SERVER).
+
+        Blocks until the service answered (204). Only the given keywords are
+        sent; ``image_url=None`` removes the icon. The cached guild is updated
+        by the ``server:updated`` event that follows (``guild_update``), not
+        by this call.
+
+        Raises:
+            TypeError: A value of the wrong type (before any request).
+            ValueError: Nothing to change, or an empty ``name`` (before any request).
+            ServiceAPIError: 403 without MANAGE_SERVER, 404 unknown server.
+        """
+        from ..managers.base import check_id, route
+
+        body: dict[str, Any] = {}
+        if name is not _UNSET:
+            body["name"] = check_id(name, "name")
+        if image_url is not _UNSET:
+            if image_url is not None and not isinstance(image_url, str):
+                raise TypeError(f"image_url must be a str or None, got {type(image_url).__name__}")
+            body["imageUrl"] = image_url
+        if not body:
+            raise ValueError("edit needs name or image_url")
+        self._client._request(route("PATCH", "/servers/{server_id}", server_id=self.id), json=body)
+
+    def delete(self) -> None:
+        """Delete this server (``DELETE /servers/{sid}``; the owner only). Blocks.
+
+        The ``server:deleted`` event that follows evicts it (with its channels
+        and members) from the caches and fires ``guild_delete``.
+
+        Raises:
+            ServiceAPIError: 403 not the owner, 404 unknown server.
+        """
+        from ..managers.base import route
+
+        self._client._request(route("DELETE", "/servers/{server_id}", server_id=self.id))
+
+    def leave(self) -> None:
+        """Leave this server (``POST /servers/{sid}/leave``). Blocks.
+
+        The ``server:you_left`` event that follows evicts it from the caches
+        and fires ``guild_delete``.
+
+        Raises:
+            ServiceAPIError: 400 the owner cannot leave, 403/404 not a member.
+        """
+        from ..managers.base import route
+
+        self._client._request(route("POST", "/servers/{server_id}/leave", server_id=self.id))
+
+    def vanity_code(self) -> str | None:
+        """This server's vanity invite code (``GET /servers/{sid}/vanity``). Blocks.
+
+        Returns:
+            The code (the part after ``/invite/``), or None when the server has none.
+
+        Raises:
+            ServiceAPIError: 403 not a member, 404 unknown server.
+        """
+        from ..managers.base import route
+
+        data = self._client._request(route("GET", "/servers/{server_id}/vanity", server_id=self.id))
+        code = data.get("vanityCode") if isinstance(data, dict) else None
+        return code if isinstance(code, str) and code else None
+
+    def set_notifications(
+        self,
+        *,
+        muted: bool = _UNSET,
+        mute_until: datetime | None = _UNSET,
+        mentions_only: bool = _UNSET,
+    ) -> None:
+        """Change the bot's own notification settings for this server
+        (``PUT /servers/{sid}/notifications``). Blocks.
+
+        Only the given keywords are sent: ``muted`` and ``mentionsOnly`` as
+        booleans, ``muteUntil`` as an ISO-8601 UTC string (``mute_until=None``
+        clears it).
+
+        Args:
+            muted: Mute the server.
+            mute_until: A timezone-aware datetime until which it stays muted, or None.
+            mentions_only: Notify for mentions only.
+
+        Raises:
+            TypeError: A value of the wrong type, or a naive datetime (before any request).
+            ValueError: Nothing to change (before any request).
+            ServiceAPIError: 400 refused, 403 not a member.
+        """
+        from ..managers.base import route
+
+        body: dict[str, Any] = {}
+        for key, value, what in (("muted", muted, "muted"), ("mentionsOnly", mentions_only, "mentions_only")):
+            if value is _UNSET:
+                continue
+            if not isinstance(value, bool):
+                raise TypeError(f"{what} must be a bool, got {type(value).__name__}")
+            body[key] = value
+        if mute_until is not _UNSET:
+            if mute_until is None:
+                body["muteUntil"] = None
+            elif not isinstance(mute_until, datetime):
+                raise TypeError(f"mute_until must be a datetime or None, got {type(mute_until).__name__}")
+            elif mute_until.tzinfo is None or mute_until.utcoffset() is None:
+                raise TypeError("mute_until must be timezone-aware (for example datetime.now(timezone.utc))")
+            else:
+                body["muteUntil"] = _iso_utc(mute_until)
+        if not body:
+            raise ValueError("set_notifications needs muted, mute_until or mentions_only")
+        self._client._request(route("PUT", "/servers/{server_id}/notifications", server_id=self.id), json=body)
+
+    def audit_log(self, *, limit: int | None = None, action: str | None = None) -> list[AuditLogEntry]:
+        """Read this server's audit log (``GET /servers/{sid}/audit-logs``; needs VIEW_AUDIT_LOG). Blocks.
+
+        Args:
+            limit: Most entries wanted (1 to 100), or None for the service
+                default (50 on the emulator); sent as ``limit``.
+            action: Only entries of this action (``"MEMBER_BAN"``...), sent as ``action``.
+
+        Returns:
+            The entries, newest first as the service orders them; ``[]`` when none.
+            Executors are not added to ``client.users``.
+
+        Raises:
+            TypeError, ValueError: A bad ``limit`` or ``action`` (before any request).
+            ServiceAPIError: 403 without VIEW_AUDIT_LOG or not a member.
+        """
+        from ..managers.base import route
+        from .audit_log import AuditLogEntry
+
+        params: dict[str, Any] = {}
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+            if not 1 <= limit <= 100:
+                raise ValueError(f"limit must be between 1 and 100, got {limit}")
+            params["limit"] = limit
+        if action is not None:
+            if not isinstance(action, str):
+                raise TypeError(f"action must be a str or None, got {type(action).__name__}")
+            if not action:
+                raise ValueError("action must not be empty")
+            params["action"] = action
+        data = self._client._request(
+            route("GET", "/servers/{server_id}/audit-logs", server_id=self.id), params=params or None
+        )
+        items = None
+        if isinstance(data, dict):
+            items = data.get("logs", data.get("auditLogs"))
+        elif isinstance(data, list):
+            items = data
+        out: list[AuditLogEntry] = []
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict):
+                try:
+                    out.append(AuditLogEntry(self._client, item, server_id=self.id))
+                except ValueError:
+                    continue
+        return out
+
+    def fetch_members(self, *, cache: bool = True) -> list[Member]:
+        """Fetch every member of this server: ``client.members.fetch_all(self.id, cache=cache)``.
+
+        ``GET /servers/{sid}/members`` (needs VIEW_MEMBERS); see
+        :meth:`MemberManager.fetch_all` for the result and errors.
+        """
+        return self._client.members.fetch_all(self.id, cache=cache)
+
+    def search_members(self, text: str) -> list[Member]:
+        """Find members whose name or nickname contains ``text`` (``GET /servers/{sid}/members?search=``).
+
+        Blocks; needs VIEW_MEMBERS. The results are partial (no join time; roles
+        as ``{publicId, name, color, hoist, position}``): they are not cached,
+        and their :attr:`Member.permissions` are right only for roles present in
+        :attr:`roles` (fill it with ``guild.roles.fetch_all()``).
+
+        Args:
+            text: The text to look for (non-empty).
+
+        Returns:
+            The matching members (``Member.id`` is the user id); ``[]`` when none.
+
+        Raises:
+            TypeError, ValueError: ``text`` is not a non-empty str (before any request).
+            ServiceAPIError: 403 without VIEW_MEMBERS or not a member.
+        """
+        from ..managers.base import route
+
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError("text must not be empty")
+        data = self._client._request(
+            route("GET", "/servers/{server_id}/members", server_id=self.id), params={"search": text}
+        )
+        items = data.get("members") if isinstance(data, dict) else data
+        out: list[Member] = []
+        for item in items if isinstance(items, list) else ():
+            try:
+                out.append(self._client.members._build(item, self.id, cache=False))
+            except (TypeError, ValueError):
+                continue
+        return out
+
+    def fetch_bans(self, *, cache: bool = True) -> list[Ban]:
+        """List this server's bans (``GET /servers/{sid}/bans``; needs BAN_MEMBERS). Blocks.
+
+        Args:
+            cache: Upsert each banned user into ``client.users`` (bans
+                themselves are not cached); False writes nothing.
+
+        Returns:
+            The bans in the service's order; ``[]`` when none.
+
+        Raises:
+            TypeError: ``cache`` is not a bool.
+            ServiceAPIError: 403 without BAN_MEMBERS or not a member.
+        """
+        from ..managers.base import check_cache_flag, route
+        from .ban import Ban
+
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}/bans", server_id=self.id))
+        items = data.get("bans") if isinstance(data, dict) else data
+        out: list[Ban] = []
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, dict) or not isinstance(item.get("user"), dict):
+                continue
+            try:
+                user = self._client.users._build(item["user"], cache=cache)
+                out.append(Ban(self._client, item, server_id=self.id, user=user))
+            except (TypeError, ValueError):
+                continue
+        return out
+
+    def boost(self) -> None:
+        """Boost this server (``POST /servers/{sid}/boost``). Blocks.
+
+        Raises:
+            ServiceAPIError: 403 not a member, 404 unknown server.
+        """
+        from ..managers.base import route
+
+        self._client._request(route("POST", "/servers/{server_id}/boost", server_id=self.id))
+
+    def mark_read(self) -> None:
+        """Mark every channel of this server as read for the bot (``POST /servers/{sid}/read``). Blocks.
+
+        Raises:
+            ServiceAPIError: 403 not a member, 404 unknown server.
+        """
+        from ..managers.base import route
+
+        self._client._request(route("POST", "/servers/{server_id}/read", server_id=self.id))
+
+
+def _iso_utc(moment: datetime) -> str:
+    """``moment`` as the service's ISO-8601 UTC text ``2026-01-02T03:04:05.678Z``."""
+    from datetime import timezone
+
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"

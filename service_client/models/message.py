@@ -285,6 +285,82 @@ class Message(Model):
             raise ValueError("emoji must not be empty")
         self._client._emit("message:react", {"messagePublicId": self.id, "emoji": emoji})
 
+    # -- pins and reactions over REST -------------------------------------------
+
+    def pin(self) -> None:
+        """Pin this message (``POST /chat/{chid}/pin/{mid}``; needs PIN_MESSAGE, or a DM participant).
+
+        Blocks until the service answered; a ``message_pin`` event follows.
+        Pinning a pinned message changes nothing.
+
+        Raises:
+            ValueError: The message has no channel id.
+            ServiceAPIError: 403 without PIN_MESSAGE, 404 unknown message.
+        """
+        self._pin("POST")
+
+    def unpin(self) -> None:
+        """Unpin this message (``DELETE /chat/{chid}/pin/{mid}``); see :meth:`pin`."""
+        self._pin("DELETE")
+
+    def _pin(self, method: str) -> None:
+        from ..managers.base import route
+
+        if self.channel_id is None:
+            raise ValueError("the message has no channel id")
+        self._client._request(
+            route(method, "/chat/{channel_id}/pin/{message_id}", channel_id=self.channel_id, message_id=self.id)
+        )
+
+    def reactions_for(self, emoji: str, *, cache: bool = True) -> list[User]:
+        """The users who reacted with ``emoji`` (``GET /chat/{chid}/reactions/{mid}/details?emoji=``).
+
+        Blocks. The service answers every emoji group of the message; the one
+        whose ``emoji`` equals the argument is kept.
+
+        Args:
+            emoji: The reaction (a unicode emoji, or a custom emoji's text).
+            cache: Upsert the users into ``client.users`` (the cached objects
+                are returned); False builds new ones and writes nothing.
+
+        Returns:
+            The users, in the service's order; ``[]`` when nobody reacted with it.
+
+        Raises:
+            TypeError, ValueError: ``emoji`` is not a non-empty str, or the
+                message has no channel id (before any request).
+            ServiceAPIError: 403 the channel is not visible, 404 unknown message.
+        """
+        from ..managers.base import check_cache_flag, route
+
+        if not isinstance(emoji, str):
+            raise TypeError(f"emoji must be a str, got {type(emoji).__name__}")
+        if not emoji:
+            raise ValueError("emoji must not be empty")
+        check_cache_flag(cache)
+        if self.channel_id is None:
+            raise ValueError("the message has no channel id")
+        data = self._client._request(
+            route("GET", "/chat/{channel_id}/reactions/{message_id}/details", channel_id=self.channel_id,
+                  message_id=self.id),
+            params={"emoji": emoji},
+        )
+        groups = data.get("reactions") if isinstance(data, dict) else data
+        out: list[User] = []
+        for group in groups if isinstance(groups, list) else ():
+            if not isinstance(group, dict) or group.get("emoji") != emoji:
+                continue
+            users = group.get("users")
+            for entry in users if isinstance(users, list) else ():
+                if not isinstance(entry, dict):
+                    continue
+                try:
+                    out.append(self._client.users._build(entry, cache=cache))
+                except (TypeError, ValueError):
+                    continue
+            break
+        return out
+
     def _repr_name(self) -> str | None:
         return self.author.username if self.author is not None else None
 

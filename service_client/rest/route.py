@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
+
+from .._secret import Secret
 
 __all__ = [
     "Route",
@@ -195,26 +197,30 @@ class Route:
             token redacted (pitfall 10).
     """
 
-    __slots__ = ("bucket", "display_path", "method", "path")
+    __slots__ = ("_wire", "bucket", "display_path", "method", "path")
 
     method: str
     path: str
     bucket: str
     display_path: str
+    _wire: Secret | None
 
-    def __init__(self, method: str, template: str, /, **params: str) -> None:
+    def __init__(self, method: str, template: str, /, **params: str | Secret) -> None:
         """Fill a path template.
 
         Args:
             method: The HTTP method, any letter case (stored upper-case).
             template: A path starting with ``/`` whose variable segments are
                 ``{name}`` placeholders, e.g. ``"/servers/{server_id}/members/{user_id}"``.
-            **params: One ``str`` value per placeholder, each encoded with
-                :func:`encode_segment`.
+            **params: One value per placeholder, each encoded with
+                :func:`encode_segment`: a ``str``, or a :class:`Secret` (a
+                webhook token) that is shown as ``***`` in :attr:`path`,
+                :attr:`display_path`, :attr:`bucket` and the repr, and sent
+                only through :meth:`wire_path`.
 
         Raises:
             TypeError: ``method`` or ``template`` is not a ``str``, or a value
-                is not a ``str`` (the message names the parameter).
+                is not a ``str`` or a :class:`Secret` (the message names the parameter).
             ValueError: The method is not an HTTP token, the template does not
                 start with ``/`` or has stray braces, a placeholder has no
                 value, a value is unused, or a value is empty.
@@ -225,19 +231,32 @@ class Route:
         if not template.startswith("/"):
             raise ValueError(f"template must start with '/', got {template!r}")
         used: set[str] = set()
+        secret = False
 
         def fill(match: re.Match[str]) -> str:
-            """The percent-encoded value of one template placeholder."""
+            """The percent-encoded value of one template placeholder (``***`` for a secret)."""
+            nonlocal secret
             name = match.group(1)
             if name not in params:
                 raise ValueError(f"template {template!r} needs a value for {name!r}")
             value = params[name]
+            if isinstance(value, Secret):
+                if not value.get():
+                    raise ValueError(f"{name} must not be empty")
+                used.add(name)
+                secret = True
+                return REDACTED
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, not {type(value).__name__}")
             if not value:
                 raise ValueError(f"{name} must not be empty")
             used.add(name)
             return encode_segment(value)
+
+        def fill_secret(match: re.Match[str]) -> str:
+            """The percent-encoded value of one placeholder, secrets included."""
+            value = params[match.group(1)]
+            return encode_segment(value.get() or "" if isinstance(value, Secret) else value)
 
         path = _PLACEHOLDER_RE.sub(fill, template)
         # Only the template can hold stray braces: filled values are encoded.
@@ -246,13 +265,43 @@ class Route:
         unused = set(params) - used
         if unused:
             raise ValueError(f"template {template!r} has no placeholder for {sorted(unused)}")
-        self._set(method, path)
+        self._set(method, path, Secret(_PLACEHOLDER_RE.sub(fill_secret, template)) if secret else None)
 
-    def _set(self, method: str, path: str) -> None:
+    def _set(self, method: str, path: str, wire: Secret | None = None) -> None:
         object.__setattr__(self, "method", method)
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "bucket", bucket_key(method, path))
         object.__setattr__(self, "display_path", redact_path(path))
+        object.__setattr__(self, "_wire", wire)
+
+    @property
+    def has_secret(self) -> bool:
+        """True when a segment is a secret (shown as ``***``; sent through :meth:`wire_path`)."""
+        return self._wire is not None
+
+    def wire_path(self) -> str:
+        """The path actually sent: :attr:`path`, with secret segments filled in.
+
+        Only the REST session calls this, when it builds the request; the result
+        is never logged or shown.
+        """
+        wire = self._wire
+        value = wire.get() if wire is not None else None
+        return value if value is not None else self.path
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret segment of this route (raw or encoded) replaced by ``***``."""
+        wire = self._wire
+        real = wire.get() if wire is not None else None
+        if real is None:
+            return text
+        shown = self.path.split("?", 1)[0].split("/")
+        for index, segment in enumerate(real.split("?", 1)[0].split("/")):
+            if index < len(shown) and shown[index] == REDACTED and segment:
+                for form in {segment, unquote(segment)}:
+                    if form:
+                        text = text.replace(form, REDACTED)
+        return text
 
     @classmethod
     def from_path(cls, method: str, path: str) -> Route:
@@ -301,7 +350,10 @@ class Route:
             return self
         sep = "&" if "?" in self.path else "?"
         route = Route.__new__(Route)
-        route._set(self.method, f"{self.path}{sep}{query}")
+        wire = self._wire
+        real = wire.get() if wire is not None else None
+        route._set(self.method, f"{self.path}{sep}{query}",
+                   Secret(f"{real}{sep}{query}") if real is not None else None)
         return route
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -96,6 +96,48 @@ _PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
+#: A webhook token in a URL or path: ``/webhooks/<id>/<token>``.
+_WEBHOOK_TOKEN_RE = re.compile(r"(/webhooks/[^/?#\s'\"]+/)[^/?#\s'\"]+", re.IGNORECASE)
+
+
+def _redact_webhook_tokens(text: str) -> str:
+    """``text`` with every ``/webhooks/<id>/<token>`` token replaced by ``***``."""
+    return _WEBHOOK_TOKEN_RE.sub(r"\1***", text) if "ebhooks/" in text else text
+
+
+class _WebhookTokenLogFilter(logging.Filter):
+    """Redacts webhook tokens from the request lines urllib3 logs (at DEBUG) with the URL path.
+
+    Installed once on urllib3's ``connectionpool`` and ``util.retry`` loggers; it only
+    rewrites ``/webhooks/<id>/<token>`` in a record's message and arguments.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = _redact_webhook_tokens(record.msg)
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(a, str) and "ebhooks/" in a for a in args):
+            record.args = tuple(_redact_webhook_tokens(a) if isinstance(a, str) else a for a in args)
+        return True
+
+
+def _install_log_filter() -> None:
+    for name in ("urllib3.connectionpool", "urllib3.util.retry"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _WebhookTokenLogFilter) for f in logger.filters):
+            logger.addFilter(_WebhookTokenLogFilter())
+
+
+_install_log_filter()
+
+
+class _RedactedCause(Exception):
+    """Stands in for a transport error whose text held a secret of the request path.
+
+    Its message is the original type name and text with the secret replaced by ``***``.
+    """
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -225,8 +267,16 @@ def _sanitized(exc: BaseException) -> BaseException:
     return exc
 
 
-def _chained(err: BaseException, cause: BaseException) -> BaseException:
-    """``err`` with ``cause`` chained, as ``raise err from cause`` would."""
+def _chained(err: BaseException, cause: BaseException, route: Route | None = None) -> BaseException:
+    """``err`` with ``cause`` chained, as ``raise err from cause`` would.
+
+    For a route with a secret segment (a webhook token) the cause is replaced by a
+    :class:`_RedactedCause` carrying its redacted text: transport errors quote the URL.
+    """
+    if route is not None and route.has_secret:
+        text = route.redact(_redact_webhook_tokens(f"{type(cause).__name__}: {cause}"))
+        err.__cause__ = _RedactedCause(text)
+        return err
     err.__cause__ = _sanitized(cause)
     return err
 
@@ -497,6 +547,7 @@ class RestSession:
         headers: Mapping[str, str] | None = None,
         timeout_ms: float = DEFAULT_TIMEOUT_MS,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        authorized: bool = True,
     ) -> concurrent.futures.Future[Any]:
         """Queue one call and return its Future at once.
 
@@ -519,6 +570,10 @@ class RestSession:
                 and body), milliseconds.
             max_retries: Retries after the first attempt (1 + max_retries
                 requests at most).
+            authorized: False sends no ``Authorization`` header at all and
+                needs no token (webhook execution, whose token is in the
+                path); the call still goes through the queue, the buckets
+                and the retries.
 
         Returns:
             A Future resolving to the parsed JSON, or None for a 204 or an
@@ -536,8 +591,8 @@ class RestSession:
                 ``params``, ``timeout_ms`` or ``max_retries`` have a wrong type.
             ValueError: ``body`` and ``json`` both given; a bad header name or
                 value; ``timeout_ms`` <= 0; ``max_retries`` < 0.
-            ServiceAuthError: No token is set, or the session is closed
-                (nothing is sent).
+            ServiceAuthError: No token is set (``authorized`` calls only), or
+                the session is closed (nothing is sent).
         """
         if not isinstance(route, Route):
             raise TypeError(f"route must be a Route, not {type(route).__name__}")
@@ -558,15 +613,16 @@ class RestSession:
         secret = self._token
         if self._closed:
             raise ServiceAuthError("the REST session is closed (the client was destroyed); create a new Client")
-        if secret is None:
+        if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
 
         merged: CaseInsensitiveDict[str] = CaseInsensitiveDict(self._default_headers)
         merged.update(caller_headers)
-        merged["Authorization"] = f"Bearer {secret.get()}"
+        if authorized and secret is not None:
+            merged["Authorization"] = f"Bearer {secret.get()}"
         prepared = requests.PreparedRequest()
         prepared.prepare_method(route.method)
-        prepared.url = self._base_url + route.path
+        prepared.url = self._base_url + route.wire_path()
         try:
             prepared.prepare_headers(merged)
         except requests.exceptions.InvalidHeader:
@@ -595,6 +651,7 @@ class RestSession:
         headers: Mapping[str, str] | None = None,
         timeout_ms: float = DEFAULT_TIMEOUT_MS,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        authorized: bool = True,
     ) -> Any:
         """Make one call and wait for its result (``submit(...)`` then its result).
 
@@ -622,6 +679,7 @@ class RestSession:
             headers=headers,
             timeout_ms=timeout_ms,
             max_retries=max_retries,
+            authorized=authorized,
         )
         closed_polls = 0
         while True:
@@ -785,8 +843,11 @@ class RestSession:
             try:
                 self._attempt(job)
             except Exception as exc:  # noqa: BLE001 - a worker never dies of one call
-                _log.exception("unexpected error in a REST worker")
-                self._set_exception(job, _chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc))
+                # A traceback may quote the URL: none for a route with a secret segment.
+                _log.error("unexpected error in a REST worker", exc_info=not job.route.has_secret)
+                self._set_exception(
+                    job, _chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc, job.route)
+                )
 
     def _attempt(self, job: _Job) -> None:
         """Send one attempt of ``job`` and classify the outcome (protocol 4.1)."""
@@ -891,7 +952,7 @@ class RestSession:
             exc = ValueError(f"{what}: the request is malformed ({type(err.cause).__name__}); not retried")
         else:
             exc = ServiceError(f"{what} failed ({type(err.cause).__name__}); not retried")
-        self._set_exception(job, _chained(exc, err.cause))
+        self._set_exception(job, _chained(exc, err.cause, route))
 
     def _retry_later(self, job: _Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""

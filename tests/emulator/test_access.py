@@ -13,7 +13,7 @@ import queue
 import pytest
 
 from .fuzzkit import RawHttp, RawSocket, assert_error_body
-from .test_fuzz import ROUTES, Route
+from .test_fuzz import ROUTES, Route, _extra_ids
 from .test_socket import conns  # noqa: F401  (fixture)
 
 SERVER_SCOPED = [r for r in ROUTES if any(p in r.template for p in ("{sid}", "{cid}", "{rid}", "{mid}"))
@@ -32,6 +32,7 @@ def setup(world):
     http = RawHttp(host, int(port))
     real = {"sid": sid, "cid": gid, "uid": world.bot["publicId"], "rid": role["publicId"], "code": invite["code"],
             "mid": message["publicId"]}
+    real.update(_extra_ids(world))
     body = {"name": "taken over", "iconUrl": None, "imageUrl": "http://x", "type": "TEXT", "status": "idle",
             "roles": [role["publicId"]], "nickname": "pwned", "color": "#000000", "hoist": True,
             "permissions": "2147483648", "position": 3, "channelPublicId": gid, "maxAge": 60, "maxUses": 1,
@@ -72,7 +73,11 @@ def test_non_member_sees_nothing_and_changes_nothing(setup, route, who):
     assert emu.snapshot() == before
 
 
-@pytest.mark.parametrize("route", ROUTES, ids=str)
+#: Routes served without ``Authorization`` (the webhook token in the path is the credential).
+PUBLIC = [r for r in ROUTES if r.template.startswith("/webhooks/")]
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r not in PUBLIC], ids=str)
 def test_revoked_token_is_401_everywhere(setup, route):
     world, http, real, body = setup
     emu = world.emulator
@@ -125,6 +130,13 @@ def _everything_happens(world, human, bot):
     assert human.client.call("server:kick", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
     assert human.client.call("server:ban", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
     assert human.client.call("server:unban", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
+    ids = _extra_ids(world)     # a pin and a webhook message
+    host, port = emu.socket_url.split("//")[1].split(":")
+    http = RawHttp(host, int(port))
+    assert http.request("POST", f"/api/v2/chat/{gid}/pin/{msg['publicId']}", None, world.human_token)[0] == 204
+    assert http.request("POST", f"/api/v2/webhooks/{ids['wid']}/{ids['token']}", b'{"content": "hook"}')[0] == 200
+    http.close()
+    bot.wait("message:new", check=lambda m: m["content"] == "hook")
     human.client.emit("message:reaction_clear", {"messagePublicId": msg["publicId"]})
     human.client.emit("message:delete", {"messagePublicId": msg["publicId"]})
     human.wait("message:deleted")
@@ -225,3 +237,22 @@ def test_removal_leaves_the_rooms_at_once(world, conns, how):
     assert human.wait("message:new")["content"] == "after"
     got = [e for e, _ in _drain(target)]
     assert "message:new" not in got and "typing:start" not in got, got
+
+
+def test_webhook_execution_needs_the_webhook_token_not_a_user_token(setup):
+    """The one unauthenticated route: a wrong or missing webhook token is a 404 that changes
+    nothing, whatever the ``Authorization``; a deleted webhook's token stops working."""
+    world, http, real, body = setup
+    emu = world.emulator
+    payload = json.dumps({"content": "hi"}).encode()
+    before = emu.snapshot()
+    for path, token in ((f"/webhooks/{real['wid']}/wrong", None), (f"/webhooks/{real['wid']}/wrong", world.human_token),
+                        (f"/webhooks/{real['mid']}/{real['token']}", None),
+                        (f"/webhooks/{real['wid']}/{real['token'][:-1]}", None)):
+        status, data, ctype = http.request("POST", "/api/v2" + path, payload, token)
+        assert status == 404, (path, status)
+        assert_error_body(status, data, ctype)
+    assert emu.snapshot() == before
+    emu.revoke_token(world.human["publicId"])   # the webhook's creator losing its token does not matter
+    status, data, _ = http.request("POST", f"/api/v2/webhooks/{real['wid']}/{real['token']}", payload, None)
+    assert status == 200 and set(json.loads(data)) == {"id"}

@@ -88,6 +88,21 @@ ROUTES = [
     Route("DELETE", "/chat/{cid}/pin/{mid}"),
     Route("GET", "/chat/{cid}/reactions/{mid}/details", query=("emoji",)),
     Route("GET", "/users/{uid}"),
+    # EXT: vanity, notifications, audit log, emojis, webhooks, profiles
+    Route("GET", "/servers/{sid}/vanity"),
+    Route("PUT", "/servers/{sid}/notifications", {"muted": "bool", "muteUntil": "iso?", "mentionsOnly": "bool"}),
+    Route("GET", "/servers/{sid}/audit-logs", query=("limit", "action")),
+    Route("GET", "/servers/{sid}/emojis"),
+    Route("POST", "/servers/{sid}/emojis", {"name": "emojiname", "imageUrl": "str", "isAnimated": "bool"}),
+    Route("DELETE", "/servers/{sid}/emojis/{eid}"),
+    Route("GET", "/channels/{cid}/webhooks"),
+    Route("POST", "/channels/{cid}/webhooks", {"name": "str", "avatarUrl": "str?"}),
+    Route("PATCH", "/channels/{cid}/webhooks/{wid}", {"name": "str", "avatarUrl": "str?"}),
+    Route("DELETE", "/channels/{cid}/webhooks/{wid}"),
+    Route("POST", "/webhooks/{wid}/{token}", {"content": "content", "username": "str?", "avatarUrl": "str?",
+                                              "embeds": "objlist"}),
+    Route("GET", "/users/{uid}/profile"),
+    Route("GET", "/users/{uid}/mutual-servers"),
 ]
 PARAM_ROUTES = [r for r in ROUTES if "{" in r.template]
 BODY_ROUTES = [r for r in ROUTES if r.schema]
@@ -120,8 +135,23 @@ def fz(world):
     http = RawHttp(host, int(port))
     real = {"sid": sid, "cid": gid, "uid": world.bot["publicId"], "rid": role["publicId"],
             "code": invite["code"], "mid": message["publicId"]}
+    real.update(_extra_ids(world))
     yield Fuzz(world=world, emu=emu, token=world.human_token, real=real, http=http)
     http.close()
+
+
+def _extra_ids(world: Any) -> dict[str, str]:
+    """Real ids of a custom emoji and a webhook (with its token) in the world's server."""
+    import requests
+
+    sid, gid = world.server["publicId"], world.general["publicId"]
+    auth = {"Authorization": f"Bearer {world.human_token}"}
+    base = world.emulator.base_url
+    emoji = requests.post(f"{base}/servers/{sid}/emojis", json={"name": "wave", "imageUrl": "http://img/w.png"},
+                          headers=auth, timeout=5).json()["emoji"]
+    hook = requests.post(f"{base}/channels/{gid}/webhooks", json={"name": "hook"}, headers=auth,
+                         timeout=5).json()["webhook"]
+    return {"eid": emoji["publicId"], "wid": hook["publicId"], "token": hook["token"]}
 
 
 def _check_refused(fz: Fuzz, before: dict[str, Any], status: int, data: bytes, ctype: str, what: str) -> None:
@@ -158,7 +188,9 @@ def _plausible(fz: Fuzz) -> dict[str, Any]:
             "isPrivate": False, "status": "idle", "roles": [fz.real["rid"]], "nickname": "nick",
             "color": "#a0b0c0", "hoist": True, "permissions": "8", "position": 2,
             "channelPublicId": fz.real["cid"], "maxAge": 60, "maxUses": 3, "description": "about",
-            "messageIds": [fz.real["mid"]]}
+            "messageIds": [fz.real["mid"]], "muted": True, "muteUntil": "2030-01-01T00:00:00Z",
+            "mentionsOnly": False, "isAnimated": False, "avatarUrl": "http://img/a.png", "content": "fine",
+            "username": "Hook", "embeds": [{"title": "t"}]}
 
 
 def _send_body(fz: Fuzz, route: Route, body: bytes) -> None:

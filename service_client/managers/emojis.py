@@ -1,0 +1,119 @@
+"""``EmojiManager``: ``guild.emojis``, the custom emojis of one server."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..models.emoji import Emoji
+from .base import BaseManager, check_cache_flag, check_id, route
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["EMOJI_NAME_RE", "EmojiManager"]
+
+#: A valid custom emoji name: 2 to 32 letters, digits or underscores.
+EMOJI_NAME_RE = re.compile(r"[A-Za-z0-9_]{2,32}")
+
+
+class EmojiManager(BaseManager[str, Emoji]):
+    """The custom emojis of one server, keyed by emoji id (``guild.emojis``).
+
+    Empty until :meth:`fetch_all`; :meth:`create` and :meth:`delete` keep it
+    in step with what this client changes (the service sends no emoji events,
+    so changes made elsewhere show only after the next :meth:`fetch_all`).
+    Thread-safe.
+
+    Attributes:
+        server_id: The server these emojis belong to.
+    """
+
+    __slots__ = ("server_id",)
+    model = Emoji
+
+    def __init__(self, client: Client, server_id: str) -> None:
+        """Create the empty emoji cache of ``server_id``."""
+        super().__init__(client)
+        self.server_id = server_id
+
+    def fetch_all(self, *, cache: bool = True) -> list[Emoji]:
+        """List the server's custom emojis (``GET /servers/{sid}/emojis``). Blocks.
+
+        Args:
+            cache: Upsert every emoji into :attr:`cache` (never purges).
+
+        Returns:
+            The emojis in the service's order; ``[]`` when none.
+
+        Raises:
+            TypeError: ``cache`` is not a bool.
+            ServiceAPIError: 403 not a member, 404 unknown server.
+            ServiceTimeoutError: The last attempt timed out.
+        """
+        check_cache_flag(cache)
+        data = self._client._request(route("GET", "/servers/{server_id}/emojis", server_id=self.server_id))
+        items = data.get("emojis") if isinstance(data, dict) else data
+        emojis = [Emoji(self._client, item, server_id=self.server_id)
+                  for item in (items if isinstance(items, list) else ()) if isinstance(item, dict)]
+        if cache:
+            self.cache.update((emoji.id, emoji) for emoji in emojis)
+        return emojis
+
+    def create(self, name: str, image_url: str, *, animated: bool = False) -> Emoji:
+        """Create a custom emoji (``POST /servers/{sid}/emojis``; needs MANAGE_SERVER) and cache it.
+
+        Blocks until the service answered. Sends ``{name, imageUrl, isAnimated}``.
+
+        Args:
+            name: 2 to 32 characters of ``[A-Za-z0-9_]``, checked before any request.
+            image_url: The image URL.
+            animated: True for an animated image.
+
+        Returns:
+            The created :class:`Emoji`.
+
+        Raises:
+            TypeError: An argument of the wrong type (before any request).
+            ValueError: ``name`` is not 2 to 32 letters, digits or underscores, or
+                ``image_url`` is empty (before any request).
+            ServiceAPIError: 403 without MANAGE_SERVER, 409 name already used, 400 refused.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        if not EMOJI_NAME_RE.fullmatch(name):
+            raise ValueError(f"name must be 2 to 32 letters, digits or underscores, got {name!r}")
+        check_id(image_url, "image_url")
+        if not isinstance(animated, bool):
+            raise TypeError(f"animated must be a bool, got {type(animated).__name__}")
+        body: dict[str, Any] = {"name": name, "imageUrl": image_url, "isAnimated": animated}
+        data = self._client._request(
+            route("POST", "/servers/{server_id}/emojis", server_id=self.server_id), json=body
+        )
+        if isinstance(data, dict) and isinstance(data.get("emoji"), dict):
+            data = data["emoji"]
+        emoji = Emoji(self._client, data, server_id=self.server_id)
+        self.cache[emoji.id] = emoji
+        return emoji
+
+    def delete(self, emoji_id: str | Emoji) -> None:
+        """Delete a custom emoji (``DELETE /servers/{sid}/emojis/{eid}``) and drop it from the cache.
+
+        Blocks until the service answered.
+
+        Args:
+            emoji_id: The emoji's id, or the :class:`Emoji`.
+
+        Raises:
+            TypeError, ValueError: Not a non-empty id (before any request).
+            ServiceAPIError: 403 without MANAGE_SERVER, 404 unknown emoji.
+        """
+        eid = emoji_id.id if isinstance(emoji_id, Emoji) else emoji_id
+        check_id(eid, "emoji_id")
+        self._client._request(
+            route("DELETE", "/servers/{server_id}/emojis/{emoji_id}", server_id=self.server_id, emoji_id=eid)
+        )
+        self.cache.pop(eid, None)
+
+    def __repr__(self) -> str:
+        return f"<EmojiManager server_id={self.server_id!r} cached={len(self.cache)}>"

@@ -1,0 +1,66 @@
+"""``Ban``: a ban of a server (protocol.md 3.9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ._base import Model, as_dict, parse_time, read_id, read_str
+from .user import User
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["Ban"]
+
+
+class Ban(Model):
+    """One banned user of a server, from ``GET /servers/{sid}/bans``.
+
+    Wire keys: ``publicId`` (the ban's id; also ``id``), ``reason``,
+    ``createdAt``, ``user`` (``{publicId, name, tag, image}``).
+
+    Attributes:
+        id: The ban's id, or the user's id when the record has none.
+        user: The banned :class:`User` (partial: no status).
+        reason: The reason given, or None.
+        server_id: The server.
+    """
+
+    __slots__ = ("id", "user", "reason", "server_id")
+
+    id: str
+    user: User
+    reason: str | None
+    server_id: str | None
+
+    def __init__(self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None,
+                 user: User | None = None) -> None:
+        """Build from a ban record.
+
+        Args:
+            client: The owning client.
+            data: The ban record.
+            server_id: The server the ban belongs to.
+            user: The banned user when already resolved (the cached one).
+
+        Raises:
+            TypeError: ``data`` (or its ``user``) is not a dict.
+            ValueError: The record has no user id.
+        """
+        data = as_dict(data, "ban")
+        self._client = client
+        self.user = user if user is not None else User(client, as_dict(data.get("user"), "ban user"))
+        self.id = read_id(data, "publicId", "id") or self.user.id
+        self.reason = read_str(data, "reason")
+        self.server_id = read_id(data, "serverPublicId", "serverId") or server_id
+        self._split(data)
+
+    @property
+    def created_at(self) -> datetime | None:
+        """When the ban was made (UTC), or None."""
+        return parse_time(self._extra_get("createdAt"))
+
+    def _repr_name(self) -> str | None:
+        return self.user.username

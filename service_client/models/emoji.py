@@ -1,0 +1,96 @@
+"""``Emoji``: a custom emoji of a server (protocol.md 3.9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._base import Model, as_dict, read_bool, read_id, read_str
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from .guild import Guild
+
+__all__ = ["Emoji"]
+
+
+class Emoji(Model):
+    """A custom emoji of one server. ``str(emoji)`` is ``:name:``.
+
+    Wire keys: ``publicId`` (also ``id``), ``name``, ``url`` (also
+    ``imageUrl``), ``serverPublicId`` (also ``serverId``), ``animated``.
+
+    Attributes:
+        id: The emoji's public id.
+        name: Its name (2 to 32 characters of ``[A-Za-z0-9_]``).
+        url: The image URL ("" when missing).
+        server_id: The server it belongs to, or None when unknown.
+        animated: True for an animated image.
+    """
+
+    __slots__ = ("id", "name", "url", "server_id", "animated")
+
+    _WIRE = (
+        ("publicId", "id"),
+        ("name", "name"),
+        ("url", "url"),
+        ("serverPublicId", "server_id"),
+        ("animated", "animated"),
+    )
+
+    id: str
+    name: str
+    url: str
+    server_id: str | None
+    animated: bool
+
+    def __init__(self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None) -> None:
+        """Build from an emoji record.
+
+        Args:
+            client: The owning client.
+            data: The emoji record.
+            server_id: The server, when the record does not carry it.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        data = as_dict(data, "emoji")
+        ident = read_id(data, "publicId", "id", "emojiPublicId")
+        if ident is None:
+            raise ValueError("emoji record has no publicId")
+        self._client = client
+        self.id = ident
+        self.name = read_str(data, "name") or ""
+        self.url = read_str(data, "url") or read_str(data, "imageUrl") or ""
+        self.server_id = read_id(data, "serverPublicId", "serverId") or server_id
+        self.animated = read_bool(data, "animated", read_bool(data, "isAnimated"))
+        self._split(data)
+
+    @property
+    def guild(self) -> Guild | None:
+        """The cached server of this emoji, or None."""
+        return self._cached_guild(self.server_id)
+
+    def delete(self) -> None:
+        """Delete this emoji: ``guild.emojis.delete(self.id)`` (``DELETE /servers/{sid}/emojis/{eid}``).
+
+        Blocks until the service answered; drops the emoji from the server's emoji cache.
+
+        Raises:
+            ValueError: The emoji has no server id.
+            ServiceAPIError: 403 without MANAGE_SERVER, 404 unknown emoji.
+        """
+        from ..managers.emojis import EmojiManager
+
+        guild = self.guild
+        if guild is not None:
+            guild.emojis.delete(self.id)
+            return
+        if self.server_id is None:
+            raise ValueError("emoji has no server id")
+        EmojiManager(self._client, self.server_id).delete(self.id)
+
+    def __str__(self) -> str:
+        return f":{self.name}:"

@@ -1,0 +1,287 @@
+"""``Webhook``: a channel webhook and its execution (protocol.md 1.3, 3.9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._secret import Secret
+from ._base import Model, as_dict, read_id, read_str
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from .channel import Channel
+    from .embed import EmbedBuilder
+
+__all__ = ["Webhook"]
+
+_UNSET: Any = object()
+
+#: Longest webhook name and per-message ``username`` the client sends, characters.
+MAX_WEBHOOK_NAME = 80
+
+
+class Webhook(Model):
+    """A webhook of a server channel: anyone holding its token may post there.
+
+    Wire keys: ``publicId`` (also ``id``), ``name``, ``avatarUrl`` (also
+    ``avatar``), ``channelPublicId`` (also ``channelId``), ``serverPublicId``
+    and ``token`` (present only in the answer that created the webhook).
+
+    The token is a secret like the bot token: it is held in :attr:`token` (a
+    :class:`~service_client._secret.Secret`, shown as ``[REDACTED]``), never in
+    :attr:`raw`, and it shows as ``***`` in request paths, errors and logs. A
+    Webhook with a token refuses to be pickled.
+
+    Attributes:
+        id: The webhook's public id (also the id of its messages' author).
+        name: Its name.
+        avatar_url: Its avatar URL, or None.
+        channel_id: The channel it posts to, or None when unknown.
+        server_id: The server of that channel, or None when unknown.
+    """
+
+    __slots__ = ("id", "name", "avatar_url", "channel_id", "server_id", "_token")
+
+    _WIRE = (
+        ("publicId", "id"),
+        ("name", "name"),
+        ("avatarUrl", "avatar_url"),
+        ("channelPublicId", "channel_id"),
+        ("serverPublicId", "server_id"),
+    )
+
+    id: str
+    name: str
+    avatar_url: str | None
+    channel_id: str | None
+    server_id: str | None
+    _token: Secret | None
+
+    def __init__(self, client: Client, data: Mapping[str, Any], *, channel_id: str | None = None) -> None:
+        """Build from a webhook record; a ``token`` key is moved into :attr:`token`.
+
+        Args:
+            client: The owning client.
+            data: The webhook record.
+            channel_id: The channel, when the record does not carry it.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        data = dict(as_dict(data, "webhook"))
+        token = data.pop("token", None)
+        self._client = client
+        self._token = Secret(token) if isinstance(token, str) and token else None
+        self._parse(data, channel_id)
+
+    def _parse(self, data: dict[str, Any], channel_id: str | None = None) -> None:
+        ident = read_id(data, "publicId", "id", "webhookPublicId")
+        if ident is None:
+            raise ValueError("webhook record has no publicId")
+        self.id = ident
+        self.name = read_str(data, "name") or ""
+        avatar = data.get("avatarUrl", data.get("avatar"))
+        self.avatar_url = avatar if isinstance(avatar, str) else None
+        self.channel_id = read_id(data, "channelPublicId", "channelId") or channel_id
+        self.server_id = read_id(data, "serverPublicId", "serverId")
+        self._split(data)
+
+    @classmethod
+    def from_token(cls, client: Client, webhook_id: str, token: str, *, channel_id: str | None = None) -> Webhook:
+        """A webhook known only by its id and token (say, read from a bot's settings), ready to :meth:`execute`.
+
+        No request is made. Its ``name`` is ``""`` until fetched through
+        :meth:`Channel.webhooks`.
+
+        Args:
+            client: The client whose REST session sends the executions (it
+                need not be logged in: execution sends no ``Authorization``).
+            webhook_id: The webhook's public id.
+            token: The webhook's token (kept as a secret).
+            channel_id: The webhook's channel, when known.
+
+        Raises:
+            TypeError: An id or the token is not a str.
+            ValueError: An id or the token is empty.
+        """
+        from ..managers.base import check_id
+
+        check_id(webhook_id, "webhook_id")
+        if not isinstance(token, str):
+            raise TypeError(f"token must be a str, got {type(token).__name__}")
+        if not token:
+            raise ValueError("token must not be empty")
+        record: dict[str, Any] = {"publicId": webhook_id}
+        if channel_id is not None:
+            record["channelPublicId"] = check_id(channel_id, "channel_id")
+        webhook = cls(client, record)
+        webhook._token = Secret(token)
+        return webhook
+
+    @property
+    def token(self) -> Secret | None:
+        """The webhook token as a :class:`~service_client._secret.Secret` (``token.get()`` gives the
+        text), or None when the record did not carry it (listings never do)."""
+        return self._token
+
+    @property
+    def channel(self) -> Channel | None:
+        """The cached channel of this webhook, or None."""
+        if self.channel_id is None:
+            return None
+        return self._client.channels.cache.get(self.channel_id)
+
+    def edit(self, *, name: str = _UNSET, avatar_url: str | None = _UNSET) -> None:
+        """Change this webhook (``PATCH /channels/{chid}/webhooks/{wid}``; needs MANAGE_CHANNELS).
+
+        Blocks until the service answered, then updates this object (the
+        library caches no webhook). Only the given keywords are sent;
+        ``avatar_url=None`` clears the avatar.
+
+        Raises:
+            TypeError: A value of the wrong type (before any request).
+            ValueError: Nothing to change, an empty or over-long ``name`` (80
+                characters at most), or no channel id (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown webhook.
+        """
+        from ..managers.base import route
+
+        body: dict[str, Any] = {}
+        if name is not _UNSET:
+            body["name"] = _check_name(name, "name")
+        if avatar_url is not _UNSET:
+            if avatar_url is not None and not isinstance(avatar_url, str):
+                raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
+            body["avatarUrl"] = avatar_url
+        if not body:
+            raise ValueError("edit needs name or avatar_url")
+        channel_id = self._require_channel()
+        self._client._request(
+            route("PATCH", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
+                  webhook_id=self.id),
+            json=body,
+        )
+        merged = self.raw
+        merged.update(body)
+        self._parse(merged, channel_id)
+
+    def delete(self) -> None:
+        """Delete this webhook (``DELETE /channels/{chid}/webhooks/{wid}``); its token stops working.
+
+        Blocks until the service answered.
+
+        Raises:
+            ValueError: No channel id (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown webhook.
+        """
+        from ..managers.base import route
+
+        channel_id = self._require_channel()
+        self._client._request(
+            route("DELETE", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
+                  webhook_id=self.id)
+        )
+
+    def execute(
+        self,
+        content: str | None = None,
+        *,
+        username: str | None = None,
+        avatar_url: str | None = None,
+        embeds: Sequence[EmbedBuilder | Mapping[str, Any]] | None = None,
+    ) -> str | None:
+        """Post a message through this webhook (``POST /webhooks/{wid}/{token}``). Blocks.
+
+        Sends **no** ``Authorization`` header (the token in the path is the
+        credential), so it works before ``login`` too; it still goes through the
+        REST session: the FIFO queue, the rate-limit bucket ``POST:webhooks/<id>``,
+        retries and the usual errors, with the token shown as ``***`` in every
+        path, error and log line. The message's author is the webhook's
+        pseudo-user (its id is this webhook's id, ``bot`` True); it reaches
+        ``message_create`` listeners like any other message.
+
+        Args:
+            content: The text (sent as ``content``); None or ``""`` with embeds.
+            username: Author name for this message only (1 to 80 characters).
+            avatar_url: Author avatar URL for this message only.
+            embeds: :class:`EmbedBuilder` objects or plain embed mappings.
+
+        Returns:
+            The id of the created message (``{"id": ...}`` in the answer), or
+            None when the answer carries none.
+
+        Raises:
+            TypeError: An argument of the wrong type (before any request).
+            ValueError: No token (a listed webhook carries none; use the
+                created one or :meth:`from_token`), or neither content nor
+                embeds, or a bad ``username`` (before any request).
+            ServiceAPIError: 404 unknown webhook or wrong token, 400 refused
+                content; ``RateLimitError`` for a 429 after retries.
+            ServiceTimeoutError: The last attempt timed out.
+            ServiceError: Network failure after the last retry, or the client
+                was destroyed.
+        """
+        from ..managers.base import route
+        from .embed import EmbedBuilder
+
+        token = self._token
+        if token is None:
+            raise ValueError("this webhook has no token: only the answer that created it carries one")
+        body: dict[str, Any] = {}
+        if content is not None:
+            if not isinstance(content, str):
+                raise TypeError(f"content must be a str or None, got {type(content).__name__}")
+            if content:
+                body["content"] = content
+        payload: list[dict[str, Any]] = []
+        if embeds is not None:
+            if isinstance(embeds, (EmbedBuilder, Mapping, str, bytes)) or not isinstance(embeds, Sequence):
+                raise TypeError(f"embeds must be a list of EmbedBuilder or mappings, got {type(embeds).__name__}")
+            for index, embed in enumerate(embeds):
+                if isinstance(embed, EmbedBuilder):
+                    payload.append(embed.to_dict())
+                elif isinstance(embed, Mapping):
+                    payload.append(dict(embed))
+                else:
+                    raise TypeError(
+                        f"embeds[{index}] must be an EmbedBuilder or a mapping, got {type(embed).__name__}"
+                    )
+        if payload:
+            body["embeds"] = payload
+        if not body:
+            raise ValueError("execute needs non-empty content or at least one embed")
+        if username is not None:
+            body["username"] = _check_name(username, "username")
+        if avatar_url is not None:
+            if not isinstance(avatar_url, str):
+                raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
+            body["avatarUrl"] = avatar_url
+        data = self._client._request(
+            route("POST", "/webhooks/{webhook_id}/{token}", webhook_id=self.id, token=token),
+            json=body,
+            authorized=False,
+        )
+        message_id = read_id(data, "id", "publicId", "messagePublicId") if isinstance(data, dict) else None
+        if message_id is None and isinstance(data, dict) and isinstance(data.get("message"), dict):
+            message_id = read_id(data["message"], "publicId", "id")
+        return message_id
+
+    def _require_channel(self) -> str:
+        if self.channel_id is None:
+            raise ValueError("webhook has no channel id")
+        return self.channel_id
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Webhook cannot be pickled (it holds a client and possibly a token)")
+
+
+def _check_name(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{what} must not be empty")
+    if len(value) > MAX_WEBHOOK_NAME:
+        raise ValueError(f"{what} must be at most {MAX_WEBHOOK_NAME} characters, got {len(value)}")
+    return value

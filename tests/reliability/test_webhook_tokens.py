@@ -1,0 +1,111 @@
+"""A webhook token is a secret like the bot token: it never shows in a path, a repr, a log line,
+an exception (text, attributes, traceback with its frame locals, pickle) or the emulator's
+request journal, through a whole webhook session with every kind of failure."""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+import socket
+import traceback
+from typing import Any
+
+import pytest
+
+from service_client import Client, RateLimitError, ServiceAPIError, ServiceError, Webhook
+from service_client._secret import Secret
+from service_client.managers.base import route
+from service_client.rest.route import Route
+
+from .test_tokens import _texts_of
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _with_locals(exc: BaseException) -> str:
+    """The traceback with every frame's locals, as ``traceback`` renders them."""
+    return "".join(traceback.TracebackException.from_exception(exc, capture_locals=True).format())
+
+
+def test_route_with_a_secret_segment_shows_stars_everywhere() -> None:
+    token = "s3cr3t/t0ken?x"
+    r = route("POST", "/webhooks/{wid}/{token}", wid="W1", token=Secret(token)).with_query({"wait": "true"})
+    assert r.path == "/webhooks/W1/***?wait=true" and r.display_path == "/webhooks/W1/***"
+    assert r.bucket == "POST:webhooks/W1" and r.has_secret
+    assert r.wire_path() == "/webhooks/W1/s3cr3t%2Ft0ken%3Fx?wait=true"
+    assert token not in repr(r) and "s3cr3t" not in repr(r)
+    assert r.redact("GET http://h/webhooks/W1/s3cr3t%2Ft0ken%3Fx and s3cr3t/t0ken?x") == \
+        "GET http://h/webhooks/W1/*** and ***"
+    with pytest.raises(ValueError, match="token"):
+        Route("POST", "/webhooks/{wid}/{token}", wid="W1", token=Secret(""))
+    plain = Route("GET", "/servers/{sid}", sid="S1")
+    assert not plain.has_secret and plain.wire_path() == plain.path == "/servers/S1"
+
+
+def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, human: Client, make_client: Any,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)          # every logger, urllib3's request lines included
+    channel = human.channels.fetch(world.general["publicId"])
+    hook = channel.create_webhook("Secretive")
+    assert hook.token is not None
+    token = hook.token.get()
+    assert token
+    wrong = token[::-1] + "x"                # a mistyped token is a secret too
+    texts: list[str] = []
+    errors: list[BaseException] = []
+
+    def expect(exc_type: type[BaseException], fn: Any, *args: Any, **kwargs: Any) -> BaseException:
+        with pytest.raises(exc_type) as info:
+            fn(*args, **kwargs)
+        errors.append(info.value)
+        return info.value
+
+    texts += [repr(hook), str(hook), json.dumps(hook.raw), repr(hook.token), str(hook.token)]
+    texts += [repr(getattr(hook, name)) for name in ("id", "name", "avatar_url", "channel_id", "server_id")]
+    expect(TypeError, pickle.dumps, hook)
+    expect(TypeError, pickle.dumps, hook.token)
+    # A success, then the service's refusals: wrong token (404), 500, 429 and 503 past the retries.
+    human._rest._backoff_base = 0.0      # retries at once (the backoff maths is tested elsewhere)
+    assert hook.execute("hello", username="Secretive")
+    liar = Webhook.from_token(human, hook.id, wrong)
+    texts.append(repr(liar))
+    assert expect(ServiceAPIError, liar.execute, "x").status == 404   # type: ignore[attr-defined]
+    emulator.add_fault("POST", "/webhooks/*", status=500, count=1)
+    expect(ServiceAPIError, hook.execute, "x")
+    emulator.add_fault("POST", "/webhooks/*", status=429, retry_after="0", count=None)
+    expect(RateLimitError, hook.execute, "x")
+    emulator.clear_faults()
+    emulator.add_fault("POST", "/webhooks/*", status=503, retry_after="0", count=None)
+    expect(ServiceAPIError, hook.execute, "x")
+    emulator.clear_faults()
+    emulator.add_fault("POST", "/webhooks/*", status=0, count=None)      # connection reset
+    expect(ServiceError, hook.execute, "x")
+    emulator.clear_faults()
+    # Nothing listening: urllib3's connection error quotes the whole URL, token included.
+    offline = make_client(base_url=f"http://127.0.0.1:{_free_port()}/api/v2")
+    offline._rest._backoff_base = 0.0
+    refused = expect(ServiceError, Webhook.from_token(offline, hook.id, token).execute, "x")
+    assert refused.__cause__ is not None and "***" in str(refused.__cause__)
+    hook.delete()
+    gone = expect(ServiceAPIError, hook.execute, "x")
+    assert gone.path == f"/webhooks/{hook.id}/***"   # type: ignore[attr-defined]
+
+    for exc in errors:
+        texts += _texts_of(exc)
+        texts.append(_with_locals(exc))
+    texts.append(json.dumps(emulator.requests()))
+    texts.append(json.dumps(emulator.snapshot()["tables"]["messages"]))
+    for record in caplog.records:
+        texts += [record.getMessage(), repr(record.args)]
+        if record.exc_info:
+            texts.append("".join(traceback.format_exception(*record.exc_info)))
+    assert any(f"/webhooks/{hook.id}/***" in t for t in texts)       # the scan saw the requests
+    assert any("urllib3" in r.name and "webhooks" in r.getMessage() for r in caplog.records)
+    for secret in (token, wrong):
+        # a failure shows where the token leaked, with the token itself masked
+        assert [t.replace(secret, "<TOKEN>")[:300] for t in texts if secret in t] == []
