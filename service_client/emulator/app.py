@@ -673,13 +673,13 @@ class RestApi:
         add("GET", "/users/{uid}/mutual-servers", self.get_mutual_servers)
 
     async def get_vanity(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/vanity`` -> ``{"vanityCode": str | null}`` (members)."""
+        """``GET /servers/{sid}/vanity`` -> ``{"vanityCode": str | null}`` (members)."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response({"vanityCode": self.store.vanity_code(sid)})
 
     async def put_notifications(self, ctx: Ctx) -> Response:
-        """EXT ``PUT /servers/{sid}/notifications {muted?, muteUntil?, mentionsOnly?}`` -> 204: the
+        """``PUT /servers/{sid}/notifications {muted?, muteUntil?, mentionsOnly?}`` -> 204: the
         caller's own settings for the server."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
@@ -687,7 +687,7 @@ class RestApi:
         return no_content()
 
     async def get_audit_logs(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/audit-logs?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest
+        """``GET /servers/{sid}/audit-logs?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest
         first (VIEW_AUDIT_LOG; ``limit`` default 50, clamped to 1..100; ``action`` an exact name)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "VIEW_AUDIT_LOG")
@@ -696,13 +696,13 @@ class RestApi:
         return json_response({"logs": self.store.audit_logs(sid, limit, action)})
 
     async def get_emojis(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/emojis`` -> ``{"emojis": [Emoji]}`` (members)."""
+        """``GET /servers/{sid}/emojis`` -> ``{"emojis": [Emoji]}`` (members)."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response({"emojis": self.store.emojis(sid)})
 
     async def post_emoji(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/emojis {name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}``
+        """``POST /servers/{sid}/emojis {name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}``
         (MANAGE_SERVER; name 2 to 32 of ``[A-Za-z0-9_]``; a name already used: 409)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
@@ -713,7 +713,7 @@ class RestApi:
         return json_response({"emoji": emoji}, 201)
 
     async def delete_emoji(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /servers/{sid}/emojis/{eid}`` -> 204 (MANAGE_SERVER)."""
+        """``DELETE /servers/{sid}/emojis/{eid}`` -> 204 (MANAGE_SERVER)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
         self.store.delete_emoji(sid, ctx.params["eid"])
@@ -726,20 +726,20 @@ class RestApi:
         return row
 
     async def get_webhooks(self, ctx: Ctx) -> Response:
-        """EXT ``GET /channels/{chid}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
+        """``GET /channels/{chid}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
         return json_response({"webhooks": self.store.webhooks(cid)})
 
     async def post_webhook(self, ctx: Ctx) -> Response:
-        """EXT ``POST /channels/{chid}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
+        """``POST /channels/{chid}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
         ``token`` (the only answer that carries it; MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
         return json_response({"webhook": await self.ops.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
 
     async def patch_webhook(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /channels/{chid}/webhooks/{wid} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
+        """``PATCH /channels/{chid}/webhooks/{wid} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
         self._webhook_in(cid, ctx.params["wid"])
@@ -747,7 +747,7 @@ class RestApi:
         return no_content()
 
     async def delete_webhook(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /channels/{chid}/webhooks/{wid}`` -> 204 (MANAGE_CHANNELS)."""
+        """``DELETE /channels/{chid}/webhooks/{wid}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
         self._webhook_in(cid, ctx.params["wid"])
@@ -755,7 +755,7 @@ class RestApi:
         return no_content()
 
     async def execute_webhook(self, ctx: Ctx) -> Response:
-        """EXT ``POST /webhooks/{wid}/{token} {content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``:
+        """``POST /webhooks/{wid}/{token} {content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``:
         no ``Authorization``; 404 for an unknown webhook or a wrong token; the message (author: the
         webhook's pseudo-user) is broadcast as ``message:new``."""
         body = ctx.body()
@@ -763,12 +763,12 @@ class RestApi:
         return json_response({"id": record["publicId"]})
 
     async def get_profile(self, ctx: Ctx) -> Response:
-        """EXT ``GET /users/{uid}/profile`` -> bare User plus ``banner, bannerColor, bio, followersCount,
+        """``GET /users/{uid}/profile`` -> bare User plus ``banner, bannerColor, bio, followersCount,
         followingCount, mutualFriendsCount``."""
         return json_response(self.store.profile(ctx.params["uid"], viewer=ctx.uid))
 
     async def get_mutual_servers(self, ctx: Ctx) -> Response:
-        """EXT ``GET /users/{uid}/mutual-servers`` -> ``{"mutualServers": [{publicId, name, imageUrl}]}``."""
+        """``GET /users/{uid}/mutual-servers`` -> ``{"mutualServers": [{publicId, name, imageUrl}]}``."""
         return json_response({"mutualServers": self.store.mutual_servers(ctx.params["uid"], ctx.uid)})
 
     # ------------------------------------------------------------------ audit log

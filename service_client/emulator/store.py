@@ -1165,7 +1165,7 @@ class Store:
             (self.new_id(), sid, executor_id, action, target_type, target_id, json.dumps(details or {}), iso_now()))
 
     def audit_logs(self, sid: str, limit: int, action: str | None = None) -> list[dict[str, Any]]:
-        """Return a server's newest ``limit`` AuditEntry records (3.9), newest first, optionally of one action."""
+        """Return a server's newest ``limit`` AuditEntry records, newest first, optionally of one action."""
         sql = "SELECT * FROM audit_logs WHERE server_id=?"
         args: list[Any] = [sid]
         if action is not None:

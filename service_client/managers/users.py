@@ -143,7 +143,7 @@ class UserManager(BaseManager[str, User]):
 
 _ABSENT = object()
 
-#: The keys of a User record (protocol 3.1), as kept from a profile record for the user itself.
+#: The keys of a User record, as kept from a profile record for the user itself.
 _USER_KEYS = frozenset({"publicId", "id", "name", "tag", "image", "isBot", "status", "createdAt"})
 
 

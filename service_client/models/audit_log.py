@@ -1,4 +1,4 @@
-"""``AuditLogEntry``: one entry of a server's audit log (protocol.md 3.9)."""
+"""``AuditLogEntry``: one entry of a server's audit log."""
 
 from __future__ import annotations
 

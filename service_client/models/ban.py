@@ -1,4 +1,4 @@
-"""``Ban``: a ban of a server (protocol.md 3.9)."""
+"""``Ban``: a ban of a server."""
 
 from __future__ import annotations
 

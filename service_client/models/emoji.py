@@ -1,4 +1,4 @@
-"""``Emoji``: a custom emoji of a server (protocol.md 3.9)."""
+"""``Emoji``: a custom emoji of a server."""
 
 from __future__ import annotations
 

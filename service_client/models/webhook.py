@@ -1,4 +1,4 @@
-"""``Webhook``: a channel webhook and its execution (protocol.md 1.3, 3.9)."""
+"""``Webhook``: a channel webhook and its execution."""
 
 from __future__ import annotations
 

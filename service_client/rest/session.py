@@ -270,10 +270,11 @@ def _sanitized(exc: BaseException) -> BaseException:
 def _chained(err: BaseException, cause: BaseException, route: Route | None = None) -> BaseException:
     """``err`` with ``cause`` chained, as ``raise err from cause`` would.
 
-    For a route with a secret segment (a webhook token) the cause is replaced by a
-    :class:`_RedactedCause` carrying its redacted text: transport errors quote the URL.
+    For a route with a secret segment (a webhook token, given as a secret or in a raw
+    ``api_call`` path) the cause is replaced by a :class:`_RedactedCause` carrying its
+    redacted text: transport errors quote the URL.
     """
-    if route is not None and route.has_secret:
+    if route is not None and (route.has_secret or route.display_path != route.path.split("?", 1)[0]):
         text = route.redact(_redact_webhook_tokens(f"{type(cause).__name__}: {cause}"))
         err.__cause__ = _RedactedCause(text)
         return err

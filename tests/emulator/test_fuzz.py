@@ -88,7 +88,7 @@ ROUTES = [
     Route("DELETE", "/chat/{cid}/pin/{mid}"),
     Route("GET", "/chat/{cid}/reactions/{mid}/details", query=("emoji",)),
     Route("GET", "/users/{uid}"),
-    # EXT: vanity, notifications, audit log, emojis, webhooks, profiles
+    # vanity, notifications, audit log, emojis, webhooks, profiles
     Route("GET", "/servers/{sid}/vanity"),
     Route("PUT", "/servers/{sid}/notifications", {"muted": "bool", "muteUntil": "iso?", "mentionsOnly": "bool"}),
     Route("GET", "/servers/{sid}/audit-logs", query=("limit", "action")),
