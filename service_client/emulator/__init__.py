@@ -11,7 +11,8 @@ request journal), ``control.py`` (``Emulator`` and the ``/_emulator`` routes), `
 
 In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
 echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``react``/``reactions``, ``pins``,
-``snapshot``, and the seeding and fault methods below)::
+``snapshot``, ``set_vanity_code``, ``set_profile``, ``audit_log``, ``webhooks``, ``emojis``, and the
+seeding and fault methods below)::
 
     from service_client.emulator import Emulator
     with Emulator() as emu:                      # 127.0.0.1, free port, in-memory sqlite
