@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 from .client import MISSING, Client, ClientState
 from .commands import Command, load_commands
 from .errors import (
+    ChannelOverwriteError,
     CommandLoadWarning,
     InsecureHostWarning,
     RateLimitError,
@@ -37,6 +38,7 @@ from .models import (
     Invite,
     Member,
     Message,
+    PermissionOverwrite,
     Permissions,
     Role,
     User,
@@ -51,6 +53,7 @@ __all__ = [
     "Ban",
     "Category",
     "Channel",
+    "ChannelOverwriteError",
     "Client",
     "ClientState",
     "Collection",
@@ -65,6 +68,7 @@ __all__ = [
     "MISSING",
     "Member",
     "Message",
+    "PermissionOverwrite",
     "Permissions",
     "RateLimitError",
     "Role",

@@ -6,7 +6,8 @@ The tree (spec: Errors; python-api.md section 5)::
     ├── ServiceAPIError          .status, .path, .body, .data; str(e) starts "API Error <status>: "
     │   └── RateLimitError       .retry_after (seconds or None)
     ├── ServiceAuthError
-    └── ServiceTimeoutError      (also a builtin TimeoutError)
+    ├── ServiceTimeoutError      (also a builtin TimeoutError)
+    └── ChannelOverwriteError    .channel, .channel_id, .index, .target_type, .target_id; __cause__
 
     InsecureHostWarning(UserWarning)
     CommandLoadWarning(UserWarning)
@@ -25,6 +26,7 @@ import json
 from typing import Any
 
 __all__ = [
+    "ChannelOverwriteError",
     "CommandLoadWarning",
     "InsecureHostWarning",
     "RateLimitError",
@@ -148,6 +150,53 @@ def error_text(body: str, data: Any = None) -> str:
                 return value
     text = body.strip()
     return text[:_BODY_EXCERPT] if text else "(empty body)"
+
+
+class ChannelOverwriteError(ServiceError):
+    """A channel was created but one of its permission overwrites could not be set.
+
+    Raised by ``guild.channels.create(..., overwrites=...)``, which creates the
+    channel first and then sends one request per overwrite: the channel is kept
+    (delete it with ``error.channel.delete()`` if it must not stay), the
+    overwrites before ``index`` are set, the later ones were not sent. The
+    request's own error (a :class:`ServiceAPIError`, a
+    :class:`ServiceTimeoutError`...) is ``__cause__``.
+
+    Attributes:
+        channel: The created :class:`~service_client.Channel` (None after unpickling).
+        channel_id: Its id.
+        index: 0-based position of the failed overwrite in the given order.
+        total: How many overwrites were asked for.
+        target_type: ``"ROLE"`` or ``"MEMBER"``.
+        target_id: The role id or user id of the failed overwrite.
+    """
+
+    def __init__(self, channel: Any, channel_id: str, index: int, total: int, target_type: str,
+                 target_id: str, cause: BaseException | None = None) -> None:
+        self.channel = channel
+        self.channel_id = channel_id
+        self.index = index
+        self.total = total
+        self.target_type = target_type
+        self.target_id = target_id
+        reason = f": {cause}" if cause is not None else ""
+        self.message = (
+            f"channel {channel_id} was created and kept, but its overwrite {index + 1} of {total} "
+            f"({target_type} {target_id}) failed{reason}"
+        )
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {k: v for k, v in self.__dict__.items() if k != "channel"}
+        return (_rebuild_overwrite_error, (type(self), state))
+
+
+def _rebuild_overwrite_error(cls: type[ChannelOverwriteError], state: dict[str, Any]) -> ChannelOverwriteError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, state.get("message", ""))
+    err.__dict__.update(state)
+    err.channel = None
+    return err
 
 
 class InsecureHostWarning(UserWarning):

@@ -66,6 +66,39 @@ def no_content() -> Response:
 
 _MISSING = object()
 
+#: Journal redaction: a body key whose lower-cased name contains one of these holds a secret.
+SECRET_KEY_PARTS = ("token", "secret", "password", "authorization")
+#: What a redacted secret reads as in the request journal.
+REDACTED = "[REDACTED]"
+
+
+def redact_secrets(value: Any, tokens: list[str] | tuple[str, ...] = ()) -> Any:
+    """A copy of a JSON value with secrets replaced by ``[REDACTED]``: the value of every key
+    whose name contains ``token``, ``secret``, ``password`` or ``authorization`` (any case),
+    and every occurrence of one of ``tokens`` (the caller's own credentials) inside a string."""
+    if isinstance(value, dict):
+        return {k: REDACTED if isinstance(k, str) and any(p in k.lower() for p in SECRET_KEY_PARTS)
+                else redact_secrets(v, tokens) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_secrets(v, tokens) for v in value]
+    if isinstance(value, str):
+        for token in tokens:
+            if token and token in value:
+                value = value.replace(token, REDACTED)
+    return value
+
+
+def journal_body(raw: bytes, tokens: list[str] | tuple[str, ...] = ()) -> Any:
+    """The request journal's ``body``: the parsed JSON body with secrets redacted
+    (:func:`redact_secrets`), or None when the body is empty or not JSON."""
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return redact_secrets(data, tokens)
+
 
 @dataclass
 class Ctx:
@@ -185,7 +218,8 @@ class RestApi:
         headers = {k.lower(): v for k, v in request.headers.items()}
         safe_headers = {k: ("[REDACTED]" if k == "authorization" else v) for k, v in headers.items()}
         entry: dict[str, Any] = {"method": method, "path": rel_raw, "query": query_string, "status": None,
-                                 "startedAt": time.time() * 1000.0, "endedAt": None, "headers": safe_headers}
+                                 "startedAt": time.time() * 1000.0, "endedAt": None, "headers": safe_headers,
+                                 "body": None, "userId": None}
         self.log.begin(entry)
         ended = False
 
@@ -202,7 +236,7 @@ class RestApi:
         response_status = 500
         try:
             try:
-                response = await self._answer(scope, request, method, rel_raw, query_string, headers)
+                response = await self._answer(scope, request, method, rel_raw, query_string, headers, entry)
             except ClientDisconnect:  # the client went away before its body arrived: nothing to answer
                 response_status = 499
                 return
@@ -221,7 +255,8 @@ class RestApi:
                 self.log.end(entry, response_status)
 
     async def _answer(self, scope: dict[str, Any], request: Request, method: str, rel_raw: str,
-                      query_string: str, headers: dict[str, str]) -> Response | None:
+                      query_string: str, headers: dict[str, str], entry: dict[str, Any]) -> Response | None:
+        raw_body = await self._journal_caller(request, headers, entry, rel_raw)
         delay_ms, fault = self.faults.take(method, rel_raw)
         if delay_ms:
             await asyncio.sleep(delay_ms / 1000.0)
@@ -230,7 +265,6 @@ class RestApi:
         retry_after = self.limiter.check(bucket_key(method, rel_raw))
         if retry_after is not None:
             return error_response(429, "Too many requests", {"Retry-After": retry_after})
-        raw_body = await request.body()
         segments = split_path(rel_raw)
         matched = self.router.match(method, segments)
         if isinstance(matched, int):
@@ -238,10 +272,7 @@ class RestApi:
                 return error_response(405, "Method not allowed")
             return error_response(404, "Not found")
         handler, params = matched
-        auth = headers.get("authorization", "")
-        uid = None
-        if auth[:7].lower() == "bearer ":
-            uid = self.store.user_by_token(auth[7:].strip())
+        uid = entry["userId"]
         if uid is None and handler not in self._public_handlers:
             return error_response(401, "Unauthorized")
         ctx = Ctx(request=request, params=params, query=parse_qs(query_string, keep_blank_values=True),
@@ -259,6 +290,24 @@ class RestApi:
         except Exception:  # a bug, never bad input: still a JSON answer
             logger.exception("emulator route %s %s failed", method, redact_webhook_path(rel_raw))
             return error_response(500, "Internal emulator error")
+
+    async def _journal_caller(self, request: Request, headers: dict[str, str], entry: dict[str, Any],
+                              rel_raw: str) -> bytes:
+        """Read the request body and record in the journal entry who sent what: ``userId`` (the
+        public id of the user whose valid bearer token came with the request, else None) and
+        ``body`` (the parsed JSON with secrets redacted, None when empty or not JSON; the bearer
+        token and a webhook token of the path are redacted inside strings too).
+        Every request is recorded so, faults and unknown routes included. Returns the raw body."""
+        raw_body = await request.body()
+        auth = headers.get("authorization", "")
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        entry["userId"] = self.store.user_by_token(token) if token else None
+        secrets = [token] if token else []
+        segments = split_path(rel_raw)
+        if len(segments) >= 3 and segments[0].lower() == "webhooks" and segments[2]:
+            secrets.append(segments[2])
+        entry["body"] = journal_body(raw_body, secrets)
+        return raw_body
 
     @staticmethod
     def _fault_response(fault: Any, scope: dict[str, Any]) -> Response | None:
@@ -334,6 +383,7 @@ class RestApi:
         add("GET", "/users/{uid}", self.get_user)
         add("GET", "/invites/{code}", self.get_invite)
         add("DELETE", "/invites/{code}", self.delete_invite)
+        self._permission_routes()
 
     async def noop(self, ctx: Ctx) -> Response:
         """EXT boost/read: membership checked, nothing else (204)."""
@@ -432,10 +482,11 @@ class RestApi:
 
     # C6
     async def get_categories(self, ctx: Ctx) -> Response:
-        """C6 ``GET /servers/{sid}/categories`` -> ``{categories, uncategorizedChannels}``."""
+        """C6 ``GET /servers/{sid}/categories`` -> ``{categories, uncategorizedChannels}``: only the
+        channels the caller may view."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
-        return json_response(self.store.listing(sid))
+        return json_response(self.store.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
         """EXT ``POST /servers/{sid}/categories {name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)."""
@@ -531,9 +582,7 @@ class RestApi:
     async def patch_channel(self, ctx: Ctx) -> Response:
         """EXT ``PATCH /channels/{chid} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
-        row = self._channel_access(cid, ctx.uid)
-        if row["server_id"] is None or not self.store.has_perm(row["server_id"], ctx.uid, "MANAGE_CHANNELS"):
-            raise Forbidden("servers.errors.missing_permission")
+        self._manage_channel(cid, ctx.uid)
         body = ctx.body()
         await self.ops.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
         return no_content()
@@ -541,9 +590,7 @@ class RestApi:
     async def delete_channel(self, ctx: Ctx) -> Response:
         """EXT ``DELETE /channels/{chid}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
-        row = self._channel_access(cid, ctx.uid)
-        if row["server_id"] is None or not self.store.has_perm(row["server_id"], ctx.uid, "MANAGE_CHANNELS"):
-            raise Forbidden("servers.errors.missing_permission")
+        self._manage_channel(cid, ctx.uid)
         await self.ops.delete_channel(cid)
         return no_content()
 
@@ -790,6 +837,8 @@ class RestApi:
         row = None
         if "cid" in params:
             row = self.store._one("SELECT server_id FROM channels WHERE id=?", (params["cid"],))
+            if row is None:  # the override routes also take a category id
+                row = self.store._one("SELECT server_id FROM categories WHERE id=?", (params["cid"],))
         elif "code" in params:
             row = self.store._one("SELECT server_id FROM invites WHERE code=?", (params["code"],))
         return None if row is None or row[0] is None else str(row[0])
@@ -822,6 +871,121 @@ class RestApi:
         return audited
 
 
+    # ------------------------------------------------------------------ overrides, categories, channel copies
+    # Permission overwrites (channels and categories), category edit/delete/sync, channel
+    # duplicate/sync. Managing needs MANAGE_CHANNELS on the server (a server permission, so a
+    # manager can fix a channel it cannot view); reading overrides needs MANAGE_CHANNELS or
+    # the right to view the channel or category.
+
+    def _permission_routes(self) -> None:
+        add = self.router.add
+        add("PATCH", "/servers/{sid}/categories/{catid}", self.patch_category)
+        add("DELETE", "/servers/{sid}/categories/{catid}", self.delete_category)
+        add("POST", "/servers/{sid}/categories/{catid}/sync", self.sync_category)
+        add("GET", "/servers/{sid}/categories/{catid}/overrides", self.get_category_overrides)
+        add("POST", "/channels/{cid}/duplicate", self.duplicate_channel)
+        add("POST", "/channels/{cid}/sync", self.sync_channel)
+        add("GET", "/channels/{cid}/overrides", self.get_overrides)
+        add("POST", "/channels/{cid}/overrides", self.post_override)
+        add("DELETE", "/channels/{cid}/overrides/{oid}", self.delete_override)
+
+    def _manage_channel(self, cid: str, uid: str) -> str:
+        """404 unknown channel; 403 a DM, a non-member or no MANAGE_CHANNELS. Returns the server id."""
+        row = self.store.channel_row(cid)
+        if row["server_id"] is None:
+            raise Forbidden("servers.errors.missing_permission")
+        self._need_perm(row["server_id"], uid, "MANAGE_CHANNELS")
+        return str(row["server_id"])
+
+    def _manage_category(self, sid: str, cat_id: str, uid: str) -> None:
+        """404 unknown server; 403 non-member or no MANAGE_CHANNELS; 404 unknown category."""
+        self._need_perm(sid, uid, "MANAGE_CHANNELS")
+        self.store.category_row(sid, cat_id)
+
+    def _read_overrides(self, scope_id: str, uid: str) -> None:
+        """404 unknown channel or category; 403 a non-member, or a member who neither holds
+        MANAGE_CHANNELS nor may view it."""
+        kind, sid = self.store.override_scope(scope_id)
+        self._server_access(sid, uid)
+        if self.store.has_perm(sid, uid, "MANAGE_CHANNELS"):
+            return
+        view = self.store.can_view(scope_id, uid) if kind == "channel" else \
+            bool(self.store.category_permissions(sid, scope_id, uid) & 512)
+        if not view:
+            raise Forbidden("channels.errors.no_access")
+
+    async def patch_category(self, ctx: Ctx) -> Response:
+        """EXT ``PATCH /servers/{sid}/categories/{catid} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
+        ``server:categories_updated``."""
+        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        self._manage_category(sid, cat_id, ctx.uid)
+        body = ctx.body()
+        await self.ops.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
+        return no_content()
+
+    async def delete_category(self, ctx: Ctx) -> Response:
+        """EXT ``DELETE /servers/{sid}/categories/{catid}`` -> 204 (MANAGE_CHANNELS); its channels
+        become uncategorised."""
+        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        self._manage_category(sid, cat_id, ctx.uid)
+        await self.ops.delete_category(sid, cat_id)
+        return no_content()
+
+    async def sync_category(self, ctx: Ctx) -> Response:
+        """EXT ``POST /servers/{sid}/categories/{catid}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
+        and ``isPrivate`` copied to its channels."""
+        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        self._manage_category(sid, cat_id, ctx.uid)
+        await self.ops.sync_category(sid, cat_id)
+        return no_content()
+
+    async def get_category_overrides(self, ctx: Ctx) -> Response:
+        """EXT ``GET /servers/{sid}/categories/{catid}/overrides`` -> ``{"overrides": [Override]}``."""
+        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        self._server_access(sid, ctx.uid)
+        self.store.category_row(sid, cat_id)
+        self._read_overrides(cat_id, ctx.uid)
+        return json_response({"overrides": self.store.overrides(cat_id)})
+
+    async def duplicate_channel(self, ctx: Ctx) -> Response:
+        """EXT ``POST /channels/{cid}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
+        settings and overrides, no messages."""
+        cid = ctx.params["cid"]
+        self._manage_channel(cid, ctx.uid)
+        return json_response({"channel": await self.ops.duplicate_channel(cid)}, 201)
+
+    async def sync_channel(self, ctx: Ctx) -> Response:
+        """EXT ``POST /channels/{cid}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
+        ``isPrivate`` copied; 400 without a category."""
+        cid = ctx.params["cid"]
+        self._manage_channel(cid, ctx.uid)
+        await self.ops.sync_channel(cid)
+        return no_content()
+
+    async def get_overrides(self, ctx: Ctx) -> Response:
+        """EXT ``GET /channels/{cid}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
+        cid = ctx.params["cid"]
+        self._read_overrides(cid, ctx.uid)
+        return json_response({"overrides": self.store.overrides(cid)})
+
+    async def post_override(self, ctx: Ctx) -> Response:
+        """EXT ``POST /channels/{cid}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
+        create or replace; a category id works too; rooms follow at once."""
+        cid = ctx.params["cid"]
+        _kind, sid = self.store.override_scope(cid)
+        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        await self.ops.set_override(cid, ctx.body())
+        return no_content()
+
+    async def delete_override(self, ctx: Ctx) -> Response:
+        """EXT ``DELETE /channels/{cid}/overrides/{oid}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
+        cid = ctx.params["cid"]
+        _kind, sid = self.store.override_scope(cid)
+        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        await self.ops.delete_override(cid, ctx.params["oid"])
+        return no_content()
+
+
 #: REST actions written to a server's audit log when they succeed: ``(method, route template) ->
 #: (action, target type, target id source)``. The source is a path parameter, or ``"=<key>"``
 #: (``"=<key>:<field>"``) for the ``publicId`` (``<field>``) of the record created under
@@ -847,4 +1011,11 @@ AUDITED_ROUTES: dict[tuple[str, str], tuple[str, str, str]] = {
     ("POST", "/channels/{cid}/webhooks"): ("WEBHOOK_CREATE", "WEBHOOK", "=webhook"),
     ("PATCH", "/channels/{cid}/webhooks/{wid}"): ("WEBHOOK_UPDATE", "WEBHOOK", "wid"),
     ("DELETE", "/channels/{cid}/webhooks/{wid}"): ("WEBHOOK_DELETE", "WEBHOOK", "wid"),
+    ("PATCH", "/servers/{sid}/categories/{cat}"): ("CATEGORY_UPDATE", "CATEGORY", "cat"),
+    ("DELETE", "/servers/{sid}/categories/{cat}"): ("CATEGORY_DELETE", "CATEGORY", "cat"),
+    ("POST", "/servers/{sid}/categories/{cat}/sync"): ("CATEGORY_SYNC", "CATEGORY", "cat"),
+    ("POST", "/channels/{cid}/duplicate"): ("CHANNEL_CREATE", "CHANNEL", "=channel"),
+    ("POST", "/channels/{cid}/sync"): ("CHANNEL_SYNC", "CHANNEL", "cid"),
+    ("POST", "/channels/{cid}/overrides"): ("CHANNEL_OVERWRITE_UPDATE", "CHANNEL", "cid"),
+    ("DELETE", "/channels/{cid}/overrides/{oid}"): ("CHANNEL_OVERWRITE_DELETE", "CHANNEL", "cid"),
 }

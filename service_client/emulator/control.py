@@ -1092,6 +1092,39 @@ class Emulator:
     def emojis(self, server_id: str) -> list[dict[str, Any]]:
         """Return a server's custom emojis, oldest first."""
         return self._call(lambda c: _value(c.store.emojis(server_id)))
+    # ------------------------------------------------------------------ permission overwrites
+    def create_category(self, server_id: str, name: str) -> dict[str, Any]:
+        """Create a category; returns its record (broadcasts ``server:categories_updated``)."""
+        return self._call(lambda c: c.ops.create_category(server_id, name))
+
+    def set_override(self, scope_id: str, target_id: str, type: str, *, allow: int | str = 0,
+                     deny: int | str = 0) -> bool:
+        """Create or replace the override of a role (``type="ROLE"``) or member (``"MEMBER"``) on a
+        channel or category, as a manager would; channel rooms follow at once. True when created.
+
+        Raises:
+            ValueError: A bad target, type or bitfield. LookupError: Unknown channel or category.
+        """
+        body = {"targetId": target_id, "type": type, "allow": str(allow), "deny": str(deny)}
+        return self._call(lambda c: c.ops.set_override(scope_id, body))
+
+    def overrides(self, scope_id: str) -> list[dict[str, Any]]:
+        """The Override records ``{id, type, targetId, targetName, allow, deny}`` of a channel or category."""
+        return self._call(lambda c: _value(c.store.overrides(scope_id)))
+
+    def can_view(self, channel_id: str, user_id: str) -> bool:
+        """Whether a user may view a channel now (overrides and ``isPrivate`` applied)."""
+        return self._call(lambda c: _value(c.store.can_view(channel_id, user_id)))
+
+    def channel_ids_of_rooms(self, user_id: str) -> set[str]:
+        """The channel ids whose socket room holds at least one socket of ``user_id``."""
+        async def run(c: EmulatorCore) -> set[str]:
+            """The control step, run on the emulator's event loop."""
+            out: set[str] = set()
+            for sid in c.rt.sids_of(user_id):
+                out.update(room[2:] for room in c.rt.sio.rooms(sid, "/") if room.startswith("c:"))
+            return out
+        return self._call(run)
 
 
 def _apply_settings(rt: Realtime, **settings: Any) -> None:

@@ -341,8 +341,7 @@ class Realtime:
         """Immediate mode: a new member's sockets join the server's rooms."""
         if self.realistic_rooms:
             return
-        channels = self.store.channel_ids_of(server_id) if self.store.has_perm(server_id, uid, "VIEW_CHANNELS") \
-            else []
+        channels = self.store.visible_channel_ids_in(server_id, uid)
         for sid in self.sids_of(uid):
             await self._enter(sid, server_room(server_id))
             for cid in channels:
@@ -369,17 +368,29 @@ class Realtime:
             for sid in self.sids_of(uid):
                 await self._enter(sid, channel_room(cid))
 
-    async def refresh_visibility(self, server_id: str) -> None:
-        """Recompute channel-room membership for a server after a permission change."""
-        channels = self.store.channel_ids_of(server_id)
+    async def refresh_visibility(self, server_id: str, channel_ids: list[str] | None = None) -> None:
+        """Recompute channel-room membership after a permission change (roles, overrides,
+        ``isPrivate``): each member's sockets enter the rooms of the channels it may now view
+        (immediate mode only) and leave the others at once.
+
+        Args:
+            server_id: The server whose channels changed.
+            channel_ids: Only these channels (default: every channel of the server).
+        """
+        channels = self.store.channel_ids_of(server_id) if channel_ids is None else channel_ids
+        visible: dict[str, set[str] | None] = {}
         for sid, uid in list(self.sessions.items()):
-            if not self.store.is_member(server_id, uid):
+            if uid not in visible:
+                visible[uid] = set(self.store.visible_channel_ids_in(server_id, uid)) \
+                    if self.store.is_member(server_id, uid) else None
+            mine = visible[uid]
+            if mine is None:
                 continue
-            view = self.store.has_perm(server_id, uid, "VIEW_CHANNELS")
             for cid in channels:
-                if view and not self.realistic_rooms:
-                    await self._enter(sid, channel_room(cid))
-                elif not view:
+                if cid in mine:
+                    if not self.realistic_rooms:
+                        await self._enter(sid, channel_room(cid))
+                else:
                     await self._leave(sid, channel_room(cid))
 
     # ------------------------------------------------------------------ connection
@@ -548,15 +559,9 @@ class Realtime:
         await self.deliver_messages(records, nonce, sender_sid=sid)
 
     def may_send(self, cid: str, uid: str) -> bool:
-        """Whether a user may post in a channel (DM participant, or VIEW + SEND_MESSAGES)."""
-        try:
-            chan = self.store.channel_row(cid)
-        except NotFound:
-            return False
-        if chan["server_id"] is None:
-            return uid in self.store.dm_participants(cid)
-        perms = self.store.permissions(chan["server_id"], uid)
-        return bool(perms & 512) and bool(perms & 1024)
+        """Whether a user may post in a channel (DM participant, or VIEW + SEND_MESSAGES with the
+        channel's overrides applied)."""
+        return self.store.may_send(cid, uid)
 
     async def _on_message_edit(self, sid: str, data: Any = None) -> None:
         uid = self.sessions.get(sid)
@@ -746,7 +751,7 @@ class Realtime:
         except NotFound:
             return False
         if chan["type"] != "VOICE" or chan["server_id"] is None or \
-                not self.store.has_perm(chan["server_id"], uid, "CONNECT"):
+                not self.store.has_perm(chan["server_id"], uid, "CONNECT") or not self.store.can_view(cid, uid):
             return False
         current = self.voice_channel_of(uid)
         if current is not None and current != cid:

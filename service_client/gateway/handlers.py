@@ -162,8 +162,8 @@ class WireHandlers:
             "server:member_removed": self._member_removed,
             "server:member_update": self._member_update,
             "server:ban_revoked": self._ban_revoked,
-            "server:channels_updated": self._simple("guild_channels_update"),
-            "server:categories_updated": self._simple("guild_categories_update"),
+            "server:channels_updated": self._listing_changed("guild_channels_update"),
+            "server:categories_updated": self._listing_changed("guild_categories_update"),
             "server:role_create": self._role_upsert("role_create"),
             "server:role_update": self._role_upsert("role_update"),
             "server:role_delete": self._role_delete,
@@ -378,6 +378,39 @@ class WireHandlers:
     def _ban_revoked(self, payload: Any) -> None:
         data = _obj(payload)
         self._dispatch("guild_ban_remove", data, key=self._key(data))
+
+    # -- channels and categories ---------------------------------------------------
+
+    def _listing_changed(self, python_event: str) -> Callable[[Any], None]:
+        """``server:channels_updated`` / ``server:categories_updated`` ``{serverPublicId}``.
+
+        When the bot caches channels or categories of that (cached) server, they are refreshed
+        first, on the pool under the server's key: one listing request replaces them (deleted or
+        now hidden ones are evicted), then the raw payload is dispatched. Otherwise, or when
+        the refresh fails (logged at WARNING), the payload is dispatched as it is.
+        """
+
+        def handler(payload: Any) -> None:
+            """Refresh the server's cached channels and categories if tracked, then dispatch."""
+            data = _obj(payload)
+            server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
+            client = self._client
+            channels = client.channels
+            if not channels._tracks_guild(server_id):
+                self._dispatch(python_event, data, key=server_id)
+                return
+
+            def refresh() -> None:
+                """Refetch the listing on the pool, then dispatch the event."""
+                try:
+                    channels._refresh_guild(server_id)
+                except Exception as exc:  # noqa: BLE001 - dispatch anyway; the cache stays as it was
+                    log.warning("channel refresh of server %s failed: %s", server_id, exc)
+                client._dispatch(python_event, data, key=server_id)
+
+            client._run(refresh, key=server_id)
+
+        return handler
 
     # -- roles --------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..models.category import Category
 from ..models.channel import Channel
+from ..models.collection import Collection
 from ..models.dm_channel import DMChannel
 from .base import BaseManager, check_cache_flag, check_id, route
 
@@ -36,8 +37,17 @@ class ChannelManager(BaseManager[str, Channel]):
     ``create_dm``. Thread-safe.
     """
 
-    __slots__ = ()
+    __slots__ = ("categories",)
     model = Channel
+
+    def __init__(self, client: Any) -> None:
+        """Create the empty channel cache and the empty category cache of ``client``."""
+        super().__init__(client)
+        #: Every cached :class:`Category` of every server, keyed by category id: filled by
+        #: :meth:`fetch_for_guild`, :meth:`fetch_categories` and ``guild.categories.create``,
+        #: kept fresh by the ``guild_channels_update`` / ``guild_categories_update`` events.
+        #: Thread-safe.
+        self.categories: Collection[str, Category] = Collection()
 
     def fetch(self, channel_id: str, *, cache: bool = True) -> Channel:
         """Fetch one channel (``GET /channels/{channel_id}``, C8); a new Channel each call.
@@ -74,7 +84,8 @@ class ChannelManager(BaseManager[str, Channel]):
 
         Args:
             server_id: The server's public id.
-            cache: Write every returned channel into ``client.channels.cache`` (no purge).
+            cache: Write every returned channel into ``client.channels.cache`` (and the
+                categories into ``client.channels.categories``; no purge).
 
         Returns:
             Categorized channels in category order, then uncategorized ones, each
@@ -92,7 +103,8 @@ class ChannelManager(BaseManager[str, Channel]):
 
         Args:
             server_id: The server's public id.
-            cache: Write every channel into ``client.channels.cache`` (no purge).
+            cache: Write every channel into ``client.channels.cache`` and every category into
+                ``client.channels.categories`` (no purge).
 
         Returns:
             The categories in order (uncategorized channels are not included).
@@ -106,6 +118,7 @@ class ChannelManager(BaseManager[str, Channel]):
         categories, uncategorized = self._parse_listing(data, server_id)
         if cache:
             self._store_all([ch for cat in categories for ch in cat.channels] + uncategorized)
+            self.categories.update((cat.id, cat) for cat in categories)
         return categories
 
     def _fetch_listing(self, server_id: str, cache: bool) -> list[list[Channel]]:
@@ -116,6 +129,7 @@ class ChannelManager(BaseManager[str, Channel]):
         groups = [cat.channels for cat in categories] + [uncategorized]
         if cache:
             self._store_all([ch for group in groups for ch in group])
+            self.categories.update((cat.id, cat) for cat in categories)
         return groups
 
     def _parse_listing(self, data: Any, server_id: str) -> tuple[list[Category], list[Channel]]:
@@ -136,15 +150,22 @@ class ChannelManager(BaseManager[str, Channel]):
         type: str = "TEXT",  # noqa: A002 - the wire name
         category_id: str | None = None,
         is_private: bool | None = None,
+        cache: bool = True,
     ) -> Channel:
         """Create a channel (``POST /servers/{server_id}/channels``, C7) and cache it.
+
+        Blocks until the service answers; thread-safe. See also
+        ``guild.channels.create``, which also sets permission overwrites.
 
         Args:
             server_id: The server's public id.
             name: The channel name.
             type: ``"TEXT"`` or ``"VOICE"``.
-            category_id: The parent category (sent only when given).
-            is_private: Sent only when given.
+            category_id: The parent category (sent only when given). The channel starts with
+                the category's overwrites, and is private when the category is.
+            is_private: Sent only when given. A private channel is visible only to the owner,
+                ``ADMINISTRATOR`` holders and members an overwrite allows ``VIEW_CHANNELS``.
+            cache: Add the channel to ``client.channels.cache``.
 
         Returns:
             The created :class:`Channel`.
@@ -155,6 +176,7 @@ class ChannelManager(BaseManager[str, Channel]):
         """
         check_id(server_id, "server_id")
         check_id(name, "name")
+        check_cache_flag(cache)
         if type not in CREATABLE_TYPES:
             raise ValueError(f"type must be one of {CREATABLE_TYPES}, got {type!r}")
         body: dict[str, Any] = {"name": name, "type": type}
@@ -170,7 +192,8 @@ class ChannelManager(BaseManager[str, Channel]):
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
         channel = Channel(self._client, data, server_id=server_id)
-        self.cache[channel.id] = channel
+        if cache:
+            self.cache[channel.id] = channel
         return channel
 
     # -- internal -------------------------------------------------------------
@@ -183,3 +206,50 @@ class ChannelManager(BaseManager[str, Channel]):
         with self.cache._lock:
             for key in [k for k, ch in dict.items(self.cache) if ch.server_id == server_id]:
                 dict.__delitem__(self.cache, key)
+        with self.categories._lock:
+            for key in [k for k, cat in dict.items(self.categories) if cat.server_id == server_id]:
+                dict.__delitem__(self.categories, key)
+
+    # -- cache upkeep for channel and category events ------------------------
+
+    def _tracks_guild(self, server_id: str) -> bool:
+        """Whether any channel or category of a cached server is cached (then events refresh it)."""
+        if server_id not in self._client.guilds.cache:
+            return False
+        return any(ch.server_id == server_id for ch in self.cache.values()) or any(
+            cat.server_id == server_id for cat in self.categories.values()
+        )
+
+    def _refresh_guild(self, server_id: str) -> None:
+        """Replace a server's cached channels and categories by a fresh listing (one request, C6).
+
+        Used when the service announces that the server's channels or categories changed: the
+        listing holds exactly what the bot may view now, so cached channels and categories of
+        that server that are not in it (deleted, or hidden from the bot) are evicted.
+
+        Raises:
+            ServiceError: The request failed (the caches are left as they were).
+        """
+        data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        categories, uncategorized = self._parse_listing(data, server_id)
+        channels = [ch for cat in categories for ch in cat.channels] + uncategorized
+        keep = {ch.id for ch in channels}
+        with self.cache._lock:
+            for key in [k for k, ch in dict.items(self.cache) if ch.server_id == server_id and k not in keep]:
+                dict.__delitem__(self.cache, key)
+            self._store_all(channels)
+        keep_cats = {cat.id for cat in categories}
+        with self.categories._lock:
+            for key in [k for k, cat in dict.items(self.categories)
+                        if cat.server_id == server_id and k not in keep_cats]:
+                dict.__delitem__(self.categories, key)
+            self.categories.update((cat.id, cat) for cat in categories)
+
+    def _forget_category(self, category_id: str) -> None:
+        """A deleted category: drop it, and uncategorise the cached channels that were in it."""
+        self.categories.pop(category_id, None)
+        with self.cache._lock:
+            for key, ch in [(k, ch) for k, ch in dict.items(self.cache) if ch.category_id == category_id]:
+                record = ch.raw
+                record["categoryId"] = None
+                dict.__setitem__(self.cache, key, Channel._rebuilt(ch, record))

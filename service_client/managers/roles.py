@@ -184,6 +184,15 @@ class RoleManager(BaseManager[str, Role]):
         )
         self.cache.pop(role_id, None)
 
+    @property
+    def everyone(self) -> Role | None:
+        """The cached ``@everyone`` role of this server (held by every member), or None.
+
+        Found by name among the cached roles, so :meth:`fetch_all` first. Its overwrite on a
+        channel applies to every member (``channel.set_overwrite(guild.roles.everyone, ...)``).
+        """
+        return self.cache.find(lambda role: role.name == "@everyone")
+
     def _store_answer(self, data: Any) -> Role:
         if isinstance(data, dict) and isinstance(data.get("role"), dict):
             data = data["role"]

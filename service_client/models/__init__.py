@@ -14,6 +14,7 @@ from .guild import Guild
 from .invite import Invite
 from .member import Member
 from .message import Message
+from .overwrite import PermissionOverwrite
 from .permissions import Permissions
 from .profile import UserProfile
 from .role import Role
@@ -34,6 +35,7 @@ __all__ = [
     "Invite",
     "Member",
     "Message",
+    "PermissionOverwrite",
     "Permissions",
     "Role",
     "User",

@@ -10,8 +10,12 @@ from .channel import Channel
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
+    from .guild import Guild
+    from .overwrite import PermissionOverwrite
 
 __all__ = ["Category"]
+
+_UNSET: Any = object()
 
 
 class Category(Model):
@@ -63,3 +67,137 @@ class Category(Model):
             if ch.category_id is None:
                 ch.category_id = ident
         self._split(data)
+
+    # -- editing, sync, permission overwrites --------------------------------
+
+    def _server(self) -> str:
+        if self.server_id is None:
+            raise ValueError("this category does not know its server id")
+        return self.server_id
+
+    @property
+    def guild(self) -> Guild | None:
+        """The cached server of this category, or None."""
+        return self._cached_guild(self.server_id)
+
+    def edit(self, *, name: str = _UNSET, private: bool = _UNSET, cache: bool = True) -> Category:
+        """Rename this category and/or make it private or public
+        (``PATCH /servers/{sid}/categories/{id}``; MANAGE_CHANNELS).
+
+        A category's privacy and overwrites reach its channels when a channel is created in it
+        and when :meth:`sync` (or ``Channel.sync``) runs, not before. Only the given keywords
+        are sent. Blocks until the service answers (204); thread-safe.
+
+        Args:
+            name: The new name (non-empty).
+            private: True to hide the category from members without an overwrite allowing
+                ``VIEW_CHANNELS``.
+            cache: Put the returned category in ``client.channels.categories`` in place of this one.
+
+        Returns:
+            A new :class:`Category` with the change applied (this object is left as it was).
+
+        Raises:
+            TypeError, ValueError: Bad arguments, nothing to change, or no server id (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
+        """
+        from ..managers.base import check_cache_flag, check_id, route
+
+        check_cache_flag(cache)
+        server_id = self._server()
+        body: dict[str, Any] = {}
+        if name is not _UNSET:
+            body["name"] = check_id(name, "name")
+        if private is not _UNSET:
+            if not isinstance(private, bool):
+                raise TypeError(f"private must be a bool, got {type(private).__name__}")
+            body["isPrivate"] = private
+        if not body:
+            raise ValueError("edit needs name or private")
+        self._client._request(
+            route("PATCH", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id),
+            json=body,
+        )
+        record = self.raw
+        record.update(body)
+        record["channels"] = [ch.raw for ch in self.channels]
+        updated = Category(self._client, record, server_id=server_id)
+        if cache:
+            self._client.channels.categories[updated.id] = updated
+        return updated
+
+    def delete(self) -> None:
+        """Delete this category (``DELETE /servers/{sid}/categories/{id}``; MANAGE_CHANNELS).
+
+        Its channels are not deleted: they become uncategorised. The category leaves
+        ``client.channels.categories`` and the cached channels that were in it are replaced by
+        copies whose ``category_id`` is None. Blocks; thread-safe.
+
+        Raises:
+            ValueError: The category does not know its server id.
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
+        """
+        from ..managers.base import route
+
+        server_id = self._server()
+        self._client._request(
+            route("DELETE", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id)
+        )
+        self._client.channels._forget_category(self.id)
+
+    def sync(self) -> None:
+        """Copy this category's overwrites and privacy onto each of its channels
+        (``POST /servers/{sid}/categories/{id}/sync``; MANAGE_CHANNELS).
+
+        Each channel's own overwrites are replaced. Blocks until the service answers (204);
+        thread-safe. Cached channels are refreshed by the ``guild_channels_update`` event that
+        follows.
+
+        Raises:
+            ValueError: The category does not know its server id.
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
+        """
+        from ..managers.base import route
+
+        server_id = self._server()
+        self._client._request(
+            route("POST", "/servers/{server_id}/categories/{category_id}/sync", server_id=server_id,
+                  category_id=self.id)
+        )
+
+    def overwrites(self) -> list[PermissionOverwrite]:
+        """Fetch this category's overwrites (``GET /servers/{sid}/categories/{id}/overrides``).
+
+        Always requests; not cached. Blocks; thread-safe.
+
+        Returns:
+            The :class:`PermissionOverwrite` objects, oldest first; ``[]`` when none.
+
+        Raises:
+            ValueError: The category does not know its server id.
+            ServiceAPIError: 403 for a member who neither holds MANAGE_CHANNELS nor may view
+                the category, 404 unknown category.
+        """
+        from ..managers.overwrites import fetch_overwrites
+
+        return fetch_overwrites(self._client, self.id, category_of=self._server())
+
+    def set_overwrite(self, target: Any, *, allow: Any = 0, deny: Any = 0, type: str | None = None) -> None:  # noqa: A002
+        """Create or replace the overwrite of one role or member on this category.
+
+        Sent as ``POST /channels/{id}/overrides`` with the category's id (the service has no
+        category route for it; the emulator accepts a category id there). Reaches the channels
+        at their creation in the category and at :meth:`sync`. Arguments, blocking and errors
+        as :meth:`Channel.set_overwrite`.
+        """
+        from ..managers.overwrites import check_overwrite, post_overwrite
+
+        spec = check_overwrite(self._client, self.server_id, target, allow, deny, type)
+        post_overwrite(self._client, self.id, spec)
+
+    def delete_overwrite(self, overwrite: str | PermissionOverwrite) -> None:
+        """Delete one overwrite of this category (``DELETE /channels/{id}/overrides/{overrideId}``
+        with the category's id). Arguments, blocking and errors as :meth:`Channel.delete_overwrite`."""
+        from ..managers.overwrites import delete_overwrite
+
+        delete_overwrite(self._client, self.id, overwrite)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed import EmbedBuilder
     from .guild import Guild
     from .message import Message
+    from .overwrite import PermissionOverwrite
     from .webhook import Webhook
 
 __all__ = ["Channel", "HISTORY_PAGE"]
@@ -21,6 +22,7 @@ __all__ = ["Channel", "HISTORY_PAGE"]
 HISTORY_PAGE = 100
 
 _intern = sys.intern
+_UNSET: Any = object()
 
 
 class Channel(Model):
@@ -285,6 +287,155 @@ class Channel(Model):
         if isinstance(data, dict) and isinstance(data.get("webhook"), dict):
             data = data["webhook"]
         return Webhook(self._client, data, channel_id=self.id)
+
+    # -- editing, copies, permission overwrites ------------------------------
+
+    def edit(self, *, name: str = _UNSET, description: str | None = _UNSET, cache: bool = True) -> Channel:
+        """Rename this channel and/or change its description (``PATCH /channels/{id}``; MANAGE_CHANNELS).
+
+        Only the given keywords are sent; ``description=None`` clears it. Blocks until the
+        service answers (204); thread-safe.
+
+        Args:
+            name: The new name (non-empty).
+            description: The new topic text, or None to clear it.
+            cache: Put the returned channel in ``client.channels.cache`` in place of this one.
+
+        Returns:
+            A new :class:`Channel` with the change applied (this object is left as it was).
+
+        Raises:
+            TypeError, ValueError: Bad arguments or nothing to change (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
+        """
+        from ..managers.base import check_cache_flag, check_id, route
+
+        check_cache_flag(cache)
+        body: dict[str, Any] = {}
+        if name is not _UNSET:
+            body["name"] = check_id(name, "name")
+        if description is not _UNSET:
+            if description is not None and not isinstance(description, str):
+                raise TypeError(f"description must be a str or None, got {type(description).__name__}")
+            body["description"] = description
+        if not body:
+            raise ValueError("edit needs name or description")
+        self._client._request(route("PATCH", "/channels/{channel_id}", channel_id=self.id), json=body)
+        record = self.raw
+        record.update(body)
+        updated = type(self)._rebuilt(self, record)
+        if cache:
+            self._client.channels.cache[updated.id] = updated
+        return updated
+
+    @staticmethod
+    def _rebuilt(old: Channel, record: dict[str, Any]) -> Channel:
+        """A new channel of ``old``'s class from ``record`` (server id and DM recipient kept)."""
+        from .dm_channel import DMChannel
+
+        if isinstance(old, DMChannel):
+            return DMChannel(old._client, record, recipient=old.recipient)
+        return Channel(old._client, record, server_id=old.server_id)
+
+    def duplicate(self, *, cache: bool = True) -> Channel:
+        """Create a copy of this channel (``POST /channels/{id}/duplicate``; MANAGE_CHANNELS).
+
+        The copy has the same name, type, category, privacy, description and overwrites, and
+        no messages. Blocks until the service answers; thread-safe.
+
+        Args:
+            cache: Add the copy to ``client.channels.cache``.
+
+        Returns:
+            The new :class:`Channel`.
+
+        Raises:
+            ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
+        """
+        from ..managers.base import check_cache_flag, route
+
+        check_cache_flag(cache)
+        data = self._client._request(route("POST", "/channels/{channel_id}/duplicate", channel_id=self.id))
+        if isinstance(data, dict) and isinstance(data.get("channel"), dict):
+            data = data["channel"]
+        copy = Channel(self._client, data, server_id=self.server_id)
+        if cache:
+            self._client.channels.cache[copy.id] = copy
+        return copy
+
+    def sync(self) -> None:
+        """Give this channel its category's overwrites and privacy (``POST /channels/{id}/sync``).
+
+        Needs MANAGE_CHANNELS. The channel's own overwrites are replaced by copies of the
+        category's. Blocks until the service answers; thread-safe. Cached copies are refreshed
+        by the ``guild_channels_update`` event that follows.
+
+        Raises:
+            ServiceAPIError: 400 when the channel has no category, 403 without
+                MANAGE_CHANNELS, 404 unknown channel.
+        """
+        from ..managers.base import route
+
+        self._client._request(route("POST", "/channels/{channel_id}/sync", channel_id=self.id))
+
+    def overwrites(self) -> list[PermissionOverwrite]:
+        """Fetch this channel's permission overwrites (``GET /channels/{id}/overrides``).
+
+        Always requests; overwrites are not cached. Blocks; thread-safe.
+
+        Returns:
+            The :class:`PermissionOverwrite` objects, oldest first; ``[]`` when none.
+
+        Raises:
+            ServiceAPIError: 403 for a member who neither holds MANAGE_CHANNELS nor may view
+                the channel, 404 unknown channel.
+        """
+        from ..managers.overwrites import fetch_overwrites
+
+        return fetch_overwrites(self._client, self.id)
+
+    def set_overwrite(self, target: Any, *, allow: Any = 0, deny: Any = 0, type: str | None = None) -> None:  # noqa: A002
+        """Create or replace the overwrite of one role or member (``POST /channels/{id}/overrides``).
+
+        The service then recomputes who may view and post here, at once: a member denied
+        ``VIEW_CHANNELS`` no longer gets the channel in listings, cannot read it and receives
+        none of its events. Needs MANAGE_CHANNELS. Blocks until the service answers (204);
+        thread-safe.
+
+        Args:
+            target: A :class:`Role` (``@everyone`` included), a :class:`Member` or
+                :class:`User`, a ``("ROLE" | "MEMBER", id)`` pair, or an id str (a cached
+                role of the server, else a cached member or user; otherwise give ``type``).
+            allow: Permissions granted: :class:`Permissions`, an int, a name, or a list of them.
+            deny: Permissions withheld, same forms; must not share a bit with ``allow``.
+            type: ``"ROLE"`` or ``"MEMBER"`` when ``target`` is a bare id.
+
+        Raises:
+            TypeError, ValueError: A bad target or bitfield (before any request).
+            ServiceAPIError: 400 for a role that is not the server's or a user who is not a
+                member, 403 without MANAGE_CHANNELS, 404 unknown channel.
+        """
+        from ..managers.overwrites import check_overwrite, post_overwrite
+
+        spec = check_overwrite(self._client, self.server_id, target, allow, deny, type)
+        post_overwrite(self._client, self.id, spec)
+
+    def delete_overwrite(self, overwrite: str | PermissionOverwrite) -> None:
+        """Delete one overwrite (``DELETE /channels/{id}/overrides/{overrideId}``; MANAGE_CHANNELS).
+
+        Blocks until the service answers (204); thread-safe.
+
+        Args:
+            overwrite: The override's id (from :meth:`overwrites`) or the
+                :class:`PermissionOverwrite` itself.
+
+        Raises:
+            TypeError, ValueError: Not an id or overwrite (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown channel or overwrite.
+        """
+        from ..managers.overwrites import delete_overwrite
+
+        delete_overwrite(self._client, self.id, overwrite)
 
 
 def _chronological(page: list[Message]) -> bool:

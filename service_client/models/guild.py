@@ -11,12 +11,12 @@ from ._base import Model, as_dict, read_id, read_int, read_str
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
     from ..managers.emojis import EmojiManager
+    from ..managers.guild_views import GuildCategories, GuildChannels
     from ..managers.invites import InviteManager
     from ..managers.roles import RoleManager
     from .audit_log import AuditLogEntry
     from .ban import Ban
     from .channel import Channel
-    from .collection import Collection
     from .member import Member
 
 __all__ = ["Guild"]
@@ -108,13 +108,27 @@ class Guild(Model):
         self.emojis = previous.emojis
 
     @property
-    def channels(self) -> Collection[str, Channel]:
+    def channels(self) -> GuildChannels:
         """The cached channels of this server: ``client.channels.cache`` filtered by ``server_id``.
 
+        A snapshot :class:`Collection` keyed by channel id, with ``create(name, *, type,
+        category_id, private, overwrites)`` (see :class:`GuildChannels`) and ``fetch()``.
         Empty until :meth:`fetch_channels` (or ``channels.fetch``) has run.
         """
-        sid = self.id
-        return self._client.channels.cache.filter(lambda c: c.server_id == sid)
+        from ..managers.guild_views import GuildChannels
+
+        return GuildChannels(self._client, self.id)
+
+    @property
+    def categories(self) -> GuildCategories:
+        """The cached categories of this server (from ``client.channels.categories``).
+
+        A snapshot :class:`Collection` keyed by category id, with ``create(name)`` and
+        ``fetch()`` (see :class:`GuildCategories`). Empty until fetched.
+        """
+        from ..managers.guild_views import GuildCategories
+
+        return GuildCategories(self._client, self.id)
 
     @property
     def members(self) -> list[Member]:

@@ -351,6 +351,23 @@ class Member(Model):
     def __hash__(self) -> int:
         return hash(("Member", self.server_id, self.id))
 
+    # -- changes --------------------------------------------------------------
+
+    def edit(self, *, roles: list[Any] | None = None, nickname: Any = ...) -> None:
+        """Change this member's roles and/or nickname: ``client.members.edit(server_id, id, ...)``.
+
+        ``roles`` replaces the whole set (Role objects or ids; ``@everyone`` always stays);
+        ``nickname=None`` clears it. Needs MANAGE_ROLES. Blocks until the service answers
+        (204); thread-safe. This object is not changed: the ``guild_member_update`` event that
+        follows refetches the member into ``client.members``; role changes also change which
+        channels the member may view (overwrites), at once.
+
+        Raises:
+            TypeError, ValueError: Bad role entries or nothing to change (before any request).
+            ServiceAPIError: 400 unknown role, 403 without MANAGE_ROLES, 404 not a member.
+        """
+        self._client.members.edit(self.server_id, self.id, roles=roles, nickname=nickname)
+
 
 def member_user_record(data: Mapping[str, Any], user_id: str) -> dict[str, Any]:
     """The user record inside a member record: ``user``, else the (flat) dict itself."""

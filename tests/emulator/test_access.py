@@ -16,7 +16,8 @@ from .fuzzkit import RawHttp, RawSocket, assert_error_body
 from .test_fuzz import ROUTES, Route, _extra_ids
 from .test_socket import conns  # noqa: F401  (fixture)
 
-SERVER_SCOPED = [r for r in ROUTES if any(p in r.template for p in ("{sid}", "{cid}", "{rid}", "{mid}"))
+SERVER_SCOPED = [r for r in ROUTES if any(p in r.template for p in ("{sid}", "{cid}", "{rid}", "{mid}", "{catid}",
+                                                                    "{oid}"))
                  or (r.method == "DELETE" and "{code}" in r.template)]
 
 
@@ -28,15 +29,17 @@ def setup(world):
     message = emu.post_message(gid, world.human["publicId"], "secret words")["message"]
     invite = emu.create_invite(sid, gid, world.human["publicId"])["invite"]
     emu.react(message["publicId"], world.human["publicId"], "x")
+    emu.set_override(gid, role["publicId"], "ROLE", allow=512)
     host, port = emu.socket_url.split("//")[1].split(":")
     http = RawHttp(host, int(port))
     real = {"sid": sid, "cid": gid, "uid": world.bot["publicId"], "rid": role["publicId"], "code": invite["code"],
-            "mid": message["publicId"]}
+            "mid": message["publicId"], "catid": world.general["categoryId"], "oid": emu.overrides(gid)[0]["id"]}
     real.update(_extra_ids(world))
     body = {"name": "taken over", "iconUrl": None, "imageUrl": "http://x", "type": "TEXT", "status": "idle",
             "roles": [role["publicId"]], "nickname": "pwned", "color": "#000000", "hoist": True,
             "permissions": "2147483648", "position": 3, "channelPublicId": gid, "maxAge": 60, "maxUses": 1,
-            "description": "mine", "messageIds": [message["publicId"]]}
+            "description": "mine", "messageIds": [message["publicId"]], "isPrivate": False,
+            "targetId": world.bot["publicId"], "allow": "2147483648", "deny": "0"}
     yield world, http, real, body
     http.close()
 
@@ -124,6 +127,8 @@ def _everything_happens(world, human, bot):
     bot.client.emit("voice:join", {"channelPublicId": voice})
     emu.create_role(sid, "new role", 0)
     emu.create_channel(sid, "new-channel")
+    emu.create_category(sid, "new-category")
+    emu.set_override(gid, world.bot["publicId"], "MEMBER", allow=1024)
     emu.update_server(sid, name="Renamed")
     carol = emu.create_user("carol")["user"]["publicId"]
     emu.add_member(sid, carol)
@@ -212,7 +217,7 @@ def test_removed_author_cannot_touch_its_old_messages(world, conns):
     sock.close()
 
 
-@pytest.mark.parametrize("how", ["kick", "ban", "control", "leave", "view-revoked"])
+@pytest.mark.parametrize("how", ["kick", "ban", "control", "leave", "view-revoked", "override", "private"])
 def test_removal_leaves_the_rooms_at_once(world, conns, how):
     emu = world.emulator
     sid, gid = world.server["publicId"], world.general["publicId"]
@@ -228,6 +233,16 @@ def test_removal_leaves_the_rooms_at_once(world, conns, how):
         host, port = emu.socket_url.split("//")[1].split(":")
         http = RawHttp(host, int(port))
         assert http.request("POST", f"/api/v2/servers/{sid}/leave", None, carol["token"])[0] == 204
+        http.close()
+    elif how == "override":
+        emu.set_override(gid, cu, "MEMBER", deny=512)                           # VIEW_CHANNELS denied
+    elif how == "private":
+        cat = world.general["categoryId"]
+        host, port = emu.socket_url.split("//")[1].split(":")
+        http = RawHttp(host, int(port))
+        assert http.request("PATCH", f"/api/v2/servers/{sid}/categories/{cat}", b'{"isPrivate": true}',
+                            world.human_token)[0] == 204
+        assert http.request("POST", f"/api/v2/channels/{gid}/sync", None, world.human_token)[0] == 204
         http.close()
     else:
         everyone = next(r for r in emu.member(sid, cu)["roles"] if r["name"] == "@everyone")

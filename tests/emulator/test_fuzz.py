@@ -26,6 +26,7 @@ from .fuzzkit import (
     NON_JSON,
     NON_OBJECT,
     ODD_IDS,
+    SCALARS,
     RawHttp,
     RawSocket,
     assert_error_body,
@@ -103,6 +104,16 @@ ROUTES = [
                                               "embeds": "objlist"}),
     Route("GET", "/users/{uid}/profile"),
     Route("GET", "/users/{uid}/mutual-servers"),
+    # EXT: permission overwrites, categories, channel copies
+    Route("PATCH", "/servers/{sid}/categories/{catid}", {"name": "str", "isPrivate": "bool"}),
+    Route("DELETE", "/servers/{sid}/categories/{catid}"),
+    Route("POST", "/servers/{sid}/categories/{catid}/sync"),
+    Route("GET", "/servers/{sid}/categories/{catid}/overrides"),
+    Route("POST", "/channels/{cid}/duplicate"),
+    Route("POST", "/channels/{cid}/sync"),
+    Route("GET", "/channels/{cid}/overrides"),
+    Route("POST", "/channels/{cid}/overrides", {"targetId": "str", "type": "otype", "allow": "perm", "deny": "perm"}),
+    Route("DELETE", "/channels/{cid}/overrides/{oid}"),
 ]
 PARAM_ROUTES = [r for r in ROUTES if "{" in r.template]
 BODY_ROUTES = [r for r in ROUTES if r.schema]
@@ -131,10 +142,12 @@ def fz(world):
     role = emu.create_role(sid, "mod", 2)["role"]
     message = emu.post_message(gid, world.human["publicId"], "hello <world>")["message"]
     invite = emu.create_invite(sid, gid, world.human["publicId"])["invite"]
+    emu.set_override(gid, role["publicId"], "ROLE", allow=512)
     host, port = emu.socket_url.split("//")[1].split(":")
     http = RawHttp(host, int(port))
     real = {"sid": sid, "cid": gid, "uid": world.bot["publicId"], "rid": role["publicId"],
-            "code": invite["code"], "mid": message["publicId"]}
+            "code": invite["code"], "mid": message["publicId"], "catid": world.general["categoryId"],
+            "oid": emu.overrides(gid)[0]["id"]}
     real.update(_extra_ids(world))
     yield Fuzz(world=world, emu=emu, token=world.human_token, real=real, http=http)
     http.close()
@@ -169,6 +182,9 @@ def test_rest_odd_ids_never_reach_an_entity(fz, route):
     users = {fz.real["uid"], fz.world.human["publicId"]}
     wrong_kind = {n: sorted(v for k, v in fz.real.items() if k != n and not (n == "uid" and v in users))
                   for n in names}
+    if route.template.startswith("/channels/{cid}/overrides"):
+        # a category id is a valid scope there: category overrides are set through these routes
+        wrong_kind["cid"].remove(fz.real["catid"])
 
     @FUZZ
     @given(ids=st.fixed_dictionaries({n: ODD_IDS | st.sampled_from(wrong_kind[n]) for n in names}),
@@ -190,7 +206,7 @@ def _plausible(fz: Fuzz) -> dict[str, Any]:
             "channelPublicId": fz.real["cid"], "maxAge": 60, "maxUses": 3, "description": "about",
             "messageIds": [fz.real["mid"]], "muted": True, "muteUntil": "2030-01-01T00:00:00Z",
             "mentionsOnly": False, "isAnimated": False, "avatarUrl": "http://img/a.png", "content": "fine",
-            "username": "Hook", "embeds": [{"title": "t"}]}
+            "username": "Hook", "embeds": [{"title": "t"}], "targetId": fz.real["rid"], "allow": "1024", "deny": "512"}
 
 
 def _send_body(fz: Fuzz, route: Route, body: bytes) -> None:
@@ -217,8 +233,12 @@ def test_rest_non_object_bodies_are_400(fz, route):
 def test_rest_bad_field_is_400_and_changes_nothing(fz, route, field):
     """Real ids, a caller with every permission (the owner), a body that is valid except for one
     field: wrong type, empty, huge (up to ~1 MB) or out of range, plus unknown fields."""
+    plausible = _plausible(fz)
+    if route.template.endswith("/overrides"):
+        plausible["type"] = "ROLE"                  # an override's type, not a channel's
+
     @FUZZ_BODIES
-    @given(body=bad_object(route.schema, _plausible(fz), field).map(lambda v: json.dumps(v).encode()))
+    @given(body=bad_object(route.schema, plausible, field).map(lambda v: json.dumps(v).encode()))
     def run(body):
         _send_body(fz, route, body)
 
@@ -297,6 +317,9 @@ EVENTS = [
                           "isCameraOn": "bool", "cameraStreamId": "str?", "screenTrackId": "str?"}),
 ]
 
+# kinds used only by the override routes
+_WRONG.setdefault("otype", st.one_of(st.none(), st.integers(), st.sampled_from(["role", "USER", "", "EVERYONE"]),
+                                     st.lists(SCALARS, max_size=2)))
 # kinds used only by socket payloads
 _WRONG.setdefault("content", st.one_of(st.booleans(), st.integers(), st.floats(allow_nan=False),
                                        st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),

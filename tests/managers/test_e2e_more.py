@@ -135,9 +135,14 @@ def test_users_fetch_cache_false(bot: Client, emulator: Any, world: Any) -> None
 def test_fetch_for_guild_keeps_a_channel_deleted_on_the_service(bot: Client, human: Client, emulator: Any,
                                                                 world: Any) -> None:
     random_id = channel_id(world, "random")
+    updated = Recorder(bot, "guild_channels_update")
     before = bot.channels.fetch_for_guild(sid(world))
     assert random_id in {c.id for c in before}
+    stale = bot.channels.cache[random_id]
     human.channels.fetch(random_id).delete()
+    updated.get()  # the event's refresh evicts it ...
+    assert random_id not in bot.channels.cache
+    bot.channels.cache[random_id] = stale  # ... so put it back, as if the event had been missed
     emulator.clear_requests()
     after = bot.channels.fetch_for_guild(sid(world))
     assert paths(emulator) == [f"GET /servers/{sid(world)}/categories"]

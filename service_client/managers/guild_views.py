@@ -1,0 +1,179 @@
+"""``guild.channels`` and ``guild.categories``: one server's slice of the channel caches, with
+the requests that create channels (overwrites included) and categories.
+
+Both are :class:`Collection` snapshots taken when the property is read (filtered from
+``client.channels.cache`` and ``client.channels.categories``), plus methods bound to the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChannelOverwriteError, ServiceError
+from ..models.category import Category
+from ..models.channel import Channel
+from ..models.collection import Collection
+from .base import check_cache_flag, check_id, route
+from .overwrites import normalize_overwrites, post_overwrite
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["GuildCategories", "GuildChannels"]
+
+
+class GuildChannels(Collection[str, Channel]):
+    """The cached channels of one server (a snapshot ``Collection`` keyed by channel id), plus
+    :meth:`create` and :meth:`fetch`.
+
+    Reading ``guild.channels`` takes a new snapshot of ``client.channels.cache``; the snapshot
+    does not follow later changes. Thread-safe.
+
+    Attributes:
+        server_id: The server's id.
+    """
+
+    __slots__ = ("_client", "server_id")
+
+    def __init__(self, client: Client, server_id: str) -> None:
+        """Snapshot the cached channels of ``server_id``."""
+        super().__init__((k, ch) for k, ch in client.channels.cache.items() if ch.server_id == server_id)
+        self._client = client
+        self.server_id = server_id
+
+    def fetch(self, *, cache: bool = True) -> list[Channel]:
+        """Fetch this server's channels: ``client.channels.fetch_for_guild(server_id, cache=cache)``."""
+        return self._client.channels.fetch_for_guild(self.server_id, cache=cache)
+
+    def create(
+        self,
+        name: str,
+        *,
+        type: str = "TEXT",  # noqa: A002 - the wire name
+        category_id: str | Category | None = None,
+        private: bool = False,
+        overwrites: Any = None,
+        cache: bool = True,
+    ) -> Channel:
+        """Create a channel, then set its permission overwrites one request at a time.
+
+        ``POST /servers/{sid}/channels`` (MANAGE_CHANNELS) first, then one
+        ``POST /channels/{id}/overrides`` per overwrite, in the given order: the service has
+        no atomic form. Every argument is checked before the first request. Blocks until the
+        last answer; thread-safe.
+
+        A ticket channel only its opener and staff may see::
+
+            everyone = guild.roles.everyone          # after guild.roles.fetch_all()
+            guild.channels.create("ticket-1", private=True, overwrites={
+                everyone: (0, Permissions.VIEW_CHANNELS),
+                opener: (Permissions.VIEW_CHANNELS | Permissions.SEND_MESSAGES, 0),
+                staff_role: (["VIEW_CHANNELS", "SEND_MESSAGES"], 0),
+                guild.me: (Permissions.VIEW_CHANNELS | Permissions.SEND_MESSAGES, 0),
+            })
+
+        Args:
+            name: The channel name.
+            type: ``"TEXT"`` or ``"VOICE"``.
+            category_id: The parent category (id or :class:`Category`); the channel starts
+                with its overwrites, and is private when it is.
+            private: True for a channel visible only to the owner, ``ADMINISTRATOR``
+                holders and members an overwrite allows ``VIEW_CHANNELS`` (``isPrivate`` is
+                sent only when True).
+            overwrites: A mapping from target (a :class:`Role`, :class:`Member`,
+                :class:`User`, ``("ROLE" | "MEMBER", id)`` pair or id str) to an
+                ``(allow, deny)`` pair or ``{"allow": ..., "deny": ...}``, where each side is
+                :class:`Permissions`, an int, a name or a list of them; or a list of
+                :class:`PermissionOverwrite` (copied from another channel). None: no overwrite.
+            cache: Add the channel to ``client.channels.cache``.
+
+        Returns:
+            The created :class:`Channel`.
+
+        Raises:
+            TypeError, ValueError: A bad argument (before any request).
+            ServiceAPIError: The channel creation was refused (403 without MANAGE_CHANNELS,
+                400 bad name or category, 404 unknown server): nothing was created.
+            ChannelOverwriteError: The channel was created but an overwrite failed: the error
+                names that overwrite (``index``, ``target_type``, ``target_id``), carries the
+                kept ``channel`` and chains the request's error as ``__cause__``; the later
+                overwrites were not sent.
+        """
+        client = self._client
+        check_id(name, "name")
+        check_cache_flag(cache)
+        if not isinstance(private, bool):
+            raise TypeError(f"private must be a bool, got {type_name(private)}")
+        if isinstance(category_id, Category):
+            category_id = category_id.id
+        specs = normalize_overwrites(client, self.server_id, overwrites)
+        channel = client.channels.create(
+            self.server_id, name, type=type, category_id=category_id, is_private=True if private else None,
+            cache=cache,
+        )
+        for index, spec in enumerate(specs):
+            try:
+                post_overwrite(client, channel.id, spec)
+            except ServiceError as exc:
+                raise ChannelOverwriteError(channel, channel.id, index, len(specs), spec[0], spec[1], exc) from exc
+        return channel
+
+
+def type_name(value: Any) -> str:
+    """The class name of ``value`` (for error messages)."""
+    return type(value).__name__
+
+
+class GuildCategories(Collection[str, Category]):
+    """The cached categories of one server (a snapshot ``Collection`` keyed by category id),
+    plus :meth:`create` and :meth:`fetch`.
+
+    Reading ``guild.categories`` takes a new snapshot of ``client.channels.categories``, which
+    :meth:`fetch` (and ``fetch_for_guild``) fill. Thread-safe.
+
+    Attributes:
+        server_id: The server's id.
+    """
+
+    __slots__ = ("_client", "server_id")
+
+    def __init__(self, client: Client, server_id: str) -> None:
+        """Snapshot the cached categories of ``server_id``."""
+        super().__init__((k, c) for k, c in client.channels.categories.items() if c.server_id == server_id)
+        self._client = client
+        self.server_id = server_id
+
+    def fetch(self, *, cache: bool = True) -> list[Category]:
+        """Fetch this server's categories with their channels (one request):
+        ``client.channels.fetch_categories(server_id, cache=cache)``."""
+        return self._client.channels.fetch_categories(self.server_id, cache=cache)
+
+    def create(self, name: str, *, cache: bool = True) -> Category:
+        """Create a category (``POST /servers/{sid}/categories {name}``; MANAGE_CHANNELS).
+
+        Blocks until the service answers; thread-safe. Make it private or add overwrites with
+        :meth:`Category.edit` and :meth:`Category.set_overwrite`; channels created in it then
+        start with them.
+
+        Args:
+            name: The category name.
+            cache: Add it to ``client.channels.categories``.
+
+        Returns:
+            The new :class:`Category` (no channels yet).
+
+        Raises:
+            TypeError, ValueError: ``name`` is not a non-empty str (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown server.
+        """
+        check_id(name, "name")
+        check_cache_flag(cache)
+        data = self._client._request(
+            route("POST", "/servers/{server_id}/categories", server_id=self.server_id), json={"name": name}
+        )
+        if isinstance(data, dict) and isinstance(data.get("category"), dict):
+            data = data["category"]
+        category = Category(self._client, data, server_id=self.server_id)
+        if cache:
+            self._client.channels.categories[category.id] = category
+        return category

@@ -1,0 +1,116 @@
+"""``PermissionOverwrite``: one permission override of a channel or category."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._base import Model, as_dict, read_id, read_str
+from .permissions import Permissions, parse_permissions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+
+__all__ = ["OVERWRITE_TYPES", "PermissionOverwrite"]
+
+#: The two kinds of override target: a role, or one member (by user id).
+OVERWRITE_TYPES = ("ROLE", "MEMBER")
+
+_intern = sys.intern
+
+
+class PermissionOverwrite(Model):
+    """A permission override of one role or member on a channel or category.
+
+    On the service, overrides change what a member may do in one channel:
+    the server permissions are taken, then ``@everyone``'s override, then
+    the member's role overrides together, then the member's own override,
+    each removing its ``deny`` bits and adding its ``allow`` bits (owners and
+    ``ADMINISTRATOR`` holders are never restricted). A private channel starts
+    without ``VIEW_CHANNELS``, so only an override that allows it shows the
+    channel. The service applies overrides to ``VIEW_CHANNELS`` and
+    ``SEND_MESSAGES``; :attr:`Member.permissions` stays the server-wide value.
+
+    Wire keys (an Override record): ``id`` (also ``publicId``), ``type``
+    (``"ROLE"`` or ``"MEMBER"``), ``targetId``, ``targetName``, ``allow``
+    and ``deny`` (decimal strings).
+
+    Attributes:
+        id: The override's id (used by ``delete_overwrite``).
+        type: ``"ROLE"`` or ``"MEMBER"``.
+        target_id: The role id, or the member's user id.
+        target_name: The role's or user's name, or None.
+        allow: The :class:`Permissions` granted.
+        deny: The :class:`Permissions` withheld.
+        scope_id: The channel or category the override belongs to (None when unknown).
+    """
+
+    __slots__ = ("id", "type", "target_id", "target_name", "allow", "deny", "scope_id")
+
+    _WIRE = (
+        ("id", "id"),
+        ("type", "type"),
+        ("targetId", "target_id"),
+        ("targetName", "target_name"),
+    )
+
+    id: str
+    type: str
+    target_id: str
+    target_name: str | None
+    allow: Permissions
+    deny: Permissions
+    scope_id: str | None
+
+    def __init__(self, client: Client, data: Mapping[str, Any], *, scope_id: str | None = None) -> None:
+        """Build from an Override record.
+
+        Args:
+            client: The owning client.
+            data: The record.
+            scope_id: The channel or category id it was listed for.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id or no target id.
+        """
+        self._client = client
+        data = as_dict(data, "override")
+        ident = read_id(data, "id", "publicId")
+        target = read_id(data, "targetId", "targetPublicId")
+        if ident is None or target is None:
+            raise ValueError("override record needs id and targetId")
+        self.id = ident
+        kind = read_str(data, "type") or "ROLE"
+        self.type = _intern(kind.upper()) if len(kind) <= 16 else kind
+        self.target_id = target
+        self.target_name = read_str(data, "targetName")
+        self.allow = parse_permissions(data.get("allow"))
+        self.deny = parse_permissions(data.get("deny"))
+        self.scope_id = scope_id
+        self._split(data)
+
+    def _repr_name(self) -> str | None:
+        return self.target_name
+
+    def __repr__(self) -> str:
+        return (
+            f"<PermissionOverwrite id={self.id!r} type={self.type} target_id={self.target_id!r} "
+            f"allow={int(self.allow)} deny={int(self.deny)}>"
+        )
+
+    def delete(self) -> None:
+        """Delete this override (``DELETE /channels/{scope_id}/overrides/{id}``; MANAGE_CHANNELS).
+
+        Blocks until the service answers; thread-safe.
+
+        Raises:
+            ValueError: The override was built without its channel or category id.
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown override or scope.
+        """
+        if self.scope_id is None:
+            raise ValueError("this override does not know its channel; use channel.delete_overwrite(id)")
+        from ..managers.overwrites import delete_overwrite
+
+        delete_overwrite(self._client, self.scope_id, self.id)
