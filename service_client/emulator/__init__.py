@@ -86,6 +86,27 @@ webhook routes, and socket kicks, bans and unbans) write an audit log entry whos
 upper snake case: ``SERVER_UPDATE``, ``CHANNEL_CREATE``, ``ROLE_DELETE``, ``MEMBER_BAN``,
 ``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``app.py``).
 
+Permission overwrites, categories and channel copies (MANAGE_CHANNELS, a server permission, to
+manage; overrides readable with MANAGE_CHANNELS or the right to view; each change sends
+``server:channels_updated`` / ``server:categories_updated`` and moves sockets in or out of the
+channel rooms at once):
+
+- ``PATCH /servers/{sid}/categories/{cat}``: ``{name?, isPrivate?}`` -> 204
+- ``DELETE /servers/{sid}/categories/{cat}``: -> 204; its channels become uncategorised
+- ``POST /servers/{sid}/categories/{cat}/sync``: -> 204; overrides and ``isPrivate`` copied to its channels
+- ``GET /servers/{sid}/categories/{cat}/overrides``: -> ``{"overrides": [Override]}``
+- ``POST /channels/{cid}/duplicate``: -> 201 ``{"channel"}``; settings and overrides, no messages
+- ``POST /channels/{cid}/sync``: -> 204; the category's overrides and ``isPrivate``; 400 without one
+- ``GET /channels/{cid}/overrides``: -> ``{"overrides": [Override]}`` (a category id works too)
+- ``POST /channels/{cid}/overrides``: ``{targetId, type, allow, deny}`` -> 204, create or replace
+- ``DELETE /channels/{cid}/overrides/{oid}``: -> 204
+
+Overrides and ``isPrivate`` take effect for VIEW_CHANNELS and SEND_MESSAGES (owner and
+ADMINISTRATOR excepted): private drops VIEW_CHANNELS, then ``@everyone``'s override, the member's
+role overrides together, its own override (deny, then allow each time). A member who may not view
+a channel does not get it in the category listing, is refused its reads (403), cannot post in it,
+and receives none of its events.
+
 Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
 missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never
 answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length caps: names and ids
@@ -137,7 +158,9 @@ Control routes (JSON, no auth; 400/404 as above):
 ``POST /messages/bulk``                    ``{channelId, authorId, contents: [str]}`` -> 201 ``{count}``
 ``GET /channels/{cid}/messages``           -> ``{messages}`` (chronological)
 ``GET /requests``                          -> ``{requests: [{method, path, query, status, startedAt, endedAt,
-                                           headers}], maxInFlight}`` (times epoch ms; authorization redacted)
+                                           headers, body, userId}], maxInFlight}`` (times epoch ms;
+                                           authorization redacted; ``body`` parsed JSON with secrets
+                                           redacted, else null; ``userId`` the authenticated caller or null)
 ``DELETE /requests``                       clear the journal and the in-flight peak; 204
 ``GET /connections``                       -> ``{count}`` connected socket.io clients
 ``POST /drop`` ``{userId?}``               abort matching sockets' TCP transport (no close packet) -> ``{count}``

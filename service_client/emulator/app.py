@@ -879,10 +879,10 @@ class RestApi:
 
     def _permission_routes(self) -> None:
         add = self.router.add
-        add("PATCH", "/servers/{sid}/categories/{catid}", self.patch_category)
-        add("DELETE", "/servers/{sid}/categories/{catid}", self.delete_category)
-        add("POST", "/servers/{sid}/categories/{catid}/sync", self.sync_category)
-        add("GET", "/servers/{sid}/categories/{catid}/overrides", self.get_category_overrides)
+        add("PATCH", "/servers/{sid}/categories/{cat}", self.patch_category)
+        add("DELETE", "/servers/{sid}/categories/{cat}", self.delete_category)
+        add("POST", "/servers/{sid}/categories/{cat}/sync", self.sync_category)
+        add("GET", "/servers/{sid}/categories/{cat}/overrides", self.get_category_overrides)
         add("POST", "/channels/{cid}/duplicate", self.duplicate_channel)
         add("POST", "/channels/{cid}/sync", self.sync_channel)
         add("GET", "/channels/{cid}/overrides", self.get_overrides)
@@ -915,33 +915,33 @@ class RestApi:
             raise Forbidden("channels.errors.no_access")
 
     async def patch_category(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /servers/{sid}/categories/{catid} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
+        """EXT ``PATCH /servers/{sid}/categories/{cat} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
         ``server:categories_updated``."""
-        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._manage_category(sid, cat_id, ctx.uid)
         body = ctx.body()
         await self.ops.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
         return no_content()
 
     async def delete_category(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /servers/{sid}/categories/{catid}`` -> 204 (MANAGE_CHANNELS); its channels
+        """EXT ``DELETE /servers/{sid}/categories/{cat}`` -> 204 (MANAGE_CHANNELS); its channels
         become uncategorised."""
-        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._manage_category(sid, cat_id, ctx.uid)
         await self.ops.delete_category(sid, cat_id)
         return no_content()
 
     async def sync_category(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/categories/{catid}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
+        """EXT ``POST /servers/{sid}/categories/{cat}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
         and ``isPrivate`` copied to its channels."""
-        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._manage_category(sid, cat_id, ctx.uid)
         await self.ops.sync_category(sid, cat_id)
         return no_content()
 
     async def get_category_overrides(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/categories/{catid}/overrides`` -> ``{"overrides": [Override]}``."""
-        sid, cat_id = ctx.params["sid"], ctx.params["catid"]
+        """EXT ``GET /servers/{sid}/categories/{cat}/overrides`` -> ``{"overrides": [Override]}``."""
+        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._server_access(sid, ctx.uid)
         self.store.category_row(sid, cat_id)
         self._read_overrides(cat_id, ctx.uid)

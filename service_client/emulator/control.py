@@ -927,11 +927,15 @@ class Emulator:
 
     # ------------------------------------------------------------------ journal, faults, limiter
     def requests(self) -> list[dict[str, Any]]:
-        """The REST journal: ``[{method, path, query, status, startedAt, endedAt, headers}]``.
+        """The REST journal: ``[{method, path, query, status, startedAt, endedAt, headers, body, userId}]``.
 
         ``path`` is the raw path below ``/api/v2``, ``query`` the raw query string, times are epoch
         milliseconds (floats), ``status`` 0 for a reset fault; ``headers`` are lower-cased with
-        ``authorization`` redacted.
+        ``authorization`` redacted; ``body`` is the parsed JSON body with secrets redacted (the
+        value of any key naming a token, secret, password or authorization, and the caller's own
+        token inside strings, read ``[REDACTED]``), None when empty or not JSON; ``userId`` is the
+        public id of the user whose valid token came with the request, else None. Every request
+        is recorded with both, faults and unknown routes included.
         """
         assert self.core is not None
         return self.core.log.snapshot()

@@ -16,7 +16,7 @@ from .fuzzkit import RawHttp, RawSocket, assert_error_body
 from .test_fuzz import ROUTES, Route, _extra_ids
 from .test_socket import conns  # noqa: F401  (fixture)
 
-SERVER_SCOPED = [r for r in ROUTES if any(p in r.template for p in ("{sid}", "{cid}", "{rid}", "{mid}", "{catid}",
+SERVER_SCOPED = [r for r in ROUTES if any(p in r.template for p in ("{sid}", "{cid}", "{rid}", "{mid}", "{cat}",
                                                                     "{oid}"))
                  or (r.method == "DELETE" and "{code}" in r.template)]
 
@@ -33,7 +33,7 @@ def setup(world):
     host, port = emu.socket_url.split("//")[1].split(":")
     http = RawHttp(host, int(port))
     real = {"sid": sid, "cid": gid, "uid": world.bot["publicId"], "rid": role["publicId"], "code": invite["code"],
-            "mid": message["publicId"], "catid": world.general["categoryId"], "oid": emu.overrides(gid)[0]["id"]}
+            "mid": message["publicId"], "cat": world.general["categoryId"], "oid": emu.overrides(gid)[0]["id"]}
     real.update(_extra_ids(world))
     body = {"name": "taken over", "iconUrl": None, "imageUrl": "http://x", "type": "TEXT", "status": "idle",
             "roles": [role["publicId"]], "nickname": "pwned", "color": "#000000", "hoist": True,

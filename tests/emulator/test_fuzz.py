@@ -105,10 +105,10 @@ ROUTES = [
     Route("GET", "/users/{uid}/profile"),
     Route("GET", "/users/{uid}/mutual-servers"),
     # EXT: permission overwrites, categories, channel copies
-    Route("PATCH", "/servers/{sid}/categories/{catid}", {"name": "str", "isPrivate": "bool"}),
-    Route("DELETE", "/servers/{sid}/categories/{catid}"),
-    Route("POST", "/servers/{sid}/categories/{catid}/sync"),
-    Route("GET", "/servers/{sid}/categories/{catid}/overrides"),
+    Route("PATCH", "/servers/{sid}/categories/{cat}", {"name": "str", "isPrivate": "bool"}),
+    Route("DELETE", "/servers/{sid}/categories/{cat}"),
+    Route("POST", "/servers/{sid}/categories/{cat}/sync"),
+    Route("GET", "/servers/{sid}/categories/{cat}/overrides"),
     Route("POST", "/channels/{cid}/duplicate"),
     Route("POST", "/channels/{cid}/sync"),
     Route("GET", "/channels/{cid}/overrides"),
@@ -146,7 +146,7 @@ def fz(world):
     host, port = emu.socket_url.split("//")[1].split(":")
     http = RawHttp(host, int(port))
     real = {"sid": sid, "cid": gid, "uid": world.bot["publicId"], "rid": role["publicId"],
-            "code": invite["code"], "mid": message["publicId"], "catid": world.general["categoryId"],
+            "code": invite["code"], "mid": message["publicId"], "cat": world.general["categoryId"],
             "oid": emu.overrides(gid)[0]["id"]}
     real.update(_extra_ids(world))
     yield Fuzz(world=world, emu=emu, token=world.human_token, real=real, http=http)
@@ -184,7 +184,7 @@ def test_rest_odd_ids_never_reach_an_entity(fz, route):
                   for n in names}
     if route.template.startswith("/channels/{cid}/overrides"):
         # a category id is a valid scope there: category overrides are set through these routes
-        wrong_kind["cid"].remove(fz.real["catid"])
+        wrong_kind["cid"].remove(fz.real["cat"])
 
     @FUZZ
     @given(ids=st.fixed_dictionaries({n: ODD_IDS | st.sampled_from(wrong_kind[n]) for n in names}),
