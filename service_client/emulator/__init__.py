@@ -104,8 +104,8 @@ channel rooms at once):
 Overrides and ``isPrivate`` take effect for VIEW_CHANNELS and SEND_MESSAGES (owner and
 ADMINISTRATOR excepted): private drops VIEW_CHANNELS, then ``@everyone``'s override, the member's
 role overrides together, its own override (deny, then allow each time). A member who may not view
-a channel does not get it in the category listing, is refused its reads (403), cannot post in it,
-and receives none of its events.
+a channel does not get it in the category listing, is refused its reads (403), cannot post in it
+or join it (voice), and receives none of its events (its voice events included).
 
 Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
 missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never

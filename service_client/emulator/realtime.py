@@ -418,7 +418,7 @@ class Realtime:
                     chan = self.store.channel_row(cid)
                 except NotFound:
                     continue
-                if chan["server_id"] in servers:
+                if chan["server_id"] in servers and self.store.can_view(cid, uid):
                     await self.emit("voice:state-update",
                                     {"channelPublicId": cid, "users": list(users.values())}, user_room(uid))
         except Exception:
@@ -740,11 +740,23 @@ class Realtime:
                 return cid
         return None
 
+    def hidden_from(self, cid: str) -> list[str]:
+        """The connected sockets whose user may not view channel ``cid`` (its voice events skip them)."""
+        seen: dict[str, bool] = {}
+        out = []
+        for sid, uid in list(self.sessions.items()):
+            if uid not in seen:
+                seen[uid] = self.store.can_view(cid, uid)
+            if not seen[uid]:
+                out.append(sid)
+        return out
+
     async def voice_join(self, uid: str, cid: str, sid: str | None = None) -> bool:
         """Put a user in a voice channel (leaving any other); return False if refused.
 
         Sends ``voice:livekit-token`` to the joiner (when ``sid`` is given, that socket, else
-        the user room) and ``voice:user-joined`` to the server room (protocol 2.6).
+        the user room) and ``voice:user-joined`` to the server room (protocol 2.6), but for the
+        members who may not view the channel (as ``voice:user-left`` and ``voice:user-state``).
         """
         try:
             chan = self.store.channel_row(cid)
@@ -767,7 +779,7 @@ class Realtime:
         else:
             await self.emit("voice:livekit-token", creds, user_room(uid))
         await self.emit("voice:user-joined", {"channelPublicId": cid, "user": entry, "users": list(users.values())},
-                        server_room(chan["server_id"]))
+                        server_room(chan["server_id"]), skip=self.hidden_from(cid))
         return True
 
     async def voice_leave(self, uid: str) -> bool:
@@ -784,7 +796,8 @@ class Realtime:
         except NotFound:
             return True
         await self.emit("voice:user-left", {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
-                        [server_room(server_id), user_room(uid)])
+                        [server_room(server_id), user_room(uid)],
+                        skip=[s for s in self.hidden_from(cid) if self.sessions.get(s) != uid])
         return True
 
     async def voice_state(self, uid: str, changes: dict[str, Any]) -> bool:
@@ -807,7 +820,7 @@ class Realtime:
         self.voice[cid][uid].update(clean)
         server_id = self.store.channel_row(cid)["server_id"]
         await self.emit("voice:user-state", dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
-                        server_room(server_id))
+                        server_room(server_id), skip=self.hidden_from(cid))
         return True
 
     async def _on_voice_join(self, sid: str, data: Any = None) -> None:

@@ -419,3 +419,34 @@ def test_journal_records_body_and_caller(env):
     status, data, _ = http.request("GET", "/_emulator/requests")
     http.close()
     assert status == 200 and [r["userId"] for r in json.loads(data)["requests"]] == [e["userId"] for e in entries]
+
+
+def test_voice_of_a_hidden_channel_is_not_shown_and_cannot_be_joined(env):
+    emu = env.emu
+    voice = next(c for c in env.world.channels if c["type"] == "VOICE")["publicId"]
+    override(env.api["alice"], voice, env.cu, "MEMBER", deny=VIEW)
+    carol, dave = env.sock(env.carol["token"]), env.sock(env.dave["token"])
+    assert emu.voice_join(env.du, voice)
+    assert dave.events.get(timeout=5)[0] in ("voice:livekit-token", "voice:user-joined")
+    emu.voice_state(env.du, muted=True)
+    emu.voice_leave(env.du)
+    while dave.events.get(timeout=5)[0] != "voice:user-left":
+        pass
+    carol.probe()
+    assert [e for e, _ in carol.drain() if e.startswith("voice:")] == []
+    assert not emu.voice_join(env.cu, voice)                       # cannot join what it cannot see
+    carol.emit("voice:join", {"channelPublicId": voice})
+    carol.probe()
+    assert emu.voice_users(voice) == []
+    # a voice snapshot at connect time leaves the hidden channel out too
+    assert emu.voice_join(env.du, voice)
+    again = env.sock(env.carol["token"])
+    again.probe()
+    assert [d["channelPublicId"] for e, d in again.drain() if e == "voice:state-update"] == []
+    visible = env.sock(env.world.human_token)
+    visible.probe()
+    while True:
+        event, data = visible.events.get(timeout=5)
+        if event == "voice:state-update":
+            assert data["channelPublicId"] == voice
+            break
