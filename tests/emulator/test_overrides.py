@@ -450,3 +450,24 @@ def test_voice_of_a_hidden_channel_is_not_shown_and_cannot_be_joined(env):
         if event == "voice:state-update":
             assert data["channelPublicId"] == voice
             break
+
+
+def test_override_category_and_copy_changes_are_audited(env):
+    alice, sid, gid = env.api["alice"], env.sid, env.gid
+    cat = env.world.general["categoryId"]
+    override(alice, cat, env.cu, "MEMBER", allow=VIEW)                    # a category scope
+    override(alice, gid, env.cu, "MEMBER", allow=VIEW)
+    oid = alice("GET", f"/channels/{gid}/overrides")[1]["overrides"][0]["id"]
+    alice("DELETE", f"/channels/{gid}/overrides/{oid}")
+    copy = alice("POST", f"/channels/{gid}/duplicate")[1]["channel"]["publicId"]
+    alice("POST", f"/channels/{gid}/sync")
+    alice("PATCH", f"/servers/{sid}/categories/{cat}", {"name": "Chat"})
+    alice("POST", f"/servers/{sid}/categories/{cat}/sync")
+    alice("DELETE", f"/servers/{sid}/categories/{cat}")
+    assert override(env.api["carol"], gid, env.cu, "MEMBER", allow=VIEW)[0] == 403   # refused: not logged
+    logs = alice("GET", f"/servers/{sid}/audit-logs?limit=100")[1]["logs"]
+    got = [(e["actionType"], e["targetId"]) for e in reversed(logs)]
+    assert got == [("CHANNEL_OVERWRITE_UPDATE", cat), ("CHANNEL_OVERWRITE_UPDATE", gid),
+                   ("CHANNEL_OVERWRITE_DELETE", gid), ("CHANNEL_CREATE", copy), ("CHANNEL_SYNC", gid),
+                   ("CATEGORY_UPDATE", cat), ("CATEGORY_SYNC", cat), ("CATEGORY_DELETE", cat)]
+    assert all(e["executor"]["publicId"] == env.world.human["publicId"] for e in logs)
