@@ -52,7 +52,6 @@ from .errors import (
     ServiceTimeoutError,
 )
 from .events import EventEmitter, OrderedWorkerPool
-from .gateway.connection import GatewayConnection
 from .gateway.handlers import WireHandlers
 from .managers import operations as _ops
 from .managers.channels import ChannelManager
@@ -63,11 +62,11 @@ from .managers.voice_states import VoiceStateManager
 from .models.collection import Collection
 from .models.user import User
 from .rest.route import Route
-from .rest.session import RestSession, validate_api_call_args
 from .voice import VoiceManager
 
 if TYPE_CHECKING:
     from .commands import Command
+    from .gateway.connection import GatewayConnection
     from .models.dm_channel import DMChannel
     from .models.invite import Invite
     from .models.message import Message
@@ -241,6 +240,7 @@ class Client:
         self._reconnect_cap = reconnect_cap
 
         from . import __version__
+        from .rest.session import RestSession  # requests and urllib3 load here, not at import
 
         self._rest = RestSession(
             self.base_url,
@@ -448,6 +448,8 @@ class Client:
             raise
 
     def _login_steps(self, deadline: float | None) -> None:
+        from .gateway.connection import GatewayConnection  # websocket-client loads here
+
         gateway = GatewayConnection(
             self.socket_url,
             auth=self._socket_auth,
@@ -733,6 +735,8 @@ class Client:
             ServiceError: A network failure after the last retry (cause chained),
                 or the client was destroyed while the call waited.
         """
+        from .rest.session import validate_api_call_args
+
         route = validate_api_call_args(
             path, method=method, body=body, headers=headers, timeout_ms=timeout_ms, max_retries=max_retries
         )

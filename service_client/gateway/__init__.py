@@ -8,16 +8,49 @@
 
 from __future__ import annotations
 
-from .connection import (
-    REASON_IO_SERVER_DISCONNECT,
-    REASON_PING_TIMEOUT,
-    REASON_TRANSPORT_CLOSE,
-    REASON_TRANSPORT_ERROR,
-    GatewayConnection,
-    reconnect_delay,
-    socket_endpoint,
-)
-from .framing import FramingError, UnsupportedPacketError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - the names below load on first use
+    from .connection import (
+        REASON_IO_SERVER_DISCONNECT,
+        REASON_PING_TIMEOUT,
+        REASON_TRANSPORT_CLOSE,
+        REASON_TRANSPORT_ERROR,
+        GatewayConnection,
+        reconnect_delay,
+        socket_endpoint,
+    )
+    from .framing import FramingError, UnsupportedPacketError
+
+#: Where each exported name lives. Importing this package does not import
+#: websocket-client: :mod:`.connection` loads on first access to one of its names.
+_EXPORTS = {
+    "REASON_IO_SERVER_DISCONNECT": "connection",
+    "REASON_PING_TIMEOUT": "connection",
+    "REASON_TRANSPORT_CLOSE": "connection",
+    "REASON_TRANSPORT_ERROR": "connection",
+    "GatewayConnection": "connection",
+    "reconnect_delay": "connection",
+    "socket_endpoint": "connection",
+    "FramingError": "framing",
+    "UnsupportedPacketError": "framing",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load an exported name from its submodule on first access (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not exported by this package.
+    """
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "REASON_IO_SERVER_DISCONNECT",

@@ -11,10 +11,33 @@ Spec: ``apiCall``, Errors and Limits; protocol.md 1.1 and 4.1-4.3.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .buckets import BucketStore, MemoryBucketStore
 from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
 from .route import Route, bucket_key, encode_query, encode_segment, redact_path
-from .session import RestSession, validate_api_call_args
+
+if TYPE_CHECKING:  # pragma: no cover - the session loads on first use
+    from .session import RestSession, validate_api_call_args
+
+#: Names of :mod:`.session`, which imports requests and urllib3: it loads on
+#: first access, so importing this package (routes, retry maths) stays light.
+_SESSION_EXPORTS = frozenset({"RestSession", "validate_api_call_args"})
+
+
+def __getattr__(name: str) -> Any:
+    """Load :class:`RestSession` and :func:`validate_api_call_args` on first access (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not exported by this package.
+    """
+    if name not in _SESSION_EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import session
+
+    value = getattr(session, name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "RETRY_STATUSES",

@@ -7,7 +7,6 @@ pitfalls 5.1 (3) and (4).
 
 from __future__ import annotations
 
-import email.utils
 import math
 import re
 import time
@@ -81,6 +80,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         return None
     if _SECONDS_RE.match(text):
         return max(0.0, float(text))
+    import email.utils  # HTTP dates are rare: keep the email package out of the import
+
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
