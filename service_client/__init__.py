@@ -1,10 +1,12 @@
 """service_client: a synchronous, thread-based client for bots on the chat service.
 
-Every public name of python-api.md is importable from here::
+Every public name is importable from here::
 
-    from service_client import Client, Message, ServiceAPIError
+    from service_client import Client, CommandDispatcher, Message, ServiceAPIError
 
-See README.rst for the two commands a newcomer runs.
+Importing the package is light: requests, urllib3 and websocket-client load
+when the first :class:`Client` is created and when it logs in. See README.rst
+for the two commands a newcomer runs.
 """
 
 from __future__ import annotations
@@ -15,9 +17,17 @@ __version__ = "0.1.0"
 
 from .client import MISSING, Client, ClientState
 from .commands import Command, load_commands
+from .dispatcher import CommandContext, CommandDispatcher
 from .errors import (
     ChannelOverwriteError,
+    CommandCooldownError,
+    CommandError,
+    CommandInvokeError,
     CommandLoadWarning,
+    CommandNotFoundError,
+    CommandPermissionError,
+    CommandSyntaxError,
+    CommandUsageError,
     InsecureHostWarning,
     RateLimitError,
     ServiceAPIError,
@@ -58,7 +68,16 @@ __all__ = [
     "ClientState",
     "Collection",
     "Command",
+    "CommandContext",
+    "CommandCooldownError",
+    "CommandDispatcher",
+    "CommandError",
+    "CommandInvokeError",
     "CommandLoadWarning",
+    "CommandNotFoundError",
+    "CommandPermissionError",
+    "CommandSyntaxError",
+    "CommandUsageError",
     "DMChannel",
     "EmbedBuilder",
     "Emoji",

@@ -1,7 +1,6 @@
 """Command files: the :class:`Command` record and :func:`load_commands`.
 
-Spec: Client, ``loadCommands`` (since 4.2.0); python-api.md section 6;
-protocol.md pitfall 25.
+Spec: Client, ``loadCommands`` (since 4.2.0).
 
 A command directory holds one Python file per command. :func:`load_commands`
 imports every ``*.py`` file of the directory (not of its subdirectories, and not
@@ -11,15 +10,17 @@ either sets a module attribute ``command``::
 
     from service_client.commands import Command
 
-    def execute(message, args):
-        message.reply("Pong!")
+    def execute(ctx):
+        ctx.reply("Pong!")
 
     command = Command(name="ping", execute=execute, description="Answer Pong!")
 
 (a :class:`Command`, a mapping with ``name`` and ``execute`` keys, or any object
 with a ``str`` ``name`` and a callable ``execute``), or defines ``name`` and
-``execute`` at module level. Loading performs no dispatch: the bot decides
-when to call ``command.execute`` (see ``samples/ping_bot.py``).
+``execute`` at module level. Loading performs no dispatch: a
+:class:`~service_client.dispatcher.CommandDispatcher` runs the loaded commands
+from chat messages (it calls ``execute(ctx, *args)``), or the bot calls
+``command.execute`` itself.
 
 .. versionadded:: 4.2.0
 """
@@ -27,9 +28,9 @@ when to call ``command.execute`` (see ``samples/ping_bot.py``).
 from __future__ import annotations
 
 import errno
-import hashlib
 import importlib.util
 import logging
+import math
 import os
 import re
 import sys
@@ -39,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, TypeVar
 
 from .errors import CommandLoadWarning
+from .models.permissions import Permissions
 
 __all__ = ["Command", "load_commands"]
 
@@ -51,7 +53,7 @@ MODULE_PREFIX = "service_client_commands"
 
 #: Keys of a mapping command that become :class:`Command` fields; every other
 #: key goes to :attr:`Command.extra`.
-_FIELDS = ("name", "execute", "aliases", "description")
+_FIELDS = ("name", "execute", "aliases", "description", "requires", "cooldown")
 
 _NOT_IDENTIFIER = re.compile(r"\W")
 
@@ -63,43 +65,62 @@ class Command:
 
     Immutable (``extra`` is a plain dict owned by the command), compared and
     hashed by identity, picklable when its ``execute`` is; safe to share
-    between threads. The library never calls :attr:`execute` itself.
+    between threads. Loading never calls :attr:`execute`; a
+    :class:`~service_client.dispatcher.CommandDispatcher` does, from messages.
 
     .. versionadded:: 4.2.0
 
     Args:
         name: The command's name, the key it is stored under (non-empty).
-        execute: What the bot calls to run the command.
+        execute: What runs the command.
         aliases: Other names: one str, or an iterable of str (None means none).
         description: One line for help texts; None means "".
         extra: Other data to keep with the command (copied into a new dict).
+        requires: Permissions the message author must hold in the server
+            for a dispatcher to run the command: a :class:`Permissions` flag
+            (several OR-ed together), a permission name
+            (``"KICK_MEMBERS"``, case-insensitive), an int bitfield, or an
+            iterable of those; None means none.
+        cooldown: Seconds one user must wait between two runs of this
+            command through a dispatcher (an int or float >= 0; 0 or None
+            means no cooldown).
 
     Attributes:
         name: The command's name.
-        execute: The callable given. The sample bot calls
-            ``execute(message, args)`` with the :class:`Message` and the list
-            of whitespace-separated words after the command name; the library
-            imposes no signature.
-        aliases: Other names a dispatcher may accept for this command, as a
+        execute: The callable given. A
+            :class:`~service_client.dispatcher.CommandDispatcher` calls
+            ``execute(ctx, *args)`` with a
+            :class:`~service_client.dispatcher.CommandContext` and the
+            shell-split words after the command name; outside a dispatcher
+            the library imposes no signature.
+        aliases: Other names a dispatcher accepts for this command, as a
             tuple in the given order without repeats. :func:`load_commands`
             indexes by :attr:`name` only (see :meth:`matches`).
         description: One line for help texts ("" when none).
         extra: Any other keys of a mapping command (empty for other sources).
+        requires: The required permissions (``Permissions(0)`` when none).
+        cooldown: The per-user cooldown in seconds (0.0 when none).
 
     Raises:
         TypeError: ``name`` is not a str, ``execute`` is not callable,
             ``aliases`` is not a str or an iterable of str, ``description``
-            is not a str, or ``extra`` is not a mapping.
-        ValueError: ``name`` or an alias is empty.
+            is not a str, ``extra`` is not a mapping, ``requires`` holds
+            something other than a permission name, flag or int, or
+            ``cooldown`` is not a number.
+        ValueError: ``name`` or an alias is empty, ``requires`` names an
+            unknown permission or holds a negative int, or ``cooldown`` is
+            negative, NaN or infinite.
     """
 
-    __slots__ = ("aliases", "description", "execute", "extra", "name")
+    __slots__ = ("aliases", "cooldown", "description", "execute", "extra", "name", "requires")
 
     name: str
     execute: Callable[..., Any]
     aliases: tuple[str, ...]
     description: str
     extra: dict[str, Any]
+    requires: Permissions
+    cooldown: float
 
     def __init__(
         self,
@@ -109,6 +130,8 @@ class Command:
         aliases: str | Iterable[str] | None = (),
         description: str | None = "",
         extra: Mapping[str, Any] | None = None,
+        requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
+        cooldown: float | None = None,
     ) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
@@ -132,6 +155,8 @@ class Command:
         set_(self, "aliases", _normalise_aliases(aliases))
         set_(self, "description", description)
         set_(self, "extra", dict(extra))
+        set_(self, "requires", _normalise_requires(requires))
+        set_(self, "cooldown", _normalise_cooldown(cooldown))
 
     def __setattr__(self, attr: str, value: object) -> None:
         raise AttributeError(f"Command is immutable; cannot set {attr!r}")
@@ -142,13 +167,26 @@ class Command:
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild_command,
-            (self.name, self.execute, self.aliases, self.description, self.extra),
+            (
+                self.name,
+                self.execute,
+                self.aliases,
+                self.description,
+                self.extra,
+                self.requires,
+                self.cooldown,
+            ),
         )
 
     def __repr__(self) -> str:
+        more = ""
+        if self.requires:
+            more += f", requires={self.requires!r}"
+        if self.cooldown:
+            more += f", cooldown={self.cooldown!r}"
         return (
             f"Command(name={self.name!r}, aliases={self.aliases!r}, "
-            f"description={self.description!r})"
+            f"description={self.description!r}{more})"
         )
 
     def matches(self, word: str) -> bool:
@@ -167,16 +205,16 @@ class Command:
     def from_object(cls, obj: object) -> Command | None:
         """Normalise whatever a command file exposes into a :class:`Command`.
 
-        Spec: ``loadCommands`` 2 (a string ``name`` and a function ``execute``);
-        python-api.md section 6.
+        Spec: ``loadCommands`` 2 (a string ``name`` and a function ``execute``).
 
         Args:
             obj: A :class:`Command` (returned as is); a mapping with a ``str``
-                ``name`` and a callable ``execute``, optional ``aliases`` and
-                ``description``, any other keys going to :attr:`extra`; or any
-                other object (a module included) with a ``str`` attribute
-                ``name`` and a callable attribute ``execute``, optional
-                ``aliases`` and ``description`` attributes.
+                ``name`` and a callable ``execute``, optional ``aliases``,
+                ``description``, ``requires`` and ``cooldown``, any other keys
+                going to :attr:`extra`; or any other object (a module
+                included) with a ``str`` attribute ``name`` and a callable
+                attribute ``execute``, optional ``aliases``, ``description``,
+                ``requires`` and ``cooldown`` attributes.
 
         Returns:
             The command, or None when ``obj`` is none of the above or one of its
@@ -194,8 +232,47 @@ def _rebuild_command(
     aliases: tuple[str, ...],
     description: str,
     extra: dict[str, Any],
+    requires: Permissions = Permissions(0),  # noqa: B008 - an immutable flag value
+    cooldown: float = 0.0,
 ) -> Command:
-    return Command(name, execute, aliases=aliases, description=description, extra=extra)
+    return Command(
+        name,
+        execute,
+        aliases=aliases,
+        description=description,
+        extra=extra,
+        requires=requires,
+        cooldown=cooldown,
+    )
+
+
+def _normalise_requires(requires: object) -> Permissions:
+    if requires is None:
+        return Permissions(0)
+    if isinstance(requires, (Permissions, str, int)):
+        return Permissions.resolve(requires)
+    if isinstance(requires, (bytes, Mapping)) or not isinstance(requires, Iterable):
+        raise TypeError(
+            "requires must be a permission name, a Permissions flag, an int or an "
+            f"iterable of those, not {type(requires).__name__}"
+        )
+    value = Permissions(0)
+    for item in requires:
+        value |= Permissions.resolve(item)
+    return value
+
+
+def _normalise_cooldown(cooldown: object) -> float:
+    if cooldown is None:
+        return 0.0
+    if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)):
+        raise TypeError(
+            f"cooldown must be a number of seconds, not {type(cooldown).__name__}"
+        )
+    seconds = float(cooldown)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"cooldown must be a finite number of seconds >= 0, got {cooldown!r}")
+    return seconds
 
 
 def _normalise_aliases(aliases: object) -> tuple[str, ...]:
@@ -233,6 +310,8 @@ def _to_command(obj: object) -> Command:
             aliases=obj.get("aliases", ()),
             description=obj.get("description", ""),
             extra={k: v for k, v in obj.items() if k not in _FIELDS},
+            requires=obj.get("requires"),
+            cooldown=obj.get("cooldown"),
         )
     kind = "module" if isinstance(obj, types.ModuleType) else type(obj).__name__
     if not hasattr(obj, "name"):
@@ -245,15 +324,16 @@ def _to_command(obj: object) -> Command:
         source.execute,
         aliases=getattr(source, "aliases", ()),
         description=getattr(source, "description", ""),
+        requires=getattr(source, "requires", None),
+        cooldown=getattr(source, "cooldown", None),
     )
 
 
 def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
     """Load every command file of a directory into ``commands``.
 
-    Spec: Client, ``loadCommands`` (since 4.2.0); python-api.md section 6;
-    protocol.md pitfall 25. ``Client.load_commands(directory)`` calls this with
-    ``client.commands``.
+    Spec: Client, ``loadCommands`` (since 4.2.0).
+    ``Client.load_commands(directory)`` calls this with ``client.commands``.
 
     Scans ``directory`` itself, not its subdirectories, for regular files
     named ``*.py`` whose name does not start with ``_``, in sorted file-name
@@ -273,8 +353,9 @@ def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
     still load. A command whose name is already in ``commands`` (loaded by an
     earlier file or an earlier call) replaces the earlier one, with a
     :class:`CommandLoadWarning`. To reload a directory without those warnings,
-    clear ``commands`` first. No dispatch happens: no prefix, no cooldown, no
-    call of ``execute``.
+    clear ``commands`` first. No dispatch happens here: no prefix, no
+    cooldown, no call of ``execute`` (that is the job of a
+    :class:`~service_client.dispatcher.CommandDispatcher`).
 
     May be called from any thread; the command files' own code runs in the
     calling thread, with no library lock held. Concurrent loads into one
@@ -345,6 +426,8 @@ def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
 
 
 def _module_name(file_path: str) -> str:
+    import hashlib  # only needed when files are loaded
+
     real = os.path.normcase(os.path.realpath(file_path))
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     stem = _NOT_IDENTIFIER.sub("_", os.path.basename(file_path)[: -len(".py")])

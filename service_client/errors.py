@@ -7,10 +7,22 @@ The tree (spec: Errors; python-api.md section 5)::
     │   └── RateLimitError       .retry_after (seconds or None)
     ├── ServiceAuthError
     ├── ServiceTimeoutError      (also a builtin TimeoutError)
-    └── ChannelOverwriteError    .channel, .channel_id, .index, .target_type, .target_id; __cause__
+    ├── ChannelOverwriteError    .channel, .channel_id, .index, .target_type, .target_id; __cause__
+    └── CommandError             .command_name, .context; str(e) is the text shown to the author
+        ├── CommandNotFoundError     .name
+        ├── CommandSyntaxError       (unbalanced quotes)
+        ├── CommandUsageError        .usage
+        ├── CommandPermissionError   .missing (Permissions)
+        ├── CommandCooldownError     .retry_after (seconds)
+        └── CommandInvokeError       .original (also the __cause__)
 
     InsecureHostWarning(UserWarning)
     CommandLoadWarning(UserWarning)
+
+The command errors are raised by
+:class:`~service_client.dispatcher.CommandDispatcher` for a message that
+names a command but cannot run it; the dispatcher reports each one to the
+author in the channel and emits it as the client's ``error`` event.
 
 The spec's plain errors map to builtins: "Bots cannot create servers." is a
 :class:`PermissionError`, the send timeout is a :class:`TimeoutError`.
@@ -23,11 +35,22 @@ library never passes it to an exception. Every error round-trips through
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dispatcher import CommandContext
+    from .models.permissions import Permissions
 
 __all__ = [
     "ChannelOverwriteError",
+    "CommandCooldownError",
+    "CommandError",
+    "CommandInvokeError",
     "CommandLoadWarning",
+    "CommandNotFoundError",
+    "CommandPermissionError",
+    "CommandSyntaxError",
+    "CommandUsageError",
     "InsecureHostWarning",
     "RateLimitError",
     "ServiceAPIError",
@@ -208,4 +231,144 @@ class InsecureHostWarning(UserWarning):
 
 
 class CommandLoadWarning(UserWarning):
-    """A command file was skipped by ``load_commands`` (python-api.md section 6)."""
+    """A command file was skipped, or replaced an earlier command, in ``load_commands``."""
+
+
+class CommandError(ServiceError):
+    """A message named a command that could not run; ``str(e)`` is the text for the author.
+
+    Raised inside :class:`~service_client.dispatcher.CommandDispatcher`, which
+    replies ``str(e)`` to the message and emits the error as the client's
+    ``error`` event. Pickling keeps every attribute except :attr:`context`
+    (it becomes None).
+
+    Args:
+        text: The message shown to the author.
+        command_name: The command's name (None when no command was found).
+        context: The invocation, when there is one.
+
+    Attributes:
+        command_name: The command's name, or None.
+        context: The :class:`~service_client.dispatcher.CommandContext`
+            (message, author, channel) of the failed invocation, or None.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        command_name: str | None = None,
+        context: CommandContext | None = None,
+    ) -> None:
+        super().__init__(text)
+        self.command_name = command_name
+        self.context = context
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {k: v for k, v in self.__dict__.items() if k != "context"}
+        state["context"] = None
+        return (_rebuild_command_error, (type(self), str(self), state))
+
+
+def _rebuild_command_error(cls: type[CommandError], text: str, state: dict[str, Any]) -> CommandError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, text)
+    err.__dict__.update(state)
+    return err
+
+
+class CommandNotFoundError(CommandError):
+    """The word after the prefix is no command name or alias.
+
+    Attributes:
+        name: The word as typed.
+    """
+
+    def __init__(self, text: str, *, name: str, context: CommandContext | None = None) -> None:
+        super().__init__(text, context=context)
+        self.name = name
+
+
+class CommandSyntaxError(CommandError):
+    """The arguments cannot be split like a shell line (an unbalanced quote, a trailing backslash)."""
+
+
+class CommandUsageError(CommandError):
+    """The arguments do not fit the command's parameters (too few or too many).
+
+    Attributes:
+        usage: The usage line, e.g. ``"!warn <user_id> [reason...]"``.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        usage: str,
+        command_name: str | None = None,
+        context: CommandContext | None = None,
+    ) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.usage = usage
+
+
+class CommandPermissionError(CommandError):
+    """The author lacks a permission the command requires, or wrote outside a server.
+
+    Attributes:
+        missing: The required :class:`~service_client.Permissions` the author
+            does not hold (all of them in a direct message).
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        missing: Permissions,
+        command_name: str | None = None,
+        context: CommandContext | None = None,
+    ) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.missing = missing
+
+
+class CommandCooldownError(CommandError):
+    """The author used this command less than its cooldown ago.
+
+    Attributes:
+        retry_after: Seconds until the author may use it again (> 0).
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        retry_after: float,
+        command_name: str | None = None,
+        context: CommandContext | None = None,
+    ) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.retry_after = retry_after
+
+
+class CommandInvokeError(CommandError):
+    """The command raised, or the author's permissions could not be read.
+
+    The author sees a short notice without the exception's text; the full
+    exception is :attr:`original` (also chained as ``__cause__``) and is
+    logged with its traceback.
+
+    Attributes:
+        original: The exception raised.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        original: BaseException,
+        command_name: str | None = None,
+        context: CommandContext | None = None,
+    ) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.original = original

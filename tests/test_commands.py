@@ -1,4 +1,4 @@
-"""load_commands and Command (spec: loadCommands; python-api.md section 6; protocol.md pitfall 25)."""
+"""load_commands and Command (spec: loadCommands)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from service_client import Permissions
 from service_client.commands import Command, load_commands
 from service_client.errors import CommandLoadWarning
 
@@ -70,10 +71,10 @@ def test_command_aliases_normalised() -> None:
 
 
 def test_command_extra_is_copied() -> None:
-    source = {"cooldown": 5}
+    source = {"category": "fun"}
     cmd = Command("ping", print, extra=source)
-    source["cooldown"] = 9
-    assert cmd.extra == {"cooldown": 5}
+    source["category"] = "admin"
+    assert cmd.extra == {"category": "fun"}
 
 
 def test_command_matches_name_and_aliases() -> None:
@@ -139,6 +140,8 @@ def test_from_object_mapping_keeps_other_keys_in_extra() -> None:
             "aliases": ["b"],
             "description": "Ban",
             "cooldown": 5,
+            "requires": "BAN_MEMBERS",
+            "category": "moderation",
         }
     )
     assert cmd is not None
@@ -148,7 +151,8 @@ def test_from_object_mapping_keeps_other_keys_in_extra() -> None:
         ("b",),
         "Ban",
     )
-    assert cmd.extra == {"cooldown": 5}
+    assert (cmd.cooldown, cmd.requires) == (5.0, Permissions.BAN_MEMBERS)
+    assert cmd.extra == {"category": "moderation"}
 
 
 def test_from_object_plain_object_uses_bound_execute() -> None:

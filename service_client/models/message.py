@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .channel import Channel
     from .embed import EmbedBuilder
     from .guild import Guild
+    from .member import Member
 
 __all__ = ["Message", "decode_content", "encode_content"]
 
@@ -219,6 +220,43 @@ class Message(Model):
     def guild(self) -> Guild | None:
         """The cached server, or None (always None in DMs)."""
         return self._cached_guild(self.server_id)
+
+    @property
+    def member(self) -> Member | None:
+        """The author's :class:`Member` in this message's server; **may block**.
+
+        Taken from ``client.members.cache`` when cached. Otherwise fetched
+        with one REST request (``client.members.fetch``) on the calling
+        thread, which then blocks for the round trip (seconds at worst, under
+        the REST timeouts and retries), and cached for the next time. Safe
+        to read from a listener.
+
+        Returns:
+            The member; None in a direct message, for a message without an
+            author, or when the service answers 404 (the author is no
+            longer a member).
+
+        Raises:
+            ServiceAPIError: The service refused the fetch (other than 404).
+            ServiceTimeoutError: The fetch timed out after its retries.
+            ServiceError: The fetch failed on the network, or the client was
+                destroyed meanwhile.
+        """
+        author = self.author
+        if self.server_id is None or author is None:
+            return None
+        members = self._client.members
+        cached = members.get(self.server_id, author.id)
+        if cached is not None:
+            return cached
+        from ..errors import ServiceAPIError
+
+        try:
+            return members.fetch(self.server_id, author.id)
+        except ServiceAPIError as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     def reply(
         self,

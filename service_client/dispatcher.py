@@ -1,0 +1,707 @@
+"""Command dispatch: run :class:`~service_client.commands.Command` records from chat messages.
+
+:func:`~service_client.commands.load_commands` only loads commands; a
+:class:`CommandDispatcher` runs them::
+
+    from service_client import Client, CommandDispatcher, Permissions
+
+    client = Client()
+    commands = CommandDispatcher(client, prefix="!")
+
+    @commands.command(aliases=["p"])
+    def ping(ctx):
+        \"\"\"Check that the bot is alive.\"\"\"
+        ctx.reply("Pong!")
+
+    @commands.command(requires=Permissions.KICK_MEMBERS, cooldown=10)
+    def warn(ctx, user_id, *reason):
+        \"\"\"Warn a member.\"\"\"
+        ctx.send(f"<@{user_id}>, you have been warned: {' '.join(reason) or 'no reason given'}")
+
+    client.load_commands("commands/")   # command files go to the same registry
+    client.run(TOKEN)
+
+A message ``!warn U123 "spam in #general"`` then calls
+``warn(ctx, "U123", "spam in #general")``.
+
+How a message is handled, in order:
+
+1. Messages without an author, from the bot itself, from other bots (unless
+   ``ignore_bots=False``) and not starting with the prefix are ignored.
+2. The text after the prefix is split like a shell line (:func:`shlex.split`:
+   quotes group words, a backslash escapes). An unbalanced quote is a
+   :class:`~service_client.errors.CommandSyntaxError`.
+3. The first word names the command: a name or an alias of a command in the
+   registry (``client.commands`` by default), compared case-insensitively
+   unless ``case_insensitive=False``. ``help`` is built in while no command
+   of that name is registered. Another word is a
+   :class:`~service_client.errors.CommandNotFoundError`.
+4. A command with ``requires`` runs only in a server, for an author whose
+   member permissions there (roles, owner, administrator) hold every
+   required flag; else :class:`~service_client.errors.CommandPermissionError`.
+   Reading them may fetch the author's member (see :attr:`Message.member`).
+5. The remaining words must fit the parameters of ``execute`` after the
+   context; else :class:`~service_client.errors.CommandUsageError` with the
+   usage line.
+6. A command with a ``cooldown`` runs at most once per that many seconds for
+   each user; else :class:`~service_client.errors.CommandCooldownError`.
+7. ``execute(ctx, *words)`` runs. If it raises, the author sees a short
+   notice and the exception is a
+   :class:`~service_client.errors.CommandInvokeError` (logged with its
+   traceback).
+
+Every failure of steps 2 to 7 is replied to the author's message in the
+channel (``str(error)``; ``reply_errors=False`` turns that off) and emitted
+as the client's ``error`` event, where ``error.context`` gives the message.
+
+Threads: the dispatcher listens to ``message_create``, so commands run on the
+client's worker pool, never on the socket reader thread, and the messages of
+one channel are handled one after another in arrival order: a slow command
+holds up later commands of its own channel only. Inside a command every
+blocking client call is allowed (``ctx.reply``, ``client.wait_for``, REST
+calls). The dispatcher itself is thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .commands import Command
+from .errors import (
+    CommandCooldownError,
+    CommandError,
+    CommandInvokeError,
+    CommandNotFoundError,
+    CommandPermissionError,
+    CommandSyntaxError,
+    CommandUsageError,
+)
+from .models.permissions import Permissions
+
+if TYPE_CHECKING:  # pragma: no cover
+    import inspect
+
+    from .client import Client
+    from .models.channel import Channel
+    from .models.embed import EmbedBuilder
+    from .models.guild import Guild
+    from .models.member import Member
+    from .models.message import Message
+    from .models.user import User
+
+__all__ = ["CommandContext", "CommandDispatcher"]
+
+_log = logging.getLogger("service_client.dispatcher")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The name of the built-in help command.
+HELP = "help"
+#: Cooldown entries kept before expired ones are swept.
+_COOLDOWN_SWEEP_AT = 1024
+#: Signatures kept (one per command seen) before the cache is cleared.
+_SIGNATURES_MAX = 512
+#: Marker in the signature cache for callables that cannot be introspected.
+_NO_SIGNATURE: Any = object()
+
+
+class CommandContext:
+    """One command invocation: the message, the command, the words typed.
+
+    Passed as the first argument of ``execute``. Not shared between
+    invocations; its methods are as thread-safe as the client's.
+
+    Attributes:
+        message: The :class:`Message` that carried the command.
+        command: The :class:`Command` being run (None for the built-in help).
+        args: The shell-split words after the command name.
+        prefix: The prefix the message started with.
+        invoked_with: The command word as typed (a name or an alias).
+        dispatcher: The :class:`CommandDispatcher` that runs the command.
+    """
+
+    __slots__ = ("args", "command", "dispatcher", "invoked_with", "message", "prefix")
+
+    def __init__(
+        self,
+        dispatcher: CommandDispatcher,
+        message: Message,
+        command: Command | None,
+        *,
+        args: Sequence[str] = (),
+        prefix: str = "",
+        invoked_with: str = "",
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.message = message
+        self.command = command
+        self.args = list(args)
+        self.prefix = prefix
+        self.invoked_with = invoked_with
+
+    @property
+    def client(self) -> Client:
+        """The client the dispatcher listens on."""
+        return self.dispatcher.client
+
+    @property
+    def author(self) -> User | None:
+        """The message's author (None only for system messages, which never reach a command)."""
+        return self.message.author
+
+    @property
+    def member(self) -> Member | None:
+        """The author's :class:`Member` in the message's server; None in a DM.
+
+        May block on a REST request when the member is not cached: see
+        :attr:`Message.member`.
+        """
+        return self.message.member
+
+    @property
+    def channel_id(self) -> str | None:
+        """The channel the command was written in."""
+        return self.message.channel_id
+
+    @property
+    def server_id(self) -> str | None:
+        """The server the command was written in; None in a DM."""
+        return self.message.server_id
+
+    @property
+    def channel(self) -> Channel | None:
+        """The cached channel, or None."""
+        return self.message.channel
+
+    @property
+    def guild(self) -> Guild | None:
+        """The cached server, or None (always None in a DM)."""
+        return self.message.guild
+
+    def reply(
+        self,
+        options: str | EmbedBuilder | Any = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[Any] | None = None,
+    ) -> Message:
+        """Reply to the command's message; same arguments and errors as :meth:`Message.reply`.
+
+        Blocks until the service echoes the reply (10 s at most).
+
+        Returns:
+            The sent :class:`Message`.
+
+        Raises:
+            ServiceAuthError: The socket is not connected, or nothing to send.
+            TimeoutError: No echo within 10 s.
+        """
+        return self.message.reply(options, content=content, embeds=embeds)
+
+    def send(
+        self,
+        options: str | EmbedBuilder | Any = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[Any] | None = None,
+    ) -> Message:
+        """Send a message to the command's channel (not as a reply).
+
+        Same arguments, result and errors as :meth:`Client.send_message`.
+
+        Raises:
+            ValueError: The message has no channel id.
+            ServiceAuthError: The socket is not connected, or nothing to send.
+            TimeoutError: No echo within 10 s.
+        """
+        channel_id = self.message.channel_id
+        if channel_id is None:
+            raise ValueError("cannot send: the command's message has no channel id")
+        return self.client.send_message(channel_id, options, content=content, embeds=embeds)
+
+    def __repr__(self) -> str:
+        name = self.command.name if self.command is not None else self.invoked_with
+        author = self.message.author.id if self.message.author is not None else None
+        return (
+            f"<CommandContext command={name!r} args={self.args!r} "
+            f"author_id={author!r} channel_id={self.message.channel_id!r}>"
+        )
+
+
+class CommandDispatcher:
+    """Runs commands from messages that start with a prefix (see the module docs).
+
+    Creating one registers a ``message_create`` listener on ``client``
+    (unless ``listen=False``); :meth:`close` removes it. Thread-safe: commands
+    may be added and messages processed from any thread.
+
+    Args:
+        client: The client whose messages are read and whose ``error`` event
+            receives the failures.
+        prefix: What a command message starts with (non-empty str), or a
+            sequence of such prefixes (the longest matching one is used).
+        commands: The registry to dispatch from, keyed by command name;
+            default ``client.commands``, which :meth:`Client.load_commands`
+            fills.
+        help_command: Answer ``<prefix>help`` with a generated help text while
+            no command named ``help`` is registered.
+        case_insensitive: Match command words ignoring letter case.
+        ignore_bots: Ignore messages of other bots (the bot's own messages are
+            always ignored).
+        reply_errors: Reply ``str(error)`` to the author when a command fails.
+        listen: Register the ``message_create`` listener; with False, call
+            :meth:`process` yourself.
+        clock: Monotonic seconds used for cooldowns (tests inject a fake).
+
+    Raises:
+        TypeError: ``prefix`` is not a str or a sequence of str, ``commands``
+            is not a mutable mapping, or a flag is not a bool.
+        ValueError: A prefix is empty or holds whitespace.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        prefix: str | Sequence[str] = "!",
+        commands: MutableMapping[str, Command] | None = None,
+        help_command: bool = True,
+        case_insensitive: bool = True,
+        ignore_bots: bool = True,
+        reply_errors: bool = True,
+        listen: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        prefixes = _normalise_prefixes(prefix)
+        self._main_prefix = prefixes[0]
+        self._prefixes = tuple(sorted(prefixes, key=len, reverse=True))
+        if commands is None:
+            commands = client.commands
+        if not isinstance(commands, MutableMapping):
+            raise TypeError(f"commands must be a mutable mapping, not {type(commands).__name__}")
+        self.commands: MutableMapping[str, Command] = commands
+        for flag, value in (
+            ("help_command", help_command),
+            ("case_insensitive", case_insensitive),
+            ("ignore_bots", ignore_bots),
+            ("reply_errors", reply_errors),
+            ("listen", listen),
+        ):
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} must be a bool, not {type(value).__name__}")
+        self.help_command = help_command
+        self.case_insensitive = case_insensitive
+        self.ignore_bots = ignore_bots
+        self.reply_errors = reply_errors
+        self._clock = clock
+        self._register_lock = threading.Lock()  # makes add()'s clash check and insert atomic
+        self._cooldowns_lock = threading.Lock()  # guards _cooldowns
+        self._cooldowns: dict[tuple[str, str], float] = {}
+        self._signatures_lock = threading.Lock()  # guards _signatures
+        self._signatures: dict[Command, Any] = {}
+        self._listening = False
+        if listen:
+            client.on("message_create", self._on_message)
+            self._listening = True
+
+    # -- configuration ------------------------------------------------------
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """The prefixes, longest first."""
+        return self._prefixes
+
+    @property
+    def prefix(self) -> str:
+        """The main prefix (the first one given), used in help and error texts."""
+        return self._main_prefix
+
+    def close(self) -> None:
+        """Stop listening to ``message_create`` (idempotent); the registry is left as is."""
+        if self._listening:
+            self._listening = False
+            self.client.off("message_create", self._on_message)
+
+    # -- registration ---------------------------------------------------------
+
+    def command(
+        self,
+        name: str | None = None,
+        *,
+        aliases: str | Iterable[str] | None = (),
+        description: str | None = None,
+        requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
+        cooldown: float | None = None,
+    ) -> Callable[[_F], _F]:
+        """Decorator: register a function as a command, ``execute(ctx, *args)``.
+
+        Args:
+            name: The command's name; default the function's name.
+            aliases: Other names (one str or an iterable of str).
+            description: One line for the help; default the first line of the
+                function's docstring.
+            requires: Permissions the author must hold in the server (see
+                :class:`Command`).
+            cooldown: Seconds between two runs by one user (see :class:`Command`).
+
+        Returns:
+            A decorator that registers the function and returns it unchanged.
+
+        Raises:
+            TypeError, ValueError: As :class:`Command` and :meth:`add`, when
+                the decorator is applied.
+        """
+
+        def decorator(fn: _F) -> _F:
+            """Register ``fn`` as a command and return it unchanged."""
+            text = description
+            if text is None:
+                doc = (getattr(fn, "__doc__", None) or "").strip()
+                text = doc.splitlines()[0].strip() if doc else ""
+            self.add(
+                Command(
+                    name if name is not None else getattr(fn, "__name__", ""),
+                    fn,
+                    aliases=aliases,
+                    description=text,
+                    requires=requires,
+                    cooldown=cooldown,
+                )
+            )
+            return fn
+
+        return decorator
+
+    def add(self, command: Command) -> Command:
+        """Add a command to the registry.
+
+        Args:
+            command: The command.
+
+        Returns:
+            ``command``.
+
+        Raises:
+            TypeError: ``command`` is not a :class:`Command`.
+            ValueError: Its name or an alias is already the name or an alias
+                of another registered command (letter case ignored when the
+                dispatcher is case-insensitive).
+        """
+        if not isinstance(command, Command):
+            raise TypeError(f"command must be a Command, not {type(command).__name__}")
+        words = {self._fold(w) for w in (command.name, *command.aliases)}
+        with self._register_lock:
+            for other in list(self.commands.values()):
+                if not isinstance(other, Command) or other.name == command.name and other is command:
+                    continue
+                taken = words & {self._fold(w) for w in (other.name, *other.aliases)}
+                if taken:
+                    raise ValueError(
+                        f"command {command.name!r}: {', '.join(sorted(taken))!s} is already "
+                        f"used by command {other.name!r}"
+                    )
+            self.commands[command.name] = command
+        return command
+
+    def get(self, word: str) -> Command | None:
+        """The registered command whose name or alias is ``word`` (no prefix), or None."""
+        exact = self.commands.get(word)
+        if isinstance(exact, Command):
+            return exact
+        folded = self._fold(word)
+        found: Command | None = None
+        for command in list(self.commands.values()):
+            if not isinstance(command, Command):
+                continue
+            if self._fold(command.name) == folded:
+                return command
+            if found is None and any(self._fold(a) == folded for a in command.aliases):
+                found = command
+        return found
+
+    # -- dispatch ---------------------------------------------------------------
+
+    def process(self, message: Message) -> bool:
+        """Run the command a message carries, on the calling thread.
+
+        The listener registered at construction calls this for every
+        ``message_create``. Failures are never raised: each is replied to the
+        author (unless ``reply_errors`` is False) and emitted as ``error``.
+
+        Args:
+            message: A received message.
+
+        Returns:
+            True when the message was addressed to the dispatcher (prefix and
+            a command word, whether the command ran or failed), False when it
+            was ignored.
+        """
+        author = message.author
+        if author is None:
+            return False
+        me = self.client.user
+        if me is not None and author.id == me.id:
+            return False
+        if self.ignore_bots and author.bot:
+            return False
+        content = message.content
+        prefix = next((p for p in self._prefixes if content.startswith(p)), None)
+        if prefix is None:
+            return False
+        rest = content[len(prefix):]
+        if not rest or rest[0].isspace():
+            return False  # "!" alone or "! text" is not a command
+        ctx = CommandContext(self, message, None, prefix=prefix, invoked_with=rest.split(None, 1)[0])
+        try:
+            self._invoke(ctx, rest)
+        except CommandError as error:
+            self._report(ctx, error)
+        return True
+
+    def _invoke(self, ctx: CommandContext, rest: str) -> None:
+        import shlex
+
+        try:
+            words = shlex.split(rest)
+        except ValueError as exc:
+            raise CommandSyntaxError(
+                f"Could not read the arguments of {ctx.prefix}{ctx.invoked_with}: {exc}. "
+                'Put quotes around text with spaces, e.g. "two words", and close every quote.',
+                context=ctx,
+            ) from None
+        if not words:
+            return
+        word, args = words[0], words[1:]
+        ctx.invoked_with = word
+        ctx.args = args
+        command = self.get(word)
+        if command is None:
+            if self.help_command and self._fold(word) == HELP:
+                text = self.help_text(args[0] if args else None)
+                self._call(ctx, HELP, word, lambda: ctx.reply(text))
+                return
+            raise CommandNotFoundError(
+                f"Unknown command {ctx.prefix}{word}."
+                + (f" Try {self.prefix}{HELP}." if self.help_command else ""),
+                name=word,
+                context=ctx,
+            )
+        ctx.command = command
+        self._check_permissions(ctx, command)
+        self._check_arguments(ctx, command, args)
+        self._take_cooldown(ctx, command)
+        self._call(ctx, command.name, word, lambda: command.execute(ctx, *args))
+
+    @staticmethod
+    def _call(ctx: CommandContext, name: str, word: str, run: Callable[[], object]) -> None:
+        try:
+            run()
+        except Exception as exc:
+            _log.error("command %r raised", name, exc_info=True)
+            raise CommandInvokeError(
+                f"Sorry, {ctx.prefix}{word} failed because of an internal error.",
+                original=exc,
+                command_name=name,
+                context=ctx,
+            ) from exc
+
+    def _check_permissions(self, ctx: CommandContext, command: Command) -> None:
+        required = command.requires
+        if not required:
+            return
+        label = f"{ctx.prefix}{ctx.invoked_with}"
+        if ctx.message.server_id is None:
+            raise CommandPermissionError(
+                f"{label} can only be used in a server.",
+                missing=required,
+                command_name=command.name,
+                context=ctx,
+            )
+        try:
+            member = ctx.message.member
+        except Exception as exc:  # noqa: BLE001 - any failure to read them is reported
+            _log.warning("could not read the permissions of the author of %r", command.name, exc_info=True)
+            raise CommandInvokeError(
+                f"Sorry, {label} failed: your permissions could not be checked.",
+                original=exc,
+                command_name=command.name,
+                context=ctx,
+            ) from exc
+        held = member.permissions if member is not None else Permissions(0)
+        missing = Permissions(int(required) & ~int(held))
+        if missing:
+            raise CommandPermissionError(
+                f"You need the {_names(missing)} permission to use {label}.",
+                missing=missing,
+                command_name=command.name,
+                context=ctx,
+            )
+
+    def _check_arguments(self, ctx: CommandContext, command: Command, args: list[str]) -> None:
+        signature = self._signature(command)
+        if signature is None:
+            return
+        try:
+            signature.bind(ctx, *args)
+        except TypeError:
+            usage = self.usage(command)
+            raise CommandUsageError(
+                f"Usage: {usage}", usage=usage, command_name=command.name, context=ctx
+            ) from None
+
+    def _take_cooldown(self, ctx: CommandContext, command: Command) -> None:
+        if not command.cooldown:
+            return
+        author = ctx.message.author
+        assert author is not None  # process() ignores messages without an author
+        key = (command.name, author.id)
+        now = self._clock()
+        with self._cooldowns_lock:
+            until = self._cooldowns.get(key)
+            if until is not None and until > now:
+                wait = until - now
+            else:
+                if len(self._cooldowns) >= _COOLDOWN_SWEEP_AT:
+                    for stale in [k for k, t in self._cooldowns.items() if t <= now]:
+                        del self._cooldowns[stale]
+                self._cooldowns[key] = now + command.cooldown
+                return
+        raise CommandCooldownError(
+            f"{ctx.prefix}{ctx.invoked_with} is on cooldown: try again in {_seconds(wait)}.",
+            retry_after=wait,
+            command_name=command.name,
+            context=ctx,
+        )
+
+    def _report(self, ctx: CommandContext, error: CommandError) -> None:
+        if self.reply_errors:
+            try:
+                ctx.message.reply(str(error))
+            except Exception:  # noqa: BLE001 - the error itself is still emitted below
+                _log.warning("could not report a command error to its author", exc_info=True)
+        self.client._dispatch("error", error, key=ctx.message.channel_id)
+
+    def _on_message(self, message: Message) -> None:
+        """The ``message_create`` listener (worker pool)."""
+        self.process(message)
+
+    # -- help ----------------------------------------------------------------------
+
+    def usage(self, command: Command) -> str:
+        """The usage line of a command, from the parameters of its ``execute`` after the context.
+
+        ``<name>`` for a required word, ``[name]`` for an optional one,
+        ``[name...]`` for ``*name``; e.g. ``"!warn <user_id> [reason...]"``.
+        Just the command when ``execute`` cannot be introspected.
+        """
+        import inspect
+
+        parts = [self.prefix + command.name]
+        signature = self._signature(command)
+        if signature is not None:
+            for param in list(signature.parameters.values())[1:]:
+                if param.kind is param.VAR_POSITIONAL:
+                    parts.append(f"[{param.name}...]")
+                elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                    empty = param.default is inspect.Parameter.empty
+                    parts.append(f"<{param.name}>" if empty else f"[{param.name}]")
+        return " ".join(parts)
+
+    def help_text(self, name: str | None = None) -> str:
+        """The text of the built-in help.
+
+        Args:
+            name: A command name or alias (the prefix may be included); None
+                lists every command.
+
+        Returns:
+            Without ``name``: ``"Commands:"`` then one line per command sorted
+            by name (usage, aliases, description, required permissions,
+            cooldown). With ``name``: the lines of that one command, or an
+            "Unknown command" line.
+        """
+        commands = sorted(
+            (c for c in list(self.commands.values()) if isinstance(c, Command)), key=lambda c: c.name
+        )
+        if name is not None:
+            word = name
+            for prefix in self._prefixes:
+                word = word.removeprefix(prefix)
+            command = self.get(word)
+            if command is None:
+                if self.help_command and self._fold(word) == HELP:
+                    return f"{self.prefix}{HELP} [command]: list the commands, or describe one."
+                return f"Unknown command {self.prefix}{word}. Try {self.prefix}{HELP}."
+            return self._help_line(command, detailed=True)
+        lines = [self._help_line(c, detailed=False) for c in commands]
+        if self.help_command and self.get(HELP) is None:
+            lines.append(f"{self.prefix}{HELP} [command]: list the commands, or describe one.")
+        return "Commands:\n" + "\n".join(lines) if lines else "No commands."
+
+    def _help_line(self, command: Command, *, detailed: bool) -> str:
+        line = self.usage(command)
+        if command.description:
+            line += f": {command.description}"
+        notes = []
+        if command.aliases:
+            notes.append("aliases " + ", ".join(self.prefix + a for a in command.aliases))
+        if command.requires:
+            notes.append(f"needs {_names(command.requires)}")
+        if detailed and command.cooldown:
+            notes.append(f"cooldown {_seconds(command.cooldown)}")
+        return line + (f" ({'; '.join(notes)})" if notes else "")
+
+    # -- internals -------------------------------------------------------------------
+
+    def _fold(self, word: str) -> str:
+        return word.casefold() if self.case_insensitive else word
+
+    def _signature(self, command: Command) -> inspect.Signature | None:
+        with self._signatures_lock:
+            cached = self._signatures.get(command)
+        if cached is None:
+            import inspect
+
+            try:
+                cached = inspect.signature(command.execute)
+            except (TypeError, ValueError):  # builtins and odd callables: no argument check
+                cached = _NO_SIGNATURE
+            with self._signatures_lock:
+                if len(self._signatures) >= _SIGNATURES_MAX:
+                    self._signatures.clear()
+                self._signatures[command] = cached
+        return None if cached is _NO_SIGNATURE else cached
+
+    def __repr__(self) -> str:
+        return f"<CommandDispatcher prefix={self.prefix!r} commands={len(self.commands)}>"
+
+
+def _normalise_prefixes(prefix: object) -> tuple[str, ...]:
+    if isinstance(prefix, str):
+        given: list[object] = [prefix]
+    elif isinstance(prefix, Sequence) and not isinstance(prefix, (bytes, bytearray)):
+        given = list(prefix)
+        if not given:
+            raise ValueError("prefix must not be an empty sequence")
+    else:
+        raise TypeError(f"prefix must be a str or a sequence of str, not {type(prefix).__name__}")
+    for item in given:
+        if not isinstance(item, str):
+            raise TypeError(f"every prefix must be a str, not {type(item).__name__}")
+        if not item or item != item.strip() or any(ch.isspace() for ch in item):
+            raise ValueError(f"a prefix must be non-empty text without whitespace, got {item!r}")
+    return tuple(given)  # type: ignore[arg-type]
+
+
+def _names(flags: Permissions) -> str:
+    names = [flag.name for flag in Permissions if flag & flags and flag.name]
+    return " and ".join(names) if names else f"{int(flags)}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
