@@ -1,24 +1,29 @@
 """Command line: ``python -m service_client demo`` and ``python -m service_client emulator``.
 
-``demo`` starts the emulator in-process with a demo server, runs the sample bot
-``samples/ping_bot.py`` against it, posts ``!ping`` and ``!echo hello world``
-as the human user ``alice`` and prints the conversation. It exits 0 when every
-expected reply arrived, 1 otherwise. ``--serve`` then keeps everything running
-until Ctrl-C.
+``demo`` starts the emulator in-process with a demo server, runs the demo bot
+(:mod:`service_client.demo_bot`) against it, posts ``!ping`` and ``!echo hello
+world`` as the human user ``alice`` and prints the conversation. It exits 0
+when every expected reply arrived, 1 otherwise. ``--serve`` then keeps
+everything running until Ctrl-C, prints the URLs, alice's token and user id
+and a ``curl`` command that posts as alice, and prints the conversation as it
+goes on.
 
 ``emulator`` serves the emulator alone (``--port``, ``--db``, ``--seed demo``).
+
+Both need the ``emulator`` extra; without it they print one line with the
+``pip`` command that installs it and exit 2. ``--version`` prints the
+package's version.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import pathlib
+import json
+import shlex
 import sys
 import threading
 from collections.abc import Sequence
 from functools import partial
-from types import ModuleType
 from typing import Any
 
 __all__ = ["main", "run_demo"]
@@ -30,31 +35,59 @@ DEMO_SCRIPT: tuple[tuple[str, str], ...] = (
 )
 #: Seconds the demo waits for each reply.
 DEMO_REPLY_TIMEOUT_S = 10.0
+#: Exit status for a missing optional dependency (as for a usage error).
+EXIT_MISSING_EXTRA = 2
+#: The command that installs the emulator's dependencies.
+EMULATOR_PIP = "pip install 'service_client[emulator]'"
 
 
 def _grew(items: list[Any], size: int) -> bool:
     return len(items) > size
 
 
-def _load_sample_bot() -> ModuleType:
-    path = pathlib.Path(__file__).resolve().parent.parent / "samples" / "ping_bot.py"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the sample bot was not found at {path}; run the demo from a source checkout "
-            "(pip install -e '.[emulator]')"
-        )
-    spec = importlib.util.spec_from_file_location("service_client_sample_ping_bot", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _emulator_missing() -> str | None:
+    """The name of the emulator dependency that cannot be imported, or None when all are there."""
+    try:
+        import service_client.emulator  # noqa: F401 - imported to see whether it can be
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "?").split(".")[0]
+        if missing == "service_client":
+            raise  # a broken installation of this package, not a missing extra
+        return missing
+    return None
+
+
+def _demo_curl(control_url: str, channel_id: str, user_id: str) -> str:
+    """A ``curl`` command posting ``!ping`` as ``user_id`` through the emulator's control plane."""
+    body = json.dumps({"channelId": channel_id, "authorId": user_id, "content": "!ping"})
+    return " ".join(
+        [
+            "curl -s -X POST",
+            shlex.quote(f"{control_url}/messages"),
+            "-H 'Content-Type: application/json'",
+            "-d",
+            shlex.quote(body),
+        ]
+    )
+
+
+def _follow(transcript: list[str], arrived: threading.Condition, printed: int, out: Any) -> None:
+    """Print transcript lines from index ``printed`` on as they arrive, until Ctrl-C."""
+    while True:
+        with arrived:
+            arrived.wait_for(partial(_grew, transcript, printed), 1.0)
+            new = transcript[printed:]
+        printed += len(new)
+        for line in new:  # printed by this thread only, with no lock held
+            print(line, file=out, flush=True)
 
 
 def run_demo(*, serve: bool = False, out: Any = None) -> int:
     """Run the demo conversation and print its transcript.
 
     Args:
-        serve: Keep the emulator and the bot running until Ctrl-C afterwards.
+        serve: Keep the emulator and the bot running until Ctrl-C afterwards,
+            printing the conversation as it goes on.
         out: Text stream for the transcript (default ``sys.stdout``).
 
     Returns:
@@ -62,21 +95,20 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
 
     Raises:
         ImportError: The emulator extra is not installed.
-        FileNotFoundError: ``samples/ping_bot.py`` is missing (not a source checkout).
     """
     import warnings
 
     from . import Client, InsecureHostWarning
+    from .demo_bot import build_client
     from .emulator import Emulator, seed_demo
 
     out = out or sys.stdout
-    bot_module = _load_sample_bot()
     with Emulator() as emu:
         demo = seed_demo(emu)
         general = demo["channels"]["general"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureHostWarning)
-            bot = bot_module.build_client(base_url=emu.base_url, socket_url=emu.socket_url)
+            bot = build_client(base_url=emu.base_url, socket_url=emu.socket_url)
             human = Client(base_url=emu.base_url, socket_url=emu.socket_url, workers=1)
         transcript: list[str] = []
         replies: list[Any] = []
@@ -88,8 +120,9 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
             if message.channel_id != general["publicId"]:
                 return
             author = message.author.username if message.author is not None else "(system)"
+            line = f"#{general['name']}  {author}: {message.content}"
             with arrived:
-                transcript.append(f"#{general['name']}  {author}: {message.content}")
+                transcript.append(line)
                 if message.author is not None and message.author.bot:
                     replies.append(message)
                 arrived.notify_all()
@@ -119,11 +152,20 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
                 print(f"demo: all {len(DEMO_SCRIPT)} replies arrived", file=out)
             out.flush()
             if serve:
-                print(f"\nserving until Ctrl-C\n  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
-                      f"  control: {emu.control_url}\n  human token: {demo['human_token']}\n"
-                      f"  channel #general: {general['publicId']}", file=out, flush=True)
+                human_id = demo["human"]["publicId"]
+                print(
+                    f"\nserving until Ctrl-C\n  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
+                    f"  control: {emu.control_url}\n  human token: {demo['human_token']}\n"
+                    f"  human user id: {human_id}\n"
+                    f"  channel #general: {general['publicId']}\n"
+                    f"  post as {demo['human']['name']}: "
+                    f"{_demo_curl(emu.control_url, general['publicId'], human_id)}\n"
+                    "the conversation goes on below:",
+                    file=out,
+                    flush=True,
+                )
                 try:
-                    threading.Event().wait()
+                    _follow(transcript, arrived, len(lines), out)
                 except KeyboardInterrupt:
                     pass
         finally:
@@ -141,12 +183,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The process exit code.
     """
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="python -m service_client")
+    parser.add_argument("--version", action="version", version=f"service_client {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the sample bot against the emulator and print the conversation")
     demo.add_argument("--serve", action="store_true", help="keep running until Ctrl-C afterwards")
     sub.add_parser("emulator", help="serve the emulator (see its --help)", add_help=False)
     args, rest = parser.parse_known_args(argv)
+    missing = _emulator_missing()
+    if missing is not None:
+        print(
+            f"python -m service_client {args.command}: the emulator extra is not installed "
+            f"(no module {missing!r}); install it with: {EMULATOR_PIP}",
+            file=sys.stderr,
+        )
+        return EXIT_MISSING_EXTRA
     if args.command == "emulator":
         from .emulator.__main__ import main as emulator_main
 

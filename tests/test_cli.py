@@ -1,4 +1,4 @@
-"""Issue 2: the command line and the sample bot as real processes.
+"""The command line and the sample bot as real processes.
 
 ``python -m service_client emulator`` (URLs and demo tokens printed, served until
 Ctrl-C, ``--db`` keeps state across a restart), ``python -m service_client demo
@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import pathlib
 import queue
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -186,6 +188,23 @@ def test_emulator_command_db_keeps_state_across_a_restart(tmp_path):
 # -- python -m service_client demo --serve --------------------------------------------------------
 
 
+def _run_curl_line(line: str) -> None:
+    """Run a printed ``curl ... -X POST URL -H ... -d BODY`` line: with curl when installed, else its
+    exact request through requests (same URL, header and body)."""
+    argv = shlex.split(line)
+    assert argv[0] == "curl" and argv[argv.index("-X") + 1] == "POST", argv
+    if shutil.which("curl"):
+        done = subprocess.run([*argv, "--max-time", "10", "-f"], capture_output=True, text=True, timeout=20)
+        assert done.returncode == 0, done.stderr
+        return
+    url = next(a for a in argv[1:] if a.startswith("http"))
+    header = argv[argv.index("-H") + 1]
+    body = argv[argv.index("-d") + 1]
+    name, _, value = header.partition(":")
+    answer = requests.post(url, data=body, headers={name.strip(): value.strip()}, timeout=10)
+    assert answer.status_code == 201, answer.text
+
+
 def test_demo_serve_prints_the_transcript_then_serves_until_sigint():
     # No PYTHONUNBUFFERED: the command itself must flush, so a pipe shows the lines while it serves
     env = _clean_env()
@@ -200,6 +219,14 @@ def test_demo_serve_prints_the_transcript_then_serves_until_sigint():
         assert any("all 2 replies arrived" in line for line in out.lines)
         control = out.until(lambda line: line.strip().startswith("control:")).split(":", 1)[1].strip()
         assert requests.get(control + "/requests", timeout=5).status_code == 200  # still serving
+        human_id = out.until(lambda line: line.strip().startswith("human user id:")).split(":", 1)[1].strip()
+        assert requests.get(f"{control}/users/{human_id}/presence", timeout=5).status_code == 200
+        curl = out.until(lambda line: line.strip().startswith("post as alice:")).split(":", 1)[1].strip()
+        assert human_id in curl
+        out.until(lambda line: line.startswith("the conversation goes on below"))
+        _run_curl_line(curl)  # posts !ping as alice: the bot answers, and the demo prints both lines
+        assert out.until(lambda line: line.startswith("#general")) == "#general  alice: !ping"
+        assert out.until(lambda line: line.startswith("#general")) == "#general  pingbot: Pong!"
         assert proc.poll() is None
         code, took = _interrupt(proc)
         # documented: --serve runs until Ctrl-C, then the demo's own status (0: every reply arrived)
@@ -268,3 +295,58 @@ def test_emulator_command_rejects_bad_arguments_with_2(argv):
                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
     assert "usage:" in proc.stderr
+
+
+# -- without the emulator extra, and --version -------------------------------------------------------
+
+#: Runs ``python -m service_client ARGS`` with the named top-level modules made unimportable, as when
+#: the ``emulator`` extra is not installed.
+_WITHOUT_MODULES = """
+import importlib.abc, runpy, sys
+blocked = set(sys.argv[1].split(","))
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv = ["service_client", *sys.argv[2:]]
+runpy.run_module("service_client", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize(("argv", "blocked"), [
+    (["demo"], "starlette"),
+    (["demo", "--serve"], "uvicorn"),
+    (["emulator"], "socketio,engineio"),
+    (["emulator", "--seed", "demo"], "starlette"),
+])
+def test_without_the_emulator_extra_one_line_with_the_pip_command_and_exit_2(argv, blocked):
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_MODULES, blocked, *argv], cwd=ROOT, env=_clean_env(),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "pip install 'service_client[emulator]'" in lines[0]
+    assert f"python -m service_client {argv[0]}" in lines[0]
+    assert repr(blocked.split(",")[0]) in lines[0]  # names the missing module
+
+
+def test_a_missing_module_of_the_package_itself_is_not_blamed_on_the_extra():
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_MODULES.replace(
+        'name.split(".")[0] in blocked', 'name in blocked'), "service_client.emulator.app", "emulator"],
+        cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1
+    assert "ModuleNotFoundError" in proc.stderr and "pip install" not in proc.stderr
+
+
+def test_version_flag_prints_the_package_version():
+    import service_client
+
+    for command in ([sys.executable, "-m", "service_client", "--version"],
+                    [str(pathlib.Path(sys.executable).with_name("service-client")), "--version"]):
+        proc = subprocess.run(command, cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"service_client {service_client.__version__}\n"
