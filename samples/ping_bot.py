@@ -1,9 +1,17 @@
 """A sample bot built only on the public API of service_client.
 
-It loads its commands from ``samples/commands/`` with ``client.load_commands``
-and dispatches messages that start with ``!`` itself (the library does no
-dispatch): ``!ping`` answers ``Pong!``, ``!echo <text>`` answers the text,
-``!help`` lists the commands.
+One :class:`~service_client.CommandDispatcher` (prefix ``!``) runs commands
+from two places:
+
+- the files of ``samples/commands/`` (``!ping``, ``!echo <text>``), loaded
+  with ``client.load_commands``;
+- the functions registered below with ``@commands.command``: ``!warn
+  <user_id> [reason...]`` for members who hold the KICK_MEMBERS permission in
+  the server, at most once per 10 seconds per moderator.
+
+``!help`` is generated from the commands. A failed command (unknown name,
+bad quoting, missing permission, cooldown, an exception) is answered in the
+channel and reaches the ``error`` listener below.
 
 Run it against any service (or ``python -m service_client emulator --seed demo``)::
 
@@ -19,16 +27,18 @@ import pathlib
 import sys
 from typing import Any
 
-from service_client import Client
+from service_client import Client, CommandContext, CommandDispatcher, CommandError, Permissions
 
 #: Messages starting with this are commands.
 PREFIX = "!"
 #: Where the command files live.
 COMMANDS_DIR = pathlib.Path(__file__).resolve().with_name("commands")
 
+log = logging.getLogger("ping_bot")
+
 
 def build_client(**options: Any) -> Client:
-    """Create the bot's client, load its commands and attach its message handler.
+    """Create the bot's client with its commands and its error listener; not logged in.
 
     Args:
         **options: Keyword options for :class:`service_client.Client`
@@ -39,19 +49,21 @@ def build_client(**options: Any) -> Client:
     """
     client = Client(**options)
     client.load_commands(COMMANDS_DIR)
+    commands = CommandDispatcher(client, prefix=PREFIX)
 
-    @client.on("message_create")
-    def on_message(message: Any) -> None:
-        if message.author is None or message.author.bot:
-            return
-        if not message.content.startswith(PREFIX):
-            return
-        name, *args = message.content[len(PREFIX):].split() or [""]
-        command = client.commands.get(name.lower())
-        if command is None:
-            command = client.commands.find(lambda c: name.lower() in c.aliases)
-        if command is not None:
-            command.execute(message, args)
+    @commands.command(requires=Permissions.KICK_MEMBERS, cooldown=10)
+    def warn(ctx: CommandContext, user_id: str, *reason: str) -> None:
+        """Warn a member of this server (moderators only)."""
+        target = ctx.client.members.get(ctx.server_id or "", user_id)
+        name = target.display_name if target is not None else f"<@{user_id}>"
+        ctx.send(f"{name}, you have been warned: {' '.join(reason) or 'no reason given'}")
+
+    @client.on("error")
+    def on_error(error: BaseException) -> None:
+        if isinstance(error, CommandError):  # already answered in the channel
+            log.info("command refused: %s", error)
+        else:
+            log.error("error: %r", error)
 
     return client
 

@@ -7,8 +7,11 @@ nothing depends on timing.
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
 import queue
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -166,3 +169,48 @@ def test_message_member_is_none_in_a_dm_and_after_the_author_left(world, emulato
     # the member was cached by the join event; the removal event may not have arrived yet
     bot.members.cache.pop((world.server["publicId"], leaver), None)
     assert message.member is None  # fetched: 404, no longer a member
+
+
+# -- the sample bot -------------------------------------------------------------------------------------
+
+SAMPLE = pathlib.Path(__file__).resolve().parent.parent / "samples" / "ping_bot.py"
+
+
+@pytest.fixture
+def sample_bot(world: Any, emulator: Any) -> Iterator[Client]:
+    spec = importlib.util.spec_from_file_location("sample_ping_bot_under_test", SAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    client: Client = module.build_client(base_url=emulator.base_url, socket_url=emulator.socket_url)
+    try:
+        client.login(world.bot_token, timeout=15)
+        yield client
+    finally:
+        client.destroy()
+
+
+def test_the_sample_bot_dispatches_files_and_decorated_commands(world, emulator, sample_bot, caplog):
+    talk = Conversation(sample_bot)
+    channel, owner = world.general["publicId"], world.human["publicId"]
+
+    def say(author: str, text: str) -> str:
+        emulator.post_message(channel, author, text)
+        return talk.reply().content
+
+    assert say(owner, "!p") == "Pong!"
+    assert say(owner, '!echo "two  spaces" and more') == "two  spaces and more"
+    assert say(owner, "!echo") == "Usage: !echo <text> [more...]"
+    assert say(owner, "!help").splitlines() == [
+        "Commands:",
+        "!echo <text> [more...]: Repeat the text after the command.",
+        "!ping: Check that the bot is alive: it answers Pong! (aliases !p)",
+        "!warn <user_id> [reason...]: Warn a member of this server (moderators only). (needs KICK_MEMBERS)",
+        "!help [command]: list the commands, or describe one.",
+    ]
+    bob = _user(emulator, world, "bob")
+    assert say(bob, f"!warn {owner}") == "You need the KICK_MEMBERS permission to use !warn."
+    with caplog.at_level("INFO", logger="ping_bot"):
+        assert say(owner, f'!warn {bob} "spamming links"') == "bob, you have been warned: spamming links"
+        assert say(owner, f"!warn {bob}").startswith("!warn is on cooldown: try again in ")
+    assert any("command refused: !warn is on cooldown" in r.getMessage() for r in caplog.records)

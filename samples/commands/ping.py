@@ -1,25 +1,25 @@
-"""``!ping``: answer ``Pong!``.
+"""``!ping`` (alias ``!p``): answer ``Pong!``.
 
-A command file for :func:`service_client.commands.load_commands` (loaded by
-``samples/ping_bot.py``). It uses only the public API. The bot's dispatcher
-calls ``command.execute(message, args)`` with the :class:`Message` that
-carried the command and the words after the command name.
+A command file for ``client.load_commands`` (loaded by ``samples/ping_bot.py``).
+It uses only the public API. The bot's :class:`~service_client.CommandDispatcher`
+calls ``execute(ctx)``: ``ctx`` is the :class:`~service_client.CommandContext`
+of the message that carried the command, and the command takes no words.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from service_client import CommandContext
 from service_client.commands import Command
 
 
-def execute(message: Any, args: list[str]) -> None:
-    """Reply ``Pong!`` in the message's channel (arguments are ignored)."""
-    message.reply("Pong!")
+def execute(ctx: CommandContext) -> None:
+    """Reply ``Pong!`` to the message."""
+    ctx.reply("Pong!")
 
 
 command = Command(
     name="ping",
     execute=execute,
+    aliases=("p",),
     description="Check that the bot is alive: it answers Pong!",
 )
