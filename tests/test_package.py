@@ -75,4 +75,4 @@ def test_readme_commands_and_ci_agree():
 
 def test_licence_is_isc():
     assert (ROOT / "LICENSE").read_text().startswith("ISC License")
-    assert "license = ISC" in (ROOT / "setup.cfg").read_text()
+    assert "license_expression = ISC" in (ROOT / "setup.cfg").read_text()  # SPDX
