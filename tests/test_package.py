@@ -76,3 +76,44 @@ def test_readme_commands_and_ci_agree():
 def test_licence_is_isc():
     assert (ROOT / "LICENSE").read_text().startswith("ISC License")
     assert "license_expression = ISC" in (ROOT / "setup.cfg").read_text()  # SPDX
+
+
+def test_import_loads_the_transport_stacks_on_first_use_only():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, warnings\n"
+        "import service_client\n"
+        "heavy = ('requests', 'urllib3', 'websocket')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    client = service_client.Client(base_url='http://127.0.0.1:9/api/v2', socket_url='http://127.0.0.1:9')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "from service_client.gateway import GatewayConnection, FramingError\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "client.destroy()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[]",  # import service_client: none of them
+        "['requests', 'urllib3']",  # Client(): the REST session
+        "['requests', 'urllib3', 'websocket']",  # the socket (login, or the gateway package's names)
+    ]
+
+
+def test_lazy_package_attributes_resolve_and_unknown_names_raise():
+    import service_client.gateway as gateway
+    import service_client.rest as rest
+
+    assert rest.RestSession.__name__ == "RestSession" and callable(rest.validate_api_call_args)
+    assert gateway.GatewayConnection.__name__ == "GatewayConnection"
+    for package in (gateway, rest):
+        try:
+            package.no_such_name  # noqa: B018
+        except AttributeError as exc:
+            assert "no_such_name" in str(exc)
+        else:
+            raise AssertionError("an unknown name must raise AttributeError")
