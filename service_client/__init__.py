@@ -16,8 +16,9 @@ import logging
 __version__ = "0.1.0"
 
 from .client import MISSING, Client, ClientState
+from .command_context import CommandContext
 from .commands import Command, load_commands
-from .dispatcher import CommandContext, CommandDispatcher
+from .dispatcher import CommandDispatcher
 from .errors import (
     ChannelOverwriteError,
     CommandCooldownError,
