@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-USER_SCRIPT = ROOT / "tests" / "typing" / "user_bot.py"
+USER_SCRIPT = ROOT / "tests" / "typecheck" / "user_bot.py"
 #: A shared mypy cache, so the second run of the suite takes about a second.
 MYPY_CACHE = ROOT / ".mypy_cache" / "user-script"
 
