@@ -1,6 +1,6 @@
 """Every exception and warning the library raises.
 
-The tree (spec: Errors; python-api.md section 5)::
+The tree (spec: Errors)::
 
     ServiceError(Exception)
     ├── ServiceAPIError          .status, .path, .body, .data; str(e) starts "API Error <status>: "

@@ -1,4 +1,4 @@
-"""The socket: Engine.IO v4 / Socket.IO v5 client over websocket-client (protocol.md section 2).
+"""The socket: Engine.IO v4 / Socket.IO v5 client over websocket-client.
 
 * :mod:`.framing`: pure packet encoding and decoding.
 * :mod:`.connection`: :class:`GatewayConnection`, one websocket with one reader

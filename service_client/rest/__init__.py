@@ -1,6 +1,6 @@
 """The REST session: routes, retry policy, buckets, the FIFO and the session.
 
-Spec: ``apiCall``, Errors and Limits; protocol.md 1.1 and 4.1-4.3.
+Spec: ``apiCall``, Errors and Limits.
 
 - :mod:`.route`: :class:`Route`, :func:`encode_segment`, :func:`bucket_key` (pure).
 - :mod:`.retry`: :func:`backoff_delay`, :func:`parse_retry_after` (pure).
