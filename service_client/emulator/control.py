@@ -40,6 +40,7 @@ from .faults import FaultTable, RateLimiter, RequestLog
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
 from .store import PROFILE_FIELDS, BadRequest, Forbidden, NotFound, Store
+from .webui import page_file
 
 logger = logging.getLogger("service_client.emulator")
 
@@ -113,6 +114,7 @@ class EmulatorCore:
         self.outage_until: float | None = None
         self.control: Router[ControlHandler] = Router()
         self._control_routes()
+        self._page_routes()
         self.asgi = socketio.ASGIApp(self.rt.sio, other_asgi_app=self._http, socketio_path="socket.io")
 
     # ------------------------------------------------------------------ ASGI
@@ -159,6 +161,8 @@ class EmulatorCore:
         elif raw_path == CONTROL_PREFIX or raw_path.startswith(CONTROL_PREFIX + "/"):
             response = await self._control(scope, receive, raw_path[len(CONTROL_PREFIX):] or "/")
             await response(scope, receive, send)
+        elif raw_path == "/":
+            await self._page_root(scope["method"].upper())(scope, receive, send)
         else:
             await error_response(404, "Not found")(scope, receive, send)
 
@@ -219,6 +223,35 @@ class EmulatorCore:
         """Every stored message of a channel, chronological."""
         self.store.channel_row(cid)
         return self.store.messages(cid)
+
+    # ------------------------------------------------------------------ the web page
+    def _page_routes(self) -> None:
+        """The web page (``/_emulator/ui``, its assets) and the user list its picker reads."""
+        add = self.control.add
+        add("GET", "/ui", self._c_page)
+        add("GET", "/ui/{name}", self._c_page_file)
+        add("GET", "/users", self._c_users_list)
+
+    @staticmethod
+    def _page_root(method: str) -> Response:
+        """``GET /``: the web page; any other method 405."""
+        if method != "GET":
+            return error_response(405, "Method not allowed")
+        response = page_file("index.html")
+        assert response is not None
+        return response
+
+    async def _c_page(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        return self._page_root("GET")
+
+    async def _c_page_file(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        response = page_file(p["name"])
+        if response is None:
+            raise NotFound("Not found")
+        return response
+
+    async def _c_users_list(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        return json_response({"users": self.store.users_with_tokens()})
 
     # ------------------------------------------------------------------ control routes
     def _control_routes(self) -> None:
@@ -574,6 +607,11 @@ class Emulator:
         """Control-plane URL, ``http://127.0.0.1:PORT/_emulator``."""
         return f"http://{self.host}:{self.port}{CONTROL_PREFIX}"
 
+    @property
+    def page_url(self) -> str:
+        """URL of the web page (chat in a browser as any user), ``http://127.0.0.1:PORT/``."""
+        return f"http://{self.host}:{self.port}/"
+
     def start(self, timeout: float = START_TIMEOUT_S) -> Emulator:
         """Start serving; block until listening (at most ``timeout`` seconds).
 
@@ -717,6 +755,11 @@ class Emulator:
     def create_user(self, name: str, *, bot: bool = False) -> dict[str, Any]:
         """Create a user. Returns ``{"user": User, "token": str}``. Raises ValueError for a bad name."""
         return self._call(lambda c: c.create_user(name, bot))
+
+    def users(self) -> list[dict[str, Any]]:
+        """Every user with its token, oldest first: ``[{"user": User, "token": str | None}]``
+        (``token`` None once revoked); what the web page's "who are you" picker lists."""
+        return self._call(lambda c: _value(c.store.users_with_tokens()))
 
     def update_user(self, user_id: str, **fields: Any) -> dict[str, Any]:
         """Change ``name``/``tag``/``image`` of a user and broadcast ``user:update``; returns the User."""

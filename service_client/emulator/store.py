@@ -359,6 +359,16 @@ class Store:
         self._user_cache.pop(uid, None)
         return self.user(uid)
 
+    def users_with_tokens(self) -> list[dict[str, Any]]:
+        """Return every user with its token, oldest first, for the web page's user picker.
+
+        Returns:
+            ``[{"user": User, "token": str | None}]``; ``token`` is None once revoked.
+        """
+        rows = self._all("SELECT id, token, revoked FROM users ORDER BY created_at, id")
+        return [{"user": self.user(r["id"], viewer=r["id"]), "token": None if r["revoked"] else r["token"]}
+                for r in rows]
+
     # ------------------------------------------------------------------ servers
     def create_server(self, name: str, owner_id: str, *, image_url: str | None = None) -> str:
         """Create a server with its ``@everyone`` role and the owner as member; return its id."""
