@@ -4,9 +4,10 @@
 (:mod:`service_client.demo_bot`) against it, posts ``!ping`` and ``!echo hello
 world`` as the human user ``alice`` and prints the conversation. It exits 0
 when every expected reply arrived, 1 otherwise. ``--serve`` then keeps
-everything running until Ctrl-C, prints the URLs, alice's token and user id
-and a ``curl`` command that posts as alice, and prints the conversation as it
-goes on.
+everything running until Ctrl-C, prints the URLs (the emulator's web page
+first, where a person can chat with the bot in a browser), alice's token and
+user id and a ``curl`` command that posts as alice, and prints the
+conversation as it goes on.
 
 ``emulator`` serves the emulator alone (``--port``, ``--db``, ``--seed demo``).
 
@@ -154,7 +155,8 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
             if serve:
                 human_id = demo["human"]["publicId"]
                 print(
-                    f"\nserving until Ctrl-C\n  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
+                    f"\nserving until Ctrl-C\n  page:    {emu.page_url}  (chat with the bot in a browser)\n"
+                    f"  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
                     f"  control: {emu.control_url}\n  human token: {demo['human_token']}\n"
                     f"  human user id: {human_id}\n"
                     f"  channel #general: {general['publicId']}\n"

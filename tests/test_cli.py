@@ -142,6 +142,7 @@ def test_emulator_command_prints_urls_and_tokens_serves_them_and_stops_on_sigint
         assert fields["base_url"] == f"http://127.0.0.1:{port}/api/v2"
         assert fields["socket_url"] == f"http://127.0.0.1:{port}"
         assert fields["control_url"] == f"http://127.0.0.1:{port}/_emulator"
+        assert fields["page_url"] == f"http://127.0.0.1:{port}/"
         me = requests.get(fields["base_url"] + "/auth/me",
                           headers={"Authorization": "Bearer " + fields["bot_token"]}, timeout=5)
         assert me.status_code == 200, me.text
@@ -217,8 +218,13 @@ def test_demo_serve_prints_the_transcript_then_serves_until_sigint():
             "#general  pingbot: hello world",
         ]
         assert any("all 2 replies arrived" in line for line in out.lines)
+        page = out.until(lambda line: line.strip().startswith("page:")).split(":", 1)[1].split()[0]
         control = out.until(lambda line: line.strip().startswith("control:")).split(":", 1)[1].strip()
         assert requests.get(control + "/requests", timeout=5).status_code == 200  # still serving
+        shown = requests.get(page, timeout=5)  # the web page where a person chats with the bot
+        assert shown.status_code == 200 and shown.headers["content-type"].startswith("text/html")
+        users = requests.get(control + "/users", timeout=5).json()["users"]
+        assert {u["user"]["name"] for u in users} >= {"alice", "pingbot"}
         human_id = out.until(lambda line: line.strip().startswith("human user id:")).split(":", 1)[1].strip()
         assert requests.get(f"{control}/users/{human_id}/presence", timeout=5).status_code == 200
         curl = out.until(lambda line: line.strip().startswith("post as alice:")).split(":", 1)[1].strip()

@@ -7,7 +7,8 @@ Layout: ``store.py`` (sqlite3 state and record shapes), ``realtime.py`` (python-
 ``AsyncServer`` in ASGI mode, rooms, socket events, voice signalling), ``ops.py`` (state changes
 with their fan-out), ``app.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules, limiter,
 request journal), ``control.py`` (``Emulator`` and the ``/_emulator`` routes), ``demo.py``
-(``seed_demo``), ``__main__.py`` (command line).
+(``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the web page, a
+chat window at ``/`` that speaks the public REST API and socket.io like any client).
 
 In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
 echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``react``/``reactions``, ``pins``,
@@ -135,6 +136,8 @@ Control routes (JSON, no auth; 400/404 as above):
 
 =========================================  =========================================================
 ``POST /reset``                            delete all state, faults, limiter, journal; 204
+``GET /users``                             -> ``{users: [{user, token}]}``, oldest first; ``token`` null once
+                                           revoked (the web page's "who are you"; local and test-only)
 ``POST /users`` ``{name, bot?}``           -> 201 ``{user, token}``
 ``PATCH /users/{uid}`` ``{name?, tag?, image?}``  -> ``{user}``; broadcasts ``user:update``
 ``POST /users/{uid}/revoke``               revoke the token, server-disconnect its sockets; 204
@@ -177,6 +180,8 @@ Control routes (JSON, no auth; 400/404 as above):
                                            (``reset`` restores the defaults; see ``Emulator.configure``)
 ``GET /snapshot``                          -> ``{tables: {table: [[column values]] sorted}, voice: {...}}``:
                                            the whole stored state, equal before and after a no-op
+``GET /ui``, ``GET /ui/{name}``            the web page (also at ``/``) and its files (``app.js``, ``style.css``,
+                                           ``socket.io.min.js``, ``socket.io-client.LICENSE``, ``VENDORED.txt``)
 ``POST /servers/{sid}/bans``               ``{userId, reason?}``: ban as the owner would; 204 (400
                                            already banned / owner, 404 unknown)
 ``DELETE /servers/{sid}/bans/{uid}``       lift a ban, ``server:ban_revoked``; 204 (400 not banned)

@@ -1,6 +1,7 @@
 """``python -m service_client.emulator [--port N] [--db PATH] [--seed demo]``: serve the emulator.
 
-Issue 2: prints the URLs (and, with ``--seed demo``, the demo tokens) and serves until Ctrl-C.
+Prints the URLs (the web page's too) and, with ``--seed demo``, the demo tokens, then serves
+until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"base_url:    {emu.base_url}")
         print(f"socket_url:  {emu.socket_url}")
         print(f"control_url: {emu.control_url}")
+        print(f"page_url:    {emu.page_url}")
         if args.seed == "demo":
             demo = seed_demo(emu)
             print(f"bot_token:   {demo['bot_token']}")
