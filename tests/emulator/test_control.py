@@ -51,7 +51,7 @@ def test_control_errors(emulator):
     assert requests.post(c + "/users", data=b"{bad", timeout=5).status_code == 400
     assert requests.post(c + "/users", json={"name": ""}, timeout=5).status_code == 400
     assert requests.post(c + "/servers", json={"name": "S", "ownerId": "nope"}, timeout=5).status_code == 404
-    assert requests.get(c + "/users", timeout=5).status_code == 405
+    assert requests.put(c + "/users", timeout=5).status_code == 405  # GET lists the users (the web page)
     assert requests.get(c + "/nothing", timeout=5).status_code == 404
     assert requests.post(c + "/messages", json={"channelId": "1", "authorId": "2", "content": 5},
                          timeout=5).status_code == 400

@@ -40,7 +40,7 @@
     reactions: new Map(),  // message id -> reaction list (the message:reaction snapshot)
     users: new Map(),      // user id -> User (presence follows presence:update)
     members: new Map(),    // user id -> Member (selected server)
-    unread: new Set(),     // channel ids with unseen messages
+    unread: new Map(),     // channel id with unseen messages -> its server id (DM_VIEW for a DM)
     pending: new Map(),    // nonce -> {timer, node, text}
     typers: new Map(),     // user id -> {name, channel, timer}
     typingSentAt: 0,
@@ -369,10 +369,7 @@
   }
 
   function serverUnread(sid) {
-    for (const cid of S.unread) {
-      const ch = S.channels.get(cid);
-      if (ch && (ch.serverPublicId || DM_VIEW) === sid) return true;
-    }
+    for (const where of S.unread.values()) if (where === sid) return true;
     return false;
   }
 
@@ -978,7 +975,7 @@
         return;
       }
       if (!S.channels.has(cid) && !msg.serverPublicId) learnChannel(cid);
-      S.unread.add(cid);
+      S.unread.set(cid, msg.serverPublicId || DM_VIEW);
       markChannels();
       if (S.server === DM_VIEW) renderDMList();
     },
@@ -1136,6 +1133,10 @@
     composer.addEventListener("blur", stopTyping);
     $("reply-cancel").addEventListener("click", () => setReply(null));
     $("dm-open").addEventListener("click", () => openDM($("dm-user").value));
+    // users created since the page loaded show up in the pickers as soon as one is opened
+    for (const id of ["dm-user", "admin-member-user"]) {
+      $(id).addEventListener("focus", () => loadUsers($("who").value));
+    }
     $("admin-channel").addEventListener("submit", adminCreateChannel);
     $("admin-member").addEventListener("submit", (e) => { e.preventDefault(); adminMember(true); });
     $("admin-kick").addEventListener("click", () => adminMember(false));
