@@ -89,6 +89,12 @@ def test_alice_sends_ping_in_general_and_the_sample_bots_pong_appears(demo: Demo
     # the sample bot replies to the message: the page shows what it answers
     expect(pong.locator(".reply-ref")).to_contain_text("alice !ping")
     expect(page.locator("#pending .pending-item")).to_have_count(0)  # the echo settled the send
+    # replying to the bot from the page sends replyToId: the reply shows what it answers
+    pong.locator(".act-reply").click()
+    expect(page.locator("#reply-text")).to_have_text("Replying to pingbot: Pong!")
+    send(page, "thanks")
+    expect(message(page, "thanks").locator(".reply-ref")).to_contain_text("pingbot Pong!")
+    expect(page.locator("#reply-bar")).to_be_hidden()
 
 
 def test_an_embed_reply_renders_its_title_fields_colour_and_footer(demo: Demo, open_page: Any,
