@@ -9,7 +9,9 @@ that cannot be done. Each test gets a new Chromium with a fresh user-data direct
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pathlib
 import shutil
 import subprocess
 import warnings
@@ -23,6 +25,7 @@ from service_client import Client
 from service_client.emulator import Emulator, seed_demo
 
 CHROMIUM = "/usr/bin/chromium"
+SAMPLE_BOT = pathlib.Path(__file__).resolve().parents[2] / "samples" / "ping_bot.py"
 #: Without the background-networking flags Chromium's own connections are refused by the closed
 #: network of these machines, many at a time.
 CHROMIUM_FLAGS = [
@@ -141,11 +144,20 @@ class Demo:
         return str(self.seed["channels"][name]["publicId"])
 
 
+def _load_sample_bot() -> Any:
+    """Import ``samples/ping_bot.py`` from the checkout (it is not part of the package)."""
+    spec = importlib.util.spec_from_file_location("service_client_browser_sample_bot", SAMPLE_BOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture
 def demo(emulator: Emulator) -> Iterator[Demo]:
-    """The demo world with ``samples/ping_bot.py`` logged in as pingbot (destroyed at teardown)."""
+    """The demo world with the sample bot ``samples/ping_bot.py`` logged in as pingbot
+    (destroyed at teardown)."""
     from service_client import InsecureHostWarning
-    from service_client.__main__ import _load_sample_bot
 
     seed = seed_demo(emulator)
     with warnings.catch_warnings():

@@ -18,7 +18,7 @@ import requests
 from service_client import EmbedBuilder
 from service_client.emulator import Emulator
 
-from .conftest import Demo, sign_in
+from .conftest import Demo
 
 pytestmark = pytest.mark.browser
 
@@ -192,10 +192,6 @@ def test_a_reaction_click_reaches_the_bot_as_message_reaction_add(demo: Demo, op
     expect(chip).to_have_count(0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the emulator on main does not enforce channel privacy yet: GET /servers/{sid}/categories lists "
-    "isPrivate channels to every member (isPrivate and overwrites taking effect for VIEW_CHANNELS are "
-    "being built in the emulator); remove this marker when they land"))
 def test_a_member_who_may_not_view_a_private_channel_does_not_see_it(demo: Demo, emulator: Emulator,
                                                                        open_page: Any) -> None:
     bob = emulator.create_user("bob")
