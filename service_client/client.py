@@ -61,6 +61,7 @@ from .managers.users import UserManager
 from .managers.voice_states import VoiceStateManager
 from .models.collection import Collection
 from .models.user import User
+from .rest.buckets import BucketStore
 from .rest.route import Route
 from .voice import VoiceManager
 
@@ -182,6 +183,11 @@ class Client:
             ones raise :class:`RateLimitError` at once).
         reconnect_base: First reconnect delay, seconds (default 1).
         reconnect_cap: Longest reconnect delay, seconds (default 30).
+        bucket_store: Where the REST session keeps its rate-limit buckets: a
+            private in-process table by default; a
+            :class:`~service_client.rest.RedisBucketStore` shares them with
+            the bot's other processes. A store passed in is not closed by
+            :meth:`destroy`.
 
     Raises:
         TypeError: An argument has the wrong type.
@@ -208,6 +214,7 @@ class Client:
         max_retry_after: float = _config.DEFAULT_MAX_RETRY_AFTER_S,
         reconnect_base: float = _config.RECONNECT_BASE_S,
         reconnect_cap: float = _config.RECONNECT_CAP_S,
+        bucket_store: BucketStore | None = None,
     ) -> None:
         base = _validate_url("base_url", base_url if base_url is not None else type(self).base_url)
         sock = _validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
@@ -246,6 +253,7 @@ class Client:
             self.base_url,
             user_agent=f"service_client/{__version__} (python)",
             max_retry_after=max_retry_after,
+            bucket_store=bucket_store,
         )
         self._pool = OrderedWorkerPool(workers)
         self._events = EventEmitter(self._pool)

@@ -1,51 +1,103 @@
-"""Rate-limit bucket table (spec: Limits, Rate-limit bucket; protocol 4.2 and 4.3).
+"""Rate-limit bucket table (spec: Limits, Rate-limit bucket).
 
-After a 429 the session records, per bucket key, the moment until which the
-bucket is blocked. The table sits behind :class:`BucketStore` so that a store
-shared between processes can be plugged in later; :class:`MemoryBucketStore`
-is the default.
+After a 429 the session records, per bucket key, how long the bucket is
+blocked; every request on the bucket waits until then, holding no slot.
+
+The table sits behind :class:`BucketStore`, which speaks in **delays**
+(seconds from now), never in instants: a store shared by several processes
+keeps its instants on its own clock, so processes whose clocks disagree never
+compare instants. :class:`MemoryBucketStore` is the default, one per client;
+:class:`~service_client.rest.redis_buckets.RedisBucketStore` shares the table
+between the processes of a fleet.
+
+Every call carries a ``scope``: an opaque name of the bot the request is made
+for (the REST session passes a hash of its token, never the token), so that a
+store shared by several bots keeps their buckets apart.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-__all__ = ["BucketStore", "MemoryBucketStore"]
+__all__ = ["BucketStore", "MemoryBucketStore", "bucket_scope"]
 
 #: Entries kept before expired ones are swept on ``set``.
 _SWEEP_AT = 1024
 
 
+def bucket_scope(token: str) -> str:
+    """The bucket scope of a bot: a one-way hash of its token.
+
+    Buckets are per bot, so a store shared by several bots keys them by this
+    scope. The token cannot be recovered from it.
+
+    Args:
+        token: The bot token.
+
+    Returns:
+        32 lower-case hex digits (the first 128 bits of a SHA-256 of the token
+        with a fixed label).
+    """
+    return hashlib.sha256(b"service_client bucket scope\x00" + token.encode("utf-8")).hexdigest()[:32]
+
+
 @runtime_checkable
 class BucketStore(Protocol):
-    """Blocked-until times per bucket key.
+    """Where the REST session keeps what it learned of each rate-limit bucket.
 
-    Times are :func:`time.monotonic` seconds of the process using the store.
-    Implementations must be thread-safe; ``get`` and ``set`` are called from
-    the REST session's threads, never while it holds a lock.
+    Implementations must be thread-safe: the session calls them from its
+    worker, timer and submitting threads, never while it holds a lock. They
+    must never block for long (a shared store bounds each call by a timeout)
+    and should not raise: the session treats an exception as "bucket clear"
+    and logs it.
     """
 
-    def get(self, key: str) -> float | None:
-        """The time until which ``key`` is blocked.
+    def wait_time(self, key: str, *, scope: str = "") -> float:
+        """How long ``key`` is known to be blocked, from a cheap (possibly local) look.
+
+        Called when a request enters the queue, to park it early; takes no
+        permit. :meth:`acquire` has the final word.
 
         Args:
             key: A bucket key such as ``"GET:servers/S1"``.
+            scope: The bot the request is made for (an opaque hash), ``""``
+                when unknown.
 
         Returns:
-            The blocked-until time (monotonic seconds), or None when the bucket
-            is not blocked. A time in the past may be returned; callers compare.
+            Seconds from now, ``0.0`` when the bucket looks clear.
         """
         ...
 
-    def set(self, key: str, until: float) -> None:
-        """Block ``key`` until ``until`` (monotonic seconds).
+    def acquire(self, key: str, *, scope: str = "") -> float:
+        """Ask to send one request on ``key`` now.
+
+        Called by a worker right before it sends. A store that paces the
+        bucket counts the request when it answers ``0.0``.
 
         Args:
             key: A bucket key.
-            until: The blocked-until time, replacing any earlier value.
+            scope: The bot the request is made for, ``""`` when unknown.
+
+        Returns:
+            ``0.0``: send now. A positive number: seconds to wait before
+            asking again (the request is not counted).
+        """
+        ...
+
+    def block(self, key: str, delay: float, *, scope: str = "") -> None:
+        """Record a 429: ``key`` is blocked for ``delay`` seconds from now.
+
+        A block only ever moves later: a ``delay`` ending before the current
+        block leaves it as it is.
+
+        Args:
+            key: A bucket key.
+            delay: Seconds from now (the parsed ``Retry-After``, or the backoff).
+            scope: The bot the request is made for, ``""`` when unknown.
         """
         ...
 
@@ -54,7 +106,9 @@ class MemoryBucketStore:
     """The default in-process :class:`BucketStore`: a dict behind a lock.
 
     Thread-safe. Expired entries are dropped when read, and swept when the
-    table grows, so it stays small.
+    table grows, so it stays small. It keeps blocked-until times only (no
+    pacing: a bucket is clear until a 429 blocks it) and ignores ``scope``:
+    share one between clients of the same bot only.
     """
 
     __slots__ = ("_buckets_lock", "_clock", "_until")
@@ -66,11 +120,40 @@ class MemoryBucketStore:
             clock: Source of the current monotonic time, seconds.
         """
         self._clock = clock
-        self._buckets_lock = threading.Lock()
+        self._buckets_lock = threading.RLock()
         self._until: dict[str, float] = {}
 
+    # -- the BucketStore interface ---------------------------------------------
+
+    def wait_time(self, key: str, *, scope: str = "") -> float:
+        """See :meth:`BucketStore.wait_time`: seconds left of the block, ``0.0`` when clear."""
+        until = self.get(key)
+        return 0.0 if until is None else max(0.0, until - self._clock())
+
+    def acquire(self, key: str, *, scope: str = "") -> float:
+        """See :meth:`BucketStore.acquire`: the same answer as :meth:`wait_time` (nothing is counted)."""
+        return self.wait_time(key, scope=scope)
+
+    def block(self, key: str, delay: float, *, scope: str = "") -> None:
+        """See :meth:`BucketStore.block`: ``set(key, now + delay)`` unless the bucket is blocked longer."""
+        with self._buckets_lock:  # re-entrant: get and set take it too, so the compare and set are one step
+            until = self._clock() + max(0.0, float(delay))
+            current = self.get(key)
+            if current is None or current < until:
+                self.set(key, until)
+
+    # -- direct access, in this process's monotonic time ------------------------
+
     def get(self, key: str) -> float | None:
-        """See :meth:`BucketStore.get`; an expired entry is dropped and gives None."""
+        """The time until which ``key`` is blocked.
+
+        Args:
+            key: A bucket key such as ``"GET:servers/S1"``.
+
+        Returns:
+            The blocked-until time (monotonic seconds of ``clock``), or None
+            when the bucket is not blocked; an expired entry is dropped.
+        """
         with self._buckets_lock:
             until = self._until.get(key)
             if until is not None and until <= self._clock():
@@ -79,7 +162,12 @@ class MemoryBucketStore:
             return until
 
     def set(self, key: str, until: float) -> None:
-        """See :meth:`BucketStore.set`."""
+        """Block ``key`` until ``until`` (monotonic seconds of ``clock``), replacing any earlier value.
+
+        Args:
+            key: A bucket key.
+            until: The blocked-until time.
+        """
         with self._buckets_lock:
             self._until[key] = float(until)
             if len(self._until) > _SWEEP_AT:

@@ -64,7 +64,7 @@ from ..errors import (
     ServiceTimeoutError,
     error_text,
 )
-from .buckets import BucketStore, MemoryBucketStore
+from .buckets import BucketStore, MemoryBucketStore, bucket_scope
 from .limiter import DelayQueue, FifoQueue
 from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
 from .route import Route
@@ -409,8 +409,10 @@ class RestSession:
             max_concurrency: Requests on the wire at once (worker threads).
             max_retry_after: Longest ``Retry-After`` waited out, seconds; a
                 longer one raises :class:`RateLimitError` at once.
-            bucket_store: Where blocked buckets are recorded; a private
-                :class:`MemoryBucketStore` by default.
+            bucket_store: Where blocked buckets are recorded (any
+                :class:`BucketStore`, e.g. a ``RedisBucketStore`` shared by
+                several processes); a private :class:`MemoryBucketStore` by
+                default. Calls carry a hash of the token as their scope.
             backoff_base: First computed backoff, seconds (tests shrink it).
             backoff_cap: Cap of the computed backoff, seconds.
             wall_clock: Current UTC time, epoch seconds; used only to turn an
@@ -455,7 +457,13 @@ class RestSession:
         self._backoff_cap = float(backoff_cap)
         self._wall_clock = wall_clock
         self._name = name
+        if bucket_store is not None and not isinstance(bucket_store, BucketStore):
+            raise TypeError(
+                "bucket_store must implement BucketStore (wait_time, acquire, block), "
+                f"not {type(bucket_store).__name__}"
+            )
         self._buckets: BucketStore = bucket_store if bucket_store is not None else MemoryBucketStore()
+        self._scope = ""  # the token's bucket scope (a hash), set with the token
 
         # Configured once, never mutated afterwards (STYLE: requests.Session).
         self._registry = _ConnectionRegistry()
@@ -519,6 +527,7 @@ class RestSession:
             raise TypeError(f"token must be a str or None, not {type(value).__name__}")
         if not _TOKEN_RE.match(value):
             raise ValueError("token must be a non-empty string of visible ASCII characters")
+        self._scope = bucket_scope(value)
         self._token = Secret(value)
 
     @property
@@ -746,27 +755,30 @@ class RestSession:
             self._workers.append(thread)
             thread.start()
 
-    def _bucket_until(self, key: str) -> float | None:
-        try:
-            return self._buckets.get(key)
-        except Exception:  # noqa: BLE001 - a failing shared store must not wedge calls
-            _log.warning("bucket store get(%r) failed; treating the bucket as clear", key, exc_info=True)
-            return None
+    def _bucket_wait(self, job: _Job, *, acquire: bool = False) -> float:
+        """Seconds ``job`` must still wait for its bucket (0 when clear).
 
-    def _block_bucket(self, key: str, until: float) -> None:
+        With ``acquire`` (a worker about to send) the store may count the
+        request; otherwise it is a look that takes nothing.
+        """
+        store = self._buckets
+        key = job.route.bucket
         try:
-            current = self._buckets.get(key)
-            if current is None or current < until:
-                self._buckets.set(key, until)
-        except Exception:  # noqa: BLE001
-            _log.warning("bucket store set(%r) failed", key, exc_info=True)
-
-    def _bucket_wait(self, job: _Job) -> float:
-        """Seconds ``job`` must still wait for its bucket (0 when clear)."""
-        until = self._bucket_until(job.route.bucket)
-        if until is None:
+            if acquire:
+                wait = store.acquire(key, scope=self._scope)
+            else:
+                wait = store.wait_time(key, scope=self._scope)
+        except Exception:  # noqa: BLE001 - a failing store must not wedge calls
+            _log.warning("bucket store %s(%r) failed; treating the bucket as clear",
+                         "acquire" if acquire else "wait_time", key, exc_info=True)
             return 0.0
-        return max(0.0, until - time.monotonic())
+        return wait if wait > 0 else 0.0
+
+    def _block_bucket(self, key: str, delay: float) -> None:
+        try:
+            self._buckets.block(key, delay, scope=self._scope)
+        except Exception:  # noqa: BLE001
+            _log.warning("bucket store block(%r) failed", key, exc_info=True)
 
     def _dispatch(self, job: _Job) -> None:
         """Send ``job`` to the back of the FIFO, or park it while its bucket is blocked.
@@ -837,7 +849,7 @@ class RestSession:
                 continue
             if job.future.done():
                 continue
-            wait = self._bucket_wait(job)
+            wait = self._bucket_wait(job, acquire=True)
             if wait > 0:  # blocked while it sat in the FIFO: park again, free the slot
                 self._park_on_bucket(job, wait)
                 continue
@@ -905,7 +917,7 @@ class RestSession:
         )
         now = time.monotonic()
         if status == 429:
-            self._block_bucket(route.bucket, now + delay)
+            self._block_bucket(route.bucket, delay)
         retries_left = job.attempts <= job.max_retries
         if retries_left and retry_after is not None and retry_after > self._max_retry_after:
             self._set_exception(
