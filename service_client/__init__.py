@@ -57,11 +57,14 @@ from .models import (
     VoiceState,
     Webhook,
 )
+from .rest.buckets import BucketStore, MemoryBucketStore
+from .rest.redis_buckets import RedisBucketStore
 from .voice import VoiceConnection, VoiceManager
 
 __all__ = [
     "AuditLogEntry",
     "Ban",
+    "BucketStore",
     "Category",
     "Channel",
     "ChannelOverwriteError",
@@ -87,10 +90,12 @@ __all__ = [
     "Invite",
     "MISSING",
     "Member",
+    "MemoryBucketStore",
     "Message",
     "PermissionOverwrite",
     "Permissions",
     "RateLimitError",
+    "RedisBucketStore",
     "Role",
     "ServiceAPIError",
     "ServiceAuthError",

@@ -4,7 +4,9 @@ Spec: ``apiCall``, Errors and Limits.
 
 - :mod:`.route`: :class:`Route`, :func:`encode_segment`, :func:`bucket_key` (pure).
 - :mod:`.retry`: :func:`backoff_delay`, :func:`parse_retry_after` (pure).
-- :mod:`.buckets`: :class:`BucketStore` and :class:`MemoryBucketStore`.
+- :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :func:`bucket_scope`.
+- :mod:`.redis_buckets`: :class:`RedisBucketStore`, the table shared by a
+  bot's processes (needs the ``redis`` extra only when built).
 - :mod:`.limiter`: the strict FIFO and the timer heap.
 - :mod:`.session`: :class:`RestSession`, :func:`validate_api_call_args`.
 """
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .buckets import BucketStore, MemoryBucketStore
+from .buckets import BucketStore, MemoryBucketStore, bucket_scope
+from .redis_buckets import RedisBucketStore
 from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
 from .route import Route, bucket_key, encode_query, encode_segment, redact_path
 
@@ -43,10 +46,12 @@ __all__ = [
     "RETRY_STATUSES",
     "BucketStore",
     "MemoryBucketStore",
+    "RedisBucketStore",
     "RestSession",
     "Route",
     "backoff_delay",
     "bucket_key",
+    "bucket_scope",
     "encode_query",
     "encode_segment",
     "parse_retry_after",

@@ -1,0 +1,539 @@
+"""RedisBucketStore against the real Redis server on 127.0.0.1:6379.
+
+Shared blocks between stores, threads and processes (two Clients in two processes), blocks that
+only move later under concurrent writers, expiry, namespaces and token scopes, the learned pace,
+and fail-over through a TCP proxy the test controls (Redis stops answering, refuses, comes back).
+
+Each test writes under its own namespace (``service_client:test-<uuid>:``) and deletes those keys
+afterwards; nothing else in Redis is touched. Without a Redis server the tests skip with the
+reason, except under CI (``CI`` set), where they must run and fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+redis = pytest.importorskip("redis", reason="redis-py is not installed: pip install -e '.[redis]'")
+
+from service_client import Client, RateLimitError, RedisBucketStore  # noqa: E402
+from service_client.emulator import Emulator  # noqa: E402
+from service_client.rest import bucket_scope  # noqa: E402
+
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
+CHILD = Path(__file__).with_name("redis_fleet_child.py")
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> str:
+    """The Redis URL, once a PING answered; otherwise skip (or fail under CI)."""
+    conn = redis.Redis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        conn.ping()
+    except (redis.RedisError, OSError) as exc:
+        reason = f"no Redis answers on {REDIS_HOST}:{REDIS_PORT} ({type(exc).__name__}: {exc})"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs the Redis bucket store tests, but {reason}")
+        pytest.skip(reason)
+    finally:
+        conn.close()
+    return REDIS_URL
+
+
+@pytest.fixture
+def raw(redis_url: str) -> Iterator[Any]:
+    """A plain redis-py client, to look at the keys as an operator would."""
+    conn = redis.Redis.from_url(redis_url, socket_timeout=5)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def namespace(raw: Any) -> Iterator[str]:
+    """A namespace of this test alone; its keys are deleted afterwards (never FLUSHALL)."""
+    name = f"test-{uuid.uuid4().hex}"
+    yield name
+    for key in raw.scan_iter(match=f"service_client:{name}:*", count=500):
+        raw.delete(key)
+
+
+@pytest.fixture
+def make_store(redis_url: str, namespace: str) -> Iterator[Callable[..., RedisBucketStore]]:
+    """Factory of stores on the test's namespace (by default); every one is closed afterwards."""
+    made: list[RedisBucketStore] = []
+
+    def make(url: str | None = None, **options: Any) -> RedisBucketStore:
+        options.setdefault("namespace", namespace)
+        store = RedisBucketStore(url or redis_url, **options)
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+
+
+def _keys(raw: Any, prefix: str) -> list[str]:
+    return sorted(key.decode() for key in raw.scan_iter(match=prefix + "*", count=500))
+
+
+def _block_key(store: RedisBucketStore, scope: str, bucket: str) -> str:
+    """The documented key layout: ``<prefix>{<scope>/<bucket>}:block``."""
+    return f"{store.key_prefix}{{{scope}/{bucket}}}:block"
+
+
+# ============================================================================ shared blocks
+
+
+def test_a_block_reaches_a_store_that_never_saw_it(make_store: Callable[..., RedisBucketStore]) -> None:
+    first, second = make_store(), make_store()
+    first.block("GET:servers/S1", 30.0, scope="bot-a")
+    assert first.wait_time("GET:servers/S1", scope="bot-a") > 25  # its own copy, no round trip
+    assert second.wait_time("GET:servers/S1", scope="bot-a") == 0.0  # nothing local yet
+    wait = second.acquire("GET:servers/S1", scope="bot-a")  # Redis has it
+    assert 25 < wait <= 30
+    assert second.wait_time("GET:servers/S1", scope="bot-a") > 25  # now copied locally
+    assert second.acquire("GET:servers/S1", scope="bot-b") == 0.0  # another bot
+    assert second.acquire("POST:servers/S1", scope="bot-a") == 0.0  # another bucket
+
+
+def test_a_redis_client_is_accepted_and_left_untouched(
+    make_store: Callable[..., RedisBucketStore], namespace: str
+) -> None:
+    client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, socket_timeout=7)
+    store = RedisBucketStore(client, namespace=namespace)
+    try:
+        store.block("GET:x", 30.0, scope="s")
+        assert 25 < make_store().acquire("GET:x", scope="s") <= 30
+        assert client.connection_pool.connection_kwargs["socket_timeout"] == 7  # the store has its own pool
+        assert client.ping()
+    finally:
+        store.close()
+        client.close()
+
+
+def test_blocked_until_only_moves_later_under_concurrent_writers(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    writers, rounds = 6, 25
+    stores = [make_store() for _ in range(writers)]
+    key = _block_key(stores[0], "s", "GET:x")
+    delays = [[random.uniform(5.0, 60.0) for _ in range(rounds)] for _ in range(writers)]
+    start = threading.Barrier(writers + 1)
+    done = threading.Event()
+    seen: list[int] = []
+
+    def write(n: int) -> None:
+        start.wait(10)
+        for delay in delays[n]:
+            stores[n].block("GET:x", delay, scope="s")
+
+    def read() -> None:
+        start.wait(10)
+        while not done.is_set():
+            value = raw.get(key)
+            if value is not None:
+                seen.append(int(value))
+
+    threads = [threading.Thread(target=write, args=(n,), name=f"test-writer-{n}") for n in range(writers)]
+    reader = threading.Thread(target=read, name="test-reader")
+    for thread in [*threads, reader]:
+        thread.start()
+    began = time.monotonic()
+    for thread in threads:
+        thread.join(30)
+    elapsed = time.monotonic() - began
+    done.set()
+    reader.join(10)
+    assert seen, "the reader saw the key"
+    assert all(a <= b for a, b in zip(seen, seen[1:])), "the blocked-until instant moved earlier"
+    longest = max(max(row) for row in delays)
+    wait = make_store().acquire("GET:x", scope="s")  # a fresh store reads Redis
+    assert longest - elapsed - 1.0 <= wait <= longest + 0.01
+    # One writer alone: a shorter block after a longer one changes nothing.
+    stores[0].block("GET:y", 20.0, scope="s")
+    stores[1].block("GET:y", 1.0, scope="s")
+    assert make_store().acquire("GET:y", scope="s") > 15
+
+
+def test_every_key_expires_and_the_block_key_with_the_block(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    store = make_store()
+    store.block("GET:a", 0.4, scope="s")
+    assert store.acquire("GET:b", scope="s") == 0.0  # opens a pace window for another bucket
+    block_key = _block_key(store, "s", "GET:a")
+    assert 0 < raw.pttl(block_key) <= 400
+    keys = _keys(raw, store.key_prefix)
+    assert block_key in keys and len(keys) == 3  # a's block and pace, b's pace
+    for key in keys:
+        assert 0 < raw.pttl(key) <= 600_000, f"{key} never expires"
+    deadline = time.monotonic() + 10
+    while raw.exists(block_key):  # Redis expires it on its own clock
+        assert time.monotonic() < deadline, "the block key outlived its block"
+        time.sleep(0.02)
+    assert make_store().acquire("GET:a", scope="s") == 0.0
+
+
+def test_namespaces_and_bots_never_share_and_the_token_never_reaches_redis(
+    make_store: Callable[..., RedisBucketStore], raw: Any, namespace: str
+) -> None:
+    here, other_deployment = make_store(), make_store(namespace=f"{namespace}:other")
+    assert here.key_prefix == f"service_client:{namespace}:"
+    here.block("GET:x", 30.0, scope="bot-a")
+    assert other_deployment.acquire("GET:x", scope="bot-a") == 0.0
+    assert make_store().acquire("GET:x", scope="bot-b") == 0.0
+    assert make_store().acquire("GET:x", scope="bot-a") > 25
+    assert all(key.startswith(here.key_prefix) for key in _keys(raw, "service_client:" + namespace))
+
+
+def test_a_client_writes_its_token_hash_never_its_token(
+    emulator: Emulator, world: Any, make_client: Callable[..., Client],
+    make_store: Callable[..., RedisBucketStore], raw: Any,
+) -> None:
+    store = make_store()
+    bot = make_client(bucket_store=store)
+    bot.login(world.bot_token, timeout=15)
+    server = world.server["publicId"]
+    emulator.add_fault("GET", f"/servers/{server}", status=429, retry_after="30", count=1)
+    with pytest.raises(RateLimitError):
+        bot.api_call(f"/servers/{server}", max_retries=0)
+    scope = bucket_scope(world.bot_token)
+    keys = _keys(raw, store.key_prefix)
+    assert f"{store.key_prefix}{{{scope}/GET:servers/{server}}}:block" in keys
+    token = world.bot_token.encode()
+    for key in keys:
+        assert token not in key.encode() and token not in (raw.dump(key) or b"")
+
+
+# ============================================================================ two processes
+
+
+class _Child:
+    """The second bot process (``redis_fleet_child.py``), spoken to in JSON lines."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(CHILD)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, name="test-child-stdout", daemon=True).start()
+        self.send(config)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"the child process said nothing in {timeout} s") from None
+        if line is None:
+            assert self.proc.stderr is not None
+            raise AssertionError(f"the child process ended: {self.proc.stderr.read()[-2000:]}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_a_429_in_one_process_blocks_a_client_in_another_that_never_sent(
+    emulator: Emulator, world: Any, make_client: Callable[..., Client],
+    make_store: Callable[..., RedisBucketStore], redis_url: str, namespace: str,
+) -> None:
+    server = world.server["publicId"]
+    child = _Child({"base_url": emulator.base_url, "socket_url": emulator.socket_url,
+                    "token": world.bot_token, "redis_url": redis_url, "namespace": namespace})
+    try:
+        assert child.receive(60) == {"ready": True}
+        bot = make_client(bucket_store=make_store())
+        bot.login(world.bot_token, timeout=15)
+        emulator.add_fault("GET", f"/servers/{server}", status=429, retry_after="3", count=1)
+        with pytest.raises(RateLimitError):
+            bot.api_call(f"/servers/{server}", max_retries=0)
+        blocked_at = time.time()
+        # The child has never called this route; it shares the bucket GET:servers/<id>.
+        child.send({"path": f"/servers/{server}/categories"})
+        reply = child.receive(30)
+    finally:
+        child.close()
+    assert reply["error"] is None
+    assert reply["sent_at"] < blocked_at + 2.0, "the child asked while the bucket was still blocked"
+    journal = emulator.requests()
+    refused = next(e for e in journal if e["path"] == f"/servers/{server}" and e["status"] == 429)
+    sent = [e for e in journal if e["path"] == f"/servers/{server}/categories"]
+    assert len(sent) == 1 and sent[0]["status"] == 200
+    # Sent once the 3 s block (counted from the 429, on Redis's clock) had passed.
+    assert sent[0]["startedAt"] >= refused["endedAt"] + 3000 - 20
+    assert reply["done_at"] - reply["sent_at"] >= 3.0 - (reply["sent_at"] - blocked_at) - 0.1
+
+
+# ============================================================================ the pace
+
+
+class _FixedWindow:
+    """A limiter like the service's: ``limit`` per window, the window opening at the first request."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit, self.window = limit, window
+        self._lock = threading.Lock()
+        self._start = -1e9
+        self._count = 0
+
+    def hit(self) -> float | None:
+        """None when accepted, else the seconds left in the window (the Retry-After)."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._start >= self.window:
+                self._start, self._count = now, 0
+            if self._count < self.limit:
+                self._count += 1
+                return None
+            return self._start + self.window - now
+
+
+def _run_fleet(stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_goal: int) -> list[float]:
+    """Each store is one worker sending as fast as its store lets it; returns the times of the 429s."""
+    accepted = [0]
+    refusals: list[float] = []
+    lock = threading.Lock()
+    finished = threading.Event()
+
+    def work(store: RedisBucketStore) -> None:
+        while not finished.is_set():
+            wait = store.acquire("GET:x", scope="s")
+            if wait > 0:
+                finished.wait(wait)
+                continue
+            retry_after = limiter.hit()
+            with lock:
+                if retry_after is None:
+                    accepted[0] += 1
+                    if accepted[0] >= accepted_goal:
+                        finished.set()
+                else:
+                    refusals.append(time.monotonic())
+            if retry_after is not None:
+                store.block("GET:x", retry_after, scope="s")
+
+    threads = [threading.Thread(target=work, args=(store,), name=f"test-fleet-{n}") for n, store in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert finished.is_set(), "the fleet did not get its calls through"
+    return refusals
+
+
+def test_the_pace_spares_the_429s_that_sharing_blocks_alone_earns(
+    make_store: Callable[..., RedisBucketStore], namespace: str
+) -> None:
+    limit, window, workers, goal = 4, 0.4, 10, 36  # 9 windows
+    blocks_only = _run_fleet([make_store(namespace=f"{namespace}:blocks", pace=False) for _ in range(workers)],
+                             _FixedWindow(limit, window), goal)
+    paced = _run_fleet([make_store(namespace=f"{namespace}:paced") for _ in range(workers)],
+                       _FixedWindow(limit, window), goal)
+    # With blocks alone every worker sends when a block lifts: about workers - limit 429s a window.
+    assert len(blocks_only) >= 20
+    # With the pace, 429s teach the limit in the first windows, then only the odd probe is refused.
+    assert len(paced) * 2 <= len(blocks_only), (len(paced), len(blocks_only))
+
+
+# ============================================================================ Redis failing
+
+
+class _Proxy:
+    """A TCP proxy to Redis: ``forward``, ``stall`` (accept, never answer) or ``reset`` (RST)."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._lock = threading.Lock()
+        self._mode = "forward"
+        self._sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, name="test-redis-proxy", daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def set_mode(self, mode: str) -> None:
+        """Switch mode; every connection open so far is dropped (reset), as a failing server would."""
+        with self._lock:
+            self._mode = mode
+            old, self._sockets = self._sockets, []
+        for sock in old:
+            _reset(sock)
+
+    def close(self) -> None:
+        self._listener.close()
+        self.set_mode("reset")
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                mode = self._mode
+                if mode != "reset":
+                    self._sockets.append(client)
+            if mode == "reset":
+                _reset(client)
+            elif mode == "forward":
+                try:
+                    upstream = socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5)
+                except OSError:
+                    _reset(client)
+                    continue
+                with self._lock:
+                    self._sockets.append(upstream)
+                for src, dst in ((client, upstream), (upstream, client)):
+                    threading.Thread(target=_pump, args=(src, dst), name="test-redis-proxy-pump",
+                                     daemon=True).start()
+            # stall: keep the connection open and never answer
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    _reset(dst)
+
+
+def _reset(sock: socket.socket) -> None:
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    except OSError:
+        pass
+    sock.close()
+
+
+@pytest.fixture
+def proxy() -> Iterator[_Proxy]:
+    made = _Proxy()
+    yield made
+    made.close()
+
+
+def _redis_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "Redis" in r.getMessage()]
+
+
+def test_fail_over_when_redis_stops_answering_then_comes_back(
+    make_store: Callable[..., RedisBucketStore], proxy: _Proxy, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="service_client.rest")
+    store = make_store(proxy.url, retry_interval=0.2)
+    direct = make_store()
+    store.block("GET:a", 30.0, scope="s")  # forwarding: shared
+    assert direct.acquire("GET:a", scope="s") > 25 and store.available
+
+    proxy.set_mode("stall")  # Redis stops answering
+    started = time.monotonic()
+    first = store.acquire("GET:b", scope="s")
+    assert time.monotonic() - started < 1.0, "a Redis call outlived its timeout"
+    assert 0 < first <= 0.1 and not store.available  # requests wait a moment while Redis is retried
+    deadline = time.monotonic() + 10
+    while (wait := store.acquire("GET:b", scope="s")) > 0:  # then this process's table answers
+        assert wait <= 0.1 and time.monotonic() < deadline
+        time.sleep(wait)
+    assert _redis_warnings(caplog) and len(_redis_warnings(caplog)) == 1
+    started = time.monotonic()
+    for _ in range(200):
+        assert store.acquire("GET:b", scope="s") == 0.0
+    assert time.monotonic() - started < 2.0  # no request waits on Redis, but the odd retry
+    store.block("GET:c", 30.0, scope="s")  # recorded while Redis is away ...
+    assert store.acquire("GET:c", scope="s") > 25  # ... and honoured in this process
+    assert direct.acquire("GET:c", scope="s") == 0.0  # (other processes could not learn it)
+
+    proxy.set_mode("reset")  # connections refused and reset: still the same outage
+    for _ in range(20):
+        assert store.acquire("GET:b", scope="s") == 0.0
+    assert len(_redis_warnings(caplog)) == 1
+
+    proxy.set_mode("forward")  # Redis answers again
+    direct.block("GET:d", 30.0, scope="s")
+    deadline = time.monotonic() + 10
+    while store.acquire("GET:d", scope="s") == 0.0:
+        assert time.monotonic() < deadline, "the store never went back to Redis"
+        time.sleep(0.05)
+    assert store.available
+    assert any("answers again" in r.getMessage() for r in caplog.records)
+    assert len(_redis_warnings(caplog)) == 1  # one warning for the whole outage
+    assert store.acquire("GET:c", scope="s") > 20  # the block of the outage still holds here
+
+
+def test_a_short_stall_costs_a_wait_not_a_warning(
+    make_store: Callable[..., RedisBucketStore], proxy: _Proxy, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="service_client.rest")
+    store = make_store(proxy.url)
+    assert store.acquire("GET:a", scope="s") == 0.0
+    proxy.set_mode("stall")
+    hold = store.acquire("GET:a", scope="s")
+    assert 0 < hold <= 0.1 and not store.available
+    proxy.set_mode("forward")
+    deadline = time.monotonic() + 10
+    while (wait := store.acquire("GET:a", scope="s")) > 0:
+        assert time.monotonic() < deadline
+        time.sleep(wait)
+    assert store.available and _redis_warnings(caplog) == []
+
+
+def test_the_bot_keeps_serving_while_redis_stalls(
+    emulator: Emulator, world: Any, make_client: Callable[..., Client],
+    make_store: Callable[..., RedisBucketStore], proxy: _Proxy,
+) -> None:
+    proxy.set_mode("stall")
+    store = make_store(proxy.url)
+    bot = make_client(bucket_store=store)
+    bot.login(world.bot_token, timeout=15)
+    for _ in range(20):
+        assert bot.api_call("/auth/me")["user"]["publicId"] == world.bot["publicId"]
+    assert not store.available
+    # A 429 still blocks the bucket in this process: the retry waits out the Retry-After.
+    server = world.server["publicId"]
+    emulator.add_fault("GET", f"/servers/{server}", status=429, retry_after="1", count=1)
+    bot.api_call(f"/servers/{server}")
+    tries = [e for e in emulator.requests() if e["path"] == f"/servers/{server}"]
+    assert [e["status"] for e in tries] == [429, 200]
+    assert tries[1]["startedAt"] >= tries[0]["endedAt"] + 1000 - 20
