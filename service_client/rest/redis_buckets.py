@@ -372,6 +372,7 @@ class RedisBucketStore:
             [self._pace, _PACE_TTL_MS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS],
         )
         if reply is None:
+            self._permits.last = None  # a request sent now carries no permit
             return hold
         wait_ms, window, number = (int(x) for x in reply)
         if wait_ms > 0:
