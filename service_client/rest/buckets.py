@@ -1,4 +1,4 @@
-"""Rate-limit bucket table (spec: Limits, Rate-limit bucket).
+"""Rate-limit bucket table: what the REST session knows of each bucket.
 
 After a 429 the session records, per bucket key, how long the bucket is
 blocked; every request on the bucket waits until then, holding no slot.
