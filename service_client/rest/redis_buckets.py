@@ -13,22 +13,25 @@ What it shares, per bot (``scope``) and bucket key:
   compares and sets it atomically) and the key expires with the block.
 - **The pace.** A block alone is not enough: every process would send again
   the moment it lifts, and all but a few of those requests would earn another
-  429. So the store also learns the shape of the bucket's window from what it
-  sees and shares it: when a window that opened right after a block ends, the
-  number of its requests the service accepted is the bucket's limit, and the
-  time from its first request to the end of the block its 429 gave is (at most)
-  the window's length. From then on each window hands out that many permits
-  fleet-wide; a request that finds them taken waits for the next window instead
-  of being sent. A window that saturates cleanly many times in a row is offered
-  one permit more, so a limit learned too low recovers; a 429 teaches again.
+  429. So the store also learns the shape of the bucket's window from what the
+  429s show, and shares it. When a window that opened at a known end (a block's
+  end, or a learned length) is over, the number of its requests the service
+  accepted is the bucket's limit; the time from its first request to the end of
+  the block its 429 gave is (at most) the window's length. From then on each
+  window hands out that many permits to the whole fleet; a request that finds
+  them taken waits for the next window instead of being sent. A window that
+  accepts fewer than the limit once widens the margin added to the length (it
+  may have opened before the service's window ended); twice in a row, it lowers
+  the limit. Now and then, after windows that used every permit with no 429,
+  one permit more is offered, so a limit learned too low recovers.
 
 Every instant is Redis server time (``TIME`` inside the scripts); processes
 only ever see delays, so their clocks may disagree.
 
 Every Redis call is bounded by ``timeout`` (50 ms by default), and Redis
 failing (down, slow, refusing connections) never stops the bot. After a
-failed call, requests on Redis-paced buckets wait 0.1 s at a time while one of
-them tries Redis again, so a short stall costs a short delay and no 429s. When
+failed call, requests wait 0.1 s at a time while one of them tries Redis
+again, so a short stall costs a short delay and no 429s. When
 Redis has failed for 0.5 s, the store logs one warning and answers from a
 table of its own process (the blocks this process recorded; no pace): the bot
 keeps serving as a single process would. It tries Redis again after 0.1 s,
@@ -52,7 +55,7 @@ if TYPE_CHECKING:  # the redis package is an optional extra, imported when a sto
     import redis as redis_module
     from redis.commands.core import Script
 
-__all__ = ["DEFAULT_REDIS_TIMEOUT_S", "RedisBucketStore"]
+__all__ = ["DEFAULT_REDIS_TIMEOUT_S", "DEFAULT_RETRY_INTERVAL_S", "RedisBucketStore"]
 
 _log = logging.getLogger("service_client.rest")
 

@@ -162,7 +162,7 @@ def test_blocked_until_only_moves_later_under_concurrent_writers(
     done.set()
     reader.join(10)
     assert seen, "the reader saw the key"
-    assert all(a <= b for a, b in zip(seen, seen[1:])), "the blocked-until instant moved earlier"
+    assert all(a <= b for a, b in zip(seen, seen[1:], strict=False)), "the blocked-until instant moved earlier"
     longest = max(max(row) for row in delays)
     wait = make_store().acquire("GET:x", scope="s")  # a fresh store reads Redis
     assert longest - elapsed - 1.0 <= wait <= longest + 0.01
@@ -200,7 +200,8 @@ def test_namespaces_and_bots_never_share_and_the_token_never_reaches_redis(
     assert other_deployment.acquire("GET:x", scope="bot-a") == 0.0
     assert make_store().acquire("GET:x", scope="bot-b") == 0.0
     assert make_store().acquire("GET:x", scope="bot-a") > 25
-    assert all(key.startswith(here.key_prefix) for key in _keys(raw, "service_client:" + namespace))
+    assert _block_key(here, "bot-a", "GET:x") in _keys(raw, here.key_prefix)
+    assert not [key for key in _keys(raw, other_deployment.key_prefix) if key.endswith(":block")]
 
 
 def test_a_client_writes_its_token_hash_never_its_token(

@@ -1,0 +1,322 @@
+"""Fleet benchmark: several processes of one bot on one rate-limited bucket.
+
+Run: ``python benchmarks/fleet_bench.py`` (needs the ``emulator`` and
+``redis`` extras and a Redis server, by default on 127.0.0.1:6379). The
+emulator runs in its own process (``python -m service_client emulator``) and
+limits every bucket to ``--limit`` requests per ``--window`` seconds (5 per
+1 s by default; 429 with an integer ``Retry-After``, as the service sends).
+``--processes`` bot processes (8) log in with the same token, then each makes
+``--calls`` calls (60) at once on one bucket (``GET /auth/me``), retrying
+429s until every call succeeds. Once with each process on its own in-memory
+table, once with every process on one :class:`RedisBucketStore`. Prints one
+``name: value`` line per figure:
+
+- ``fleet_429s_memory`` / ``fleet_429s_redis``: 429s the emulator answered to
+  the fleet (from its request journal), each store.
+- ``fleet_429s_ratio``: Redis over memory (goal <= 0.25).
+- ``fleet_throughput_ratio``: with the Redis store, accepted calls per second
+  over the limit (goal >= 0.9). The rate is ``(accepted - limit) / (last
+  accepted - first accepted)``: a fleet at the limit sends ``limit`` calls at
+  the start of each window, so the first window's calls take no time.
+- ``fleet_throughput_ratio_memory``: the same for the in-memory tables.
+- ``fleet_seconds_memory`` / ``fleet_seconds_redis``: wall time of each run.
+- ``redis_overhead_us``: the median extra time per request that the store
+  adds: 1,000 sequential calls with the limiter off, timing every call the
+  session makes to its store; median of the Redis store's time per request
+  minus the in-memory store's.
+- ``request_p50_us_memory`` / ``request_p50_us_redis``: median whole call,
+  for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import logging
+import multiprocessing
+import multiprocessing.synchronize
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import requests
+
+from service_client import Client, MemoryBucketStore, RedisBucketStore
+from service_client.rest import BucketStore
+
+PATH = "/auth/me"
+#: Retries per call: enough that every call succeeds, whatever the store.
+MAX_RETRIES = 200
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class EmulatorProcess:
+    """``python -m service_client emulator --port N`` in a child process, driven over its control routes."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        root = f"http://127.0.0.1:{self.port}"
+        self.base_url = root + "/api/v2"
+        self.socket_url = root
+        self.control_url = root + "/_emulator"
+        self.control = requests.Session()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                if line.startswith("Serving"):
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, name="fleet_bench-emulator-out", daemon=True).start()
+        if not ready.wait(60) or self.proc.poll() is not None:
+            raise RuntimeError("the emulator process did not start")
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        response = self.control.request(method, self.control_url + path, json=body, timeout=60)
+        response.raise_for_status()
+        return response.json() if response.content else None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+class _FallbackCounter(logging.Handler):
+    """Counts the store's "Redis failed" warnings in a bot process."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "Redis bucket store failed" in record.getMessage():
+            self.count += 1
+
+
+def _bot_process(
+    mode: str,
+    urls: tuple[str, str],
+    token_queue: Any,
+    redis_url: str,
+    namespace: str,
+    calls: int,
+    ready: multiprocessing.synchronize.Barrier,
+    go: multiprocessing.synchronize.Event,
+    results: Any,
+) -> None:
+    """One bot process: log in, wait for the start, make ``calls`` calls at once, report."""
+    token = token_queue.get(timeout=60)
+    fallbacks = _FallbackCounter()
+    logging.getLogger("service_client.rest").addHandler(fallbacks)
+    store = RedisBucketStore(redis_url, namespace=namespace) if mode == "redis" else None
+    client = Client(base_url=urls[0], socket_url=urls[1], bucket_store=store)
+    ok = failed = 0
+    try:
+        client.login(token, timeout=60)
+        ready.wait(120)
+        go.wait(120)
+        with concurrent.futures.ThreadPoolExecutor(calls, thread_name_prefix="fleet-call") as pool:
+            futures = [pool.submit(client.api_call, PATH, max_retries=MAX_RETRIES) for _ in range(calls)]
+            for future in futures:
+                try:
+                    future.result(timeout=600)
+                    ok += 1
+                except Exception:  # noqa: BLE001 - counted and reported
+                    failed += 1
+    finally:
+        client.destroy()
+        if store is not None:
+            store.close()
+        results.put((ok, failed, fallbacks.count))
+
+
+def fleet_run(emu: EmulatorProcess, token: str, mode: str, args: argparse.Namespace) -> dict[str, float]:
+    """One fleet run with ``mode`` ("memory" or "redis"); figures from the emulator's journal."""
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Barrier(args.processes + 1)
+    go = ctx.Event()
+    results = ctx.Queue()
+    tokens = ctx.Queue()
+    namespace = f"fleet-bench-{uuid.uuid4().hex}"
+    emu.call("POST", "/ratelimit", {"limit": None})
+    procs = [
+        ctx.Process(
+            target=_bot_process,
+            args=(mode, (emu.base_url, emu.socket_url), tokens, args.redis_url, namespace, args.calls,
+                  ready, go, results),
+            name=f"fleet-bot-{n}",
+        )
+        for n in range(args.processes)
+    ]
+    for proc in procs:
+        proc.start()
+        tokens.put(token)  # through a queue, never on a command line
+    ready.wait(180)
+    emu.call("POST", "/ratelimit", {"limit": args.limit, "windowMs": args.window * 1000})
+    emu.call("DELETE", "/requests")
+    started = time.perf_counter()
+    go.set()
+    outcomes = [results.get(timeout=900) for _ in procs]
+    seconds = time.perf_counter() - started
+    for proc in procs:
+        proc.join(30)
+    emu.call("POST", "/ratelimit", {"limit": None})
+    journal = [e for e in emu.call("GET", "/requests")["requests"] if e["path"] == PATH]
+    accepted = sorted(e["startedAt"] for e in journal if e["status"] == 200)
+    limited = sum(1 for e in journal if e["status"] == 429)
+    failed = sum(outcome[1] for outcome in outcomes)
+    fallbacks = sum(outcome[2] for outcome in outcomes)
+    if failed or len(accepted) != args.processes * args.calls:
+        raise RuntimeError(f"{mode}: {failed} calls failed, {len(accepted)} accepted")
+    span_s = (accepted[-1] - accepted[0]) / 1000.0
+    rate = (len(accepted) - args.limit) / span_s
+    if mode == "redis":
+        _delete_keys(args.redis_url, namespace)
+    return {
+        "429s": limited,
+        "throughput_ratio": rate / (args.limit / args.window),
+        "seconds": seconds,
+        "fallbacks": fallbacks,
+    }
+
+
+def _delete_keys(redis_url: str, namespace: str) -> None:
+    """Delete the keys a run wrote (its own namespace only)."""
+    import redis
+
+    conn = redis.Redis.from_url(redis_url)
+    try:
+        for key in conn.scan_iter(f"service_client:{namespace}:*"):
+            conn.delete(key)
+    finally:
+        conn.close()
+
+
+class _TimedStore:
+    """A BucketStore that adds up the time spent in the store it wraps."""
+
+    def __init__(self, inner: BucketStore) -> None:
+        self.inner = inner
+        self.spent = 0.0
+
+    def wait_time(self, key: str, *, scope: str = "") -> float:
+        started = time.perf_counter()
+        try:
+            return self.inner.wait_time(key, scope=scope)
+        finally:
+            self.spent += time.perf_counter() - started
+
+    def acquire(self, key: str, *, scope: str = "") -> float:
+        started = time.perf_counter()
+        try:
+            return self.inner.acquire(key, scope=scope)
+        finally:
+            self.spent += time.perf_counter() - started
+
+    def block(self, key: str, delay: float, *, scope: str = "") -> None:
+        started = time.perf_counter()
+        try:
+            self.inner.block(key, delay, scope=scope)
+        finally:
+            self.spent += time.perf_counter() - started
+
+
+def overhead(emu: EmulatorProcess, token: str, args: argparse.Namespace) -> dict[str, float]:
+    """Median store time and median whole call per request, each store (limiter off)."""
+    emu.call("POST", "/ratelimit", {"limit": None})
+    namespace = f"fleet-bench-{uuid.uuid4().hex}"
+    figures: dict[str, float] = {}
+    for mode in ("memory", "redis", "memory", "redis"):
+        inner: BucketStore = (
+            RedisBucketStore(args.redis_url, namespace=namespace) if mode == "redis" else MemoryBucketStore()
+        )
+        store = _TimedStore(inner)
+        client = Client(base_url=emu.base_url, socket_url=emu.socket_url, bucket_store=store)
+        try:
+            client.login(token, timeout=60)
+            for _ in range(50):  # warm up connections and the scripts
+                client.api_call(PATH)
+            store_us: list[float] = []
+            call_us: list[float] = []
+            for _ in range(args.overhead_calls):
+                store.spent = 0.0
+                started = time.perf_counter()
+                client.api_call(PATH)
+                call_us.append((time.perf_counter() - started) * 1e6)
+                store_us.append(store.spent * 1e6)
+        finally:
+            client.destroy()
+            if isinstance(inner, RedisBucketStore):
+                inner.close()
+        # The better of two runs of each store: the machine is shared.
+        if mode == "redis":
+            _delete_keys(args.redis_url, namespace)
+        for name, value in ((f"store_us_{mode}", statistics.median(store_us)),
+                            (f"request_p50_us_{mode}", statistics.median(call_us))):
+            figures[name] = min(figures.get(name, value), value)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--calls", type=int, default=60, help="calls per process")
+    parser.add_argument("--limit", type=int, default=5, help="requests per window per bucket")
+    parser.add_argument("--window", type=float, default=1.0, help="window, seconds")
+    parser.add_argument("--overhead-calls", type=int, default=1000)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    args = parser.parse_args(argv)
+
+    emu = EmulatorProcess()
+    try:
+        token = emu.call("POST", "/users", {"name": "fleet-bot", "bot": True})["token"]
+        over = overhead(emu, token, args)
+        memory = fleet_run(emu, token, "memory", args)
+        shared = fleet_run(emu, token, "redis", args)
+    finally:
+        emu.stop()
+    lines = {
+        "fleet_429s_memory": memory["429s"],
+        "fleet_429s_redis": shared["429s"],
+        "fleet_429s_ratio": shared["429s"] / max(1, memory["429s"]),
+        "fleet_throughput_ratio": shared["throughput_ratio"],
+        "fleet_throughput_ratio_memory": memory["throughput_ratio"],
+        "fleet_seconds_memory": memory["seconds"],
+        "fleet_seconds_redis": shared["seconds"],
+        "fleet_redis_fallbacks": shared["fallbacks"],
+        "redis_overhead_us": over["store_us_redis"] - over["store_us_memory"],
+        "request_p50_us_memory": over["request_p50_us_memory"],
+        "request_p50_us_redis": over["request_p50_us_redis"],
+    }
+    for name, value in lines.items():
+        print(f"{name}: {value:.0f}" if isinstance(value, int) else f"{name}: {value:.3f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
