@@ -189,6 +189,7 @@ class RawSocket:
         self.ws.send("40" + json.dumps({"token": token}))
         connected = self.ws.recv()
         assert connected.startswith("40"), connected
+        self.ws.settimeout(None)  # the reader waits as long as the test does; close() shuts it down
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.frames: list[str] = []              # every socket.io packet received, in wire order
         self.acks: dict[int, Any] = {}

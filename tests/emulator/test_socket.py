@@ -1,49 +1,71 @@
-"""Socket side of the emulator: auth, message:send echo, fan-out, presence and activity (protocol 2, 4.4)."""
+"""Socket side of the emulator: auth, message:send echo, fan-out, presence and activity (protocol 2, 4.4).
+
+Every connection here is an ordered reader (:class:`fuzzkit.RawSocket`: one websocket-client thread
+that queues packets in wire order), so a test may assert the order of events, and "nothing arrived"
+is proven with a marker event sent after the action instead of a quiet period.
+"""
 
 from __future__ import annotations
 
+import json
 import queue
-import threading
 
 import pytest
 import requests
-import socketio
+import websocket
+
+from .fuzzkit import RawSocket
+
+#: Name of the marker event a test sends after an action that must produce nothing.
+MARKER = "test:marker"
 
 
-class Conn:
-    """A python-socketio client collecting every event into a queue."""
+class Conn(RawSocket):
+    """An ordered socket.io reader for one user, with waits by event name."""
 
-    def __init__(self, emu, token):
-        self.events: queue.Queue = queue.Queue()
-        self.client = socketio.Client(reconnection=False)
-        self.client.on("*", lambda event, data=None: self.events.put((event, data)))
-        self.client.connect(emu.socket_url, auth={"token": token}, transports=["websocket"], wait_timeout=5)
+    def __init__(self, emu, token, user_id):
+        super().__init__(emu, token)
+        self.emu = emu
+        self.user_id = user_id
+        self._markers = 0
 
-    def wait(self, name, timeout=5.0, check=lambda d: True):
+    def wait(self, name, timeout=10.0, check=lambda d: True):
+        """The next event called ``name`` that ``check`` accepts; earlier other events are skipped."""
         while True:
-            event, data = self.events.get(timeout=timeout)
+            try:
+                event, data = self.events.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no {name!r} event within {timeout} s") from None
             if event == name and check(data):
                 return data
 
-    def none(self, name, timeout=0.3):
-        try:
-            while True:
-                event, _ = self.events.get(timeout=timeout)
-                if event == name:
-                    return False
-        except queue.Empty:
-            return True
+    def none_before_marker(self, name):
+        """Emit a marker to this user through the emulator, then prove that no ``name`` event
+        arrived before it (the server sends to one socket in order)."""
+        self._markers += 1
+        token = self._markers
+        self.emu.emit(MARKER, {"n": token}, to_user=self.user_id)
+        seen = []
+        while True:
+            try:
+                event, data = self.events.get(timeout=10)
+            except queue.Empty:
+                raise AssertionError(f"marker {token} not received") from None
+            if event == MARKER and data == {"n": token}:
+                return name not in seen
+            seen.append(event)
 
-    def close(self):
-        self.client.disconnect()
+    def handled(self):
+        """Return once the server has handled every packet this connection sent before."""
+        self.probe()
 
 
 @pytest.fixture
 def conns(world):
     opened = []
 
-    def make(token):
-        conn = Conn(world.emulator, token)
+    def make(token, user_id):
+        conn = Conn(world.emulator, token, user_id)
         opened.append(conn)
         return conn
 
@@ -53,19 +75,21 @@ def conns(world):
 
 
 def test_bad_token_refused(world):
-    client = socketio.Client(reconnection=False)
-    errors = []
-    client.on("connect_error", lambda data: errors.append(data))
-    with pytest.raises(socketio.exceptions.ConnectionError):
-        client.connect(world.emulator.socket_url, auth={"token": "bad"}, transports=["websocket"], wait_timeout=5)
-    assert errors == [{"message": "Authentication failed"}]
+    url = world.emulator.socket_url.replace("http://", "ws://") + "/socket.io/?EIO=4&transport=websocket"
+    ws = websocket.create_connection(url, timeout=10)
+    try:
+        assert ws.recv().startswith("0")
+        ws.send("40" + json.dumps({"token": "bad"}))
+        assert ws.recv() == '44{"message":"Authentication failed"}'
+    finally:
+        ws.close()
     assert world.emulator.connection_count() == 0
 
 
 def test_send_echo_with_nonce_and_delivery(world, conns):
-    bot, human = conns(world.bot_token), conns(world.human_token)
+    bot, human = conns(world.bot_token, world.bot["publicId"]), conns(world.human_token, world.human["publicId"])
     assert world.emulator.connection_count() == 2
-    bot.client.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "hi <you>",
+    bot.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "hi <you>",
                                      "embeds": [], "nonce": "abc"})
     echo = bot.wait("message:new")
     assert echo["nonce"] == "abc" and echo["content"] == "hi &lt;you&gt;"
@@ -80,63 +104,64 @@ def test_send_echo_with_nonce_and_delivery(world, conns):
 
 def test_refused_sends_produce_nothing(world, conns):
     emu = world.emulator
-    bot = conns(world.bot_token)
+    bot = conns(world.bot_token, world.bot["publicId"])
     cid = world.general["publicId"]
-    bot.client.emit("message:send", {"channelPublicId": cid, "content": "   ", "embeds": [], "nonce": "1"})
-    bot.client.emit("message:send", {"channelPublicId": "404", "content": "x", "embeds": [], "nonce": "2"})
-    bot.client.emit("message:send", "not a dict")
+    bot.emit("message:send", {"channelPublicId": cid, "content": "   ", "embeds": [], "nonce": "1"})
+    bot.emit("message:send", {"channelPublicId": "404", "content": "x", "embeds": [], "nonce": "2"})
+    bot.emit("message:send", "not a dict")
     emu.update_role(world.server["publicId"],
                     emu.member(world.server["publicId"], world.bot["publicId"])["roles"][0]["publicId"],
                     permissions=str(552448 & ~1024))
-    bot.client.emit("message:send", {"channelPublicId": cid, "content": "no perm", "embeds": [], "nonce": "3"})
-    assert bot.none("message:new")
+    bot.emit("message:send", {"channelPublicId": cid, "content": "no perm", "embeds": [], "nonce": "3"})
+    bot.handled()
+    assert bot.none_before_marker("message:new")
     assert emu.messages(cid) == []
 
 
 def test_embeds_only_message(world, conns):
-    bot = conns(world.bot_token)
-    bot.client.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "",
-                                     "embeds": [{"title": "<t>"}], "nonce": "e"})
+    bot = conns(world.bot_token, world.bot["publicId"])
+    bot.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "",
+                              "embeds": [{"title": "<t>"}], "nonce": "e"})
     echo = bot.wait("message:new")
     assert echo["embeds"] == [{"title": "<t>"}] and echo["content"] == ""
 
 
 def test_control_post_message_reaches_bot(world, conns):
-    bot = conns(world.bot_token)
+    bot = conns(world.bot_token, world.bot["publicId"])
     msg = world.emulator.post_message(world.general["publicId"], world.human["publicId"], "!ping")["message"]
     got = bot.wait("message:new")
     assert got["publicId"] == msg["publicId"] and got["content"] == "!ping"
 
 
 def test_presence_and_activity_fanout(world, conns):
-    bot, human = conns(world.bot_token), conns(world.human_token)
-    bot.client.emit("presence:update", {"status": "idle"})
+    bot, human = conns(world.bot_token, world.bot["publicId"]), conns(world.human_token, world.human["publicId"])
+    bot.emit("presence:update", {"status": "idle"})
     assert human.wait("presence:update") == {"userPublicId": world.bot["publicId"], "status": "idle"}
-    bot.client.emit("presence:update", {"status": "invisible"})
+    bot.emit("presence:update", {"status": "invisible"})
     assert human.wait("presence:update")["status"] == "offline"
-    bot.client.emit("activity:update", {"type": "playing", "name": "chess", "startedAt": 5})
+    bot.emit("activity:update", {"type": "playing", "name": "chess", "startedAt": 5})
     got = human.wait("activity:update")
     assert got == {"userPublicId": world.bot["publicId"],
                    "activity": {"type": "playing", "name": "chess", "startedAt": 5}}
-    bot.client.emit("activity:update", {"type": "none", "name": ""})
+    bot.emit("activity:update", {"type": "none", "name": ""})
     assert human.wait("activity:update") == {"userPublicId": world.bot["publicId"], "activity": None}
     assert world.emulator.presence(world.bot["publicId"]) == {"status": "invisible", "activity": None}
 
 
 def test_presence_not_sent_to_strangers(world, conns):
     stranger = world.emulator.create_user("eve")
-    other = conns(stranger["token"])
-    bot = conns(world.bot_token)
-    bot.client.emit("presence:update", {"status": "dnd"})
+    other = conns(stranger["token"], stranger["user"]["publicId"])
+    bot = conns(world.bot_token, world.bot["publicId"])
+    bot.emit("presence:update", {"status": "dnd"})
     bot.wait("presence:update")
-    assert other.none("presence:update")
+    assert other.none_before_marker("presence:update")
 
 
 def test_add_member_joins_rooms_immediately(world, conns):
     emu = world.emulator
     newbie = emu.create_user("bob")
-    bob = conns(newbie["token"])
-    human = conns(world.human_token)
+    bob = conns(newbie["token"], newbie["user"]["publicId"])
+    human = conns(world.human_token, world.human["publicId"])
     emu.add_member(world.server["publicId"], newbie["user"]["publicId"])
     joined = bob.wait("server:joined")
     assert joined["publicId"] == world.server["publicId"] and joined["memberCount"] == 3
@@ -148,12 +173,12 @@ def test_add_member_joins_rooms_immediately(world, conns):
     emu.remove_member(world.server["publicId"], newbie["user"]["publicId"])
     assert bob.wait("server:you_removed") == {"serverPublicId": world.server["publicId"]}
     emu.post_message(world.general["publicId"], world.human["publicId"], "gone")
-    assert bob.none("message:new")
+    assert bob.none_before_marker("message:new")
 
 
 def test_channel_created_joins_room(world, conns):
     emu = world.emulator
-    bot = conns(world.bot_token)
+    bot = conns(world.bot_token, world.bot["publicId"])
     ch = emu.create_channel(world.server["publicId"], "fresh")
     assert bot.wait("server:channels_updated") == {"serverPublicId": world.server["publicId"]}
     emu.post_message(ch["publicId"], world.human["publicId"], "in fresh")
@@ -162,14 +187,14 @@ def test_channel_created_joins_room(world, conns):
 
 def test_dm_open_and_message(world, conns):
     emu = world.emulator
-    bot, human = conns(world.bot_token), conns(world.human_token)
+    bot, human = conns(world.bot_token, world.bot["publicId"]), conns(world.human_token, world.human["publicId"])
     r = requests.get(emu.base_url + f"/channels/dm/{world.bot['publicId']}",
                      headers={"Authorization": f"Bearer {world.human_token}"}, timeout=5)
     dm = r.json()
     new = bot.wait("dm:new")
     assert new["publicId"] == dm["publicId"] and new["recipient"]["publicId"] == world.human["publicId"]
-    bot.client.emit("message:send", {"channelPublicId": dm["publicId"], "content": "psst", "embeds": [],
-                                     "nonce": "d"})
+    bot.emit("message:send", {"channelPublicId": dm["publicId"], "content": "psst", "embeds": [],
+                              "nonce": "d"})
     assert bot.wait("message:new")["nonce"] == "d"
     got = human.wait("message:new")
     assert got["content"] == "psst" and got["serverPublicId"] is None
@@ -177,20 +202,17 @@ def test_dm_open_and_message(world, conns):
 
 def test_server_disconnect_and_drop(world, conns):
     emu = world.emulator
-    bot = conns(world.bot_token)
-    gone = threading.Event()
-    bot.client.on("disconnect", lambda *a: gone.set())
+    bot = conns(world.bot_token, world.bot["publicId"])
     assert emu.server_disconnect(world.bot["publicId"]) == 1
-    assert gone.wait(5)
-    other = conns(world.human_token)
-    dropped = threading.Event()
-    other.client.on("disconnect", lambda *a: dropped.set())
+    assert bot.closed.wait(10)
+    assert bot.frames[-1] == "1", "a socket.io DISCONNECT packet ends the connection"
+    other = conns(world.human_token, world.human["publicId"])
     assert emu.drop_transport(world.human["publicId"]) == 1
-    assert dropped.wait(5)
+    assert other.closed.wait(10)
 
 
 def test_raw_emit(world, conns):
-    bot = conns(world.bot_token)
+    bot = conns(world.bot_token, world.bot["publicId"])
     world.emulator.emit("custom:thing", {"x": 1}, to_user=world.bot["publicId"])
     assert bot.wait("custom:thing") == {"x": 1}
     world.emulator.emit("server:member_add", {"serverPublicId": "s", "member": {"publicId": "u", "name": "n"}},
@@ -199,17 +221,15 @@ def test_raw_emit(world, conns):
 
 
 def test_reset_disconnects_sockets(world, conns):
-    bot = conns(world.bot_token)
-    gone = threading.Event()
-    bot.client.on("disconnect", lambda *a: gone.set())
+    bot = conns(world.bot_token, world.bot["publicId"])
     world.emulator.reset()
-    assert gone.wait(5)
+    assert bot.closed.wait(10)
     assert world.emulator.connection_count() == 0
 
 
 def test_bulk_post_in_order_to_every_member_and_searchable(world, conns):
     emu = world.emulator
-    bot, human = conns(world.bot_token), conns(world.human_token)
+    bot, human = conns(world.bot_token, world.bot["publicId"]), conns(world.human_token, world.human["publicId"])
     cid = world.general["publicId"]
     emu.post_message(cid, world.human["publicId"], "before")
     n = 2000
