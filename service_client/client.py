@@ -180,7 +180,8 @@ class Client:
         site_url: Public web site (invite links); default: the origin of ``base_url``.
         workers: Threads of the listener pool (default 8).
         max_retry_after: Longest ``Retry-After`` waited out, seconds (longer
-            ones raise :class:`RateLimitError` at once).
+            ones end the call at once: :class:`RateLimitError` for a 429,
+            :class:`ServiceAPIError` for a 502, 503 or 504).
         reconnect_base: First reconnect delay, seconds (default 1).
         reconnect_cap: Longest reconnect delay, seconds (default 30).
         bucket_store: Where the REST session keeps its rate-limit buckets: a
@@ -736,8 +737,8 @@ class Client:
             TypeError: ``body`` is not str/bytes/None, or ``headers`` is not a
                 mapping of str to str.
             ServiceAuthError: No token (before login, after destroy); nothing is sent.
-            RateLimitError: 429 after retries, or a ``Retry-After`` beyond
-                ``max_retry_after``.
+            RateLimitError: 429 after retries, or a 429 whose ``Retry-After``
+                is beyond ``max_retry_after``.
             ServiceAPIError: Any other non-2xx after retries, or a 2xx whose body is not JSON.
             ServiceTimeoutError: The last attempt timed out.
             ServiceError: A network failure after the last retry (cause chained),

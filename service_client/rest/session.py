@@ -408,7 +408,8 @@ class RestSession:
             user_agent: The ``User-Agent`` header, e.g. ``service_client/0.1.0``.
             max_concurrency: Requests on the wire at once (worker threads).
             max_retry_after: Longest ``Retry-After`` waited out, seconds; a
-                longer one raises :class:`RateLimitError` at once.
+                longer one ends the call at once: :class:`RateLimitError` for a
+                429, :class:`ServiceAPIError` for a 502, 503 or 504.
             bucket_store: Where blocked buckets are recorded (any
                 :class:`BucketStore`, e.g. a ``RedisBucketStore`` shared by
                 several processes); a private :class:`MemoryBucketStore` by
@@ -589,8 +590,9 @@ class RestSession:
             A Future resolving to the parsed JSON, or None for a 204 or an
             empty 2xx body. It fails with :class:`ServiceAPIError` (non-OK
             answer after retries, or a 2xx that is not JSON),
-            :class:`RateLimitError` (429 after retries, or a ``Retry-After``
-            over ``max_retry_after`` seconds), :class:`ServiceTimeoutError`
+            :class:`RateLimitError` (429 after retries, or a 429 whose
+            ``Retry-After`` is over ``max_retry_after`` seconds; a 502, 503 or
+            504 asking for longer gives :class:`ServiceAPIError`), :class:`ServiceTimeoutError`
             (the last attempt timed out), :class:`ServiceError` (network
             failure after the last retry, cause chained; or the session was
             closed), or :class:`ValueError` (a malformed request, never retried).
@@ -675,8 +677,9 @@ class RestSession:
                 anything is sent.
             ServiceAPIError: A non-OK answer after retries (``str(e)`` starts
                 ``"API Error <status>: "``), or a 2xx whose body is not JSON.
-            RateLimitError: A 429 after retries, or a ``Retry-After`` longer
-                than ``max_retry_after``.
+            RateLimitError: A 429 after retries, or a 429 whose ``Retry-After``
+                is longer than ``max_retry_after`` (a 502, 503 or 504 asking for
+                longer raises :class:`ServiceAPIError` with its status).
             ServiceTimeoutError: The last attempt timed out.
             ServiceError: A network failure after the last retry (cause
                 chained), or the session was closed meanwhile.
@@ -920,19 +923,17 @@ class RestSession:
             self._block_bucket(route.bucket, delay)
         retries_left = job.attempts <= job.max_retries
         if retries_left and retry_after is not None and retry_after > self._max_retry_after:
+            message = (
+                f"API Error {status}: {error_text(text, data)} (Retry-After {retry_after:g} s is "
+                f"over the {self._max_retry_after:g} s this session waits)"
+            )
+            # RateLimitError means a 429 only; a 502/503/504 asking for too long a wait
+            # is an ordinary API error carrying its status.
             self._set_exception(
                 job,
-                RateLimitError(
-                    status,
-                    route.display_path,
-                    text,
-                    data,
-                    retry_after=retry_after,
-                    message=(
-                        f"API Error {status}: {error_text(text, data)} (Retry-After {retry_after:g} s is "
-                        f"over the {self._max_retry_after:g} s this session waits)"
-                    ),
-                ),
+                RateLimitError(status, route.display_path, text, data, retry_after=retry_after, message=message)
+                if status == 429
+                else ServiceAPIError(status, route.display_path, text, data, message=message),
             )
         elif retries_left:
             self._retry_later(job, now + delay)

@@ -463,6 +463,26 @@ def test_retry_after_over_the_limit_raises_at_once(
     assert handler.count == 1
 
 
+@pytest.mark.parametrize("status", [502, 503, 504])
+def test_5xx_retry_after_over_the_limit_is_an_api_error_not_a_rate_limit(
+    rsps: responses.RequestsMock, make_session: Callable[..., RestSession], status: int
+) -> None:
+    session = make_session(max_retry_after=60.0)
+    handler = _scripted(rsps, "GET", "/auth/me", [(status, {"Retry-After": "120"}, "<html>down</html>")])
+    with pytest.raises(ServiceAPIError) as info:
+        session.request(Route("GET", "/auth/me"), max_retries=3)
+    assert not isinstance(info.value, RateLimitError), "RateLimitError is reserved for 429"
+    assert info.value.status == status
+    assert str(info.value).startswith(f"API Error {status}: ")
+    assert "Retry-After 120 s" in str(info.value)
+    assert handler.count == 1
+    # A 5xx never blocks the bucket: the next call is sent.
+    rsps.reset()
+    again = _scripted(rsps, "GET", "/auth/me", [(200, JSON, "{}")])
+    assert session.request(Route("GET", "/auth/me")) == {}
+    assert again.count == 1
+
+
 def test_default_ceiling_is_60_s_and_61_fails_fast(
     rsps: responses.RequestsMock, make_session: Callable[..., RestSession]
 ) -> None:
