@@ -912,16 +912,22 @@ class Client:
         """Set the bot's status (spec: ``setStatus``; protocol.md 2.3 and C11).
 
         Emits ``presence:update``, sets ``client.user.status`` at once, then
-        persists with ``PATCH /users/settings``. If the PATCH fails, the local
-        status is put back and the error raised.
+        persists with ``PATCH /users/settings``. If the PATCH fails, the error
+        is raised and the new local status stays: the ``presence:update`` has
+        already gone out, so the service shows the new status live, and putting
+        the old one back locally would disagree with it. Call again to retry
+        the persistence.
 
         Args:
             status: ``online``, ``idle``, ``dnd`` or ``invisible``.
 
         Raises:
+            TypeError: ``status`` is not a str; nothing is sent.
             ValueError: Any other status; nothing is sent.
-            ServiceAuthError: The socket is not connected.
-            ServiceAPIError / ServiceTimeoutError / ServiceError: The PATCH failed.
+            ServiceAuthError: The socket is not connected; nothing is sent and
+                the local status is unchanged.
+            ServiceAPIError / ServiceTimeoutError / ServiceError: The PATCH
+                failed (the new status was emitted and is kept locally).
         """
         if not isinstance(status, str):
             raise TypeError(f"status must be a str, got {type(status).__name__}")
@@ -929,15 +935,9 @@ class Client:
             raise ValueError(f"status must be one of {sorted(_STATUSES)}, got {status!r}")
         self._emit("presence:update", {"status": status})
         user = self.user
-        previous = user.status if user is not None else None
         if user is not None:
             user.status = status
-        try:
-            self._request(Route("PATCH", "/users/settings"), json={"status": status})
-        except BaseException:  # noqa: BLE001 - put the local status back, then re-raise whatever failed
-            if user is not None and previous is not None and user.status == status:
-                user.status = previous
-            raise
+        self._request(Route("PATCH", "/users/settings"), json={"status": status})
 
     def set_presence(
         self,
@@ -959,7 +959,8 @@ class Client:
         Raises:
             TypeError / ValueError: Bad values (nothing is sent).
             ServiceAuthError: The socket is not connected.
-            ServiceAPIError: The status PATCH failed.
+            ServiceAPIError: The status PATCH failed (the new status is kept
+                locally, as :meth:`set_status` explains).
         """
         if data is not None:
             if not isinstance(data, Mapping):

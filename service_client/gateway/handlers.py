@@ -479,8 +479,8 @@ class WireHandlers:
             raise MalformedPayload("status must be a string")
         user = self._client.users.cache.get(user_id)
         if user is not None and user is not self._client.user:
-            # The bot's own status is set locally by set_status (spec: setStatus), which
-            # also puts it back when the PATCH fails; a late echo must not undo that.
+            # The bot's own status is set locally by set_status at once; an echo of an
+            # earlier status arriving late must not overwrite the newer local value.
             user._update({"status": status})
         self._dispatch("presence_update", data, key=user_id)
 

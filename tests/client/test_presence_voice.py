@@ -52,13 +52,15 @@ def test_set_status_is_local_at_once_persisted_and_seen_by_another_user(bot, hum
                       and human.users.cache[world.bot["publicId"]].status == "dnd")
 
 
-def test_set_status_rolls_back_when_the_patch_fails(bot, emulator):
+def test_set_status_keeps_the_new_local_status_when_the_patch_fails(bot, emulator, world):
     bot.set_status("online")
     emulator.add_fault("PATCH", "/users/settings", status=500, count=1)
     with pytest.raises(ServiceAPIError) as info:
         bot.set_status("idle")
     assert info.value.status == 500
-    assert bot.user.status == "online"
+    # presence:update went out, so the service shows "idle" live: the local value agrees with it.
+    assert bot.user.status == "idle"
+    assert wait_until(lambda: emulator.presence(world.bot["publicId"])["status"] == "idle")
 
 
 def test_set_status_rejects_unknown_values_before_sending(bot, emulator):

@@ -301,7 +301,7 @@ def test_presence_echo_of_the_bot_itself_leaves_its_local_status(client: FakeCli
     client.user = me
     raw = {"userPublicId": "B1", "status": "idle"}
     h.handle("presence:update", [raw])
-    assert me.status == "online"  # set_status owns it (and its rollback)
+    assert me.status == "online"  # set_status owns the bot's own status
     assert client.dispatched == [("presence_update", (raw,), "B1")]
 
 
