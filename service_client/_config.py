@@ -52,3 +52,11 @@ ACTIVITY_NAME_MAX = 128
 ACTIVITY_DETAILS_MAX = 64
 #: Messages remembered by the reaction tracker (protocol 2.5).
 REACTION_TRACKER_MAX = 10_000
+#: Message ids whose channel is remembered, so that reaction events keep their channel's order.
+MESSAGE_CHANNELS_MAX = 10_000
+#: Default bound of one socket emit (waiting for the socket, then writing), seconds.
+EMIT_TIMEOUT_S = 10.0
+#: Per-attempt timeout of the member refetch behind ``guild_member_update``, milliseconds.
+MEMBER_REFETCH_TIMEOUT_MS = 10_000
+#: Retries of that refetch after the first attempt (it holds up its server's later events).
+MEMBER_REFETCH_MAX_RETRIES = 2

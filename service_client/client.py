@@ -51,7 +51,7 @@ from .errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-from .events import EventEmitter, OrderedWorkerPool
+from .events import EventEmitter, EventSlot, OrderedWorkerPool
 from .gateway.handlers import WireHandlers
 from .managers import operations as _ops
 from .managers.channels import ChannelManager
@@ -86,7 +86,6 @@ _LIFECYCLE_KEY = "__lifecycle__"
 RECONCILE_TIMEOUT_MS = 10_000
 #: Retries of each reconcile request after the first attempt.
 RECONCILE_MAX_RETRIES = 2
-#: Safety bound of one reconcile member fetch (queue time included), seconds.
 
 
 class _MissingType:
@@ -257,7 +256,7 @@ class Client:
             bucket_store=bucket_store,
         )
         self._pool = OrderedWorkerPool(workers)
-        self._events = EventEmitter(self._pool)
+        self._events = EventEmitter(self._pool, redact=self._redact)
         self._gateway: GatewayConnection | None = None
         self._nonces_lock = threading.Lock()  # guards _nonces
         self._nonces: dict[str, Future[Any]] = {}
@@ -379,6 +378,15 @@ class Client:
     def _run(self, fn: Callable[[], None], *, key: str | None = None) -> None:
         """Run ``fn`` on the worker pool after earlier tasks of ``key`` (library use)."""
         self._pool.submit(fn, key=key)
+
+    def _reserve_dispatch(self, *, key: str | None = None) -> EventSlot:
+        """Reserve the next place in ``key``'s event order for an event emitted later (library use)."""
+        return self._events.reserve(key=key)
+
+    def _redact(self, text: str) -> str:
+        """``text`` with the bot token replaced by ``[REDACTED]`` (for printed tracebacks)."""
+        token = self._token.get()
+        return text.replace(token, REDACTED) if token else text
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -585,9 +593,13 @@ class Client:
             return
         log.info("socket reconnected")
         self._dispatch("reconnect", key=_LIFECYCLE_KEY)
+        # From here on, live server events are remembered, so the reconcile's list
+        # (which may predate them) never overrides what they did.
+        self.guilds._begin_reconcile()
         # A barrier: events that arrive from now on wait until the guild cache
         # is reconciled (and its guild_create / guild_delete announced).
-        self._pool.submit_barrier(self._reconcile_guilds, key=_LIFECYCLE_KEY)
+        if not self._pool.submit_barrier(self._reconcile_guilds, key=_LIFECYCLE_KEY):
+            self.guilds._end_reconcile()
 
     def _on_socket_disconnect(self, reason: str) -> None:
         # Reader thread, after the loss; the gateway reconnects by itself.
@@ -613,23 +625,27 @@ class Client:
             voice._on_event(event, data)
 
     def _reconcile_guilds(self) -> None:
-        """After a reconnect: bring :attr:`guilds` in line with the service (issue 6).
+        """After a reconnect: bring :attr:`guilds` in line with the service.
 
         Runs on the worker pool as a barrier (events received after the
         reconnect reach listeners only after it) and delegates to the guild
         manager's reconcile step: one ``GET /servers``; servers left while
         offline are evicted and announced with ``guild_delete``; servers joined
         are cached, get the bot's member fetched and are announced with
-        ``guild_create``. Bounded: each request has :data:`RECONCILE_TIMEOUT_MS`
-        and :data:`RECONCILE_MAX_RETRIES`. A failure changes nothing and is
-        logged at WARNING.
+        ``guild_create``. A server that a live event changed since the
+        reconnect keeps that event's effect (the list may be older). Bounded:
+        each request has :data:`RECONCILE_TIMEOUT_MS` and
+        :data:`RECONCILE_MAX_RETRIES`. A failure changes nothing and is logged
+        at WARNING.
         """
-        if self._state is not ClientState.READY:
-            return
         try:
+            if self._state is not ClientState.READY:
+                return
             self.guilds._reconcile(timeout_ms=RECONCILE_TIMEOUT_MS, max_retries=RECONCILE_MAX_RETRIES)
         except Exception as exc:  # noqa: BLE001 - best effort; the caches stay as they were
             log.warning("could not reconcile the guild cache after reconnect: %s", exc)
+        finally:
+            self.guilds._end_reconcile()
 
     # -- internal transport helpers (used by managers and models) -------------
 

@@ -1,14 +1,24 @@
 """Listener registry and the ordered worker pool that runs listeners.
 
-Spec: Events; python-api.md section 6. Listeners never run on the socket
-reader thread: :class:`EventEmitter` hands each emitted event to an
+Spec: Events. Listeners never run on the socket reader thread:
+:class:`EventEmitter` hands each emitted event to an
 :class:`OrderedWorkerPool`, which runs the tasks of one *key* (a channel id,
 else a server id) strictly one after another in submission order while tasks of
 different keys run concurrently on up to ``workers`` threads. A listener that
-blocks only holds up its own key.
+blocks only holds up its own key. An event whose arguments are not known yet
+(a member to refetch) reserves its place in its key's order with
+:meth:`EventEmitter.reserve` and is filled in later.
 
 ``wait_for`` waiters are completed off the pool, on a dedicated thread, so a
-listener may wait for a later event of its own channel without deadlock.
+listener may wait for a later event of its own channel without deadlock. An
+event only completes waiters that were registered when it was emitted.
+
+A listener that raises never goes unseen: it is logged and emitted as
+``error`` when an ``error`` listener is registered; otherwise its traceback is
+reported once, through the ``service_client`` logger when logging is
+configured to reach a handler, else printed to ``sys.stderr`` (as
+:func:`threading.excepthook` does), with the bot token replaced by
+``[REDACTED]``.
 
 Both classes are thread-safe.
 """
@@ -18,19 +28,78 @@ from __future__ import annotations
 import collections
 import itertools
 import logging
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-__all__ = ["EventEmitter", "OrderedWorkerPool"]
+__all__ = ["EventEmitter", "EventSlot", "OrderedWorkerPool"]
 
 log = logging.getLogger("service_client.events")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _thread_ids = itertools.count()
+
+#: Called as ``hook(event, exc)`` for every exception a listener raises (the pytest plugin
+#: uses this to fail a test whose listeners raised). A hook must be quick and never raise.
+_listener_error_hooks: list[Callable[[str, BaseException], None]] = []
+_hooks_lock = threading.Lock()
+
+
+def _add_listener_error_hook(hook: Callable[[str, BaseException], None]) -> None:
+    """Call ``hook(event, exc)`` whenever a listener raises, on the thread that ran it."""
+    with _hooks_lock:
+        _listener_error_hooks.append(hook)
+
+
+def _remove_listener_error_hook(hook: Callable[[str, BaseException], None]) -> None:
+    """Undo :func:`_add_listener_error_hook` (no error when absent)."""
+    with _hooks_lock:
+        if hook in _listener_error_hooks:
+            _listener_error_hooks.remove(hook)
+
+
+def _logging_reaches_a_handler(logger: logging.Logger) -> bool:
+    """True when a record of ``logger`` would reach a handler other than a NullHandler.
+
+    That is: the application configured logging (``logging.basicConfig``, a
+    handler of its own, a test runner's capture). The package's own
+    NullHandler does not count.
+    """
+    current: logging.Logger | None = logger
+    while current is not None:
+        for handler in current.handlers:
+            if not isinstance(handler, logging.NullHandler):
+                return True
+        if not current.propagate:
+            return False
+        current = current.parent
+    return False
+
+
+class _Slot:
+    """A place in a key's order whose task is given later (:meth:`OrderedWorkerPool.reserve`)."""
+
+    __slots__ = ("fn", "filled", "key", "pool")
+
+    def __init__(self, pool: OrderedWorkerPool, key: Any) -> None:
+        self.pool = pool
+        self.key = key
+        self.fn: Callable[[], None] | None = None
+        self.filled = False
+
+    def fill(self, fn: Callable[[], None] | None) -> None:
+        """Give the task (None: nothing to run); the key's later tasks may then proceed."""
+        self.pool._fill(self, fn)
+
+    def __call__(self) -> None:
+        fn = self.fn
+        if fn is not None:
+            fn()
 
 
 class OrderedWorkerPool:
@@ -60,6 +129,7 @@ class OrderedWorkerPool:
         self._gates = 0  # barriers queued or running: later submissions are held
         self._held: collections.deque[tuple[Callable[[], None], Any]] = collections.deque()
         self._barrier_threads: set[int] = set()  # idents of threads running a barrier
+        self._parked: set[Any] = set()  # keys waiting for their first task, an unfilled slot
 
     def submit(self, fn: Callable[[], None], *, key: Any = None) -> bool:
         """Queue ``fn`` to run on the pool after every earlier task of ``key``.
@@ -80,6 +150,45 @@ class OrderedWorkerPool:
             self._enqueue(fn, key)
             return True
 
+    def reserve(self, *, key: Any = None) -> _Slot:
+        """Reserve the next place in ``key``'s order for a task given later.
+
+        Tasks of ``key`` submitted after this call wait until the slot is
+        filled with :meth:`_Slot.fill` and has run; no worker thread waits
+        meanwhile, and other keys are not affected. Used for an event whose
+        arguments need a request first: it keeps its arrival position.
+
+        Args:
+            key: Ordering key (hashable); None means "no ordering".
+
+        Returns:
+            The slot. Filling it after :meth:`shutdown` does nothing.
+        """
+        slot = _Slot(self, key)
+        with self._lock:
+            if self._closed:
+                slot.filled = True
+                return slot
+            if self._gates and threading.get_ident() not in self._barrier_threads:
+                self._held.append((slot, key))
+            else:
+                self._enqueue(slot, key)
+        return slot
+
+    def _fill(self, slot: _Slot, fn: Callable[[], None] | None) -> None:
+        """Complete a reserved slot; wake its key when the slot is at the head of its queue."""
+        with self._lock:
+            if slot.filled:
+                return
+            slot.fn = fn
+            slot.filled = True
+            key = slot.key
+            if key in self._parked:
+                queue = self._pending.get(key)
+                if queue and queue[0] is slot:
+                    self._parked.discard(key)
+                    self._make_ready(key)
+
     def submit_barrier(self, fn: Callable[[], None], *, key: Any = None) -> bool:
         """Queue ``fn`` so that every task submitted after it waits until it has run.
 
@@ -87,8 +196,8 @@ class OrderedWorkerPool:
         :meth:`submit`). Until it returns, tasks submitted by other threads are
         held back, in order, whatever their key; tasks that ``fn`` submits
         itself are not held, so they start before the held ones. Used to
-        reconcile caches after a reconnect before later events reach listeners
-        (issue 6). ``fn`` must be bounded in time: it delays every later event.
+        reconcile caches after a reconnect before later events reach
+        listeners. ``fn`` must be bounded in time: it delays every later event.
 
         Args:
             fn: A callable taking no argument; its exceptions are logged.
@@ -128,15 +237,24 @@ class OrderedWorkerPool:
         """Queue a task (under ``_lock``)."""
         if key is None:
             key = ("anon", next(self._anon))
+            if type(fn) is _Slot:
+                fn.key = key
         queue = self._pending.get(key)
         if queue is None:
             self._pending[key] = collections.deque((fn,))
-            self._ready.append(key)
-            if len(self._threads) < self._workers and len(self._ready) > self._idle_estimate():
-                self._spawn()
-            self._lock.notify()
+            if type(fn) is _Slot and not fn.filled:
+                self._parked.add(key)
+            else:
+                self._make_ready(key)
         else:
             queue.append(fn)
+
+    def _make_ready(self, key: Any) -> None:
+        """Put a key whose next task can run in line for a worker (under ``_lock``)."""
+        self._ready.append(key)
+        if len(self._threads) < self._workers and len(self._ready) > self._idle_estimate():
+            self._spawn()
+        self._lock.notify()
 
     def _idle_estimate(self) -> int:
         return len(self._threads) - self._busy
@@ -170,11 +288,13 @@ class OrderedWorkerPool:
                 queue = self._pending.get(key)
                 if queue is None:  # shut down while the task ran
                     continue
-                if queue:
+                if not queue:
+                    del self._pending[key]
+                elif type(queue[0]) is _Slot and not queue[0].filled:
+                    self._parked.add(key)  # woken by _fill
+                else:
                     self._ready.append(key)  # back of the line: fairness between keys
                     lock.notify()
-                else:
-                    del self._pending[key]
 
     def shutdown(self, timeout: float = 1.0) -> None:
         """Drop queued tasks and stop every thread.
@@ -189,6 +309,7 @@ class OrderedWorkerPool:
             self._pending.clear()
             self._ready.clear()
             self._held.clear()
+            self._parked.clear()
             threads = list(self._threads)
             self._lock.notify_all()
         deadline = time.monotonic() + timeout
@@ -218,26 +339,64 @@ class _Waiter:
         self.future: Future[Any] = Future()
 
 
+class EventSlot:
+    """An event's place in its key's order, reserved before its arguments are known.
+
+    Returned by :meth:`EventEmitter.reserve`. Exactly one of :meth:`emit` or
+    :meth:`cancel` takes effect; later calls do nothing. Thread-safe.
+    """
+
+    __slots__ = ("_emitter", "_slot")
+
+    def __init__(self, emitter: EventEmitter, slot: _Slot) -> None:
+        self._emitter = emitter
+        self._slot = slot
+
+    def emit(self, event: str, *args: Any) -> None:
+        """Emit ``event`` now, its listeners running at the reserved place.
+
+        ``wait_for`` waiters registered by now are completed at once (they do
+        not wait for the earlier events of the key).
+        """
+        self._slot.fill(self._emitter._prepare(event, args))
+
+    def cancel(self) -> None:
+        """Give the place up: nothing is emitted, the key's later events proceed."""
+        self._slot.fill(None)
+
+
 class EventEmitter:
     """Event listeners, run on an :class:`OrderedWorkerPool`.
 
     Thread-safe. Listeners of one event run in registration order inside one
     pool task, so the order of events sharing a key is kept for every listener.
-    A listener that raises is logged and emitted as ``error`` (a raising
-    ``error`` listener is only logged).
+    A listener that raises is logged and emitted as ``error``; with no
+    ``error`` listener registered its traceback is reported instead (module
+    docstring). A raising ``error`` listener is reported the same way, never
+    re-emitted.
 
     Args:
         pool: The pool that runs listeners.
         name: Thread name prefix for the ``wait_for`` thread.
+        redact: Applied to a traceback's text before it is logged or printed
+            (the client replaces its token with ``[REDACTED]``).
     """
 
-    def __init__(self, pool: OrderedWorkerPool, *, name: str = "service_client") -> None:
+    def __init__(
+        self,
+        pool: OrderedWorkerPool,
+        *,
+        name: str = "service_client",
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self._pool = pool
         self._name = name
+        self._redact = redact
         self._listeners_lock = threading.Lock()  # guards _listeners and _waiters
         self._listeners: dict[str, list[tuple[Callable[..., Any], bool]]] = {}
         self._waiters: list[_Waiter] = []
-        self._waiter_queue: collections.deque[tuple[str, tuple[Any, ...]] | None] = collections.deque()
+        # Events for the waiter thread, each with the waiters registered when it was emitted.
+        self._waiter_queue: collections.deque[tuple[tuple[Any, ...], list[_Waiter]] | None] = collections.deque()
         self._waiter_wake = threading.Event()
         self._waiter_thread: threading.Thread | None = None
         self._closed = False
@@ -323,14 +482,36 @@ class EventEmitter:
         """Run the listeners of ``event`` on the pool, after earlier events of ``key``.
 
         Called by the library (usually on the socket reader thread); returns at
-        once. Pending ``wait_for`` calls for ``event`` are completed on the
-        waiter thread.
+        once. Pending ``wait_for`` calls for ``event`` registered before this
+        call are completed on the waiter thread; later ones are not.
 
         Args:
             event: Event name.
             *args: The listener arguments.
             key: Ordering key (channel id, else server id), or None.
         """
+        task = self._prepare(event, args)
+        if task is not None:
+            self._pool.submit(task, key=key)
+
+    def reserve(self, *, key: Any = None) -> EventSlot:
+        """Reserve the next place in ``key``'s order for an event emitted later.
+
+        Events of ``key`` emitted after this call reach listeners only after
+        the reserved one (or after :meth:`EventSlot.cancel`). No worker thread
+        waits meanwhile. Called on the socket reader thread when an event's
+        arguments need a request first.
+
+        Args:
+            key: Ordering key (channel id, else server id), or None.
+
+        Returns:
+            The :class:`EventSlot` to fill.
+        """
+        return EventSlot(self, self._pool.reserve(key=key))
+
+    def _prepare(self, event: str, args: tuple[Any, ...]) -> Callable[[], None] | None:
+        """Queue ``event`` for the waiters registered now; return the listeners' task, if any."""
         with self._listeners_lock:
             entries = self._listeners.get(event)
             if entries:
@@ -339,25 +520,62 @@ class EventEmitter:
                 fns = [fn for fn, _ in entries]
             else:
                 fns = []
-            has_waiters = bool(self._waiters)
-        if has_waiters:
-            self._waiter_queue.append((event, args))
+            waiters = [w for w in self._waiters if w.event == event] if self._waiters else None
+        if waiters:
+            self._waiter_queue.append((args, waiters))
             self._waiter_wake.set()
         if fns:
-            self._pool.submit(lambda: self._run(event, fns, args), key=key)
+            return lambda: self._run(event, fns, args)
+        if event == "error" and args and isinstance(args[0], BaseException):
+            self._report("an 'error' event had no listener", args[0])
         elif event == "error" and args:
-            log.error("unhandled error event: %r", args[0])
+            self._report(f"an 'error' event had no listener: {args[0]!r}", None)
+        return None
 
     def _run(self, event: str, fns: list[Callable[..., Any]], args: tuple[Any, ...]) -> None:
         for fn in fns:
             try:
                 fn(*args)
-            except Exception as exc:
-                if event == "error":
-                    log.exception("an 'error' listener raised")
-                else:
-                    log.exception("a %r listener raised", event)
-                    self.emit("error", exc)
+            except Exception as exc:  # noqa: BLE001 - reported by _listener_failed, never lost
+                self._listener_failed(event, fn, exc)
+
+    def _listener_failed(self, event: str, fn: Callable[..., Any], exc: Exception) -> None:
+        """One report per exception: to the ``error`` listeners, else to the log or stderr."""
+        with _hooks_lock:
+            hooks = list(_listener_error_hooks)
+        for hook in hooks:
+            try:
+                hook(event, exc)
+            except Exception:  # noqa: BLE001 - a hook never breaks event delivery
+                log.debug("a listener error hook failed", exc_info=True)
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        if event != "error":
+            with self._listeners_lock:
+                handled = bool(self._listeners.get("error"))
+            if handled:
+                if _logging_reaches_a_handler(log):
+                    log.error("the %r listener %s raised", event, name, exc_info=exc)
+                self.emit("error", exc)
+                return
+            self._report(f"Exception in the {event!r} listener {name} (no 'error' listener is registered)", exc)
+        else:
+            self._report(f"Exception in the 'error' listener {name}", exc)
+
+    def _report(self, what: str, exc: BaseException | None) -> None:
+        """Make an error visible once: the logger when logging is configured, else stderr."""
+        text = "" if exc is None else "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        redacted = self._redact(text) if self._redact is not None else text
+        if _logging_reaches_a_handler(log):
+            if exc is not None and redacted == text:
+                log.error("%s", what, exc_info=exc)
+            else:
+                log.error("%s\n%s", what, redacted.rstrip("\n"))
+            return
+        try:
+            sys.stderr.write(f"{what}:\n{redacted}" if redacted else f"{what}\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - stderr closed or replaced by something broken
+            pass
 
     # -- wait_for ------------------------------------------------------------
 
@@ -370,12 +588,15 @@ class EventEmitter:
     ) -> Any:
         """Block until ``event`` is emitted (and ``check`` accepts it).
 
-        Safe from inside a listener: waiters are completed on their own thread,
-        not on the worker pool.
+        Only events emitted after this call count: an event emitted before,
+        even one still on its way to listeners, never completes it. Safe from
+        inside a listener: waiters are completed on their own thread, not on
+        the worker pool.
 
         Args:
             event: Event name.
             check: Predicate taking the event's arguments; quick and non-blocking.
+                An exception it raises ends this wait with that exception.
             timeout: Seconds to wait; None waits until the client is destroyed.
 
         Returns:
@@ -383,6 +604,8 @@ class EventEmitter:
             None when it has none.
 
         Raises:
+            TypeError: ``event`` is not a non-empty str or ``check`` is not callable.
+            ValueError: ``timeout`` is negative or not a number.
             TimeoutError: ``timeout`` passed first.
             ServiceError: The emitter was shut down (``destroy()``) while waiting.
         """
@@ -430,16 +653,17 @@ class EventEmitter:
                 item = self._waiter_queue.popleft()
                 if item is None:
                     return
-                event, args = item
-                with self._listeners_lock:
-                    candidates = [w for w in self._waiters if w.event == event]
+                args, candidates = item
                 for waiter in candidates:
                     if waiter.future.done():
                         continue
                     try:
                         ok = waiter.check is None or bool(waiter.check(*args))
                     except Exception as exc:  # noqa: BLE001 - a failing check fails its own waiter only
-                        waiter.future.set_exception(exc)
+                        try:
+                            waiter.future.set_exception(exc)
+                        except Exception:  # noqa: BLE001 - cancelled concurrently
+                            pass
                         continue
                     if ok:
                         with self._listeners_lock:

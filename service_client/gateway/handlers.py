@@ -1,11 +1,19 @@
-"""Socket events -> cache updates and Python events (protocol.md 2.4, 2.5).
+"""Socket events -> cache updates and Python events.
 
 :class:`WireHandlers` is called by the reader thread for every socket event,
-in arrival order. For each known event it applies the cache effect of the
-protocol 2.4 table first, then queues the Python event with
-``client._dispatch`` (listeners run on the worker pool, never here). Its
-ordering key is the channel id, else the server id, else (user-only events)
-the user id, else the message id for reaction events.
+in arrival order. For each known event it applies the event's cache effect
+first, then queues the Python event with ``client._dispatch`` (listeners run
+on the worker pool, never here). Its ordering key is the channel id, else the
+server id, else (user-only events) the user id. Events that name a message but
+no channel (reactions) take the channel of that message when a recent
+``message:new`` told it, so they never overtake the message itself; else the
+message id.
+
+An event that needs a request first (the member refetch behind
+``server:member_update``, the bot's member of a joined server) reserves its
+place in its key's order on arrival; the request runs on the REST session,
+and the event fills its place when the request ends. No worker thread waits
+for it meanwhile.
 
 A malformed payload (wrong types, missing keys) is logged at WARNING (event
 name and error only, never the payload) and dropped; unknown events are
@@ -22,13 +30,19 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._config import REACTION_TRACKER_MAX
+from .._config import (
+    MEMBER_REFETCH_MAX_RETRIES,
+    MEMBER_REFETCH_TIMEOUT_MS,
+    MESSAGE_CHANNELS_MAX,
+    REACTION_TRACKER_MAX,
+)
 from ..models._base import read_id, read_str
 from ..models.guild import Guild
 from ..models.member import Member
 from ..models.message import Message
 from ..models.role import Role
 from ..models.user import User
+from ..rest.route import Route
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -37,7 +51,7 @@ __all__ = ["ReactionTracker", "WireHandlers", "diff_reactions"]
 
 log = logging.getLogger("service_client.gateway")
 
-# Wire keys (protocol 0.1: accept publicId spellings and the id/serverId/channelId fallbacks).
+# Wire keys: the publicId spellings and the id/serverId/channelId fallbacks are accepted.
 _SERVER_KEYS = ("serverPublicId", "serverId")
 _CHANNEL_KEYS = ("channelPublicId", "channelId")
 _USER_KEYS = ("userPublicId", "userId")
@@ -45,7 +59,7 @@ _MESSAGE_KEYS = ("messagePublicId", "messageId")
 
 
 class MalformedPayload(ValueError):
-    """A payload that does not have the shape of protocol 2.4."""
+    """A payload that does not have the shape its event requires."""
 
 
 def _payload(args: list[Any]) -> Any:
@@ -66,9 +80,11 @@ def _need_id(data: Mapping[str, Any], keys: tuple[str, ...], what: str) -> str:
 
 
 class ReactionTracker:
-    """The last reaction snapshot per message, bounded LRU (protocol 2.5, pitfall 34).
+    """The last reaction snapshot per message, bounded LRU.
 
-    Maps a message id to {emoji: set of user ids}. Thread-safe.
+    Maps a message id to {emoji: set of user ids}; the least recently changed
+    message is forgotten beyond ``max_messages`` (a forgotten message's next
+    snapshot counts as all new). Thread-safe.
     """
 
     def __init__(self, max_messages: int = REACTION_TRACKER_MAX) -> None:
@@ -103,7 +119,7 @@ class ReactionTracker:
 def diff_reactions(
     previous: Mapping[str, set[str]], current: Mapping[str, set[str]]
 ) -> list[tuple[str, str, str, int]]:
-    """The changes from one snapshot to the next (protocol 2.5).
+    """The changes from one reaction snapshot of a message to the next.
 
     Args:
         previous: {emoji: user ids} before (empty for a first snapshot).
@@ -134,8 +150,8 @@ class WireHandlers:
     """Maps every server-to-client socket event to its cache effect and Python event.
 
     Called only from the socket reader thread (one event at a time, in
-    arrival order); it never runs user code and never blocks on I/O (the
-    member refetch of ``server:member_update`` runs on the worker pool).
+    arrival order); it never runs user code and never blocks on I/O (member
+    fetches are queued on the REST session and complete a reserved event).
 
     Args:
         client: The client whose caches and dispatcher are used.
@@ -145,6 +161,8 @@ class WireHandlers:
         """Bind to ``client`` and build the event table."""
         self._client = client
         self.reactions = ReactionTracker()
+        #: Channel of each recent message id (insertion order, bounded), from ``message:new``.
+        self._message_channels: dict[str, str] = {}
         self._table: dict[str, Callable[[Any], None]] = {
             "message:new": self._message_new,
             "message:updated": self._message_updated,
@@ -209,6 +227,14 @@ class WireHandlers:
     def _dispatch(self, event: str, *args: Any, key: str | None) -> None:
         self._client._dispatch(event, *args, key=key)
 
+    def _message_key(self, data: Mapping[str, Any], message_id: str | None) -> str | None:
+        """The ordering key of an event about a message: its channel (from the payload, else
+        remembered from ``message:new``), else its server, else the message id."""
+        channel_id = read_id(data, *_CHANNEL_KEYS)
+        if channel_id is None and message_id is not None:
+            channel_id = self._message_channels.get(message_id)
+        return channel_id or read_id(data, *_SERVER_KEYS) or message_id
+
     @staticmethod
     def _key(data: Mapping[str, Any], *fallback_keys: str) -> str | None:
         return read_id(data, *_CHANNEL_KEYS) or read_id(data, *_SERVER_KEYS) or (
@@ -246,16 +272,27 @@ class WireHandlers:
         message = Message(self._client, data, author=author)
         if message.nonce is not None:
             self._client._resolve_nonce(message.nonce, message)
-        self._dispatch("message_create", message, key=message.channel_id or message.server_id)
+        channel_id = message.channel_id
+        if channel_id is not None:
+            channels = self._message_channels
+            channels[message.id] = channel_id
+            if len(channels) > MESSAGE_CHANNELS_MAX:
+                del channels[next(iter(channels))]
+        self._dispatch("message_create", message, key=channel_id or message.server_id)
 
     def _message_updated(self, payload: Any) -> None:
         data = _obj(payload)
-        self._dispatch("message_update", data, key=self._key(data, *_MESSAGE_KEYS, "publicId"))
+        message_id = read_id(data, *_MESSAGE_KEYS, "publicId")
+        self._dispatch("message_update", data, key=self._message_key(data, message_id))
 
     def _message_deleted(self, payload: Any) -> None:
         data = _obj(payload)
-        self.reactions.drop(read_id(data, "publicId", *_MESSAGE_KEYS))
-        self._dispatch("message_delete", data, key=self._key(data, *_MESSAGE_KEYS, "publicId"))
+        message_id = read_id(data, "publicId", *_MESSAGE_KEYS)
+        self.reactions.drop(message_id)
+        key = self._message_key(data, message_id)
+        if message_id is not None:
+            self._message_channels.pop(message_id, None)
+        self._dispatch("message_delete", data, key=key)
 
     def _message_reaction(self, payload: Any) -> None:
         data = _obj(payload)
@@ -274,7 +311,7 @@ class WireHandlers:
             snapshot.setdefault(emoji, set()).add(user_id)
             names[user_id] = read_str(entry, "userName")
         previous = self.reactions.replace(message_id, snapshot)
-        key = self._key(data) or message_id
+        key = self._message_key(data, message_id)
         for kind, emoji, user_id, count in diff_reactions(previous, snapshot):
             info = {"emoji": emoji, "messagePublicId": message_id, "count": count}
             user = self._client.users.cache.get(user_id)
@@ -291,44 +328,87 @@ class WireHandlers:
         data = _obj(payload)
         message_id = read_id(data, *_MESSAGE_KEYS)
         self.reactions.drop(message_id)
-        self._dispatch("message_reaction_remove_all", data, key=self._key(data) or message_id)
+        self._dispatch("message_reaction_remove_all", data, key=self._message_key(data, message_id))
 
     def _message_pinned(self, payload: Any) -> None:
         data = _obj(payload)
-        self._dispatch("message_pin", data, key=self._key(data, *_MESSAGE_KEYS))
+        self._dispatch("message_pin", data, key=self._message_key(data, read_id(data, *_MESSAGE_KEYS)))
 
     # -- servers ------------------------------------------------------------------
 
     def _server_joined(self, payload: Any) -> None:
         client = self._client
-        guild = client.guilds._store(Guild(client, _obj(payload)))
+        guild = client.guilds._store_live(Guild(client, _obj(payload)))
         user = client.user
-        if user is not None:
-            server_id, user_id = guild.id, user.id
+        if user is None:
+            self._dispatch("guild_create", guild, key=guild.id)
+            return
+        # The bot's member is fetched first, so guild_create listeners find it cached; the
+        # event keeps its place in the server's order meanwhile.
+        server_id = guild.id
+        slot = client._reserve_dispatch(key=server_id)
 
-            def fetch_bot_member() -> None:
-                """Fetch the bot's member of the new server before guild_create is dispatched."""
-                try:
-                    client.members.fetch(server_id, user_id)
-                except Exception as exc:  # noqa: BLE001 - best effort (protocol 2.4)
-                    log.warning("bot member fetch for joined server %s failed: %s", server_id, exc)
+        def cache_member(record: Any) -> None:
+            """Cache the fetched bot member (best effort), then emit guild_create in its place."""
+            try:
+                if isinstance(record, BaseException):
+                    raise record
+                if isinstance(record, dict) and isinstance(record.get("member"), dict):
+                    record = record["member"]
+                client.members._build(record, server_id, cache=True)
+            except Exception as exc:  # noqa: BLE001 - best effort: guild_create goes out anyway
+                log.warning("bot member fetch for joined server %s failed: %s", server_id, exc)
+            slot.emit("guild_create", guild)
 
-            # Same key as the event: the member is cached before guild_create listeners run.
-            client._run(fetch_bot_member, key=guild.id)
-        self._dispatch("guild_create", guild, key=guild.id)
+        self._fetch_then(
+            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user.id),
+            cache_member,
+            slot,
+        )
+
+    def _fetch_then(self, route: Route, then: Callable[[Any], None], slot: Any) -> None:
+        """Queue ``route`` on the REST session; call ``then(result)``, or ``then(exc)`` on failure.
+
+        ``then`` runs on the REST thread that completed the request (or here,
+        when it could not be queued); if ``then`` itself fails, ``slot`` is
+        cancelled so the key's later events are never held up.
+        """
+        def done(result: Any) -> None:
+            """Run ``then`` on the outcome; release the slot if that fails."""
+            try:
+                then(result)
+            except Exception:  # noqa: BLE001 - never leave the slot (and its key) waiting
+                log.exception("completing a fetched event failed")
+                slot.cancel()
+
+        try:
+            future = self._client._submit(
+                route, timeout_ms=MEMBER_REFETCH_TIMEOUT_MS, max_retries=MEMBER_REFETCH_MAX_RETRIES
+            )
+        except Exception as exc:  # noqa: BLE001 - not queued (destroyed): complete with the error
+            done(exc)
+            return
+
+        def on_done(fut: Any) -> None:
+            """Hand the request's result or exception to ``done``."""
+            try:
+                result = fut.result()
+            except BaseException as exc:  # noqa: BLE001 - the failure is the outcome
+                result = exc
+            done(result)
+
+        future.add_done_callback(on_done)
 
     def _server_updated(self, payload: Any) -> None:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._client.guilds.cache.get(server_id)
-        if guild is not None:
-            guild._update(data)
+        guild = self._client.guilds._update_live(server_id, data)
         self._dispatch("guild_update", guild if guild is not None else data, key=server_id)
 
     def _server_gone(self, payload: Any) -> None:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._client.guilds._evict(server_id)
+        guild = self._client.guilds._evict_live(server_id)
         self._dispatch("guild_delete", guild if guild is not None else data, key=server_id)
 
     def _member_add(self, payload: Any) -> None:
@@ -363,17 +443,28 @@ class WireHandlers:
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
         client = self._client
+        # The payload carries ids only: the member is refetched on the REST session while
+        # the event holds its place in the server's order (raw payload if the fetch fails).
+        slot = client._reserve_dispatch(key=server_id)
 
-        def refetch() -> None:
-            """Refetch the member on the pool, then dispatch the update (raw on failure)."""
+        def emit_member(record: Any) -> None:
+            """Cache the refetched member and emit guild_member_update in its place."""
             try:
-                member: Any = client.members.fetch(server_id, user_id)
+                if isinstance(record, BaseException):
+                    raise record
+                if isinstance(record, dict) and isinstance(record.get("member"), dict):
+                    record = record["member"]
+                member: Any = client.members._build(record, server_id, cache=True)
             except Exception as exc:  # noqa: BLE001 - dispatch the raw payload instead
                 log.warning("member refetch for %s in %s failed: %s", user_id, server_id, exc)
                 member = data
-            client._dispatch("guild_member_update", member, key=server_id)
+            slot.emit("guild_member_update", member)
 
-        client._run(refetch, key=server_id)
+        self._fetch_then(
+            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
+            emit_member,
+            slot,
+        )
 
     def _ban_revoked(self, payload: Any) -> None:
         data = _obj(payload)

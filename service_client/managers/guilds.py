@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from ..models.guild import Guild
 from .base import BaseManager, check_cache_flag, check_id, route
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
 
 __all__ = ["GuildManager"]
 
@@ -20,13 +24,25 @@ PRELOAD_STALL_S = 120.0
 class GuildManager(BaseManager[str, Guild]):
     """The cache of the servers the bot is in, keyed by server id.
 
-    Filled at login by :meth:`fetch_all`; kept fresh by ``server:*`` events.
-    A re-fetched guild replaces the cached object but keeps its ``roles`` and
+    Filled at login by :meth:`fetch_all`; kept fresh by ``server:*`` events
+    and, after a reconnect, by a reconcile against the service's list. A
+    re-fetched guild replaces the cached object but keeps its ``roles`` and
     ``invites`` caches. Thread-safe.
     """
 
-    __slots__ = ()
+    __slots__ = ("_live_changed", "_live_lock", "_reconciles")
     model = Guild
+
+    def __init__(self, client: Client) -> None:
+        """Create an empty manager bound to ``client``."""
+        super().__init__(client)
+        # Guards the two fields below, and makes a live event's cache change and a
+        # reconcile's apply step happen one after the other, never interleaved.
+        self._live_lock = threading.Lock()
+        #: Servers changed by live events since the running reconciles began.
+        self._live_changed: set[str] = set()
+        #: Reconciles begun and not yet ended (0: no tracking).
+        self._reconciles = 0
 
     def fetch(self, server_id: str, *, cache: bool = True) -> Guild:
         """Fetch one server (``GET /servers/{server_id}``, C3); a new Guild each call.
@@ -176,15 +192,59 @@ class GuildManager(BaseManager[str, Guild]):
         self._store(guild)
         return guild
 
+    def _begin_reconcile(self) -> None:
+        """Start tracking live changes for a reconcile (reader thread, at reconnect).
+
+        Called before any event of the new connection is applied, and paired
+        with one :meth:`_end_reconcile`.
+        """
+        with self._live_lock:
+            if not self._reconciles:
+                self._live_changed = set()
+            self._reconciles += 1
+
+    def _end_reconcile(self) -> None:
+        """Stop the tracking begun by :meth:`_begin_reconcile` (once the last reconcile ends)."""
+        with self._live_lock:
+            self._reconciles = max(0, self._reconciles - 1)
+            if not self._reconciles:
+                self._live_changed = set()
+
+    def _store_live(self, guild: Guild) -> Guild:
+        """:meth:`_store` for a live event (``server:joined``); a running reconcile leaves it alone."""
+        with self._live_lock:
+            if self._reconciles:
+                self._live_changed.add(guild.id)
+            return self._store(guild)
+
+    def _update_live(self, server_id: str, data: dict[str, Any]) -> Guild | None:
+        """Patch a cached server from a live ``server:updated``; the patched Guild or None."""
+        with self._live_lock:
+            if self._reconciles:
+                self._live_changed.add(server_id)
+            guild = self.cache.get(server_id)
+            if guild is not None:
+                guild._update(data)
+            return guild
+
+    def _evict_live(self, server_id: str) -> Guild | None:
+        """:meth:`_evict` for a live event (the bot left, or the server was deleted)."""
+        with self._live_lock:
+            if self._reconciles:
+                self._live_changed.add(server_id)
+            return self._evict(server_id)
+
     def _reconcile(self, **request_options: Any) -> None:
-        """Bring the cache in line with the service after a reconnect (issue 6).
+        """Bring the cache in line with the service after a reconnect.
 
         One ``GET /servers``; servers no longer listed are evicted (with their
         channels and members) and announced with ``guild_delete``; servers not
         known before are cached, get their bot member fetched (concurrently,
         failures logged), and are announced with ``guild_create``; known ones
         are refreshed in place of the old entry (role and invite caches kept).
-        Nothing changes once the client is destroyed.
+        A server changed by a live event since :meth:`_begin_reconcile` keeps
+        what that event did: the list may predate the event, and the event,
+        announced by itself, wins. Nothing changes once the client is destroyed.
 
         Args:
             **request_options: ``timeout_ms`` / ``max_retries`` for every request.
@@ -206,13 +266,18 @@ class GuildManager(BaseManager[str, Guild]):
         accepts = getattr(client, "_accepts_updates", None)
         if accepts is not None and not accepts():
             return
-        known = set(self.cache.keys())
-        for server_id in sorted(known - set(fresh)):
-            gone = self._evict(server_id)
+        deleted: list[tuple[str, Guild | None]] = []
+        with self._live_lock:
+            changed = self._live_changed if self._reconciles else set()
+            known = set(self.cache.keys())
+            for server_id in sorted(known - set(fresh) - changed):
+                deleted.append((server_id, self._evict(server_id)))
+            joined = [g for sid, g in fresh.items() if sid not in known and sid not in changed]
+            for guild in fresh.values():
+                if guild.id not in changed:
+                    self._store(guild)
+        for server_id, gone in deleted:
             client._dispatch("guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id)
-        joined = [g for sid, g in fresh.items() if sid not in known]
-        for guild in fresh.values():
-            self._store(guild)
         user = client.user
         if user is not None and joined:
             self._preload_members(joined, user.id, **request_options)

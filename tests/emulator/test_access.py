@@ -117,14 +117,14 @@ def _everything_happens(world, human, bot):
     emu = world.emulator
     sid, gid = world.server["publicId"], world.general["publicId"]
     voice = next(c for c in world.channels if c["type"] == "VOICE")["publicId"]
-    human.client.emit("message:send", {"channelPublicId": gid, "content": "hello", "embeds": [], "nonce": "n"})
+    human.emit("message:send", {"channelPublicId": gid, "content": "hello", "embeds": [], "nonce": "n"})
     msg = human.wait("message:new")
-    human.client.emit("message:edit", {"messagePublicId": msg["publicId"], "content": "edited", "embeds": []})
-    human.client.emit("message:react", {"messagePublicId": msg["publicId"], "emoji": "y"})
-    human.client.emit("typing:start", gid)
-    human.client.emit("presence:update", {"status": "dnd"})
-    human.client.emit("activity:update", {"type": "playing", "name": "chess", "startedAt": 1})
-    bot.client.emit("voice:join", {"channelPublicId": voice})
+    human.emit("message:edit", {"messagePublicId": msg["publicId"], "content": "edited", "embeds": []})
+    human.emit("message:react", {"messagePublicId": msg["publicId"], "emoji": "y"})
+    human.emit("typing:start", gid)
+    human.emit("presence:update", {"status": "dnd"})
+    human.emit("activity:update", {"type": "playing", "name": "chess", "startedAt": 1})
+    bot.emit("voice:join", {"channelPublicId": voice})
     emu.create_role(sid, "new role", 0)
     emu.create_channel(sid, "new-channel")
     emu.create_category(sid, "new-category")
@@ -132,9 +132,9 @@ def _everything_happens(world, human, bot):
     emu.update_server(sid, name="Renamed")
     carol = emu.create_user("carol")["user"]["publicId"]
     emu.add_member(sid, carol)
-    assert human.client.call("server:kick", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
-    assert human.client.call("server:ban", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
-    assert human.client.call("server:unban", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
+    assert human.call("server:kick", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
+    assert human.call("server:ban", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
+    assert human.call("server:unban", {"serverPublicId": sid, "userPublicId": carol}, timeout=5) == {}
     ids = _extra_ids(world)     # a pin and a webhook message
     host, port = emu.socket_url.split("//")[1].split(":")
     http = RawHttp(host, int(port))
@@ -142,19 +142,15 @@ def _everything_happens(world, human, bot):
     assert http.request("POST", f"/api/v2/webhooks/{ids['wid']}/{ids['token']}", b'{"content": "hook"}')[0] == 200
     http.close()
     bot.wait("message:new", check=lambda m: m["content"] == "hook")
-    human.client.emit("message:reaction_clear", {"messagePublicId": msg["publicId"]})
-    human.client.emit("message:delete", {"messagePublicId": msg["publicId"]})
+    human.emit("message:reaction_clear", {"messagePublicId": msg["publicId"]})
+    human.emit("message:delete", {"messagePublicId": msg["publicId"]})
     human.wait("message:deleted")
     bot.wait("message:deleted")
 
 
 def _drain(conn):
-    out = []
-    while True:
-        try:
-            out.append(conn.events.get(timeout=0.3))
-        except queue.Empty:
-            return out
+    """Every event ``conn`` got before a marker sent now (ordered socket: no quiet period needed)."""
+    return conn.before_marker()
 
 
 def test_socket_never_delivers_server_events_to_non_members(world, conns):
@@ -226,7 +222,7 @@ def test_removal_leaves_the_rooms_at_once(world, conns, how):
     emu.add_member(sid, cu)
     human, target = conns(world.human_token), conns(carol["token"])
     if how in ("kick", "ban"):
-        assert human.client.call(f"server:{how}", {"serverPublicId": sid, "userPublicId": cu}, timeout=5) == {}
+        assert human.call(f"server:{how}", {"serverPublicId": sid, "userPublicId": cu}, timeout=5) == {}
     elif how == "control":
         emu.remove_member(sid, cu)
     elif how == "leave":
@@ -247,8 +243,8 @@ def test_removal_leaves_the_rooms_at_once(world, conns, how):
     else:
         everyone = next(r for r in emu.member(sid, cu)["roles"] if r["name"] == "@everyone")
         emu.update_role(sid, everyone["publicId"], permissions=552448 & ~512)   # no VIEW_CHANNELS
-    human.client.emit("message:send", {"channelPublicId": gid, "content": "after", "embeds": [], "nonce": "a"})
-    human.client.emit("typing:start", gid)
+    human.emit("message:send", {"channelPublicId": gid, "content": "after", "embeds": [], "nonce": "a"})
+    human.emit("typing:start", gid)
     assert human.wait("message:new")["content"] == "after"
     got = [e for e, _ in _drain(target)]
     assert "message:new" not in got and "typing:start" not in got, got

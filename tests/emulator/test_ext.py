@@ -126,26 +126,26 @@ def test_get_user(world):
 def test_voice_signalling(world, conns):
     voice = next(c for c in world.channels if c["type"] == "VOICE")
     bot, human = conns(world.bot_token), conns(world.human_token)
-    bot.client.emit("voice:join", {"channelPublicId": voice["publicId"]})
+    bot.emit("voice:join", {"channelPublicId": voice["publicId"]})
     creds = bot.wait("voice:livekit-token")
     assert creds["channelPublicId"] == voice["publicId"] and creds["token"] and creds["e2eeKey"] is None
     joined = human.wait("voice:user-joined")
     assert joined["user"]["userPublicId"] == world.bot["publicId"]
     assert [u["userPublicId"] for u in joined["users"]] == [world.bot["publicId"]]
-    bot.client.emit("voice:state", {"muted": True, "bogus": 1})
+    bot.emit("voice:state", {"muted": True, "bogus": 1})
     assert human.wait("voice:user-state") == {"channelPublicId": voice["publicId"],
                                               "userPublicId": world.bot["publicId"], "muted": True}
     assert world.emulator.voice_users(voice["publicId"])[0]["muted"] is True
     # a text channel refuses silently
-    bot.client.emit("voice:join", {"channelPublicId": world.general["publicId"]})
+    bot.emit("voice:join", {"channelPublicId": world.general["publicId"]})
     assert bot.none("voice:livekit-token")
     # the human joins from its socket; a new connection gets a snapshot
-    human.client.emit("voice:join", {"channelPublicId": voice["publicId"]})
+    human.emit("voice:join", {"channelPublicId": voice["publicId"]})
     assert len(bot.wait("voice:user-joined")["users"]) == 2
     late = conns(world.bot_token)
     snap = late.wait("voice:state-update")
     assert snap["channelPublicId"] == voice["publicId"] and len(snap["users"]) == 2
-    bot.client.emit("voice:leave")
+    bot.emit("voice:leave")
     left = human.wait("voice:user-left")
     assert left["userPublicId"] == world.bot["publicId"] and len(left["users"]) == 1
     # dropping the human's only socket takes it out of voice

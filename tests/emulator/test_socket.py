@@ -23,9 +23,12 @@ MARKER = "test:marker"
 class Conn(RawSocket):
     """An ordered socket.io reader for one user, with waits by event name."""
 
-    def __init__(self, emu, token, user_id):
+    def __init__(self, emu, token, user_id=None):
         super().__init__(emu, token)
         self.emu = emu
+        if user_id is None:
+            me = requests.get(emu.base_url + "/auth/me", headers={"Authorization": "Bearer " + token}, timeout=10)
+            user_id = me.json()["user"]["publicId"]
         self.user_id = user_id
         self._markers = 0
 
@@ -39,32 +42,42 @@ class Conn(RawSocket):
             if event == name and check(data):
                 return data
 
-    def none_before_marker(self, name):
-        """Emit a marker to this user through the emulator, then prove that no ``name`` event
-        arrived before it (the server sends to one socket in order)."""
+    def call(self, event, *args, timeout=5.0):
+        """Emit with an ack request and return the ack's value (a tuple when it has several)."""
+        ack_id = self.emit(event, *args, ack=True)
+        data = self.wait_ack(ack_id, timeout)
+        return None if not data else data[0] if len(data) == 1 else tuple(data)
+
+    def before_marker(self):
+        """Every event received before a marker that the emulator sends to this user now.
+
+        The server writes to one socket in order, so whatever an earlier action made it send to
+        this socket is in the list, and "nothing arrived" needs no quiet period.
+        """
+        self.probe()  # the server has handled what this socket sent before
         self._markers += 1
-        token = self._markers
-        self.emu.emit(MARKER, {"n": token}, to_user=self.user_id)
+        number = self._markers
+        self.emu.emit(MARKER, {"n": number}, to_user=self.user_id)
         seen = []
         while True:
             try:
                 event, data = self.events.get(timeout=10)
             except queue.Empty:
-                raise AssertionError(f"marker {token} not received") from None
-            if event == MARKER and data == {"n": token}:
-                return name not in seen
-            seen.append(event)
+                raise AssertionError(f"marker {number} not received") from None
+            if event == MARKER and data == {"n": number}:
+                return seen
+            seen.append((event, data))
 
-    def handled(self):
-        """Return once the server has handled every packet this connection sent before."""
-        self.probe()
+    def none(self, name):
+        """True when no ``name`` event arrived before a marker sent now (see :meth:`before_marker`)."""
+        return name not in [event for event, _ in self.before_marker()]
 
 
 @pytest.fixture
 def conns(world):
     opened = []
 
-    def make(token, user_id):
+    def make(token, user_id=None):
         conn = Conn(world.emulator, token, user_id)
         opened.append(conn)
         return conn
@@ -113,8 +126,7 @@ def test_refused_sends_produce_nothing(world, conns):
                     emu.member(world.server["publicId"], world.bot["publicId"])["roles"][0]["publicId"],
                     permissions=str(552448 & ~1024))
     bot.emit("message:send", {"channelPublicId": cid, "content": "no perm", "embeds": [], "nonce": "3"})
-    bot.handled()
-    assert bot.none_before_marker("message:new")
+    assert bot.none("message:new")
     assert emu.messages(cid) == []
 
 
@@ -154,7 +166,7 @@ def test_presence_not_sent_to_strangers(world, conns):
     bot = conns(world.bot_token, world.bot["publicId"])
     bot.emit("presence:update", {"status": "dnd"})
     bot.wait("presence:update")
-    assert other.none_before_marker("presence:update")
+    assert other.none("presence:update")
 
 
 def test_add_member_joins_rooms_immediately(world, conns):
@@ -173,7 +185,7 @@ def test_add_member_joins_rooms_immediately(world, conns):
     emu.remove_member(world.server["publicId"], newbie["user"]["publicId"])
     assert bob.wait("server:you_removed") == {"serverPublicId": world.server["publicId"]}
     emu.post_message(world.general["publicId"], world.human["publicId"], "gone")
-    assert bob.none_before_marker("message:new")
+    assert bob.none("message:new")
 
 
 def test_channel_created_joins_room(world, conns):

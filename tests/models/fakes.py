@@ -36,6 +36,8 @@ class FakeClient:
         self.submitted: list[tuple[str, str]] = []
         self.dispatched: list[tuple[str, tuple[Any, ...], Any]] = []
         self.ran: list[Any] = []
+        self.reserved: list[Any] = []
+        self.cancelled: list[Any] = []
         self.emitted: list[tuple[str, tuple[Any, ...]]] = []
         self.nonces: list[tuple[str, Any]] = []
         self.sent: list[tuple[Any, ...]] = []
@@ -84,6 +86,20 @@ class FakeClient:
     def _run(self, fn: Callable[[], None], *, key: Any = None) -> None:
         self.ran.append(key)
         fn()
+
+    def _reserve_dispatch(self, *, key: Any = None) -> Any:
+        """A reserved event: recorded in ``dispatched`` when it is emitted (``reserved`` keeps the keys)."""
+        self.reserved.append(key)
+        client = self
+
+        class Slot:
+            def emit(self, event: str, *args: Any) -> None:
+                client.dispatched.append((event, args, key))
+
+            def cancel(self) -> None:
+                client.cancelled.append(key)
+
+        return Slot()
 
     def _resolve_nonce(self, nonce: str, message: Any) -> None:
         self.nonces.append((nonce, message))

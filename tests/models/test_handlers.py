@@ -120,6 +120,35 @@ def test_clear_and_delete_drop_the_tracker_entry(client: FakeClient, h: WireHand
     assert [e for e, _, _ in client.dispatched] == ["message_reaction_add"]
 
 
+def test_reaction_events_take_the_channel_of_a_recent_message(client: FakeClient, h: WireHandlers) -> None:
+    h.handle("message:new", [message_rec("M1", "target", cid="C1", sid="S1")])
+    h.handle("message:reaction", [_reaction("M1", ("👍", "U1"))])
+    h.handle("message:reaction", [_reaction("M9", ("👍", "U1"))])  # never seen: its own id
+    h.handle("message:reaction_clear", [{"messagePublicId": "M1"}])
+    h.handle("message:pinned", [{"messagePublicId": "M1", "pinned": True}])
+    h.handle("message:updated", [{"publicId": "M1", "content": "edited"}])
+    assert [(e, k) for e, _, k in client.dispatched] == [
+        ("message_create", "C1"), ("message_reaction_add", "C1"), ("message_reaction_add", "M9"),
+        ("message_reaction_remove_all", "C1"), ("message_pin", "C1"), ("message_update", "C1"),
+    ]
+    h.handle("message:deleted", [{"publicId": "M1"}])
+    assert client.dispatched[-1][2] == "C1"
+    h.handle("message:reaction", [_reaction("M1", ("🎉", "U1"))])  # forgotten once deleted
+    assert client.dispatched[-1][2] == "M1"
+
+
+def test_message_channel_memory_is_bounded(client: FakeClient, h: WireHandlers, monkeypatch: Any) -> None:
+    from service_client.gateway import handlers as handlers_module
+
+    monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 3)
+    for i in range(4):
+        h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}")])
+    client.dispatched.clear()
+    for i in range(4):
+        h.handle("message:reaction", [_reaction(f"M{i}", ("👍", "U1"))])
+    assert [k for _, _, k in client.dispatched] == ["M0", "C1", "C2", "C3"]
+
+
 def test_tracker_is_a_bounded_lru() -> None:
     t = ReactionTracker(max_messages=3)
     for mid in ("a", "b", "c"):
@@ -148,7 +177,7 @@ def test_server_joined_caches_fetches_bot_member_then_dispatches(client: FakeCli
     h.handle("server:joined", [server_rec("S1")])
     assert "S1" in client.guilds.cache
     assert ("S1", "BOT") in client.members.cache
-    assert client.ran == ["S1"]
+    assert client.reserved == ["S1"] and client.submitted == [("GET", "/servers/S1/members/BOT")]
     (event, args, key), = client.dispatched
     assert event == "guild_create" and args[0] is client.guilds.cache["S1"] and key == "S1"
 
@@ -214,7 +243,8 @@ def test_member_update_refetches_then_dispatches(client: FakeClient, h: WireHand
     client.members._build(member_rec("U1", "S1", nickname=None), None, cache=True)
     client.routes[("GET", "/servers/S1/members/U1")] = member_rec("U1", "S1", nickname="Nick")
     h.handle("server:member_update", [{"serverPublicId": "S1", "memberPublicId": "U1"}])
-    assert client.ran == ["S1"]
+    assert client.ran == [] and client.reserved == ["S1"]
+    assert client.submitted == [("GET", "/servers/S1/members/U1")]
     assert client.members.get("S1", "U1").nickname == "Nick"  # type: ignore[union-attr]
     (event, args, key), = client.dispatched
     assert event == "guild_member_update" and isinstance(args[0], Member) and args[0].nickname == "Nick" and key == "S1"

@@ -214,7 +214,8 @@ def test_flood_of_10000_message_create_in_order_and_memory_comes_back(world, emu
     assert_nothing_left(bot, emulator)
 
 
-def test_a_listener_that_raises_on_every_event(world, emulator, bot):
+def test_a_listener_that_raises_on_every_event(world, emulator, bot, listener_errors):
+    listener_errors.expect(RuntimeError, match="listener bug")
     errors: list[BaseException] = []
     handled: list[str] = []
     done = threading.Event()
