@@ -1,7 +1,7 @@
 """The blocking :class:`Client`: lifecycle, events and the spec's client operations.
 
 Spec: Resources (Client object), States and transitions, Authentication,
-Client operations, Events; python-api.md section 2.
+Client operations, Events.
 
 Connection lifecycle (spec: States and transitions; protocol 2.2): after
 ``ready``, a lost transport or a service-initiated disconnect emits
@@ -18,7 +18,10 @@ with a :class:`ServiceAuthError`.
 Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
 
 - ``service_client-gateway-<n>``: the socket reader (decodes packets in order,
-  applies cache updates, never runs listeners), plus the reconnect loop;
+  applies cache updates, never runs listeners), plus the reconnect loop
+  (``service_client-reconnect-<n>``) and, per connection, a write watchdog
+  (``service_client-gateway-watchdog-<n>``) that drops a connection whose
+  write stalled past its bound;
 - ``service_client-rest-<n>``: the REST session's workers (5 requests on the
   wire at most, strict FIFO);
 - ``service_client-events-<n>``: the worker pool that runs listeners, keeping
@@ -394,7 +397,7 @@ class Client:
         """Connect, preload the bot's user and servers, and return at ``ready``.
 
         Spec: States and transitions (new -> connecting -> ready), Client
-        operations ``login``, protocol.md 2.1. Steps: socket CONNECT with
+        operations ``login``. Steps: socket CONNECT with
         ``{"token": token}``; ``GET /auth/me`` sets :attr:`user`;
         ``guilds.fetch_all()`` fills :attr:`guilds` and the bot's members; then
         :attr:`ready_at` is set and ``ready`` emitted, and this call returns.
@@ -413,25 +416,31 @@ class Client:
             ServiceTimeoutError: ``timeout`` seconds passed.
 
         After any failure nothing keeps running, the token is forgotten and the
-        client never becomes ready later (a new Client is needed).
+        client never becomes ready later (a new Client is needed). No frame of
+        the traceback holds the token or the CONNECT packet carrying it, so
+        tools that record frame locals (error trackers, ``pytest
+        --showlocals``) never see it.
         """
         if not isinstance(token, str) or not token.strip():
             raise ServiceAuthError("login() requires a non-empty bot token string.")
         if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        secret = Secret(token)
+        # From here on the token lives only in Secret objects: no frame of a traceback this
+        # call raises (which tools may record with its local variables) holds it.
+        del token
         with self._state_lock:
             if self._state is ClientState.DESTROYED:
                 raise ServiceError("this client was destroyed; create a new Client to log in again")
             if self._state is not ClientState.NEW:
                 raise ServiceError(f"login() called on a client that is already {self._state.value}")
-            try:
-                self._rest.token = token
-            except ValueError:
+            if not self._set_rest_token(secret):
                 raise ServiceAuthError(
                     "login() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
-                ) from None
+                )
             self._state = ClientState.CONNECTING
-            self._token = Secret(token)
+            self._token = secret
+        del secret
         if timeout is None:
             try:
                 self._login_steps(None)
@@ -463,6 +472,14 @@ class Client:
             self._fail_login()
             thread.join(_config.DESTROY_JOIN_S)
             raise
+
+    def _set_rest_token(self, secret: Secret) -> bool:
+        """Give the REST session the token; False when it is not a valid header value."""
+        try:
+            self._rest.token = secret.get()
+        except ValueError:
+            return False
+        return True
 
     def _login_steps(self, deadline: float | None) -> None:
         from .gateway.connection import GatewayConnection  # websocket-client loads here
@@ -784,7 +801,7 @@ class Client:
     ) -> Message:
         """Send a message over the socket and return it once the service echoes it.
 
-        Spec: Client operations ``sendMessage``; protocol.md 2.3 (``message:send``).
+        Spec: Client operations ``sendMessage``; the socket event ``message:send``.
 
         Args:
             channel_id: Target channel (or DM channel) id.
@@ -805,6 +822,9 @@ class Client:
                 embed ("send_message requires non-empty content or at least one embed.").
             TimeoutError: No echo within 10 s ("send_message timeout after 10s";
                 e.g. unknown channel or missing permission: the service says nothing).
+                The 10 s include waiting for the socket while another thread writes
+                and the write itself; a write that stalls past them also drops the
+                connection, which is then re-established.
             ServiceError: The client was destroyed before the echo. A network cut does not
                 end the wait (spec: States): an echo lost with the socket gives the TimeoutError.
         """
@@ -817,16 +837,20 @@ class Client:
             channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
         )
         gateway = self._require_gateway()
+        bound = _config.SEND_TIMEOUT_S
+        deadline = time.monotonic() + bound
         fut: Future[Message] = Future()
         with self._nonces_lock:
             self._nonces[nonce] = fut
         try:
             if self._destroyed.is_set():
                 raise ServiceAuthError("the client was destroyed; create a new Client")
-            gateway.emit("message:send", payload)
             try:
-                return fut.result(_config.SEND_TIMEOUT_S)
-            except _FutureTimeout:
+                # The 10 s cover the wait for the socket (another thread may be writing),
+                # the write and the echo.
+                gateway.emit("message:send", payload, timeout=bound)
+                return fut.result(max(0.0, deadline - time.monotonic()))
+            except (_FutureTimeout, ServiceTimeoutError):
                 raise TimeoutError("send_message timeout after 10s") from None
         finally:
             with self._nonces_lock:

@@ -1,13 +1,24 @@
 """The socket connection: one websocket, one reader thread, heartbeat and reconnection.
 
-Implements protocol.md 2.1 (connection, heartbeat, reconnect policy) and 2.2
-(failures) over the framing of :mod:`service_client.gateway.framing`, on
-websocket-client, websocket transport only. Pitfalls avoided (protocol 5.1):
-11 (``close()`` stops everything), 14 (a callback exception never kills the
-reader), 15 (a server-initiated disconnect is reconnected), 16 (an auth refusal
-stops reconnecting), 17 (``connected`` means the namespace is connected),
-21 (pending acks fail when the transport drops, and each has its own timeout),
-22 (emits serialised by one lock), 23 (the CONNECT wait is 15 s by default).
+Speaks Socket.IO v5 over Engine.IO v4 (websocket transport only) with the
+framing of :mod:`service_client.gateway.framing`, on websocket-client:
+connection with the bot token in the CONNECT packet, the server's heartbeat,
+and reconnection with a doubling, randomised delay. Guarantees: ``close()``
+stops everything; a callback exception never kills the reader; a
+server-initiated disconnect is reconnected like a network loss; a token
+refusal stops reconnecting; ``connected`` means the namespace is connected,
+not merely that a socket exists; pending acks fail when the transport drops,
+and each has its own timeout; the CONNECT wait is bounded (15 s by default).
+
+Writes are serialised by one lock, and every wait for it is bounded by the
+caller's remaining time. The reader thread never waits for that lock: its
+pongs are queued and written by whichever thread holds or next takes it. A
+write still unfinished past its bound (a peer that stopped reading) counts as
+a lost connection: a watchdog shuts the socket down and the connection is
+re-established.
+
+No frame that can end in an exception holds the encoded CONNECT packet (it
+carries the token), so tracebacks that record frame locals never show it.
 
 Threads (daemon, named with a per-process counter ``n``):
 
@@ -16,6 +27,8 @@ Threads (daemon, named with a per-process counter ``n``):
   ``on_disconnect``. It never runs anything else.
 * ``<name>-reconnect-<n>``: after a loss, waits out the backoff delays on an
   Event (so ``close()`` interrupts it at once) and reconnects.
+* ``<name>-gateway-watchdog-<n>``: one per websocket, ending with it; checks
+  four times a second whether a write has overrun its bound.
 
 Why our own framing: python-socketio's synchronous client hands each event to a
 new thread and loses their order; here one thread decodes in arrival order.
@@ -30,6 +43,7 @@ resolution is bounded by the system resolver only.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import logging
@@ -50,6 +64,7 @@ from .._config import (
     ACK_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
     DESTROY_JOIN_S,
+    EMIT_TIMEOUT_S,
     RECONNECT_BASE_S,
     RECONNECT_CAP_S,
     RECONNECT_JITTER,
@@ -89,10 +104,19 @@ REASON_PING_TIMEOUT: Final = "ping timeout"
 #: Disconnect reason: the server sent a Socket.IO DISCONNECT.
 REASON_IO_SERVER_DISCONNECT: Final = "io server disconnect"
 
-#: Engine.IO path and query of the websocket transport (protocol 2.1).
+#: Engine.IO path and query of the websocket transport.
 _ENGINE_PATH: Final = "/socket.io/?EIO=4&transport=websocket"
 #: Longest time close() waits to write the DISCONNECT packet, seconds.
 _CLOSE_SEND_S: Final = 0.25
+#: Shortest bound of one write once it started, seconds (a caller with almost no time
+#: left must not make a healthy but momentarily slow socket count as lost).
+_MIN_WRITE_S: Final = 1.0
+#: How often the watchdog looks for a write past its bound, seconds.
+_WATCH_TICK_S: Final = 0.25
+#: Bound of the reader's own control writes (pongs, close echo), seconds.
+_CONTROL_WRITE_S: Final = EMIT_TIMEOUT_S
+#: Control frames waiting for the write lock, at most (a stalled socket is dropped anyway).
+_CONTROL_QUEUE_MAX: Final = 64
 
 #: Bytes asked of the socket per read by the frame reader.
 _READ_CHUNK: Final = 256 * 1024
@@ -107,7 +131,7 @@ _TRANSPORT_ERRORS: Final = (OSError, websocket.WebSocketException)
 
 
 def socket_endpoint(socket_url: str) -> str:
-    """The Engine.IO websocket URL for a socket host URL (protocol 2.1).
+    """The Engine.IO websocket URL for a socket host URL.
 
     Args:
         socket_url: ``http(s)://host[:port][/prefix]`` or ``ws(s)://...``.
@@ -140,7 +164,7 @@ def reconnect_delay(
     jitter: float = RECONNECT_JITTER,
     rand: Callable[[], float] = random.random,
 ) -> float:
-    """The wait before reconnection attempt ``attempt`` (protocol 2.1, Reconnect).
+    """The wait before reconnection attempt ``attempt``.
 
     ``base * 2**attempt`` randomised by +/- ``jitter`` (a fraction), then capped.
     Pure: the random source is injectable.
@@ -268,12 +292,15 @@ class _FrameReader:
 class _Link:
     """One established connection: the websocket (for writes), its reader, its open packet."""
 
-    __slots__ = ("open_packet", "reader", "ws")
+    __slots__ = ("lost", "open_packet", "reader", "watchdog", "ws")
 
     def __init__(self, ws: websocket.WebSocket, reader: _FrameReader, open_packet: OpenPacket) -> None:
         self.ws = ws
         self.reader = reader
         self.open_packet = open_packet
+        #: Set when the connection ends: its watchdog stops.
+        self.lost = threading.Event()
+        self.watchdog: threading.Thread | None = None
 
 
 class GatewayConnection:
@@ -283,8 +310,6 @@ class GatewayConnection:
     including from inside the callbacks. The callbacks run on the reader thread
     (``on_error`` on the reconnect thread) and must be quick: they delay every
     later packet.
-
-    Spec: protocol.md 2.1 and 2.2; issue 6, Connection lifecycle.
     """
 
     def __init__(
@@ -378,8 +403,17 @@ class GatewayConnection:
 
         # _state_lock guards every attribute below; never held during I/O or callbacks.
         self._state_lock = threading.Lock()
-        # _emit_lock serialises writes to the websocket (pitfall 22).
+        # _emit_lock serialises writes to the websocket; never held while waiting for anything
+        # but the write itself, and never waited for by the reader thread.
         self._emit_lock = threading.Lock()
+        #: The write in progress and its bound (monotonic), read by the watchdog; else None.
+        self._writing: tuple[websocket.WebSocket, float] | None = None
+        #: The websocket the watchdog dropped because a write overran its bound.
+        self._stalled: websocket.WebSocket | None = None
+        #: Control frames (websocket, data, opcode) the reader queued for the next lock holder.
+        self._control_queue: collections.deque[tuple[websocket.WebSocket, str | bytes, int]] = (
+            collections.deque(maxlen=_CONTROL_QUEUE_MAX)
+        )
         #: Set by close(): every wait and loop ends.
         self._stop = threading.Event()
         self._closed = False
@@ -401,7 +435,7 @@ class GatewayConnection:
 
     @property
     def connected(self) -> bool:
-        """True while the default namespace is connected (pitfall 17), not merely a socket."""
+        """True while the default namespace is connected, not merely while a socket exists."""
         return self._live is not None
 
     @property
@@ -421,10 +455,9 @@ class GatewayConnection:
         open packet (ping settings), sends ``40{auth()}`` and waits for
         ``40{sid}``. Then starts the reader thread, which calls
         ``on_connect(True)`` before any event. There is no background retry of
-        a failed first connection (protocol 2.2): on failure nothing is left
-        running, and ``connect`` may be called again.
-
-        Spec: protocol.md 2.1 (Login) and 2.2 (bad token, host unreachable).
+        a failed first connection: on failure nothing is left running, and
+        ``connect`` may be called again. No frame of a traceback it raises
+        holds the CONNECT packet or the token.
 
         Args:
             timeout: Bound of the whole attempt, seconds; ``connect_timeout``
@@ -466,37 +499,45 @@ class GatewayConnection:
         if not self._activate(link, first=True):
             raise ServiceError("the socket connection was closed while connecting")
 
-    def emit(self, event: str, *args: Any) -> None:
-        """Send an EVENT without ack ("fire-and-forget", protocol 2.3).
+    def emit(self, event: str, *args: Any, timeout: float | None = None) -> None:
+        """Send an EVENT without ack ("fire-and-forget").
 
-        Returns once the packet is written; the service sends no reply.
+        Returns once the packet is written; the service sends no reply. The
+        wait for the socket (another thread may be writing) and the write
+        itself are bounded by ``timeout``.
 
         Args:
             event: The event name, for example ``message:send``.
             *args: JSON-serialisable arguments.
+            timeout: Bound in seconds; None means 10 s.
 
         Raises:
-            TypeError: ``event`` is not a str or an argument is not JSON-serialisable.
-            ValueError: ``event`` is empty.
+            TypeError: ``event`` is not a str, an argument is not
+                JSON-serialisable, or ``timeout`` is not a number.
+            ValueError: ``event`` is empty or ``timeout`` is not positive.
             ServiceAuthError: The namespace is not connected (at once, nothing
-                buffered; pitfall 17), or the write failed because the transport
-                just dropped.
+                buffered), or the write failed because the transport just dropped.
+            ServiceTimeoutError: The socket stayed busy with another write, or
+                this write did not finish, within ``timeout``; a write stalled
+                past its bound also drops the connection, which then reconnects.
         """
+        deadline = time.monotonic() + _check_timeout(EMIT_TIMEOUT_S if timeout is None else timeout)
         text = framing.encode_event(event, *args)
         ws = self._live
         if ws is None:
             raise ServiceAuthError("socket not connected")
-        self._send(ws, text)
+        self._send(ws, text, deadline)
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("emit %s", event)
 
     def call(self, event: str, *args: Any, timeout: float = ACK_TIMEOUT_S) -> list[Any]:
-        """Send an EVENT asking for an ack and wait for it (protocol 2.3, Ack).
+        """Send an EVENT asking for an ack and wait for it.
 
         Args:
             event: The event name, for example ``server:kick``.
             *args: JSON-serialisable arguments.
-            timeout: Longest wait for the ack, seconds.
+            timeout: Longest time in all, seconds: the wait for the socket,
+                the write and the wait for the ack.
 
         Returns:
             The ACK's arguments (the JSON array as a list).
@@ -506,14 +547,13 @@ class GatewayConnection:
                 JSON-serialisable, or ``timeout`` is not a number.
             ValueError: ``event`` is empty or ``timeout`` is not positive.
             ServiceAuthError: The namespace is not connected (at once).
-            ServiceTimeoutError: No ack within ``timeout``.
+            ServiceTimeoutError: No ack within ``timeout`` (or the write could
+                not be done within it, as in :meth:`emit`).
             ServiceError: The transport dropped or :meth:`close` ran before the
-                ack arrived (at once, pitfall 21).
+                ack arrived (at once: a lost transport never leaves an ack
+                wait hanging).
         """
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-            raise TypeError("timeout must be a number of seconds")
-        if not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        deadline = time.monotonic() + _check_timeout(timeout)
         text = framing.encode_event(event, *args)  # validates before anything is registered
         future: Future[list[Any]] = Future()
         with self._state_lock:
@@ -523,7 +563,7 @@ class GatewayConnection:
             ack_id = next(self._ack_ids)
             self._acks[ack_id] = future
         try:
-            self._send(ws, f"42{ack_id}{text[2:]}")
+            self._send(ws, f"42{ack_id}{text[2:]}", deadline)
         except BaseException:
             with self._state_lock:
                 self._acks.pop(ack_id, None)
@@ -531,7 +571,7 @@ class GatewayConnection:
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("call %s (ack %d)", event, ack_id)
         try:
-            return future.result(timeout)
+            return future.result(max(0.0, deadline - time.monotonic()))
         except FutureTimeoutError:
             with self._state_lock:
                 self._acks.pop(ack_id, None)
@@ -544,7 +584,7 @@ class GatewayConnection:
         down, fails pending acks with ``ServiceError``, stops the reader and
         reconnect threads and joins them within 1 s (not the calling thread
         itself). No reconnection and no callback happen afterwards, except a
-        callback already running. Spec: pitfall 11; issue 6 (destroy).
+        callback already running.
         """
         with self._state_lock:
             if self._closed:
@@ -583,16 +623,11 @@ class GatewayConnection:
 
         Raises:
             _Stopped: ``auth()`` returned None.
+            TypeError: ``auth()`` returned something other than a dict or None,
+                or a dict that is not JSON-serialisable.
             ServiceAuthError: CONNECT_ERROR from the service.
             ServiceTimeoutError, ServiceError: See :meth:`connect`.
         """
-        auth = self._auth()
-        if auth is None:
-            raise _Stopped
-        if not isinstance(auth, dict):
-            raise TypeError(f"auth() must return a dict or None, not {type(auth).__name__}")
-        connect_text = framing.encode_connect(auth)
-        del auth
         deadline = time.monotonic() + timeout
         sock: socket.socket | None = None
         ws: websocket.WebSocket | None = None
@@ -604,7 +639,7 @@ class GatewayConnection:
             )
             assert ws.sock is not None
             reader = _FrameReader(ws.sock, functools.partial(self._control, ws))
-            open_packet = self._handshake(ws, reader, connect_text, deadline)
+            open_packet = self._handshake(ws, reader, deadline)
             return _Link(ws, reader, open_packet)
         except BaseException as exc:
             if ws is not None:
@@ -661,9 +696,7 @@ class GatewayConnection:
                     raise
         raise last if last is not None else OSError(f"no address for {self._host}")
 
-    def _handshake(
-        self, ws: websocket.WebSocket, reader: _FrameReader, connect_text: str, deadline: float
-    ) -> OpenPacket:
+    def _handshake(self, ws: websocket.WebSocket, reader: _FrameReader, deadline: float) -> OpenPacket:
         """Read the open packet, send CONNECT, wait for its answer."""
         open_packet: OpenPacket | None = None
         while True:
@@ -676,8 +709,7 @@ class GatewayConnection:
                 if not isinstance(packet, OpenPacket):
                     raise FramingError("the first frame is not an Engine.IO open packet")
                 open_packet = packet
-                with self._emit_lock:
-                    ws.send(connect_text)
+                self._send_connect(ws, deadline)
                 continue
             if isinstance(packet, ConnectPacket) and packet.namespace == "/":
                 sid = packet.data.get("sid") if packet.data else None
@@ -687,10 +719,49 @@ class GatewayConnection:
                 raise ServiceAuthError(packet.message or "the service refused the socket connection")
             if isinstance(packet, EnginePacket):
                 if packet.type == EngineType.PING:
-                    with self._emit_lock:
-                        ws.send(framing.PONG)
+                    self._write(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT, deadline)
                 elif packet.type == EngineType.CLOSE:
                     raise websocket.WebSocketConnectionClosedException("Engine.IO close during the handshake")
+
+    def _send_connect(self, ws: websocket.WebSocket, deadline: float) -> None:
+        """Send the CONNECT packet built from ``auth()``.
+
+        The packet holds the token, so it lives only inside this frame, which
+        drops it before raising anything: a failure raises a new exception of
+        the same kind, with no traceback or context leading to frames (this
+        one's or websocket-client's) that held the packet.
+
+        Raises:
+            _Stopped: ``auth()`` returned None.
+            TypeError: ``auth()`` returned a wrong type or an unserialisable dict.
+            TimeoutError: The write did not finish in time.
+            OSError: The write failed.
+        """
+        error: BaseException | None = None
+        auth: Any = None
+        packet: str | None = None
+        try:
+            auth = self._auth()
+            if auth is None:
+                error = _Stopped()
+            elif not isinstance(auth, dict):
+                error = TypeError(f"auth() must return a dict or None, not {type(auth).__name__}")
+            else:
+                packet = framing.encode_connect(auth)
+                auth = None
+                self._write(ws, packet, websocket.ABNF.OPCODE_TEXT, deadline)
+        except _TIMEOUT_ERRORS:
+            error = TimeoutError("sending the CONNECT packet timed out")
+        except (TypeError, ValueError):
+            error = TypeError("auth() returned a dict that is not JSON-serialisable")
+        except _TRANSPORT_ERRORS as exc:
+            error = OSError(f"sending the CONNECT packet failed ({type(exc).__name__})")
+        except Exception as exc:  # noqa: BLE001 - re-raised below as a fresh exception
+            error = ServiceError(f"sending the CONNECT packet failed ({type(exc).__name__})")
+        finally:
+            auth = packet = None
+        if error is not None:
+            raise error
 
     def _activate(self, link: _Link, *, first: bool) -> bool:
         """Install a connected websocket and start its reader; False when closed meanwhile."""
@@ -713,7 +784,15 @@ class GatewayConnection:
                 closed = False
                 self._live = ws
                 self._threads = [t for t in self._threads if t.is_alive()]
-                self._threads.append(reader)
+                watchdog = threading.Thread(
+                    target=self._watch_main,
+                    args=(link,),
+                    name=f"{self._name}-gateway-watchdog-{number}",
+                    daemon=True,
+                )
+                link.watchdog = watchdog
+                self._threads += [watchdog, reader]
+                watchdog.start()
                 reader.start()
         if closed:
             self._drop(ws)
@@ -737,6 +816,9 @@ class GatewayConnection:
         except BaseException:  # noqa: BLE001 - a bug of ours: still report the loss and reconnect
             _log.exception("socket reader failed")
         finally:
+            link.lost.set()
+            if link.watchdog is not None:
+                link.watchdog.join(DESTROY_JOIN_S)  # the reader outlives its watchdog
             self._lost(link.ws, reason)
 
     def _read_loop(self, link: _Link) -> str | None:
@@ -782,7 +864,7 @@ class GatewayConnection:
                         _log.debug("event %s", packet.event)  # type: ignore[union-attr]
                     try:
                         on_event(packet.event, packet.args)  # type: ignore[union-attr]
-                    except Exception:  # noqa: BLE001 - pitfall 14: never kills the reader
+                    except Exception:  # noqa: BLE001 - a callback failure never kills the reader
                         _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
             elif kind is AckPacket:
                 self._resolve_ack(packet)  # type: ignore[arg-type]
@@ -796,24 +878,59 @@ class GatewayConnection:
                 _log.debug("ignored a %s packet", kind.__name__)
 
     def _control(self, ws: websocket.WebSocket, opcode: int, payload: bytes) -> None:
-        """Answer a websocket ping with a pong, echo a close frame (best effort)."""
-        try:
-            with self._emit_lock:
-                if opcode == websocket.ABNF.OPCODE_PING:
-                    ws.send(payload, websocket.ABNF.OPCODE_PONG)
-                else:
-                    ws.send(payload[:2], websocket.ABNF.OPCODE_CLOSE)
-        except _TRANSPORT_ERRORS as exc:
-            _log.debug("websocket control answer failed: %s", _short(exc))
+        """Answer a websocket ping with a pong, echo a close frame (best effort, never waits)."""
+        if opcode == websocket.ABNF.OPCODE_PING:
+            self._queue_control(ws, payload, websocket.ABNF.OPCODE_PONG)
+        else:
+            self._queue_control(ws, payload[:2], websocket.ABNF.OPCODE_CLOSE)
 
     def _pong(self, ws: websocket.WebSocket) -> bool:
+        """Answer an Engine.IO ping; False when the write failed (the transport is gone)."""
+        return self._queue_control(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT)
+
+    def _queue_control(self, ws: websocket.WebSocket, data: str | bytes, opcode: int) -> bool:
+        """Queue a control frame and write it now if the socket is free (reader thread).
+
+        The reader never waits for the write lock: when another thread holds
+        it, that thread writes the frame when its own write is done.
+
+        Returns:
+            False when writing the queued frames failed, else True.
+        """
+        self._control_queue.append((ws, data, opcode))
         try:
-            with self._emit_lock:
-                ws.send(framing.PONG)
+            self._flush_control()
         except _TRANSPORT_ERRORS as exc:
-            _log.debug("pong failed: %s", _short(exc))
+            _log.debug("control frame not sent: %s", _short(exc))
             return False
         return True
+
+    def _flush_control(self) -> None:
+        """Write queued control frames while the write lock is free; never waits for it.
+
+        Called after queueing and after every release of the lock, so a frame
+        queued while another thread wrote is sent by one of the two.
+
+        Raises:
+            OSError, websocket.WebSocketException: A write failed.
+        """
+        queue = self._control_queue
+        while queue and self._emit_lock.acquire(blocking=False):
+            try:
+                self._drain_control(time.monotonic() + _CONTROL_WRITE_S)
+            finally:
+                self._emit_lock.release()
+
+    def _drain_control(self, deadline: float) -> None:
+        """Write every queued control frame of the live websocket (``_emit_lock`` held)."""
+        queue = self._control_queue
+        while queue:
+            try:
+                ws, data, opcode = queue.popleft()
+            except IndexError:
+                return
+            if ws is self._live:
+                self._write_locked(ws, data, opcode, deadline)
 
     def _resolve_ack(self, packet: AckPacket) -> None:
         if packet.namespace != "/":
@@ -836,6 +953,8 @@ class GatewayConnection:
             self._acks = {}
             closing = self._closed
         self._drop(ws)
+        if reason is not None and self._stalled is ws:
+            reason = REASON_TRANSPORT_ERROR  # a write overran its bound: the watchdog dropped it
         self._fail_acks(acks, f"the socket disconnected ({reason or 'closed'})")
         if closing or reason is None:
             return
@@ -889,15 +1008,76 @@ class GatewayConnection:
 
     # ------------------------------------------------------------------ helpers
 
-    def _send(self, ws: websocket.WebSocket, text: str) -> None:
+    def _send(self, ws: websocket.WebSocket, text: str, deadline: float) -> None:
+        """Write one text frame for :meth:`emit` / :meth:`call`, errors translated."""
         try:
-            with self._emit_lock:
-                ws.send(text)
+            self._write(ws, text, websocket.ABNF.OPCODE_TEXT, deadline)
+        except _TIMEOUT_ERRORS:
+            raise ServiceTimeoutError(
+                "the socket write did not finish in time (another write held the socket, or the "
+                "service stopped reading; a stalled connection is dropped and re-established)"
+            ) from None
         except _TRANSPORT_ERRORS as exc:
             sock = ws.sock
             if sock is not None:
                 _shutdown(sock)  # the reader notices the loss at once
+            if self._stalled is ws:
+                raise ServiceTimeoutError(
+                    "the socket write stalled past its bound; the connection was dropped and is "
+                    "being re-established"
+                ) from None
             raise ServiceAuthError("socket not connected (the write failed)") from exc
+
+    def _write(self, ws: websocket.WebSocket, data: str | bytes, opcode: int, deadline: float) -> None:
+        """Take the write lock (waiting until ``deadline`` at most), write one frame, release.
+
+        Raises:
+            TimeoutError: The lock was not free before ``deadline``.
+            OSError, websocket.WebSocketException: The write failed (the
+                watchdog shut the socket down when it overran its bound).
+        """
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not self._emit_lock.acquire(timeout=wait):
+            raise TimeoutError("the socket stayed busy with another write")
+        try:
+            self._write_locked(ws, data, opcode, max(deadline, time.monotonic() + _MIN_WRITE_S))
+            try:
+                self._drain_control(time.monotonic() + _CONTROL_WRITE_S)
+            except _TRANSPORT_ERRORS as exc:  # our frame is out; the reader will see the loss
+                _log.debug("control frame not sent: %s", _short(exc))
+        finally:
+            self._emit_lock.release()
+        try:
+            self._flush_control()  # frames queued by the reader while the lock was held
+        except _TRANSPORT_ERRORS as exc:
+            _log.debug("control frame not sent: %s", _short(exc))
+
+    def _write_locked(self, ws: websocket.WebSocket, data: str | bytes, opcode: int, deadline: float) -> None:
+        """Write one frame under ``_emit_lock``; the watchdog drops the socket past ``deadline``."""
+        self._writing = (ws, deadline)
+        try:
+            ws.send(data, opcode)
+        finally:
+            self._writing = None
+
+    def _watch_main(self, link: _Link) -> None:
+        """Watchdog of one connection: a write unfinished past its bound drops the socket.
+
+        The reader then sees the loss and the connection is re-established.
+        Ends with the connection (or at :meth:`close`).
+        """
+        while not link.lost.wait(_WATCH_TICK_S) and not self._stop.is_set():
+            writing = self._writing
+            if writing is None or time.monotonic() <= writing[1]:
+                continue
+            ws = writing[0]
+            if ws is not link.ws or self._writing is not writing or self._stalled is ws:
+                continue
+            self._stalled = ws
+            _log.warning("a socket write stalled past its bound; dropping the connection to re-establish it")
+            sock = ws.sock
+            if sock is not None:
+                _shutdown(sock)
 
     def _drop(self, ws: websocket.WebSocket) -> None:
         """Shut a websocket's socket down and close it (idempotent)."""
@@ -923,6 +1103,15 @@ class GatewayConnection:
             callback(*args)
         except Exception:  # noqa: BLE001 - a callback never kills our threads
             _log.exception("socket callback %s failed", getattr(callback, "__name__", "?"))
+
+
+def _check_timeout(timeout: Any) -> float:
+    """``timeout`` as a float of seconds; TypeError / ValueError for anything else."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError("timeout must be a number of seconds")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    return float(timeout)
 
 
 def _remaining(deadline: float) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import pickle
+import socket
 import traceback
 import warnings
 from typing import Any
@@ -209,3 +210,36 @@ def test_host_check_warns_per_rule_at_every_construction_and_never_blocks(base_u
         found = {kind for w in caught for kind in ("not the service's", "unencrypted") if kind in str(w.message)}
         assert all(issubclass(w.category, InsecureHostWarning) for w in caught)
         assert found == expected and len(caught) == len(expected)
+
+
+#: A token the service does not know (a module constant: no test frame local holds it).
+UNKNOWN_TOKEN = "tok-unknown-" + "6a1f0c9e4b7d2a58"
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("timeout", [None, 15])
+@pytest.mark.parametrize("kind", ["bad token", "unreachable host", "refused CONNECT", "auth/me 500"])
+def test_login_failure_tracebacks_hold_no_token_in_frame_locals(world, emulator, make_client, kind, timeout):
+    """What Sentry, ``pytest --showlocals`` and ``TracebackException(capture_locals=True)`` record."""
+    if kind == "unreachable host":
+        client = make_client(socket_url=f"http://127.0.0.1:{_closed_port()}")
+    else:
+        client = make_client()
+    if kind == "refused CONNECT":
+        emulator.configure(refuse_auth=True)
+    elif kind == "auth/me 500":
+        emulator.add_fault("GET", "/auth/me", status=500, count=None)
+    with pytest.raises(ServiceError) as info:
+        client.login(UNKNOWN_TOKEN if kind == "bad token" else world.bot_token, timeout=timeout)
+    text = "".join(traceback.TracebackException.from_exception(info.value, capture_locals=True).format())
+    assert "login" in text and " = " in text  # frames and their locals were recorded
+    if kind != "auth/me 500":
+        assert "_establish" in text  # the socket's connection frames are part of it
+    for secret in (world.bot_token, UNKNOWN_TOKEN):
+        assert secret not in text
+    assert '{"token"' not in text and "'token'" not in text
