@@ -3,7 +3,7 @@
 Spec: Resources (Client object), States and transitions, Authentication,
 Client operations, Events.
 
-Connection lifecycle (spec: States and transitions; protocol 2.2): after
+Connection lifecycle (spec: States and transitions): after
 ``ready``, a lost transport or a service-initiated disconnect emits
 ``disconnect(reason)`` and the socket reconnects in the background without
 limit (``reconnect_base`` 1 s doubling to ``reconnect_cap`` 30 s, +/- 50 %
@@ -172,9 +172,9 @@ def _warn_always(message: str) -> None:
 class Client:
     """A bot's connection to the service: socket, REST session, caches and events.
 
-    Spec: Resources (Client object), States and transitions; python-api.md
-    section 2. Thread-safe: every method may be called from any thread,
-    including from inside a listener.
+    Spec: Resources (Client object), States and transitions. Thread-safe:
+    every method may be called from any thread, including from inside a
+    listener.
 
     Args:
         base_url: REST base ending in ``/v2``; default ``Client.base_url``.
@@ -314,10 +314,14 @@ class Client:
 
         Spec: Events. Listeners run on the worker pool, never on the socket
         reader thread; events of one channel (else one server) arrive in order.
+        A listener that raises is passed to the ``error`` listeners (and
+        logged); with none registered its traceback is logged when logging is
+        configured, else printed to ``sys.stderr``, once, token redacted.
 
         Args:
             event: Event name (``ready``, ``message_create``, ``disconnect``,
-                ``reconnect``, ``error``, and the others of protocol.md 2.4).
+                ``reconnect``, ``error``, and the snake_case names of the
+                service's socket events, such as ``guild_member_update``).
             listener: Callable taking the event's arguments.
 
         Returns:
@@ -545,7 +549,7 @@ class Client:
     def destroy(self) -> None:
         """Disconnect and stop everything; idempotent, from any thread or listener.
 
-        Spec: States and transitions (-> destroyed); protocol.md pitfall 11.
+        Spec: States and transitions (-> destroyed).
         Leaves voice, closes the socket with no reconnection, ends pending
         ``send_message`` calls and queued or sleeping REST calls with
         :class:`ServiceError`, removes every listener, clears the token, sets
@@ -909,8 +913,8 @@ class Client:
     def load_commands(self, directory: str | os.PathLike[str]) -> Collection[str, Command]:
         """Load command files into :attr:`commands` (spec: ``loadCommands``, since 4.2.0).
 
-        See python-api.md section 6: non-recursive, ``*.py`` not starting with
-        ``_``, bad files skipped with a :class:`CommandLoadWarning`; no dispatch.
+        Non-recursive, ``*.py`` not starting with ``_``, bad files skipped
+        with a :class:`CommandLoadWarning`; no dispatch.
 
         Args:
             directory: The folder to scan.
@@ -930,7 +934,7 @@ class Client:
     # -- presence (spec: setActivity, setStatus, setPresence) ------------------
 
     def set_activity(self, activity: Mapping[str, Any] | None) -> None:
-        """Set or clear the bot's activity (spec: ``setActivity``; protocol.md 2.3).
+        """Set or clear the bot's activity (spec: ``setActivity``; socket event ``activity:update``).
 
         Fire-and-forget: returns once ``activity:update`` is written.
 
@@ -949,7 +953,7 @@ class Client:
         self._emit("activity:update", payload)
 
     def set_status(self, status: str) -> None:
-        """Set the bot's status (spec: ``setStatus``; protocol.md 2.3 and C11).
+        """Set the bot's status (spec: ``setStatus``; ``presence:update``, then ``PATCH /users/settings``).
 
         Emits ``presence:update``, sets ``client.user.status`` at once, then
         persists with ``PATCH /users/settings``. If the PATCH fails, the error
@@ -1070,7 +1074,7 @@ def _validate_url(name: str, url: Any) -> str:
 
 
 def _activity_payload(activity: Any) -> dict[str, Any]:
-    """Build the ``activity:update`` payload (protocol.md 2.3), validating first."""
+    """Build the ``activity:update`` payload, validating first."""
     if activity is None:
         return {"type": "none", "name": ""}
     if not isinstance(activity, Mapping):

@@ -355,8 +355,10 @@ class EventSlot:
     def emit(self, event: str, *args: Any) -> None:
         """Emit ``event`` now, its listeners running at the reserved place.
 
-        ``wait_for`` waiters registered by now are completed at once (they do
-        not wait for the earlier events of the key).
+        The event counts as emitted at this call, not at the reservation: the
+        listeners and ``wait_for`` waiters registered by now receive it.
+        Waiters are completed at once (they do not wait for the earlier events
+        of the key).
         """
         self._slot.fill(self._emitter._prepare(event, args))
 

@@ -416,7 +416,7 @@ class WireHandlers:
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         record = data.get("member")
         if not isinstance(record, dict):
-            # Flat variant: the member fields sit in the envelope itself (protocol 3.4).
+            # Flat variant: the member fields sit in the envelope itself.
             record = {k: v for k, v in data.items() if k not in _SERVER_KEYS}
         member = self._client.members._build(record, server_id, cache=True)
         self._dispatch("guild_member_add", member, key=server_id)
@@ -597,7 +597,7 @@ class WireHandlers:
         data = _obj(payload)
         self._dispatch("dm_new", data, key=read_id(data, "publicId", *_CHANNEL_KEYS))
 
-    # -- voice (protocol 2.4, 2.6; issue 5) -----------------------------------------
+    # -- voice ---------------------------------------------------------------------
 
     def _voice_users(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         users = data.get("users")

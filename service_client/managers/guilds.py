@@ -90,7 +90,7 @@ class GuildManager(BaseManager[str, Guild]):
     def fetch_all(self, *, cache: bool = True) -> list[Guild]:
         """Fetch every server of the bot (``GET /servers``, C2) and preload the bot's members.
 
-        Spec: Managers, ``guilds.fetchAll(cache)``; protocol 2.1 login, pitfall 35.
+        Spec: Managers, ``guilds.fetchAll(cache)``; used by login.
 
         With ``cache`` True: each server is upserted (no purge) and, when
         ``client.user`` is set, the bot's member of every server is fetched
@@ -134,7 +134,7 @@ class GuildManager(BaseManager[str, Guild]):
                     route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id),
                     **request_options,
                 )
-            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+            except Exception as exc:  # noqa: BLE001 - isolated per server: one failure never fails the rest
                 log.warning("bot member fetch for server %s not submitted: %s", guild.id, exc)
                 continue
             pending[future] = guild.id
@@ -154,7 +154,7 @@ class GuildManager(BaseManager[str, Guild]):
                 if isinstance(data, dict) and isinstance(data.get("member"), dict):
                     data = data["member"]
                 client.members._build(data, server_id, cache=True)
-            except Exception as exc:  # noqa: BLE001 - isolated per server (pitfall 35)
+            except Exception as exc:  # noqa: BLE001 - isolated per server: one failure never fails the rest
                 log.warning("bot member fetch for server %s failed: %s", server_id, exc)
 
     def create(self, name: str, *, icon_url: str | None = None) -> Guild:

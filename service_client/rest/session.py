@@ -562,14 +562,14 @@ class RestSession:
     ) -> concurrent.futures.Future[Any]:
         """Queue one call and return its Future at once.
 
-        Spec: ``apiCall`` and Limits; protocol 1.1, 4.1-4.3. The Future is
+        Spec: ``apiCall`` and Limits. The Future is
         already running (it cannot be cancelled); its result is what
         :meth:`request` returns or raises.
 
         Args:
             route: Method and encoded path (:class:`Route`).
             params: Query parameters, form-encoded; ``None`` values omitted,
-                never a bare ``?`` (pitfall 31).
+                never a bare ``?``.
             body: An already serialised JSON body (``str`` sent as UTF-8, or
                 ``bytes``), sent as is.
             json: For the library's own methods: a value serialised to JSON
