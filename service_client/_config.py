@@ -56,7 +56,8 @@ REACTION_TRACKER_MAX = 10_000
 MESSAGE_CHANNELS_MAX = 10_000
 #: Default bound of one socket emit (waiting for the socket, then writing), seconds.
 EMIT_TIMEOUT_S = 10.0
-#: Per-attempt timeout of the member refetch behind ``guild_member_update``, milliseconds.
-MEMBER_REFETCH_TIMEOUT_MS = 10_000
-#: Retries of that refetch after the first attempt (it holds up its server's later events).
-MEMBER_REFETCH_MAX_RETRIES = 2
+#: Per-attempt timeout of a request an event waits for before it is dispatched (the member
+#: refetch behind ``guild_member_update``, a channel listing refresh), milliseconds.
+EVENT_FETCH_TIMEOUT_MS = 10_000
+#: Retries of such a request after the first attempt (it holds up its server's later events).
+EVENT_FETCH_MAX_RETRIES = 2

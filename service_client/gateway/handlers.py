@@ -10,7 +10,8 @@ no channel (reactions) take the channel of that message when a recent
 message id.
 
 An event that needs a request first (the member refetch behind
-``server:member_update``, the bot's member of a joined server) reserves its
+``server:member_update``, the bot's member of a joined server, the channel
+listing behind ``server:channels_updated``) reserves its
 place in its key's order on arrival; the request runs on the REST session,
 and the event fills its place when the request ends. No worker thread waits
 for it meanwhile.
@@ -31,8 +32,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._config import (
-    MEMBER_REFETCH_MAX_RETRIES,
-    MEMBER_REFETCH_TIMEOUT_MS,
+    EVENT_FETCH_MAX_RETRIES,
+    EVENT_FETCH_TIMEOUT_MS,
     MESSAGE_CHANNELS_MAX,
     REACTION_TRACKER_MAX,
 )
@@ -383,7 +384,7 @@ class WireHandlers:
 
         try:
             future = self._client._submit(
-                route, timeout_ms=MEMBER_REFETCH_TIMEOUT_MS, max_retries=MEMBER_REFETCH_MAX_RETRIES
+                route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, max_retries=EVENT_FETCH_MAX_RETRIES
             )
         except Exception as exc:  # noqa: BLE001 - not queued (destroyed): complete with the error
             done(exc)
@@ -476,9 +477,10 @@ class WireHandlers:
         """``server:channels_updated`` / ``server:categories_updated`` ``{serverPublicId}``.
 
         When the bot caches channels or categories of that (cached) server, they are refreshed
-        first, on the pool under the server's key: one listing request replaces them (deleted or
-        now hidden ones are evicted), then the raw payload is dispatched. Otherwise, or when
-        the refresh fails (logged at WARNING), the payload is dispatched as it is.
+        first: one listing request on the REST session replaces them (deleted or now hidden ones
+        are evicted) while the event keeps its place in the server's order, then the raw
+        payload is dispatched there. Otherwise, or when the refresh fails (logged at WARNING),
+        the payload is dispatched as it is.
         """
 
         def handler(payload: Any) -> None:
@@ -490,16 +492,21 @@ class WireHandlers:
             if not channels._tracks_guild(server_id):
                 self._dispatch(python_event, data, key=server_id)
                 return
+            slot = client._reserve_dispatch(key=server_id)
 
-            def refresh() -> None:
-                """Refetch the listing on the pool, then dispatch the event."""
+            def apply_listing(listing: Any) -> None:
+                """Replace the cached listing (best effort), then emit the event in its place."""
                 try:
-                    channels._refresh_guild(server_id)
+                    if isinstance(listing, BaseException):
+                        raise listing
+                    channels._apply_listing(server_id, listing)
                 except Exception as exc:  # noqa: BLE001 - dispatch anyway; the cache stays as it was
                     log.warning("channel refresh of server %s failed: %s", server_id, exc)
-                client._dispatch(python_event, data, key=server_id)
+                slot.emit(python_event, data)
 
-            client._run(refresh, key=server_id)
+            self._fetch_then(
+                Route("GET", "/servers/{server_id}/categories", server_id=server_id), apply_listing, slot
+            )
 
         return handler
 

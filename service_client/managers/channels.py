@@ -231,6 +231,14 @@ class ChannelManager(BaseManager[str, Channel]):
             ServiceError: The request failed (the caches are left as they were).
         """
         data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        self._apply_listing(server_id, data)
+
+    def _apply_listing(self, server_id: str, data: Any) -> None:
+        """Replace a server's cached channels and categories by a listing answer (see above).
+
+        Raises:
+            TypeError, ValueError: The listing is malformed (the caches are left as they were).
+        """
         categories, uncategorized = self._parse_listing(data, server_id)
         channels = [ch for cat in categories for ch in cat.channels] + uncategorized
         keep = {ch.id for ch in channels}

@@ -55,6 +55,33 @@ def test_a_listener_that_edits_a_member_then_waits_gets_the_update(world, emulat
     wait_until(lambda: later == ["Welcome"])  # listeners get it too, once the add listener returned
 
 
+def test_a_listener_that_creates_a_channel_then_waits_gets_the_refreshed_listing(world, emulator, make_client):
+    sid, cid = world.server["publicId"], world.general["publicId"]
+    _make_bot_admin(world, emulator)
+    bot = make_client(workers=1)  # the listener below holds the only worker while it waits
+    bot.login(world.bot_token, timeout=15)
+    bot.channels.fetch_for_guild(sid)  # cached channels: channel events refresh the listing
+    emulator.add_fault("GET", f"/servers/{sid}/categories", delay_ms=1000)  # the refresh answers late
+    result: dict[str, Any] = {}
+    done = threading.Event()
+
+    @bot.on("message_create")
+    def make_channel(message: Any) -> None:
+        if message.content != "!new":
+            return
+        try:
+            bot.channels.create(sid, "fresh")
+            result["update"] = bot.wait_for("guild_channels_update", timeout=5)
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            result["error"] = exc
+        finally:
+            done.set()
+
+    emulator.post_message(cid, world.human["publicId"], "!new")
+    assert done.wait(15)
+    assert result == {"update": {"serverPublicId": sid}}
+
+
 def test_member_update_keeps_its_place_before_later_server_events(world, emulator, bot):
     sid, bot_id = world.server["publicId"], world.bot["publicId"]
     emulator.add_fault("GET", f"/servers/{sid}/members/{bot_id}", delay_ms=500)  # a slow refetch
