@@ -50,7 +50,7 @@ def test_audit_log_records_actions_with_executor(world, conns):
     assert call(world, "POST", f"/servers/{sid}/roles", world.bot_token, json={"name": "x"}).status_code == 403
     carol = emu.create_user("carol")["user"]["publicId"]
     emu.add_member(sid, carol)
-    assert human.client.call("server:ban", {"serverPublicId": sid, "userPublicId": carol, "reason": "spam"},
+    assert human.call("server:ban", {"serverPublicId": sid, "userPublicId": carol, "reason": "spam"},
                              timeout=5) == {}
     logs = call(world, "GET", path, world.human_token).json()["logs"]
     assert [e["actionType"] for e in logs] == ["MEMBER_BAN", "MESSAGE_PIN", "ROLE_CREATE", "SERVER_UPDATE"]
