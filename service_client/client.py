@@ -716,6 +716,7 @@ class Client:
 
         Raises:
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The write could not be done within 10 s.
         """
         self._require_gateway().emit(event, *args)
 
@@ -948,6 +949,7 @@ class Client:
             TypeError: ``activity`` is not a mapping or None, or a field has the wrong type.
             ValueError: Unknown ``type`` or missing ``name``; nothing is sent.
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         payload = _activity_payload(activity)
         self._emit("activity:update", payload)
@@ -970,6 +972,8 @@ class Client:
             ValueError: Any other status; nothing is sent.
             ServiceAuthError: The socket is not connected; nothing is sent and
                 the local status is unchanged.
+            ServiceTimeoutError: The socket stayed busy with another write for
+                10 s; the local status is unchanged.
             ServiceAPIError / ServiceTimeoutError / ServiceError: The PATCH
                 failed (the new status was emitted and is kept locally).
         """

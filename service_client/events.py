@@ -372,10 +372,11 @@ class EventEmitter:
 
     Thread-safe. Listeners of one event run in registration order inside one
     pool task, so the order of events sharing a key is kept for every listener.
-    A listener that raises is logged and emitted as ``error``; with no
-    ``error`` listener registered its traceback is reported instead (module
-    docstring). A raising ``error`` listener is reported the same way, never
-    re-emitted.
+    A listener that raises is emitted as ``error`` (and logged when logging
+    is configured); with no ``error`` listener registered its traceback is
+    logged when logging is configured, else printed to ``sys.stderr``, once,
+    after ``redact``. A raising ``error`` listener is reported the same way,
+    never re-emitted.
 
     Args:
         pool: The pool that runs listeners.
@@ -555,16 +556,20 @@ class EventEmitter:
             with self._listeners_lock:
                 handled = bool(self._listeners.get("error"))
             if handled:
-                if _logging_reaches_a_handler(log):
-                    log.error("the %r listener %s raised", event, name, exc_info=exc)
+                self._report(f"Exception in the {event!r} listener {name}", exc, stderr=False)
                 self.emit("error", exc)
                 return
             self._report(f"Exception in the {event!r} listener {name} (no 'error' listener is registered)", exc)
         else:
             self._report(f"Exception in the 'error' listener {name}", exc)
 
-    def _report(self, what: str, exc: BaseException | None) -> None:
-        """Make an error visible once: the logger when logging is configured, else stderr."""
+    def _report(self, what: str, exc: BaseException | None, *, stderr: bool = True) -> None:
+        """Make an error visible once: the logger when logging is configured, else stderr.
+
+        The traceback text goes through ``redact`` first; with ``stderr`` False
+        (an ``error`` listener handles it) nothing is printed when logging is
+        not configured.
+        """
         text = "" if exc is None else "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         redacted = self._redact(text) if self._redact is not None else text
         if _logging_reaches_a_handler(log):
@@ -572,6 +577,8 @@ class EventEmitter:
                 log.error("%s", what, exc_info=exc)
             else:
                 log.error("%s\n%s", what, redacted.rstrip("\n"))
+            return
+        if not stderr:
             return
         try:
             sys.stderr.write(f"{what}:\n{redacted}" if redacted else f"{what}\n")

@@ -71,6 +71,7 @@ class VoiceConnection:
             TypeError: ``muted`` is not a bool.
             ServiceError: The connection is closed.
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         self._state(muted=_bool("muted", muted))
 
@@ -81,6 +82,7 @@ class VoiceConnection:
             TypeError: ``deafened`` is not a bool.
             ServiceError: The connection is closed.
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         self._state(deafened=_bool("deafened", deafened))
 
@@ -91,6 +93,7 @@ class VoiceConnection:
             TypeError: ``speaking`` is not a bool.
             ServiceError: The connection is closed.
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         self._state(speaking=_bool("speaking", speaking))
 
@@ -146,7 +149,8 @@ class VoiceManager:
             ValueError: Empty id, or the channel is not a voice channel (nothing sent).
             ServiceAuthError: The socket is not connected.
             ServiceTimeoutError: No credentials within ``timeout`` (e.g. no
-                ``CONNECT`` permission: the service refuses silently).
+                ``CONNECT`` permission: the service refuses silently), or the
+                socket stayed busy with another write for 10 s.
             ServiceError: The client was destroyed, or the socket lost, while joining.
         """
         if not isinstance(channel_id, str):

@@ -736,20 +736,21 @@ class GatewayConnection:
             TypeError: ``auth()`` returned a wrong type or an unserialisable dict.
             TimeoutError: The write did not finish in time.
             OSError: The write failed.
+            Exception: Whatever ``auth()`` itself raised.
         """
+        auth: Any = self._auth()  # an exception of auth() itself propagates unchanged
+        if auth is None:
+            raise _Stopped
+        if not isinstance(auth, dict):
+            kind = type(auth).__name__
+            auth = None
+            raise TypeError(f"auth() must return a dict or None, not {kind}")
         error: BaseException | None = None
-        auth: Any = None
         packet: str | None = None
         try:
-            auth = self._auth()
-            if auth is None:
-                error = _Stopped()
-            elif not isinstance(auth, dict):
-                error = TypeError(f"auth() must return a dict or None, not {type(auth).__name__}")
-            else:
-                packet = framing.encode_connect(auth)
-                auth = None
-                self._write(ws, packet, websocket.ABNF.OPCODE_TEXT, deadline)
+            packet = framing.encode_connect(auth)
+            auth = None
+            self._write(ws, packet, websocket.ABNF.OPCODE_TEXT, deadline)
         except _TIMEOUT_ERRORS:
             error = TimeoutError("sending the CONNECT packet timed out")
         except (TypeError, ValueError):

@@ -290,6 +290,7 @@ class Message(Model):
         Raises:
             TypeError: ``content`` is not a str.
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         if not isinstance(content, str):
             raise TypeError("content must be a str")
@@ -306,6 +307,7 @@ class Message(Model):
 
         Raises:
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         self._client._emit("message:delete", {"messagePublicId": self.id})
 
@@ -316,6 +318,7 @@ class Message(Model):
             ValueError: ``emoji`` is empty.
             TypeError: ``emoji`` is not a str.
             ServiceAuthError: The socket is not connected.
+            ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         if not isinstance(emoji, str):
             raise TypeError("emoji must be a str")
