@@ -225,10 +225,15 @@ class RestApi:
 
         async def logged_send(message: MutableMapping[str, Any]) -> None:
             # Complete the journal entry just before the last bytes leave, so a client that has
-            # its answer always finds its entry finished.
+            # its answer always finds its entry finished. A response without a body (204, 304,
+            # HEAD) is complete once its headers leave: the server may send them at once.
             """Pass the ASGI message on, recording the response status for the request journal."""
             nonlocal ended
-            if message["type"] == "http.response.body" and not message.get("more_body", False) and not ended:
+            if not ended and (
+                (message["type"] == "http.response.body" and not message.get("more_body", False))
+                or (message["type"] == "http.response.start"
+                    and (message.get("status") in (204, 304) or method == "HEAD"))
+            ):
                 ended = True
                 self.log.end(entry, response_status)
             await send(message)

@@ -171,3 +171,18 @@ def test_control_routes_for_faults_and_limiter(world):
     assert log["requests"][-1]["path"] == "/auth/me" and "maxInFlight" in log
     assert requests.delete(emu.control_url + "/requests", timeout=5).status_code == 204
     assert requests.get(emu.control_url + "/requests", timeout=5).json()["requests"] == []
+
+
+def test_journal_entry_of_a_bodiless_answer_is_complete_when_the_client_has_it(world):
+    """A 204 is complete once its headers leave; its journal entry must be finished by then."""
+    emu, sid = world.emulator, world.server["publicId"]
+    session = requests.Session()
+    unfinished = 0
+    for _ in range(300):
+        emu.clear_requests()
+        r = session.post(f"{emu.base_url}/servers/{sid}/read",
+                         headers={"Authorization": f"Bearer {world.human_token}"}, timeout=5)
+        assert r.status_code == 204
+        unfinished += [e["status"] for e in emu.requests()] != [204]
+    session.close()
+    assert unfinished == 0

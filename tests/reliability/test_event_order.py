@@ -130,9 +130,11 @@ def test_reconnect_reconcile_never_undoes_live_events(world, emulator, bot):
     bot_id, human_id = world.bot["publicId"], world.human["publicId"]
     stay = world.server["publicId"]
     doomed = emulator.create_server("C", human_id, channels=[{"name": "c", "type": "TEXT"}])["server"]["publicId"]
+    doomed_announced = threading.Event()
+    bot.on("guild_create", lambda guild: doomed_announced.set() if guild.id == doomed else None)
     emulator.add_member(doomed, bot_id)
     joining = emulator.create_server("B", human_id, channels=[{"name": "b", "type": "TEXT"}])["server"]["publicId"]
-    wait_until(lambda: doomed in bot.guilds.cache)
+    assert doomed_announced.wait(10)  # that guild_create is behind us: the recorder sees only what follows
     # The list the reconnect's GET /servers will get: taken now, answered late, so it predates
     # the live events below.
     stale = requests.get(emulator.base_url + "/servers", headers={"Authorization": "Bearer " + world.bot_token},
