@@ -10,8 +10,9 @@ limit (``reconnect_base`` 1 s doubling to ``reconnect_cap`` 30 s, +/- 50 %
 jitter); on recovery ``reconnect`` is emitted and the guild cache is
 reconciled with the service before any later event reaches listeners. While
 disconnected, socket operations raise :class:`ServiceAuthError` at once and
-REST calls keep working; pending sends and voice joins fail with
-:class:`ServiceError` (no replay: events missed offline are lost). A
+REST calls keep working; pending sends and voice joins are not failed by
+the cut, each ends by its own bound (no replay: events missed offline are
+lost). A
 reconnection refused for the token stops the attempts and emits ``error``
 with a :class:`ServiceAuthError`.
 

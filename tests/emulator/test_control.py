@@ -75,6 +75,8 @@ def test_seed_demo(emulator):
 
 
 def test_control_emit_and_drop_routes(world):
+    # python-socketio's own client, on purpose: the emulator must serve a standard socket.io
+    # client. Nothing here depends on the order of events (each handler sets its own Event).
     c = world.emulator.control_url
     got = threading.Event()
     client = socketio.Client(reconnection=False)
