@@ -154,19 +154,21 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
             out.flush()
             if serve:
                 human_id = demo["human"]["publicId"]
-                print(
-                    f"\nserving until Ctrl-C\n  page:    {emu.page_url}  (chat with the bot in a browser)\n"
-                    f"  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
-                    f"  control: {emu.control_url}\n  human token: {demo['human_token']}\n"
-                    f"  human user id: {human_id}\n"
-                    f"  channel #general: {general['publicId']}\n"
-                    f"  post as {demo['human']['name']}: "
-                    f"{_demo_curl(emu.control_url, general['publicId'], human_id)}\n"
-                    "the conversation goes on below:",
-                    file=out,
-                    flush=True,
-                )
                 try:
+                    # Announced inside the try: a Ctrl-C sent as soon as this is read lands in the
+                    # handler below.
+                    print(
+                        f"\nserving until Ctrl-C\n  page:    {emu.page_url}  (chat with the bot in a browser)\n"
+                        f"  REST:    {emu.base_url}\n  socket:  {emu.socket_url}\n"
+                        f"  control: {emu.control_url}\n  human token: {demo['human_token']}\n"
+                        f"  human user id: {human_id}\n"
+                        f"  channel #general: {general['publicId']}\n"
+                        f"  post as {demo['human']['name']}: "
+                        f"{_demo_curl(emu.control_url, general['publicId'], human_id)}\n"
+                        "the conversation goes on below:",
+                        file=out,
+                        flush=True,
+                    )
                     _follow(transcript, arrived, len(lines), out)
                 except KeyboardInterrupt:
                     pass

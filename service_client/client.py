@@ -260,7 +260,7 @@ class Client:
             bucket_store=bucket_store,
         )
         self._pool = OrderedWorkerPool(workers)
-        self._events = EventEmitter(self._pool, redact=self._redact)
+        self._events = EventEmitter(self._pool, redact=self._redact, closing=self._destroyed.is_set)
         self._gateway: GatewayConnection | None = None
         self._nonces_lock = threading.Lock()  # guards _nonces
         self._nonces: dict[str, Future[Any]] = {}

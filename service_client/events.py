@@ -383,6 +383,10 @@ class EventEmitter:
         name: Thread name prefix for the ``wait_for`` thread.
         redact: Applied to a traceback's text before it is logged or printed
             (the client replaces its token with ``[REDACTED]``).
+        closing: True once the owner is being shut down (``destroy()``): a
+            listener failing from then on is still reported, but not passed to
+            the listener error hooks (the pytest plugin's test failure), since
+            the shutdown itself ended what the listener was doing.
     """
 
     def __init__(
@@ -391,10 +395,12 @@ class EventEmitter:
         *,
         name: str = "service_client",
         redact: Callable[[str], str] | None = None,
+        closing: Callable[[], bool] | None = None,
     ) -> None:
         self._pool = pool
         self._name = name
         self._redact = redact
+        self._closing = closing
         self._listeners_lock = threading.Lock()  # guards _listeners and _waiters
         self._listeners: dict[str, list[tuple[Callable[..., Any], bool]]] = {}
         self._waiters: list[_Waiter] = []
@@ -544,8 +550,9 @@ class EventEmitter:
 
     def _listener_failed(self, event: str, fn: Callable[..., Any], exc: Exception) -> None:
         """One report per exception: to the ``error`` listeners, else to the log or stderr."""
+        closing = self._closed or (self._closing is not None and self._closing())
         with _hooks_lock:
-            hooks = list(_listener_error_hooks)
+            hooks = [] if closing else list(_listener_error_hooks)
         for hook in hooks:
             try:
                 hook(event, exc)

@@ -15,7 +15,9 @@ Example::
 Listener errors fail tests: when a listener of any client raises while a test
 runs (its setup, call and teardown included), the test fails and the report
 shows each exception with its traceback, even when an ``error`` listener
-handled it. A test that provokes listener errors on purpose says so with the
+handled it. A listener that fails because its client is being destroyed (for
+example ``destroy()`` at teardown ended the reply it was waiting for) does not
+count. A test that provokes listener errors on purpose says so with the
 ``listener_errors`` fixture::
 
     def test_bad_command(service_emulator, listener_errors):

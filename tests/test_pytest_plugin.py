@@ -30,9 +30,9 @@ import threading
 from service_client.events import EventEmitter, OrderedWorkerPool
 
 
-def _raise_in_listener(exc, *, error_listener=False):
+def _raise_in_listener(exc, *, error_listener=False, closing=None):
     pool = OrderedWorkerPool(1, name="inner")
-    emitter = EventEmitter(pool, name="inner")
+    emitter = EventEmitter(pool, name="inner", closing=closing)
     done = threading.Event()
     handled = []
 
@@ -77,6 +77,11 @@ def test_another_type_than_expected_fails(listener_errors):
 
 def test_no_listener_error_passes():
     pass
+
+
+def test_a_listener_failing_while_its_client_is_destroyed_does_not_count():
+    _raise_in_listener(RuntimeError("the client was destroyed before the message was echoed"),
+                       closing=lambda: True)
 '''
 
 
@@ -94,6 +99,7 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(tmp_path):
         "test_wait_for_a_listener_error": "PASSED",
         "test_another_type_than_expected_fails": "FAILED",
         "test_no_listener_error_passes": "PASSED",
+        "test_a_listener_failing_while_its_client_is_destroyed_does_not_count": "PASSED",
     }, proc.stdout
     assert "ValueError: surprise" in proc.stdout
     assert "exception(s) raised by event listeners during this test" in proc.stdout

@@ -51,9 +51,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"server:      {demo['server']['publicId']} ({demo['server']['name']})")
             for name, channel in demo["channels"].items():
                 print(f"channel:     #{name} {channel['publicId']}")
-        print("Serving; press Ctrl-C to stop.", flush=True)
         stop = threading.Event()
         try:
+            # Announced inside the try: a Ctrl-C sent as soon as this line is read must land in
+            # the handler below, never in the few instructions before it.
+            print("Serving; press Ctrl-C to stop.", flush=True)
             while not stop.wait(1.0):
                 if not emu.running:
                     print("emulator: server thread stopped", file=sys.stderr)
