@@ -1,8 +1,9 @@
 """The one type that holds a secret (a bot token or a webhook token).
 
 A :class:`Secret` keeps its value out of every ``repr``, ``str``, log line,
-exception text and pickle: it shows as ``[REDACTED]`` (or ``None`` when empty)
-and refuses to be pickled. Code that needs the value calls :meth:`Secret.get`
+exception text and pickle: it shows as ``[REDACTED]`` (the bot token), or as
+the mask it was given (``***`` for a webhook token, as in request paths), or
+``None`` when empty, and it refuses to be pickled. Code that needs the value calls :meth:`Secret.get`
 at the last moment and keeps the result in no long-lived local.
 """
 
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-__all__ = ["REDACTED", "Secret"]
+__all__ = ["REDACTED", "REDACTED_WEBHOOK_TOKEN", "Secret"]
 
-#: What a secret shows as wherever it would be printed.
+#: What a secret (the bot token) shows as wherever it would be printed.
 REDACTED = "[REDACTED]"
+#: What a webhook token shows as wherever it would be printed (reprs, request paths, errors, logs).
+REDACTED_WEBHOOK_TOKEN = "***"
 
 
 class Secret:
@@ -23,12 +26,15 @@ class Secret:
 
     Args:
         value: The secret, or None for "no secret yet".
+        shown: What its repr and str show while it holds a value
+            (:data:`REDACTED` by default).
     """
 
-    __slots__ = ("_value",)
+    __slots__ = ("_shown", "_value")
 
-    def __init__(self, value: str | None = None) -> None:
+    def __init__(self, value: str | None = None, *, shown: str = REDACTED) -> None:
         self._value = value
+        self._shown = shown
 
     def get(self) -> str | None:
         """The secret, or None when it is empty or was cleared."""
@@ -42,7 +48,7 @@ class Secret:
         return self._value is not None
 
     def __repr__(self) -> str:
-        return REDACTED if self._value is not None else "None"
+        return self._shown if self._value is not None else "None"
 
     __str__ = __repr__
 

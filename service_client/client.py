@@ -1,9 +1,6 @@
-"""The blocking :class:`Client`: lifecycle, events and the spec's client operations.
+"""The blocking :class:`Client`: lifecycle, authentication, events and the client operations.
 
-Spec: Resources (Client object), States and transitions, Authentication,
-Client operations, Events.
-
-Connection lifecycle (spec: States and transitions): after
+Connection lifecycle: after
 ``ready``, a lost transport or a service-initiated disconnect emits
 ``disconnect(reason)`` and the socket reconnects in the background without
 limit (``reconnect_base`` 1 s doubling to ``reconnect_cap`` 30 s, +/- 50 %
@@ -117,7 +114,7 @@ MISSING: Any = _MissingType()
 
 
 class ClientState(enum.Enum):
-    """Lifecycle of a :class:`Client` (spec: States and transitions)."""
+    """Lifecycle of a :class:`Client`: new -> connecting -> ready -> destroyed."""
 
     NEW = "new"
     CONNECTING = "connecting"
@@ -126,7 +123,7 @@ class ClientState(enum.Enum):
 
 
 def _check_hosts(base_url: str, socket_url: str) -> None:
-    """Spec: Authentication 5: warn (never block) about where the token goes.
+    """Warn (never block) about where the token goes.
 
     One warning when a URL's host is neither the service's two hosts nor
     localhost/127.0.0.1, and a separate one when a URL is not https (or wss)
@@ -173,7 +170,7 @@ def _warn_always(message: str) -> None:
 class Client:
     """A bot's connection to the service: socket, REST session, caches and events.
 
-    Spec: Resources (Client object), States and transitions. Thread-safe:
+    Thread-safe:
     every method may be called from any thread, including from inside a
     listener.
 
@@ -275,7 +272,7 @@ class Client:
         self.members = MemberManager(self)
         self.voice_states = VoiceStateManager(self)
         self.voice = _make_voice_manager(self)
-        #: Loaded commands by name (spec: commands, since 4.2.0).
+        #: Loaded commands by name (see :meth:`load_commands`).
         self.commands: Collection[str, Command] = Collection()
         self._handlers = WireHandlers(self)
 
@@ -283,12 +280,12 @@ class Client:
 
     @property
     def state(self) -> ClientState:
-        """The lifecycle state (spec: States and transitions)."""
+        """The lifecycle state (a :class:`ClientState`)."""
         return self._state
 
     @property
     def uptime(self) -> int | None:
-        """Milliseconds since :attr:`ready_at`, or None when not ready (spec: uptime)."""
+        """Milliseconds since :attr:`ready_at`, or None when not ready."""
         ready_at = self.ready_at
         if ready_at is None:
             return None
@@ -313,7 +310,7 @@ class Client:
     def on(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
         """Register a listener; usable as ``@client.on("message_create")``.
 
-        Spec: Events. Listeners run on the worker pool, never on the socket
+        Listeners run on the worker pool, never on the socket
         reader thread; events of one channel (else one server) arrive in order.
         A listener that raises is passed to the ``error`` listeners (and
         logged); with none registered its traceback is logged when logging is
@@ -401,8 +398,7 @@ class Client:
     def login(self, token: str, *, timeout: float | None = None) -> None:
         """Connect, preload the bot's user and servers, and return at ``ready``.
 
-        Spec: States and transitions (new -> connecting -> ready), Client
-        operations ``login``. Steps: socket CONNECT with
+        State new -> connecting -> ready. Steps: socket CONNECT with
         ``{"token": token}``; ``GET /auth/me`` sets :attr:`user`;
         ``guilds.fetch_all()`` fills :attr:`guilds` and the bot's members; then
         :attr:`ready_at` is set and ``ready`` emitted, and this call returns.
@@ -550,7 +546,7 @@ class Client:
     def destroy(self) -> None:
         """Disconnect and stop everything; idempotent, from any thread or listener.
 
-        Spec: States and transitions (-> destroyed).
+        State -> destroyed (final).
         Leaves voice, closes the socket with no reconnection, ends pending
         ``send_message`` calls and queued or sleeping REST calls with
         :class:`ServiceError`, removes every listener, clears the token, sets
@@ -625,8 +621,8 @@ class Client:
 
     def _on_socket_disconnect(self, reason: str) -> None:
         # Reader thread, after the loss; the gateway reconnects by itself.
-        # Pending sends are not rejected because of the cut (spec: after ready,
-        # network cuts never reject a promise); each ends by its own 10 s bound.
+        # Pending sends are not rejected because of the cut (after ready, a network
+        # cut never fails a pending call); each ends by its own 10 s bound.
         log.info("socket lost (%s); reconnecting", reason)
         voice = self.voice
         if voice is not None:
@@ -703,7 +699,7 @@ class Client:
         return self._rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
 
     def _accepts_updates(self) -> bool:
-        """False once destroyed: caches are then never updated again (spec: States)."""
+        """False once destroyed: caches are then never updated again."""
         return self._state is not ClientState.DESTROYED
 
     def _require_gateway(self) -> GatewayConnection:
@@ -752,7 +748,7 @@ class Client:
         timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
         max_retries: int = _config.DEFAULT_MAX_RETRIES,
     ) -> Any:
-        """Call a REST route directly (spec: ``apiCall``; Limits).
+        """Call a REST route directly.
 
         The request goes through the session's strict FIFO queue (5 on the
         wire at most), rate-limit buckets and retries.
@@ -807,7 +803,7 @@ class Client:
     ) -> Message:
         """Send a message over the socket and return it once the service echoes it.
 
-        Spec: Client operations ``sendMessage``; the socket event ``message:send``.
+        Sent as the socket event ``message:send``.
 
         Args:
             channel_id: Target channel (or DM channel) id.
@@ -832,7 +828,7 @@ class Client:
                 and the write itself; a write that stalls past them also drops the
                 connection, which is then re-established.
             ServiceError: The client was destroyed before the echo. A network cut does not
-                end the wait (spec: States): an echo lost with the socket gives the TimeoutError.
+                end the wait: an echo lost with the socket gives the TimeoutError.
         """
         if not isinstance(channel_id, str):
             raise TypeError(f"channel_id must be a str, got {type(channel_id).__name__}")
@@ -863,7 +859,7 @@ class Client:
                 self._nonces.pop(nonce, None)
 
     def create_dm(self, user_id: str) -> DMChannel:
-        """Open (or get) the DM channel with a user (spec: ``createDM``; ``GET /channels/dm/{user_id}``).
+        """Open (or get) the DM channel with a user (``GET /channels/dm/{user_id}``).
 
         Args:
             user_id: The user's id.
@@ -879,7 +875,7 @@ class Client:
         return _ops.create_dm(self, user_id)
 
     def fetch_invite(self, code: str) -> Invite:
-        """Resolve an invite, read-only (spec: ``fetchInvite``; ``GET /invites/{code}``).
+        """Resolve an invite, read-only (``GET /invites/{code}``).
 
         A bot cannot accept an invite.
 
@@ -895,25 +891,38 @@ class Client:
         """
         return _ops.fetch_invite(self, code)
 
-    def search_messages(self, channel_id: str, query: str, *, limit: int | None = None) -> list[Message]:
-        """Search one channel's messages (spec: ``searchMessages``, since 1.5.0).
+    def search_messages(
+        self,
+        channel_id: str,
+        query: str,
+        *,
+        limit: int | None = None,
+        before: str | Message | None = None,
+        after: str | Message | None = None,
+    ) -> list[Message]:
+        """Search one channel's messages (``GET /chat/{channel_id}/search``). Blocks.
 
         Args:
             channel_id: Channel id.
-            query: Free text.
-            limit: Most results wanted; omitted from the request when None.
+            query: Free text (non-empty).
+            limit: Most results wanted (>= 1); omitted from the request when None.
+            before: Only messages posted before this one (a :class:`Message` or its id);
+                omitted when None.
+            after: Only messages posted after this one (a :class:`Message` or its id);
+                omitted when None.
 
         Returns:
-            :class:`Message` instances; ``[]`` when none.
+            :class:`Message` instances, newest first as the service orders them; ``[]``
+            when none.
 
         Raises:
-            TypeError / ValueError: Bad arguments (named).
+            TypeError / ValueError: Bad arguments (named), before any request.
             ServiceAPIError: The service refused (403/404).
         """
-        return _ops.search_messages(self, channel_id, query, limit=limit)
+        return _ops.search_messages(self, channel_id, query, limit=limit, before=before, after=after)
 
     def load_commands(self, directory: str | os.PathLike[str]) -> Collection[str, Command]:
-        """Load command files into :attr:`commands` (spec: ``loadCommands``, since 4.2.0).
+        """Load command files into :attr:`commands`.
 
         Non-recursive, ``*.py`` not starting with ``_``, bad files skipped
         with a :class:`CommandLoadWarning`; no dispatch.
@@ -933,10 +942,10 @@ class Client:
 
         return load_commands(directory, self.commands)
 
-    # -- presence (spec: setActivity, setStatus, setPresence) ------------------
+    # -- presence: activity and status -----------------------------------------
 
     def set_activity(self, activity: Mapping[str, Any] | None) -> None:
-        """Set or clear the bot's activity (spec: ``setActivity``; socket event ``activity:update``).
+        """Set or clear the bot's activity (socket event ``activity:update``).
 
         Fire-and-forget: returns once ``activity:update`` is written.
 
@@ -956,7 +965,7 @@ class Client:
         self._emit("activity:update", payload)
 
     def set_status(self, status: str) -> None:
-        """Set the bot's status (spec: ``setStatus``; ``presence:update``, then ``PATCH /users/settings``).
+        """Set the bot's status (``presence:update``, then ``PATCH /users/settings``).
 
         Emits ``presence:update``, sets ``client.user.status`` at once, then
         persists with ``PATCH /users/settings``. If the PATCH fails, the error
@@ -995,7 +1004,7 @@ class Client:
         status: Any = MISSING,
         activity: Any = MISSING,
     ) -> None:
-        """Set status and/or activity (spec: ``setPresence``).
+        """Set status and/or activity in one call.
 
         A key that is absent (or :data:`MISSING`) is left unchanged;
         ``activity=None`` clears the activity.

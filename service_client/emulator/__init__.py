@@ -1,6 +1,5 @@
 """A local emulator of the chat service: real HTTP, a real socket.io server, sqlite3 state.
 
-Protocol: section 4.4 is the contract; issue 2 ("The emulator") and issue 3 ("Emulator faults").
 Needs the ``emulator`` extra (starlette, uvicorn[standard], python-socketio).
 
 Layout: ``store.py`` (sqlite3 state and record shapes), ``realtime.py`` (python-socketio
@@ -25,38 +24,40 @@ at ``http://127.0.0.1:PORT`` (path ``/socket.io/``, websocket transport accepted
 ``{"token": ...}``, refusal ``Authentication failed``), control plane at
 ``http://127.0.0.1:PORT/_emulator``.
 
-REST (``/api/v2``, ``Authorization: Bearer <token>``; C1..C14 are protocol 1.2's CORE routes, the
-rest EXTENDED ones):
+REST (``/api/v2``, ``Authorization: Bearer <token>``):
 
-- ``GET /auth/me``: C1: -> ``{"user": User}``
-- ``GET /channels/dm/{uid}``: C9: -> bare DM record; opens it on first call (``dm:new``)
+- ``GET /auth/me``: -> ``{"user": User}``
+- ``GET /channels/dm/{uid}``: -> bare DM record; opens it on first call (``dm:new``)
 - ``DELETE /channels/{cid}``: -> 204 (MANAGE_CHANNELS)
-- ``GET /channels/{cid}``: C8: -> bare Channel (``serverPublicId`` null for a DM)
+- ``GET /channels/{cid}``: -> bare Channel (``serverPublicId`` null for a DM)
 - ``PATCH /channels/{cid}``: ``{name?, description?}`` -> 204 (MANAGE_CHANNELS)
 - ``GET /channels/{cid}/webhooks``: -> ``{"webhooks": [Webhook]}`` without tokens (MANAGE_CHANNELS)
 - ``POST /channels/{cid}/webhooks``: ``{name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its ``token``
 - ``DELETE /channels/{cid}/webhooks/{wid}``: -> 204 (MANAGE_CHANNELS)
 - ``PATCH /channels/{cid}/webhooks/{wid}``: ``{name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)
-- ``POST /channels/{cid}/messages/bulk-delete``: ``{messageIds}`` (1 to 100) -> 204
+- ``POST /channels/{cid}/messages/bulk-delete``: ``{messageIds}`` (1 to 100) -> 204 (MANAGE_MESSAGES);
+  one ``message:deleted`` per message
 - ``GET /chat/{cid}``: ``?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)
 - ``DELETE /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
 - ``POST /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
 - ``GET /chat/{cid}/pins``: -> ``{"pins": [Message]}``, most recently pinned first
-- ``GET /chat/{cid}/reactions/{mid}/details``: ``?emoji=`` -> ``{"reactions": [ReactionDetail]}``:
-- ``GET /chat/{cid}/search``: C10: ``?q=&limit=`` -> ``{"messages"}``, newest first
-- ``DELETE /invites/{code}``: C14: -> 204; MANAGE_INVITES on the invite's server
-- ``GET /invites/{code}``: C13: -> resolved invite; 404 unknown or expired
-- ``GET /servers``: C2: -> ``{"servers": [Server]}``
-- ``POST /servers``: C4: ``{name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403
+- ``GET /chat/{cid}/reactions/{mid}/details``: ``?emoji=`` -> ``{"reactions": [ReactionDetail]}``, every
+  emoji group (``emoji`` does not filter)
+- ``GET /chat/{cid}/search``: ``?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first
+  (``before`` / ``after``: message ids of this channel)
+- ``DELETE /invites/{code}``: -> 204; MANAGE_INVITES on the invite's server
+- ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired
+- ``GET /servers``: -> ``{"servers": [Server]}``
+- ``POST /servers``: ``{name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403
 - ``DELETE /servers/{sid}``: -> 204 (owner only)
-- ``GET /servers/{sid}``: C3: -> bare Server
+- ``GET /servers/{sid}``: -> bare Server
 - ``PATCH /servers/{sid}``: ``{name?, imageUrl?}`` -> 204 (MANAGE_SERVER)
 - ``GET /servers/{sid}/audit-logs``: ``?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest first (VIEW_AUDIT_LOG)
 - ``GET /servers/{sid}/bans``: -> ``{"bans": [Ban]}`` (BAN_MEMBERS)
-- ``POST /servers/{sid}/boost``: EXT boost/read: membership checked, nothing else (204)
-- ``GET /servers/{sid}/categories``: C6: -> ``{categories, uncategorizedChannels}``
+- ``POST /servers/{sid}/boost``: -> 204: membership checked, no other effect
+- ``GET /servers/{sid}/categories``: -> ``{categories, uncategorizedChannels}``
 - ``POST /servers/{sid}/categories``: ``{name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
-- ``POST /servers/{sid}/channels``: C7: -> 201 ``{"channel"}`` (MANAGE_CHANNELS)
+- ``POST /servers/{sid}/channels``: -> 201 ``{"channel"}`` (MANAGE_CHANNELS)
 - ``GET /servers/{sid}/emojis``: -> ``{"emojis": [Emoji]}``
 - ``POST /servers/{sid}/emojis``: ``{name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}`` (MANAGE_SERVER; 409 name taken)
 - ``DELETE /servers/{sid}/emojis/{eid}``: -> 204 (MANAGE_SERVER)
@@ -64,23 +65,24 @@ rest EXTENDED ones):
 - ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``
 - ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
 - ``GET /servers/{sid}/members``: ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
-- ``GET /servers/{sid}/members/{uid}``: C5: -> bare Member; 404 if not a member
+- ``GET /servers/{sid}/members/{uid}``: -> bare Member; 404 if not a member
 - ``PATCH /servers/{sid}/members/{uid}``: ``{roles?, nickname?}`` -> 204 (MANAGE_ROLES)
 - ``PUT /servers/{sid}/notifications``: ``{muted?, muteUntil?, mentionsOnly?}`` -> 204 (the caller's own)
-- ``POST /servers/{sid}/read``: EXT boost/read: membership checked, nothing else (204)
+- ``POST /servers/{sid}/read``: -> 204: membership checked, no other effect
 - ``GET /servers/{sid}/roles``: -> ``{"roles": [Role]}``
 - ``POST /servers/{sid}/roles``: -> 201 ``{"role"}`` (MANAGE_ROLES)
 - ``DELETE /servers/{sid}/roles/{rid}``: -> 204 (MANAGE_ROLES)
 - ``PATCH /servers/{sid}/roles/{rid}``: -> ``{"role"}`` (MANAGE_ROLES)
-- ``GET /servers/{sid}/stats``: C12: -> bare ``{memberCount, channelCount, roleCount}``
+- ``GET /servers/{sid}/stats``: -> bare ``{memberCount, channelCount, roleCount}``
 - ``GET /servers/{sid}/vanity``: -> ``{"vanityCode": str | null}``
-- ``PATCH /users/settings``: C11: ``{status}`` -> 204 and ``presence:update``; other keys 400
+- ``PATCH /users/settings``: ``{status}`` -> 204 and ``presence:update``; other keys 400
 - ``GET /users/{uid}``: -> bare User
 - ``GET /users/{uid}/mutual-servers``: -> ``{"mutualServers": [{publicId, name, imageUrl}]}``
 - ``GET /users/{uid}/profile``: -> bare User plus banner, bio and counts
 - ``POST /webhooks/{wid}/{token}``: ``{content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``; no
-  ``Authorization``; 404 unknown webhook or wrong token; ``message:new`` from the webhook's pseudo-user
-  (the token shows as ``***`` in the request journal)
+  ``Authorization``; 404 unknown webhook or wrong token; ``message:new`` from the webhook's pseudo-user,
+  the message record marked ``webhookId`` (there and in history, search and pins); the token shows
+  as ``***`` in the request journal (path and body)
 
 Successful changes (server, channel, category, role, member, invite, pin, bulk delete, emoji and
 webhook routes, and socket kicks, bans and unbans) write an audit log entry whose ``actionType`` is
@@ -115,7 +117,7 @@ answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length ca
 (``maxAge``, ``maxUses``, ``position``) 0..2**31-1, role colours ``#rrggbb``. Request lines over
 about 64 KB are refused by uvicorn's parser (plain-text 400) before the emulator sees them.
 
-Socket (client -> server, protocol 2.3): ``message:send`` (content at most 65,536 characters,
+Socket (client -> server): ``message:send`` (content at most 65,536 characters,
 embeds at most 128 KB of JSON, ``nonce`` a string), ``message:edit``, ``message:delete`` (author
 or MANAGE_MESSAGES, channel still visible), ``message:react`` (toggle; VIEW + ADD_REACTION; then
 ``message:reaction {messagePublicId, reactions}``, the full list), ``message:reaction_clear``

@@ -1,7 +1,9 @@
 """The emulator's REST API under ``/api/v2`` and the top-level ASGI application.
 
-Protocol: sections 0.2 (response wrapping), 0.3 (statuses), 0.4 (errors), 1.1 (request rules),
-1.2 (CORE routes), 1.3 (EXTENDED routes), 4.1 to 4.4 (faults, limiter, journal).
+Every route of the service's REST API, with its permission checks and socket events, plus
+fault injection, the rate limiter and the request journal. Lists are wrapped under a plural key
+(``{"servers": [...]}``), creations under a singular one (``{"channel": {...}}``, status 201), a
+read of one entity by id is bare; bodiless successes answer 204.
 
 Routes are matched exactly on percent-decoded path segments of the raw path, so an id such
 as ``a%2Fb`` stays one segment. A wrong method on a known path answers 405, an unknown path
@@ -22,7 +24,7 @@ from urllib.parse import parse_qs, unquote
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from .faults import FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
+from .faults import REDACTED_TOKEN, FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
 from .ops import Conflict, Operations
 from .realtime import Realtime
 from .store import STATUSES, BadRequest, Forbidden, NotFound, Store
@@ -55,7 +57,7 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    """Return the emulator's error body ``{"error": message}`` (protocol 0.4)."""
+    """Return the emulator's error body ``{"error": message}`` with the JSON content type."""
     return json_response({"error": message}, status, headers)
 
 
@@ -68,27 +70,36 @@ _MISSING = object()
 
 #: Journal redaction: a body key whose lower-cased name contains one of these holds a secret.
 SECRET_KEY_PARTS = ("token", "secret", "password", "authorization")
-#: What a redacted secret reads as in the request journal.
+#: What a redacted secret reads as in the request journal (the bearer token, secret-named keys).
 REDACTED = "[REDACTED]"
+#: What a webhook token reads as wherever the emulator shows it (journal path and body, logs).
+REDACTED_WEBHOOK_TOKEN = REDACTED_TOKEN
 
 
-def redact_secrets(value: Any, tokens: list[str] | tuple[str, ...] = ()) -> Any:
-    """A copy of a JSON value with secrets replaced by ``[REDACTED]``: the value of every key
-    whose name contains ``token``, ``secret``, ``password`` or ``authorization`` (any case),
-    and every occurrence of one of ``tokens`` (the caller's own credentials) inside a string."""
+def redact_secrets(value: Any, tokens: list[str] | tuple[str, ...] = (),
+                   webhook_tokens: list[str] | tuple[str, ...] = ()) -> Any:
+    """A copy of a JSON value with secrets replaced: the value of every key whose name contains
+    ``token``, ``secret``, ``password`` or ``authorization`` (any case) and every occurrence of
+    one of ``tokens`` (the caller's bearer token) inside a string read ``[REDACTED]``; every
+    occurrence of one of ``webhook_tokens`` inside a string reads ``***``, as the webhook token
+    does in the journal's path."""
     if isinstance(value, dict):
         return {k: REDACTED if isinstance(k, str) and any(p in k.lower() for p in SECRET_KEY_PARTS)
-                else redact_secrets(v, tokens) for k, v in value.items()}
+                else redact_secrets(v, tokens, webhook_tokens) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_secrets(v, tokens) for v in value]
+        return [redact_secrets(v, tokens, webhook_tokens) for v in value]
     if isinstance(value, str):
         for token in tokens:
             if token and token in value:
                 value = value.replace(token, REDACTED)
+        for token in webhook_tokens:
+            if token and token in value:
+                value = value.replace(token, REDACTED_WEBHOOK_TOKEN)
     return value
 
 
-def journal_body(raw: bytes, tokens: list[str] | tuple[str, ...] = ()) -> Any:
+def journal_body(raw: bytes, tokens: list[str] | tuple[str, ...] = (),
+                 webhook_tokens: list[str] | tuple[str, ...] = ()) -> Any:
     """The request journal's ``body``: the parsed JSON body with secrets redacted
     (:func:`redact_secrets`), or None when the body is empty or not JSON."""
     if not raw.strip():
@@ -97,7 +108,7 @@ def journal_body(raw: bytes, tokens: list[str] | tuple[str, ...] = ()) -> Any:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return None
-    return redact_secrets(data, tokens)
+    return redact_secrets(data, tokens, webhook_tokens)
 
 
 @dataclass
@@ -189,7 +200,7 @@ def split_path(raw_path: str) -> list[str]:
 
 
 class RestApi:
-    """CORE and EXTENDED REST routes (protocol 1.2, 1.3) with faults, limiter and journal.
+    """The REST routes under ``/api/v2`` with faults, limiter and journal.
 
     Not thread-safe on its own: it runs on the emulator's loop.
     """
@@ -300,18 +311,23 @@ class RestApi:
                               rel_raw: str) -> bytes:
         """Read the request body and record in the journal entry who sent what: ``userId`` (the
         public id of the user whose valid bearer token came with the request, else None) and
-        ``body`` (the parsed JSON with secrets redacted, None when empty or not JSON; the bearer
-        token and a webhook token of the path are redacted inside strings too).
+        ``body`` (the parsed JSON with secrets redacted, None when empty or not JSON; inside
+        strings the bearer token reads ``[REDACTED]`` and the webhook token of the path ``***``,
+        as in the journal's path).
         Every request is recorded so, faults and unknown routes included. Returns the raw body."""
         raw_body = await request.body()
         auth = headers.get("authorization", "")
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
         entry["userId"] = self.store.user_by_token(token) if token else None
         secrets = [token] if token else []
+        webhook_tokens: list[str] = []
         segments = split_path(rel_raw)
         if len(segments) >= 3 and segments[0].lower() == "webhooks" and segments[2]:
-            secrets.append(segments[2])
-        entry["body"] = journal_body(raw_body, secrets)
+            webhook_tokens.append(segments[2])
+            raw_segment = rel_raw.split("/")[3] if len(rel_raw.split("/")) > 3 else ""
+            if raw_segment and raw_segment != segments[2]:
+                webhook_tokens.append(raw_segment)   # the percent-encoded form, as sent
+        entry["body"] = journal_body(raw_body, secrets, webhook_tokens)
         return raw_body
 
     @staticmethod
@@ -391,30 +407,26 @@ class RestApi:
         self._permission_routes()
 
     async def noop(self, ctx: Ctx) -> Response:
-        """EXT boost/read: membership checked, nothing else (204)."""
+        """``POST /servers/{sid}/boost`` and ``/read`` -> 204: membership checked, no other effect."""
         self._server_access(ctx.params["sid"], ctx.uid)
         return no_content()
 
-    # C1
     async def get_me(self, ctx: Ctx) -> Response:
-        """C1 ``GET /auth/me`` -> ``{"user": User}``."""
+        """``GET /auth/me`` -> ``{"user": User}``."""
         return json_response({"user": self.store.user(ctx.uid, viewer=ctx.uid)})
 
-    # C2
     async def get_servers(self, ctx: Ctx) -> Response:
-        """C2 ``GET /servers`` -> ``{"servers": [Server]}``."""
+        """``GET /servers`` -> ``{"servers": [Server]}``."""
         return json_response({"servers": self.store.servers_of(ctx.uid)})
 
-    # C3
     async def get_server(self, ctx: Ctx) -> Response:
-        """C3 ``GET /servers/{id}`` -> bare Server."""
+        """``GET /servers/{id}`` -> bare Server."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response(self.store.server(sid))
 
-    # C4
     async def post_server(self, ctx: Ctx) -> Response:
-        """C4 ``POST /servers {name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403."""
+        """``POST /servers {name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403."""
         body = ctx.body()
         if self.store.user(ctx.uid)["isBot"]:
             raise Forbidden("Bots cannot create servers.")
@@ -424,7 +436,7 @@ class RestApi:
         return json_response({"server": result["server"]}, 201)
 
     async def patch_server(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /servers/{sid} {name?, imageUrl?}`` -> 204 (MANAGE_SERVER)."""
+        """``PATCH /servers/{sid} {name?, imageUrl?}`` -> 204 (MANAGE_SERVER)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
         body = ctx.body()
@@ -433,7 +445,7 @@ class RestApi:
         return no_content()
 
     async def delete_server(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /servers/{sid}`` -> 204 (owner only)."""
+        """``DELETE /servers/{sid}`` -> 204 (owner only)."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         if self.store.server_row(sid)["owner_id"] != ctx.uid:
@@ -442,7 +454,7 @@ class RestApi:
         return no_content()
 
     async def leave_server(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/leave`` -> 204 (the owner cannot leave: 400)."""
+        """``POST /servers/{sid}/leave`` -> 204 (the owner cannot leave: 400)."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         if self.store.server_row(sid)["owner_id"] == ctx.uid:
@@ -451,7 +463,7 @@ class RestApi:
         return no_content()
 
     async def get_members(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/members[?search=]`` -> ``{"members": [...]}`` (VIEW_MEMBERS)."""
+        """``GET /servers/{sid}/members[?search=]`` -> ``{"members": [...]}`` (VIEW_MEMBERS)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "VIEW_MEMBERS")
         members = self.store.members(sid, viewer=ctx.uid)
@@ -469,15 +481,14 @@ class RestApi:
                                       for r in m["roles"]]})
         return json_response({"members": out})
 
-    # C5
     async def get_member(self, ctx: Ctx) -> Response:
-        """C5 ``GET /servers/{sid}/members/{userId}`` -> bare Member; 404 if not a member."""
+        """``GET /servers/{sid}/members/{userId}`` -> bare Member; 404 if not a member."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response(self.store.member(sid, ctx.params["uid"], viewer=ctx.uid))
 
     async def patch_member(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /servers/{sid}/members/{uid} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
+        """``PATCH /servers/{sid}/members/{uid} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
@@ -485,32 +496,29 @@ class RestApi:
         await self.ops.update_member(sid, ctx.params["uid"], fields)
         return no_content()
 
-    # C6
     async def get_categories(self, ctx: Ctx) -> Response:
-        """C6 ``GET /servers/{sid}/categories`` -> ``{categories, uncategorizedChannels}``: only the
+        """``GET /servers/{sid}/categories`` -> ``{categories, uncategorizedChannels}``: only the
         channels the caller may view."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response(self.store.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/categories {name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)."""
+        """``POST /servers/{sid}/categories {name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
         return json_response({"category": await self.ops.create_category(sid, body.get("name"))}, 201)
 
-    # C7
     async def post_channel(self, ctx: Ctx) -> Response:
-        """C7 ``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS)."""
+        """``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
         return json_response({"channel": await self.ops.create_channel(sid, body)}, 201)
 
-    # C12
     async def get_stats(self, ctx: Ctx) -> Response:
-        """C12 ``GET /servers/{sid}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
+        """``GET /servers/{sid}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response({"memberCount": len(self.store.member_ids(sid)),
@@ -518,13 +526,13 @@ class RestApi:
                               "roleCount": len(self.store.roles(sid))})
 
     async def get_roles(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/roles`` -> ``{"roles": [Role]}``."""
+        """``GET /servers/{sid}/roles`` -> ``{"roles": [Role]}``."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         return json_response({"roles": self.store.roles(sid)})
 
     async def post_role(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
+        """``POST /servers/{sid}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
@@ -535,7 +543,7 @@ class RestApi:
         return json_response(result, 201)
 
     async def patch_role(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /servers/{sid}/roles/{rid}`` -> ``{"role"}`` (MANAGE_ROLES)."""
+        """``PATCH /servers/{sid}/roles/{rid}`` -> ``{"role"}`` (MANAGE_ROLES)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
@@ -543,20 +551,20 @@ class RestApi:
         return json_response({"role": await self.ops.update_role(sid, ctx.params["rid"], fields)})
 
     async def delete_role(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /servers/{sid}/roles/{rid}`` -> 204 (MANAGE_ROLES)."""
+        """``DELETE /servers/{sid}/roles/{rid}`` -> 204 (MANAGE_ROLES)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         await self.ops.delete_role(sid, ctx.params["rid"])
         return no_content()
 
     async def get_bans(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
+        """``GET /servers/{sid}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "BAN_MEMBERS")
         return json_response({"bans": self.store.bans(sid)})
 
     async def get_invites(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
+        """``GET /servers/{sid}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
         without ``all=true`` -> ``{"invite": own invite | null}``."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
@@ -567,7 +575,7 @@ class RestApi:
         return json_response({"invite": own[-1] if own else None})
 
     async def post_invite(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``."""
+        """``POST /servers/{sid}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         body = ctx.body()
@@ -575,9 +583,8 @@ class RestApi:
                                               max_age=body.get("maxAge"), max_uses=body.get("maxUses"))
         return json_response(result, 201)
 
-    # C8
     async def get_channel(self, ctx: Ctx) -> Response:
-        """C8 ``GET /channels/{id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
+        """``GET /channels/{id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
         cid = ctx.params["cid"]
         row = self._channel_access(cid, ctx.uid)
         if row["server_id"] is None:
@@ -585,7 +592,7 @@ class RestApi:
         return json_response(self.store.channel(cid))
 
     async def patch_channel(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /channels/{chid} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
+        """``PATCH /channels/{chid} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
         self._manage_channel(cid, ctx.uid)
         body = ctx.body()
@@ -593,27 +600,28 @@ class RestApi:
         return no_content()
 
     async def delete_channel(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /channels/{chid}`` -> 204 (MANAGE_CHANNELS)."""
+        """``DELETE /channels/{chid}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["cid"]
         self._manage_channel(cid, ctx.uid)
         await self.ops.delete_channel(cid)
         return no_content()
 
-    # C9
     async def get_dm(self, ctx: Ctx) -> Response:
-        """C9 ``GET /channels/dm/{userId}`` -> bare DM record; opens it on first call (``dm:new``)."""
+        """``GET /channels/dm/{userId}`` -> bare DM record; opens it on first call (``dm:new``)."""
         return json_response(await self.ops.open_dm(ctx.uid, ctx.params["uid"]))
 
     async def get_history(self, ctx: Ctx) -> Response:
-        """EXT ``GET /chat/{chid}?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)."""
+        """``GET /chat/{chid}?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)."""
         cid = ctx.params["cid"]
         self._channel_access(cid, ctx.uid)
         limit = ctx.q_int("limit", 50)
         return json_response({"messages": self.store.history(cid, limit, ctx.q("before") or None)})
 
-    # C10
     async def get_search(self, ctx: Ctx) -> Response:
-        """C10 ``GET /chat/{chid}/search?q=&limit=`` -> ``{"messages"}``, newest first."""
+        """``GET /chat/{chid}/search?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first.
+
+        ``limit`` defaults to 25 (clamped to 1..100); ``before`` / ``after`` are message ids of
+        this channel that bound the results (any other id matches nothing)."""
         cid = ctx.params["cid"]
         self._channel_access(cid, ctx.uid)
         q = ctx.q("q")
@@ -640,36 +648,37 @@ class RestApi:
         return row
 
     async def get_pins(self, ctx: Ctx) -> Response:
-        """EXT ``GET /chat/{chid}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
+        """``GET /chat/{chid}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
         cid = ctx.params["cid"]
         self._channel_access(cid, ctx.uid)
         return json_response({"pins": self.store.pins(cid)})
 
     async def pin(self, ctx: Ctx) -> Response:
-        """EXT ``POST /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
+        """``POST /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
         await self.ops.set_pinned(cid, ctx.params["mid"], True)
         return no_content()
 
     async def unpin(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
+        """``DELETE /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
         await self.ops.set_pinned(cid, ctx.params["mid"], False)
         return no_content()
 
     async def get_reaction_details(self, ctx: Ctx) -> Response:
-        """EXT ``GET /chat/{chid}/reactions/{mid}/details?emoji=`` -> ``{"reactions": [ReactionDetail]}``:
-        every emoji group of the message (the ``emoji`` query is accepted and not used to filter,
-        as on the service)."""
+        """``GET /chat/{chid}/reactions/{mid}/details?emoji=`` -> ``{"reactions": [ReactionDetail]}``, all emojis.
+
+        Every emoji group of the message comes back: the ``emoji`` query is accepted and not used
+        to filter, as on the service."""
         cid = ctx.params["cid"]
         self._channel_access(cid, ctx.uid)
         row = self._message_in(cid, ctx.params["mid"])
         return json_response({"reactions": self.store.reaction_details(row["id"])})
 
     async def bulk_delete(self, ctx: Ctx) -> Response:
-        """EXT ``POST /channels/{chid}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
+        """``POST /channels/{chid}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
         (MANAGE_MESSAGES); one ``message:deleted`` per message deleted."""
         cid = ctx.params["cid"]
         self._channel_perm(cid, ctx.uid, "MANAGE_MESSAGES", dm_ok=False)
@@ -677,9 +686,8 @@ class RestApi:
         await self.ops.bulk_delete(cid, body.get("messageIds"))
         return no_content()
 
-    # C11
     async def patch_settings(self, ctx: Ctx) -> Response:
-        """C11 ``PATCH /users/settings {status}`` -> 204 and ``presence:update``; other keys 400."""
+        """``PATCH /users/settings {status}`` -> 204 and ``presence:update``; other keys 400."""
         body = ctx.body()
         if set(body) != {"status"}:
             raise BadRequest("Only status can be changed")
@@ -689,17 +697,15 @@ class RestApi:
         return no_content()
 
     async def get_user(self, ctx: Ctx) -> Response:
-        """EXT ``GET /users/{uid}`` -> bare User."""
+        """``GET /users/{uid}`` -> bare User."""
         return json_response(self.store.user(ctx.params["uid"], viewer=ctx.uid))
 
-    # C13
     async def get_invite(self, ctx: Ctx) -> Response:
-        """C13 ``GET /invites/{code}`` -> resolved invite; 404 unknown or expired."""
+        """``GET /invites/{code}`` -> resolved invite; 404 unknown or expired."""
         return json_response(self.store.resolved_invite(ctx.params["code"], ctx.uid))
 
-    # C14
     async def delete_invite(self, ctx: Ctx) -> Response:
-        """C14 ``DELETE /invites/{code}`` -> 204; MANAGE_INVITES on the invite's server."""
+        """``DELETE /invites/{code}`` -> 204; MANAGE_INVITES on the invite's server."""
         row = self.store.invite_row(ctx.params["code"])
         self._need_perm(row["server_id"], ctx.uid, "MANAGE_INVITES")
         self.store.delete_invite(ctx.params["code"])
@@ -920,7 +926,7 @@ class RestApi:
             raise Forbidden("channels.errors.no_access")
 
     async def patch_category(self, ctx: Ctx) -> Response:
-        """EXT ``PATCH /servers/{sid}/categories/{cat} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
+        """``PATCH /servers/{sid}/categories/{cat} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
         ``server:categories_updated``."""
         sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._manage_category(sid, cat_id, ctx.uid)
@@ -929,7 +935,7 @@ class RestApi:
         return no_content()
 
     async def delete_category(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /servers/{sid}/categories/{cat}`` -> 204 (MANAGE_CHANNELS); its channels
+        """``DELETE /servers/{sid}/categories/{cat}`` -> 204 (MANAGE_CHANNELS); its channels
         become uncategorised."""
         sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._manage_category(sid, cat_id, ctx.uid)
@@ -937,7 +943,7 @@ class RestApi:
         return no_content()
 
     async def sync_category(self, ctx: Ctx) -> Response:
-        """EXT ``POST /servers/{sid}/categories/{cat}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
+        """``POST /servers/{sid}/categories/{cat}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
         and ``isPrivate`` copied to its channels."""
         sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._manage_category(sid, cat_id, ctx.uid)
@@ -945,7 +951,7 @@ class RestApi:
         return no_content()
 
     async def get_category_overrides(self, ctx: Ctx) -> Response:
-        """EXT ``GET /servers/{sid}/categories/{cat}/overrides`` -> ``{"overrides": [Override]}``."""
+        """``GET /servers/{sid}/categories/{cat}/overrides`` -> ``{"overrides": [Override]}``."""
         sid, cat_id = ctx.params["sid"], ctx.params["cat"]
         self._server_access(sid, ctx.uid)
         self.store.category_row(sid, cat_id)
@@ -953,14 +959,14 @@ class RestApi:
         return json_response({"overrides": self.store.overrides(cat_id)})
 
     async def duplicate_channel(self, ctx: Ctx) -> Response:
-        """EXT ``POST /channels/{cid}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
+        """``POST /channels/{cid}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
         settings and overrides, no messages."""
         cid = ctx.params["cid"]
         self._manage_channel(cid, ctx.uid)
         return json_response({"channel": await self.ops.duplicate_channel(cid)}, 201)
 
     async def sync_channel(self, ctx: Ctx) -> Response:
-        """EXT ``POST /channels/{cid}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
+        """``POST /channels/{cid}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
         ``isPrivate`` copied; 400 without a category."""
         cid = ctx.params["cid"]
         self._manage_channel(cid, ctx.uid)
@@ -968,13 +974,13 @@ class RestApi:
         return no_content()
 
     async def get_overrides(self, ctx: Ctx) -> Response:
-        """EXT ``GET /channels/{cid}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
+        """``GET /channels/{cid}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
         cid = ctx.params["cid"]
         self._read_overrides(cid, ctx.uid)
         return json_response({"overrides": self.store.overrides(cid)})
 
     async def post_override(self, ctx: Ctx) -> Response:
-        """EXT ``POST /channels/{cid}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
+        """``POST /channels/{cid}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
         create or replace; a category id works too; rooms follow at once."""
         cid = ctx.params["cid"]
         _kind, sid = self.store.override_scope(cid)
@@ -983,7 +989,7 @@ class RestApi:
         return no_content()
 
     async def delete_override(self, ctx: Ctx) -> Response:
-        """EXT ``DELETE /channels/{cid}/overrides/{oid}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
+        """``DELETE /channels/{cid}/overrides/{oid}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
         cid = ctx.params["cid"]
         _kind, sid = self.store.override_scope(cid)
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")

@@ -1,7 +1,5 @@
 """The emulator's control plane: the in-process ``Emulator`` class and the ``/_emulator`` JSON routes.
 
-Protocol: section 4.4 (seeding, test controls). Issue 2 ("The emulator"), issue 3 ("Emulator faults").
-
 ``Emulator`` runs uvicorn on its own event loop in a daemon thread named
 ``service_client-emulator-<n>``; every control method is thread-safe (it runs on that loop
 through ``run_coroutine_threadsafe`` and waits a bounded time).
@@ -901,7 +899,7 @@ class Emulator:
         self._call(lambda c: c.ops.unban(server_id, user_id))
 
     def bans(self, server_id: str) -> list[dict[str, Any]]:
-        """Return the Ban records of a server (protocol 3.9)."""
+        """Return the Ban records of a server ``[{publicId, reason, createdAt, user}]``, oldest first."""
         return self._call(lambda c: _value(c.store.bans(server_id)))
 
     def react(self, message_id: str, user_id: str, emoji: str) -> bool:
@@ -923,7 +921,7 @@ class Emulator:
         return self._call(lambda c: _value(c.store.pins(channel_id)))
 
     def snapshot(self) -> dict[str, Any]:
-        """Return the whole stored state, for before/after comparisons (issue 6, "Bad input").
+        """Return the whole stored state, for before/after comparisons (a refused request changes nothing).
 
         Returns:
             ``{"tables": {table: [[column values...]] sorted}, "voice": {channel id: {user id:
@@ -976,7 +974,8 @@ class Emulator:
         milliseconds (floats), ``status`` 0 for a reset fault; ``headers`` are lower-cased with
         ``authorization`` redacted; ``body`` is the parsed JSON body with secrets redacted (the
         value of any key naming a token, secret, password or authorization, and the caller's own
-        token inside strings, read ``[REDACTED]``), None when empty or not JSON; ``userId`` is the
+        token inside strings, read ``[REDACTED]``; the webhook token of a webhook execution's path
+        reads ``***`` inside strings, as in ``path``), None when empty or not JSON; ``userId`` is the
         public id of the user whose valid token came with the request, else None. Every request
         is recorded with both, faults and unknown routes included.
         """
@@ -1022,7 +1021,7 @@ class Emulator:
         self.core.faults.clear()
 
     def set_rate_limit(self, limit: int | None, window_s: float = 1.0, *, retry_after_fraction: bool = False) -> None:
-        """Enforce ``limit`` requests per ``window_s`` seconds per bucket (protocol 4.2); None = off.
+        """Enforce ``limit`` requests per ``window_s`` seconds per bucket (method plus the first two path segments); None = off.
 
         Over the limit: 429 with ``Retry-After`` = ceil(seconds left) or, with
         ``retry_after_fraction``, the exact fraction.
@@ -1038,7 +1037,7 @@ class Emulator:
     def configure(self, *, realistic_rooms: bool | None = None, send_errors: bool | None = None,
                   refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
                   echo_delay_ms: float | None = None, limits: bool | None = None) -> None:
-        """Toggles (protocol 4.4); None leaves a setting unchanged; ``reset()`` restores the defaults.
+        """Emulator settings; None leaves a setting unchanged; ``reset()`` restores the defaults.
 
         Args:
             realistic_rooms: Rooms computed only at connect time.
@@ -1050,7 +1049,8 @@ class Emulator:
                 (after ``echo_delay_ms``; others at once).
             echo_delay_ms: Delay of the ``"delay"`` echo mode, milliseconds (>= 0).
             limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
-                over the limits of protocol 3.8 is refused (silently, or ``message:error``).
+                over the embed limits (title 256, description 4096, 25 fields, field name 256,
+                field value 1024, footer 2048, author 256, 6000 in all) is refused (silently, or ``message:error``).
 
         Raises:
             ValueError: Unknown echo mode or a negative delay. TypeError: A flag is not a bool.

@@ -1,6 +1,8 @@
 """The emulator's state: a stdlib ``sqlite3`` database and the wire records built from it.
 
-Protocol: sections 0.1 (ids, times), 0.5 (HTML escaping), 3 (record shapes), 3.10 (permissions).
+It holds the ids (18-digit decimal strings) and times (ISO-8601 UTC, milliseconds), escapes
+message content on store, builds every record the service answers, and computes permissions
+(roles, owner, ADMINISTRATOR, and channel overrides for VIEW_CHANNELS and SEND_MESSAGES).
 
 The store is **not** thread-safe: the emulator only touches it from its event-loop thread
 (the control class hops onto that loop). Every method is synchronous and fast; message
@@ -19,11 +21,11 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-#: Every permission flag OR'd together (protocol 3.10).
+#: Every permission flag OR'd together.
 ALL_PERMISSIONS = 2149580799
-#: The DEFAULT permission set held by ``@everyone`` (protocol 3.10).
+#: The DEFAULT permission set held by ``@everyone``.
 DEFAULT_PERMISSIONS = 552448
-#: Permission bits used by the emulator's checks (protocol 3.10).
+#: Permission bits used by the emulator's checks.
 PERM = {
     "MANAGE_SERVER": 1,
     "MANAGE_ROLES": 2,
@@ -48,9 +50,9 @@ PERM = {
     "MANAGE_APPLICATIONS": 1048576,
     "ADMINISTRATOR": 2147483648,
 }
-#: Channel types accepted on creation (protocol 1.2 C7).
+#: Channel types accepted on creation (``POST /servers/{sid}/channels``).
 CREATABLE_CHANNEL_TYPES = ("TEXT", "VOICE")
-#: User statuses accepted by presence updates (protocol 1.2 C11).
+#: User statuses accepted by presence updates (``PATCH /users/settings``).
 STATUSES = ("online", "idle", "dnd", "invisible")
 
 _ALNUM = string.ascii_letters + string.digits
@@ -91,7 +93,8 @@ CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, channel_id TEXT NOT NULL,
     server_id TEXT, author_id TEXT, content TEXT NOT NULL, embeds TEXT NOT NULL,
     reply_to_id TEXT, created_at TEXT NOT NULL, edited_at TEXT,
-    pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT, raw TEXT NOT NULL DEFAULT '');
+    pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT, raw TEXT NOT NULL DEFAULT '',
+    webhook_id TEXT);
 CREATE INDEX IF NOT EXISTS messages_channel ON messages(channel_id, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(body);
 CREATE TABLE IF NOT EXISTS reactions (
@@ -160,23 +163,23 @@ PROFILE_FIELDS = {"banner": "banner", "bannerColor": "banner_color", "bio": "bio
 
 
 def iso_now() -> str:
-    """Return the current UTC time as ``2026-01-02T03:04:05.678Z`` (protocol 0.1)."""
+    """Return the current UTC time as ``2026-01-02T03:04:05.678Z`` (milliseconds, ``Z``)."""
     return iso_at(time.time())
 
 
 def iso_at(epoch_s: float) -> str:
-    """Format an epoch time (seconds) as the emulator's ISO-8601 UTC string (protocol 0.1)."""
+    """Format an epoch time (seconds) as the emulator's ISO-8601 UTC string (``...T03:04:05.678Z``)."""
     dt = datetime.fromtimestamp(epoch_s, tz=timezone.utc)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 def escape_content(text: str) -> str:
-    """Escape ``&`` (first), ``<`` and ``>`` as the service does on store (protocol 0.5)."""
+    """Escape ``&`` (first), ``<`` and ``>`` as the service does when it stores message content."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def parse_permissions(value: Any) -> int:
-    """Parse a permission bitfield given as an int or a decimal string (protocol 0.1).
+    """Parse a permission bitfield given as an int or a decimal string (as on the wire).
 
     Raises:
         ValueError: Not a non-negative int or decimal string.
@@ -207,7 +210,7 @@ class BadRequest(Exception):
 
 
 class Store:
-    """sqlite3-backed state of the emulator with wire-record builders (protocol section 3).
+    """sqlite3-backed state of the emulator with the builders of the records it answers.
 
     Not thread-safe: use it from one thread (the emulator's loop thread).
 
@@ -224,6 +227,7 @@ class Store:
         self.conn.execute("PRAGMA synchronous=OFF")
         self.conn.executescript(_SCHEMA)
         self.conn.executescript(_EXTRA_SCHEMA)
+        self._add_missing_columns()
         start = 10**17 + int((time.time() - 1_577_836_800) * 1000) * 100
         row = self.conn.execute(
             "SELECT MAX(CAST(id AS INTEGER)) FROM (SELECT id FROM users UNION ALL "
@@ -239,9 +243,15 @@ class Store:
         row = self._one("SELECT MAX(rowid) FROM messages_fts")
         self._fts_seq = int(row[0]) if row is not None and row[0] is not None else 0
 
+    def _add_missing_columns(self) -> None:
+        """Add the columns a database file written by an older emulator lacks (``--db PATH``)."""
+        columns = {str(r[1]) for r in self.conn.execute("PRAGMA table_info(messages)")}
+        if "webhook_id" not in columns:
+            self.conn.execute("ALTER TABLE messages ADD COLUMN webhook_id TEXT")
+
     # ------------------------------------------------------------------ basics
     def new_id(self) -> str:
-        """Return a fresh 18-digit decimal id, increasing over time (protocol 0.1)."""
+        """Return a fresh 18-digit decimal id (a string), increasing over time."""
         return str(next(self._ids))
 
     def reset(self) -> None:
@@ -256,7 +266,7 @@ class Store:
         """Return every stored row, per table, sorted: a comparable snapshot of the whole state.
 
         The lazy full-text index is left out (it mirrors ``messages``). Used by tests to prove
-        that a refused request changed nothing (issue 6, "Bad input").
+        that a refused request changed nothing.
 
         Returns:
             ``{table name: [[column values...], ...]}`` with rows sorted by their text form.
@@ -304,7 +314,7 @@ class Store:
         return row
 
     def user(self, uid: str, *, viewer: str | None = None) -> dict[str, Any]:
-        """Return a User record (3.1); ``invisible`` shows as ``offline`` to other viewers.
+        """Return a User record; ``invisible`` shows as ``offline`` to other viewers.
 
         Raises:
             NotFound: Unknown user.
@@ -336,7 +346,7 @@ class Store:
         self.conn.execute("UPDATE users SET revoked=1 WHERE id=?", (uid,))
 
     def set_status(self, uid: str, status: str) -> None:
-        """Store a user's presence status (C11, ``presence:update``)."""
+        """Store a user's presence status (``PATCH /users/settings``, ``presence:update``)."""
         self.conn.execute("UPDATE users SET status=? WHERE id=?", (status, uid))
         self._user_cache.pop(uid, None)
 
@@ -393,7 +403,7 @@ class Store:
         return row
 
     def server(self, sid: str) -> dict[str, Any]:
-        """Return a Server record (3.2). Raises NotFound."""
+        """Return a Server record. Raises NotFound."""
         row = self.server_row(sid)
         count = self._one("SELECT COUNT(*) FROM members WHERE server_id=?", (sid,))
         return self._server_rec(row, int(count[0]) if count else 0)
@@ -454,7 +464,7 @@ class Store:
                 "permissions": str(row["permissions"])}
 
     def role(self, sid: str, rid: str) -> dict[str, Any]:
-        """Return a Role record (3.5). Raises NotFound."""
+        """Return a Role record. Raises NotFound."""
         return self._role_rec(self.role_row(sid, rid))
 
     def roles(self, sid: str) -> list[dict[str, Any]]:
@@ -544,7 +554,7 @@ class Store:
         self.conn.execute("UPDATE members SET nickname=? WHERE server_id=? AND user_id=?", (nickname, sid, uid))
 
     def member(self, sid: str, uid: str, *, viewer: str | None = None) -> dict[str, Any]:
-        """Return the nested Member record (3.4), ``@everyone`` first in ``roles``.
+        """Return the nested Member record (with ``user`` and full ``roles``), ``@everyone`` first in ``roles``.
 
         Raises:
             NotFound: Not a member.
@@ -588,7 +598,7 @@ class Store:
         return bool(row and row[0])
 
     def permissions(self, sid: str, uid: str) -> int:
-        """Compute a member's server permissions (3.10); 0 for a non-member.
+        """Compute a member's server permissions; 0 for a non-member.
 
         Owner gives ALL; otherwise the OR of ``@everyone`` and the member's roles, and
         ``ADMINISTRATOR`` widens to ALL.
@@ -629,7 +639,7 @@ class Store:
         return row
 
     def category(self, sid: str, cid: str) -> dict[str, Any]:
-        """Return a Category record with its channels (3.3)."""
+        """Return a Category record with its channels."""
         row = self.category_row(sid, cid)
         return self._category_rec(row)
 
@@ -674,7 +684,7 @@ class Store:
         return rec
 
     def channel(self, cid: str) -> dict[str, Any]:
-        """Return a Channel record (3.3) with ``serverPublicId`` (null for a DM)."""
+        """Return a Channel record with ``serverPublicId`` (null for a DM)."""
         return self._channel_rec(self.channel_row(cid))
 
     def channels_of(self, sid: str) -> list[dict[str, Any]]:
@@ -691,7 +701,7 @@ class Store:
         return [r[0] for r in self._all("SELECT id FROM channels WHERE server_id=?", (sid,))]
 
     def listing(self, sid: str, *, viewer: str | None = None) -> dict[str, Any]:
-        """Return the C6 category listing ``{categories, uncategorizedChannels}`` sorted by position.
+        """Return the category listing ``{categories, uncategorizedChannels}``, sorted by position.
 
         With ``viewer``, only the channels that user may view are listed, and a category the
         user may not view is left out when none of its channels is visible.
@@ -772,7 +782,7 @@ class Store:
         return cid, True
 
     def dm_record(self, cid: str, viewer: str) -> dict[str, Any]:
-        """Return the DM record (3.3) from ``viewer``'s side."""
+        """Return the DM record (with ``recipient``) from ``viewer``'s side."""
         row = self._one("SELECT * FROM dms WHERE channel_id=?", (cid,))
         if row is None:
             raise NotFound("channels.errors.not_found")
@@ -790,7 +800,7 @@ class Store:
     # ------------------------------------------------------------------ messages
     def insert_messages(self, cid: str, author_id: str, contents: list[str],
                         embeds: list[Any] | None = None, reply_to_id: str | None = None) -> list[dict[str, Any]]:
-        """Store messages in one transaction; return their Message records (3.6).
+        """Store messages in one transaction; return their Message records.
 
         ``contents`` are the raw texts: they are escaped on store and indexed (lazily, before the
         next search) unescaped.
@@ -829,11 +839,16 @@ class Store:
 
     @staticmethod
     def _message_rec(row: sqlite3.Row) -> dict[str, Any]:
-        return {"publicId": row["id"], "content": row["content"],
-                "author": None if row["author_json"] is None else json.loads(row["author_json"]),
-                "channelPublicId": row["channel_id"], "serverPublicId": row["server_id"],
-                "createdAt": row["created_at"], "embeds": json.loads(row["embeds"]), "fileUrl": None,
-                "replyToId": row["reply_to_id"], "editedAt": row["edited_at"], "pinned": bool(row["pinned"])}
+        """The Message record of a stored row. A message posted through a webhook also carries
+        ``webhookId`` (the webhook's id, which is also its pseudo-author's ``publicId``)."""
+        rec = {"publicId": row["id"], "content": row["content"],
+               "author": None if row["author_json"] is None else json.loads(row["author_json"]),
+               "channelPublicId": row["channel_id"], "serverPublicId": row["server_id"],
+               "createdAt": row["created_at"], "embeds": json.loads(row["embeds"]), "fileUrl": None,
+               "replyToId": row["reply_to_id"], "editedAt": row["edited_at"], "pinned": bool(row["pinned"])}
+        if row["webhook_id"] is not None:
+            rec["webhookId"] = row["webhook_id"]
+        return rec
 
     def message_row(self, mid: str) -> sqlite3.Row:
         """Return a message row. Raises NotFound."""
@@ -865,7 +880,11 @@ class Store:
 
     def search(self, cid: str, query: str, limit: int, before: str | None = None,
                after: str | None = None) -> list[dict[str, Any]]:
-        """Full-text search (FTS5) over the unescaped text of a channel's messages, newest first."""
+        """Full-text search (FTS5) over the unescaped text of a channel's messages, newest first.
+
+        ``before`` / ``after`` (message ids) keep only the messages posted before / after that
+        message; an id that is not a message of this channel matches nothing (``[]``), as in
+        :meth:`history`."""
         terms = [t for t in query.split() if t]
         if not terms:
             return []
@@ -876,7 +895,8 @@ class Store:
         args: list[Any] = [match, cid]
         for ref, op in ((before, "<"), (after, ">")):
             if ref is not None:
-                row = self._one("SELECT seq FROM messages WHERE id=?", (ref,))
+                # Like history: a bound must be a message of this channel, else nothing matches.
+                row = self._one("SELECT seq FROM messages WHERE id=? AND channel_id=?", (ref, cid))
                 if row is None:
                     return []
                 sql += f" AND m.seq{op}?"
@@ -935,7 +955,7 @@ class Store:
         return True
 
     def reactions(self, mid: str) -> list[dict[str, Any]]:
-        """Return the full reaction list of a message (2.4 ``message:reaction``), oldest first."""
+        """Return the full reaction list of a message (the ``message:reaction`` event's list), oldest first."""
         out = []
         for r in self._all("SELECT * FROM reactions WHERE message_id=? ORDER BY seq", (mid,)):
             try:
@@ -998,7 +1018,7 @@ class Store:
         return self.conn.execute("DELETE FROM bans WHERE server_id=? AND user_id=?", (sid, uid)).rowcount > 0
 
     def bans(self, sid: str) -> list[dict[str, Any]]:
-        """Return a server's Ban records (3.9), oldest first."""
+        """Return a server's Ban records, oldest first."""
         out = []
         for r in self._all("SELECT * FROM bans WHERE server_id=? ORDER BY created_at, id", (sid,)):
             try:
@@ -1030,7 +1050,7 @@ class Store:
         return row
 
     def server_invite(self, code: str) -> dict[str, Any]:
-        """Return the server-invite record (3.7, list and create form)."""
+        """Return the server-invite record (the form of the invite list and of invite creation)."""
         row = self._one("SELECT * FROM invites WHERE code=?", (code,))
         if row is None:
             raise NotFound("invites.errors.not_found")
@@ -1052,7 +1072,7 @@ class Store:
                 "serverPublicId": row["server_id"]}
 
     def resolved_invite(self, code: str, viewer: str) -> dict[str, Any]:
-        """Return the resolved invite (3.7, C13) for ``viewer``."""
+        """Return the resolved invite (``GET /invites/{code}``) for ``viewer``."""
         row = self.invite_row(code)
         srv = self.server(row["server_id"])
         rec = self.server_invite(code)
@@ -1180,6 +1200,8 @@ class Store:
 
         The author is the webhook's pseudo-user ``{publicId: webhook id, name, tag: "0000", image,
         isBot: true}``; ``username`` and ``avatar_url`` override the name and image for this message.
+        The record also carries ``webhookId`` (in every later read too), so that a client can tell
+        a webhook's message, whose author name may differ per message, from a user's.
         """
         author = {"publicId": row["id"], "name": username if username is not None else row["name"], "tag": "0000",
                   "image": avatar_url if avatar_url is not None else row["avatar_url"], "isBot": True}
@@ -1189,9 +1211,9 @@ class Store:
         with self.conn:
             self.conn.execute(
                 "INSERT INTO messages(id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
-                "created_at, author_json, raw) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "created_at, author_json, raw, webhook_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (mid, row["channel_id"], row["server_id"], row["id"], esc, json.dumps(embeds), None, now,
-                 json.dumps(author), content))
+                 json.dumps(author), content, row["id"]))
         return self.message(mid)
 
     def add_audit(self, sid: str, executor_id: str | None, action: str, target_type: str | None,
@@ -1408,7 +1430,7 @@ class Store:
                 "allow": str(row["allow"]), "deny": str(row["deny"])}
 
     def overrides(self, scope_id: str) -> list[dict[str, Any]]:
-        """The Override records (3.9) of a channel or category, oldest first."""
+        """The Override records of a channel or category, oldest first."""
         return [self._override_rec(r) for r in self._override_rows(scope_id)]
 
     def set_override(self, sid: str, scope_id: str, target_id: str, kind: str, allow: int, deny: int) -> bool:

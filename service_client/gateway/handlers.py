@@ -117,6 +117,14 @@ class ReactionTracker:
             self._entries.pop(message_id, None)
 
 
+def _from_webhook(client: Client, data: dict[str, Any], author_data: dict[str, Any]) -> bool:
+    """Whether a message was posted through a webhook: the record says so (``webhookId``), or
+    its author's id is a webhook this client has met (a service that does not mark them)."""
+    if data.get("webhookId") is not None:
+        return True
+    return client.users._is_webhook(read_id(author_data, "publicId", "id", "userPublicId", "userId"))
+
+
 def diff_reactions(
     previous: Mapping[str, set[str]], current: Mapping[str, set[str]]
 ) -> list[tuple[str, str, str, int]]:
@@ -265,11 +273,13 @@ class WireHandlers:
         data = _obj(payload)
         author: User | None = None
         author_data = data.get("author")
-        if isinstance(author_data, dict):
+        if isinstance(author_data, dict) and not _from_webhook(self._client, data, author_data):
             try:
                 author = self._client.users._upsert(author_data)
             except (TypeError, ValueError) as exc:
                 log.warning("message:new with a broken author: %s", exc)
+        # A webhook's message keeps its own uncached author (built by Message): the webhook's
+        # pseudo-user shares the webhook's id but may carry another name on every message.
         message = Message(self._client, data, author=author)
         if message.nonce is not None:
             self._client._resolve_nonce(message.nonce, message)

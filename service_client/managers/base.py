@@ -1,4 +1,4 @@
-"""The base manager and the manager convention (spec: Manager convention).
+"""The base manager and the convention every manager follows.
 
 - every manager holds a ``cache`` (:class:`Collection`) and ``resolve()``;
 - ``fetch*`` methods take keyword-only ``cache: bool = True``: with True they
@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
     from ..rest.route import Route
 
-__all__ = ["BaseManager", "check_id", "route"]
+__all__ = ["BaseManager", "check_cache_flag", "check_id", "check_name", "route"]
 
 log = logging.getLogger("service_client.managers")
 
@@ -56,6 +56,21 @@ def check_id(value: Any, name: str) -> str:
     return value
 
 
+def check_name(value: Any, name: str) -> str:
+    """``value`` when it is a str with at least one character that is not whitespace (a channel,
+    category or role name). The name is sent as given (not stripped).
+
+    Raises:
+        TypeError: ``value`` is not a str (the message names ``name``).
+        ValueError: ``value`` is empty or only whitespace.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{name} must not be empty or only whitespace, got {value!r}")
+    return value
+
+
 def check_cache_flag(cache: Any) -> bool:
     """``cache`` when it is a bool, else TypeError naming ``cache``."""
     if not isinstance(cache, bool):
@@ -86,7 +101,7 @@ class BaseManager(Generic[K, M]):
     def resolve(self, id_or_object: Any) -> M | None:
         """The cached entry for an id, or the model itself when given one.
 
-        Spec: Manager convention, ``resolve()``. Never performs a request.
+        Never performs a request.
 
         Args:
             id_or_object: A cache key, or an instance of this manager's model.

@@ -1,4 +1,4 @@
-"""``ChannelManager``: ``client.channels`` (spec: Managers, ChannelManager)."""
+"""``ChannelManager``: ``client.channels``, one cache of the channels of every server and DM."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from ..models.category import Category
 from ..models.channel import Channel
 from ..models.collection import Collection
 from ..models.dm_channel import DMChannel
-from .base import BaseManager, check_cache_flag, check_id, route
+from .base import BaseManager, check_cache_flag, check_id, check_name, route
 
 __all__ = ["ChannelManager", "build_channel"]
 
-#: Channel types the service lets a client create (protocol C7).
+#: Channel types the service lets a client create (``POST /servers/{sid}/channels``).
 CREATABLE_TYPES = ("TEXT", "VOICE")
 
 
@@ -50,9 +50,9 @@ class ChannelManager(BaseManager[str, Channel]):
         self.categories: Collection[str, Category] = Collection()
 
     def fetch(self, channel_id: str, *, cache: bool = True) -> Channel:
-        """Fetch one channel (``GET /channels/{channel_id}``, C8); a new Channel each call.
+        """Fetch one channel (``GET /channels/{channel_id}``); a new Channel each call.
 
-        Spec: Managers, ``channels.fetch(id, cache)``. Always requests.
+        Always requests, even when the channel is cached.
 
         Args:
             channel_id: The channel's public id.
@@ -78,9 +78,10 @@ class ChannelManager(BaseManager[str, Channel]):
         return channel
 
     def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
-        """Fetch every channel of a server with one request to its categories listing.
+        """Fetch every channel of a server with one request to its categories listing
+        (``GET /servers/{server_id}/categories``, the only route that lists a server's channels).
 
-        Spec: Managers, ``channels.fetchForGuild``; protocol C6, 3.3. Thread-safe.
+        Thread-safe.
 
         Args:
             server_id: The server's public id.
@@ -99,7 +100,7 @@ class ChannelManager(BaseManager[str, Channel]):
         return channels
 
     def fetch_categories(self, server_id: str, *, cache: bool = True) -> list[Category]:
-        """Fetch a server's categories with their channels (one request, C6).
+        """Fetch a server's categories with their channels (one request to the categories listing).
 
         Args:
             server_id: The server's public id.
@@ -149,43 +150,45 @@ class ChannelManager(BaseManager[str, Channel]):
         *,
         type: str = "TEXT",  # noqa: A002 - the wire name
         category_id: str | None = None,
-        is_private: bool | None = None,
+        private: bool | None = None,
         cache: bool = True,
     ) -> Channel:
-        """Create a channel (``POST /servers/{server_id}/channels``, C7) and cache it.
+        """Create a channel (``POST /servers/{server_id}/channels``; MANAGE_CHANNELS) and cache it.
 
         Blocks until the service answers; thread-safe. See also
         ``guild.channels.create``, which also sets permission overwrites.
 
         Args:
             server_id: The server's public id.
-            name: The channel name.
+            name: The channel name (not empty or only whitespace).
             type: ``"TEXT"`` or ``"VOICE"``.
             category_id: The parent category (sent only when given). The channel starts with
                 the category's overwrites, and is private when the category is.
-            is_private: Sent only when given. A private channel is visible only to the owner,
-                ``ADMINISTRATOR`` holders and members an overwrite allows ``VIEW_CHANNELS``.
+            private: Sent as ``isPrivate`` only when given (None sends nothing). A private
+                channel is visible only to the owner, ``ADMINISTRATOR`` holders and members an
+                overwrite allows ``VIEW_CHANNELS``.
             cache: Add the channel to ``client.channels.cache``.
 
         Returns:
             The created :class:`Channel`.
 
         Raises:
-            TypeError, ValueError: Bad arguments (before any request).
-            ServiceAPIError: 403 without MANAGE_CHANNELS, 404.
+            TypeError, ValueError: Bad arguments, such as a name that is only whitespace
+                (before any request).
+            ServiceAPIError: 403 without MANAGE_CHANNELS, 400 refused, 404 unknown server.
         """
         check_id(server_id, "server_id")
-        check_id(name, "name")
+        check_name(name, "name")
         check_cache_flag(cache)
         if type not in CREATABLE_TYPES:
             raise ValueError(f"type must be one of {CREATABLE_TYPES}, got {type!r}")
         body: dict[str, Any] = {"name": name, "type": type}
         if category_id is not None:
             body["categoryId"] = check_id(category_id, "category_id")
-        if is_private is not None:
-            if not isinstance(is_private, bool):
-                raise TypeError("is_private must be a bool")
-            body["isPrivate"] = is_private
+        if private is not None:
+            if not isinstance(private, bool):
+                raise TypeError(f"private must be a bool or None, got {type_name(private)}")
+            body["isPrivate"] = private
         data = self._client._request(
             route("POST", "/servers/{server_id}/channels", server_id=server_id), json=body
         )
@@ -221,7 +224,7 @@ class ChannelManager(BaseManager[str, Channel]):
         )
 
     def _refresh_guild(self, server_id: str) -> None:
-        """Replace a server's cached channels and categories by a fresh listing (one request, C6).
+        """Replace a server's cached channels and categories by a fresh listing (one request).
 
         Used when the service announces that the server's channels or categories changed: the
         listing holds exactly what the bot may view now, so cached channels and categories of
@@ -261,3 +264,8 @@ class ChannelManager(BaseManager[str, Channel]):
                 record = ch.raw
                 record["categoryId"] = None
                 dict.__setitem__(self.cache, key, Channel._rebuilt(ch, record))
+
+
+def type_name(value: Any) -> str:
+    """The class name of ``value`` (for error messages)."""
+    return type(value).__name__

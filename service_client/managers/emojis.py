@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
 
 __all__ = ["EMOJI_NAME_RE", "EmojiManager"]
+
+log = logging.getLogger("service_client.managers")
 
 #: A valid custom emoji name: 2 to 32 letters, digits or underscores.
 EMOJI_NAME_RE = re.compile(r"[A-Za-z0-9_]{2,32}")
@@ -40,6 +43,9 @@ class EmojiManager(BaseManager[str, Emoji]):
     def fetch_all(self, *, cache: bool = True) -> list[Emoji]:
         """List the server's custom emojis (``GET /servers/{sid}/emojis``). Blocks.
 
+        A malformed record (not an object, no id) is skipped and logged at DEBUG; the others
+        are kept.
+
         Args:
             cache: Upsert every emoji into :attr:`cache` (never purges).
 
@@ -54,14 +60,18 @@ class EmojiManager(BaseManager[str, Emoji]):
         check_cache_flag(cache)
         data = self._client._request(route("GET", "/servers/{server_id}/emojis", server_id=self.server_id))
         items = data.get("emojis") if isinstance(data, dict) else data
-        emojis = [Emoji(self._client, item, server_id=self.server_id)
-                  for item in (items if isinstance(items, list) else ()) if isinstance(item, dict)]
+        emojis: list[Emoji] = []
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            try:
+                emojis.append(Emoji(self._client, item, server_id=self.server_id))
+            except (TypeError, ValueError) as exc:
+                log.debug("skipped emoji record %d of server %s: %s", index, self.server_id, exc)
         if cache:
             self.cache.update((emoji.id, emoji) for emoji in emojis)
         return emojis
 
-    def create(self, name: str, image_url: str, *, animated: bool = False) -> Emoji:
-        """Create a custom emoji (``POST /servers/{sid}/emojis``; needs MANAGE_SERVER) and cache it.
+    def create(self, name: str, image_url: str, *, animated: bool = False, cache: bool = True) -> Emoji:
+        """Create a custom emoji (``POST /servers/{sid}/emojis``; needs MANAGE_SERVER).
 
         Blocks until the service answered. Sends ``{name, imageUrl, isAnimated}``.
 
@@ -69,6 +79,7 @@ class EmojiManager(BaseManager[str, Emoji]):
             name: 2 to 32 characters of ``[A-Za-z0-9_]``, checked before any request.
             image_url: The image URL.
             animated: True for an animated image.
+            cache: Add the emoji to :attr:`cache`; False writes nothing.
 
         Returns:
             The created :class:`Emoji`.
@@ -86,6 +97,7 @@ class EmojiManager(BaseManager[str, Emoji]):
         check_id(image_url, "image_url")
         if not isinstance(animated, bool):
             raise TypeError(f"animated must be a bool, got {type(animated).__name__}")
+        check_cache_flag(cache)
         body: dict[str, Any] = {"name": name, "imageUrl": image_url, "isAnimated": animated}
         data = self._client._request(
             route("POST", "/servers/{server_id}/emojis", server_id=self.server_id), json=body
@@ -93,7 +105,8 @@ class EmojiManager(BaseManager[str, Emoji]):
         if isinstance(data, dict) and isinstance(data.get("emoji"), dict):
             data = data["emoji"]
         emoji = Emoji(self._client, data, server_id=self.server_id)
-        self.cache[emoji.id] = emoji
+        if cache:
+            self.cache[emoji.id] = emoji
         return emoji
 
     def delete(self, emoji_id: str | Emoji) -> None:

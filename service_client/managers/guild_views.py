@@ -13,7 +13,7 @@ from ..errors import ChannelOverwriteError, ServiceError
 from ..models.category import Category
 from ..models.channel import Channel
 from ..models.collection import Collection
-from .base import check_cache_flag, check_id, route
+from .base import check_cache_flag, check_name, route
 from .overwrites import normalize_overwrites, post_overwrite
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +73,7 @@ class GuildChannels(Collection[str, Channel]):
             })
 
         Args:
-            name: The channel name.
+            name: The channel name (not empty or only whitespace).
             type: ``"TEXT"`` or ``"VOICE"``.
             category_id: The parent category (id or :class:`Category`); the channel starts
                 with its overwrites, and is private when it is.
@@ -100,7 +100,7 @@ class GuildChannels(Collection[str, Channel]):
                 overwrites were not sent.
         """
         client = self._client
-        check_id(name, "name")
+        check_name(name, "name")
         check_cache_flag(cache)
         if not isinstance(private, bool):
             raise TypeError(f"private must be a bool, got {type_name(private)}")
@@ -108,7 +108,7 @@ class GuildChannels(Collection[str, Channel]):
             category_id = category_id.id
         specs = normalize_overwrites(client, self.server_id, overwrites)
         channel = client.channels.create(
-            self.server_id, name, type=type, category_id=category_id, is_private=True if private else None,
+            self.server_id, name, type=type, category_id=category_id, private=True if private else None,
             cache=cache,
         )
         for index, spec in enumerate(specs):
@@ -156,17 +156,18 @@ class GuildCategories(Collection[str, Category]):
         start with them.
 
         Args:
-            name: The category name.
+            name: The category name (not empty or only whitespace).
             cache: Add it to ``client.channels.categories``.
 
         Returns:
             The new :class:`Category` (no channels yet).
 
         Raises:
-            TypeError, ValueError: ``name`` is not a non-empty str (before any request).
+            TypeError, ValueError: ``name`` is not a str, or is empty or only whitespace
+                (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown server.
         """
-        check_id(name, "name")
+        check_name(name, "name")
         check_cache_flag(cache)
         data = self._client._request(
             route("POST", "/servers/{server_id}/categories", server_id=self.server_id), json={"name": name}

@@ -1,13 +1,16 @@
-"""``MemberManager``: ``client.members`` (spec: Managers, members.fetch; protocol 3.4)."""
+"""``MemberManager``: ``client.members``, the members of every server, keyed by server and user."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..models.member import Member, member_ids, member_user_record
 from .base import BaseManager, check_cache_flag, check_id, route
 
 __all__ = ["MemberManager"]
+
+log = logging.getLogger("service_client.managers")
 
 MemberKey = tuple[str, str]
 
@@ -16,7 +19,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
     """The cache of members of every server, keyed by ``(server_id, user_id)``.
 
     ``cache`` is a :class:`Collection` whose keys are ``(server id, user id)``
-    tuples (pitfall 26: the membership's own ``publicId`` is never a key):
+    tuples (the membership record's own ``publicId`` is never a key):
     ``client.members.cache[("S1", "U1")]``, or ``client.members.get("S1", "U1")``.
     At ready it holds the bot's own member in every server. Thread-safe.
     """
@@ -47,9 +50,9 @@ class MemberManager(BaseManager[MemberKey, Member]):
         return [m for (sid, _), m in self.cache.items() if sid == server_id]
 
     def fetch(self, server_id: str, user_id: str, *, cache: bool = True) -> Member:
-        """Fetch one member (``GET /servers/{server_id}/members/{user_id}``, C5).
+        """Fetch one member (``GET /servers/{server_id}/members/{user_id}``).
 
-        Spec: Managers, ``members.fetch(serverId, userId)``. Always requests.
+        Always requests, even when the member is cached.
 
         Args:
             server_id: The server's public id.
@@ -76,10 +79,11 @@ class MemberManager(BaseManager[MemberKey, Member]):
         return self._build(data, server_id, cache=cache)
 
     def fetch_all(self, server_id: str, *, cache: bool = True) -> list[Member]:
-        """Fetch every member of a server (``GET /servers/{server_id}/members``, EXT).
+        """Fetch every member of a server (``GET /servers/{server_id}/members``).
 
-        Accepts ``{"members": [...]}`` and a bare array (pitfall 27). Upserts
-        without purging.
+        Accepts ``{"members": [...]}`` and a bare array (the service's form is not
+        known for sure). Upserts without purging. A malformed record (not an
+        object, no user id) is skipped and logged at DEBUG; the others are kept.
 
         Args:
             server_id: The server's public id.
@@ -97,8 +101,11 @@ class MemberManager(BaseManager[MemberKey, Member]):
         data = self._client._request(route("GET", "/servers/{server_id}/members", server_id=server_id))
         items = data.get("members") if isinstance(data, dict) else data
         out: list[Member] = []
-        for item in items if isinstance(items, list) else ():
-            out.append(self._build(item, server_id, cache=cache))
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            try:
+                out.append(self._build(item, server_id, cache=cache))
+            except (TypeError, ValueError) as exc:
+                log.debug("skipped member record %d of server %s: %s", index, server_id, exc)
         return out
 
     def edit(
@@ -109,7 +116,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         roles: list[Any] | None = None,
         nickname: Any = ...,
     ) -> None:
-        """Change a member's roles and/or nickname (``PATCH /servers/{sid}/members/{uid}``, EXT).
+        """Change a member's roles and/or nickname (``PATCH /servers/{sid}/members/{uid}``).
 
         Fire-and-check: the service answers 204; a ``server:member_update``
         event then refetches the member. Not patched locally.

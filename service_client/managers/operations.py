@@ -1,7 +1,7 @@
-"""Client operations the :class:`Client` delegates to (spec: Client operations).
+"""Client operations the :class:`Client` delegates to.
 
 ``create_dm``, ``fetch_invite``, ``search_messages`` and the ``message:send``
-payload builder of ``send_message`` (protocol 2.3).
+payload builder of ``send_message``.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["build_message_payload", "create_dm", "fetch_invite", "invite_code", "search_messages"]
 
-#: The spec's text for an empty send (python-api.md 2, send_message).
+#: The error text of an empty send (no content and no embed).
 EMPTY_SEND = "send_message requires non-empty content or at least one embed."
 
 
 def create_dm(client: Client, user_id: str) -> DMChannel:
-    """Open (or get) the DM with a user: ``GET /channels/dm/{user_id}`` (C9).
+    """Open (or get) the DM with a user: ``GET /channels/dm/{user_id}``.
 
-    Spec: ``createDM(userId)``. The recipient is upserted into ``client.users``
-    and the DM into ``client.channels.cache``.
+    The recipient is upserted into ``client.users`` and the DM into
+    ``client.channels.cache``.
 
     Args:
         client: The client.
@@ -78,9 +78,7 @@ def invite_code(code_or_link: str) -> str:
 
 
 def fetch_invite(client: Client, code_or_link: str) -> Invite:
-    """Resolve an invite read-only: ``GET /invites/{code}`` (C13).
-
-    Spec: ``fetchInvite(code)``; a bot cannot accept invites.
+    """Resolve an invite read-only: ``GET /invites/{code}`` (a bot cannot accept invites).
 
     Args:
         client: The client.
@@ -100,20 +98,33 @@ def fetch_invite(client: Client, code_or_link: str) -> Invite:
     return Invite(client, data)
 
 
-def search_messages(client: Client, channel_id: str, query: str, *, limit: int | None = None) -> list[Message]:
-    """Keyword search in one channel: ``GET /chat/{channel_id}/search?q=&limit=`` (C10).
+def search_messages(
+    client: Client,
+    channel_id: str,
+    query: str,
+    *,
+    limit: int | None = None,
+    before: str | Message | None = None,
+    after: str | Message | None = None,
+) -> list[Message]:
+    """Keyword search in one channel: ``GET /chat/{channel_id}/search?q=&limit=&before=&after=``.
 
-    Spec: ``searchMessages`` (Message instances since 1.5.0). ``limit`` is
-    omitted from the query when None.
+    ``limit``, ``before`` and ``after`` are omitted from the query when None. Message authors
+    are not added to ``client.users``.
 
     Args:
         client: The client.
         channel_id: The channel's public id.
         query: The search text (non-empty).
-        limit: Most results wanted (>= 1), or None for the service default.
+        limit: Most results wanted (>= 1), or None for the service default (25 on the
+            emulator, which caps it at 100).
+        before: Only messages posted before this message (a :class:`Message` or its id).
+        after: Only messages posted after this message (a :class:`Message` or its id).
 
     Returns:
-        The matching messages (content decoded); ``[]`` when none.
+        The matching messages (content decoded), newest first as the service orders them;
+        ``[]`` when none (also when ``before`` / ``after`` is not a message of this channel,
+        on the emulator).
 
     Raises:
         TypeError, ValueError: Bad arguments (before any request).
@@ -132,6 +143,9 @@ def search_messages(client: Client, channel_id: str, query: str, *, limit: int |
     params: dict[str, Any] = {"q": query}
     if limit is not None:
         params["limit"] = limit
+    for name, bound in (("before", before), ("after", after)):
+        if bound is not None:
+            params[name] = check_id(bound.id if isinstance(bound, Message) else bound, name)
     data = client._request(route("GET", "/chat/{channel_id}/search", channel_id=channel_id), params=params)
     items = data.get("messages") if isinstance(data, dict) else data
     out: list[Message] = []
@@ -163,9 +177,9 @@ def build_message_payload(
     reply_to_id: str | None = None,
     nonce: str,
 ) -> dict[str, Any]:
-    """The ``message:send`` payload (protocol 2.3) of a ``send_message`` call.
+    """The ``message:send`` socket payload of a ``send_message`` call.
 
-    Spec: ``sendMessage`` 1 and 4. ``options`` may be a str (content), an
+    ``options`` may be a str (content), an
     :class:`EmbedBuilder` (one embed), or a mapping with ``content``,
     ``embeds``, ``replyToId``/``reply_to_id``; keywords given explicitly win
     over the mapping's keys.

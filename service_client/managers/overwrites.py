@@ -4,7 +4,8 @@ Routes: ``GET /channels/{id}/overrides`` -> ``{"overrides": [Override]}``, ``POS
 /channels/{id}/overrides {targetId, type, allow, deny}`` (create or replace; 204) and ``DELETE
 /channels/{id}/overrides/{overrideId}`` (204). A category's overrides are listed with ``GET
 /servers/{sid}/categories/{cid}/overrides``; they are set and deleted through the channel routes
-with the category's id (an assumption about the service: it has no category route for that).
+with the category's id. That is an assumption about the service, verified only against the local
+emulator: the service documents no route that sets or deletes a category's overwrite.
 
 Every function blocks, is thread-safe and goes through the REST session (queue, buckets,
 retries, errors).

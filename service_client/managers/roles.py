@@ -1,30 +1,29 @@
-"""``RoleManager``: ``guild.roles``, one per server (spec: Resources, the service's roles)."""
+"""``RoleManager``: ``guild.roles``, the roles of one server."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ServiceAPIError
 from ..models.embed import parse_color
-from ..models.permissions import Permissions
 from ..models.role import Role
-from .base import BaseManager, check_cache_flag, check_id, route
+from .base import BaseManager, check_cache_flag, check_id, check_name, route
+from .overwrites import permissions_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
 
 __all__ = ["RoleManager"]
 
+log = logging.getLogger("service_client.managers")
+
 _UNSET: Any = object()
 
 
 def _permissions_wire(value: Any) -> str:
-    if isinstance(value, (list, tuple, set, frozenset)):
-        total = 0
-        for item in value:
-            total |= int(Permissions.resolve(item))
-        return str(total)
-    return str(int(Permissions.resolve(value)))
+    """The decimal string of a permission set; bits that are no permission raise ValueError."""
+    return str(int(permissions_value(value, "permissions")))
 
 
 def _color_wire(value: Any) -> str | None:
@@ -53,9 +52,12 @@ class RoleManager(BaseManager[str, Role]):
         self.server_id = server_id
 
     def fetch_all(self, *, cache: bool = True) -> list[Role]:
-        """Fetch every role of the server (``GET /servers/{sid}/roles``, EXT).
+        """Fetch every role of the server (``GET /servers/{sid}/roles``).
 
-        Upserts each role (the cached object is replaced); never purges (protocol 5.2).
+        Upserts each role (the cached object is replaced); never purges: a role missing from
+        the answer stays cached until a ``server:role_delete`` event or :meth:`delete`. A
+        malformed record (not an object, no id) is skipped and logged at DEBUG; the others
+        are kept.
 
         Returns:
             The roles in the service's order; ``[]`` when none.
@@ -67,7 +69,12 @@ class RoleManager(BaseManager[str, Role]):
         check_cache_flag(cache)
         data = self._client._request(route("GET", "/servers/{server_id}/roles", server_id=self.server_id))
         items = data.get("roles") if isinstance(data, dict) else data
-        roles = [Role(self._client, item, server_id=self.server_id) for item in (items if isinstance(items, list) else ())]
+        roles: list[Role] = []
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            try:
+                roles.append(Role(self._client, item, server_id=self.server_id))
+            except (TypeError, ValueError) as exc:
+                log.debug("skipped role record %d of server %s: %s", index, self.server_id, exc)
         if cache:
             self.cache.update((role.id, role) for role in roles)
         return roles
@@ -99,15 +106,18 @@ class RoleManager(BaseManager[str, Role]):
         color: str | int | None = None,
         hoist: bool | None = None,
         permissions: Any = None,
+        cache: bool = True,
     ) -> Role:
-        """Create a role (``POST /servers/{sid}/roles``, EXT; needs MANAGE_ROLES) and cache it.
+        """Create a role (``POST /servers/{sid}/roles``; needs MANAGE_ROLES). Blocks.
 
         Args:
-            name: The role name.
+            name: The role name (not empty or only whitespace).
             color: ``"#rrggbb"`` or an int (omitted when None).
             hoist: Show separately (omitted when None).
             permissions: A :class:`Permissions`, int, name, or list of names/flags
-                (sent as a decimal string; omitted when None).
+                (sent as a decimal string; omitted when None). Bits that are no
+                permission (21 to 30, or above 31) are refused.
+            cache: Add the role to :attr:`cache`; False writes nothing.
 
         Returns:
             The created :class:`Role`.
@@ -116,7 +126,8 @@ class RoleManager(BaseManager[str, Role]):
             TypeError, ValueError: Bad arguments (before any request).
             ServiceAPIError: 403 without MANAGE_ROLES.
         """
-        check_id(name, "name")
+        check_name(name, "name")
+        check_cache_flag(cache)
         body: dict[str, Any] = {"name": name}
         if color is not None:
             body["color"] = _color_wire(color)
@@ -129,7 +140,7 @@ class RoleManager(BaseManager[str, Role]):
         data = self._client._request(
             route("POST", "/servers/{server_id}/roles", server_id=self.server_id), json=body
         )
-        return self._store_answer(data)
+        return self._store_answer(data, cache)
 
     def edit(
         self,
@@ -139,22 +150,31 @@ class RoleManager(BaseManager[str, Role]):
         color: str | int | None = _UNSET,
         hoist: bool = _UNSET,
         permissions: Any = _UNSET,
+        cache: bool = True,
     ) -> Role:
-        """Change a role (``PATCH /servers/{sid}/roles/{rid}``, EXT; needs MANAGE_ROLES).
+        """Change a role (``PATCH /servers/{sid}/roles/{rid}``; needs MANAGE_ROLES). Blocks.
 
-        Only the given keywords are sent; ``color=None`` clears the colour.
+        Only the given keywords are sent; ``color=None`` clears the colour. ``name`` and
+        ``permissions`` are checked as in :meth:`create`.
+
+        Args:
+            role_id: The role's id.
+            name, color, hoist, permissions: The changes.
+            cache: Put the updated role in :attr:`cache` (replacing the cached object);
+                False writes nothing.
 
         Returns:
-            The updated :class:`Role` (cached).
+            The updated :class:`Role`, a new object.
 
         Raises:
             TypeError, ValueError: Bad arguments or nothing to change (before any request).
             ServiceAPIError: 403 without MANAGE_ROLES, 404 unknown role.
         """
         check_id(role_id, "role_id")
+        check_cache_flag(cache)
         body: dict[str, Any] = {}
         if name is not _UNSET:
-            body["name"] = check_id(name, "name")
+            body["name"] = check_name(name, "name")
         if color is not _UNSET:
             body["color"] = _color_wire(color)
         if hoist is not _UNSET:
@@ -169,10 +189,10 @@ class RoleManager(BaseManager[str, Role]):
             route("PATCH", "/servers/{server_id}/roles/{role_id}", server_id=self.server_id, role_id=role_id),
             json=body,
         )
-        return self._store_answer(data)
+        return self._store_answer(data, cache)
 
     def delete(self, role_id: str) -> None:
-        """Delete a role (``DELETE /servers/{sid}/roles/{rid}``, EXT) and drop it from the cache.
+        """Delete a role (``DELETE /servers/{sid}/roles/{rid}``) and drop it from the cache.
 
         Raises:
             TypeError, ValueError: ``role_id`` is not a non-empty str.
@@ -193,11 +213,12 @@ class RoleManager(BaseManager[str, Role]):
         """
         return self.cache.find(lambda role: role.name == "@everyone")
 
-    def _store_answer(self, data: Any) -> Role:
+    def _store_answer(self, data: Any, cache: bool) -> Role:
         if isinstance(data, dict) and isinstance(data.get("role"), dict):
             data = data["role"]
         role = Role(self._client, data, server_id=self.server_id)
-        self.cache[role.id] = role
+        if cache:
+            self.cache[role.id] = role
         return role
 
     def __repr__(self) -> str:

@@ -1,10 +1,14 @@
-"""``UserManager``: ``client.users`` (spec: Client object, users)."""
+"""``UserManager``: ``client.users``, the cache of every user the client has met."""
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ServiceAPIError
 from ..models._base import read_id
 from ..models.user import User
 
@@ -15,6 +19,9 @@ from .base import BaseManager, check_cache_flag, check_id, route
 
 __all__ = ["UserManager"]
 
+#: Most webhook ids remembered (oldest forgotten first) to tell webhook authors from users.
+KNOWN_WEBHOOKS_MAX = 10_000
+
 
 class UserManager(BaseManager[str, User]):
     """The cache of every user met (message authors, members, DM recipients).
@@ -22,13 +29,23 @@ class UserManager(BaseManager[str, User]):
     A cached :class:`User` is updated in place by ``user:update`` and
     ``presence:update``, so members and messages that share it see the change.
     ``cache`` is keyed by user id. Thread-safe.
+
+    The author of a message posted through a webhook is not a user: its id is
+    the webhook's and its name may differ on every message, so it is never
+    cached here (each such message has its own :class:`User`).
     """
 
-    __slots__ = ()
+    __slots__ = ("_webhook_ids", "_webhook_lock")
     model = User
 
+    def __init__(self, client: Any) -> None:
+        """Create the empty user cache of ``client``."""
+        super().__init__(client)
+        self._webhook_ids: OrderedDict[str, None] = OrderedDict()
+        self._webhook_lock = threading.Lock()
+
     def fetch(self, user_id: str, *, cache: bool = True) -> User:
-        """Fetch a user (``GET /users/{user_id}``, EXT).
+        """Fetch a user (``GET /users/{user_id}``).
 
         Args:
             user_id: The user's public id.
@@ -63,15 +80,23 @@ class UserManager(BaseManager[str, User]):
 
         Raises:
             TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
-            ServiceAPIError: 404 unknown user.
+            ServiceAPIError: 404 unknown user; or a success whose body is not a JSON
+                object (an empty body, a list...): ``status`` 200 (the exact 2xx code is
+                not kept), ``body`` the answer as JSON text, ``data`` the parsed answer;
+                as for a success whose body is not JSON at all. Nothing is cached then.
         """
         from ..models.profile import UserProfile, profile_record
 
         check_id(user_id, "user_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/users/{user_id}/profile", user_id=user_id))
+        profile_route = route("GET", "/users/{user_id}/profile", user_id=user_id)
+        data = self._client._request(profile_route)
         if not isinstance(data, dict):
-            raise TypeError(f"profile must be a JSON object, got {type(data).__name__}")
+            text = "" if data is None else json.dumps(data)
+            raise ServiceAPIError(
+                200, profile_route.display_path, text, data,
+                message=f"API Error 200: the profile answer is not a JSON object (got {_json_kind(data)})",
+            )
         record = profile_record(data)
         user = self._build({k: v for k, v in record.items() if k in _USER_KEYS}, cache=cache)
         return UserProfile(self._client, record, user=user)
@@ -103,6 +128,27 @@ class UserManager(BaseManager[str, User]):
             except (TypeError, ValueError):
                 continue
         return out
+
+    def _note_webhook(self, webhook_id: str) -> None:
+        """Remember that ``webhook_id`` is a webhook (its messages' author is no user).
+
+        A pseudo-user cached under that id before (a message from a service that does not
+        mark webhook messages) is dropped from :attr:`cache`. Thread-safe.
+        """
+        with self._webhook_lock:
+            ids = self._webhook_ids
+            ids[webhook_id] = None
+            ids.move_to_end(webhook_id)
+            while len(ids) > KNOWN_WEBHOOKS_MAX:
+                ids.popitem(last=False)
+        self.cache.pop(webhook_id, None)
+
+    def _is_webhook(self, user_id: str | None) -> bool:
+        """Whether ``user_id`` is the id of a webhook this client has met. Thread-safe."""
+        if user_id is None or not self._webhook_ids:
+            return False
+        with self._webhook_lock:
+            return user_id in self._webhook_ids
 
     def _build(self, data: Any, *, cache: bool) -> User:
         """A User for a record: the upserted cached one with ``cache``, else a new one."""
@@ -145,6 +191,21 @@ _ABSENT = object()
 
 #: The keys of a User record, as kept from a profile record for the user itself.
 _USER_KEYS = frozenset({"publicId", "id", "name", "tag", "image", "isBot", "status", "createdAt"})
+
+
+def _json_kind(data: Any) -> str:
+    """The JSON name of a parsed value's type, for error messages."""
+    if data is None:
+        return "an empty body"
+    if isinstance(data, bool):
+        return "a boolean"
+    if isinstance(data, list):
+        return "an array"
+    if isinstance(data, str):
+        return "a string"
+    if isinstance(data, (int, float)):
+        return "a number"
+    return type(data).__name__
 
 
 def _merge_into(user: User, data: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""``Category``: a group of channels in a server (protocol.md 3.3, C6)."""
+"""``Category``: a group of channels in a server, as the categories listing gives it."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ class Category(Model):
         are sent. Blocks until the service answers (204); thread-safe.
 
         Args:
-            name: The new name (non-empty).
+            name: The new name (not empty or only whitespace).
             private: True to hide the category from members without an overwrite allowing
                 ``VIEW_CHANNELS``.
             cache: Put the returned category in ``client.channels.categories`` in place of this one.
@@ -101,13 +101,13 @@ class Category(Model):
             TypeError, ValueError: Bad arguments, nothing to change, or no server id (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
         """
-        from ..managers.base import check_cache_flag, check_id, route
+        from ..managers.base import check_cache_flag, check_name, route
 
         check_cache_flag(cache)
         server_id = self._server()
         body: dict[str, Any] = {}
         if name is not _UNSET:
-            body["name"] = check_id(name, "name")
+            body["name"] = check_name(name, "name")
         if private is not _UNSET:
             if not isinstance(private, bool):
                 raise TypeError(f"private must be a bool, got {type(private).__name__}")
@@ -185,10 +185,14 @@ class Category(Model):
     def set_overwrite(self, target: Any, *, allow: Any = 0, deny: Any = 0, type: str | None = None) -> None:  # noqa: A002
         """Create or replace the overwrite of one role or member on this category.
 
-        Sent as ``POST /channels/{id}/overrides`` with the category's id (the service has no
-        category route for it; the emulator accepts a category id there). Reaches the channels
-        at their creation in the category and at :meth:`sync`. Arguments, blocking and errors
-        as :meth:`Channel.set_overwrite`.
+        Sent as ``POST /channels/{id}/overrides`` with the category's id. This is an
+        assumption about the service: its documented routes only *list* a category's
+        overwrites (``GET /servers/{sid}/categories/{id}/overrides``) and define no route
+        that sets one, so this call is verified only against the local emulator, which
+        accepts a category id on the channel route. The real service may answer 404.
+
+        Reaches the channels at their creation in the category and at :meth:`sync`.
+        Arguments, blocking and errors as :meth:`Channel.set_overwrite`.
         """
         from ..managers.overwrites import check_overwrite, post_overwrite
 
@@ -197,7 +201,13 @@ class Category(Model):
 
     def delete_overwrite(self, overwrite: str | PermissionOverwrite) -> None:
         """Delete one overwrite of this category (``DELETE /channels/{id}/overrides/{overrideId}``
-        with the category's id). Arguments, blocking and errors as :meth:`Channel.delete_overwrite`."""
+        with the category's id).
+
+        Like :meth:`set_overwrite`, this is an assumption about the service, verified only
+        against the local emulator: the service documents no route that deletes a category's
+        overwrite, and may answer 404. Arguments, blocking and errors as
+        :meth:`Channel.delete_overwrite`.
+        """
         from ..managers.overwrites import delete_overwrite
 
         delete_overwrite(self._client, self.id, overwrite)

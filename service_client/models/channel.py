@@ -1,9 +1,9 @@
-"""``Channel``: a server channel (protocol.md 3.3; python-api.md 4)."""
+"""``Channel``: a server channel, with its history, pins, webhooks, edits and overwrites."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
@@ -16,10 +16,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .overwrite import PermissionOverwrite
     from .webhook import Webhook
 
-__all__ = ["Channel", "HISTORY_PAGE"]
+__all__ = ["BULK_DELETE_MAX", "Channel", "HISTORY_PAGE"]
 
 #: Messages asked for per history request (the service's maximum).
 HISTORY_PAGE = 100
+#: Most messages one bulk delete may name (the service's maximum).
+BULK_DELETE_MAX = 100
 
 _intern = sys.intern
 _UNSET: Any = object()
@@ -28,7 +30,7 @@ _UNSET: Any = object()
 class Channel(Model):
     """A channel of a server (or, for :class:`DMChannel`, a DM).
 
-    Wire keys (protocol 3.3): ``publicId`` (also ``id``, ``channelPublicId``),
+    Wire keys: ``publicId`` (also ``id``, ``channelPublicId``),
     ``name``, ``type`` (any string; ``"TEXT"``, ``"VOICE"``...),
     ``serverPublicId`` (also ``serverId``; absent in the category listing,
     where the manager sets it), ``categoryId``, ``position``, ``isPrivate``,
@@ -228,6 +230,58 @@ class Channel(Model):
                     continue
         return out
 
+    def delete_messages(self, messages: Iterable[str | Message]) -> None:
+        """Delete several messages of this channel in one request
+        (``POST /channels/{chid}/messages/bulk-delete {"messageIds": [...]}``; needs MANAGE_MESSAGES).
+
+        Blocks until the service answers (204); thread-safe. Repeated ids are sent once, in
+        the order first given. The service deletes the messages of this channel among them
+        (ids it does not know are skipped) and sends one ``message:deleted`` per message
+        deleted: listeners get one ``message_delete`` event for each (a raw dict with
+        ``publicId`` and ``channelPublicId``).
+
+        Args:
+            messages: Message ids and/or :class:`Message` objects of this channel: 1 to 100
+                distinct ones.
+
+        Raises:
+            TypeError: ``messages`` is a str or not iterable, or an item is neither a str nor
+                a :class:`Message` (before any request).
+            ValueError: No message, more than 100 distinct ones, an empty id, or a
+                :class:`Message` of another channel (before any request).
+            ServiceAPIError: 403 without MANAGE_MESSAGES (or a DM, or a channel the bot may
+                not view), 400 refused, 404 unknown channel.
+            ServiceTimeoutError: The last attempt timed out.
+        """
+        from ..managers.base import check_id, route
+        from .message import Message
+
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+            raise TypeError(
+                f"messages must be an iterable of message ids or Message objects, got {type(messages).__name__}"
+            )
+        ids: dict[str, None] = {}
+        for index, item in enumerate(messages):
+            if isinstance(item, Message):
+                if item.channel_id is not None and item.channel_id != self.id:
+                    raise ValueError(
+                        f"messages[{index}] belongs to channel {item.channel_id}, not {self.id}"
+                    )
+                ident = item.id
+            elif isinstance(item, str):
+                ident = check_id(item, f"messages[{index}]")
+            else:
+                raise TypeError(f"messages[{index}] must be a message id or a Message, got {type(item).__name__}")
+            ids[ident] = None
+            if len(ids) > BULK_DELETE_MAX:
+                raise ValueError(f"messages must name at most {BULK_DELETE_MAX} distinct messages")
+        if not ids:
+            raise ValueError("messages must name at least one message")
+        self._client._request(
+            route("POST", "/channels/{channel_id}/messages/bulk-delete", channel_id=self.id),
+            json={"messageIds": list(ids)},
+        )
+
     def webhooks(self) -> list[Webhook]:
         """The webhooks of this channel (``GET /channels/{chid}/webhooks``; needs MANAGE_CHANNELS). Blocks.
 
@@ -259,11 +313,11 @@ class Channel(Model):
         """Create a webhook on this channel (``POST /channels/{chid}/webhooks``; needs MANAGE_CHANNELS).
 
         Blocks. The returned webhook holds its token (a secret, shown as
-        ``[REDACTED]``; the service returns it only here), so it can
+        ``***``; the service returns it only here), so it can
         :meth:`Webhook.execute` at once.
 
         Args:
-            name: The webhook's name (1 to 80 characters).
+            name: The webhook's name (1 to 80 characters, not only spaces).
             avatar_url: Its avatar URL (omitted when None).
 
         Returns:
@@ -297,7 +351,7 @@ class Channel(Model):
         service answers (204); thread-safe.
 
         Args:
-            name: The new name (non-empty).
+            name: The new name (not empty or only whitespace).
             description: The new topic text, or None to clear it.
             cache: Put the returned channel in ``client.channels.cache`` in place of this one.
 
@@ -308,12 +362,12 @@ class Channel(Model):
             TypeError, ValueError: Bad arguments or nothing to change (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
         """
-        from ..managers.base import check_cache_flag, check_id, route
+        from ..managers.base import check_cache_flag, check_name, route
 
         check_cache_flag(cache)
         body: dict[str, Any] = {}
         if name is not _UNSET:
-            body["name"] = check_id(name, "name")
+            body["name"] = check_name(name, "name")
         if description is not _UNSET:
             if description is not None and not isinstance(description, str):
                 raise TypeError(f"description must be a str or None, got {type(description).__name__}")

@@ -1,4 +1,4 @@
-"""``Guild``: a server of the service (protocol.md 3.2; python-api.md 4)."""
+"""``Guild``: a server of the service, with its settings, members, bans, audit log and stats."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ _UNSET: Any = object()
 class Guild(Model):
     """A server (a "guild" in the client).
 
-    Wire keys (protocol 3.2): ``publicId`` (also ``id``, ``serverPublicId``),
+    Wire keys: ``publicId`` (also ``id``, ``serverPublicId``),
     ``name``, ``imageUrl`` -> ``icon``, ``memberCount`` (0 if absent, never
     updated by events), ``ownerId`` (else the ``members`` entry with
     ``isOwner: true``).
@@ -146,8 +146,7 @@ class Guild(Model):
     def fetch_channels(self, *, cache: bool = True) -> list[Channel]:
         """Fetch this server's channels: ``client.channels.fetch_for_guild(self.id)``.
 
-        Spec: Resources, ``fetchChannels()``. See
-        :meth:`ChannelManager.fetch_for_guild` for the result and errors.
+        See :meth:`ChannelManager.fetch_for_guild` for the result and errors.
         """
         return self._client.channels.fetch_for_guild(self.id, cache=cache)
 
@@ -223,6 +222,55 @@ class Guild(Model):
         data = self._client._request(route("GET", "/servers/{server_id}/vanity", server_id=self.id))
         code = data.get("vanityCode") if isinstance(data, dict) else None
         return code if isinstance(code, str) and code else None
+
+    def fetch_stats(self) -> dict[str, Any]:
+        """This server's statistics (``GET /servers/{sid}/stats``), as the service sends them. Blocks.
+
+        Always requests; nothing is cached or updated (:attr:`member_count` keeps the value
+        read when the server was fetched).
+
+        Returns:
+            The raw record: ``memberCount`` (int) is the only key known on the service; the
+            emulator adds ``channelCount`` and ``roleCount``. ``{}`` when the answer is not a
+            JSON object.
+
+        Raises:
+            ServiceAPIError: 403 not a member, 404 unknown server.
+            ServiceTimeoutError: The last attempt timed out.
+        """
+        from ..managers.base import route
+
+        data = self._client._request(route("GET", "/servers/{server_id}/stats", server_id=self.id))
+        return dict(data) if isinstance(data, dict) else {}
+
+    def fetch_member_count(self) -> int:
+        """How many members this server has now (``memberCount`` of ``GET /servers/{sid}/stats``). Blocks.
+
+        Always requests. Does not change :attr:`member_count` (the count read when the
+        server was fetched), nor anything else cached.
+
+        Returns:
+            The member count (>= 0).
+
+        Raises:
+            ServiceAPIError: 403 not a member, 404 unknown server; or an answer without an
+                integer ``memberCount`` (``status`` 200, the exact 2xx code is not kept).
+            ServiceTimeoutError: The last attempt timed out.
+        """
+        import json
+
+        from ..errors import ServiceAPIError
+        from ..managers.base import route
+
+        stats = self.fetch_stats()
+        count = stats.get("memberCount")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ServiceAPIError(
+                200, route("GET", "/servers/{server_id}/stats", server_id=self.id).display_path,
+                json.dumps(stats), stats,
+                message="API Error 200: the stats answer has no member count (memberCount)",
+            )
+        return count
 
     def set_notifications(
         self,

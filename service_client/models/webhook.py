@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._secret import Secret
+from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from ._base import Model, as_dict, read_id, read_str
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,9 +29,14 @@ class Webhook(Model):
     and ``token`` (present only in the answer that created the webhook).
 
     The token is a secret like the bot token: it is held in :attr:`token` (a
-    :class:`~service_client._secret.Secret`, shown as ``[REDACTED]``), never in
-    :attr:`raw`, and it shows as ``***`` in request paths, errors and logs. A
-    Webhook with a token refuses to be pickled.
+    :class:`~service_client._secret.Secret`), never in :attr:`raw`, and it
+    shows as ``***`` wherever it would appear: its repr, request paths, errors,
+    logs and the emulator's request journal. A Webhook with a token refuses to
+    be pickled.
+
+    Building a Webhook tells the client that its id is a webhook: messages it
+    posts then keep their own author (never cached in ``client.users``), even
+    from a service that does not mark webhook messages.
 
     Attributes:
         id: The webhook's public id (also the id of its messages' author).
@@ -73,8 +78,9 @@ class Webhook(Model):
         data = dict(as_dict(data, "webhook"))
         token = data.pop("token", None)
         self._client = client
-        self._token = Secret(token) if isinstance(token, str) and token else None
+        self._token = Secret(token, shown=REDACTED_WEBHOOK_TOKEN) if isinstance(token, str) and token else None
         self._parse(data, channel_id)
+        client.users._note_webhook(self.id)
 
     def _parse(self, data: dict[str, Any], channel_id: str | None = None) -> None:
         ident = read_id(data, "publicId", "id", "webhookPublicId")
@@ -117,13 +123,13 @@ class Webhook(Model):
         if channel_id is not None:
             record["channelPublicId"] = check_id(channel_id, "channel_id")
         webhook = cls(client, record)
-        webhook._token = Secret(token)
+        webhook._token = Secret(token, shown=REDACTED_WEBHOOK_TOKEN)
         return webhook
 
     @property
     def token(self) -> Secret | None:
         """The webhook token as a :class:`~service_client._secret.Secret` (``token.get()`` gives the
-        text), or None when the record did not carry it (listings never do)."""
+        text; its repr is ``***``), or None when the record did not carry it (listings never do)."""
         return self._token
 
     @property
@@ -133,12 +139,21 @@ class Webhook(Model):
             return None
         return self._client.channels.cache.get(self.channel_id)
 
-    def edit(self, *, name: str = _UNSET, avatar_url: str | None = _UNSET) -> None:
+    def edit(self, *, name: str = _UNSET, avatar_url: str | None = _UNSET) -> Webhook:
         """Change this webhook (``PATCH /channels/{chid}/webhooks/{wid}``; needs MANAGE_CHANNELS).
 
-        Blocks until the service answered, then updates this object (the
-        library caches no webhook). Only the given keywords are sent;
-        ``avatar_url=None`` clears the avatar.
+        Blocks until the service answered (204). Only the given keywords are
+        sent; ``avatar_url=None`` clears the avatar. Like ``Channel.edit`` and
+        ``Role.edit``, this object is left as it was and a new one is returned
+        (the library caches no webhook).
+
+        Args:
+            name: The new name (1 to 80 characters, not only spaces).
+            avatar_url: The new avatar URL, or None to clear it.
+
+        Returns:
+            A new :class:`Webhook` with the change applied; it holds the same
+            token (a :class:`~service_client._secret.Secret`) when this one does.
 
         Raises:
             TypeError: A value of the wrong type (before any request).
@@ -165,7 +180,11 @@ class Webhook(Model):
         )
         merged = self.raw
         merged.update(body)
-        self._parse(merged, channel_id)
+        updated = Webhook(self._client, merged, channel_id=channel_id)
+        token = self._token.get() if self._token is not None else None
+        if token:
+            updated._token = Secret(token, shown=REDACTED_WEBHOOK_TOKEN)
+        return updated
 
     def delete(self) -> None:
         """Delete this webhook (``DELETE /channels/{chid}/webhooks/{wid}``); its token stops working.
@@ -204,7 +223,10 @@ class Webhook(Model):
 
         Args:
             content: The text (sent as ``content``); None or ``""`` with embeds.
-            username: Author name for this message only (1 to 80 characters).
+            username: Author name for this message only (1 to 80 characters,
+                not only spaces). Each message keeps its own name: a message's
+                ``author`` is a :class:`User` of its own, not cached in
+                ``client.users``.
             avatar_url: Author avatar URL for this message only.
             embeds: :class:`EmbedBuilder` objects or plain embed mappings.
 

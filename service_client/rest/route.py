@@ -1,9 +1,10 @@
 """Routes: an HTTP method plus a path, with encoded segments and a bucket key.
 
-Pure policy: no I/O, no ``requests`` import. Implements protocol.md 1.1 (path
-segments percent-encoded with no safe characters, query form-encoded, never a
-bare ``?``), 4.2 (bucket key) and pitfalls 5.1 (9) and (10) (every variable
-segment encoded; webhook tokens redacted from everything shown to people).
+Pure policy: no I/O, no ``requests`` import. Every variable path segment is
+percent-encoded with no safe characters (an id such as ``../x`` stays one
+segment), the query is form-encoded and never a bare ``?``, the bucket key is the
+method plus the first two path segments, and webhook tokens are redacted (as
+``***``) from everything shown to people.
 
 Example::
 
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
-from .._secret import Secret
+from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 
 __all__ = [
     "Route",
@@ -40,8 +41,8 @@ _METHOD_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 #: A ``{name}`` placeholder of a path template.
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-#: Shown instead of a webhook token (pitfall 10).
-REDACTED = "***"
+#: Shown instead of a webhook token, in paths, reprs, errors and logs.
+REDACTED = REDACTED_WEBHOOK_TOKEN
 
 
 def encode_segment(value: str) -> str:
@@ -83,7 +84,7 @@ def _split_path(path: str) -> str:
 
 
 def bucket_key(method: str, path: str) -> str:
-    """The rate-limit bucket of a request (protocol 4.2).
+    """The rate-limit bucket of a request.
 
     Args:
         method: The HTTP method, any letter case.
@@ -142,7 +143,7 @@ def _query_value(name: str, value: Any) -> str:
 
 
 def encode_query(params: Mapping[str, Any] | None) -> str:
-    """Form-encode query parameters (protocol 1.1, pitfall 31).
+    """Form-encode query parameters (a space becomes ``+``; ``None`` values are left out).
 
     Args:
         params: Names to values. ``None`` values are omitted; booleans are
@@ -186,15 +187,15 @@ class Route:
     """An HTTP method and an encoded path, with its rate-limit bucket.
 
     Immutable and thread-safe. Build one from a template whose ``{name}``
-    placeholders are filled with encoded values (protocol 1.1), or from a raw
+    placeholders are filled with percent-encoded values, or from a raw
     ``api_call`` path with :meth:`from_path`.
 
     Attributes:
         method: The upper-case HTTP method.
         path: The encoded path, starting with ``/``, possibly with a query.
-        bucket: The bucket key (protocol 4.2), e.g. ``"GET:servers/S1"``.
+        bucket: The bucket key, e.g. ``"GET:servers/S1"``.
         display_path: The path as shown in errors and logs: no query, webhook
-            token redacted (pitfall 10).
+            token shown as ``***``.
     """
 
     __slots__ = ("_wire", "bucket", "display_path", "method", "path")
@@ -265,7 +266,7 @@ class Route:
         unused = set(params) - used
         if unused:
             raise ValueError(f"template {template!r} has no placeholder for {sorted(unused)}")
-        self._set(method, path, Secret(_PLACEHOLDER_RE.sub(fill_secret, template)) if secret else None)
+        self._set(method, path, Secret(_PLACEHOLDER_RE.sub(fill_secret, template), shown=REDACTED) if secret else None)
 
     def _set(self, method: str, path: str, wire: Secret | None = None) -> None:
         object.__setattr__(self, "method", method)
@@ -353,7 +354,7 @@ class Route:
         wire = self._wire
         real = wire.get() if wire is not None else None
         route._set(self.method, f"{self.path}{sep}{query}",
-                   Secret(f"{real}{sep}{query}") if real is not None else None)
+                   Secret(f"{real}{sep}{query}", shown=REDACTED) if real is not None else None)
         return route
 
     def __setattr__(self, name: str, value: Any) -> None:

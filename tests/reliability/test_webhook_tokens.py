@@ -73,6 +73,10 @@ def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, huma
         return info.value
 
     texts += [repr(hook), str(hook), json.dumps(hook.raw), repr(hook.token), str(hook.token)]
+    assert repr(hook.token) == str(hook.token) == "***"          # a webhook token reads *** everywhere
+    renamed = hook.edit(name="Secretive 2")                        # a new Webhook, same token
+    assert renamed.token is not None and renamed.token.get() == token
+    texts += [repr(renamed), str(renamed), json.dumps(renamed.raw), repr(renamed.token)]
     texts += [repr(getattr(hook, name)) for name in ("id", "name", "avatar_url", "channel_id", "server_id")]
     expect(TypeError, pickle.dumps, hook)
     expect(TypeError, pickle.dumps, hook.token)
@@ -80,7 +84,7 @@ def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, huma
     human._rest._backoff_base = 0.0      # retries at once (the backoff maths is tested elsewhere)
     assert hook.execute("hello", username="Secretive")
     liar = Webhook.from_token(human, hook.id, wrong)
-    texts.append(repr(liar))
+    texts += [repr(liar), repr(liar.token)]
     assert expect(ServiceAPIError, liar.execute, "x").status == 404   # type: ignore[attr-defined]
     emulator.add_fault("POST", "/webhooks/*", status=500, count=1)
     expect(ServiceAPIError, hook.execute, "x")
