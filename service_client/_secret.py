@@ -3,8 +3,9 @@
 A :class:`Secret` keeps its value out of every ``repr``, ``str``, log line,
 exception text and pickle: it shows as ``[REDACTED]`` (the bot token), or as
 the mask it was given (``***`` for a webhook token, as in request paths), or
-``None`` when empty, and it refuses to be pickled. Code that needs the value calls :meth:`Secret.get`
-at the last moment and keeps the result in no long-lived local.
+``None`` when empty, and it refuses to be pickled. Code that needs the value
+calls :meth:`Secret.get` at the last moment and keeps the result in no
+long-lived local.
 """
 
 from __future__ import annotations
