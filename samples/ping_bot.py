@@ -9,9 +9,11 @@ from two places:
   <user_id> [reason...]`` for members who hold the KICK_MEMBERS permission in
   the server, at most once per 10 seconds per moderator.
 
-``!help`` is generated from the commands. A failed command (unknown name,
-bad quoting, missing permission, cooldown, an exception) is answered in the
-channel and reaches the ``error`` listener below.
+``!help`` is generated from the commands. A failed command (bad quoting,
+missing arguments, missing permission, cooldown, an exception) is answered
+in the channel and reaches the ``error`` listener below. A word that is no
+command of this bot (``!nope``) is left alone: other bots in the server may
+share the prefix.
 
 Run it against any service (or ``python -m service_client emulator --seed demo``)::
 

@@ -38,6 +38,7 @@ import threading
 import time
 import uuid
 import warnings
+import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
@@ -111,6 +112,18 @@ class _MissingType:
 
 #: Sentinel for "argument not given", where None means "clear" (``set_presence``).
 MISSING: Any = _MissingType()
+
+
+#: Every Client not yet garbage-collected (weak references), guarded by ``_CLIENTS_LOCK``:
+#: the pytest plugin reports the clients a test leaves running.
+_CLIENTS: weakref.WeakSet[Client] = weakref.WeakSet()
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _live_clients() -> list[Client]:
+    """A snapshot of every Client created in this process and not yet garbage-collected."""
+    with _CLIENTS_LOCK:
+        return list(_CLIENTS)
 
 
 class ClientState(enum.Enum):
@@ -275,6 +288,8 @@ class Client:
         #: Loaded commands by name (see :meth:`load_commands`).
         self.commands: Collection[str, Command] = Collection()
         self._handlers = WireHandlers(self)
+        with _CLIENTS_LOCK:
+            _CLIENTS.add(self)
 
     # -- state ---------------------------------------------------------------
 
@@ -705,6 +720,8 @@ class Client:
     def _require_gateway(self) -> GatewayConnection:
         gateway = self._gateway
         if gateway is None or not gateway.connected:
+            if self._destroyed.is_set():
+                raise ServiceAuthError("the client was destroyed; create a new Client")
             raise ServiceAuthError("the socket is not connected (call login() first, or wait for reconnect)")
         return gateway
 

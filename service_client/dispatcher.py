@@ -34,8 +34,10 @@ How a message is handled, in order:
 3. The first word names the command: a name or an alias of a command in the
    registry (``client.commands`` by default), compared case-insensitively
    unless ``case_insensitive=False``. ``help`` is built in while no command
-   of that name is registered. Another word is a
-   :class:`~service_client.errors.CommandNotFoundError`.
+   of that name is registered. Another word is no command of this bot: the
+   message is left alone (logged at DEBUG), since several bots may share a
+   prefix; with ``reply_unknown=True`` the author gets "Unknown command
+   !nope. Try !help." instead. It is never emitted as ``error``.
 4. A command with ``requires`` runs only in a server, for an author whose
    member permissions there (roles, owner, administrator) hold every
    required flag; else :class:`~service_client.errors.CommandPermissionError`.
@@ -50,9 +52,10 @@ How a message is handled, in order:
    :class:`~service_client.errors.CommandInvokeError` (logged with its
    traceback).
 
-Every failure of steps 2 to 7 is replied to the author's message in the
-channel (``str(error)``; ``reply_errors=False`` turns that off) and emitted
-as the client's ``error`` event, where ``error.context`` gives the message.
+Every failure of steps 2 and 4 to 7 is replied to the author's message in
+the channel (``str(error)``; ``reply_errors=False`` turns that off) and
+emitted as the client's ``error`` event, where ``error.context`` gives the
+message.
 
 Threads: the dispatcher listens to ``message_create``, so commands run on the
 client's worker pool, never on the socket reader thread, and the messages of
@@ -126,6 +129,10 @@ class CommandDispatcher:
         ignore_bots: Ignore messages of other bots (the bot's own messages are
             always ignored).
         reply_errors: Reply ``str(error)`` to the author when a command fails.
+        reply_unknown: Answer a message whose word after the prefix is no
+            command ("Unknown command !nope. Try !help."); by default such a
+            message is ignored (another bot may own the command). Either way
+            it is not emitted as ``error``.
         listen: Register the ``message_create`` listener; with False, call
             :meth:`process` yourself.
         clock: Monotonic seconds used for cooldowns (tests inject a fake).
@@ -146,6 +153,7 @@ class CommandDispatcher:
         case_insensitive: bool = True,
         ignore_bots: bool = True,
         reply_errors: bool = True,
+        reply_unknown: bool = False,
         listen: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -163,6 +171,7 @@ class CommandDispatcher:
             ("case_insensitive", case_insensitive),
             ("ignore_bots", ignore_bots),
             ("reply_errors", reply_errors),
+            ("reply_unknown", reply_unknown),
             ("listen", listen),
         ):
             if not isinstance(value, bool):
@@ -171,6 +180,7 @@ class CommandDispatcher:
         self.case_insensitive = case_insensitive
         self.ignore_bots = ignore_bots
         self.reply_errors = reply_errors
+        self.reply_unknown = reply_unknown
         self._clock = clock
         self._register_lock = threading.Lock()  # makes add()'s clash check and insert atomic
         self._cooldowns_lock = threading.Lock()  # guards _cooldowns
@@ -304,15 +314,18 @@ class CommandDispatcher:
 
         The listener registered at construction calls this for every
         ``message_create``. Failures are never raised: each is replied to the
-        author (unless ``reply_errors`` is False) and emitted as ``error``.
+        author (unless ``reply_errors`` is False) and emitted as ``error``. A
+        word that names no command is not a failure: it is ignored, or
+        answered when ``reply_unknown`` is True.
 
         Args:
             message: A received message.
 
         Returns:
-            True when the message was addressed to the dispatcher (prefix and
-            a command word, whether the command ran or failed), False when it
-            was ignored.
+            True when the message invoked one of this dispatcher's commands
+            (or the help, or could not be split into words), whether the
+            command ran or failed; False when it was ignored, an unknown
+            command word included.
         """
         author = message.author
         if author is None:
@@ -332,6 +345,9 @@ class CommandDispatcher:
         ctx = CommandContext(self, message, None, prefix=prefix, invoked_with=rest.split(None, 1)[0])
         try:
             self._invoke(ctx, rest)
+        except CommandNotFoundError as unknown:
+            self._unknown(ctx, unknown)
+            return False
         except CommandError as error:
             self._report(ctx, error)
         return True
@@ -450,6 +466,14 @@ class CommandDispatcher:
             command_name=command.name,
             context=ctx,
         )
+
+    def _unknown(self, ctx: CommandContext, error: CommandNotFoundError) -> None:
+        _log.debug("no command %r in channel %s: %s", error.name, ctx.message.channel_id, error)
+        if self.reply_unknown:
+            try:
+                ctx.message.reply(str(error))
+            except Exception:  # noqa: BLE001 - nothing else to report to
+                _log.warning("could not answer an unknown command", exc_info=True)
 
     def _report(self, ctx: CommandContext, error: CommandError) -> None:
         if self.reply_errors:

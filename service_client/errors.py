@@ -22,7 +22,11 @@ The tree (spec: Errors)::
 The command errors are raised by
 :class:`~service_client.dispatcher.CommandDispatcher` for a message that
 names a command but cannot run it; the dispatcher reports each one to the
-author in the channel and emits it as the client's ``error`` event.
+author in the channel and emits it as the client's ``error`` event. The
+exception is :class:`CommandNotFoundError` (a word that names no command):
+the dispatcher only logs it at DEBUG, or replies its text with
+``reply_unknown=True``, and never emits it, since several bots may share a
+prefix.
 
 The spec's plain errors map to builtins: "Bots cannot create servers." is a
 :class:`PermissionError`, the send timeout is a :class:`TimeoutError`.
@@ -279,6 +283,9 @@ def _rebuild_command_error(cls: type[CommandError], text: str, state: dict[str, 
 
 class CommandNotFoundError(CommandError):
     """The word after the prefix is no command name or alias.
+
+    Not emitted as ``error``: the dispatcher ignores such a message (logging
+    it at DEBUG), or replies ``str(e)`` when created with ``reply_unknown=True``.
 
     Attributes:
         name: The word as typed.

@@ -636,7 +636,7 @@ class EventEmitter:
         waiter = _Waiter(event, check)
         with self._listeners_lock:
             if self._closed:
-                raise ServiceError("the client is destroyed")
+                raise ServiceError("the client was destroyed; create a new Client")
             self._waiters.append(waiter)
             self._ensure_waiter_thread()
         try:

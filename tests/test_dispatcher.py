@@ -197,18 +197,30 @@ def test_names_and_aliases_match_ignoring_case_unless_asked(client, clock):
     bot.close()
     exact = CommandDispatcher(client, case_insensitive=False, clock=clock)  # type: ignore[arg-type]
     message = run(client, "!ping")
-    assert isinstance(client.errors[-1], CommandNotFoundError)
-    assert message.replies == ["Unknown command !ping. Try !help."]
+    assert message.replies == [] and client.errors == []  # no such command: left alone
     run(client, "!Ping")
     assert calls[-1] == "Ping"
     exact.close()
 
 
-def test_an_unknown_command_is_reported_with_a_hint(client, bot):
+def test_an_unknown_command_is_silent_by_default(client, bot, caplog):
+    with caplog.at_level("DEBUG", logger="service_client.dispatcher"):
+        message = run(client, "!nope a b")
+    assert message.replies == [] and client.errors == []   # another bot may own !nope
+    assert bot.process(FakeMessage("!nope")) is False
+    assert any("no command 'nope'" in r.getMessage() for r in caplog.records)
+
+
+def test_reply_unknown_answers_with_a_hint_but_emits_no_error(client, clock):
+    CommandDispatcher(client, reply_unknown=True, clock=clock)  # type: ignore[arg-type]
     message = run(client, "!nope a b")
-    (error,) = client.errors
-    assert isinstance(error, CommandNotFoundError) and error.name == "nope"
     assert message.replies == ["Unknown command !nope. Try !help."]
+    assert client.errors == []
+
+
+def test_reply_unknown_must_be_a_bool(client):
+    with pytest.raises(TypeError, match="reply_unknown"):
+        CommandDispatcher(client, reply_unknown="yes")  # type: ignore[arg-type]
 
 
 def test_several_prefixes_longest_first(client, clock):
@@ -498,10 +510,10 @@ def test_a_registered_help_command_replaces_the_generated_one(client, bot):
 
 def test_help_can_be_turned_off(client, clock):
     bot = CommandDispatcher(client, help_command=False, clock=clock)  # type: ignore[arg-type]
-    message = run(client, "!help")
-    assert isinstance(client.errors[-1], CommandNotFoundError)
-    assert message.replies == ["Unknown command !help."]
+    assert run(client, "!help").replies == [] and client.errors == []
     bot.close()
+    CommandDispatcher(client, help_command=False, reply_unknown=True, clock=clock)  # type: ignore[arg-type]
+    assert run(client, "!help").replies == ["Unknown command !help."]
 
 
 # -- reporting -------------------------------------------------------------------------------------
@@ -509,21 +521,22 @@ def test_help_can_be_turned_off(client, clock):
 
 def test_reply_errors_false_only_emits(client, clock):
     CommandDispatcher(client, reply_errors=False, clock=clock)  # type: ignore[arg-type]
-    message = run(client, "!nope")
-    assert message.replies == [] and isinstance(client.errors[-1], CommandNotFoundError)
+    message = run(client, '!help "unclosed')
+    assert message.replies == [] and isinstance(client.errors[-1], CommandSyntaxError)
 
 
 def test_a_failed_error_reply_still_emits_the_error(client, bot, caplog):
     with caplog.at_level("WARNING", logger="service_client.dispatcher"):
-        run(client, "!nope", fail_reply=True)
-    assert isinstance(client.errors[-1], CommandNotFoundError)
+        run(client, '!help "unclosed', fail_reply=True)
+    assert isinstance(client.errors[-1], CommandSyntaxError)
     assert any("could not report" in r.getMessage() for r in caplog.records)
 
 
 def test_command_errors_pickle_without_their_context(client, bot):
     bot.add(Command("roll", lambda ctx: None, cooldown=5, requires=Permissions.KICK_MEMBERS))
     run(client, "!roll", member=FakeMember(Permissions(0)))
-    run(client, "!nope")
+    run(client, '!roll "unclosed')
+    assert len(client.errors) == 2
     for error in client.errors:
         assert error.context is not None
         copy = pickle.loads(pickle.dumps(error))
@@ -532,6 +545,8 @@ def test_command_errors_pickle_without_their_context(client, bot):
             k: v for k, v in vars(error).items() if k != "context"}
     assert pickle.loads(pickle.dumps(client.errors[0])).missing == Permissions.KICK_MEMBERS
     assert isinstance(client.errors[0], CommandError)
+    unknown = pickle.loads(pickle.dumps(CommandNotFoundError("Unknown command !nope.", name="nope")))
+    assert unknown.name == "nope" and str(unknown) == "Unknown command !nope."
 
 
 def test_context_send_posts_to_the_channel(client, bot):

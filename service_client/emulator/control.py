@@ -881,9 +881,28 @@ class Emulator:
         """Store many messages in one transaction and deliver them in order; returns the count."""
         return self._call(lambda c: c.ops.post_messages(channel_id, author_id, list(contents)))
 
-    def messages(self, channel_id: str) -> list[dict[str, Any]]:
-        """Every stored Message of a channel, chronological."""
-        return self._call(lambda c: c.messages(channel_id))
+    def messages(self, channel_id: str, *, decoded: bool = False) -> list[dict[str, Any]]:
+        """Every stored Message record of a channel, chronological.
+
+        Args:
+            channel_id: The channel (or DM) id.
+            decoded: False (default): the records as the service sends them,
+                ``content`` escaped (``&`` ``<`` ``>`` as ``&amp;`` ``&lt;``
+                ``&gt;``). True: copies whose ``content`` is the text as typed
+                (what ``Message.content`` holds on the client side).
+
+        Raises:
+            LookupError: Unknown channel.
+        """
+        records = self._call(lambda c: c.messages(channel_id))
+        if not decoded:
+            return records
+        from ..models.message import decode_content
+
+        return [
+            {**r, "content": decode_content(r["content"])} if isinstance(r.get("content"), str) else dict(r)
+            for r in records
+        ]
 
     def ban(self, server_id: str, user_id: str, *, reason: str | None = None) -> None:
         """Ban a user as the server's owner would with ``server:ban`` (member removed, reason

@@ -547,7 +547,7 @@ class WireHandlers:
             log.debug("role_delete for an uncached server ignored")
             return
         role = guild.roles.cache.pop(role_id, None)
-        for member in self._client.members.for_guild(server_id):
+        for member in self._client.members.for_guild(server_id).values():
             member._drop_role(role_id)
         self._dispatch("role_delete", role if role is not None else role_id, key=server_id)
 

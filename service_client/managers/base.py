@@ -138,3 +138,10 @@ class BaseManager(Generic[K, M]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} cached={len(self.cache)}>"
+
+    def _repr_html_(self) -> str:
+        """The HTML table of :attr:`cache` (see :meth:`Collection._repr_html_`), for Jupyter."""
+        from ..models._html import collection_html
+
+        snapshot = self.cache.copy()
+        return collection_html(snapshot.items(), len(snapshot), title=f"{type(self).__name__}.cache")

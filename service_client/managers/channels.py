@@ -118,7 +118,7 @@ class ChannelManager(BaseManager[str, Channel]):
         data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
         categories, uncategorized = self._parse_listing(data, server_id)
         if cache:
-            self._store_all([ch for cat in categories for ch in cat.channels] + uncategorized)
+            self._store_all([ch for cat in categories for ch in cat.channels.values()] + uncategorized)
             self.categories.update((cat.id, cat) for cat in categories)
         return categories
 
@@ -127,7 +127,7 @@ class ChannelManager(BaseManager[str, Channel]):
         check_cache_flag(cache)
         data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
         categories, uncategorized = self._parse_listing(data, server_id)
-        groups = [cat.channels for cat in categories] + [uncategorized]
+        groups = [cat.channels.values() for cat in categories] + [uncategorized]
         if cache:
             self._store_all([ch for group in groups for ch in group])
             self.categories.update((cat.id, cat) for cat in categories)
@@ -243,7 +243,7 @@ class ChannelManager(BaseManager[str, Channel]):
             TypeError, ValueError: The listing is malformed (the caches are left as they were).
         """
         categories, uncategorized = self._parse_listing(data, server_id)
-        channels = [ch for cat in categories for ch in cat.channels] + uncategorized
+        channels = [ch for cat in categories for ch in cat.channels.values()] + uncategorized
         keep = {ch.id for ch in channels}
         with self.cache._lock:
             for key in [k for k, ch in dict.items(self.cache) if ch.server_id == server_id and k not in keep]:

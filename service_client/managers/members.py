@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..models.collection import Collection
 from ..models.member import Member, member_ids, member_user_record
 from .base import BaseManager, check_cache_flag, check_id, route
 
@@ -45,9 +46,12 @@ class MemberManager(BaseManager[MemberKey, Member]):
             return self.cache.get((id_or_object, user_id))
         return super().resolve(id_or_object)
 
-    def for_guild(self, server_id: str) -> list[Member]:
-        """The cached members of one server (a snapshot list)."""
-        return [m for (sid, _), m in self.cache.items() if sid == server_id]
+    def for_guild(self, server_id: str) -> Collection[str, Member]:
+        """The cached members of one server: a snapshot :class:`Collection` keyed by user id.
+
+        No request; iterating gives user ids, ``.values()`` the members.
+        """
+        return Collection((uid, m) for (sid, uid), m in self.cache.items() if sid == server_id)
 
     def fetch(self, server_id: str, user_id: str, *, cache: bool = True) -> Member:
         """Fetch one member (``GET /servers/{server_id}/members/{user_id}``).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..models.collection import Collection
 from ..models.voice_state import STATE_KEYS, VoiceState
 from .base import BaseManager
 
@@ -29,9 +30,12 @@ class VoiceStateManager(BaseManager[str, VoiceState]):
     def _key_of(self, obj: Any) -> str:
         return obj.user_id  # type: ignore[no-any-return]
 
-    def in_channel(self, channel_id: str) -> list[VoiceState]:
-        """The cached states of one voice channel (a snapshot list)."""
-        return [s for s in self.cache.values() if s.channel_id == channel_id]
+    def in_channel(self, channel_id: str) -> Collection[str, VoiceState]:
+        """The cached states of one voice channel: a snapshot :class:`Collection` keyed by user id.
+
+        No request; iterating gives user ids, ``.values()`` the states.
+        """
+        return Collection((uid, s) for uid, s in self.cache.items() if s.channel_id == channel_id)
 
     def _replace_channel(self, channel_id: str, users: Iterable[Mapping[str, Any]]) -> None:
         """Replace every entry of ``channel_id`` with the snapshot ``users``.

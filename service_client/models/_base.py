@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -304,12 +304,28 @@ class Model:
         except ValueError:
             return default
 
-    def _repr_name(self) -> str | None:
-        return getattr(self, "name", None)
+    #: The attributes ``repr()`` shows, in order, each as ``attribute=repr(value)``
+    #: under the attribute's own name (so what a repr shows can be read back by
+    #: that name). None of them may make a request or hold a secret.
+    _REPR: ClassVar[tuple[str, ...]] = ("id", "name")
+    #: The attributes of the HTML table Jupyter shows (:meth:`_repr_html_`) and
+    #: the columns of a :class:`Collection` of this model; empty: :attr:`_REPR`.
+    #: Same rules: no request, no secret.
+    _HTML: ClassVar[tuple[str, ...]] = ()
 
     def __repr__(self) -> str:
-        ident = getattr(self, "id", None)
-        return f"<{type(self).__name__} id={ident!r} name={self._repr_name()!r}>"
+        shown = " ".join(f"{name}={getattr(self, name, None)!r}" for name in self._REPR)
+        return f"<{type(self).__name__} {shown}>"
+
+    def _repr_html_(self) -> str:
+        """A small HTML table of this model's main attributes, for Jupyter.
+
+        Every value is HTML-escaped; secrets (tokens) are never shown, and no
+        attribute read by it makes a request.
+        """
+        from ._html import model_html
+
+        return model_html(self)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

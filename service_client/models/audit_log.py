@@ -86,5 +86,5 @@ class AuditLogEntry(Model):
         """When the action happened (UTC), or None."""
         return parse_time(self._extra_get("createdAt"))
 
-    def _repr_name(self) -> str | None:
-        return self.action
+    _REPR = ("id", "action")
+    _HTML = ("id", "action", "target_type", "target_id", "executor", "created_at")

@@ -62,5 +62,5 @@ class Ban(Model):
         """When the ban was made (UTC), or None."""
         return parse_time(self._extra_get("createdAt"))
 
-    def _repr_name(self) -> str | None:
-        return self.user.username
+    _REPR = ("id", "user")
+    _HTML = ("id", "user", "reason", "created_at")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 from .channel import Channel
+from .collection import Collection
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -27,17 +28,21 @@ class Category(Model):
 
     Attributes:
         id, name, position, is_private, server_id: As above.
-        channels: The nested channels as :class:`Channel` objects, in order.
+        channels: The nested channels: a :class:`Collection` of :class:`Channel`
+            keyed by channel id, in listing order (iterating gives ids,
+            ``.values()`` the channels).
     """
 
     __slots__ = ("id", "name", "position", "is_private", "server_id", "channels")
+
+    _HTML = ("id", "name", "position", "is_private", "server_id", "channels")
 
     id: str
     name: str
     position: int
     is_private: bool
     server_id: str | None
-    channels: list[Channel]
+    channels: Collection[str, Channel]
 
     def __init__(
         self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None
@@ -59,13 +64,13 @@ class Category(Model):
         self.is_private = read_bool(data, "isPrivate")
         self.server_id = server_id or read_id(data, "serverPublicId", "serverId")
         nested = data.get("channels")
-        self.channels = [
-            Channel(client, ch, server_id=self.server_id)
-            for ch in (nested if isinstance(nested, list) else [])
-        ]
-        for ch in self.channels:
+        channels: Collection[str, Channel] = Collection()
+        for record in nested if isinstance(nested, list) else []:
+            ch = Channel(client, record, server_id=self.server_id)
             if ch.category_id is None:
                 ch.category_id = ident
+            channels[ch.id] = ch
+        self.channels = channels
         self._split(data)
 
     # -- editing, sync, permission overwrites --------------------------------
@@ -120,7 +125,7 @@ class Category(Model):
         )
         record = self.raw
         record.update(body)
-        record["channels"] = [ch.raw for ch in self.channels]
+        record["channels"] = [ch.raw for ch in self.channels.values()]
         updated = Category(self._client, record, server_id=server_id)
         if cache:
             self._client.channels.categories[updated.id] = updated

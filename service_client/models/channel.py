@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 
@@ -42,6 +42,8 @@ class Channel(Model):
     """
 
     __slots__ = ("id", "name", "type", "server_id", "category_id", "position", "is_private", "description")
+
+    _HTML: ClassVar[tuple[str, ...]] = ("id", "name", "type", "server_id", "category_id", "is_private")
 
     _WIRE = (
         ("publicId", "id"),

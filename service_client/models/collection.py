@@ -123,6 +123,18 @@ class Collection(dict[K, V]):
     def __reduce__(self) -> Any:
         return (Collection, (self._snapshot(),))
 
+    def _repr_html_(self) -> str:
+        """A small HTML table of the entries (a snapshot), for Jupyter.
+
+        One row per entry (at most 50, then a row saying how many more); when
+        the values are models, the columns are their main attributes. Every
+        key and value is HTML-escaped; secrets (tokens) are never shown.
+        """
+        from ._html import collection_html
+
+        snapshot = self._snapshot()
+        return collection_html(snapshot.items(), len(snapshot), title=type(self).__name__)
+
     # -- helpers of python-api.md section 4 ----------------------------------
 
     def find(self, pred: Callable[[V], bool]) -> V | None:

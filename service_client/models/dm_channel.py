@@ -28,6 +28,8 @@ class DMChannel(Channel):
 
     __slots__ = ("recipient",)
 
+    _HTML = ("id", "name", "type", "recipient")
+
     recipient: User | None
 
     def __init__(

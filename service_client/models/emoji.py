@@ -30,6 +30,8 @@ class Emoji(Model):
 
     __slots__ = ("id", "name", "url", "server_id", "animated")
 
+    _HTML = ("id", "name", "animated", "url", "server_id")
+
     _WIRE = (
         ("publicId", "id"),
         ("name", "name"),

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .audit_log import AuditLogEntry
     from .ban import Ban
     from .channel import Channel
+    from .collection import Collection
     from .member import Member
 
 __all__ = ["Guild"]
@@ -46,6 +47,8 @@ class Guild(Model):
     """
 
     __slots__ = ("id", "name", "icon", "owner_id", "member_count", "roles", "invites", "emojis")
+
+    _HTML = ("id", "name", "owner_id", "member_count")
 
     id: str
     name: str
@@ -131,8 +134,14 @@ class Guild(Model):
         return GuildCategories(self._client, self.id)
 
     @property
-    def members(self) -> list[Member]:
-        """The cached members of this server (from ``client.members.cache``)."""
+    def members(self) -> Collection[str, Member]:
+        """The cached members of this server: a snapshot :class:`Collection` keyed by user id.
+
+        Taken from ``client.members.cache`` when read (no request). Like every
+        cached accessor it is a dict: iterating gives user ids, ``.values()``
+        the :class:`Member` objects, ``guild.members[user_id]`` one member.
+        :meth:`fetch_members` asks the service and returns a list.
+        """
         return self._client.members.for_guild(self.id)
 
     @property

@@ -132,11 +132,8 @@ class Invite(Model):
         if cached is not None:
             cached.invites.cache.pop(self.code, None)
 
-    def _repr_name(self) -> str | None:
-        return self.guild.name if self.guild is not None else None
-
-    def __repr__(self) -> str:
-        return f"<Invite code={self.code!r} guild={self._repr_name()!r} uses={self.uses!r}>"
+    _REPR = ("code", "guild", "uses")
+    _HTML = ("code", "guild", "uses", "max_uses", "inviter", "channel_id", "expires_at")
 
 
 def _is_int(value: Any) -> bool:

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ._base import Model, as_dict, pack_time, parse_time, read_id, read_str, time_of_ms, unpack_time
+from .collection import Collection
 from .permissions import ALL, Permissions
 from .role import Role
 from .user import User
@@ -235,20 +236,22 @@ class Member(Model):
         return out
 
     @property
-    def roles(self) -> list[Role]:
-        """This member's roles as :class:`Role` objects.
+    def roles(self) -> Collection[str, Role]:
+        """This member's roles: a new :class:`Collection` keyed by role id, in record order.
 
-        Each id resolves through the cached guild's ``roles`` cache first, else
-        the embedded record; a bare id unknown to the cache is left out.
+        Like every cached accessor it is a dict: iterating gives role ids, use
+        ``.values()`` for the :class:`Role` objects. Each id resolves through
+        the cached guild's ``roles`` cache first, else the embedded record; a
+        bare id unknown to the cache is left out. No request.
         """
         guild = self.guild
         cached = guild.roles.cache if guild is not None else {}
-        out: list[Role] = []
+        out: Collection[str, Role] = Collection()
         for entry in self._roles:
             if isinstance(entry, str):
                 role = cached.get(entry)
                 if role is not None:
-                    out.append(role)
+                    out[role.id] = role
             elif isinstance(entry, dict):
                 rid = read_id(entry, "publicId", "id")
                 if rid is None:
@@ -259,7 +262,7 @@ class Member(Model):
                         role = Role(self._client, entry, server_id=self.server_id)
                     except (TypeError, ValueError):
                         continue
-                out.append(role)
+                out[role.id] = role
         return out
 
     @property
@@ -276,7 +279,7 @@ class Member(Model):
         if guild.owner_id is not None and guild.owner_id == self.id:
             return ALL
         value = 0
-        for role in self.roles:
+        for role in self.roles.values():
             value |= int(role.permissions)
         if value & Permissions.ADMINISTRATOR:
             return ALL
@@ -335,13 +338,8 @@ class Member(Model):
         if len(kept) != len(entries):
             self._roles = _share_roles(kept)
 
-    def _repr_name(self) -> str | None:
-        return self.display_name
-
-    def __repr__(self) -> str:
-        return (
-            f"<Member id={self.id!r} server_id={self.server_id!r} name={self._repr_name()!r}>"
-        )
+    _REPR = ("id", "server_id", "display_name")
+    _HTML = ("id", "display_name", "nickname", "server_id", "roles", "joined_at")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Member):

@@ -402,11 +402,5 @@ class Message(Model):
             break
         return out
 
-    def _repr_name(self) -> str | None:
-        return self.author.username if self.author is not None else None
-
-    def __repr__(self) -> str:
-        return (
-            f"<Message id={self.id!r} channel_id={self.channel_id!r} "
-            f"author={self._repr_name()!r}>"
-        )
+    _REPR = ("id", "channel_id", "author")
+    _HTML = ("id", "author", "content", "created_at", "channel_id")

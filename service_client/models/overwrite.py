@@ -91,13 +91,13 @@ class PermissionOverwrite(Model):
         self.scope_id = scope_id
         self._split(data)
 
-    def _repr_name(self) -> str | None:
-        return self.target_name
+    _REPR = ("id", "type", "target_id", "target_name")
+    _HTML = ("id", "type", "target_id", "target_name", "allow", "deny")
 
     def __repr__(self) -> str:
         return (
-            f"<PermissionOverwrite id={self.id!r} type={self.type} target_id={self.target_id!r} "
-            f"allow={int(self.allow)} deny={int(self.deny)}>"
+            f"<PermissionOverwrite id={self.id!r} type={self.type!r} target_id={self.target_id!r} "
+            f"target_name={self.target_name!r} allow={int(self.allow)} deny={int(self.deny)}>"
         )
 
     def delete(self) -> None:

@@ -68,8 +68,8 @@ class UserProfile(Model):
         """The user's id."""
         return self.user.id
 
-    def _repr_name(self) -> str | None:
-        return self.user.username
+    _REPR = ("id", "user")
+    _HTML = ("id", "user", "bio", "followers_count", "following_count", "mutual_friends_count")
 
 
 def profile_record(data: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,8 @@ class Role(Model):
 
     __slots__ = ("id", "name", "color", "hoist", "server_id", "position", "permissions")
 
+    _HTML = ("id", "name", "position", "color", "hoist", "permissions")
+
     id: str
     name: str
     color: str | None

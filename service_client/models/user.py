@@ -103,8 +103,8 @@ class User(Model):
         """The mention text ``<@id>`` (protocol 3.1)."""
         return f"<@{self.id}>"
 
-    def _repr_name(self) -> str | None:
-        return self.username
+    _REPR = ("id", "username")
+    _HTML = ("id", "username", "tag", "bot", "status")
 
     def __str__(self) -> str:
         return self.tag_string

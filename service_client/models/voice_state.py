@@ -142,8 +142,5 @@ class VoiceState(Model):
             return None
         return self._client.channels.cache.get(self.channel_id)
 
-    def __repr__(self) -> str:
-        return (
-            f"<VoiceState user_id={self.user_id!r} name={self.user_name!r} "
-            f"channel_id={self.channel_id!r} muted={self.muted} deafened={self.deafened}>"
-        )
+    _REPR = ("user_id", "user_name", "channel_id", "muted", "deafened")
+    _HTML = ("user_id", "user_name", "channel_id", "muted", "deafened", "speaking", "joined_at")

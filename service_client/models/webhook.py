@@ -48,6 +48,9 @@ class Webhook(Model):
 
     __slots__ = ("id", "name", "avatar_url", "channel_id", "server_id", "_token")
 
+    _REPR = ("id", "name", "channel_id")
+    _HTML = ("id", "name", "channel_id", "server_id", "avatar_url")
+
     _WIRE = (
         ("publicId", "id"),
         ("name", "name"),

@@ -285,7 +285,7 @@ def test_members_fetch_keyed_by_server_and_user(client: FakeClient) -> None:
     assert client.members.cache[("S1", "U1")] is a and client.members.get("S2", "U1") is b
     assert client.members.resolve("S1", "U1") is a and client.members.resolve(("S2", "U1")) is b
     assert a.user is b.user is client.users.cache["U1"]
-    assert [m.server_id for m in client.members.for_guild("S1")] == ["S1"]
+    assert {uid: m.server_id for uid, m in client.members.for_guild("S1").items()} == {"U1": "S1"}
 
 
 def test_members_fetch_404(client: FakeClient) -> None:
@@ -320,7 +320,8 @@ def test_voice_states_keyed_by_user(client: FakeClient) -> None:
     client.voice_states._replace_channel("V1", [{"userPublicId": "U1"}, {"userPublicId": "U2"}])
     client.voice_states._replace_channel("V2", [{"userPublicId": "U2"}])  # moved
     assert {k: s.channel_id for k, s in client.voice_states.cache.items()} == {"U1": "V1", "U2": "V2"}
-    assert [s.user_id for s in client.voice_states.in_channel("V1")] == ["U1"]
+    assert list(client.voice_states.in_channel("V1")) == ["U1"]  # a Collection keyed by user id
+    assert client.voice_states.in_channel("V1")["U1"].channel_id == "V1"
     assert client.voice_states._remove("U1", "V9") is None and "U1" in client.voice_states.cache
     assert client.voice_states._remove("U1").user_id == "U1"  # type: ignore[union-attr]
 

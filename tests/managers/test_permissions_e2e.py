@@ -299,7 +299,7 @@ def test_categories_create_edit_sync_delete(env: Any) -> None:
     bot, guild, emu = env.bot, env.guild, env.emu
     carol_client = env.carol
     tickets = guild.categories.create("Tickets")
-    assert isinstance(tickets, Category) and tickets.server_id == env.sid and tickets.channels == []
+    assert isinstance(tickets, Category) and tickets.server_id == env.sid and tickets.channels == {}
     settle(bot, env)
     assert tickets.id in guild.categories and bot.channels.categories[tickets.id].name == "Tickets"
     tickets.set_overwrite(guild.roles.everyone, deny=VIEW)
@@ -320,7 +320,7 @@ def test_categories_create_edit_sync_delete(env: Any) -> None:
     assert [o.target_id for o in inside.overwrites()] == [env.staff_id, env.world.bot["publicId"]]
     assert not can_read(carol_client, inside.id)                                   # still private
     fetched = {c.id: c for c in guild.categories.fetch()}
-    assert fetched[tickets.id].name == "Support" and [c.id for c in fetched[tickets.id].channels] == [inside.id]
+    assert fetched[tickets.id].name == "Support" and list(fetched[tickets.id].channels) == [inside.id]
     settle(bot, env)
     assert bot.channels.categories[tickets.id].name == "Support"
     assert bot.channels.cache[inside.id].category_id == tickets.id

@@ -73,7 +73,7 @@ def test_raw_is_a_new_dict_and_mutating_it_changes_nothing(client: FakeClient) -
     first["user"]["name"] = "changed"
     assert member.raw == _nested_member()
     assert member.nickname is None
-    assert member.roles[0].name == "role-R1"
+    assert member.roles["R1"].name == "role-R1"
 
 
 def test_member_raw_shows_the_shared_users_current_record(client: FakeClient) -> None:

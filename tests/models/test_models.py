@@ -9,6 +9,7 @@ import pytest
 
 from service_client.models import (
     Category,
+    Collection,
     Channel,
     DMChannel,
     Guild,
@@ -75,9 +76,11 @@ def test_repr_shows_class_id_name_and_no_token(client: FakeClient) -> None:
     reprs = [repr(User(client, user_rec())), repr(Guild(client, server_rec(name="Home"))),
              repr(Channel(client, channel_rec())), repr(Member(client, member_rec())),
              repr(Role(client, role_rec())), repr(Message(client, message_rec()))]
-    assert reprs[0] == "<User id='U1' name='alice'>"
+    assert reprs[0] == "<User id='U1' username='alice'>"
     assert reprs[1] == "<Guild id='S1' name='Home'>"
     assert reprs[2] == "<Channel id='C1' name='general'>"
+    assert reprs[3] == "<Member id='U1' server_id='S1' display_name='alice'>"
+    assert reprs[5].startswith("<Message id=") and "author=<User id='U1' username='alice'>" in reprs[5]
     assert all("SECRET" not in r for r in reprs)
 
 
@@ -155,8 +158,8 @@ def test_category_nests_channels_with_server_id(client: FakeClient) -> None:
     cat = Category(client, {"publicId": "K1", "name": "Text", "position": 1, "isPrivate": False,
                             "channels": [{"publicId": "C1", "name": "a", "type": "TEXT"}]}, server_id="S1")
     assert (cat.id, cat.name, cat.position, cat.server_id) == ("K1", "Text", 1, "S1")
-    assert [c.id for c in cat.channels] == ["C1"]
-    assert cat.channels[0].server_id == "S1" and cat.channels[0].category_id == "K1"
+    assert isinstance(cat.channels, Collection) and list(cat.channels) == ["C1"]   # keyed by id
+    assert cat.channels["C1"].server_id == "S1" and cat.channels["C1"].category_id == "K1"
 
 
 # -- Role ------------------------------------------------------------------------
@@ -180,14 +183,15 @@ def test_member_nested_shape(client: FakeClient) -> None:
     assert (m.id, m.server_id, m.nickname, m.membership_id) == ("U1", "S1", "Al", "M-U1")
     assert m.user.id == "U1" and m.user.username == "alice"
     assert m.joined_at == datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
-    assert [r.id for r in m.roles] == ["R1"]
+    assert isinstance(m.roles, Collection) and list(m.roles) == ["R1"]  # keyed by role id
+    assert m.roles["R1"].name == "role-R1"
     assert m.display_name == "Al"
 
 
 def test_member_flat_shape_and_envelope_server(client: FakeClient) -> None:
     m = Member(client, {"publicId": "U5", "name": "flat", "tag": "0005", "isBot": True}, server_id="S3")
     assert (m.id, m.server_id, m.user.username, m.user.bot) == ("U5", "S3", "flat", True)
-    assert m.joined_at is None and m.roles == [] and m.membership_id is None
+    assert m.joined_at is None and m.roles == {} and m.membership_id is None
 
 
 def test_member_user_id_from_user_object(client: FakeClient) -> None:

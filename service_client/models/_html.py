@@ -1,0 +1,159 @@
+"""HTML tables for Jupyter: what ``_repr_html_`` of models and collections returns.
+
+A model renders as a two-column table (attribute, value) of its ``_HTML``
+attributes; a :class:`~service_client.models.collection.Collection` renders as
+one row per entry, its columns the ``_HTML`` attributes of its first value
+when that is a model. Pure: no I/O, no request (the attributes listed by the
+models never make one).
+
+Every text is escaped with :func:`html.escape` (quotes included), values are
+shortened to :data:`MAX_TEXT` characters, tables to :data:`MAX_ROWS` rows,
+and a :class:`~service_client._secret.Secret` (a token) shows only as
+``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._base import Model
+
+__all__ = ["MAX_ROWS", "MAX_TEXT", "collection_html", "model_html"]
+
+#: Rows shown before a table is cut (a last row says how many were left out).
+MAX_ROWS = 50
+#: Characters of one value shown before it is cut with an ellipsis.
+MAX_TEXT = 120
+#: Entries of a nested list or collection named in one cell before only a count is given.
+MAX_LISTED = 5
+
+_STYLE = "border-collapse:collapse;font-size:0.9em"
+
+
+def _attrs(model: Any) -> tuple[str, ...]:
+    fields: tuple[str, ...] = getattr(model, "_HTML", ()) or getattr(model, "_REPR", ())
+    return fields
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "\u2026"
+
+
+def _label(value: Any) -> str:
+    """A short name for a model shown inside a cell."""
+    for attr in ("display_name", "username", "name", "code", "id"):
+        try:
+            found = getattr(value, attr, None)
+        except Exception:  # noqa: BLE001 - a cell never breaks the table
+            continue
+        if isinstance(found, str) and found:
+            return found
+    return type(value).__name__
+
+
+def _text(value: Any) -> str:
+    """The plain text of one cell (not yet escaped)."""
+    from .._secret import Secret
+    from ._base import Model
+
+    if isinstance(value, Secret):
+        return repr(value)
+    if value is None:
+        return "None"
+    if isinstance(value, Model):
+        return _label(value)
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ", timespec="seconds")
+    if isinstance(value, enum.Flag):
+        names = [flag.name for flag in type(value) if flag.name and flag in value and bin(flag.value).count("1") == 1]
+        if not names:
+            return str(int(value))  # type: ignore[call-overload]
+        return " | ".join(names) if len(names) <= MAX_LISTED else f"{len(names)} permissions"
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, (str, int, float, bool)):
+        return str(value)
+    if isinstance(value, Mapping):
+        items: Iterable[Any] = list(value.values())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+    else:
+        return repr(value)
+    items = list(items)
+    if len(items) <= MAX_LISTED and all(isinstance(i, (str, int, float, Model)) for i in items):
+        return ", ".join(_text(i) for i in items)
+    return f"{len(items)} items"
+
+
+def _cell(value: Any) -> str:
+    return escape(_cut(_text(value)), quote=True)
+
+
+def _read(model: Any, attr: str) -> Any:
+    try:
+        return getattr(model, attr)
+    except Exception:  # noqa: BLE001 - a cell never breaks the table
+        return "?"
+
+
+def model_html(model: Model) -> str:
+    """The HTML table of one model: its class name, then one row per ``_HTML`` attribute.
+
+    Args:
+        model: Any model.
+
+    Returns:
+        An HTML ``<table>`` fragment, every value escaped.
+    """
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{escape(attr)}</th><td style='text-align:left'>"
+        f"{_cell(_read(model, attr))}</td></tr>"
+        for attr in _attrs(model)
+    )
+    caption = escape(type(model).__name__)
+    return f"<table style='{_STYLE}'><caption style='text-align:left'><b>{caption}</b></caption>{rows}</table>"
+
+
+def collection_html(items: Iterable[tuple[Any, Any]], count: int, *, title: str = "Collection") -> str:
+    """The HTML table of a collection: one row per entry, at most :data:`MAX_ROWS`.
+
+    Args:
+        items: The ``(key, value)`` pairs (a snapshot).
+        count: The number of entries (shown in the caption).
+        title: The caption's name.
+
+    Returns:
+        An HTML ``<table>`` fragment, every key and value escaped. When the
+        first value is a model, the columns are its ``_HTML`` attributes
+        (other values show in the ``value`` column); else ``key`` and ``value``.
+    """
+    from ._base import Model
+
+    pairs = list(items)
+    shown = pairs[:MAX_ROWS]
+    first = shown[0][1] if shown else None
+    columns = _attrs(first) if isinstance(first, Model) else ()
+    kind = type(first)
+    header = "".join(f"<th style='text-align:left'>{escape(c)}</th>" for c in ("key", *(columns or ("value",))))
+    body = []
+    for key, value in shown:
+        if columns and type(value) is kind:
+            cells = "".join(f"<td style='text-align:left'>{_cell(_read(value, c))}</td>" for c in columns)
+        else:
+            cells = f"<td style='text-align:left' colspan='{max(1, len(columns))}'>{_cell(value)}</td>"
+        body.append(f"<tr><td style='text-align:left'>{_cell(key)}</td>{cells}</tr>")
+    if len(pairs) > len(shown):
+        span = 1 + max(1, len(columns))
+        body.append(f"<tr><td colspan='{span}'>\u2026 and {len(pairs) - len(shown)} more</td></tr>")
+    noun = "entry" if count == 1 else "entries"
+    what = f" of {escape(kind.__name__)}" if columns else ""
+    caption = f"<b>{escape(title)}</b>{what}: {count} {noun}"
+    return (
+        f"<table style='{_STYLE}'><caption style='text-align:left'>{caption}</caption>"
+        f"<thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
