@@ -306,10 +306,10 @@ def _service_client_running_clients(request: pytest.FixtureRequest) -> Iterator[
     existing: weakref.WeakSet[Any] = weakref.WeakSet(_live_clients())
     yield
     left = [c for c in _live_clients() if c not in existing and c not in _LONG_LIVED and _running(c)]
+    shown = ", ".join(repr(c) for c in left)  # as they were, before destroy()
     for client in left:
         client.destroy()
     if left:
-        shown = ", ".join(repr(c) for c in left)
         warnings.warn(
             ClientLeftRunningWarning(
                 f"{request.node.nodeid} left {len(left)} Client(s) running: {shown}. Call destroy() at the "

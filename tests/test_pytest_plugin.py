@@ -1,12 +1,19 @@
-"""The pytest plugin that ships with the package gives bot authors a clean emulator per test."""
+"""The pytest plugin that ships with the package: a clean emulator per test, a seeded world, the
+bot's client, say/expect_reply, listener errors and clients left running."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+import threading
+from typing import Any
 
+import pytest
 import requests
+
+from service_client import Client, Message
+from service_client.pytest_plugin import BotWorld, WorldUser
 
 
 def test_plugin_fixture_is_a_running_reset_emulator(service_emulator):
@@ -85,13 +92,67 @@ def test_a_listener_failing_while_its_client_is_destroyed_does_not_count():
 '''
 
 
-def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(tmp_path):
-    (tmp_path / "test_inner.py").write_text(INNER_TESTS)
+INNER_CLIENT_TESTS = '''
+import pytest
+
+from service_client import Client
+
+KEPT = []
+
+
+def _logged_in(emulator, name):
+    user = emulator.create_user(name, bot=True)
+    client = Client(base_url=emulator.base_url, socket_url=emulator.socket_url)
+    client.login(user["token"], timeout=15)
+    return client
+
+
+@pytest.fixture(scope="module")
+def module_client(service_emulator_server):
+    client = _logged_in(service_emulator_server, "modulebot")
+    yield client
+    client.destroy()
+
+
+def test_leaves_a_client_running(service_emulator):
+    KEPT.append(_logged_in(service_emulator, "leaky"))
+
+
+def test_the_plugin_destroyed_it():
+    assert KEPT[0].state.value == "destroyed"
+
+
+def test_bot_client_is_the_world_bot_logged_in(bot_world, bot_client):
+    assert bot_client.state.value == "ready" and bot_client.user.id == bot_world.bot.id
+    KEPT.append(bot_client)
+
+
+def test_bot_client_was_destroyed_at_teardown():
+    assert KEPT[1].state.value == "destroyed"
+
+
+def test_a_client_of_a_module_fixture_is_not_reported(module_client):
+    assert module_client.state.value == "ready"
+'''
+
+
+@pytest.fixture(scope="module")
+def inner_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], str]:
+    """One inner pytest run of both inner test files: (outcome per "file::test", output)."""
+    where = tmp_path_factory.mktemp("inner")
+    (where / "test_inner.py").write_text(INNER_TESTS)
+    (where / "test_inner_clients.py").write_text(INNER_CLIENT_TESTS)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_inner.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_inner.py", "test_inner_clients.py"],
+        cwd=where, capture_output=True, text=True, timeout=120,
     )
-    outcomes = dict(re.findall(r"test_inner\.py::(\w+) (PASSED|FAILED|ERROR)", proc.stdout))
+    found = re.findall(r"(test_inner\w*)\.py::(\w+) (PASSED|FAILED|ERROR)", proc.stdout)
+    return {f"{module}::{test}": outcome for module, test, outcome in found}, proc.stdout
+
+
+def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
+    found, proc_stdout = inner_run
+    outcomes = {k.split("::")[1]: v for k, v in found.items() if k.startswith("test_inner::")}
     assert outcomes == {
         "test_unexpected_listener_error_fails": "FAILED",
         "test_handled_by_an_error_listener_still_fails": "FAILED",
@@ -100,6 +161,110 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(tmp_path):
         "test_another_type_than_expected_fails": "FAILED",
         "test_no_listener_error_passes": "PASSED",
         "test_a_listener_failing_while_its_client_is_destroyed_does_not_count": "PASSED",
-    }, proc.stdout
-    assert "ValueError: surprise" in proc.stdout
-    assert "exception(s) raised by event listeners during this test" in proc.stdout
+    }, proc_stdout
+    assert "ValueError: surprise" in proc_stdout
+    assert "exception(s) raised by event listeners during this test" in proc_stdout
+
+
+def test_a_client_left_running_is_destroyed_with_a_warning(inner_run):
+    found, stdout = inner_run
+    outcomes = {k.split("::")[1]: v for k, v in found.items() if k.startswith("test_inner_clients::")}
+    assert outcomes == {
+        "test_leaves_a_client_running": "PASSED",
+        "test_the_plugin_destroyed_it": "PASSED",
+        "test_bot_client_is_the_world_bot_logged_in": "PASSED",
+        "test_bot_client_was_destroyed_at_teardown": "PASSED",
+        "test_a_client_of_a_module_fixture_is_not_reported": "PASSED",
+    }, stdout
+    warned = re.findall(r"ClientLeftRunningWarning: (\S+) left (\d+) Client", stdout)
+    assert warned == [("test_inner_clients.py::test_leaves_a_client_running", "1")], stdout
+    assert "'leaky'" in stdout and "token=[REDACTED]" in stdout
+
+
+# -- bot_world, bot_client, say and expect_reply -----------------------------------------------------
+
+
+def test_bot_world_seeds_a_server_with_roles_channels_and_the_bot_as_a_member(bot_world: BotWorld) -> None:
+    emu, sid = bot_world.emulator, bot_world.server.id
+    assert [bot_world.owner.name, bot_world.moderator.name, bot_world.member.name, bot_world.bot.name] == [
+        "alice", "bob", "carol", "testbot"]
+    assert bot_world.bot.bot and not bot_world.owner.bot
+    assert emu.server(sid)["ownerId"] == bot_world.owner.id
+    role_ids = lambda user: {r if isinstance(r, str) else r["publicId"] for r in emu.member(sid, user.id)["roles"]}  # noqa: E731
+    assert bot_world.bot_role.id in role_ids(bot_world.bot)
+    assert bot_world.moderator_role.id in role_ids(bot_world.moderator)
+    assert bot_world.moderator_role.id not in role_ids(bot_world.member)
+    assert {(c.name, c.record["type"]) for c in (bot_world.general, bot_world.random, bot_world.voice)} == {
+        ("general", "TEXT"), ("random", "TEXT"), ("voice", "VOICE")}
+    assert bot_world.channel("general") is bot_world.general and bot_world.user("bob") is bot_world.moderator
+    assert bot_world.role("Moderator") is bot_world.moderator_role
+    assert bot_world.user(bot_world.member.id) is bot_world.member          # by id too
+    with pytest.raises(LookupError, match="no channel 'nope'.*general"):
+        bot_world.channel("nope")
+    dave = bot_world.add_user("dave", roles=["Moderator"])
+    assert isinstance(dave, WorldUser) and bot_world.moderator_role.id in role_ids(dave)
+    token = bot_world.bot.token.get()
+    assert token and token not in repr(bot_world) and token not in repr(bot_world.bot)
+
+
+def test_say_and_expect_reply_return_decoded_messages_in_order(
+    bot_world: BotWorld, bot_client: Client, say: Any, expect_reply: Any
+) -> None:
+    @bot_client.on("message_create")
+    def answer(message: Message) -> None:
+        if message.author is not None and message.author.id != bot_world.bot.id:
+            message.reply(f"1: {message.content}")
+            message.reply("2: <done> & over")
+
+    bot_client.send_message(bot_world.general.id, "said before, never a reply")
+    said = say("general", "<b>hi</b> & bye", as_user="carol")
+    assert isinstance(said, Message) and said.content == "<b>hi</b> & bye"
+    assert said.author is not None and said.author.id == bot_world.member.id
+    first, second = expect_reply(said), expect_reply(said)
+    assert (first.content, second.content) == ("1: <b>hi</b> & bye", "2: <done> & over")
+    assert first.author is not None and first.author.id == bot_world.bot.id
+    raw = [m["content"] for m in bot_world.emulator.messages(bot_world.general.id)]
+    decoded = [m["content"] for m in bot_world.emulator.messages(bot_world.general.id, decoded=True)]
+    assert raw[1:] == ["&lt;b&gt;hi&lt;/b&gt; &amp; bye", "1: &lt;b&gt;hi&lt;/b&gt; &amp; bye",
+                       "2: &lt;done&gt; &amp; over"]
+    assert decoded[1:] == [said.content, first.content, second.content]
+
+
+def test_a_reply_that_came_before_expect_reply_is_not_missed(
+    bot_world: BotWorld, bot_client: Client, say: Any, expect_reply: Any
+) -> None:
+    replied = threading.Event()
+
+    @bot_client.on("message_create")
+    def answer(message: Message) -> None:
+        if message.content == "!now":
+            message.reply("at once")
+            replied.set()
+
+    said = say(bot_world.general, "!now")
+    assert replied.wait(10)                   # the reply is out before anyone waits for it
+    assert expect_reply(said).content == "at once"
+
+
+def test_expect_reply_fails_with_what_the_channel_saw(bot_world: BotWorld, say: Any, expect_reply: Any) -> None:
+    first = say("random", "anyone there?", as_user="bob")
+    say("random", "hello?", as_user="bob")
+    assert expect_reply(first, author="bob").content == "hello?"   # another author than the bot
+    with pytest.raises(AssertionError, match=r"no reply from testbot to 'anyone there\?' within 0 s .*bob: 'hello\?'"):
+        expect_reply(first, timeout=0)                              # nobody runs the bot here
+    stranger = Client(base_url=bot_world.emulator.base_url, socket_url=bot_world.emulator.socket_url)
+    try:
+        with pytest.raises(ValueError, match="returned by say"):
+            expect_reply(Message(stranger, {"publicId": "M0", "channelPublicId": bot_world.random.id}))
+    finally:
+        stranger.destroy()
+
+
+def test_the_plugin_imports_no_emulator_until_a_fixture_needs_it() -> None:
+    code = (
+        "import sys, service_client.pytest_plugin\n"
+        "heavy = ('service_client.emulator', 'starlette', 'uvicorn', 'socketio', 'engineio')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"

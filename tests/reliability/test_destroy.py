@@ -23,14 +23,21 @@ def assert_destroyed(client, emulator) -> None:
     assert client.to_dict()["token"] is None
     assert client.listeners("message_create") == [] and client.listeners("disconnect") == []
     client.destroy()  # a second destroy does nothing
-    with pytest.raises(ServiceError, match="destroyed"):
-        client.login("anything")
-    with pytest.raises(ServiceAuthError):
-        client.send_message("123", "x")
-    with pytest.raises(ServiceAuthError):
-        client.set_status("idle")
-    with pytest.raises(ServiceAuthError):
-        client.api_call("/auth/me")
+    # Every refusal says what to do: create a new Client (never "call login()", which would fail).
+    refusals: list[tuple[type[BaseException], Callable[[], Any]]] = [
+        (ServiceError, lambda: client.login("anything")),
+        (ServiceAuthError, lambda: client.send_message("123", "x")),
+        (ServiceAuthError, lambda: client.set_status("idle")),
+        (ServiceAuthError, lambda: client.api_call("/auth/me")),
+        (ServiceAuthError, lambda: client.create_dm("U1")),
+        (ServiceAuthError, lambda: client.voice.join("123")),
+        (ServiceError, lambda: client.wait_for("message_create", timeout=1)),
+    ]
+    for kind, call in refusals:
+        with pytest.raises(kind) as info:
+            call()
+        text = str(info.value)
+        assert "destroyed" in text and "new Client" in text and "login()" not in text, text
     wait_until(lambda: emulator.connection_count() == 0, timeout=5)
 
 
