@@ -130,7 +130,8 @@ def collection_html(items: Iterable[tuple[Any, Any]], count: int, *, title: str 
     Returns:
         An HTML ``<table>`` fragment, every key and value escaped. When the
         first value is a model, the columns are its ``_HTML`` attributes
-        (other values show in the ``value`` column); else ``key`` and ``value``.
+        (other values show in one wide cell), after a ``key`` column unless
+        every key is its value's ``id``; else ``key`` and ``value``.
     """
     from ._base import Model
 
@@ -139,16 +140,20 @@ def collection_html(items: Iterable[tuple[Any, Any]], count: int, *, title: str 
     first = shown[0][1] if shown else None
     columns = _attrs(first) if isinstance(first, Model) else ()
     kind = type(first)
-    header = "".join(f"<th style='text-align:left'>{escape(c)}</th>" for c in ("key", *(columns or ("value",))))
+    # The usual case, keys that are the values' ids, needs no column of its own.
+    keyed = not (columns and "id" in columns and all(k == _read(v, "id") for k, v in shown))
+    heads = (("key",) if keyed else ()) + (columns or ("value",))
+    header = "".join(f"<th style='text-align:left'>{escape(c)}</th>" for c in heads)
     body = []
     for key, value in shown:
         if columns and type(value) is kind:
             cells = "".join(f"<td style='text-align:left'>{_cell(_read(value, c))}</td>" for c in columns)
         else:
             cells = f"<td style='text-align:left' colspan='{max(1, len(columns))}'>{_cell(value)}</td>"
-        body.append(f"<tr><td style='text-align:left'>{_cell(key)}</td>{cells}</tr>")
+        key_cell = f"<td style='text-align:left'>{_cell(key)}</td>" if keyed else ""
+        body.append(f"<tr>{key_cell}{cells}</tr>")
     if len(pairs) > len(shown):
-        span = 1 + max(1, len(columns))
+        span = len(heads)
         body.append(f"<tr><td colspan='{span}'>\u2026 and {len(pairs) - len(shown)} more</td></tr>")
     noun = "entry" if count == 1 else "entries"
     what = f" of {escape(kind.__name__)}" if columns else ""

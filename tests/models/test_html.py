@@ -92,8 +92,10 @@ def test_a_webhook_never_shows_its_token(client: FakeClient) -> None:
 def test_a_collection_of_models_is_a_table_with_their_columns(client: FakeClient) -> None:
     roles = Collection((f"R{i}", Role(client, role_rec(f"R{i}", "64"))) for i in range(3))
     cells = parse(roles._repr_html_())
-    assert cells.cells[:7] == ["key", "id", "name", "position", "color", "hoist", "permissions"]
-    assert cells.cells[7:9] == ["R0", "R0"] and "KICK_MEMBERS" in cells.cells
+    assert cells.cells[:6] == ["id", "name", "position", "color", "hoist", "permissions"]  # keys are the ids
+    assert cells.cells[6:8] == ["R0", "role-R0"] and "KICK_MEMBERS" in cells.cells
+    other = parse(Collection({"first": Role(client, role_rec("R1"))})._repr_html_()).cells
+    assert other[:2] == ["key", "id"] and other[7:9] == ["first", "R1"]       # other keys get a column
     assert "Collection</b> of Role: 3 entries" in roles._repr_html_()
 
 
