@@ -101,7 +101,7 @@ def test_an_embed_reply_renders_its_title_fields_colour_and_footer(demo: Demo, o
                                                                     tmp_path: pathlib.Path) -> None:
     @demo.bot.on("message_create")
     def card(msg: Any) -> None:
-        if msg.content == "show me a card" and msg.author is not None and not msg.author.bot:
+        if msg.content == "!card" and msg.author is not None and not msg.author.bot:
             msg.reply(EmbedBuilder().set_title("Build #42").set_description("All green")
                       .set_color("#2ecc71").add_field("Tests", "1,204 passed", inline=True)
                       .add_field("Time", "3 min", inline=True).set_footer("ci"))
@@ -110,7 +110,7 @@ def test_an_embed_reply_renders_its_title_fields_colour_and_footer(demo: Demo, o
     open_channel(page, "general")
     send(page, "!ping")
     expect(message(page, "Pong!")).to_have_count(1)
-    send(page, "show me a card")  # no "!": the sample bot's own commands leave it alone
+    send(page, "!card")  # no command of the sample bot's dispatcher: it stays silent, this listener answers
     embed = page.locator("#messages .msg .embed")
     expect(embed.locator(".embed-title")).to_have_text("Build #42")
     expect(embed.locator(".embed-description")).to_have_text("All green")
@@ -120,8 +120,8 @@ def test_an_embed_reply_renders_its_title_fields_colour_and_footer(demo: Demo, o
     expect(embed).to_have_css("border-left-color", "rgb(46, 204, 113)")
     reply = page.locator("#messages .msg").filter(has=page.locator(".embed"))
     expect(reply.locator(".badge")).to_have_text("BOT")
-    expect(reply.locator(".reply-ref")).to_contain_text("alice show me a card")
-    expect(page.locator("#messages .msg")).to_have_count(4)  # !ping, Pong!, the request, the card
+    expect(reply.locator(".reply-ref")).to_contain_text("alice !card")
+    expect(page.locator("#messages .msg")).to_have_count(4)  # !ping, Pong!, !card, the card: no "Unknown command"
     # a reaction and a screenshot of the whole conversation, for the docs
     message(page, "Pong!").locator('.actions [data-emoji="\U0001F44D"]').click()
     expect(message(page, "Pong!").locator(".reaction .reaction-count")).to_have_text("1")
