@@ -138,9 +138,7 @@ class CommandContext:
         return self.client.send_message(channel_id, options, content=content, embeds=embeds)
 
     def __repr__(self) -> str:
-        name = self.command.name if self.command is not None else self.invoked_with
-        author = self.message.author.id if self.message.author is not None else None
         return (
-            f"<CommandContext command={name!r} args={self.args!r} "
-            f"author_id={author!r} channel_id={self.message.channel_id!r}>"
+            f"<CommandContext invoked_with={self.invoked_with!r} args={self.args!r} "
+            f"author={self.author!r} channel_id={self.channel_id!r}>"
         )

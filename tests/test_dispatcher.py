@@ -578,3 +578,12 @@ def test_command_requires_and_cooldown_defaults_pickle_and_repr():
     copy = pickle.loads(pickle.dumps(cmd))
     assert (copy.requires, copy.cooldown) == (cmd.requires, cmd.cooldown)
     assert "cooldown=2.0" in repr(cmd) and "requires=" in repr(cmd) and "cooldown" not in repr(plain)
+
+
+def test_context_repr_shows_attributes_under_their_names(client, bot):
+    seen: list[str] = []
+    bot.add(Command("say", lambda ctx, *words: seen.append(repr(ctx))))
+    run(client, "!say hi there")
+    (text,) = seen
+    assert text.startswith("<CommandContext invoked_with='say' args=['hi', 'there'] author=")
+    assert text.endswith("channel_id='C1'>")

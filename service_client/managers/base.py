@@ -6,6 +6,16 @@
   nothing to any cache (not even the users they meet);
 - ``fetch*`` methods always perform a request, even when the entry is cached:
   use ``cache.get()`` or ``resolve()`` to read without one.
+
+One shape rule for every accessor of the library: what is read from a cache
+(``cache`` itself, ``guild.channels``, ``guild.categories``,
+``guild.members``, ``member.roles``, ``category.channels``,
+``members.for_guild()``, ``voice_states.in_channel()``) is a
+:class:`Collection`, a dict keyed by id (iterating gives ids, ``.values()``
+the objects) and makes no request; what asks the service (``fetch*``,
+``search_*``, ``audit_log``, ``pins``, ``webhooks``, ``overwrites``,
+``reactions_for``) returns a list in the service's order
+(``channel.history()`` an iterator that fetches page by page).
 """
 
 from __future__ import annotations
