@@ -547,7 +547,7 @@ class Client:
             token: The bot token.
 
         Raises:
-            Everything :meth:`login` raises.
+            ServiceAuthError, ServiceError, ServiceTimeoutError: As :meth:`login`.
         """
         try:
             self.login(token)

@@ -13,7 +13,7 @@ from service_client import Client, CommandDispatcher, Message
 
 
 def build_bot(**options) -> Client:
-    """The bot under test: ``!ping`` answers ``Pong!``. Your bot's own factory goes here."""
+    """The bot under test: ``!ping`` answers ``Pong!`` (use your bot's factory)."""
     client = Client(**options)
     commands = CommandDispatcher(client, prefix="!")
 
@@ -27,7 +27,7 @@ def build_bot(**options) -> Client:
 
 @pytest.fixture
 def world(service_emulator):
-    """A human (alice) and the bot, both members of one server with a #general channel."""
+    """A human (alice) and the bot, both members of a server with a #general channel."""
     alice = service_emulator.create_user("alice")["user"]
     bot = service_emulator.create_user("pingbot", bot=True)
     created = service_emulator.create_server(
@@ -35,13 +35,19 @@ def world(service_emulator):
     )
     service_emulator.add_member(created["server"]["publicId"], bot["user"]["publicId"])
     general = next(c for c in created["channels"] if c["name"] == "general")
-    return {"alice": alice["publicId"], "bot_token": bot["token"], "general": general["publicId"]}
+    return {
+        "alice": alice["publicId"],
+        "bot_token": bot["token"],
+        "general": general["publicId"],
+    }
 
 
 @pytest.fixture
 def bot(service_emulator, world):
     """The bot, logged in to the emulator; destroyed after the test."""
-    client = build_bot(base_url=service_emulator.base_url, socket_url=service_emulator.socket_url)
+    client = build_bot(
+        base_url=service_emulator.base_url, socket_url=service_emulator.socket_url
+    )
     client.login(world["bot_token"], timeout=30)
     yield client
     client.destroy()
@@ -49,7 +55,7 @@ def bot(service_emulator, world):
 
 @pytest.fixture
 def replies(bot):
-    """The bot's own messages, as they arrive (the listener is registered before anything is posted)."""
+    """The bot's own messages as they arrive (registered before anything is posted)."""
     received: queue.Queue[Message] = queue.Queue()
 
     @bot.on("message_create")
@@ -61,7 +67,8 @@ def replies(bot):
 
 
 def test_ping_gets_pong(service_emulator, world, replies):
-    posted = service_emulator.post_message(world["general"], world["alice"], "!ping")["message"]
+    posted = service_emulator.post_message(world["general"], world["alice"], "!ping")
+    posted = posted["message"]
 
     reply = replies.get(timeout=10)  # a Message, content decoded
 

@@ -111,7 +111,7 @@ class ChannelManager(BaseManager[str, Channel]):
             The categories in order (uncategorized channels are not included).
 
         Raises:
-            As :meth:`fetch_for_guild`.
+            TypeError, ValueError, ServiceAPIError: As :meth:`fetch_for_guild`.
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
