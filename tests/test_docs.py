@@ -121,4 +121,4 @@ def test_the_testing_guides_complete_example_passes():
         timeout=120,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert re.search(r"\b2 passed\b", run.stdout), run.stdout[-1000:]
+    assert re.search(r"\b3 passed\b", run.stdout), run.stdout[-1000:]

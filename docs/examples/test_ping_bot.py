@@ -5,15 +5,13 @@ Run it with ``python -m pytest test_ping_bot.py`` (``pip install
 service_client is installed, so no conftest.py is needed.
 """
 
-import queue
-
 import pytest
 
-from service_client import Client, CommandDispatcher, Message
+from service_client import Client, CommandDispatcher, Permissions
 
 
 def build_bot(**options) -> Client:
-    """The bot under test: ``!ping`` answers ``Pong!`` (use your bot's factory)."""
+    """The bot under test (use your bot's own factory): ``!ping`` and ``!warn``."""
     client = Client(**options)
     commands = CommandDispatcher(client, prefix="!")
 
@@ -22,62 +20,37 @@ def build_bot(**options) -> Client:
         """Check that the bot is alive."""
         ctx.reply("Pong!")
 
+    @commands.command(requires=Permissions.KICK_MEMBERS)
+    def warn(ctx, user_id, *reason):
+        """Warn a member (moderators only)."""
+        text = " ".join(reason) or "no reason given"
+        ctx.send(f"<@{user_id}>, you have been warned: {text}")
+
     return client
 
 
 @pytest.fixture
-def world(service_emulator):
-    """A human (alice) and the bot, both members of a server with a #general channel."""
-    alice = service_emulator.create_user("alice")["user"]
-    bot = service_emulator.create_user("pingbot", bot=True)
-    created = service_emulator.create_server(
-        "Test server", alice["publicId"], channels=[{"name": "general", "type": "TEXT"}]
-    )
-    service_emulator.add_member(created["server"]["publicId"], bot["user"]["publicId"])
-    general = next(c for c in created["channels"] if c["name"] == "general")
-    return {
-        "alice": alice["publicId"],
-        "bot_token": bot["token"],
-        "general": general["publicId"],
-    }
+def bot_factory():
+    """What the bot_client fixture calls, with base_url= and socket_url=."""
+    return build_bot
 
 
-@pytest.fixture
-def bot(service_emulator, world):
-    """The bot, logged in to the emulator; destroyed after the test."""
-    client = build_bot(
-        base_url=service_emulator.base_url, socket_url=service_emulator.socket_url
-    )
-    client.login(world["bot_token"], timeout=30)
-    yield client
-    client.destroy()
-
-
-@pytest.fixture
-def replies(bot):
-    """The bot's own messages as they arrive (registered before anything is posted)."""
-    received: queue.Queue[Message] = queue.Queue()
-
-    @bot.on("message_create")
-    def collect(message):
-        if message.author is not None and message.author.id == bot.user.id:
-            received.put(message)
-
-    return received
-
-
-def test_ping_gets_pong(service_emulator, world, replies):
-    posted = service_emulator.post_message(world["general"], world["alice"], "!ping")
-    posted = posted["message"]
-
-    reply = replies.get(timeout=10)  # a Message, content decoded
-
+def test_ping_gets_pong(bot_client, say, expect_reply):
+    said = say("general", "!ping")  # alice, the server's owner, posts in #general
+    reply = expect_reply(said)  # the bot's next message in #general
     assert reply.content == "Pong!"
-    assert reply.reply_to_id == posted["publicId"]
-    assert reply.channel_id == world["general"]
+    assert reply.reply_to_id == said.id
 
 
-def test_unknown_command_is_answered(service_emulator, world, replies):
-    service_emulator.post_message(world["general"], world["alice"], "!nope")
+def test_warn_is_for_moderators(bot_world, bot_client, say, expect_reply):
+    carol, bob = bot_world.member, bot_world.moderator
+    say("general", f"!warn {carol.id} spam & <b>eggs</b>", as_user=bob)
+    assert expect_reply().content == f"{carol.mention}, you have been warned: spam & <b>eggs</b>"
+    say("general", f"!warn {bob.id} revenge", as_user=carol)
+    assert expect_reply().content == "You need the KICK_MEMBERS permission to use !warn."
 
-    assert replies.get(timeout=10).content == "Unknown command !nope. Try !help."
+
+def test_unknown_commands_are_ignored(bot_client, say, expect_reply):
+    ignored = say("general", "!nope")
+    say("general", "!ping")
+    assert expect_reply(ignored).content == "Pong!"  # nothing came in between
