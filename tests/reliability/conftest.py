@@ -31,7 +31,7 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
-def threads_gone(timeout: float = 1.0) -> list[str]:
+def threads_gone(timeout: float = 5.0) -> list[str]:
     """Wait up to ``timeout`` for the library's threads to end; return those still alive."""
     deadline = time.monotonic() + timeout
     while client_threads() and time.monotonic() < deadline:

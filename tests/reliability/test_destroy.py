@@ -17,7 +17,7 @@ from .conftest import Recorder, client_threads, threads_gone, wait_until
 
 def assert_destroyed(client, emulator) -> None:
     """The common post-conditions of destroy()."""
-    assert threads_gone(1.0) == []
+    assert threads_gone() == []
     assert client.state.value == "destroyed" and client.ready_at is None
     assert client._token.get() is None and client._rest.token is None
     assert client.to_dict()["token"] is None

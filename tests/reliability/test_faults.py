@@ -80,7 +80,7 @@ def test_emulator_stopped_and_restarted_on_the_same_port(tmp_path):
         wait_until(lambda: second in answered(emu, channel, bot_id))
         assert answered(emu, channel, bot_id) == {first: 1, second: 1}
         timed_destroy(client)
-        assert threads_gone(1.0) == []
+        assert threads_gone() == []
         wait_until(lambda: emu.connection_count() == 0, timeout=5)
     finally:
         if client is not None:
@@ -98,7 +98,7 @@ def test_destroy_while_the_emulator_is_down(tmp_path, world, make_client):
         emu.stop()
         recorder.wait("disconnect")
         timed_destroy(client)
-        assert threads_gone(1.0) == []
+        assert threads_gone() == []
         emu.start()
         assert not threading.Event().wait(0.5)  # a live reconnect loop would be back by now
         assert emu.connection_count() == 0
