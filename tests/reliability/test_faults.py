@@ -150,11 +150,11 @@ def test_slow_responses_past_the_timeout(world, emulator, bot):
     with pytest.raises(ServiceTimeoutError):
         bot.api_call("/auth/me", timeout_ms=200, max_retries=1)
     elapsed = time.monotonic() - started
-    assert 0.2 * 2 + 0.5 <= elapsed <= (0.2 * 2 + 0.5) * 1.5 + 0.3
+    assert 0.2 * 2 + 0.5 <= elapsed <= (0.2 * 2 + 0.5) * 2 + 1.0  # well under the 3 s delay
     # Another route is not held up by the slow one.
     started = time.monotonic()
     assert bot.guilds.fetch(world.server["publicId"]).id == world.server["publicId"]
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 2.0
 
 
 # -- event floods and misbehaving listeners ---------------------------------------------------

@@ -50,7 +50,7 @@ def test_loss_after_ready_disconnects_reconnects_and_keeps_answering(world, emul
         bot.send_message(channel, "offline")
     with pytest.raises(ServiceAuthError):
         bot.set_activity({"type": "playing", "name": "x"})
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 2.0  # not the 10 s a send waits for its ack
     assert bot.api_call("/auth/me")["user"]["publicId"] == bot_id
     assert bot.state.value == "ready" and bot.ready_at is not None
 

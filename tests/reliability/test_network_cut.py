@@ -56,7 +56,7 @@ def test_socket_operations_while_disconnected_raise_at_once(bot, world, emulator
         started = time.monotonic()
         with pytest.raises(ServiceAuthError):
             bot.send_message(world.general["publicId"], "while offline")
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < 2.0  # not the 10 s a send waits for its ack
     finally:
         emulator.set_outage(None)
     recorder.wait("reconnect")
