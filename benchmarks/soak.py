@@ -16,10 +16,11 @@ Prints ``name: value`` lines:
 - ``rss_mb_start`` / ``rss_mb_end``: resident memory of this process, MB (goal: flat).
 
 The emulator runs in a child process (file-backed sqlite), so this process's memory is the bot's
-alone. The service has no replay (protocol 2.1): messages posted while the bot is offline never
-arrive as events. The bot is written the way a production bot should be: on ``reconnect`` it reads
-the channel history since the disconnect and answers what it missed, and a reply whose echo was
-lost in a drop is checked against the history before it is sent again. Every message id is
+alone. The service has no replay: messages posted while the bot is offline never arrive as
+events (after a reconnect only new events come). The bot is written the way a production bot
+should be: on ``reconnect`` it reads the channel history since the disconnect and answers what it
+missed, and a reply whose echo was lost in a drop is checked against the history before it is
+sent again. Every message id is
 claimed once, so nothing is answered twice.
 """
 

@@ -1,6 +1,7 @@
-"""Library-wide defaults and limits (spec: Limits).
+"""Library-wide defaults and limits: request concurrency, timeouts, retries, backoff, reconnection.
 
-Every constant carries its unit in its ``#:`` comment.
+Every constant carries its unit in its ``#:`` comment. How the REST limits work together is told in
+the rate-limits guide (``docs/guides/rate-limits.rst``).
 """
 
 from __future__ import annotations
@@ -9,16 +10,17 @@ from __future__ import annotations
 DEFAULT_BASE_URL = "https://api.service-chat.app/v2"
 #: Default socket host.
 DEFAULT_SOCKET_URL = "https://rt.service-chat.app"
-#: The service's own hosts: no host warning for these (spec: Authentication 5).
+#: The service's own hosts: a client pointed at any other host (except :data:`LOCAL_HOSTS`)
+#: warns with ``InsecureHostWarning`` at construction.
 SERVICE_HOSTS = frozenset({"api.service-chat.app", "rt.service-chat.app"})
 #: Hosts that are always accepted, also over plain HTTP.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1"})
 
-#: Requests on the wire at once (spec: Limits, simultaneous REST requests).
+#: REST requests on the wire at once; further calls wait in a first-in first-out queue.
 MAX_CONCURRENT_REQUESTS = 5
-#: Default per-attempt REST timeout, milliseconds (spec: Limits).
+#: Default per-attempt REST timeout (connect, send and body read), milliseconds.
 DEFAULT_TIMEOUT_MS = 15_000
-#: Default number of retries after the first attempt (spec: Limits; protocol 5.2).
+#: Default number of retries after the first attempt (so at most 1 + 3 = 4 attempts).
 DEFAULT_MAX_RETRIES = 3
 #: First computed backoff delay, seconds (doubles per retry).
 BACKOFF_BASE_S = 0.5
@@ -27,15 +29,15 @@ BACKOFF_CAP_S = 30.0
 #: Longest Retry-After waited out; longer ones raise RateLimitError at once, seconds.
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 
-#: Wait for the message:new echo of a send, seconds (spec: sendMessage 5).
+#: Wait for the message:new echo of a send, seconds; then ``TimeoutError``.
 SEND_TIMEOUT_S = 10.0
-#: Wait for a socket ack, seconds (protocol 2.3).
+#: Wait for a socket ack (kick, ban, unban), seconds.
 ACK_TIMEOUT_S = 10.0
-#: Wait for the namespace CONNECT answer, seconds (protocol pitfall 23).
+#: Wait for the namespace CONNECT answer, seconds (generous: a short wait fails slow networks).
 CONNECT_TIMEOUT_S = 15.0
-#: Wait for voice credentials after voice:join, seconds (protocol 2.6).
+#: Wait for voice credentials (``voice:livekit-token``) after ``voice:join``, seconds.
 VOICE_JOIN_TIMEOUT_S = 15.0
-#: First reconnect delay, seconds (spec: Limits, socket reconnection).
+#: First reconnect delay, seconds; it doubles per attempt up to RECONNECT_CAP_S, attempts unlimited.
 RECONNECT_BASE_S = 1.0
 #: Longest reconnect delay, seconds.
 RECONNECT_CAP_S = 30.0
@@ -46,11 +48,12 @@ DESTROY_JOIN_S = 1.0
 
 #: Default number of event worker threads.
 DEFAULT_WORKERS = 8
-#: Activity name limit, characters (spec: Limits).
+#: Activity name limit, characters; longer names are cut without error.
 ACTIVITY_NAME_MAX = 128
-#: Activity details limit, characters (spec: Limits).
+#: Activity details limit, characters; longer details are cut without error.
 ACTIVITY_DETAILS_MAX = 64
-#: Messages remembered by the reaction tracker (protocol 2.5).
+#: Messages whose reactions the tracker remembers (least recently used first out); an evicted
+#: message's next reaction snapshot is diffed against nothing, so its reactions come out as adds.
 REACTION_TRACKER_MAX = 10_000
 #: Message ids whose channel is remembered, so that reaction events keep their channel's order.
 MESSAGE_CHANNELS_MAX = 10_000

@@ -1,7 +1,5 @@
 """Command files: the :class:`Command` record and :func:`load_commands`.
 
-Spec: Client, ``loadCommands`` (since 4.2.0).
-
 A command directory holds one Python file per command. :func:`load_commands`
 imports every ``*.py`` file of the directory (not of its subdirectories, and not
 those whose name starts with ``_``), each as its own module, and adds the
@@ -20,9 +18,8 @@ with a ``str`` ``name`` and a callable ``execute``), or defines ``name`` and
 ``execute`` at module level. Loading performs no dispatch: a
 :class:`~service_client.dispatcher.CommandDispatcher` runs the loaded commands
 from chat messages (it calls ``execute(ctx, *args)``), or the bot calls
-``command.execute`` itself.
-
-.. versionadded:: 4.2.0
+``command.execute`` itself. The commands guide (``docs/guides/commands.rst``)
+walks through a command directory and its dispatcher.
 """
 
 from __future__ import annotations
@@ -67,8 +64,6 @@ class Command:
     hashed by identity, picklable when its ``execute`` is; safe to share
     between threads. Loading never calls :attr:`execute`; a
     :class:`~service_client.dispatcher.CommandDispatcher` does, from messages.
-
-    .. versionadded:: 4.2.0
 
     Args:
         name: The command's name, the key it is stored under (non-empty).
@@ -205,8 +200,6 @@ class Command:
     def from_object(cls, obj: object) -> Command | None:
         """Normalise whatever a command file exposes into a :class:`Command`.
 
-        Spec: ``loadCommands`` 2 (a string ``name`` and a function ``execute``).
-
         Args:
             obj: A :class:`Command` (returned as is); a mapping with a ``str``
                 ``name`` and a callable ``execute``, optional ``aliases``,
@@ -332,7 +325,6 @@ def _to_command(obj: object) -> Command:
 def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
     """Load every command file of a directory into ``commands``.
 
-    Spec: Client, ``loadCommands`` (since 4.2.0).
     ``Client.load_commands(directory)`` calls this with ``client.commands``.
 
     Scans ``directory`` itself, not its subdirectories, for regular files
@@ -360,8 +352,6 @@ def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
     May be called from any thread; the command files' own code runs in the
     calling thread, with no library lock held. Concurrent loads into one
     mapping are not ordered with each other.
-
-    .. versionadded:: 4.2.0
 
     Args:
         directory: Path of the command directory (relative paths are taken

@@ -1,6 +1,6 @@
 """Every exception and warning the library raises.
 
-The tree (spec: Errors)::
+The tree::
 
     ServiceError(Exception)
     ├── ServiceAPIError          .status, .path, .body, .data; str(e) starts "API Error <status>: "
@@ -28,8 +28,12 @@ the dispatcher only logs it at DEBUG, or replies its text with
 ``reply_unknown=True``, and never emits it, since several bots may share a
 prefix.
 
-The spec's plain errors map to builtins: "Bots cannot create servers." is a
-:class:`PermissionError`, the send timeout is a :class:`TimeoutError`.
+Two failures are plain builtins rather than library errors: a bot calling
+``client.guilds.create`` gets :class:`PermissionError` ("Bots cannot create
+servers.") before any request, and a ``send_message`` whose echo does not
+arrive within 10 s gets :class:`TimeoutError` ("send_message timeout after
+10s"). The errors guide (``docs/guides/errors.rst``) tells which call raises
+what.
 
 No exception text, attribute or ``repr`` ever contains the bot token: the
 library never passes it to an exception. Every error round-trips through
@@ -68,27 +72,27 @@ _BODY_EXCERPT = 500
 
 
 class ServiceError(Exception):
-    """Base of every error raised by the library (spec: Errors, ``ServiceError``)."""
+    """Base of every error raised by the library; ``except ServiceError`` catches them all."""
 
 
 class ServiceAuthError(ServiceError):
     """Missing or rejected credentials, or a socket operation while not connected.
 
-    Spec: Errors, ``ServiceAuthError``: an empty or non-string token at
-    ``login``, a token the service refuses, and every socket operation
-    (``send_message``, ``set_activity``, ``set_status``) while the socket is not
-    connected.
+    Raised for an empty or non-string token at ``login``, a token the service
+    refuses, and every socket operation (``send_message``, ``set_activity``,
+    ``set_status``) while the socket is not connected.
     """
 
 
 class ServiceTimeoutError(ServiceError, TimeoutError):
-    """A request or wait that ran out of time after every retry (spec: Errors)."""
+    """A request or wait that ran out of time after every retry; also a builtin :class:`TimeoutError`."""
 
 
 class ServiceAPIError(ServiceError):
     """A non-OK REST answer after retries, or a 2xx whose body is not JSON.
 
-    Spec: Errors, ``ServiceAPIError``.
+    ``str(e)`` starts with ``"API Error <status>: "`` followed by the
+    service's error text (or the start of the body).
 
     Attributes:
         status: The HTTP status code.
@@ -124,8 +128,6 @@ class ServiceAPIError(ServiceError):
 
 class RateLimitError(ServiceAPIError):
     """A 429 answer after retries, or a ``Retry-After`` longer than the session allows.
-
-    Spec: Errors, ``RateLimitError``.
 
     Attributes:
         retry_after: Seconds the service asked to wait, or None when it gave no
@@ -229,8 +231,11 @@ def _rebuild_overwrite_error(cls: type[ChannelOverwriteError], state: dict[str, 
 class InsecureHostWarning(UserWarning):
     """The client is configured to send its token to an unexpected host or over plain HTTP.
 
-    Spec: Authentication 5. Shown at every construction, never deduplicated;
-    it never blocks.
+    Checked on the URLs actually used, at every construction: one warning when
+    a host is neither the service's own (``api.service-chat.app``,
+    ``rt.service-chat.app``) nor localhost/127.0.0.1, another when a URL is
+    not https outside localhost. Shown every time, never deduplicated; it
+    never blocks.
     """
 
 

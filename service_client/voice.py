@@ -1,13 +1,14 @@
-"""The bot's voice connection: signalling only (spec: voice manager, since 2.1.0).
+"""The bot's voice connection: signalling only.
 
-protocol.md 2.6. :meth:`VoiceManager.join` emits ``voice:join`` and waits for
+:meth:`VoiceManager.join` emits ``voice:join`` and waits for
 the ``voice:livekit-token`` credentials of that channel; the returned
 :class:`VoiceConnection` carries the media ``url``, ``token`` and ``e2ee_key``
 that a media stack (a LiveKit-style SFU client) needs to send and receive
 audio. Media transport itself is out of scope for this library.
 
 One connection per bot: joining another channel leaves the current one first;
-joining the same channel returns the existing connection.
+joining the same channel returns the existing connection. The presence and
+voice guide (``docs/guides/presence-voice.rst``) shows a join from a bot.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def _bool(name: str, value: Any) -> bool:
 
 
 class VoiceManager:
-    """``client.voice``: the bot's single voice connection (spec: voice, since 2.1.0).
+    """``client.voice``: the bot's single voice connection (join, leave, state).
 
     Thread-safe.
     """
@@ -130,7 +131,7 @@ class VoiceManager:
         return self._connection
 
     def join(self, channel_id: str, *, timeout: float = _config.VOICE_JOIN_TIMEOUT_S) -> VoiceConnection:
-        """Join a voice channel and return its connection (protocol.md 2.6).
+        """Join a voice channel and return its connection once the service sends its credentials.
 
         Emits ``voice:join`` and waits for the credentials. Joining the channel
         already joined returns the existing connection; joining another one
@@ -245,8 +246,8 @@ class VoiceManager:
         The open connection is marked closed (the service removes a
         disconnected socket from its voice room, so after ``reconnect`` the bot
         joins again if it wants to). A pending join is not rejected because of
-        the cut (spec: after ready, network cuts never reject a promise): it
-        ends by its own timeout.
+        the cut (once the client is ready, a network cut fails no pending call by
+        itself, since the socket reconnects): it ends by its own timeout.
         """
         with self._lock:
             connection, self._connection = self._connection, None

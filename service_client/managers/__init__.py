@@ -1,4 +1,10 @@
-"""Managers: caches plus the requests that fill them (spec: Manager convention, Managers)."""
+"""Managers: caches plus the requests that fill them.
+
+Every manager holds a ``cache`` keyed by id and a ``resolve()`` helper; its
+``fetch*`` methods always send a request (never answering from the cache), take
+a keyword-only ``cache: bool = True``, and upsert what they get without ever
+purging entries missing from the answer.
+"""
 
 from __future__ import annotations
 

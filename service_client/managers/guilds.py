@@ -1,4 +1,4 @@
-"""``GuildManager``: ``client.guilds`` (spec: Managers, GuildManager)."""
+"""``GuildManager``: ``client.guilds``, the servers the bot is in (filled at login)."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ class GuildManager(BaseManager[str, Guild]):
         self._reconciles = 0
 
     def fetch(self, server_id: str, *, cache: bool = True) -> Guild:
-        """Fetch one server (``GET /servers/{server_id}``, C3); a new Guild each call.
+        """Fetch one server (``GET /servers/{server_id}``); a new Guild each call.
 
-        Spec: Managers, ``guilds.fetch(id, cache)``. Always requests.
+        Always requests, even when the server is cached.
 
         Args:
             server_id: The server's public id.
@@ -73,8 +73,6 @@ class GuildManager(BaseManager[str, Guild]):
     def get_or_fetch(self, server_id: str) -> Guild | None:
         """The cached server, else :meth:`fetch`; never raises.
 
-        Spec: Managers, ``guilds.getOrFetch(id)`` (since 4.2.0).
-
         Returns:
             The Guild, or None on any failure (bad id, network, 403/404...).
         """
@@ -83,19 +81,20 @@ class GuildManager(BaseManager[str, Guild]):
             if cached is not None:
                 return cached
             return self.fetch(server_id)
-        except Exception as exc:  # noqa: BLE001 - the spec: never rejects
+        except Exception as exc:  # noqa: BLE001 - documented to never raise
             log.debug("get_or_fetch(%r) failed: %s", server_id, type(exc).__name__)
             return None
 
     def fetch_all(self, *, cache: bool = True) -> list[Guild]:
-        """Fetch every server of the bot (``GET /servers``, C2) and preload the bot's members.
+        """Fetch every server of the bot (``GET /servers``) and preload the bot's members.
 
-        Spec: Managers, ``guilds.fetchAll(cache)``; used by login.
+        Login calls it once the socket is connected.
 
         With ``cache`` True: each server is upserted (no purge) and, when
         ``client.user`` is set, the bot's member of every server is fetched
-        (C5) concurrently through the REST queue (``client._submit``) and put
-        in ``client.members.cache``: 1 + N requests. A failing member fetch is
+        (``GET /servers/{server_id}/members/{user_id}``) concurrently through
+        the REST queue (``client._submit``) and put in
+        ``client.members.cache``: 1 + N requests. A failing member fetch is
         logged at WARNING and skipped; the others and the result are not
         affected. With ``cache`` False: one request, no member preload,
         nothing cached.
@@ -158,9 +157,7 @@ class GuildManager(BaseManager[str, Guild]):
                 log.warning("bot member fetch for server %s failed: %s", server_id, exc)
 
     def create(self, name: str, *, icon_url: str | None = None) -> Guild:
-        """Create a server (``POST /servers``, C4) and cache it.
-
-        Spec: Managers, ``guilds.create(options)``.
+        """Create a server (``POST /servers``) and cache it.
 
         Args:
             name: The server name.

@@ -1,4 +1,4 @@
-"""``InviteManager``: ``guild.invites``, one per server (spec: Resources, invites)."""
+"""``InviteManager``: ``guild.invites``, one per server, keyed by invite code."""
 
 from __future__ import annotations
 
@@ -36,9 +36,11 @@ class InviteManager(BaseManager[str, Invite]):
         return self._client.guilds.cache.get(self.server_id)
 
     def fetch_all(self, *, cache: bool = True) -> list[Invite]:
-        """List the server's invites (``GET /servers/{sid}/invites?all=true``, EXT).
+        """List the server's invites (``GET /servers/{sid}/invites?all=true``).
 
-        Always sends ``all=true`` (pitfall 31); upserts, never purges (protocol 5.2).
+        Always sends ``all=true``: without it the service answers only the
+        bot's own invite. Upserts into the cache and never purges: an invite
+        missing from the answer stays cached until :meth:`revoke` drops it.
 
         Returns:
             The invites; ``[]`` when none.
@@ -59,7 +61,7 @@ class InviteManager(BaseManager[str, Invite]):
         return invites
 
     def create(self, channel_id: str, *, max_age: int | None = None, max_uses: int | None = None) -> Invite:
-        """Create an invite (``POST /servers/{sid}/invites``, EXT) and cache it.
+        """Create an invite (``POST /servers/{sid}/invites``) and cache it.
 
         Args:
             channel_id: The channel the invite leads to.
@@ -93,7 +95,7 @@ class InviteManager(BaseManager[str, Invite]):
         return invite
 
     def revoke(self, code: str) -> None:
-        """Revoke an invite (``DELETE /invites/{code}``, C14) and drop it from the cache.
+        """Revoke an invite (``DELETE /invites/{code}``) and drop it from the cache.
 
         Needs ``MANAGE_INVITES`` on this server.
 

@@ -1,4 +1,4 @@
-"""``VoiceStateManager``: ``client.voice_states`` (spec: voiceStates since 4.1.0; issue 5)."""
+"""``VoiceStateManager``: ``client.voice_states``, who is in which voice channel, muted, speaking..."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ __all__ = ["VoiceStateManager"]
 class VoiceStateManager(BaseManager[str, VoiceState]):
     """The current voice state of each known user, keyed by user id.
 
-    Fed only by ``voice:*`` events (protocol 2.4): a channel snapshot
+    Fed only by ``voice:*`` socket events, never by a request: a channel snapshot
     (``voice:state-update``, ``voice:user-joined``, ``voice:user-left``)
     replaces every entry of that channel; a leave removes the leaver's entry;
     ``voice:user-state`` merges into an existing entry only. Thread-safe:
-    each event's change is applied atomically.
-
-    .. versionadded:: 4.1.0 (spec)
+    each event's change is applied atomically. The event reference
+    (``docs/events.rst``) lists the ``voice_*`` events that carry these
+    changes to listeners.
     """
 
     __slots__ = ()

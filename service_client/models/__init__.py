@@ -1,4 +1,12 @@
-"""The object model: one module per model (python-api.md section 4; protocol.md section 3)."""
+"""The object model: one module per model.
+
+Each record model (:class:`User`, :class:`Guild`, :class:`Channel`,
+:class:`Message`, :class:`Invite`...) is built from a wire record (a dict of
+camelCase keys), exposes its fields as snake_case attributes, keeps the whole
+record in ``raw``, and holds its client for the methods that send requests
+(``channel.send``, ``invite.revoke``...). Beside them: :class:`Collection`, the
+dict every cache is made of; :class:`EmbedBuilder`; :class:`Permissions`.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``Collection``: the thread-safe dict every cache is made of (python-api.md 3, 4)."""
+"""``Collection``: the thread-safe dict every cache is made of, with ``find``, ``filter`` and ``first``."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ class Collection(dict[K, V]):
         snapshot = self._snapshot()
         return collection_html(snapshot.items(), len(snapshot), title=type(self).__name__)
 
-    # -- helpers of python-api.md section 4 ----------------------------------
+    # -- lookup helpers: find, filter, first ----------------------------------
 
     def find(self, pred: Callable[[V], bool]) -> V | None:
         """The first value (in insertion order) for which ``pred(value)`` is true.

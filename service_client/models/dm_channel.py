@@ -1,4 +1,4 @@
-"""``DMChannel``: a direct-message channel (protocol.md 3.3, C9)."""
+"""``DMChannel``: a direct-message channel, as opened by ``client.create_dm`` (``GET /channels/dm/{userId}``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,12 @@
-"""``EmbedBuilder``: a fluent builder of the embed payload (protocol.md 3.8)."""
+"""``EmbedBuilder``: a fluent builder of the embed payload.
+
+The payload's keys: ``title``, ``description``, ``url`` (str); ``timestamp``
+(ISO-8601 str); ``color`` (int); ``footer`` (``{text, iconUrl?}``); ``image``
+and ``thumbnail`` (``{url}``); ``author`` (``{name, url?, iconUrl?}``);
+``fields`` (``[{name, value, inline?}]``). No size limit is known to be
+enforced by the service, and the builder enforces none.
+The messages guide (``docs/guides/messages.rst``) shows embeds in a send.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,7 @@ _HEX = re.compile(r"#?([0-9A-Fa-f]{6})")
 
 
 def parse_color(value: int | str) -> int:
-    """An embed colour as an int (protocol 3.8).
+    """An embed colour as the int the wire payload carries.
 
     Args:
         value: An int in 0..0xFFFFFF, or ``"#rrggbb"`` (the ``#`` optional).
@@ -50,9 +58,10 @@ def _opt_text(value: Any, name: str) -> str | None:
 
 
 class EmbedBuilder:
-    """Builds one embed; every setter returns ``self`` (python-api.md 4).
+    """Builds one embed; every setter returns ``self``, so calls chain.
 
-    ``to_dict()`` gives the wire payload of protocol 3.8 with only the keys
+    ``to_dict()`` gives the wire payload (keys listed in this module's
+    docstring) with only the keys
     that were set. Setting a value to None removes the key. Not thread-safe
     (build it in one thread, then send it).
 
@@ -105,7 +114,7 @@ class EmbedBuilder:
     set_colour = set_color
 
     def set_timestamp(self, timestamp: datetime | str | int | float | None = None) -> EmbedBuilder:
-        """Set the timestamp; no argument means now (protocol 3.8).
+        """Set the timestamp (sent as an ISO-8601 string); no argument means now.
 
         Args:
             timestamp: A datetime (naive ones are taken as UTC), an ISO string

@@ -1,4 +1,4 @@
-"""``Invite``: a resolved or server invite (protocol.md 3.7; C13, C14)."""
+"""``Invite``: an invite resolved by code (``client.fetch_invite``) or listed by its server (``guild.invites``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ __all__ = ["Invite"]
 class Invite(Model):
     """An invite, identified by its ``code``.
 
-    Two shapes (protocol 3.7): the resolved invite of ``GET /invites/{code}``
+    Two record shapes: the resolved invite of ``GET /invites/{code}``
     with the server under ``server`` (or ``guild``), and the server invite of
     the list/create routes with ``inviter`` and ``channel``. ``uses`` is read
     from the top level, else ``server.uses``, else None.
@@ -119,7 +119,8 @@ class Invite(Model):
     def revoke(self) -> None:
         """Revoke the invite (``DELETE /invites/{code}``) and drop it from the server's cache.
 
-        Needs ``MANAGE_INVITES`` on the invite's server (spec: Resources, Invite).
+        Needs ``MANAGE_INVITES`` on the invite's server; a bot can inspect or
+        revoke an invite, never accept one.
 
         Raises:
             ServiceAPIError: 403 without MANAGE_INVITES, 404 unknown or expired code.

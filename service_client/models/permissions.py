@@ -1,4 +1,8 @@
-"""``Permissions``: the permission bitfield of protocol.md section 3.10."""
+"""``Permissions``: the service's permission bitfield, its named bits and its wire form.
+
+A member's permissions are the OR of its roles' bitfields (all of them for the
+server owner or with ``ADMINISTRATOR``); channel overwrites are not applied.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ __all__ = ["ALL", "DEFAULT", "Permissions", "parse_permissions"]
 
 
 class Permissions(enum.IntFlag):
-    """Named permission bits (protocol 3.10), an :class:`enum.IntFlag`.
+    """Named permission bits of the service, an :class:`enum.IntFlag`.
 
     Wire form: a decimal string (``"552448"``); :func:`parse_permissions`
     reads it (numbers accepted too). Bits 21 to 30 are unused; unknown bits
@@ -45,7 +49,7 @@ class Permissions(enum.IntFlag):
     ALL: Permissions  # set below
 
     def to_wire(self) -> str:
-        """The decimal-string wire form (protocol 0.1)."""
+        """The decimal-string wire form (``"552448"``): bitfields travel as strings."""
         return str(int(self))
 
     @classmethod
@@ -79,16 +83,16 @@ class Permissions(enum.IntFlag):
         )
 
 
-#: VIEW_CHANNELS | SEND_MESSAGES | UPLOAD_FILES | CONNECT | SPEAK | ADD_REACTION (protocol 3.10).
+#: The default permission set (552448): VIEW_CHANNELS | SEND_MESSAGES | UPLOAD_FILES | CONNECT | SPEAK | ADD_REACTION.
 DEFAULT = Permissions(552448)
-#: The OR of every flag (protocol 3.10).
+#: The OR of every flag: what the server owner and ``ADMINISTRATOR`` holders have.
 ALL = Permissions(2149580799)
 Permissions.DEFAULT = DEFAULT
 Permissions.ALL = ALL
 
 
 def parse_permissions(value: Any) -> Permissions:
-    """The wire bitfield as :class:`Permissions` (protocol 0.1, 3.5).
+    """The wire bitfield (of a role, an overwrite...) as :class:`Permissions`.
 
     Args:
         value: A decimal string (``"552448"``), an int, or None.

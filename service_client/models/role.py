@@ -1,4 +1,4 @@
-"""``Role``: a server role (protocol.md 3.5)."""
+"""``Role``: a server role, cached in ``guild.roles``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ __all__ = ["Role"]
 class Role(Model):
     """A role of one server.
 
-    Wire keys (protocol 3.5): ``publicId`` (also ``id``), ``name``, ``color``
+    Wire keys: ``publicId`` (also ``id``), ``name``, ``color``
     (``"#rrggbb"`` or null), ``hoist`` (the misspelling ``hoise`` accepted),
     ``serverPublicId`` (also ``serverId``), ``position`` (default 0),
     ``permissions`` (decimal string or number, default 0).

@@ -1,4 +1,4 @@
-"""``VoiceState``: one user's presence in a voice channel (protocol.md 3.9; issue 5)."""
+"""``VoiceState``: one user's presence in a voice channel, as cached in ``client.voice_states``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["VoiceState"]
 
-#: Mergeable wire keys of ``voice:state`` / ``voice:user-state`` (protocol 2.3).
+#: The wire keys a ``voice:user-state`` event may change (the keys a ``voice:state`` emit may send);
+#: only these are merged into an existing state.
 STATE_KEYS = (
     "muted",
     "deafened",
@@ -29,7 +30,7 @@ STATE_KEYS = (
 
 
 class VoiceState(Model):
-    """A voice user record plus its channel (protocol 3.9).
+    """A voice user record (as in the service's voice events) plus its channel.
 
     Wire keys: ``userPublicId`` -> ``user_id``, ``userName`` -> ``user_name``,
     ``userTag`` -> ``user_tag``, ``userImage`` -> ``user_image``,
