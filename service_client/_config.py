@@ -31,7 +31,7 @@ DEFAULT_MAX_RETRY_AFTER_S = 60.0
 
 #: Wait for the message:new echo of a send, seconds; then ``TimeoutError``.
 SEND_TIMEOUT_S = 10.0
-#: Wait for a socket ack (kick, ban, unban), seconds.
+#: Wait for the answer (ack) to a socket emit that asks for one, seconds.
 ACK_TIMEOUT_S = 10.0
 #: Wait for the namespace CONNECT answer, seconds (generous: a short wait fails slow networks).
 CONNECT_TIMEOUT_S = 15.0

@@ -114,7 +114,7 @@ def _bool(name: str, value: Any) -> bool:
 
 
 class VoiceManager:
-    """``client.voice``: the bot's single voice connection (join, leave, state).
+    """``client.voice``: the bot's single voice connection: ``join``, ``leave``, ``connection``.
 
     Thread-safe.
     """
