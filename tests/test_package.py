@@ -11,7 +11,7 @@ import service_client
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "service_client"
 
-#: Every public name python-api.md says is importable from the top-level package.
+#: Every public name the documentation says is importable from the top-level package.
 PYTHON_API_NAMES = {
     "Client", "ServiceError", "ServiceAPIError", "RateLimitError", "ServiceAuthError",
     "ServiceTimeoutError", "InsecureHostWarning", "CommandLoadWarning", "User", "Guild",
