@@ -1,14 +1,16 @@
 """The REST session: routes, retry policy, buckets, the FIFO and the session.
 
-Spec: ``apiCall``, Errors and Limits.
-
 - :mod:`.route`: :class:`Route`, :func:`encode_segment`, :func:`bucket_key` (pure).
 - :mod:`.retry`: :func:`backoff_delay`, :func:`parse_retry_after` (pure).
 - :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :func:`bucket_scope`.
 - :mod:`.redis_buckets`: :class:`RedisBucketStore`, the table shared by a
   bot's processes (needs the ``redis`` extra only when built).
 - :mod:`.limiter`: the strict FIFO and the timer heap.
-- :mod:`.session`: :class:`RestSession`, :func:`validate_api_call_args`.
+- :mod:`.session`: :class:`RestSession`, the scheduling: queue, slots,
+  buckets, retries and Futures.
+- :mod:`.transport`: one HTTP attempt over requests and urllib3, and what its
+  answer or failure means.
+- :mod:`.validation`: the argument checks, :func:`validate_api_call_args`.
 """
 
 from __future__ import annotations

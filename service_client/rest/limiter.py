@@ -1,8 +1,8 @@
 """Scheduling parts of the REST session: the strict FIFO and the timer heap.
 
-Spec: Limits, Simultaneous REST requests ("5 maximum; extra calls wait in a
-first-in first-out queue and are released one at a time"); protocol 4.3 and
-pitfalls 5.1 (1) and (2).
+At most 5 REST requests are on the wire at once; extra calls wait in a
+first-in first-out queue and are released one at a time, and a call waiting
+for its bucket or for a retry holds no slot.
 
 - :class:`FifoQueue`: jobs ready to go on the wire, taken one at a time, in
   arrival order, by a fixed set of worker threads (one worker = one slot). It

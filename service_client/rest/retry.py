@@ -1,8 +1,10 @@
 """Retry policy: which answers are retried, the backoff, and ``Retry-After``.
 
-Pure policy: no I/O, no sleeping (the session schedules the waits). Implements
-spec Limits (Maximum attempts, Backoff, ``Retry-After``) and protocol.md 4.1,
-pitfalls 5.1 (3) and (4).
+Pure policy: no I/O, no sleeping (the session schedules the waits). Only
+429, 502, 503 and 504 answers are retried (with network failures and
+timeouts, which the session classifies); malformed requests never are. A
+``Retry-After`` is honoured as sent, in seconds or as an HTTP-date, never
+capped at the backoff's 30 s.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ __all__ = [
     "parse_retry_after",
 ]
 
-#: HTTP statuses that are retried (spec: Limits, Maximum attempts). Only a 429
-#: blocks its bucket (protocol 4.1).
+#: HTTP statuses that are retried while attempts remain. Only a 429 blocks its
+#: bucket; 502, 503 and 504 are retried without blocking it.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 #: A delay in seconds: digits with an optional fraction and sign.
@@ -31,8 +33,8 @@ _SECONDS_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$")
 def backoff_delay(retry_index: int, *, base: float = BACKOFF_BASE_S, cap: float = BACKOFF_CAP_S) -> float:
     """The computed delay before a retry when the service gave no ``Retry-After``.
 
-    Spec: Limits, Backoff: 500 ms times 2 to the power of the retry index,
-    capped at 30 s (0.5, 1, 2, 4 ... s).
+    500 ms times 2 to the power of the retry index, capped at 30 s (0.5, 1, 2,
+    4 ... s by default).
 
     Args:
         retry_index: 0 for the first retry, 1 for the second, and so on.
@@ -61,8 +63,8 @@ def backoff_delay(retry_index: int, *, base: float = BACKOFF_BASE_S, cap: float 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Parse a ``Retry-After`` header into seconds to wait.
 
-    Protocol 4.1 and pitfall 3: delay-seconds (integers, and fractions such as
-    ``1.5``) or an HTTP-date; never capped here.
+    A ``Retry-After`` of delay-seconds, integer or fraction (such as ``1.5``),
+    or an HTTP-date; never capped here.
 
     Args:
         value: The header value, or None when the header is absent.

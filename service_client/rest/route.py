@@ -48,7 +48,7 @@ REDACTED = REDACTED_WEBHOOK_TOKEN
 def encode_segment(value: str) -> str:
     """Percent-encode one variable path segment (an id, an invite code, a token).
 
-    Protocol 1.1: every variable segment is encoded with no safe characters, so
+    Every variable segment is encoded with no safe characters, so
     ``/``, ``?``, ``#``, ``%``, spaces and non-ASCII text (as UTF-8) cannot change
     the route. The dot segments ``.`` and ``..`` are encoded as ``%2E`` too, so no
     URL normaliser can resolve them.
@@ -112,8 +112,8 @@ def bucket_key(method: str, path: str) -> str:
 def redact_path(path: str) -> str:
     """The path as shown to people: no query, webhook tokens replaced by ``***``.
 
-    Pitfall 10: ``/webhooks/{id}/{token}`` (and anything below it) shows as
-    ``/webhooks/{id}/***``.
+    A webhook token is a secret: ``/webhooks/{id}/{token}`` (and anything below
+    it) shows as ``/webhooks/{id}/***``.
 
     Args:
         path: A request path, encoded or not, with or without a query.

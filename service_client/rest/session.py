@@ -1,9 +1,6 @@
-"""The REST session: every HTTP request of the library goes through it.
+"""The REST session: the scheduling of every HTTP request of the library.
 
-Spec: ``apiCall``, Errors and Limits; protocol.md 0.3, 0.4, 1.1, 4.1-4.3 and
-pitfalls 5.1 (1-10, 31-33).
-
-How a call travels (protocol 4.3)::
+How a call travels::
 
     submit() --validate, build headers, no token -> ServiceAuthError
        |
@@ -19,6 +16,11 @@ How a call travels (protocol 4.3)::
     result / error on the Future, or a retry parked on the DelayQueue
     (after a 429 the bucket is blocked first), back at the end of the FIFO.
 
+This module schedules: the queue, the slots, the buckets, the retries and the
+Futures. One attempt on the wire (connect, send, headers and body within one
+deadline, and what kind of failure ended it) is :mod:`.transport`'s; the
+argument checks are :mod:`.validation`'s.
+
 Threads: ``<name>-rest-<n>`` workers and one ``<name>-rest-timer-1`` timer,
 all daemons, started by the first call and stopped by :meth:`RestSession.close`.
 """
@@ -26,25 +28,13 @@ all daemons, started by the first call and stopped by :meth:`RestSession.close`.
 from __future__ import annotations
 
 import concurrent.futures
-import json as _json
 import logging
-import math
-import re
-import socket
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import requests
-import requests.adapters
-import requests.exceptions
-import urllib3
-import urllib3.connection
-import urllib3.connectionpool
-import urllib3.exceptions
-from requests.structures import CaseInsensitiveDict
 
 from .._config import (
     BACKOFF_BASE_S,
@@ -66,169 +56,28 @@ from ..errors import (
 )
 from .buckets import BucketStore, MemoryBucketStore, bucket_scope
 from .limiter import DelayQueue, FifoQueue
-from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
+from .retry import backoff_delay, parse_retry_after
 from .route import Route
+from .transport import AttemptError, HttpTransport, chained, classify, prepare_base_url
+from .validation import (
+    check_headers,
+    check_max_retries,
+    check_seconds,
+    check_timeout_ms,
+    check_token,
+    request_body,
+    validate_api_call_args,
+)
 
 __all__ = ["RestSession", "validate_api_call_args"]
 
+#: Kept under its former private name for callers that import it from here.
+_chained = chained
+
 _log = logging.getLogger("service_client.rest")
 
-#: Bytes asked for per body read; each read is one socket receive at most.
-_READ_CHUNK = 64 * 1024
 #: Longest single wait of ``request()`` before it re-checks the session, seconds.
 _RESULT_POLL_S = 1.0
-#: A header name: an RFC 9110 token.
-_HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-#: A header value: no CR, LF or NUL, no leading whitespace.
-_HEADER_VALUE_BAD_RE = re.compile(r"[\r\n\x00]|^[ \t]")
-#: A token: visible ASCII only.
-_TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")
-#: The charset parameter of a Content-Type.
-_CHARSET_RE = re.compile(r";\s*charset=\"?([\w.:-]+)", re.IGNORECASE)
-
-#: requests exceptions that mean the request itself is malformed: never retried.
-_PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
-    requests.exceptions.InvalidURL,
-    requests.exceptions.InvalidSchema,
-    requests.exceptions.MissingSchema,
-    requests.exceptions.InvalidHeader,
-    requests.exceptions.URLRequired,
-)
-
-
-#: A webhook token in a URL or path: ``/webhooks/<id>/<token>``.
-_WEBHOOK_TOKEN_RE = re.compile(r"(/webhooks/[^/?#\s'\"]+/)[^/?#\s'\"]+", re.IGNORECASE)
-
-
-def _redact_webhook_tokens(text: str) -> str:
-    """``text`` with every ``/webhooks/<id>/<token>`` token replaced by ``***``."""
-    return _WEBHOOK_TOKEN_RE.sub(r"\1***", text) if "ebhooks/" in text else text
-
-
-class _WebhookTokenLogFilter(logging.Filter):
-    """Redacts webhook tokens from the request lines urllib3 logs (at DEBUG) with the URL path.
-
-    Installed once on urllib3's ``connectionpool`` and ``util.retry`` loggers; it only
-    rewrites ``/webhooks/<id>/<token>`` in a record's message and arguments.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = _redact_webhook_tokens(record.msg)
-        args = record.args
-        if isinstance(args, tuple) and any(isinstance(a, str) and "ebhooks/" in a for a in args):
-            record.args = tuple(_redact_webhook_tokens(a) if isinstance(a, str) else a for a in args)
-        return True
-
-
-def _install_log_filter() -> None:
-    for name in ("urllib3.connectionpool", "urllib3.util.retry"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, _WebhookTokenLogFilter) for f in logger.filters):
-            logger.addFilter(_WebhookTokenLogFilter())
-
-
-_install_log_filter()
-
-
-class _RedactedCause(Exception):
-    """Stands in for a transport error whose text held a secret of the request path.
-
-    Its message is the original type name and text with the secret replaced by ``***``.
-    """
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-class _ConnectionRegistry:
-    """The live connections of one session, so ``close()`` can abort reads on them."""
-
-    def __init__(self) -> None:
-        self._conns_lock = threading.Lock()
-        self._conns: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
-
-    def add(self, conn: urllib3.connection.HTTPConnection) -> None:
-        """Track a connection so close() can abort it."""
-        with self._conns_lock:
-            self._conns.add(conn)
-
-    def abort_all(self) -> None:
-        """Shut every socket down so blocked sends and reads fail at once."""
-        with self._conns_lock:
-            conns = list(self._conns)
-        for conn in conns:
-            sock = getattr(conn, "sock", None)
-            if sock is None:
-                continue
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def _tracking_pools(registry: _ConnectionRegistry) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
-    class _HTTPConnection(urllib3.connection.HTTPConnection):
-        def connect(self) -> None:
-            """Connect, then register the socket with the session's registry."""
-            super().connect()
-            registry.add(self)
-
-    class _HTTPSConnection(urllib3.connection.HTTPSConnection):
-        def connect(self) -> None:
-            """Connect, then register the socket with the session's registry."""
-            super().connect()
-            registry.add(self)
-
-    class _HTTPPool(urllib3.connectionpool.HTTPConnectionPool):
-        ConnectionCls = _HTTPConnection
-
-    class _HTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
-        ConnectionCls = _HTTPSConnection
-
-    return {"http": _HTTPPool, "https": _HTTPSPool}
-
-
-class _TrackingAdapter(requests.adapters.HTTPAdapter):
-    """An HTTPAdapter whose connections register in a :class:`_ConnectionRegistry`."""
-
-    def __init__(self, registry: _ConnectionRegistry, **kwargs: Any) -> None:
-        self._registry = registry
-        super().__init__(**kwargs)
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        """Build the pool manager with connection classes that register their sockets."""
-        super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = _tracking_pools(self._registry)
-
-
-class _AttemptError(Exception):
-    """One attempt failed before an HTTP answer was read in full."""
-
-    def __init__(self, kind: str, cause: BaseException) -> None:
-        super().__init__(kind)
-        self.kind = kind  # "timeout", "network", "programmer" or "other"
-        self.cause = cause
-
-
-class _Reply:
-    __slots__ = ("body", "content_type", "retry_after", "status")
-
-    def __init__(self, status: int, body: bytes, content_type: str, retry_after: str | None) -> None:
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.retry_after = retry_after
-
-    def text(self) -> str:
-        """The frame's text, or None for a frame that is not text."""
-        match = _CHARSET_RE.search(self.content_type)
-        encoding = match.group(1) if match else "utf-8"
-        try:
-            text = self.body.decode(encoding, errors="replace")
-        except LookupError:
-            text = self.body.decode("utf-8", errors="replace")
-        return text.lstrip("\ufeff")
 
 
 class _Job:
@@ -259,129 +108,18 @@ class _Job:
         return f"<_Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"
 
 
-def _sanitized(exc: BaseException) -> BaseException:
-    """Drop the request/response a requests exception carries (their headers hold the token)."""
-    if isinstance(exc, requests.exceptions.RequestException):
-        exc.request = None
-        exc.response = None
-    return exc
-
-
-def _chained(err: BaseException, cause: BaseException, route: Route | None = None) -> BaseException:
-    """``err`` with ``cause`` chained, as ``raise err from cause`` would.
-
-    For a route with a secret segment (a webhook token, given as a secret or in a raw
-    ``api_call`` path) the cause is replaced by a :class:`_RedactedCause` carrying its
-    redacted text: transport errors quote the URL.
-    """
-    if route is not None and (route.has_secret or route.display_path != route.path.split("?", 1)[0]):
-        text = route.redact(_redact_webhook_tokens(f"{type(cause).__name__}: {cause}"))
-        err.__cause__ = _RedactedCause(text)
-        return err
-    err.__cause__ = _sanitized(cause)
-    return err
-
-
-def _check_timeout_ms(timeout_ms: Any) -> float:
-    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)):
-        raise TypeError(f"timeout_ms must be an int (milliseconds), not {type(timeout_ms).__name__}")
-    if not math.isfinite(timeout_ms) or timeout_ms <= 0:
-        raise ValueError(f"timeout_ms must be a positive number of milliseconds, got {timeout_ms!r}")
-    return float(timeout_ms)
-
-
-def _check_max_retries(max_retries: Any) -> int:
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int):
-        raise TypeError(f"max_retries must be an int, not {type(max_retries).__name__}")
-    if max_retries < 0:
-        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-    return max_retries
-
-
-def _check_body(body: Any) -> bytes | None:
-    if body is None:
-        return None
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, (bytes, bytearray, memoryview)):
-        return bytes(body)
-    raise TypeError(
-        f"body must be a str or bytes holding serialised JSON, not {type(body).__name__} "
-        "(the body is never serialised for the caller; use json.dumps)"
-    )
-
-
-def _check_headers(headers: Any) -> dict[str, str]:
-    """Caller headers, validated, without any ``Authorization`` variant (pitfall 7)."""
-    if headers is None:
-        return {}
-    if not isinstance(headers, Mapping):
-        raise TypeError(f"headers must be a mapping of str to str, not {type(headers).__name__}")
-    checked: dict[str, str] = {}
-    for name, value in headers.items():
-        if not isinstance(name, str):
-            raise TypeError(f"headers: header names must be str, not {type(name).__name__}")
-        if not isinstance(value, str):
-            raise TypeError(f"headers: the value of {name!r} must be a str, not {type(value).__name__}")
-        if not _HEADER_NAME_RE.match(name):
-            raise ValueError(f"headers: {name!r} is not a valid header name")
-        if _HEADER_VALUE_BAD_RE.search(value):
-            raise ValueError(
-                f"headers: the value of {name!r} holds CR, LF or NUL or starts with whitespace"
-            )
-        if name.lower() == "authorization":
-            continue
-        checked[name] = value
-    return checked
-
-
-def validate_api_call_args(
-    path: str,
-    *,
-    method: str = "GET",
-    body: str | bytes | None = None,
-    headers: Mapping[str, str] | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-) -> Route:
-    """Check the arguments of ``Client.api_call`` before any I/O, and build its route.
-
-    Spec: ``apiCall``; python-api.md 2 (``api_call``).
-
-    Args:
-        path: The path below the base URL, starting with ``/``; may carry a query.
-        method: The HTTP method, any letter case.
-        body: An already serialised JSON body, ``str`` or ``bytes``, or None.
-        headers: Extra headers, ``str`` to ``str``.
-        timeout_ms: Per-attempt timeout, milliseconds, > 0.
-        max_retries: Retries after the first attempt, >= 0.
-
-    Returns:
-        ``Route.from_path(method, path)``.
-
-    Raises:
-        TypeError: A wrong type: ``path`` or ``method`` not ``str``, ``body``
-            not ``str``/``bytes``, ``headers`` not a ``str`` mapping,
-            ``timeout_ms`` or ``max_retries`` not a number.
-        ValueError: ``path`` does not start with ``/``, a bad method or header,
-            ``timeout_ms`` <= 0 or ``max_retries`` < 0.
-    """
-    route = Route.from_path(method, path)
-    _check_body(body)
-    _check_headers(headers)
-    _check_timeout_ms(timeout_ms)
-    _check_max_retries(max_retries)
-    return route
-
-
 # --------------------------------------------------------------------------- the session
 
 
 class RestSession:
     """A thread-safe REST session with a 5-slot strict FIFO, retries and buckets.
 
-    Spec: ``apiCall``, Errors, Limits; protocol 1.1 and 4.1-4.3. Thread-safe:
-    any thread may call :meth:`submit`, :meth:`request` and :meth:`close`.
+    At most ``max_concurrency`` requests are on the wire at once; further calls
+    wait in a strict first-in first-out queue. A call whose rate-limit bucket is
+    blocked waits holding no slot; 429, 502, 503, 504, network failures and
+    timeouts are retried after ``Retry-After`` or an exponential backoff, a 429
+    blocking its bucket first. Thread-safe: any thread may call :meth:`submit`,
+    :meth:`request` and :meth:`close`.
 
     The token is held by :attr:`token` and never appears in a repr, a log
     line or an exception. Closed sessions cannot be reopened.
@@ -433,29 +171,13 @@ class RestSession:
             raise TypeError(f"max_concurrency must be an int, not {type(max_concurrency).__name__}")
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-        for arg, value in (
-            ("max_retry_after", max_retry_after),
-            ("backoff_base", backoff_base),
-            ("backoff_cap", backoff_cap),
-        ):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{arg} must be a number of seconds, not {type(value).__name__}")
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"{arg} must be a finite number of seconds >= 0, got {value!r}")
+        self._max_retry_after = check_seconds("max_retry_after", max_retry_after)
+        self._backoff_base = check_seconds("backoff_base", backoff_base)
+        self._backoff_cap = check_seconds("backoff_cap", backoff_cap)
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty str")
-        try:
-            prepared_base = requests.Request("GET", base_url).prepare().url or ""
-        except requests.exceptions.RequestException as exc:
-            raise ValueError(f"base_url is not a valid http(s) URL: {base_url!r}") from exc
-        if not prepared_base.lower().startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http or https URL, got {base_url!r}")
-
-        self._base_url = prepared_base.rstrip("/")
+        self._base_url = prepare_base_url(base_url)
         self._max_concurrency = max_concurrency
-        self._max_retry_after = float(max_retry_after)
-        self._backoff_base = float(backoff_base)
-        self._backoff_cap = float(backoff_cap)
         self._wall_clock = wall_clock
         self._name = name
         if bucket_store is not None and not isinstance(bucket_store, BucketStore):
@@ -466,29 +188,10 @@ class RestSession:
         self._buckets: BucketStore = bucket_store if bucket_store is not None else MemoryBucketStore()
         self._scope = ""  # the token's bucket scope (a hash), set with the token
 
-        # Configured once, never mutated afterwards (STYLE: requests.Session).
-        self._registry = _ConnectionRegistry()
-        self._http = requests.Session()
-        adapter = _TrackingAdapter(
-            self._registry, pool_connections=4, pool_maxsize=max(max_concurrency, 5)
+        # The requests.Session is configured once, never mutated afterwards.
+        self._transport = HttpTransport(
+            self._base_url, user_agent=user_agent, pool_maxsize=max(max_concurrency, 5)
         )
-        self._http.mount("http://", adapter)
-        self._http.mount("https://", adapter)
-        self._default_headers: dict[str, str] = {
-            "User-Agent": user_agent,
-            "Accept": "*/*",
-            "Accept-Encoding": requests.utils.DEFAULT_ACCEPT_ENCODING,
-            "Connection": "keep-alive",
-            "Content-Type": "application/json",
-            "X-Service-SDK": "true",
-        }
-        self._http.headers = CaseInsensitiveDict(self._default_headers)
-        env = self._http.merge_environment_settings(self._base_url, {}, None, None, None)
-        self._send_kwargs: dict[str, Any] = {
-            "proxies": env.get("proxies") or {},
-            "verify": env.get("verify", True),
-            "cert": env.get("cert"),
-        }
 
         self._state_lock = threading.Lock()
         self._closed = False
@@ -508,7 +211,7 @@ class RestSession:
 
         Set by the client at login and cleared at destroy. Without a token
         every call raises :class:`ServiceAuthError` and nothing is sent
-        (pitfall 8).
+        (never an ``Authorization: Bearer None``).
 
         Raises:
             TypeError: (setter) the value is neither a ``str`` nor None.
@@ -524,10 +227,7 @@ class RestSession:
         if value is None:
             self._token = None
             return
-        if not isinstance(value, str):
-            raise TypeError(f"token must be a str or None, not {type(value).__name__}")
-        if not _TOKEN_RE.match(value):
-            raise ValueError("token must be a non-empty string of visible ASCII characters")
+        check_token(value)
         self._scope = bucket_scope(value)
         self._token = Secret(value)
 
@@ -562,8 +262,7 @@ class RestSession:
     ) -> concurrent.futures.Future[Any]:
         """Queue one call and return its Future at once.
 
-        Spec: ``apiCall`` and Limits. The Future is
-        already running (it cannot be cancelled); its result is what
+        The Future is already running (it cannot be cancelled); its result is what
         :meth:`request` returns or raises.
 
         Args:
@@ -608,17 +307,10 @@ class RestSession:
         """
         if not isinstance(route, Route):
             raise TypeError(f"route must be a Route, not {type(route).__name__}")
-        data = _check_body(body)
-        if json is not None:
-            if data is not None:
-                raise ValueError("pass either body or json, not both")
-            try:
-                data = _json.dumps(json, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"json: value is not JSON serialisable ({exc})") from None
-        caller_headers = _check_headers(headers)
-        timeout_ms = _check_timeout_ms(timeout_ms)
-        max_retries = _check_max_retries(max_retries)
+        data = request_body(body, json)
+        caller_headers = check_headers(headers)
+        timeout_ms = check_timeout_ms(timeout_ms)
+        max_retries = check_max_retries(max_retries)
         if params is not None:
             route = route.with_query(params)
 
@@ -628,19 +320,8 @@ class RestSession:
         if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
 
-        merged: CaseInsensitiveDict[str] = CaseInsensitiveDict(self._default_headers)
-        merged.update(caller_headers)
-        if authorized and secret is not None:
-            merged["Authorization"] = f"Bearer {secret.get()}"
-        prepared = requests.PreparedRequest()
-        prepared.prepare_method(route.method)
-        prepared.url = self._base_url + route.wire_path()
-        try:
-            prepared.prepare_headers(merged)
-        except requests.exceptions.InvalidHeader:
-            # The requests message quotes the value, which may be the token.
-            raise ValueError("headers: a header name or value is not valid") from None
-        prepared.prepare_body(data, None)
+        bearer = secret.get() if authorized and secret is not None else None
+        prepared = self._transport.prepare(route, data, caller_headers, bearer)
 
         job = _Job(route, prepared, timeout_ms, max_retries)
         job.future.set_running_or_notify_cancel()
@@ -667,7 +348,7 @@ class RestSession:
     ) -> Any:
         """Make one call and wait for its result (``submit(...)`` then its result).
 
-        Spec: ``apiCall``. Arguments are those of :meth:`submit`.
+        Arguments are those of :meth:`submit`.
 
         Returns:
             The parsed JSON body, or None for a 204 or an empty 2xx body.
@@ -705,7 +386,7 @@ class RestSession:
                     raise ServiceError("the REST session was closed; the call was cancelled")
 
     def close(self) -> None:
-        """End the session (destroy semantics; pitfall 11). Idempotent.
+        """End the session (what ``Client.destroy()`` does to REST). Idempotent.
 
         Queued calls, bucket waits and retry sleeps end at once with
         :class:`ServiceError`, as do calls on the wire (their sockets are shut
@@ -724,8 +405,7 @@ class RestSession:
                 self._set_exception(job, ServiceError("the REST session was closed; the call was cancelled"))
             self._fifo.close()
             self._delays.close()
-            self._registry.abort_all()
-            self._http.close()
+            self._transport.close()
         deadline = time.monotonic() + DESTROY_JOIN_S
         current = threading.current_thread()
         for thread in workers:
@@ -787,8 +467,9 @@ class RestSession:
         """Send ``job`` to the back of the FIFO, or park it while its bucket is blocked.
 
         Runs on the submitting thread, the timer thread and the workers; takes
-        no slot (protocol 4.3 steps 2-3; pitfalls 1 and 2: re-checked after
-        every wake-up).
+        no slot, so calls stuck behind one blocked bucket never stall the others.
+        The bucket is checked again after every wake-up (it may have been
+        blocked again meanwhile).
         """
         if job.future.done():
             return
@@ -843,7 +524,7 @@ class RestSession:
                 pass
 
     def _work(self) -> None:
-        """Worker loop: one worker is one slot (protocol 4.3 steps 3-6)."""
+        """Worker loop: one worker is one slot: take a job, send it, classify, free the slot."""
         while True:
             job = self._fifo.get()
             if job is None:
@@ -862,56 +543,38 @@ class RestSession:
                 # A traceback may quote the URL: none for a route with a secret segment.
                 _log.error("unexpected error in a REST worker", exc_info=not job.route.has_secret)
                 self._set_exception(
-                    job, _chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc, job.route)
+                    job, chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc, job.route)
                 )
 
     def _attempt(self, job: _Job) -> None:
-        """Send one attempt of ``job`` and classify the outcome (protocol 4.1)."""
+        """Send one attempt of ``job`` and act on the outcome: result, error or a retry later.
+
+        A 429 blocks its bucket for ``Retry-After`` (else the backoff); 502, 503
+        and 504 are retried without blocking it; a ``Retry-After`` over
+        ``max_retry_after`` ends the call at once.
+        """
         job.attempts += 1
         route = job.route
         started = time.monotonic()
         waited_ms = (started - job.ready_since) * 1000.0
         try:
-            reply = self._send_once(job)
-        except _AttemptError as err:
+            reply = self._transport.send_once(job.prepared, job.timeout_ms)
+        except AttemptError as err:
             self._log_attempt(job, err.kind, waited_ms, started)
             self._after_failure(job, err)
             return
         finally:
             job.ready_since = time.monotonic()
         self._log_attempt(job, reply.status, waited_ms, started)
-        status = reply.status
-        if 200 <= status < 300:
-            if status == 204 or not reply.body.strip():
-                self._set_result(job, None)
-                return
-            text = reply.text()
-            try:
-                value = _json.loads(text)
-            except ValueError:
-                self._set_exception(
-                    job,
-                    ServiceAPIError(
-                        status,
-                        route.display_path,
-                        text,
-                        None,
-                        message=f"API Error {status}: the response body is not JSON: {error_text(text)}",
-                    ),
-                )
-                return
-            self._set_result(job, value)
+        answer = classify(reply, route)
+        if answer.error is not None:
+            self._set_exception(job, answer.error)
+            return
+        if not answer.retryable:
+            self._set_result(job, answer.value)
             return
 
-        text = reply.text()
-        try:
-            data = _json.loads(text) if text.strip() else None
-        except ValueError:
-            data = None
-        if status not in RETRY_STATUSES:
-            self._set_exception(job, ServiceAPIError(status, route.display_path, text, data))
-            return
-
+        status, text, data = answer.status, answer.text, answer.data
         retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock())
         delay = (
             retry_after
@@ -944,7 +607,7 @@ class RestSession:
         else:
             self._set_exception(job, ServiceAPIError(status, route.display_path, text, data))
 
-    def _after_failure(self, job: _Job, err: _AttemptError) -> None:
+    def _after_failure(self, job: _Job, err: AttemptError) -> None:
         route = job.route
         what = f"{route.method} {route.display_path}"
         if self._closed:
@@ -966,7 +629,7 @@ class RestSession:
             exc = ValueError(f"{what}: the request is malformed ({type(err.cause).__name__}); not retried")
         else:
             exc = ServiceError(f"{what} failed ({type(err.cause).__name__}); not retried")
-        self._set_exception(job, _chained(exc, err.cause, route))
+        self._set_exception(job, chained(exc, err.cause, route))
 
     def _retry_later(self, job: _Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""
@@ -987,78 +650,3 @@ class RestSession:
                 waited_ms,
                 (time.monotonic() - started) * 1000.0,
             )
-
-    def _send_once(self, job: _Job) -> _Reply:
-        """One attempt within ``timeout_ms``: connect, send, headers and body (pitfall 33).
-
-        Raises:
-            _AttemptError: The attempt failed before a full answer was read.
-        """
-        timeout_s = job.timeout_ms / 1000.0
-        deadline = time.monotonic() + timeout_s
-        try:
-            response = self._http.send(
-                job.prepared,
-                stream=True,
-                allow_redirects=False,
-                timeout=urllib3.Timeout(total=timeout_s),
-                **self._send_kwargs,
-            )
-        except requests.exceptions.Timeout as exc:
-            raise _AttemptError("timeout", exc) from None
-        except _PROGRAMMER_ERRORS as exc:
-            raise _AttemptError("programmer", exc) from None
-        except (
-            requests.exceptions.ConnectionError,
-            requests.exceptions.ChunkedEncodingError,
-            requests.exceptions.ContentDecodingError,
-        ) as exc:
-            raise _AttemptError("network", exc) from None
-        except requests.exceptions.RequestException as exc:
-            raise _AttemptError("other", exc) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise _AttemptError("network", exc) from None
-        try:
-            body = self._read_body(response, deadline)
-        finally:
-            # Pitfall 32: a fully read body has already returned the connection
-            # to the pool; a partly read one is closed here.
-            response.close()
-        return _Reply(
-            response.status_code,
-            body,
-            response.headers.get("Content-Type", ""),
-            response.headers.get("Retry-After"),
-        )
-
-    @staticmethod
-    def _read_body(response: requests.Response, deadline: float) -> bytes:
-        """Read the whole body, each socket receive bounded by the time left."""
-        raw = response.raw
-        read1 = getattr(raw, "read1", None)
-        chunks: list[bytes] = []
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _AttemptError("timeout", ServiceTimeoutError("the body read ran past the deadline"))
-            conn = getattr(raw, "connection", None)
-            sock = getattr(conn, "sock", None)
-            try:
-                if sock is not None:
-                    sock.settimeout(remaining)
-                chunk = (
-                    read1(_READ_CHUNK, decode_content=True)
-                    if read1 is not None
-                    else raw.read(_READ_CHUNK, decode_content=True)
-                )
-            except (TimeoutError, urllib3.exceptions.ReadTimeoutError) as exc:
-                raise _AttemptError("timeout", exc) from None
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise _AttemptError("network", exc) from None
-            if not chunk:
-                break
-            chunks.append(chunk)
-        if time.monotonic() > deadline:
-            raise _AttemptError("timeout", ServiceTimeoutError("the body read ran past the deadline"))
-        return b"".join(chunks)
-

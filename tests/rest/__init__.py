@@ -1,1 +1,1 @@
-"""Tests of the REST session (issue 3)."""
+"""Tests of the REST session: routes, retry policy, buckets, the queue and HTTP."""

@@ -1,8 +1,8 @@
 """The REST rules seen through ``Client.api_call`` and the session defaults, against the emulator.
 
-Spec: ``apiCall`` (headers, default timeout) and Limits (15 000 ms timeout,
-60 s Retry-After ceiling); protocol 1.1; pitfall 7 (``Authorization`` cannot
-be overridden). The emulator's journal has the request headers lower-cased,
+Covers the headers, the default timeout (15 000 ms per attempt), the 60 s
+Retry-After ceiling, and ``Authorization``, which caller headers cannot
+override. The emulator's journal has the request headers lower-cased,
 with ``authorization`` redacted.
 """
 

@@ -1,7 +1,9 @@
 """End-to-end rules of the REST session against the emulator (real HTTP, faults, limiter, journal).
 
-Spec: Limits (5 at once, strict FIFO, retries, Retry-After, buckets), Errors,
-``apiCall`` (204 gives None); protocol 4.1-4.3; pitfalls 5.1 (1), (2), (9), (11).
+Covers: 5 requests at once and a strict FIFO behind them, retries and
+Retry-After, buckets (a bucket wait holds no slot and is re-checked after each
+wake-up), error answers, 204 giving None, encoded path segments, and close()
+cancelling queued calls, bucket waits and retry sleeps.
 The emulator's journal gives arrival (``startedAt``) and completion
 (``endedAt``) times in epoch milliseconds.
 """
@@ -190,7 +192,7 @@ def test_a_worker_re_checks_the_bucket_before_sending(
     emulator: Emulator, make_session: Callable[..., RestSession]
 ) -> None:
     # One slot: the retry of the first call is refused again while the others sit in the FIFO;
-    # they must see the new block and wait again instead of going out (pitfall 2).
+    # they must see the new block and wait again instead of going out.
     session = make_session(max_concurrency=1)
     emulator.add_fault("GET", "/servers", status=429, retry_after="0.4", count=2)
     first = session.submit(Route("GET", "/servers"))
@@ -206,7 +208,7 @@ def test_a_worker_re_checks_the_bucket_before_sending(
 
 def test_a_parked_call_re_checks_the_bucket_after_waking(emulator: Emulator, session: RestSession) -> None:
     # A short block, then a longer one from a call that was already on the wire: a call parked on
-    # the short block must wake, see the longer block and wait again (pitfall 2).
+    # the short block must wake, see the longer block and wait again.
     emulator.add_fault("GET", "/servers/S1", status=429, retry_after="0.3")
     emulator.add_fault("GET", "/servers/S1/categories", status=429, retry_after="1", delay_ms=250)
     short = session.submit(Route("GET", "/servers/{s}", s="S1"))
@@ -232,7 +234,7 @@ def test_503_does_not_block_the_bucket(emulator: Emulator, session: RestSession)
 
 def test_calls_sleeping_before_a_retry_hold_no_slot(emulator: Emulator, session: RestSession) -> None:
     # Seven calls (more than the 5 slots) each get a 503 with Retry-After and go to sleep; the
-    # sleepers must free their slots (protocol 4.3), so the two queued behind them go out at once
+    # sleepers must free their slots, so the two queued behind them go out at once
     # and later calls to another route answer at once too.
     emulator.add_fault("GET", "/servers", status=503, retry_after="1.5", count=7)
     sleepers = [session.submit(Route("GET", "/servers")) for _ in range(7)]

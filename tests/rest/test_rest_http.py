@@ -1,7 +1,7 @@
 """Exact HTTP cases of the REST session, with ``responses`` (no network).
 
-Each test names the rule it proves: spec apiCall / Errors / Limits, protocol
-0.3, 0.4, 1.1, 4.1 and pitfalls 5.1.
+Each test names the rule it proves: headers, results and error answers,
+retries, Retry-After and backoff, timeouts, and what is never retried.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def _json_body(data: Any) -> str:
 
 JSON = {"Content-Type": "application/json"}
 
-# ============================================================================ headers (protocol 1.1, pitfall 7)
+# ============================================================================ headers (a caller's Authorization never overrides the token)
 
 
 EXPECTED_HEADERS = {
@@ -168,7 +168,7 @@ def test_caller_headers_are_merged_on_top(rsps: responses.RequestsMock, session:
     assert sent["Content-Type"] == "application/json"
 
 
-# ============================================================================ no token (pitfall 8)
+# ============================================================================ no token: nothing is sent
 
 
 def test_no_token_raises_auth_error_and_sends_nothing(
@@ -304,7 +304,7 @@ def test_ids_are_encoded_on_the_request_url(rsps: responses.RequestsMock, sessio
     assert rsps.calls[1].request.url == BASE + "/channels/%2E%2E"
 
 
-# ============================================================================ results (protocol 0.3, 0.4)
+# ============================================================================ results (2xx bodies, 204, error bodies)
 
 
 def test_204_returns_none(rsps: responses.RequestsMock, session: RestSession) -> None:
@@ -364,7 +364,7 @@ def test_error_path_has_no_query(rsps: responses.RequestsMock, session: RestSess
     assert info.value.path == "/chat/C1/search"
 
 
-# ============================================================================ retries (spec Limits, protocol 4.1)
+# ============================================================================ retries (429, 502, 503, 504; Retry-After; backoff)
 
 
 def test_503_503_200_succeeds_on_the_third_attempt(rsps: responses.RequestsMock, session: RestSession) -> None:
@@ -403,8 +403,8 @@ def test_backoff_doubles_between_attempts(
     handler = _scripted(rsps, "GET", "/auth/me", [(503, {}, "")])
     with pytest.raises(ServiceAPIError):
         session.request(Route("GET", "/auth/me"), max_retries=3)
-    gaps = [b - a for a, b in zip(handler.times, handler.times[1:])]
-    for gap, expected in zip(gaps, [0.1, 0.2, 0.4]):
+    gaps = [b - a for a, b in zip(handler.times, handler.times[1:], strict=False)]
+    for gap, expected in zip(gaps, [0.1, 0.2, 0.4], strict=True):
         assert expected <= gap <= expected * 1.5 + 0.3
 
 
@@ -486,7 +486,7 @@ def test_5xx_retry_after_over_the_limit_is_an_api_error_not_a_rate_limit(
 def test_default_ceiling_is_60_s_and_61_fails_fast(
     rsps: responses.RequestsMock, make_session: Callable[..., RestSession]
 ) -> None:
-    session = make_session()  # no max_retry_after: the spec's 60 s default
+    session = make_session()  # no max_retry_after: the 60 s default
     handler = _scripted(rsps, "GET", "/auth/me", [(429, {"Retry-After": "61"}, _json_body({"error": "later"}))])
     started = time.monotonic()
     future = session.submit(Route("GET", "/auth/me"))  # default max_retries: retries were allowed

@@ -78,7 +78,7 @@ def test_encode_segment_rejects_non_str_and_empty() -> None:
         ("GET", "/servers?x=/y/z", "GET:servers"),
     ],
 )
-def test_bucket_key_rows_of_protocol_4_2(method: str, path: str, bucket: str) -> None:
+def test_bucket_key_of_each_route_shape(method: str, path: str, bucket: str) -> None:
     assert bucket_key(method, path) == bucket
 
 

@@ -1,0 +1,515 @@
+"""The transport of the REST session: one HTTP attempt, from connect to the last body byte.
+
+:class:`HttpTransport` owns the ``requests.Session`` (configured once, never
+changed afterwards), prepares requests with the default headers and the
+``Authorization`` header, and makes one attempt at a time per calling thread:
+connect, send, read the headers and read the body, all within one per-attempt
+deadline. The outcome is a :class:`Reply` (any HTTP status, body read in full)
+or an :class:`AttemptError` saying what kind of failure it was: ``"timeout"``,
+``"network"`` (both retried by the session), ``"programmer"`` (a malformed
+request, never retried) or ``"other"``.
+
+It knows nothing of queues, buckets, retries or Futures; the session
+(:mod:`.session`) schedules the attempts. Its connections register in a
+:class:`ConnectionRegistry` so that :meth:`HttpTransport.close` can shut their
+sockets down and end sends and reads blocked on them at once.
+
+Webhook tokens travel in URL paths (``/webhooks/<id>/<token>``): the request
+lines urllib3 logs at DEBUG and the transport errors chained to the library's
+exceptions have them replaced by ``***``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+import requests.adapters
+import requests.exceptions
+import urllib3
+import urllib3.connection
+import urllib3.connectionpool
+import urllib3.exceptions
+from requests.structures import CaseInsensitiveDict
+
+from ..errors import ServiceAPIError, ServiceTimeoutError, error_text
+from .retry import RETRY_STATUSES
+from .route import Route
+
+__all__ = [
+    "Answer",
+    "AttemptError",
+    "ConnectionRegistry",
+    "HttpTransport",
+    "Reply",
+    "chained",
+    "classify",
+    "redact_webhook_tokens",
+]
+
+#: Bytes asked for per body read; each read is one socket receive at most.
+_READ_CHUNK = 64 * 1024
+#: The charset parameter of a Content-Type.
+_CHARSET_RE = re.compile(r";\s*charset=\"?([\w.:-]+)", re.IGNORECASE)
+
+#: requests exceptions that mean the request itself is malformed: never retried.
+_PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
+    requests.exceptions.InvalidURL,
+    requests.exceptions.InvalidSchema,
+    requests.exceptions.MissingSchema,
+    requests.exceptions.InvalidHeader,
+    requests.exceptions.URLRequired,
+)
+
+#: A webhook token in a URL or path: ``/webhooks/<id>/<token>``.
+_WEBHOOK_TOKEN_RE = re.compile(r"(/webhooks/[^/?#\s'\"]+/)[^/?#\s'\"]+", re.IGNORECASE)
+
+
+def redact_webhook_tokens(text: str) -> str:
+    """Replace the token of every ``/webhooks/<id>/<token>`` in ``text`` by ``***``.
+
+    Args:
+        text: Any text, e.g. a log line or an exception message quoting a URL.
+
+    Returns:
+        ``text`` with each webhook token replaced (``text`` itself when it names no webhook).
+    """
+    return _WEBHOOK_TOKEN_RE.sub(r"\1***", text) if "ebhooks/" in text else text
+
+
+class _WebhookTokenLogFilter(logging.Filter):
+    """Redacts webhook tokens from the request lines urllib3 logs (at DEBUG) with the URL path.
+
+    Installed once on urllib3's ``connectionpool`` and ``util.retry`` loggers; it only
+    rewrites ``/webhooks/<id>/<token>`` in a record's message and arguments.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record's message and string arguments; always keep the record."""
+        if isinstance(record.msg, str):
+            record.msg = redact_webhook_tokens(record.msg)
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(a, str) and "ebhooks/" in a for a in args):
+            record.args = tuple(redact_webhook_tokens(a) if isinstance(a, str) else a for a in args)
+        return True
+
+
+def _install_log_filter() -> None:
+    for name in ("urllib3.connectionpool", "urllib3.util.retry"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _WebhookTokenLogFilter) for f in logger.filters):
+            logger.addFilter(_WebhookTokenLogFilter())
+
+
+_install_log_filter()
+
+
+class RedactedCause(Exception):
+    """Stands in for a transport error whose text held a secret of the request path.
+
+    Its message is the original type name and text with the secret replaced by ``***``.
+    """
+
+
+def _sanitized(exc: BaseException) -> BaseException:
+    """Drop the request/response a requests exception carries (their headers hold the token)."""
+    if isinstance(exc, requests.exceptions.RequestException):
+        exc.request = None
+        exc.response = None
+    return exc
+
+
+def chained(err: BaseException, cause: BaseException, route: Route | None = None) -> BaseException:
+    """``err`` with ``cause`` chained, as ``raise err from cause`` would, and no secret in the chain.
+
+    A requests exception loses its request and response (their headers hold the
+    token). For a route with a secret segment (a webhook token, given as a
+    secret or in a raw ``api_call`` path) the cause is replaced by a
+    :class:`RedactedCause` carrying its redacted text: transport errors quote the URL.
+
+    Args:
+        err: The exception the caller will see.
+        cause: The transport error behind it.
+        route: The call's route, or None when no path secret can be involved.
+
+    Returns:
+        ``err`` itself, its ``__cause__`` set.
+    """
+    if route is not None and (route.has_secret or route.display_path != route.path.split("?", 1)[0]):
+        text = route.redact(redact_webhook_tokens(f"{type(cause).__name__}: {cause}"))
+        err.__cause__ = RedactedCause(text)
+        return err
+    err.__cause__ = _sanitized(cause)
+    return err
+
+
+class ConnectionRegistry:
+    """The live connections of one transport, so ``close()`` can abort reads on them. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._conns_lock = threading.Lock()
+        self._conns: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
+
+    def add(self, conn: urllib3.connection.HTTPConnection) -> None:
+        """Track a connection (held weakly) so :meth:`abort_all` can reach it."""
+        with self._conns_lock:
+            self._conns.add(conn)
+
+    def abort_all(self) -> None:
+        """Shut every socket down so blocked sends and reads fail at once; errors are ignored."""
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            sock = getattr(conn, "sock", None)
+            if sock is None:
+                continue
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _tracking_pools(registry: ConnectionRegistry) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
+    class _HTTPConnection(urllib3.connection.HTTPConnection):
+        def connect(self) -> None:
+            """Connect, then register the socket with the session's registry."""
+            super().connect()
+            registry.add(self)
+
+    class _HTTPSConnection(urllib3.connection.HTTPSConnection):
+        def connect(self) -> None:
+            """Connect, then register the socket with the session's registry."""
+            super().connect()
+            registry.add(self)
+
+    class _HTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+        ConnectionCls = _HTTPConnection
+
+    class _HTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+        ConnectionCls = _HTTPSConnection
+
+    return {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _TrackingAdapter(requests.adapters.HTTPAdapter):
+    """An HTTPAdapter whose connections register in a :class:`ConnectionRegistry`."""
+
+    def __init__(self, registry: ConnectionRegistry, **kwargs: Any) -> None:
+        self._registry = registry
+        super().__init__(**kwargs)
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        """Build the pool manager with connection classes that register their sockets."""
+        super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
+        self.poolmanager.pool_classes_by_scheme = _tracking_pools(self._registry)
+
+
+class AttemptError(Exception):
+    """One attempt failed before an HTTP answer was read in full.
+
+    Attributes:
+        kind: ``"timeout"`` (the per-attempt deadline passed), ``"network"``
+            (connection refused, reset or broken), ``"programmer"`` (a
+            malformed request) or ``"other"`` (any other requests error).
+        cause: The underlying exception.
+    """
+
+    def __init__(self, kind: str, cause: BaseException) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.cause = cause
+
+
+class Reply:
+    """An HTTP answer read in full.
+
+    Attributes:
+        status: The HTTP status code.
+        body: The body, content-decoded (gzip, deflate), as bytes.
+        content_type: The ``Content-Type`` header, ``""`` when absent.
+        retry_after: The raw ``Retry-After`` header, or None.
+    """
+
+    __slots__ = ("body", "content_type", "retry_after", "status")
+
+    def __init__(self, status: int, body: bytes, content_type: str, retry_after: str | None) -> None:
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+        self.retry_after = retry_after
+
+    def text(self) -> str:
+        """The body decoded with the charset of its ``Content-Type`` (UTF-8 by default).
+
+        Undecodable bytes become U+FFFD; an unknown charset falls back to UTF-8; a
+        leading byte-order mark is dropped.
+        """
+        match = _CHARSET_RE.search(self.content_type)
+        encoding = match.group(1) if match else "utf-8"
+        try:
+            text = self.body.decode(encoding, errors="replace")
+        except LookupError:
+            text = self.body.decode("utf-8", errors="replace")
+        return text.lstrip("\ufeff")
+
+
+class Answer:
+    """What one HTTP answer means for its call (see :func:`classify`).
+
+    Exactly one of three cases:
+
+    - a value: ``error`` is None and ``retryable`` False; ``value`` is the
+      parsed JSON body, or None for a 204 or an empty 2xx body;
+    - a final error: ``error`` is the :class:`ServiceAPIError` to raise;
+    - a retryable refusal (429, 502, 503 or 504): ``retryable`` is True.
+
+    Attributes:
+        status: The HTTP status code.
+        text: The decoded body (``""`` for a value).
+        data: The body parsed as JSON, or None when it is empty or not JSON.
+        value: The call's result (the value case only).
+        error: The final error, or None.
+        retryable: True for a status the session may retry.
+    """
+
+    __slots__ = ("data", "error", "retryable", "status", "text", "value")
+
+    def __init__(
+        self,
+        status: int,
+        *,
+        text: str = "",
+        data: Any = None,
+        value: Any = None,
+        error: ServiceAPIError | None = None,
+        retryable: bool = False,
+    ) -> None:
+        self.status = status
+        self.text = text
+        self.data = data
+        self.value = value
+        self.error = error
+        self.retryable = retryable
+
+
+def classify(reply: Reply, route: Route) -> Answer:
+    """Classify an HTTP answer: the call's value, a final error, or a retryable refusal.
+
+    A 2xx gives its JSON body as the value (None for a 204 or an empty body);
+    a 2xx whose body is not JSON is a final :class:`ServiceAPIError`. A 429,
+    502, 503 or 504 is retryable; any other status is a final
+    :class:`ServiceAPIError` (``str(e)`` starts ``"API Error <status>: "``).
+
+    Args:
+        reply: The answer, body read in full.
+        route: The call's route (its redacted path goes in errors).
+
+    Returns:
+        The :class:`Answer`.
+    """
+    status = reply.status
+    if 200 <= status < 300:
+        if status == 204 or not reply.body.strip():
+            return Answer(status)
+        text = reply.text()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            message = f"API Error {status}: the response body is not JSON: {error_text(text)}"
+            return Answer(
+                status, text=text, error=ServiceAPIError(status, route.display_path, text, None, message=message)
+            )
+        return Answer(status, text=text, value=value)
+
+    text = reply.text()
+    try:
+        data = json.loads(text) if text.strip() else None
+    except ValueError:
+        data = None
+    if status not in RETRY_STATUSES:
+        return Answer(status, text=text, data=data, error=ServiceAPIError(status, route.display_path, text, data))
+    return Answer(status, text=text, data=data, retryable=True)
+
+
+def prepare_base_url(base_url: str) -> str:
+    """Normalise a REST base URL as requests would send it, without a trailing ``/``.
+
+    Raises:
+        ValueError: ``base_url`` is not a valid http or https URL.
+    """
+    try:
+        prepared_base = requests.Request("GET", base_url).prepare().url or ""
+    except requests.exceptions.RequestException as exc:
+        raise ValueError(f"base_url is not a valid http(s) URL: {base_url!r}") from exc
+    if not prepared_base.lower().startswith(("http://", "https://")):
+        raise ValueError(f"base_url must be an http or https URL, got {base_url!r}")
+    return prepared_base.rstrip("/")
+
+
+class HttpTransport:
+    """Sends one prepared request at a time per calling thread over a pooled ``requests.Session``.
+
+    Thread-safe: several workers call :meth:`send_once` at once (the pool keeps
+    ``pool_maxsize`` connections per host). Proxies, certificate verification
+    and client certificates come from the environment (``HTTPS_PROXY``,
+    ``REQUESTS_CA_BUNDLE``, ...) once, at construction; redirects are never
+    followed.
+    """
+
+    def __init__(self, base_url: str, *, user_agent: str, pool_maxsize: int) -> None:
+        """Build the ``requests.Session``; nothing is sent.
+
+        Args:
+            base_url: The REST base as returned by :func:`prepare_base_url`.
+            user_agent: The ``User-Agent`` header.
+            pool_maxsize: Connections kept per host.
+        """
+        self._base_url = base_url
+        self._registry = ConnectionRegistry()
+        self._http = requests.Session()
+        adapter = _TrackingAdapter(self._registry, pool_connections=4, pool_maxsize=pool_maxsize)
+        self._http.mount("http://", adapter)
+        self._http.mount("https://", adapter)
+        self._default_headers: dict[str, str] = {
+            "User-Agent": user_agent,
+            "Accept": "*/*",
+            "Accept-Encoding": requests.utils.DEFAULT_ACCEPT_ENCODING,
+            "Connection": "keep-alive",
+            "Content-Type": "application/json",
+            "X-Service-SDK": "true",
+        }
+        self._http.headers = CaseInsensitiveDict(self._default_headers)
+        env = self._http.merge_environment_settings(self._base_url, {}, None, None, None)
+        self._send_kwargs: dict[str, Any] = {
+            "proxies": env.get("proxies") or {},
+            "verify": env.get("verify", True),
+            "cert": env.get("cert"),
+        }
+
+    def prepare(
+        self, route: Route, data: bytes | None, headers: Mapping[str, str], bearer: str | None
+    ) -> requests.PreparedRequest:
+        """Build the request of one call, sent unchanged by every attempt.
+
+        Args:
+            route: Method and encoded path (query included).
+            data: The body bytes, or None for no body.
+            headers: Validated caller headers, merged on top of the defaults
+                (without any ``Authorization`` variant).
+            bearer: The token sent as ``Authorization: Bearer <token>``, or
+                None to send no ``Authorization`` header.
+
+        Returns:
+            The prepared request.
+
+        Raises:
+            ValueError: requests refused a header (the message quotes no value).
+        """
+        merged: CaseInsensitiveDict[str] = CaseInsensitiveDict(self._default_headers)
+        merged.update(headers)
+        if bearer is not None:
+            merged["Authorization"] = f"Bearer {bearer}"
+        prepared = requests.PreparedRequest()
+        prepared.prepare_method(route.method)
+        prepared.url = self._base_url + route.wire_path()
+        try:
+            prepared.prepare_headers(merged)
+        except requests.exceptions.InvalidHeader:
+            # The requests message quotes the value, which may be the token.
+            raise ValueError("headers: a header name or value is not valid") from None
+        prepared.prepare_body(data, None)
+        return prepared
+
+    def send_once(self, prepared: requests.PreparedRequest, timeout_ms: float) -> Reply:
+        """One attempt within ``timeout_ms``: connect, send, headers and body together.
+
+        Args:
+            prepared: A request from :meth:`prepare`.
+            timeout_ms: Bound of the whole attempt, milliseconds.
+
+        Returns:
+            The answer, whatever its status, its body read in full.
+
+        Raises:
+            AttemptError: The attempt failed before a full answer was read.
+        """
+        timeout_s = timeout_ms / 1000.0
+        deadline = time.monotonic() + timeout_s
+        try:
+            response = self._http.send(
+                prepared,
+                stream=True,
+                allow_redirects=False,
+                timeout=urllib3.Timeout(total=timeout_s),
+                **self._send_kwargs,
+            )
+        except requests.exceptions.Timeout as exc:
+            raise AttemptError("timeout", exc) from None
+        except _PROGRAMMER_ERRORS as exc:
+            raise AttemptError("programmer", exc) from None
+        except (
+            requests.exceptions.ConnectionError,
+            requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.ContentDecodingError,
+        ) as exc:
+            raise AttemptError("network", exc) from None
+        except requests.exceptions.RequestException as exc:
+            raise AttemptError("other", exc) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise AttemptError("network", exc) from None
+        try:
+            body = self._read_body(response, deadline)
+        finally:
+            # A fully read body has already returned its connection to the pool;
+            # a partly read one is closed here rather than reused mid-answer.
+            response.close()
+        return Reply(
+            response.status_code,
+            body,
+            response.headers.get("Content-Type", ""),
+            response.headers.get("Retry-After"),
+        )
+
+    @staticmethod
+    def _read_body(response: requests.Response, deadline: float) -> bytes:
+        """Read the whole body, each socket receive bounded by the time left."""
+        raw = response.raw
+        read1 = getattr(raw, "read1", None)
+        chunks: list[bytes] = []
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AttemptError("timeout", ServiceTimeoutError("the body read ran past the deadline"))
+            conn = getattr(raw, "connection", None)
+            sock = getattr(conn, "sock", None)
+            try:
+                if sock is not None:
+                    sock.settimeout(remaining)
+                chunk = (
+                    read1(_READ_CHUNK, decode_content=True)
+                    if read1 is not None
+                    else raw.read(_READ_CHUNK, decode_content=True)
+                )
+            except (TimeoutError, urllib3.exceptions.ReadTimeoutError) as exc:
+                raise AttemptError("timeout", exc) from None
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise AttemptError("network", exc) from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+        if time.monotonic() > deadline:
+            raise AttemptError("timeout", ServiceTimeoutError("the body read ran past the deadline"))
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        """Shut every connection's socket down (blocked sends and reads fail at once), then close the pool."""
+        self._registry.abort_all()
+        self._http.close()
