@@ -1,4 +1,4 @@
-"""REST session benchmark against the in-process emulator (issue 3).
+"""REST session benchmark against the in-process emulator: throughput, rate limits, head-of-line blocking.
 
 Run: ``python benchmarks/rest_bench.py`` (needs the ``emulator`` extra). Prints
 one ``name: value`` line per figure:
