@@ -51,7 +51,6 @@ from ..errors import (
     ServiceAPIError,
     ServiceAuthError,
     ServiceError,
-    ServiceTimeoutError,
     error_text,
 )
 from .buckets import BucketStore, MemoryBucketStore, bucket_scope
@@ -608,28 +607,15 @@ class RestSession:
             self._set_exception(job, ServiceAPIError(status, route.display_path, text, data))
 
     def _after_failure(self, job: _Job, err: AttemptError) -> None:
-        route = job.route
-        what = f"{route.method} {route.display_path}"
+        """Retry a timed-out or broken attempt later while retries remain, else fail the call."""
         if self._closed:
             self._end_closed(job)
             return
-        if err.kind in ("timeout", "network"):
-            if job.attempts <= job.max_retries:
-                delay = backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
-                self._retry_later(job, time.monotonic() + delay)
-                return
-            attempts = f"{job.attempts} attempt{'s' if job.attempts != 1 else ''}"
-            if err.kind == "timeout":
-                exc: BaseException = ServiceTimeoutError(
-                    f"{what} timed out after {job.timeout_ms:g} ms ({attempts})"
-                )
-            else:
-                exc = ServiceError(f"{what} failed: network error after {attempts} ({type(err.cause).__name__})")
-        elif err.kind == "programmer":
-            exc = ValueError(f"{what}: the request is malformed ({type(err.cause).__name__}); not retried")
-        else:
-            exc = ServiceError(f"{what} failed ({type(err.cause).__name__}); not retried")
-        self._set_exception(job, chained(exc, err.cause, route))
+        if err.retryable and job.attempts <= job.max_retries:
+            delay = backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
+            self._retry_later(job, time.monotonic() + delay)
+            return
+        self._set_exception(job, err.final_error(job.route, job.attempts, job.timeout_ms))
 
     def _retry_later(self, job: _Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""

@@ -40,7 +40,7 @@ import urllib3.connectionpool
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
-from ..errors import ServiceAPIError, ServiceTimeoutError, error_text
+from ..errors import ServiceAPIError, ServiceError, ServiceTimeoutError, error_text
 from .retry import RETRY_STATUSES
 from .route import Route
 
@@ -226,6 +226,39 @@ class AttemptError(Exception):
         super().__init__(kind)
         self.kind = kind
         self.cause = cause
+
+    @property
+    def retryable(self) -> bool:
+        """True for a timeout or a network failure, which the session retries while attempts remain."""
+        return self.kind in ("timeout", "network")
+
+    def final_error(self, route: Route, attempts: int, timeout_ms: float) -> BaseException:
+        """The exception a call ends with when this failure is its last attempt.
+
+        Args:
+            route: The call's route (its redacted path goes in the message).
+            attempts: Attempts made, this one included.
+            timeout_ms: The per-attempt timeout, milliseconds.
+
+        Returns:
+            :class:`ServiceTimeoutError` for a timeout, :class:`ServiceError`
+            for a network failure or any other requests error, ``ValueError``
+            for a malformed request; :attr:`cause` chained with no secret in
+            it (see :func:`chained`).
+        """
+        what = f"{route.method} {route.display_path}"
+        cause = type(self.cause).__name__
+        count = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        exc: BaseException
+        if self.kind == "timeout":
+            exc = ServiceTimeoutError(f"{what} timed out after {timeout_ms:g} ms ({count})")
+        elif self.kind == "network":
+            exc = ServiceError(f"{what} failed: network error after {count} ({cause})")
+        elif self.kind == "programmer":
+            exc = ValueError(f"{what}: the request is malformed ({cause}); not retried")
+        else:
+            exc = ServiceError(f"{what} failed ({cause}); not retried")
+        return chained(exc, self.cause, route)
 
 
 class Reply:
