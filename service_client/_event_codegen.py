@@ -79,13 +79,17 @@ def render_aliases() -> str:
 
 
 def _render_register(method: str) -> str:
+    # Decorator form: the decorated function comes back unchanged (a type variable bound to the
+    # event's listener type). Call form: the listener parameter has the event's callable type, so
+    # a lambda's parameters get the event's argument types too.
     lines: list[str] = []
-    for i, _group in enumerate(_groups()):
+    for i, (types, _specs) in enumerate(_groups()):
+        listener = _callable(types, "_R")
         lines += [
             "    @overload",
             f"    def {method}(self, event: _Events{i}) -> Callable[[_Listener{i}], _Listener{i}]: ...",
             "    @overload",
-            f"    def {method}(self, event: _Events{i}, listener: _Listener{i}) -> _Listener{i}: ...",
+            f"    def {method}(self, event: _Events{i}, listener: {listener}) -> {listener}: ...",
         ]
     lines += [
         "    @overload",
