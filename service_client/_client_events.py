@@ -467,11 +467,11 @@ class ClientEvents:
 def _event_list(indent: str) -> str:
     """The events of the catalog as a reStructuredText definition list, for a docstring."""
     lines: list[str] = []
-    for spec in EVENTS:
-        lines.append(f"{indent}``{spec.signature}``")
+    for entry in EVENTS:
+        lines.append(f"{indent}``{entry.signature}``")
         body = indent + "    "
-        lines.append(textwrap.fill(spec.when, 88, initial_indent=body, subsequent_indent=body))
-        lines.append(textwrap.fill(f"Ordering key: {spec.key}.", 88, initial_indent=body, subsequent_indent=body))
+        lines.append(textwrap.fill(entry.when, 88, initial_indent=body, subsequent_indent=body))
+        lines.append(textwrap.fill(f"Ordering key: {entry.key}.", 88, initial_indent=body, subsequent_indent=body))
     return "\n".join(lines)
 
 

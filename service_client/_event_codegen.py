@@ -36,8 +36,8 @@ _MODELS = ("Message", "Guild", "Member", "Role", "User")
 def _groups() -> list[tuple[tuple[str, ...], list[EventSpec]]]:
     """The catalog's events grouped by listener signature (argument types), in catalog order."""
     groups: dict[tuple[str, ...], list[EventSpec]] = {}
-    for spec in EVENTS:
-        groups.setdefault(tuple(a.type for a in spec.args), []).append(spec)
+    for entry in EVENTS:
+        groups.setdefault(tuple(a.type for a in entry.args), []).append(entry)
     return list(groups.items())
 
 
@@ -58,7 +58,7 @@ def render_event_name() -> str:
     """The :data:`EventName` block of ``event_names.py``."""
     lines = ["#: Every name of :data:`EVENTS`, as a type: annotate a variable holding an event name with it.",
              "EventName = Literal["]
-    lines += [f'    "{spec.name}",' for spec in EVENTS]
+    lines += [f'    "{entry.name}",' for entry in EVENTS]
     lines.append("]")
     return "\n".join(lines)
 
@@ -66,9 +66,9 @@ def render_event_name() -> str:
 def render_aliases() -> str:
     """The module-level literal and listener type variables of ``_client_events.py``."""
     lines: list[str] = []
-    for i, (types, specs) in enumerate(_groups()):
+    for i, (types, entries) in enumerate(_groups()):
         lines.append(f"# listener({', '.join(types)})")
-        names = [f'"{s.name}"' for s in specs]
+        names = [f'"{s.name}"' for s in entries]
         one_line = f"_Events{i} = Literal[{', '.join(names)}]"
         if len(one_line) <= 110:
             lines.append(one_line)
@@ -147,13 +147,13 @@ def _arg_rst(arg: EventArg) -> str:
     return f"``{arg.name}`` ({_type_rst(arg.type)}): {arg.doc}"
 
 
-def _args_cell(spec: EventSpec, indent: str) -> list[str]:
-    if not spec.args:
+def _args_cell(entry: EventSpec, indent: str) -> list[str]:
+    if not entry.args:
         return ["none"]
-    if len(spec.args) == 1:
-        return [_arg_rst(spec.args[0])]
-    cell = [f"1. {_arg_rst(spec.args[0])}"]
-    for i, arg in enumerate(spec.args[1:], 2):
+    if len(entry.args) == 1:
+        return [_arg_rst(entry.args[0])]
+    cell = [f"1. {_arg_rst(entry.args[0])}"]
+    for i, arg in enumerate(entry.args[1:], 2):
         cell += ["", f"{indent}{i}. {_arg_rst(arg)}"]
     return cell
 
@@ -170,14 +170,14 @@ def render_event_table() -> str:
         "     - When it fires (the cache effect is applied before listeners run)",
         "     - Ordering key",
     ]
-    for spec in EVENTS:
-        cell = _args_cell(spec, "       ")
+    for entry in EVENTS:
+        cell = _args_cell(entry, "       ")
         lines += [
-            f"   * - ``{spec.name}``",
+            f"   * - ``{entry.name}``",
             f"     - {cell[0]}",
             *cell[1:],
-            f"     - {spec.when}",
-            f"     - {spec.key}",
+            f"     - {entry.when}",
+            f"     - {entry.key}",
         ]
     return "\n".join(lines)
 
@@ -255,10 +255,10 @@ yours to choose:
 """
 
 
-def _readme_args(spec: EventSpec) -> str:
-    if not spec.args:
+def _readme_args(entry: EventSpec) -> str:
+    if not entry.args:
         return "()"
-    return "(" + ", ".join(f"{a.name}: {a.type}" for a in spec.args) + ")"
+    return "(" + ", ".join(f"{a.name}: {a.type}" for a in entry.args) + ")"
 
 
 def render_readme_table() -> str:

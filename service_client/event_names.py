@@ -362,7 +362,7 @@ EVENTS: tuple[EventSpec, ...] = (
     ),
 )
 
-_BY_NAME: dict[str, EventSpec] = {spec.name: spec for spec in EVENTS}
+_BY_NAME: dict[str, EventSpec] = {entry.name: entry for entry in EVENTS}
 
 #: The names of :data:`EVENTS`.
 EVENT_NAMES: frozenset[str] = frozenset(_BY_NAME)
@@ -423,10 +423,10 @@ def event_spec(name: str) -> EventSpec:
     Raises:
         ValueError: ``name`` is not a known event (the message names the closest ones).
     """
-    spec = _BY_NAME.get(name)
-    if spec is None:
+    entry = _BY_NAME.get(name)
+    if entry is None:
         raise ValueError(unknown_event_message(name))
-    return spec
+    return entry
 
 
 def unknown_event_message(name: str, custom: frozenset[str] | set[str] = frozenset()) -> str:
