@@ -122,3 +122,20 @@ def test_the_testing_guides_complete_example_passes():
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert re.search(r"\b3 passed\b", run.stdout), run.stdout[-1000:]
+
+
+def test_the_api_reference_shows_the_clients_methods_from_its_mixins():
+    # Client takes its event methods and operations from mixins; autodoc shows inherited
+    # members only when asked, so without the option on, send_message and friends would vanish.
+    from service_client import Client
+
+    inherited = sorted(
+        name
+        for klass in Client.__mro__[1:-1]
+        for name, value in vars(klass).items()
+        if not name.startswith("_") and callable(value)
+    )
+    assert {"on", "once", "wait_for", "send_message", "api_call"} <= set(inherited)
+    page = (DOCS / "api" / "client.rst").read_text()
+    directive = re.search(r"^\.\. autoclass:: Client\n((?:   :.*\n)*)", page, re.MULTILINE)
+    assert directive is not None and ":inherited-members:" in directive.group(1)

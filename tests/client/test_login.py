@@ -1,4 +1,4 @@
-"""Issue 2: login to ready, events, send_message, destroy — over real sockets."""
+"""Login to ready, events, send_message and destroy, over real sockets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 5: presence, activity and voice, seen over real sockets by a second user."""
+"""Presence, activity and voice, seen over real sockets by a second user."""
 
 from __future__ import annotations
 

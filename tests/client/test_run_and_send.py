@@ -1,4 +1,4 @@
-"""Issue 2: ``Client.run`` (blocks until destroy, Ctrl-C destroys and returns) and the ``send_message`` timeout."""
+"""``Client.run`` (blocks until destroy, Ctrl-C destroys and returns) and the ``send_message`` timeout."""
 
 from __future__ import annotations
 

@@ -125,12 +125,13 @@ def test_destroy_ends_every_pending_call_at_once(world, make_client, emulator, w
     client.channels.fetch(voice_channel)  # cached, so join() only waits for credentials
     emulator.add_fault("GET", "/servers/*/stats", status=503, retry_after=30, count=None)  # a sleeping retry
     emulator.add_fault("GET", "/users/*", delay_ms=8000, count=None)  # five calls on the wire ...
+    never = client.register_event("never_happens")  # a custom event nothing emits
     calls: dict[str, Callable[[], Any]] = {
         "send_message": lambda: client.send_message(hidden_channel, "never echoed"),
         "api_call_sleeping": lambda: client.api_call(f"/servers/{world.server['publicId']}/stats"),
         "voice_join": lambda: client.voice.join(voice_channel, timeout=14),
-        "wait_for": lambda: client.wait_for("never_happens"),
-        "wait_for_timeout": lambda: client.wait_for("never_happens", timeout=30),
+        "wait_for": lambda: client.wait_for(never),
+        "wait_for_timeout": lambda: client.wait_for(never, timeout=30),
     }
     for n in range(5):
         calls[f"api_call_wire_{n}"] = lambda n=n: client.api_call(f"/users/{human_id}")

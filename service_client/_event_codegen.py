@@ -1,0 +1,349 @@
+"""Write everything derived from the event catalog (:mod:`service_client.event_names`).
+
+Run from the checkout after changing the catalog::
+
+    python -m service_client._event_codegen          # rewrite the generated parts
+    python -m service_client._event_codegen --check  # exit 1 and name the stale files
+
+It rewrites, between ``<generated:NAME>`` markers, the :data:`EventName`
+literal of ``event_names.py`` and the typed overloads of ``on``, ``once`` and
+``wait_for`` in ``_client_events.py``; the whole of ``docs/events.rst``; and
+the event table of README.rst (between its ``events-start`` and
+``events-end`` comments). Pure functions render each part, so the tests
+compare them with the committed files without writing anything.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import sys
+from collections.abc import Sequence
+
+from .event_names import EVENTS, EventArg, EventSpec
+
+__all__ = ["main", "render_all", "render_docs_page", "render_readme_table", "replace_region"]
+
+PACKAGE = pathlib.Path(__file__).resolve().parent
+ROOT = PACKAGE.parent
+
+_MODELS = ("Message", "Guild", "Member", "Role", "User")
+
+
+# -- typing ------------------------------------------------------------------------
+
+
+def _groups() -> list[tuple[tuple[str, ...], list[EventSpec]]]:
+    """The catalog's events grouped by listener signature (argument types), in catalog order."""
+    groups: dict[tuple[str, ...], list[EventSpec]] = {}
+    for entry in EVENTS:
+        groups.setdefault(tuple(a.type for a in entry.args), []).append(entry)
+    return list(groups.items())
+
+
+def _callable(types: Sequence[str], result: str = "object") -> str:
+    return f"Callable[[{', '.join(types)}], {result}]"
+
+
+def _result(types: Sequence[str]) -> str:
+    """What ``wait_for`` returns: None for no argument, the argument, else a tuple of them."""
+    if not types:
+        return "None"
+    if len(types) == 1:
+        return types[0]
+    return f"tuple[{', '.join(types)}]"
+
+
+def render_event_name() -> str:
+    """The :data:`EventName` block of ``event_names.py``."""
+    lines = ["#: Every name of :data:`EVENTS`, as a type: annotate a variable holding an event name with it.",
+             "EventName = Literal["]
+    lines += [f'    "{entry.name}",' for entry in EVENTS]
+    lines.append("]")
+    return "\n".join(lines)
+
+
+def render_aliases() -> str:
+    """The module-level literal and listener type variables of ``_client_events.py``."""
+    lines: list[str] = []
+    for i, (types, entries) in enumerate(_groups()):
+        lines.append(f"# listener({', '.join(types)})")
+        names = [f'"{s.name}"' for s in entries]
+        one_line = f"_Events{i} = Literal[{', '.join(names)}]"
+        if len(one_line) <= 110:
+            lines.append(one_line)
+        else:
+            lines += [f"_Events{i} = Literal[", *(f"    {n}," for n in names), "]"]
+        lines.append(f'_Listener{i} = TypeVar("_Listener{i}", bound="{_callable(types)}")')
+    return "\n".join(lines)
+
+
+def _render_register(method: str) -> str:
+    # Decorator form: the decorated function comes back unchanged (a type variable bound to the
+    # event's listener type). Call form: the listener parameter has the event's callable type, so
+    # a lambda's parameters get the event's argument types too.
+    lines: list[str] = []
+    for i, (types, _specs) in enumerate(_groups()):
+        listener = _callable(types, "_R")
+        lines += [
+            "    @overload",
+            f"    def {method}(self, event: _Events{i}) -> Callable[[_Listener{i}], _Listener{i}]: ...",
+            "    @overload",
+            f"    def {method}(self, event: _Events{i}, listener: {listener}) -> {listener}: ...",
+        ]
+    lines += [
+        "    @overload",
+        f"    def {method}(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]: ...",
+        "    @overload",
+        f"    def {method}(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener: ...",
+    ]
+    return "\n".join(lines)
+
+
+def render_wait_for() -> str:
+    """The overloads of ``wait_for``: each event's ``check`` signature and result."""
+    lines: list[str] = []
+    variants = [(f"_Events{i}", _callable(types), _result(types)) for i, (types, _) in enumerate(_groups())]
+    variants.append(("CustomEvent", "Callable[..., object]", "Any"))
+    for event_type, check, result in variants:
+        lines += [
+            "    @overload",
+            "    def wait_for(",
+            f"        self, event: {event_type}, *, check: {check} | None = None, timeout: float | None = None",
+            f"    ) -> {result}: ...",
+        ]
+    return "\n".join(lines)
+
+
+def replace_region(text: str, tag: str, body: str) -> str:
+    """``text`` with the lines between ``# <generated:tag>`` and ``# </generated:tag>`` replaced.
+
+    Raises:
+        ValueError: The markers are missing.
+    """
+    pattern = re.compile(
+        rf"^(?P<indent>[ \t]*)# <generated:{re.escape(tag)}>[^\n]*\n(?P<body>.*?)^[ \t]*# </generated:{re.escape(tag)}>",
+        re.MULTILINE | re.DOTALL,
+    )
+    match = pattern.search(text)
+    if match is None:
+        raise ValueError(f"no <generated:{tag}> region")
+    start, end = match.span("body")
+    return text[:start] + (body + "\n" if body else "") + text[end:]
+
+
+# -- documentation -------------------------------------------------------------------
+
+
+def _type_rst(annotation: str) -> str:
+    """A type for the documentation: models linked, the rest as literals."""
+    parts = []
+    for part in annotation.split(" | "):
+        parts.append(f":class:`~service_client.{part}`" if part in _MODELS else f"``{part}``")
+    return " or ".join(parts)
+
+
+def _arg_rst(arg: EventArg) -> str:
+    return f"``{arg.name}`` ({_type_rst(arg.type)}): {arg.doc}"
+
+
+def _args_cell(entry: EventSpec, indent: str) -> list[str]:
+    if not entry.args:
+        return ["none"]
+    if len(entry.args) == 1:
+        return [_arg_rst(entry.args[0])]
+    cell = [f"1. {_arg_rst(entry.args[0])}"]
+    for i, arg in enumerate(entry.args[1:], 2):
+        cell += ["", f"{indent}{i}. {_arg_rst(arg)}"]
+    return cell
+
+
+def render_event_table() -> str:
+    """The event reference as a ``list-table`` (name, listener arguments, when, ordering key)."""
+    lines = [
+        ".. list-table::",
+        "   :header-rows: 1",
+        "   :widths: 18 34 34 14",
+        "",
+        "   * - Event",
+        "     - Listener arguments",
+        "     - When it fires (the cache effect is applied before listeners run)",
+        "     - Ordering key",
+    ]
+    for entry in EVENTS:
+        cell = _args_cell(entry, "       ")
+        lines += [
+            f"   * - ``{entry.name}``",
+            f"     - {cell[0]}",
+            *cell[1:],
+            f"     - {entry.when}",
+            f"     - {entry.key}",
+        ]
+    return "\n".join(lines)
+
+
+def render_docs_page() -> str:
+    """The whole of ``docs/events.rst``."""
+    return f""".. This page is generated from the event catalog, service_client/event_names.py,
+   by "python -m service_client._event_codegen"; edit the catalog, not this page.
+   Keep the label below: the guides link to it.
+
+.. _event-reference:
+
+Event reference
+===============
+
+Every event the client emits, with the arguments its listeners receive, when
+it fires and its ordering key. Register a listener with ``client.on(name)``;
+``help(Client.on)`` shows the same list. A raw payload is the service's
+record as a ``dict[str, Any]`` (keys such as ``serverPublicId``,
+``channelPublicId``, ``userPublicId``); the socket event each one comes from is
+named in parentheses. How events are ordered and where listeners run is
+explained in :doc:`guides/events`.
+
+{render_event_table()}
+
+Ordering keys
+-------------
+
+Events that share an ordering key reach listeners one at a time, in arrival
+order; events with different keys run concurrently. An event that needs a
+request first (``guild_member_update``, ``guild_create``,
+``guild_channels_update``, ``guild_categories_update``) keeps its place in its
+server's order meanwhile.
+
+Names are checked
+-----------------
+
+:meth:`~service_client.Client.on`, :meth:`~service_client.Client.once`,
+:meth:`~service_client.Client.off`, :meth:`~service_client.Client.listeners`
+and :meth:`~service_client.Client.wait_for` refuse a name that is not in the
+table above with a :class:`ValueError` naming the closest ones, so a typo
+fails when the listener is registered instead of never firing:
+
+.. code-block:: text
+
+    ValueError: unknown event 'mesage_create': did you mean 'message_create'? For an event ...
+
+Type checkers (mypy, pyright) see each event's listener signature: a listener
+of ``message_create`` must accept a :class:`~service_client.Message`, and
+``client.wait_for("message_create")`` is a ``Message``; ``wait_for`` returns
+the event's single argument, a tuple when it has several, None when it has
+none. A variable holding an event name is annotated with
+``service_client.event_names.EventName``, the literal type of every name
+above.
+
+Events of your own
+------------------
+
+Any other name is an explicit opt-in: register it with
+:meth:`~service_client.Client.register_event`, which returns it typed as a
+``service_client.event_names.CustomEvent``, and emit it with
+:meth:`~service_client.Client.dispatch`. Its listeners run on the worker pool
+like the client's own, ``wait_for`` works the same, and the ordering key is
+yours to choose:
+
+.. code-block:: python
+
+    TICKET_OPENED = client.register_event("ticket_opened")
+
+    @client.on(TICKET_OPENED)
+    def announce(channel_id: str, opener: str) -> None:
+        print(opener, "opened", channel_id)
+
+    client.dispatch(TICKET_OPENED, channel_id, opener, key=channel_id)
+"""
+
+
+def _readme_args(entry: EventSpec) -> str:
+    if not entry.args:
+        return "()"
+    return "(" + ", ".join(f"{a.name}: {a.type}" for a in entry.args) + ")"
+
+
+def render_readme_table() -> str:
+    """README.rst's event table: a simple table of every event (its last column unbounded)."""
+    rows = [(f"``{s.name}``", f"``{_readme_args(s)}``", s.key, s.when) for s in EVENTS]
+    header = ("Event", "Listener arguments", "Ordering key", "When it fires")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    last = max(len(r[3]) for r in [header, *rows])
+    rule = "  ".join("=" * w for w in [*widths, min(last, 60)])
+
+    def line(cells: tuple[str, str, str, str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells[:3], widths, strict=True)) + "  " + cells[3]
+
+    return "\n".join([
+        "Every event the client emits, with its listener's arguments (a raw payload is the",
+        "service's record as a ``dict[str, Any]``), its ordering key and when it fires; the cache",
+        "effect is applied before listeners run. ``on``, ``once`` and ``wait_for`` refuse any other",
+        "name (``ValueError``) unless registered with ``client.register_event(name)``:",
+        "",
+        rule,
+        line(header).rstrip(),
+        rule,
+        *(line(r) for r in rows),
+        rule,
+    ])
+
+
+def _replace_readme_table(text: str) -> str:
+    start, end = ".. events-start\n", ".. events-end\n"
+    head, sep, rest = text.partition(start)
+    _body, sep2, tail = rest.partition(end)
+    if not sep or not sep2:
+        raise ValueError("README.rst has no events-start / events-end markers")
+    return head + start + "\n" + render_readme_table() + "\n\n" + end + tail
+
+
+# -- files -----------------------------------------------------------------------------
+
+
+def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
+    """Every generated file's expected content, from the files under ``root``.
+
+    Returns:
+        {path: content}: ``event_names.py`` and ``_client_events.py`` with
+        their regions filled, ``docs/events.rst`` whole, README.rst with its
+        table.
+    """
+    package = root / "service_client"
+    names = package / "event_names.py"
+    methods = package / "_client_events.py"
+    readme = root / "README.rst"
+    text = replace_region(names.read_text(), "EventName", render_event_name())
+    code = methods.read_text()
+    code = replace_region(code, "aliases", render_aliases())
+    code = replace_region(code, "on", _render_register("on"))
+    code = replace_region(code, "once", _render_register("once"))
+    code = replace_region(code, "wait_for", render_wait_for())
+    return {
+        names: text,
+        methods: code,
+        root / "docs" / "events.rst": render_docs_page(),
+        readme: _replace_readme_table(readme.read_text()),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Rewrite the generated files (``--check``: only report the stale ones).
+
+    Returns:
+        0 when everything is (now) up to date; 1 with ``--check`` when a file differs.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    stale = []
+    for path, content in render_all().items():
+        current = path.read_text() if path.exists() else ""
+        if current == content:
+            continue
+        stale.append(path)
+        if not check:
+            path.write_text(content)
+    for path in stale:
+        print(f"{'stale' if check else 'rewrote'}: {path.relative_to(ROOT)}")
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
