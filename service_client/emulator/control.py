@@ -39,6 +39,7 @@ from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
 from .store import PROFILE_FIELDS, BadRequest, Forbidden, NotFound, Store
 from .webui import page_file
+from .wire import Wire
 
 logger = logging.getLogger("service_client.emulator")
 
@@ -128,6 +129,7 @@ class EmulatorCore:
                 await send({"type": "websocket.close", "code": 1013})
             return
         if scope["type"] == "websocket":
+            send = Wire(send).send  # bulk posts write whole runs of frames (see wire.py)
             inner = receive
 
             async def receive() -> Any:  # drop frames Engine.IO cannot decode (they would end the connection)

@@ -539,9 +539,9 @@ class Operations:
         if not isinstance(contents, list) or not all(isinstance(c, str) and c.strip() for c in contents):
             raise BadRequest("contents must be a list of non-empty strings")
         self.store.user_row(author_id)
-        records = self.store.insert_messages(cid, author_id, contents)
-        await self.rt.deliver_messages(records)
-        return len(records)
+        ids, escaped, shared = self.store.insert_bulk(cid, author_id, contents)
+        await self.rt.deliver_bulk(cid, ids, escaped, shared)
+        return len(ids)
 
     async def bulk_delete(self, cid: str, ids: Any) -> int:
         """Delete up to 100 messages of a channel; one ``message:deleted`` each. Ids that are not

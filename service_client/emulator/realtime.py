@@ -26,6 +26,7 @@ from engineio import packet as eio_packet  # type: ignore[import-untyped]
 from socketio import packet as sio_packet
 
 from .store import STATUSES, NotFound, Store
+from .wire import RUN_SIZE, MessageRun, RunPacket, Wire
 
 logger = logging.getLogger("service_client.emulator.realtime")
 
@@ -51,22 +52,6 @@ LIMIT_EMBED = {"title": 256, "description": 4096, "fields": 25, "field_name": 25
                "footer": 2048, "author": 256, "total": 6000}
 #: ``deleteHistory`` values of ``server:ban`` and their span in seconds.
 DELETE_HISTORY_S = {"none": 0, "1d": 86_400, "7d": 7 * 86_400, "14d": 14 * 86_400, "30d": 30 * 86_400}
-
-
-_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def encode_message_events(records: list[dict[str, Any]]) -> list[str]:
-    """Encode ``message:new`` Socket.IO EVENT packets (``2["message:new",{...}]``) for records that
-    share author, channel, time and embeds (a bulk post), serialising the shared parts once."""
-    first = records[0]
-    shared = {k: v for k, v in first.items() if k not in ("publicId", "content")}
-    tail = _DUMPS(shared)[1:]  # '"author":...}' without the opening brace
-    out = []
-    for rec in records:
-        out.append('2["message:new",{"publicId":' + _DUMPS(rec["publicId"]) + ',"content":'
-                   + _DUMPS(rec["content"]) + "," + tail + "]")
-    return out
 
 
 #: Largest Engine.IO packet accepted, bytes (python-socketio's default of 1 MB would close the
@@ -214,6 +199,7 @@ class Realtime:
                                  max_http_buffer_size=MAX_PACKET_BYTES)
         self.sessions: dict[str, str] = {}          # socket sid -> user id
         self.transports: dict[str, Any] = {}        # socket sid -> asyncio transport (for drops)
+        self.wires: dict[str, Wire] = {}            # socket sid -> its websocket's Wire (bulk writes)
         self.realistic_rooms = False
         self.send_errors = False
         self.refuse_auth = False
@@ -299,20 +285,28 @@ class Realtime:
         for _s, eio_sid in targets:
             await send(eio_sid, eio_pkt)
 
-    async def emit_encoded(self, frames: list[str], room: str) -> None:
-        """Send pre-encoded Socket.IO event packets (text after the Engine.IO ``4``) to a room, in order.
+    async def emit_run(self, run: MessageRun, room: str) -> None:
+        """Send a run of ``message:new`` events to every socket in ``room``, in order.
 
-        Bulk path: the frames skip per-message encoding but always go through each socket's
-        Engine.IO queue, behind anything already queued or being written, so order is kept.
+        Each socket gets the run through its Engine.IO send queue, behind whatever was queued
+        before: as one packet written whole (:mod:`.wire`) when its connection is a websocket
+        with a :class:`Wire`, else as one packet per event.
         """
-        targets = [eio_sid for _sid, eio_sid in self.sio.manager.get_participants("/", room)]
-        if not targets or not frames:
+        if not len(run):
             return
-        packets = [eio_packet.Packet(eio_packet.MESSAGE, frame) for frame in frames]
+        targets = self.sio.manager.get_participants("/", room)
+        whole: RunPacket | None = None
+        single: list[Any] | None = None
         send = self.sio.eio.send_packet
-        for eio_sid in targets:
-            for pkt in packets:
-                await send(eio_sid, pkt)
+        for sid, eio_sid in targets:
+            if sid in self.wires:
+                whole = whole or RunPacket(run)
+                await send(eio_sid, whole)
+            else:
+                if single is None:
+                    single = [eio_packet.Packet(eio_packet.MESSAGE, text) for text in run.packets()]
+                for pkt in single:
+                    await send(eio_sid, pkt)
 
     def sids_of(self, uid: str | None = None) -> list[str]:
         """Return the socket sids of one user (every connected socket when ``uid`` is None)."""
@@ -401,6 +395,8 @@ class Realtime:
             raise socketio.exceptions.ConnectionRefusedError("Authentication failed")
         self.sessions[sid] = uid
         protocol = getattr(environ.get("asgi.send"), "__self__", None)
+        if isinstance(protocol, Wire):
+            self.wires[sid] = protocol
         transport = getattr(protocol, "transport", None)
         if transport is not None:
             self.transports[sid] = transport
@@ -427,6 +423,7 @@ class Realtime:
     async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
         uid = self.sessions.pop(sid, None)
         self.transports.pop(sid, None)
+        self.wires.pop(sid, None)
         if uid is None:
             return
         for users in list(self.voice.values()):
@@ -491,7 +488,16 @@ class Realtime:
             else:
                 asyncio.get_running_loop().create_task(self._late_echo(rec, sender_sid, self.echo_delay_ms))
             return
-        await self.emit_encoded(encode_message_events(records), channel_room(records[0]["channelPublicId"]))
+        for rec in records:
+            await self.emit("message:new", rec, channel_room(rec["channelPublicId"]))
+
+    async def deliver_bulk(self, cid: str, ids: list[str], contents: list[str], shared: dict[str, Any]) -> None:
+        """Broadcast stored messages of one bulk post as ``message:new`` to their channel room, in
+        order, in runs of :data:`~.wire.RUN_SIZE` (arguments as :meth:`Store.insert_bulk` returns them)."""
+        room = channel_room(cid)
+        for start in range(0, len(ids), RUN_SIZE):
+            await self.emit_run(MessageRun(ids[start:start + RUN_SIZE], contents[start:start + RUN_SIZE], shared),
+                                room)
 
     async def _late_echo(self, rec: dict[str, Any], sid: str, delay_ms: float) -> None:
         await asyncio.sleep(max(0.0, delay_ms) / 1000.0)

@@ -56,6 +56,8 @@ CREATABLE_CHANNEL_TYPES = ("TEXT", "VOICE")
 STATUSES = ("online", "idle", "dnd", "invisible")
 
 _ALNUM = string.ascii_letters + string.digits
+#: SQLite's JSON functions are built in from 3.38 (bulk inserts go through ``json_each``).
+_JSON_BULK = sqlite3.sqlite_version_info >= (3, 38, 0)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -827,6 +829,52 @@ class Store:
                 "INSERT INTO messages(id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
                 "created_at, author_json, raw) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
         return records
+
+    def insert_bulk(self, cid: str, author_id: str, contents: list[str]) -> tuple[list[str], list[str],
+                                                                                dict[str, Any]]:
+        """Store many plain messages (no embeds, no reply) in one transaction, cheaply.
+
+        Args:
+            cid: Channel (or DM) id.
+            author_id: The author's user id.
+            contents: Raw texts, in order; escaped on store, indexed (lazily) unescaped.
+
+        Returns:
+            ``(ids, escaped contents, shared fields)``: the records are
+            ``{"publicId": id, "content": escaped, **shared}``, in this order (what
+            :meth:`insert_messages` returns, field for field).
+
+        Raises:
+            NotFound: Unknown channel or author.
+        """
+        chan = self.channel_row(cid)
+        author = self.user(author_id)
+        sid = chan["server_id"]
+        now = iso_now()
+        escaped = [escape_content(text) for text in contents]
+        first = next(self._ids)
+        self._ids = itertools.count(first + len(contents))
+        ids = [str(first + i) for i in range(len(contents))]
+        author_json = json.dumps(author)
+        with self.conn:
+            if _JSON_BULK and not any("\x00" in text for text in contents):
+                # One statement over a JSON array: about a third of the cost of one executemany
+                # row per message. (SQLite's JSON functions stop a string at NUL, hence the check.)
+                pairs = json.dumps([[esc, raw] for esc, raw in zip(escaped, contents, strict=True)], ensure_ascii=False)
+                self.conn.execute(
+                    "INSERT INTO messages(id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
+                    "created_at, author_json, raw) SELECT CAST(?1 + key AS TEXT), ?2, ?3, ?4, "
+                    "json_extract(value, '$[0]'), '[]', NULL, ?5, ?6, json_extract(value, '$[1]') "
+                    "FROM json_each(?7) ORDER BY key", (first, cid, sid, author_id, now, author_json, pairs))
+            else:
+                self.conn.executemany(
+                    "INSERT INTO messages(id, channel_id, server_id, author_id, content, embeds, reply_to_id, "
+                    "created_at, author_json, raw) VALUES (?,?,?,?,?,'[]',NULL,?,?,?)",
+                    [(mid, cid, sid, author_id, esc, now, author_json, raw)
+                     for mid, esc, raw in zip(ids, escaped, contents, strict=True)])
+        shared = {"author": author, "channelPublicId": cid, "serverPublicId": sid, "createdAt": now, "embeds": [],
+                  "fileUrl": None, "replyToId": None, "editedAt": None, "pinned": False}
+        return ids, escaped, shared
 
     def _sync_fts(self) -> None:
         """Index every message stored since the last search (FTS5 over the unescaped text)."""

@@ -183,7 +183,7 @@ class RawSocket:
 
     def __init__(self, emu: Any, token: str) -> None:
         url = emu.socket_url.replace("http://", "ws://") + "/socket.io/?EIO=4&transport=websocket"
-        self.ws = websocket.create_connection(url, timeout=10)
+        self.ws = websocket.create_connection(url, timeout=10, skip_utf8_validation=True)
         opened = self.ws.recv()
         assert opened.startswith("0"), opened
         self.ws.send("40" + json.dumps({"token": token}))
