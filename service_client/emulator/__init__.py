@@ -197,7 +197,8 @@ Control routes (JSON, no auth; 400/404 as above):
 
 from __future__ import annotations
 
-from .control import Emulator, EmulatorCore
+from .control import EmulatorCore
 from .demo import seed_demo
+from .emulator import Emulator
 
 __all__ = ["Emulator", "EmulatorCore", "seed_demo"]
