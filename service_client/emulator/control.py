@@ -10,12 +10,11 @@ in-process ``Emulator`` (``emulator.py``) drives the same core from other thread
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import socketio  # type: ignore[import-untyped]
 from starlette.requests import Request
@@ -40,17 +39,6 @@ from .webui import page_file
 from .wire import Wire
 
 logger = logging.getLogger("service_client.emulator")
-
-T = TypeVar("T")
-
-#: Bound on one control call, seconds.
-CONTROL_TIMEOUT_S = 60.0
-#: Bound on start-up (listening), seconds.
-START_TIMEOUT_S = 15.0
-#: Bound on stop (thread joined), seconds.
-STOP_TIMEOUT_S = 10.0
-
-_thread_ids = itertools.count(1)
 
 
 class _Body:
