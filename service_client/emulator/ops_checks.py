@@ -33,6 +33,11 @@ class Conflict(Exception):
 
 
 def need_str(value: Any, name: str, *, allow_empty: bool = False, limit: int = MAX_NAME_CHARS) -> str:
+    """``value`` when it is a string of at most ``limit`` characters, not blank unless ``allow_empty``.
+
+    Raises:
+        BadRequest: Not a string, blank, or too long (``name`` names the field).
+    """
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise BadRequest(f"{name} must be a non-empty string")
     if len(value) > limit:
@@ -41,7 +46,11 @@ def need_str(value: Any, name: str, *, allow_empty: bool = False, limit: int = M
 
 
 def opt_str(value: Any, name: str, limit: int) -> str | None:
-    """A string of at most ``limit`` characters, or None (null clears)."""
+    """``value`` when it is a string of at most ``limit`` characters, or None (null clears).
+
+    Raises:
+        BadRequest: Neither, or too long (``name`` names the field).
+    """
     if value is None:
         return None
     if not isinstance(value, str):
@@ -52,7 +61,11 @@ def opt_str(value: Any, name: str, limit: int) -> str | None:
 
 
 def opt_int(value: Any, name: str) -> int | None:
-    """A non-negative integer up to :data:`MAX_INT`, or None."""
+    """``value`` when it is an integer in 0..:data:`MAX_INT` (not a bool), or None.
+
+    Raises:
+        BadRequest: Anything else (``name`` names the field).
+    """
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT:
@@ -61,7 +74,11 @@ def opt_int(value: Any, name: str) -> int | None:
 
 
 def check_color(value: Any) -> str | None:
-    """A role colour ``"#rrggbb"`` or None (protocol 0.1)."""
+    """``value`` when it is a role colour ``"#rrggbb"`` (hex digits), or None.
+
+    Raises:
+        BadRequest: Anything else.
+    """
     if value is None:
         return None
     if not isinstance(value, str) or not COLOR_RE.fullmatch(value):
