@@ -43,7 +43,7 @@ class MemberOps:
         return user
 
     async def revoke_token(self, uid: str) -> None:
-        """Revoke a user's token and server-disconnect its sockets (protocol 4.4)."""
+        """Revoke a user's token and server-disconnect its sockets (socket.io DISCONNECT)."""
         self.store.revoke_token(uid)
         await self.rt.server_disconnect(uid)
 
@@ -179,7 +179,7 @@ class MemberOps:
 
     # ------------------------------------------------------------------ kick, ban, unban (socket, acked)
     async def moderate(self, action: str, actor: str | None, data: Any) -> Any:
-        """Serve ``server:kick`` / ``server:ban`` / ``server:unban`` (protocol 2.3, 4.4).
+        """Serve the socket events ``server:kick`` / ``server:ban`` / ``server:unban`` and their control-plane twins.
 
         The state changes and the target leaves the server's rooms before the ack; the ack is
         ``{}`` or ``{"error": "servers.errors.<key>"}``; the fan-out follows the ack.

@@ -149,7 +149,8 @@ class MessageEvents(VoiceEvents):
 
     def check_content(self, content: str, embeds: list[Any]) -> str | None:
         """Return an error key when content or embeds break the hard caps or (limit mode) the
-        content and embed limits of protocol 3.8; None when acceptable."""
+        content and embed limits (:data:`LIMIT_CONTENT_CHARS`, :data:`LIMIT_EMBEDS`,
+        :func:`embed_within_limits`); None when acceptable."""
         if len(content) > MAX_CONTENT_CHARS:
             return "messages.errors.too_long"
         try:

@@ -90,7 +90,7 @@ class VoiceEvents(RealtimeBase):
         """Put a user in a voice channel (leaving any other); return False if refused.
 
         Sends ``voice:livekit-token`` to the joiner (when ``sid`` is given, that socket, else
-        the user room) and ``voice:user-joined`` to the server room (protocol 2.6), but for the
+        the user room) and ``voice:user-joined`` to the server room, but for the
         members who may not view the channel (as ``voice:user-left`` and ``voice:user-state``).
         """
         try:

@@ -12,14 +12,14 @@ from socketio import packet as sio_packet
 
 logger = logging.getLogger("service_client.emulator.realtime")
 
-#: Activity types accepted by ``activity:update`` (protocol 2.3); ``none`` clears.
+#: Activity types accepted by ``activity:update``; ``none`` clears.
 ACTIVITY_TYPES = ("using", "browsing", "listening", "playing")
-#: Voice state keys accepted by ``voice:state`` and their types (protocol 2.3).
+#: Voice state keys accepted by ``voice:state``: booleans, then strings.
 VOICE_BOOL_KEYS = ("muted", "deafened", "speaking", "isStreaming", "isCameraOn")
 VOICE_STR_KEYS = ("cameraStreamId", "screenStreamId", "cameraTrackId", "screenTrackId")
 #: Placeholder media URL sent in ``voice:livekit-token`` (nothing listens there).
 DEFAULT_VOICE_URL = "ws://127.0.0.1:9/livekit"
-#: Echo modes for the sender's own ``message:new`` (protocol 4.4, "Echo control").
+#: Echo modes for the sender's own ``message:new`` (``Emulator.configure(echo=...)``).
 ECHO_MODES = ("normal", "drop", "duplicate", "delay")
 #: Hard caps, always on: longer content or larger embeds are refused (never stored).
 MAX_CONTENT_CHARS = 65_536
@@ -27,7 +27,8 @@ MAX_EMBEDS_JSON_CHARS = 131_072
 #: Longest id, nonce or emoji accepted in a socket payload, characters.
 MAX_ID_CHARS = 256
 MAX_EMOJI_CHARS = 64
-#: Limit mode (``configure(limits=True)``): content and embed limits (protocol 3.8; all uncertain).
+#: Limit mode (``configure(limits=True)``): content and embed limits. The real service's limits
+#: are not published; these are plausible values for tests of a client's checks.
 LIMIT_CONTENT_CHARS = 4000
 LIMIT_EMBEDS = 10
 LIMIT_EMBED = {"title": 256, "description": 4096, "fields": 25, "field_name": 256, "field_value": 1024,
@@ -48,8 +49,8 @@ RESERVED_EVENTS = frozenset({"connect", "disconnect", "connect_error"})
 class AckThen:
     """A socket handler result: answer the ack with ``value`` first, then run ``after()``.
 
-    Protocol 4.4: ``server:kick`` / ``server:ban`` / ``server:unban`` answer the ack, *then*
-    fan out ``server:member_removed`` / ``server:ban_revoked``.
+    The service answers ``server:kick`` / ``server:ban`` / ``server:unban`` with the ack first,
+    *then* fans out ``server:member_removed`` / ``server:ban_revoked``.
     """
 
     __slots__ = ("value", "after")
@@ -99,7 +100,7 @@ class SocketServer(socketio.AsyncServer):  # type: ignore[misc]
 
 
 def embed_within_limits(embed: dict[str, Any]) -> bool:
-    """Whether one embed respects the limit mode of protocol 3.8 (title 256, description 4096,
+    """Whether one embed respects the limit mode's embed limits (title 256, description 4096,
     25 fields, field name 256, field value 1024, footer 2048, author 256, 6000 in all)."""
     def text(value: Any) -> str:
         """The frame's text, or None for a frame that is not text."""

@@ -20,24 +20,10 @@ import requests
 import websocket
 from websockets.sync.client import connect as ws_connect
 
-from .test_socket import MARKER, Conn
+from .fuzzkit import MARKER, Conn
 
 #: More than two runs of the emulator's bulk writer (1,000 messages each), the last one partial.
 BULK = 2500
-
-
-@pytest.fixture
-def conns(world):
-    opened = []
-
-    def make(token, user_id=None):
-        conn = Conn(world.emulator, token, user_id)
-        opened.append(conn)
-        return conn
-
-    yield make
-    for conn in opened:
-        conn.close()
 
 
 def _script(world: Any, sender: Conn) -> list[tuple[str, Any]]:

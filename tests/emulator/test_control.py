@@ -1,4 +1,4 @@
-"""The /_emulator JSON control plane and the Emulator class lifecycle (issue 2)."""
+"""The /_emulator JSON control plane and the Emulator class lifecycle ."""
 
 from __future__ import annotations
 
