@@ -77,7 +77,8 @@ class ContentOps(MemberOps):
 
     # ------------------------------------------------------------------ channels
     async def create_channel(self, sid: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Create a channel from a C7 body; join rooms; broadcast ``server:channels_updated``."""
+        """Create a channel from a ``POST /servers/{sid}/channels`` body (``{name, type?, categoryId?,
+        isPrivate?}``); join rooms; broadcast ``server:channels_updated``."""
         name = need_str(body.get("name"), "name")
         ctype = body.get("type", "TEXT")
         if ctype not in CREATABLE_CHANNEL_TYPES:
