@@ -2,12 +2,15 @@
 
 Needs the ``emulator`` extra (starlette, uvicorn[standard], python-socketio).
 
-Layout: ``store.py`` (sqlite3 state and record shapes), ``realtime.py`` (python-socketio
-``AsyncServer`` in ASGI mode, rooms, socket events, voice signalling), ``ops.py`` (state changes
-with their fan-out), ``app.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules, limiter,
-request journal), ``control.py`` (``Emulator`` and the ``/_emulator`` routes), ``demo.py``
-(``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the web page, a
-chat window at ``/`` that speaks the public REST API and socket.io like any client).
+Layout: ``store/`` (sqlite3 state and record shapes, one module per family of entities),
+``realtime.py`` and ``socket_server.py``, ``rt_*.py`` (python-socketio ``AsyncServer`` in ASGI
+mode, rooms, socket events, voice signalling), ``wire.py`` (bulk posts written to websockets as
+whole runs of frames), ``ops.py`` and ``ops_*.py`` (state changes with their fan-out),
+``app.py``, ``routing.py`` and ``rest_*.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules,
+limiter, request journal), ``control.py`` (``EmulatorCore``, the ASGI application, and the
+``/_emulator`` routes), ``emulator.py`` (``Emulator``) and ``serving.py`` (its server thread),
+``demo.py`` (``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the
+web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
 
 In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
 echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``react``/``reactions``, ``pins``,
@@ -87,7 +90,7 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 Successful changes (server, channel, category, role, member, invite, pin, bulk delete, emoji and
 webhook routes, and socket kicks, bans and unbans) write an audit log entry whose ``actionType`` is
 upper snake case: ``SERVER_UPDATE``, ``CHANNEL_CREATE``, ``ROLE_DELETE``, ``MEMBER_BAN``,
-``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``app.py``).
+``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``rest_extras.py``).
 
 Permission overwrites, categories and channel copies (MANAGE_CHANNELS, a server permission, to
 manage; overrides readable with MANAGE_CHANNELS or the right to view; each change sends
@@ -197,7 +200,8 @@ Control routes (JSON, no auth; 400/404 as above):
 
 from __future__ import annotations
 
-from .control import Emulator, EmulatorCore
+from .control import EmulatorCore
 from .demo import seed_demo
+from .emulator import Emulator
 
 __all__ = ["Emulator", "EmulatorCore", "seed_demo"]

@@ -10,8 +10,8 @@ import argparse
 import sys
 import threading
 
-from .control import Emulator
 from .demo import seed_demo
+from .emulator import Emulator
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,13 +1,10 @@
-"""The demo seed shared by ``python -m service_client emulator --seed demo`` and the demo command.
-
-Issue 2 ("The main job").
-"""
+"""The demo seed shared by ``python -m service_client emulator --seed demo`` and the demo command."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .control import Emulator
+from .emulator import Emulator
 
 
 def seed_demo(emu: Emulator) -> dict[str, Any]:

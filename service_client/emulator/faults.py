@@ -1,7 +1,8 @@
 """Fault injection, the optional rate limiter and the request journal of the emulator.
 
-Protocol: section 4.1 (what the service may send), 4.2 (bucket key), 4.4 (test controls).
-Issue 3, "Emulator faults".
+Fault rules answer what the real service may answer (429 with ``Retry-After``, 5xx, HTML
+bodies, delays, connection resets); the limiter counts requests per bucket (method plus the
+first two path segments), as the service's rate limits do.
 
 All three classes are thread-safe (one small lock each): the REST app uses them on the
 emulator's loop, tests read them from their own threads.
@@ -17,12 +18,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Statuses a fault may answer with when no body is given (protocol 4.4).
+#: Statuses a fault may answer with when no body is given.
 FAULT_STATUSES = (200, 400, 401, 403, 404, 409, 429, 500, 502, 503, 504)
 
 
 def bucket_key(method: str, path: str) -> str:
-    """Return the protocol 4.2 bucket key: ``METHOD:`` + the first two non-empty segments.
+    """Return the rate-limit bucket key of a request: ``METHOD:`` + the first two non-empty path segments.
 
     Args:
         method: HTTP method (any case).
@@ -173,7 +174,7 @@ class _Window:
 
 
 class RateLimiter:
-    """Fixed-window limiter per bucket key (protocol 4.2); off by default. Thread-safe."""
+    """Fixed-window limiter per bucket key (:func:`bucket_key`); off by default. Thread-safe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""Helpers for the emulator's property-based tests: raw HTTP and raw socket.io clients, strategies.
+"""Helpers for the emulator's tests: raw HTTP and raw socket.io clients (``Conn``: an ordered reader), strategies.
 
 Raw clients on purpose: ``requests`` (urllib3) normalises ``..`` segments and a socket.io client
 library refuses to send malformed packets, and the point here is to send exactly the bytes we
@@ -14,6 +14,7 @@ import threading
 from typing import Any
 from urllib.parse import quote
 
+import requests
 import websocket
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -167,7 +168,7 @@ class RawHttp:
 
 
 def assert_error_body(status: int, data: bytes, ctype: str) -> Any:
-    """A refused request answers JSON ``{"error": <str>}`` (protocol 0.4)."""
+    """A refused request answers JSON ``{"error": <str>}``, as every error of the service does."""
     assert ctype.startswith("application/json"), (status, ctype, data[:200])
     parsed = json.loads(data)
     assert isinstance(parsed, dict) and isinstance(parsed.get("error"), str) and parsed["error"], parsed
@@ -183,7 +184,7 @@ class RawSocket:
 
     def __init__(self, emu: Any, token: str) -> None:
         url = emu.socket_url.replace("http://", "ws://") + "/socket.io/?EIO=4&transport=websocket"
-        self.ws = websocket.create_connection(url, timeout=10)
+        self.ws = websocket.create_connection(url, timeout=10, skip_utf8_validation=True)
         opened = self.ws.recv()
         assert opened.startswith("0"), opened
         self.ws.send("40" + json.dumps({"token": token}))
@@ -274,3 +275,60 @@ class RawSocket:
         finally:
             self.ws.shutdown()          # close() skips the socket when the server already dropped it
             self._reader.join(5)
+
+
+#: Name of the marker event a test sends after an action that must produce nothing.
+MARKER = "test:marker"
+
+
+class Conn(RawSocket):
+    """An ordered socket.io reader for one user, with waits by event name."""
+
+    def __init__(self, emu, token, user_id=None):
+        super().__init__(emu, token)
+        self.emu = emu
+        if user_id is None:
+            me = requests.get(emu.base_url + "/auth/me", headers={"Authorization": "Bearer " + token}, timeout=10)
+            user_id = me.json()["user"]["publicId"]
+        self.user_id = user_id
+        self._markers = 0
+
+    def wait(self, name, timeout=10.0, check=lambda d: True):
+        """The next event called ``name`` that ``check`` accepts; earlier other events are skipped."""
+        while True:
+            try:
+                event, data = self.events.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no {name!r} event within {timeout} s") from None
+            if event == name and check(data):
+                return data
+
+    def call(self, event, *args, timeout=5.0):
+        """Emit with an ack request and return the ack's value (a tuple when it has several)."""
+        ack_id = self.emit(event, *args, ack=True)
+        data = self.wait_ack(ack_id, timeout)
+        return None if not data else data[0] if len(data) == 1 else tuple(data)
+
+    def before_marker(self):
+        """Every event received before a marker that the emulator sends to this user now.
+
+        The server writes to one socket in order, so whatever an earlier action made it send to
+        this socket is in the list, and "nothing arrived" needs no quiet period.
+        """
+        self.probe()  # the server has handled what this socket sent before
+        self._markers += 1
+        number = self._markers
+        self.emu.emit(MARKER, {"n": number}, to_user=self.user_id)
+        seen = []
+        while True:
+            try:
+                event, data = self.events.get(timeout=10)
+            except queue.Empty:
+                raise AssertionError(f"marker {number} not received") from None
+            if event == MARKER and data == {"n": number}:
+                return seen
+            seen.append((event, data))
+
+    def none(self, name):
+        """True when no ``name`` event arrived before a marker sent now (see :meth:`before_marker`)."""
+        return name not in [event for event, _ in self.before_marker()]

@@ -1,4 +1,4 @@
-"""Access rules of the emulator (issue 6, "Bad input"; protocol 0.4, 1.1, 4.4 rooms).
+"""Access rules of the emulator: membership, revoked tokens, and which sockets are in which rooms.
 
 A token that is not a member of a server sees 403/404 on every route about that server and
 changes nothing; a revoked token gets 401 everywhere; the socket never delivers a server's or a
@@ -8,13 +8,11 @@ channel's events to a non-member, and a removal takes the socket out of the room
 from __future__ import annotations
 
 import json
-import queue
 
 import pytest
 
 from .fuzzkit import RawHttp, RawSocket, assert_error_body
 from .test_fuzz import ROUTES, Route, _extra_ids
-from .test_socket import conns  # noqa: F401  (fixture)
 
 SERVER_SCOPED = [r for r in ROUTES if any(p in r.template for p in ("{sid}", "{cid}", "{rid}", "{mid}", "{cat}",
                                                                     "{oid}"))

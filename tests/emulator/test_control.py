@@ -1,8 +1,10 @@
-"""The /_emulator JSON control plane and the Emulator class lifecycle (issue 2)."""
+"""The /_emulator JSON control plane and the Emulator class lifecycle ."""
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 
 import pytest
 import requests
@@ -98,13 +100,14 @@ def test_control_emit_and_drop_routes(world):
 
 def test_lifecycle_restart_same_port_and_file_db(tmp_path):
     db = str(tmp_path / "emu.sqlite")
+    before = set(threading.enumerate())
     with Emulator(db=db) as emu:
         port = emu.port
         user = emu.create_user("keep")
         assert emu.base_url == f"http://127.0.0.1:{port}/api/v2"
         assert emu.control_url.endswith("/_emulator") and emu.socket_url == f"http://127.0.0.1:{port}"
-        thread = emu._thread
-        assert thread is not None and thread.name.startswith("service_client-emulator-") and thread.daemon
+        (thread,) = set(threading.enumerate()) - before
+        assert thread.name.startswith("service_client-emulator-") and thread.daemon
     assert not emu.running
     assert not thread.is_alive()
     with Emulator(port=port, db=db) as again:
@@ -116,3 +119,43 @@ def test_lifecycle_restart_same_port_and_file_db(tmp_path):
 def test_main_bad_args():
     from service_client.emulator.__main__ import main
     assert main(["--port", "notanint"]) == 2
+
+
+def test_stop_with_a_delayed_request_in_flight_is_quiet_and_prompt():
+    """A REST request held by a delay fault is ended when the emulator stops: its connection
+    closes unanswered, at once, and the server logs nothing (no cancelled-task traceback)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    loggers = [logging.getLogger(name) for name in ("uvicorn.error", "uvicorn", "service_client.emulator")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        emu = Emulator().start()
+        try:
+            user = emu.create_user("waiter")
+            emu.add_fault("GET", "/auth/me", delay_ms=30_000)
+            outcome: list[BaseException | int] = []
+            polled = threading.Event()  # never set: a bounded wait between polls of the journal
+
+            def request() -> None:
+                try:
+                    outcome.append(requests.get(emu.base_url + "/auth/me", timeout=30,
+                                                headers={"Authorization": "Bearer " + user["token"]}).status_code)
+                except requests.RequestException as exc:
+                    outcome.append(exc)
+
+            caller = threading.Thread(target=request, name="test-delayed-request", daemon=True)
+            caller.start()
+            deadline = time.monotonic() + 10
+            while not emu.max_in_flight():  # until the request is being held by the fault
+                assert time.monotonic() < deadline, "the request never reached the emulator"
+                polled.wait(0.01)
+        finally:
+            emu.stop()
+        caller.join(10)
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    assert len(outcome) == 1 and isinstance(outcome[0], requests.ConnectionError), outcome
+    assert [r.getMessage() for r in records] == []

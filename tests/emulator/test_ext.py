@@ -1,10 +1,8 @@
-"""EXTENDED routes and their socket fan-out, and voice signalling (protocol 1.3, 2.6, 4.4)."""
+"""Extended routes (roles, members, server and channel changes) with their socket fan-out, and voice signalling."""
 
 from __future__ import annotations
 
 import requests
-
-from .test_socket import Conn, conns  # noqa: F401  (fixture)
 
 
 def _h(token):

@@ -1,4 +1,4 @@
-"""Fault injection, the limiter and the request journal (issue 3 "Emulator faults", protocol 4.1, 4.2, 4.4)."""
+"""Fault injection, the limiter and the request journal ."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Reactions, pins, bulk delete, kick/ban/unban with acks, bans, echo control, limit mode and
-restarts (protocol 1.3, 2.3, 2.4, 3.8, 3.9, 4.4)."""
+restarts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import requests
 from service_client.emulator import Emulator
 
 from .fuzzkit import RawSocket
-from .test_socket import conns  # noqa: F401  (fixture)
 
 
 def call(world, method, path, token, **kw):

@@ -1,6 +1,6 @@
-"""Property-based abuse of the emulator (issue 6, "Bad input"; protocol 0.4, 1, 2.3, 4.4).
+"""Property-based abuse of the emulator: bad input is refused cleanly and changes nothing.
 
-Every REST route (CORE and EXT) and every client-to-server socket event gets malformed JSON,
+Every REST route (core and extended) and every client-to-server socket event gets malformed JSON,
 wrong types, huge strings (up to ~1 MB), unknown fields and odd ids. The answer is a 4xx with a
 JSON ``{"error": ...}`` body, a dropped event or an error ack, never a 500 or a dead connection,
 and the stored state (``Emulator.snapshot()``) is unchanged.
@@ -47,7 +47,7 @@ class Route:
 
 
 ROUTES = [
-    # CORE (protocol 1.2)
+    # the service's core routes
     Route("GET", "/auth/me"),
     Route("GET", "/servers"),
     Route("POST", "/servers", {"name": "str", "iconUrl": "str?"}),
@@ -63,7 +63,7 @@ ROUTES = [
     Route("GET", "/servers/{sid}/stats"),
     Route("GET", "/invites/{code}"),
     Route("DELETE", "/invites/{code}"),
-    # EXT (protocol 1.3)
+    # the extended routes (server extras, profiles, emojis, webhooks...)
     Route("PATCH", "/servers/{sid}", {"name": "str", "imageUrl": "str?"}),
     Route("DELETE", "/servers/{sid}"),
     Route("POST", "/servers/{sid}/leave"),
@@ -104,7 +104,7 @@ ROUTES = [
                                               "embeds": "objlist"}),
     Route("GET", "/users/{uid}/profile"),
     Route("GET", "/users/{uid}/mutual-servers"),
-    # EXT: permission overwrites, categories, channel copies
+    # extended: permission overwrites, categories, channel copies
     Route("PATCH", "/servers/{sid}/categories/{cat}", {"name": "str", "isPrivate": "bool"}),
     Route("DELETE", "/servers/{sid}/categories/{cat}"),
     Route("POST", "/servers/{sid}/categories/{cat}/sync"),

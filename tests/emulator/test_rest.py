@@ -1,4 +1,4 @@
-"""REST routes of the emulator: auth, access, errors and the record shapes (protocol 0.2, 0.4, 1.2, 3)."""
+"""REST routes of the emulator: auth, access, errors and the record shapes."""
 
 from __future__ import annotations
 

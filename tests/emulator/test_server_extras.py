@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import requests
 
-from .test_socket import conns  # noqa: F401  (fixture)
-
 
 def call(world, method, path, token=None, **kw):
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}

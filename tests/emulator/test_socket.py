@@ -1,4 +1,4 @@
-"""Socket side of the emulator: auth, message:send echo, fan-out, presence and activity (protocol 2, 4.4).
+"""Socket side of the emulator: auth, message:send echo, fan-out, presence and activity.
 
 Every connection here is an ordered reader (:class:`fuzzkit.RawSocket`: one websocket-client thread
 that queues packets in wire order), so a test may assert the order of events, and "nothing arrived"
@@ -8,83 +8,9 @@ is proven with a marker event sent after the action instead of a quiet period.
 from __future__ import annotations
 
 import json
-import queue
 
-import pytest
 import requests
 import websocket
-
-from .fuzzkit import RawSocket
-
-#: Name of the marker event a test sends after an action that must produce nothing.
-MARKER = "test:marker"
-
-
-class Conn(RawSocket):
-    """An ordered socket.io reader for one user, with waits by event name."""
-
-    def __init__(self, emu, token, user_id=None):
-        super().__init__(emu, token)
-        self.emu = emu
-        if user_id is None:
-            me = requests.get(emu.base_url + "/auth/me", headers={"Authorization": "Bearer " + token}, timeout=10)
-            user_id = me.json()["user"]["publicId"]
-        self.user_id = user_id
-        self._markers = 0
-
-    def wait(self, name, timeout=10.0, check=lambda d: True):
-        """The next event called ``name`` that ``check`` accepts; earlier other events are skipped."""
-        while True:
-            try:
-                event, data = self.events.get(timeout=timeout)
-            except queue.Empty:
-                raise AssertionError(f"no {name!r} event within {timeout} s") from None
-            if event == name and check(data):
-                return data
-
-    def call(self, event, *args, timeout=5.0):
-        """Emit with an ack request and return the ack's value (a tuple when it has several)."""
-        ack_id = self.emit(event, *args, ack=True)
-        data = self.wait_ack(ack_id, timeout)
-        return None if not data else data[0] if len(data) == 1 else tuple(data)
-
-    def before_marker(self):
-        """Every event received before a marker that the emulator sends to this user now.
-
-        The server writes to one socket in order, so whatever an earlier action made it send to
-        this socket is in the list, and "nothing arrived" needs no quiet period.
-        """
-        self.probe()  # the server has handled what this socket sent before
-        self._markers += 1
-        number = self._markers
-        self.emu.emit(MARKER, {"n": number}, to_user=self.user_id)
-        seen = []
-        while True:
-            try:
-                event, data = self.events.get(timeout=10)
-            except queue.Empty:
-                raise AssertionError(f"marker {number} not received") from None
-            if event == MARKER and data == {"n": number}:
-                return seen
-            seen.append((event, data))
-
-    def none(self, name):
-        """True when no ``name`` event arrived before a marker sent now (see :meth:`before_marker`)."""
-        return name not in [event for event, _ in self.before_marker()]
-
-
-@pytest.fixture
-def conns(world):
-    opened = []
-
-    def make(token, user_id=None):
-        conn = Conn(world.emulator, token, user_id)
-        opened.append(conn)
-        return conn
-
-    yield make
-    for conn in opened:
-        conn.close()
 
 
 def test_bad_token_refused(world):

@@ -1,0 +1,596 @@
+"""The in-process ``Emulator``: start, stop and restart it, seed its world, inject faults, read its state.
+
+The server runs on its own thread (``serving.py``); every method here is thread-safe: it hops
+onto the server's loop and waits a bounded time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .app import API_PREFIX, CONTROL_PREFIX
+from .control import EmulatorCore, apply_settings
+from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
+from .store import PROFILE_FIELDS
+
+T = TypeVar("T")
+
+
+class Emulator:
+    """A local emulator of the chat service, served in-process on its own thread.
+
+    Thread-safe: every method may be called from any thread except the emulator's own loop.
+    Usable as a context manager (``with Emulator() as emu:``).
+
+    Args:
+        host: Interface to bind (default ``127.0.0.1``).
+        port: TCP port; 0 (default) picks a free one.
+        db: sqlite3 database: ``":memory:"`` (default) or a file path.
+        ping_interval: Engine.IO ping interval, seconds.
+        ping_timeout: Engine.IO ping timeout, seconds.
+    """
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, db: str = ":memory:",
+                 ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
+        if not isinstance(host, str) or not host:
+            raise TypeError("host must be a non-empty string")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError("port must be an integer in 0..65535")
+        if not isinstance(db, str) or not db:
+            raise TypeError("db must be a non-empty string")
+        for value, name in ((ping_interval, "ping_interval"), (ping_timeout, "ping_timeout")):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"{name} must be a positive number of seconds")
+        self.host = host
+        self.port = port
+        self.db = db
+        self.ping_interval = float(ping_interval)
+        self.ping_timeout = float(ping_timeout)
+        self.core: EmulatorCore | None = None
+        self._serving: ServerThread | None = None
+        self._kept: EmulatorCore | None = None
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<Emulator {state} {self.host}:{self.port}>"
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def running(self) -> bool:
+        """Whether the server thread is alive and listening."""
+        return self._serving is not None and self._serving.running
+
+    @property
+    def base_url(self) -> str:
+        """REST base URL, ``http://127.0.0.1:PORT/api/v2``."""
+        return f"http://{self.host}:{self.port}{API_PREFIX}"
+
+    @property
+    def socket_url(self) -> str:
+        """Socket.IO URL, ``http://127.0.0.1:PORT``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def control_url(self) -> str:
+        """Control-plane URL, ``http://127.0.0.1:PORT/_emulator``."""
+        return f"http://{self.host}:{self.port}{CONTROL_PREFIX}"
+
+    @property
+    def page_url(self) -> str:
+        """URL of the web page (chat in a browser as any user), ``http://127.0.0.1:PORT/``."""
+        return f"http://{self.host}:{self.port}/"
+
+    def start(self, timeout: float = START_TIMEOUT_S) -> Emulator:
+        """Start serving; block until listening (at most ``timeout`` seconds).
+
+        Returns:
+            self.
+
+        Raises:
+            RuntimeError: Already running, or the server failed to start in time.
+            OSError: The port could not be bound.
+        """
+        if self._serving is not None and self._serving.thread.is_alive():
+            raise RuntimeError("Emulator already running")
+        sock = listening_socket(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
+                                 carry_from=self._kept)
+        self._kept = None
+        self._serving = ServerThread(self.core, sock)
+        if not self._serving.start(timeout):
+            error = self._serving.error
+            self.stop()
+            raise RuntimeError(f"Emulator did not start within {timeout} s: {error!r}")
+        return self
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S, *, keep_state: bool = False) -> None:
+        """Stop serving and join the thread (at most ``timeout`` seconds). Idempotent.
+
+        Every connection is closed and the port is released (it can be bound again at once:
+        ``SO_REUSEADDR``). A REST request still in flight (a delayed fault, say) gets one second
+        to finish, then its connection is closed unanswered.
+
+        Args:
+            timeout: Bound on each join, seconds.
+            keep_state: Keep the stored state (also an in-memory database), fault rules,
+                limiter, journal and toggles for the next :meth:`start` of this object, which
+                binds the same port. Sockets and voice rooms are not kept.
+        """
+        serving = self._serving
+        if serving is None:
+            return
+        if keep_state and serving.thread.is_alive():
+            serving.keep_state = True
+            self._kept = serving.core
+        serving.stop(timeout)
+        self._serving = None
+
+    def restart(self, timeout: float = START_TIMEOUT_S) -> Emulator:
+        """Stop (closing every connection, as a service restart would) and start again on the
+        same port with the same state. Returns self.
+
+        Raises:
+            RuntimeError: Not running, or the restart failed. OSError: The port was taken meanwhile.
+        """
+        if not self.running:
+            raise RuntimeError("Emulator is not running")
+        self.stop(keep_state=True)
+        return self.start(timeout)
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def _call(self, fn: Callable[[EmulatorCore], Awaitable[T]], timeout: float = CONTROL_TIMEOUT_S) -> T:
+        if self._serving is None:
+            raise RuntimeError("Emulator is not running")
+        return self._serving.call(fn, timeout)
+
+    # ------------------------------------------------------------------ seeding
+    def reset(self) -> None:
+        """Delete all state (users, servers, messages), faults, limiter, journal; disconnect sockets."""
+        self._call(lambda c: c.reset())
+
+    def create_user(self, name: str, *, bot: bool = False) -> dict[str, Any]:
+        """Create a user. Returns ``{"user": User, "token": str}``. Raises ValueError for a bad name."""
+        return self._call(lambda c: c.create_user(name, bot))
+
+    def users(self) -> list[dict[str, Any]]:
+        """Every user with its token, oldest first: ``[{"user": User, "token": str | None}]``
+        (``token`` None once revoked); what the web page's "who are you" picker lists."""
+        return self._call(lambda c: _value(c.store.users_with_tokens()))
+
+    def update_user(self, user_id: str, **fields: Any) -> dict[str, Any]:
+        """Change ``name``/``tag``/``image`` of a user and broadcast ``user:update``; returns the User."""
+        return self._call(lambda c: c.ops.update_user(user_id, fields))
+
+    def revoke_token(self, user_id: str) -> None:
+        """Revoke a user's token; its sockets get a server disconnect and reconnects are refused."""
+        self._call(lambda c: c.ops.revoke_token(user_id))
+
+    def create_server(self, name: str, owner_id: str, *, categories: list[dict[str, Any]] | None = None,
+                      channels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Create a server owned (and joined) by ``owner_id``.
+
+        Args:
+            name: Server name.
+            owner_id: Owner's user id.
+            categories: ``[{name, channels: [{name, type}]}]``.
+            channels: Uncategorised channels ``[{name, type}]``.
+
+        Returns:
+            ``{"server": Server, "categories": [Category], "channels": [Channel]}`` (every channel).
+
+        Raises:
+            ValueError: Malformed arguments. LookupError: Unknown owner.
+        """
+        return self._call(lambda c: c.ops.create_server(name, owner_id, categories=categories, channels=channels))
+
+    def server(self, server_id: str) -> dict[str, Any]:
+        """Return the current Server record. Raises LookupError for an unknown server."""
+        return self._call(lambda c: _value(c.store.server(server_id)))
+
+    def user(self, user_id: str) -> dict[str, Any]:
+        """Return the current User record (own view). Raises LookupError for an unknown user."""
+        return self._call(lambda c: _value(c.store.user(user_id, viewer=user_id)))
+
+    def member(self, server_id: str, user_id: str) -> dict[str, Any]:
+        """Return the nested Member record. Raises LookupError when not a member."""
+        return self._call(lambda c: _value(c.store.member(server_id, user_id)))
+
+    def update_server(self, server_id: str, **fields: Any) -> dict[str, Any]:
+        """Rename a server (``name=``) or change its icon (``imageUrl=``); broadcasts ``server:updated``."""
+        async def run(c: EmulatorCore) -> dict[str, Any]:
+            """The control step, run on the emulator's event loop."""
+            await c.ops.update_server(server_id, fields)
+            return c.store.server(server_id)
+        return self._call(run)
+
+    def delete_server(self, server_id: str) -> None:
+        """Delete a server; broadcasts ``server:deleted``."""
+        self._call(lambda c: c.ops.delete_server(server_id))
+
+    def create_channel(self, server_id: str, name: str, type: str = "TEXT", *,
+                       category_id: str | None = None) -> dict[str, Any]:
+        """Create a channel; returns the Channel record (broadcasts ``server:channels_updated``)."""
+        body: dict[str, Any] = {"name": name, "type": type}
+        if category_id is not None:
+            body["categoryId"] = category_id
+        return self._call(lambda c: c.ops.create_channel(server_id, body))
+
+    def add_member(self, server_id: str, user_id: str, *, role_ids: list[str] | None = None) -> dict[str, Any]:
+        """Add a user to a server (``server:joined`` to it, ``server:member_add`` to the server room).
+
+        Returns:
+            ``{"member": Member}``.
+        """
+        return self._call(lambda c: c.ops.add_member(server_id, user_id, role_ids))
+
+    def remove_member(self, server_id: str, user_id: str) -> bool:
+        """Remove a member (kick semantics: ``server:member_removed`` and ``server:you_removed``)."""
+        return self._call(lambda c: c.ops.remove_member(server_id, user_id))
+
+    def update_member(self, server_id: str, user_id: str, *, roles: list[str] | None = None,
+                      nickname: Any = ...) -> dict[str, Any]:
+        """Replace a member's roles and/or nickname; broadcasts ``server:member_update``. Returns the Member."""
+        fields: dict[str, Any] = {}
+        if roles is not None:
+            fields["roles"] = roles
+        if nickname is not ...:
+            fields["nickname"] = nickname
+
+        async def run(c: EmulatorCore) -> dict[str, Any]:
+            """The control step, run on the emulator's event loop."""
+            await c.ops.update_member(server_id, user_id, fields)
+            return c.store.member(server_id, user_id)
+        return self._call(run)
+
+    def create_role(self, server_id: str, name: str, permissions: int | str = 0, *, color: str | None = None,
+                    hoist: bool = False) -> dict[str, Any]:
+        """Create a role (``permissions`` int or decimal string). Returns ``{"role": Role}``."""
+        return self._call(lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist))
+
+    def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
+        """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
+        return self._call(lambda c: c.ops.update_role(server_id, role_id, fields))
+
+    def delete_role(self, server_id: str, role_id: str) -> None:
+        """Delete a role; broadcasts ``server:role_delete``."""
+        self._call(lambda c: c.ops.delete_role(server_id, role_id))
+
+    def reorder_roles(self, server_id: str, role_ids: list[str]) -> list[dict[str, Any]]:
+        """Give roles positions 1.. in the given order; broadcasts ``server:roles_order_update``."""
+        return self._call(lambda c: c.ops.reorder_roles(server_id, role_ids))
+
+    def create_invite(self, server_id: str, channel_id: str | None = None, inviter_id: str | None = None, *,
+                      max_age: int | None = None, max_uses: int | None = None) -> dict[str, Any]:
+        """Create an invite (``max_age`` seconds). Returns ``{"invite": ServerInvite}``."""
+        return self._call(lambda c: c.ops.create_invite(server_id, channel_id, inviter_id, max_age=max_age,
+                                                        max_uses=max_uses))
+
+    def open_dm(self, user_id: str, other_id: str) -> dict[str, Any]:
+        """Open the DM between two users (as ``user_id``); returns the DM record from its side."""
+        return self._call(lambda c: c.ops.open_dm(user_id, other_id))
+
+    # ------------------------------------------------------------------ messages
+    def post_message(self, channel_id: str, author_id: str, content: str, *,
+                     embeds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Store and deliver a message as ``author_id`` (as a socket send would). Returns ``{"message"}``."""
+        return self._call(lambda c: c.ops.post_message(channel_id, author_id, content, embeds))
+
+    def post_messages(self, channel_id: str, author_id: str, contents: list[str]) -> int:
+        """Store many messages in one transaction and deliver them in order; returns the count."""
+        return self._call(lambda c: c.ops.post_messages(channel_id, author_id, list(contents)))
+
+    def messages(self, channel_id: str, *, decoded: bool = False) -> list[dict[str, Any]]:
+        """Every stored Message record of a channel, chronological.
+
+        Args:
+            channel_id: The channel (or DM) id.
+            decoded: False (default): the records as the service sends them,
+                ``content`` escaped (``&`` ``<`` ``>`` as ``&amp;`` ``&lt;``
+                ``&gt;``). True: copies whose ``content`` is the text as typed
+                (what ``Message.content`` holds on the client side).
+
+        Raises:
+            LookupError: Unknown channel.
+        """
+        records = self._call(lambda c: c.messages(channel_id))
+        if not decoded:
+            return records
+        from ..models.message import decode_content
+
+        return [
+            {**r, "content": decode_content(r["content"])} if isinstance(r.get("content"), str) else dict(r)
+            for r in records
+        ]
+
+    def ban(self, server_id: str, user_id: str, *, reason: str | None = None) -> None:
+        """Ban a user as the server's owner would with ``server:ban`` (member removed, reason
+        ``banned``, ``server:you_removed``).
+
+        Raises:
+            LookupError: Unknown server or user. ValueError: Already banned, the owner, bad reason.
+        """
+        self._call(lambda c: c.ops.ban(server_id, user_id, reason))
+
+    def unban(self, server_id: str, user_id: str) -> None:
+        """Lift a ban (``server:ban_revoked``). Raises LookupError / ValueError (not banned)."""
+        self._call(lambda c: c.ops.unban(server_id, user_id))
+
+    def bans(self, server_id: str) -> list[dict[str, Any]]:
+        """Return the Ban records of a server ``[{publicId, reason, createdAt, user}]``, oldest first."""
+        return self._call(lambda c: _value(c.store.bans(server_id)))
+
+    def react(self, message_id: str, user_id: str, emoji: str) -> bool:
+        """Toggle ``user_id``'s ``emoji`` reaction on a message as a ``message:react`` would;
+        broadcasts the ``message:reaction`` snapshot. Returns True when added, False when removed.
+
+        Raises:
+            LookupError: Unknown message or user. PermissionError: The user may not react there.
+            ValueError: Bad emoji.
+        """
+        return self._call(lambda c: c.react(message_id, user_id, emoji))
+
+    def reactions(self, message_id: str) -> list[dict[str, Any]]:
+        """Return the stored reaction list of a message (the ``message:reaction`` snapshot form)."""
+        return self._call(lambda c: _value(c.store.reactions(message_id)))
+
+    def pins(self, channel_id: str) -> list[dict[str, Any]]:
+        """Return a channel's pinned messages, most recently pinned first."""
+        return self._call(lambda c: _value(c.store.pins(channel_id)))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return the whole stored state, for before/after comparisons (a refused request changes nothing).
+
+        Returns:
+            ``{"tables": {table: [[column values...]] sorted}, "voice": {channel id: {user id:
+            voice user without joinedAt}}}``; two snapshots are equal when nothing changed.
+        """
+        return self._call(lambda c: c.snapshot())
+
+    # ------------------------------------------------------------------ presence and voice
+    def set_presence(self, user_id: str, status: str) -> None:
+        """Set a user's status and broadcast ``presence:update``."""
+        if status not in ("online", "idle", "dnd", "invisible"):
+            raise ValueError("status must be online, idle, dnd or invisible")
+        self._call(lambda c: c.rt.set_presence(user_id, status))
+
+    def set_activity(self, user_id: str, activity: dict[str, Any] | None) -> None:
+        """Set (or clear with None) a user's activity and broadcast ``activity:update``."""
+        self._call(lambda c: c.rt.set_activity(user_id, activity))
+
+    def presence(self, user_id: str) -> dict[str, Any]:
+        """Return ``{"status", "activity"}`` as stored for a user."""
+        async def run(c: EmulatorCore) -> dict[str, Any]:
+            """The control step, run on the emulator's event loop."""
+            return {"status": c.store.user(user_id, viewer=user_id)["status"], "activity": c.store.activity(user_id)}
+        return self._call(run)
+
+    def voice_join(self, user_id: str, channel_id: str) -> bool:
+        """Make a user join a voice channel (credentials to its user room); False if refused."""
+        return self._call(lambda c: c.rt.voice_join(user_id, channel_id))
+
+    def voice_leave(self, user_id: str) -> bool:
+        """Make a user leave voice; False if it was in none."""
+        return self._call(lambda c: c.rt.voice_leave(user_id))
+
+    def voice_state(self, user_id: str, **changes: Any) -> bool:
+        """Change a user's voice state (``muted=True`` ...); False if not in voice."""
+        return self._call(lambda c: c.rt.voice_state(user_id, changes))
+
+    def voice_users(self, channel_id: str) -> list[dict[str, Any]]:
+        """Return the voice users of a channel."""
+        async def run(c: EmulatorCore) -> list[dict[str, Any]]:
+            """The control step, run on the emulator's event loop."""
+            return [dict(u) for u in c.rt.voice.get(channel_id, {}).values()]
+        return self._call(run)
+
+    # ------------------------------------------------------------------ journal, faults, limiter
+    def requests(self) -> list[dict[str, Any]]:
+        """The REST journal: ``[{method, path, query, status, startedAt, endedAt, headers, body, userId}]``.
+
+        ``path`` is the raw path below ``/api/v2``, ``query`` the raw query string, times are epoch
+        milliseconds (floats), ``status`` 0 for a reset fault; ``headers`` are lower-cased with
+        ``authorization`` redacted; ``body`` is the parsed JSON body with secrets redacted (the
+        value of any key naming a token, secret, password or authorization, and the caller's own
+        token inside strings, read ``[REDACTED]``; the webhook token of a webhook execution's path
+        reads ``***`` inside strings, as in ``path``), None when empty or not JSON; ``userId`` is the
+        public id of the user whose valid token came with the request, else None. Every request
+        is recorded with both, faults and unknown routes included.
+        """
+        assert self.core is not None
+        return self.core.log.snapshot()
+
+    def clear_requests(self) -> None:
+        """Empty the journal and reset the in-flight peak."""
+        assert self.core is not None
+        self.core.log.clear()
+
+    def max_in_flight(self) -> int:
+        """The highest number of REST requests in flight at once since the last clear."""
+        assert self.core is not None
+        return self.core.log.peak()
+
+    def add_fault(self, method: str, path: str, *, status: int | None = None, count: int | None = 1,
+                  retry_after: str | int | float | None = None, delay_ms: float = 0, body: str | None = None,
+                  content_type: str | None = None) -> str:
+        """Add a REST fault rule; returns its id.
+
+        Args:
+            method: HTTP method or ``"*"``.
+            path: fnmatch glob on the path below ``/api/v2`` (e.g. ``/servers/*``).
+            status: Status to answer (429, 500, 502, 503, 504, 200 ... ; 0 resets the connection);
+                None with ``delay_ms`` only delays.
+            count: Requests affected; None = all until :meth:`clear_faults`.
+            retry_after: Raw ``Retry-After`` header value.
+            delay_ms: Delay before answering, milliseconds.
+            body: Body text instead of ``{"error": ...}`` (e.g. HTML, ``""``).
+            content_type: Content type of ``body``.
+
+        Raises:
+            TypeError, ValueError: Bad arguments.
+        """
+        assert self.core is not None
+        return self.core.faults.add(method, path, status=status, count=count, retry_after=retry_after,
+                                    delay_ms=delay_ms, body=body, content_type=content_type).id
+
+    def clear_faults(self) -> None:
+        """Remove every fault rule."""
+        assert self.core is not None
+        self.core.faults.clear()
+
+    def set_rate_limit(self, limit: int | None, window_s: float = 1.0, *, retry_after_fraction: bool = False) -> None:
+        """Enforce ``limit`` requests per ``window_s`` seconds per bucket (method plus the first two path segments); None = off.
+
+        Over the limit: 429 with ``Retry-After`` = ceil(seconds left) or, with
+        ``retry_after_fraction``, the exact fraction.
+        """
+        assert self.core is not None
+        self.core.limiter.configure(limit, window_s, retry_after_fraction=retry_after_fraction)
+
+    def set_outage(self, seconds: float | None) -> None:
+        """Refuse WebSocket upgrades (503) for ``seconds``; None lifts it."""
+        assert self.core is not None
+        self.core.outage_until = None if seconds is None else time.monotonic() + float(seconds)
+
+    def configure(self, *, realistic_rooms: bool | None = None, send_errors: bool | None = None,
+                  refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
+                  echo_delay_ms: float | None = None, limits: bool | None = None) -> None:
+        """Emulator settings; None leaves a setting unchanged; ``reset()`` restores the defaults.
+
+        Args:
+            realistic_rooms: Rooms computed only at connect time.
+            send_errors: ``message:error {nonce, error}`` to the sender of a refused send.
+            refuse_auth: Refuse every CONNECT.
+            voice_url: Media URL sent in ``voice:livekit-token``.
+            echo: What the *sending socket* gets of its own ``message:send``: ``"normal"``,
+                ``"drop"`` (nothing; others still get it), ``"duplicate"`` (twice) or ``"delay"``
+                (after ``echo_delay_ms``; others at once).
+            echo_delay_ms: Delay of the ``"delay"`` echo mode, milliseconds (>= 0).
+            limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
+                over the embed limits (title 256, description 4096, 25 fields, field name 256,
+                field value 1024, footer 2048, author 256, 6000 in all) is refused (silently, or ``message:error``).
+
+        Raises:
+            ValueError: Unknown echo mode or a negative delay. TypeError: A flag is not a bool.
+        """
+        assert self.core is not None
+        apply_settings(self.core.rt, realistic_rooms=realistic_rooms, send_errors=send_errors,
+                       refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits)
+        if voice_url is not None:
+            self.core.rt.voice_url = voice_url
+
+    # ------------------------------------------------------------------ sockets
+    def connection_count(self) -> int:
+        """Number of connected (authenticated) socket.io clients."""
+        return self._call(lambda c: _value(c.rt.connection_count()))
+
+    def drop_transport(self, user_id: str | None = None) -> int:
+        """Close matching sockets abruptly at the transport level (no close packet); returns how many."""
+        return self._call(lambda c: c.rt.drop(user_id))
+
+    def server_disconnect(self, user_id: str | None = None) -> int:
+        """Send socket.io DISCONNECT to matching sockets; returns how many."""
+        return self._call(lambda c: c.rt.server_disconnect(user_id))
+
+    def emit(self, event: str, payload: Any, *, to_user: str | None = None, to_server: str | None = None,
+             to_channel: str | None = None) -> None:
+        """Send a raw event to a user, a server room, a channel room, or (none given) every socket."""
+        self._call(lambda c: c.ops.emit(event, payload, to_user=to_user, to_server=to_server,
+                                        to_channel=to_channel))
+
+    def emits(self) -> list[dict[str, Any]]:
+        """The emit journal: every client emit received ``[{event, payload, userId, at}]``."""
+        async def run(c: EmulatorCore) -> list[dict[str, Any]]:
+            """The control step, run on the emulator's event loop."""
+            return [{k: v for k, v in e.items() if k != "sid"} for e in c.rt.journal]
+        return self._call(run)
+
+    # ------------------------------------------------------------------ server extras
+    def set_vanity_code(self, server_id: str, code: str | None) -> None:
+        """Give a server a vanity invite code (None removes it), as ``GET /servers/{sid}/vanity`` shows.
+
+        Raises:
+            LookupError: Unknown server. ValueError: The code is not 2 to 32 characters of
+                ``[A-Za-z0-9-]``, or another server uses it.
+        """
+        if code is not None and (not isinstance(code, str) or not 2 <= len(code) <= 32
+                                 or not all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in code)):
+            raise ValueError("code must be 2 to 32 characters of letters, digits and dashes, or None")
+        async def run(c: EmulatorCore) -> None:
+            """The control step, run on the emulator's event loop."""
+            c.store.set_vanity_code(server_id, code)
+        self._call(run)
+
+    def set_profile(self, user_id: str, **fields: Any) -> dict[str, Any]:
+        """Set profile fields of a user (``banner``, ``bannerColor``, ``bio`` as str or None;
+        ``followersCount``, ``followingCount``, ``mutualFriendsCount`` as ints >= 0); returns the
+        profile as ``GET /users/{uid}/profile`` shows it.
+
+        Raises:
+            LookupError: Unknown user. ValueError: An unknown field or a value of the wrong type.
+        """
+        for key, value in fields.items():
+            if key not in PROFILE_FIELDS:
+                raise ValueError(f"unknown profile field {key!r}")
+            if key.endswith("Count"):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"{key} must be an int >= 0")
+            elif value is not None and not isinstance(value, str):
+                raise ValueError(f"{key} must be a str or None")
+        return self._call(lambda c: _value(c.store.set_profile(user_id, fields)))
+
+    def audit_log(self, server_id: str, *, limit: int = 100, action: str | None = None) -> list[dict[str, Any]]:
+        """Return a server's newest audit log entries (AuditEntry records), newest first."""
+        return self._call(lambda c: _value(c.store.audit_logs(server_id, limit, action)))
+
+    def webhooks(self, channel_id: str) -> list[dict[str, Any]]:
+        """Return a channel's webhooks (without tokens), oldest first."""
+        return self._call(lambda c: _value(c.store.webhooks(channel_id)))
+
+    def emojis(self, server_id: str) -> list[dict[str, Any]]:
+        """Return a server's custom emojis, oldest first."""
+        return self._call(lambda c: _value(c.store.emojis(server_id)))
+    # ------------------------------------------------------------------ permission overwrites
+    def create_category(self, server_id: str, name: str) -> dict[str, Any]:
+        """Create a category; returns its record (broadcasts ``server:categories_updated``)."""
+        return self._call(lambda c: c.ops.create_category(server_id, name))
+
+    def set_override(self, scope_id: str, target_id: str, type: str, *, allow: int | str = 0,
+                     deny: int | str = 0) -> bool:
+        """Create or replace the override of a role (``type="ROLE"``) or member (``"MEMBER"``) on a
+        channel or category, as a manager would; channel rooms follow at once. True when created.
+
+        Raises:
+            ValueError: A bad target, type or bitfield. LookupError: Unknown channel or category.
+        """
+        body = {"targetId": target_id, "type": type, "allow": str(allow), "deny": str(deny)}
+        return self._call(lambda c: c.ops.set_override(scope_id, body))
+
+    def overrides(self, scope_id: str) -> list[dict[str, Any]]:
+        """The Override records ``{id, type, targetId, targetName, allow, deny}`` of a channel or category."""
+        return self._call(lambda c: _value(c.store.overrides(scope_id)))
+
+    def can_view(self, channel_id: str, user_id: str) -> bool:
+        """Whether a user may view a channel now (overrides and ``isPrivate`` applied)."""
+        return self._call(lambda c: _value(c.store.can_view(channel_id, user_id)))
+
+    def channel_ids_of_rooms(self, user_id: str) -> set[str]:
+        """The channel ids whose socket room holds at least one socket of ``user_id``."""
+        async def run(c: EmulatorCore) -> set[str]:
+            """The control step, run on the emulator's event loop."""
+            out: set[str] = set()
+            for sid in c.rt.sids_of(user_id):
+                out.update(room[2:] for room in c.rt.sio.rooms(sid, "/") if room.startswith("c:"))
+            return out
+        return self._call(run)
+
+
+async def _value(value: T) -> T:
+    return value

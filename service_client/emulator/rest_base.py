@@ -1,0 +1,180 @@
+"""REST plumbing under ``/api/v2``: the request journal, fault rules, the limiter, the route match, error answers and access checks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import MutableMapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from .faults import FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
+from .ops import Operations
+from .realtime import Realtime
+from .routing import Ctx, Handler, HTTPError, Router, error_response, journal_body, split_path
+from .store import BadRequest, Forbidden, NotFound, Store
+
+logger = logging.getLogger("service_client.emulator.app")
+
+
+class RestBase:
+    """What every REST route group shares: state, dispatch of one request, access checks (see :class:`~.app.RestApi`)."""
+
+    def __init__(self, store: Store, ops: Operations, realtime: Realtime, faults: FaultTable,
+                 limiter: RateLimiter, log: RequestLog) -> None:
+        self.store = store
+        self.ops = ops
+        self.rt = realtime
+        self.faults = faults
+        self.limiter = limiter
+        self.log = log
+        self.router: Router[Handler] = Router()
+        #: Handlers served without ``Authorization`` (webhook execution).
+        self._public_handlers: set[Handler] = set()
+
+    # ------------------------------------------------------------------ dispatch
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any, rel_raw: str) -> None:
+        """Serve one HTTP request whose raw path below ``/api/v2`` is ``rel_raw``."""
+        method = scope["method"].upper()
+        query_string = scope.get("query_string", b"").decode("latin-1")
+        request = Request(scope, receive)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        safe_headers = {k: ("[REDACTED]" if k == "authorization" else v) for k, v in headers.items()}
+        entry: dict[str, Any] = {"method": method, "path": rel_raw, "query": query_string, "status": None,
+                                 "startedAt": time.time() * 1000.0, "endedAt": None, "headers": safe_headers,
+                                 "body": None, "userId": None}
+        self.log.begin(entry)
+        ended = False
+
+        async def logged_send(message: MutableMapping[str, Any]) -> None:
+            # Complete the journal entry just before the last bytes leave, so a client that has
+            # its answer always finds its entry finished. A response without a body (204, 304,
+            # HEAD) is complete once its headers leave: the server may send them at once.
+            """Pass the ASGI message on, recording the response status for the request journal."""
+            nonlocal ended
+            if not ended and (
+                (message["type"] == "http.response.body" and not message.get("more_body", False))
+                or (message["type"] == "http.response.start"
+                    and (message.get("status") in (204, 304) or method == "HEAD"))
+            ):
+                ended = True
+                self.log.end(entry, response_status)
+            await send(message)
+
+        response_status = 500
+        try:
+            try:
+                response = await self._answer(scope, request, method, rel_raw, query_string, headers, entry)
+            except ClientDisconnect:  # the client went away before its body arrived: nothing to answer
+                response_status = 499
+                return
+            if response is None:  # connection reset fault: abort the TCP connection, answer nothing
+                response_status = 0
+                transport = getattr(getattr(send, "__self__", None), "transport", None)
+                if transport is not None:
+                    transport.abort()
+                    await asyncio.sleep(0.01)  # let uvicorn see the connection lost
+                    return
+                response = Response(b"", status_code=500)  # no transport handle: best effort
+            response_status = response.status_code
+            await response(scope, receive, logged_send)
+        finally:
+            if not ended:
+                self.log.end(entry, response_status)
+
+    async def _answer(self, scope: dict[str, Any], request: Request, method: str, rel_raw: str,
+                      query_string: str, headers: dict[str, str], entry: dict[str, Any]) -> Response | None:
+        raw_body = await self._journal_caller(request, headers, entry, rel_raw)
+        delay_ms, fault = self.faults.take(method, rel_raw)
+        if delay_ms:
+            await asyncio.sleep(delay_ms / 1000.0)
+        if fault is not None:
+            return self._fault_response(fault, scope)
+        retry_after = self.limiter.check(bucket_key(method, rel_raw))
+        if retry_after is not None:
+            return error_response(429, "Too many requests", {"Retry-After": retry_after})
+        segments = split_path(rel_raw)
+        matched = self.router.match(method, segments)
+        if isinstance(matched, int):
+            if matched == 405:
+                return error_response(405, "Method not allowed")
+            return error_response(404, "Not found")
+        handler, params = matched
+        uid = entry["userId"]
+        if uid is None and handler not in self._public_handlers:
+            return error_response(401, "Unauthorized")
+        ctx = Ctx(request=request, params=params, query=parse_qs(query_string, keep_blank_values=True),
+                  raw_body=raw_body, uid=uid or "")
+        try:
+            return await handler(ctx)
+        except HTTPError as exc:
+            return error_response(exc.status, exc.message)
+        except BadRequest as exc:
+            return error_response(400, str(exc))
+        except Forbidden as exc:
+            return error_response(403, str(exc))
+        except NotFound as exc:
+            return error_response(404, str(exc))
+        except Exception:  # a bug, never bad input: still a JSON answer
+            logger.exception("emulator route %s %s failed", method, redact_webhook_path(rel_raw))
+            return error_response(500, "Internal emulator error")
+
+    async def _journal_caller(self, request: Request, headers: dict[str, str], entry: dict[str, Any],
+                              rel_raw: str) -> bytes:
+        """Read the request body and record in the journal entry who sent what: ``userId`` (the
+        public id of the user whose valid bearer token came with the request, else None) and
+        ``body`` (the parsed JSON with secrets redacted, None when empty or not JSON; inside
+        strings the bearer token reads ``[REDACTED]`` and the webhook token of the path ``***``,
+        as in the journal's path).
+        Every request is recorded so, faults and unknown routes included. Returns the raw body."""
+        raw_body = await request.body()
+        auth = headers.get("authorization", "")
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        entry["userId"] = self.store.user_by_token(token) if token else None
+        secrets = [token] if token else []
+        webhook_tokens: list[str] = []
+        segments = split_path(rel_raw)
+        if len(segments) >= 3 and segments[0].lower() == "webhooks" and segments[2]:
+            webhook_tokens.append(segments[2])
+            raw_segment = rel_raw.split("/")[3] if len(rel_raw.split("/")) > 3 else ""
+            if raw_segment and raw_segment != segments[2]:
+                webhook_tokens.append(raw_segment)   # the percent-encoded form, as sent
+        entry["body"] = journal_body(raw_body, secrets, webhook_tokens)
+        return raw_body
+
+    @staticmethod
+    def _fault_response(fault: Any, scope: dict[str, Any]) -> Response | None:
+        if fault.status == 0:
+            return None
+        headers = {}
+        if fault.retry_after is not None:
+            headers["Retry-After"] = fault.retry_after
+        if fault.body is not None:
+            return Response(fault.body.encode("utf-8"), status_code=fault.status, headers=headers,
+                            media_type=fault.content_type or "text/html")
+        if fault.content_type is not None and fault.content_type != "application/json":
+            return Response(b"", status_code=fault.status, headers=headers, media_type=fault.content_type)
+        return error_response(fault.status, f"Injected fault {fault.status}", headers)
+
+    # ------------------------------------------------------------------ access helpers
+    def _server_access(self, sid: str, uid: str) -> None:
+        """404 unknown server, 403 not a member."""
+        self.store.server_row(sid)
+        if not self.store.is_member(sid, uid):
+            raise Forbidden("servers.errors.not_member")
+
+    def _need_perm(self, sid: str, uid: str, perm: str) -> None:
+        self._server_access(sid, uid)
+        if not self.store.has_perm(sid, uid, perm):
+            raise Forbidden("servers.errors.missing_permission")
+
+    def _channel_access(self, cid: str, uid: str) -> Any:
+        """404 unknown channel, 403 not visible. Returns the channel row."""
+        row = self.store.channel_row(cid)
+        if not self.store.can_view(cid, uid):
+            raise Forbidden("channels.errors.no_access")
+        return row

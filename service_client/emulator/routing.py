@@ -1,0 +1,182 @@
+"""HTTP plumbing of the emulator: a router on raw path segments, the request context, JSON answers, secret redaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from urllib.parse import unquote
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .faults import REDACTED_TOKEN
+from .store import BadRequest
+
+#: Path prefix of the REST API.
+API_PREFIX = "/api/v2"
+#: Path prefix of the control plane.
+CONTROL_PREFIX = "/_emulator"
+
+Handler = Callable[["Ctx"], Awaitable[Response]]
+#: The handler type a :class:`Router` holds (REST handlers take a :class:`Ctx`; control ones differ).
+H = TypeVar("H", bound=Callable[..., Awaitable[Response]])
+
+
+class HTTPError(Exception):
+    """An error answer ``{"error": message}`` with a status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """Return a JSON response (compact, UTF-8)."""
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """Return the emulator's error body ``{"error": message}`` with the JSON content type."""
+    return json_response({"error": message}, status, headers)
+
+
+def no_content() -> Response:
+    """Return an empty 204."""
+    return Response(status_code=204)
+
+
+_MISSING = object()
+
+#: Journal redaction: a body key whose lower-cased name contains one of these holds a secret.
+SECRET_KEY_PARTS = ("token", "secret", "password", "authorization")
+#: What a redacted secret reads as in the request journal (the bearer token, secret-named keys).
+REDACTED = "[REDACTED]"
+#: What a webhook token reads as wherever the emulator shows it (journal path and body, logs).
+REDACTED_WEBHOOK_TOKEN = REDACTED_TOKEN
+
+
+def redact_secrets(value: Any, tokens: list[str] | tuple[str, ...] = (),
+                   webhook_tokens: list[str] | tuple[str, ...] = ()) -> Any:
+    """A copy of a JSON value with secrets replaced: the value of every key whose name contains
+    ``token``, ``secret``, ``password`` or ``authorization`` (any case) and every occurrence of
+    one of ``tokens`` (the caller's bearer token) inside a string read ``[REDACTED]``; every
+    occurrence of one of ``webhook_tokens`` inside a string reads ``***``, as the webhook token
+    does in the journal's path."""
+    if isinstance(value, dict):
+        return {k: REDACTED if isinstance(k, str) and any(p in k.lower() for p in SECRET_KEY_PARTS)
+                else redact_secrets(v, tokens, webhook_tokens) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_secrets(v, tokens, webhook_tokens) for v in value]
+    if isinstance(value, str):
+        for token in tokens:
+            if token and token in value:
+                value = value.replace(token, REDACTED)
+        for token in webhook_tokens:
+            if token and token in value:
+                value = value.replace(token, REDACTED_WEBHOOK_TOKEN)
+    return value
+
+
+def journal_body(raw: bytes, tokens: list[str] | tuple[str, ...] = (),
+                 webhook_tokens: list[str] | tuple[str, ...] = ()) -> Any:
+    """The request journal's ``body``: the parsed JSON body with secrets redacted
+    (:func:`redact_secrets`), or None when the body is empty or not JSON."""
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return redact_secrets(data, tokens, webhook_tokens)
+
+
+@dataclass
+class Ctx:
+    """One request as seen by a handler."""
+
+    request: Request
+    params: dict[str, str]
+    query: dict[str, list[str]]
+    raw_body: bytes
+    uid: str = ""
+    _json: Any = field(default=_MISSING)
+
+    def body(self) -> dict[str, Any]:
+        """Return the JSON object body. Raises BadRequest for bad JSON or a non-object."""
+        if self._json is _MISSING:
+            if not self.raw_body.strip():
+                raise BadRequest("A JSON object body is required")
+            try:
+                self._json = json.loads(self.raw_body)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise BadRequest("Invalid JSON body") from exc
+        if not isinstance(self._json, dict):
+            raise BadRequest("The JSON body must be an object")
+        return dict(self._json)
+
+    def body_or_empty(self) -> dict[str, Any]:
+        """Like :meth:`body`, but an empty body gives ``{}``."""
+        if not self.raw_body.strip():
+            return {}
+        return self.body()
+
+    def q(self, name: str) -> str | None:
+        """Return the first value of a query parameter or None."""
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    def q_int(self, name: str, default: int, lo: int = 1, hi: int = 100) -> int:
+        """Return an integer query parameter clamped to ``lo..hi``. Raises BadRequest."""
+        raw = self.q(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw, 10)
+        except ValueError as exc:
+            raise BadRequest(f"{name} must be a decimal integer") from exc
+        return max(lo, min(hi, value))
+
+
+class Router(Generic[H]):
+    """Exact segment router: literal segments beat ``{param}`` ones; knows 404 from 405.
+
+    Generic in the handler type ``H`` it stores and hands back from :meth:`match`.
+    """
+
+    def __init__(self) -> None:
+        self._routes: list[tuple[str, tuple[str, ...], H]] = []
+
+    def add(self, method: str, template: str, handler: H) -> None:
+        """Register ``handler`` for ``method`` and a template like ``/servers/{sid}``."""
+        segs = tuple(s for s in template.split("/")[1:])
+        self._routes.append((method, segs, handler))
+        self._routes.sort(key=lambda r: tuple(1 if s.startswith("{") else 0 for s in r[1]))
+
+    def match(self, method: str, segments: list[str]) -> tuple[H, dict[str, str]] | int:
+        """Return ``(handler, params)``, or 405 (known path, wrong method) or 404."""
+        path_known = False
+        for r_method, r_segs, handler in self._routes:
+            if len(r_segs) != len(segments):
+                continue
+            params: dict[str, str] = {}
+            for tpl, seg in zip(r_segs, segments, strict=True):
+                if tpl.startswith("{"):
+                    if not seg:
+                        break
+                    params[tpl[1:-1]] = seg
+                elif tpl != seg:
+                    break
+            else:
+                if r_method == method:
+                    return handler, params
+                path_known = True
+        return 405 if path_known else 404
+
+
+def split_path(raw_path: str) -> list[str]:
+    """Split a raw (encoded) path into percent-decoded segments (no leading empty one)."""
+    return [unquote(s, errors="replace") for s in raw_path.split("/")[1:]]

@@ -1,0 +1,175 @@
+"""Presence, activity and voice signalling over the socket."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from .rt_base import RealtimeBase
+from .socket_server import ACTIVITY_TYPES, MAX_ID_CHARS, VOICE_BOOL_KEYS, VOICE_STR_KEYS, server_room, user_room
+from .store import STATUSES, NotFound
+
+
+class VoiceEvents(RealtimeBase):
+    """Presence, activity and voice signalling (see :class:`~.realtime.Realtime`)."""
+
+    # ------------------------------------------------------------------ presence
+    def presence_rooms(self, uid: str) -> list[str]:
+        """The rooms a user's presence and activity go to: its server rooms and its own room."""
+        return [server_room(s) for s in self.store.server_ids_of(uid)] + [user_room(uid)]
+
+    async def set_presence(self, uid: str, status: str) -> None:
+        """Store a status and broadcast ``presence:update`` (``invisible`` shown as ``offline``)."""
+        self.store.set_status(uid, status)
+        shown = "offline" if status == "invisible" else status
+        await self.emit("presence:update", {"userPublicId": uid, "status": shown}, self.presence_rooms(uid))
+
+    async def _on_presence(self, sid: str, data: Any = None) -> None:
+        uid = self.sessions.get(sid)
+        if uid is None or not isinstance(data, dict) or data.get("status") not in STATUSES:
+            return
+        await self.set_presence(uid, data["status"])
+
+    async def set_activity(self, uid: str, activity: dict[str, Any] | None) -> None:
+        """Store an activity (None clears) and broadcast ``activity:update``."""
+        self.store.set_activity(uid, activity)
+        await self.emit("activity:update", {"userPublicId": uid, "activity": activity}, self.presence_rooms(uid))
+
+    async def _on_activity(self, sid: str, data: Any = None) -> None:
+        uid = self.sessions.get(sid)
+        if uid is None or not isinstance(data, dict):
+            return
+        kind = data.get("type")
+        if kind == "none":
+            await self.set_activity(uid, None)
+            return
+        name = data.get("name", "")
+        details = data.get("details")
+        started = data.get("startedAt")
+        if kind not in ACTIVITY_TYPES or not isinstance(name, str) or \
+                (details is not None and not isinstance(details, str)):
+            return
+        if started is not None and (isinstance(started, bool) or not isinstance(started, int) or
+                                    not 0 <= started < 2**53):
+            return
+        if started is None:
+            started = int(time.time() * 1000)
+        activity: dict[str, Any] = {"type": kind, "name": name[:128]}
+        if details is not None:
+            activity["details"] = details[:64]
+        activity["startedAt"] = int(started)
+        await self.set_activity(uid, activity)
+
+    # ------------------------------------------------------------------ voice
+    def _voice_user(self, uid: str, sid: str | None) -> dict[str, Any]:
+        user = self.store.user(uid)
+        return {"userPublicId": uid, "userName": user["name"], "userTag": user["tag"], "userImage": user["image"],
+                "socketId": sid, "muted": False, "deafened": False, "speaking": False,
+                "joinedAt": int(time.time() * 1000), "isStreaming": False, "isCameraOn": False}
+
+    def voice_channel_of(self, uid: str) -> str | None:
+        """Return the voice channel a user is in, else None."""
+        for cid, users in self.voice.items():
+            if uid in users:
+                return cid
+        return None
+
+    def hidden_from(self, cid: str) -> list[str]:
+        """The connected sockets whose user may not view channel ``cid`` (its voice events skip them)."""
+        seen: dict[str, bool] = {}
+        out = []
+        for sid, uid in list(self.sessions.items()):
+            if uid not in seen:
+                seen[uid] = self.store.can_view(cid, uid)
+            if not seen[uid]:
+                out.append(sid)
+        return out
+
+    async def voice_join(self, uid: str, cid: str, sid: str | None = None) -> bool:
+        """Put a user in a voice channel (leaving any other); return False if refused.
+
+        Sends ``voice:livekit-token`` to the joiner (when ``sid`` is given, that socket, else
+        the user room) and ``voice:user-joined`` to the server room, but for the
+        members who may not view the channel (as ``voice:user-left`` and ``voice:user-state``).
+        """
+        try:
+            chan = self.store.channel_row(cid)
+        except NotFound:
+            return False
+        if chan["type"] != "VOICE" or chan["server_id"] is None or \
+                not self.store.has_perm(chan["server_id"], uid, "CONNECT") or not self.store.can_view(cid, uid):
+            return False
+        current = self.voice_channel_of(uid)
+        if current is not None and current != cid:
+            await self.voice_leave(uid)
+        users = self.voice.setdefault(cid, {})
+        entry = users.get(uid) or self._voice_user(uid, sid)
+        entry["socketId"] = sid
+        users[uid] = entry
+        token = secrets.token_urlsafe(32)
+        creds = {"channelPublicId": cid, "token": token, "url": self.voice_url, "e2eeKey": self.voice_e2ee_key}
+        if sid is not None:
+            await self.sio.emit("voice:livekit-token", creds, to=sid)
+        else:
+            await self.emit("voice:livekit-token", creds, user_room(uid))
+        await self.emit("voice:user-joined", {"channelPublicId": cid, "user": entry, "users": list(users.values())},
+                        server_room(chan["server_id"]), skip=self.hidden_from(cid))
+        return True
+
+    async def voice_leave(self, uid: str) -> bool:
+        """Take a user out of its voice channel; broadcast ``voice:user-left``. False if not in one."""
+        cid = self.voice_channel_of(uid)
+        if cid is None:
+            return False
+        users = self.voice[cid]
+        users.pop(uid, None)
+        if not users:
+            self.voice.pop(cid, None)
+        try:
+            server_id = self.store.channel_row(cid)["server_id"]
+        except NotFound:
+            return True
+        await self.emit("voice:user-left", {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
+                        [server_room(server_id), user_room(uid)],
+                        skip=[s for s in self.hidden_from(cid) if self.sessions.get(s) != uid])
+        return True
+
+    async def voice_state(self, uid: str, changes: dict[str, Any]) -> bool:
+        """Merge voice state changes and broadcast ``voice:user-state``; False if not in voice."""
+        cid = self.voice_channel_of(uid)
+        if cid is None:
+            return False
+        clean: dict[str, Any] = {}
+        for key, value in changes.items():
+            if key in VOICE_BOOL_KEYS:
+                if not isinstance(value, bool):
+                    return False  # one bad field refuses the whole update
+                clean[key] = value
+            elif key in VOICE_STR_KEYS:
+                if value is not None and (not isinstance(value, str) or len(value) > MAX_ID_CHARS):
+                    return False
+                clean[key] = value
+        if not clean:
+            return False
+        self.voice[cid][uid].update(clean)
+        server_id = self.store.channel_row(cid)["server_id"]
+        await self.emit("voice:user-state", dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
+                        server_room(server_id), skip=self.hidden_from(cid))
+        return True
+
+    async def _on_voice_join(self, sid: str, data: Any = None) -> None:
+        uid = self.sessions.get(sid)
+        if uid is None or not isinstance(data, dict) or not isinstance(data.get("channelPublicId"), str):
+            return
+        await self.voice_join(uid, data["channelPublicId"], sid)
+
+    async def _on_voice_leave(self, sid: str, *args: Any) -> None:
+        uid = self.sessions.get(sid)
+        if uid is not None:
+            await self.voice_leave(uid)
+
+    async def _on_voice_state(self, sid: str, data: Any = None) -> None:
+        uid = self.sessions.get(sid)
+        if uid is not None and isinstance(data, dict):
+            await self.voice_state(uid, data)
