@@ -7,6 +7,8 @@ The tree::
     │   └── RateLimitError       .retry_after (seconds or None)
     ├── ServiceAuthError
     ├── ServiceTimeoutError      (also a builtin TimeoutError)
+    ├── GatewayError             .code, .event; a socket operation the service refused
+    │   └── GatewayTimeoutError  code "TIMEOUT" (also a ServiceTimeoutError)
     ├── ChannelOverwriteError    .channel, .channel_id, .index, .target_type, .target_id; __cause__
     └── CommandError             .command_name, .context; str(e) is the text shown to the author
         ├── CommandNotFoundError     .name
@@ -59,6 +61,8 @@ __all__ = [
     "CommandPermissionError",
     "CommandSyntaxError",
     "CommandUsageError",
+    "GatewayError",
+    "GatewayTimeoutError",
     "InsecureHostWarning",
     "RateLimitError",
     "ServiceAPIError",
@@ -179,6 +183,61 @@ def error_text(body: str, data: Any = None) -> str:
                 return value
     text = body.strip()
     return text[:_BODY_EXCERPT] if text else "(empty body)"
+
+
+class GatewayError(ServiceError):
+    """A socket operation answered with an acknowledgement was refused, or never answered.
+
+    Raised by the moderation calls (:meth:`Guild.kick <service_client.Guild.kick>`,
+    :meth:`~service_client.Guild.ban`, :meth:`~service_client.Guild.unban` and the
+    :class:`~service_client.Member` shortcuts), which wait for the service's
+    acknowledgement. ``str(e)`` is ``"<event> refused: <code>"``.
+
+    Args:
+        code: The service's error key, or ``"TIMEOUT"``.
+        event: The socket event that was refused, e.g. ``"server:kick"``.
+
+    Attributes:
+        code: The error key the service answered, for example
+            ``"servers.errors.cannot_kick_owner"``, ``"servers.errors.cannot_ban_owner"``,
+            ``"servers.errors.missing_permission"``, ``"servers.errors.not_found"``,
+            ``"servers.errors.already_banned"`` or ``"servers.errors.not_banned"``;
+            ``"TIMEOUT"`` (a :class:`GatewayTimeoutError`) when no answer came in time.
+        event: The socket event name, e.g. ``"server:ban"``.
+    """
+
+    def __init__(self, code: str, *, event: str) -> None:
+        self.code = code
+        self.event = event
+        self.message = f"{event} refused: {code}"
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_gateway_error, (type(self), self.__dict__.copy()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, event={self.event!r})"
+
+
+class GatewayTimeoutError(GatewayError, ServiceTimeoutError):
+    """No acknowledgement arrived in time (10 s); :attr:`code` is ``"TIMEOUT"``.
+
+    Also a :class:`ServiceTimeoutError` and a builtin :class:`TimeoutError`.
+    The service may still have done the operation: the events that follow tell.
+    """
+
+    def __init__(self, code: str = "TIMEOUT", *, event: str, timeout: float = 10.0) -> None:
+        super().__init__(code, event=event)
+        self.timeout = timeout
+        self.message = f"{event}: no answer within {timeout:g} s (code {code})"
+        Exception.__init__(self, self.message)
+
+
+def _rebuild_gateway_error(cls: type[GatewayError], state: dict[str, Any]) -> GatewayError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, state.get("message", ""))
+    err.__dict__.update(state)
+    return err
 
 
 class ChannelOverwriteError(ServiceError):

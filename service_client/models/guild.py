@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .channel import Channel
     from .collection import Collection
     from .member import Member
+    from .user import User
 
 __all__ = ["Guild"]
 
@@ -450,6 +451,98 @@ class Guild(Model):
             except (TypeError, ValueError):
                 continue
         return out
+
+    # -- moderation (socket, acknowledged) -------------------------------------------
+
+    def kick(self, user: User | Member | str) -> None:
+        """Remove a member from this server; they may join again with an invite. Needs KICK_MEMBERS.
+
+        Emits ``server:kick`` ``{"serverPublicId", "userPublicId"}`` over the socket and
+        blocks until the service acknowledges it (10 s at most). No reason is sent or
+        stored. Thread-safe. On success the ``guild_member_remove`` event follows (the member
+        leaves ``client.members`` then, not during this call).
+
+        Args:
+            user: The member to kick: a :class:`Member`, a :class:`User` or a user id.
+
+        Raises:
+            TypeError, ValueError: ``user`` is not a User, Member or non-empty user id
+                (before anything is sent).
+            ServiceAuthError: The socket is not connected (before login, after destroy,
+                during a reconnect); nothing is sent.
+            GatewayError: The service refused; ``code`` is its key:
+                ``servers.errors.cannot_kick_owner`` (the target owns the server),
+                ``servers.errors.missing_permission`` (the bot lacks KICK_MEMBERS),
+                ``servers.errors.not_found`` (no such server, or the target is not a member).
+            GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
+            ServiceError: The socket dropped before the acknowledgement came.
+        """
+        from .._moderation import kick
+
+        kick(self._client, self.id, user)
+
+    def ban(
+        self,
+        user: User | Member | str,
+        *,
+        reason: str | None = None,
+        delete_history: str | None = None,
+    ) -> None:
+        """Ban a user from this server (a member is removed first). Needs BAN_MEMBERS.
+
+        Emits ``server:ban`` ``{"serverPublicId", "userPublicId", "reason"?,
+        "deleteHistory"?}`` over the socket and blocks until the service acknowledges it
+        (10 s at most). A user who is not a member may be banned too. Thread-safe. On
+        success, for a member, ``guild_member_remove`` then ``guild_ban_add`` follow; the
+        ban is listed by :meth:`fetch_bans`.
+
+        Args:
+            user: Who to ban: a :class:`Member`, a :class:`User` or a user id.
+            reason: Why, stored with the ban (``Ban.reason``); None sends none.
+            delete_history: Delete the user's messages in this server from this far
+                back: ``"none"``, ``"1d"``, ``"7d"``, ``"14d"`` or ``"30d"``; None sends
+                nothing (the service keeps them).
+
+        Raises:
+            TypeError: ``user``, ``reason`` or ``delete_history`` of the wrong type
+                (before anything is sent).
+            ValueError: An empty ``user`` or ``reason``, or a ``delete_history`` not in the
+                list above (before anything is sent).
+            ServiceAuthError: The socket is not connected; nothing is sent.
+            GatewayError: The service refused; ``code`` is its key:
+                ``servers.errors.cannot_ban_owner``, ``servers.errors.missing_permission``
+                (no BAN_MEMBERS), ``servers.errors.already_banned``,
+                ``servers.errors.not_found`` (unknown server or user).
+            GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
+            ServiceError: The socket dropped before the acknowledgement came.
+        """
+        from .._moderation import ban
+
+        ban(self._client, self.id, user, reason=reason, delete_history=delete_history)
+
+    def unban(self, user: User | Member | str) -> None:
+        """Lift a ban in this server. Needs BAN_MEMBERS.
+
+        Emits ``server:unban`` ``{"serverPublicId", "userPublicId"}`` over the socket and
+        blocks until the service acknowledges it (10 s at most). Thread-safe. On success
+        ``guild_ban_remove`` follows. The user is not added back: they may join again.
+
+        Args:
+            user: The banned user: a :class:`User` (for example ``Ban.user``) or a user id.
+
+        Raises:
+            TypeError, ValueError: ``user`` is not a User, Member or non-empty user id
+                (before anything is sent).
+            ServiceAuthError: The socket is not connected; nothing is sent.
+            GatewayError: The service refused; ``code`` is its key:
+                ``servers.errors.not_banned``, ``servers.errors.missing_permission``
+                (no BAN_MEMBERS), ``servers.errors.not_found``.
+            GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
+            ServiceError: The socket dropped before the acknowledgement came.
+        """
+        from .._moderation import unban
+
+        unban(self._client, self.id, user)
 
     def boost(self) -> None:
         """Boost this server (``POST /servers/{sid}/boost``). Blocks.

@@ -367,6 +367,28 @@ class Member(Model):
         self._client.members.edit(self.server_id, self.id, roles=roles, nickname=nickname)
 
 
+    def kick(self) -> None:
+        """Kick this member: :meth:`Guild.kick <service_client.Guild.kick>` for this server.
+
+        Needs KICK_MEMBERS; blocks until acknowledged (10 s at most). Raises as ``Guild.kick``
+        (:class:`GatewayError` with the service's ``code``, ``GatewayTimeoutError``,
+        ``ServiceAuthError`` when not connected).
+        """
+        from .._moderation import kick
+
+        kick(self._client, self.server_id, self.id)
+
+    def ban(self, *, reason: str | None = None, delete_history: str | None = None) -> None:
+        """Ban this member: :meth:`Guild.ban <service_client.Guild.ban>` for this server.
+
+        Needs BAN_MEMBERS; blocks until acknowledged (10 s at most). ``reason`` and
+        ``delete_history`` (``"none"``, ``"1d"``, ``"7d"``, ``"14d"``, ``"30d"``) and the
+        exceptions are those of ``Guild.ban``.
+        """
+        from .._moderation import ban
+
+        ban(self._client, self.server_id, self.id, reason=reason, delete_history=delete_history)
+
 def member_user_record(data: Mapping[str, Any], user_id: str) -> dict[str, Any]:
     """The user record inside a member record: ``user``, else the (flat) dict itself."""
     user = data.get("user")

@@ -1,0 +1,108 @@
+"""Kick, ban and unban: socket emits the service acknowledges (``server:kick``, ``server:ban``,
+``server:unban``).
+
+Shared by :class:`~service_client.Guild` and :class:`~service_client.Member`. Arguments are
+checked here, before anything is sent; the ack is read into :class:`GatewayError` codes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import _config
+from .errors import GatewayError, GatewayTimeoutError, ServiceTimeoutError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
+
+__all__ = ["DELETE_HISTORY", "ban", "kick", "unban", "user_id_of"]
+
+#: The ``delete_history`` values ``ban`` accepts: how far back the banned user's
+#: messages in the server are deleted (``"none"`` keeps them).
+DELETE_HISTORY = ("none", "1d", "7d", "14d", "30d")
+
+KICK = "server:kick"
+BAN = "server:ban"
+UNBAN = "server:unban"
+
+
+def user_id_of(user: Any) -> str:
+    """The user id of ``user``: a :class:`User`, a :class:`Member` or a user id str.
+
+    Raises:
+        TypeError: ``user`` is none of those (the message names the argument).
+        ValueError: ``user`` is an empty str.
+    """
+    from .models.member import Member
+    from .models.user import User
+
+    if isinstance(user, (User, Member)):
+        return user.id
+    if isinstance(user, str):
+        if not user.strip():
+            raise ValueError("user must not be empty: pass a User, a Member or a user id")
+        return user
+    raise TypeError(f"user must be a User, a Member or a user id str, got {type(user).__name__}")
+
+
+def _server_id(server_id: Any) -> str:
+    if not isinstance(server_id, str) or not server_id:
+        raise TypeError(f"server id must be a non-empty str, got {server_id!r}")
+    return server_id
+
+
+def _acked(client: Client, event: str, payload: dict[str, Any]) -> None:
+    """Emit ``event`` with ``payload``, wait (10 s at most) for the ack and read it.
+
+    Raises:
+        ServiceAuthError: The socket is not connected (nothing is sent).
+        GatewayError: The ack carries ``{"error": key}``; ``code`` is the key.
+        GatewayTimeoutError: No ack within 10 s (``code`` ``"TIMEOUT"``).
+        ServiceError: The socket dropped or the client was destroyed before the ack came.
+    """
+    try:
+        args = client._call(event, payload, timeout=_config.ACK_TIMEOUT_S)
+    except ServiceTimeoutError as exc:
+        raise GatewayTimeoutError(event=event, timeout=_config.ACK_TIMEOUT_S) from exc
+    answer = args[0] if args else None
+    if isinstance(answer, dict):
+        error = answer.get("error")
+        if error is not None:
+            raise GatewayError(error if isinstance(error, str) and error else repr(error), event=event)
+
+
+def kick(client: Client, server_id: str, user: Any) -> None:
+    """Kick ``user`` out of server ``server_id``; see :meth:`Guild.kick <service_client.Guild.kick>`."""
+    payload = {"serverPublicId": _server_id(server_id), "userPublicId": user_id_of(user)}
+    _acked(client, KICK, payload)
+
+
+def ban(client: Client, server_id: str, user: Any, *, reason: str | None = None,
+        delete_history: str | None = None) -> None:
+    """Ban ``user`` from server ``server_id``; see :meth:`Guild.ban <service_client.Guild.ban>`."""
+    payload: dict[str, Any] = {"serverPublicId": _server_id(server_id), "userPublicId": user_id_of(user)}
+    if reason is not None:
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str or None, got {type(reason).__name__}")
+        if not reason.strip():
+            raise ValueError("reason must not be empty or only whitespace (pass None for no reason)")
+        payload["reason"] = reason
+    if delete_history is not None:
+        if not isinstance(delete_history, str):
+            raise TypeError(
+                f"delete_history must be one of {', '.join(map(repr, DELETE_HISTORY))} or None, "
+                f"got {type(delete_history).__name__}"
+            )
+        if delete_history not in DELETE_HISTORY:
+            raise ValueError(
+                f"delete_history must be one of {', '.join(map(repr, DELETE_HISTORY))} or None, "
+                f"got {delete_history!r}"
+            )
+        payload["deleteHistory"] = delete_history
+    _acked(client, BAN, payload)
+
+
+def unban(client: Client, server_id: str, user: Any) -> None:
+    """Lift the ban of ``user`` in server ``server_id``; see :meth:`Guild.unban <service_client.Guild.unban>`."""
+    payload = {"serverPublicId": _server_id(server_id), "userPublicId": user_id_of(user)}
+    _acked(client, UNBAN, payload)
