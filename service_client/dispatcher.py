@@ -71,7 +71,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .command_context import CommandContext
 from .commands import Command
@@ -212,6 +212,10 @@ class CommandDispatcher:
 
     # -- registration ---------------------------------------------------------
 
+    @overload
+    def command(self, name: _F, /) -> _F: ...
+
+    @overload
     def command(
         self,
         name: str | None = None,
@@ -220,11 +224,26 @@ class CommandDispatcher:
         description: str | None = None,
         requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
         cooldown: float | None = None,
-    ) -> Callable[[_F], _F]:
+    ) -> Callable[[_F], _F]: ...
+
+    def command(
+        self,
+        name: Any = None,
+        *,
+        aliases: str | Iterable[str] | None = (),
+        description: str | None = None,
+        requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
+        cooldown: float | None = None,
+    ) -> Any:
         """Decorator: register a function as a command, ``execute(ctx, *args)``.
 
+        Both ``@commands.command()`` (with or without options) and the bare
+        ``@commands.command`` register the function under its own name; either
+        way the function is returned unchanged.
+
         Args:
-            name: The command's name; default the function's name.
+            name: The command's name; default the function's name. (With the
+                bare form this is the decorated function itself.)
             aliases: Other names (one str or an iterable of str).
             description: One line for the help; default the first line of the
                 function's docstring.
@@ -233,7 +252,8 @@ class CommandDispatcher:
             cooldown: Seconds between two runs by one user (see :class:`Command`).
 
         Returns:
-            A decorator that registers the function and returns it unchanged.
+            A decorator that registers the function and returns it unchanged
+            (the bare form: the function, already registered).
 
         Raises:
             TypeError, ValueError: As :class:`Command` and :meth:`add`, when
@@ -258,6 +278,9 @@ class CommandDispatcher:
             )
             return fn
 
+        if callable(name) and not isinstance(name, str):  # bare @command: name is the function
+            fn, name = name, None
+            return decorator(fn)
         return decorator
 
     def add(self, command: Command) -> Command:

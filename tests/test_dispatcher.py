@@ -587,3 +587,24 @@ def test_context_repr_shows_attributes_under_their_names(client, bot):
     (text,) = seen
     assert text.startswith("<CommandContext invoked_with='say' args=['hi', 'there'] author=")
     assert text.endswith("channel_id='C1'>")
+
+
+# -- the bare decorator ----------------------------------------------------------------------------
+
+
+def test_the_bare_decorator_registers_the_command_and_keeps_the_function(client, bot):
+    @bot.command
+    def ping(ctx: CommandContext) -> None:
+        """Check that the bot is alive."""
+        ctx.reply("Pong!")
+
+    assert callable(ping) and ping.__name__ == "ping"           # the function, not a decorator
+    assert bot.commands["ping"].execute is ping
+    assert run(client, "!ping").replies == ["Pong!"]
+    assert "!ping: Check that the bot is alive." in bot.help_text()
+
+    @bot.command()
+    def pong(ctx: CommandContext) -> None:
+        ctx.reply("Ping!")
+
+    assert run(client, "!pong").replies == ["Ping!"]
