@@ -118,10 +118,14 @@ def main() -> int:
     if not token:
         print("set SERVICE_TOKEN to the bot's token", file=sys.stderr)
         return 2
-    client = build_client(
-        base_url=os.environ.get("SERVICE_BASE_URL") or None,
-        socket_url=os.environ.get("SERVICE_SOCKET_URL") or None,
-    )
+    try:
+        client = build_client(
+            base_url=os.environ.get("SERVICE_BASE_URL") or None,
+            socket_url=os.environ.get("SERVICE_SOCKET_URL") or None,
+        )
+    except ValueError as error:  # one URL set without the other: name both
+        print(f"{error}; set SERVICE_BASE_URL and SERVICE_SOCKET_URL together", file=sys.stderr)
+        return 2
     client.run(token)
     return 0
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from . import _config
 from .errors import InsecureHostWarning
 
-__all__ = ["check_hosts", "validate_url"]
+__all__ = ["check_hosts", "check_pair", "validate_url"]
 
 
 def check_hosts(base_url: str, socket_url: str) -> None:
@@ -38,6 +38,40 @@ def check_hosts(base_url: str, socket_url: str) -> None:
         warn_always(
             "the bot token will travel unencrypted (not https): " + ", ".join(plain)
         )
+
+
+def check_pair(base_url: str | None, socket_url: str | None, resolved_base: str, resolved_socket: str) -> None:
+    """Refuse half a configuration that would send the token to the real service.
+
+    Refused: exactly one of ``base_url`` / ``socket_url`` is given, it points at a
+    host other than the service's (the emulator on 127.0.0.1, a staging host...), and
+    the other one falls back to the real service's default. The client would then log
+    in to the real service with a token meant for the other host.
+
+    Args:
+        base_url: ``base_url`` as given to the constructor (None when not given).
+        socket_url: ``socket_url`` as given (None when not given).
+        resolved_base: The REST base the client would use.
+        resolved_socket: The socket URL the client would use.
+
+    Raises:
+        ValueError: The case above; the message says to pass both.
+    """
+    if (base_url is None) == (socket_url is None):
+        return
+    given_name, given, other_name, other, default = (
+        ("base_url", resolved_base, "socket_url", resolved_socket, _config.DEFAULT_SOCKET_URL)
+        if base_url is not None
+        else ("socket_url", resolved_socket, "base_url", resolved_base, _config.DEFAULT_BASE_URL)
+    )
+    host = (urlsplit(given).hostname or "").lower()
+    if host in _config.SERVICE_HOSTS or other.rstrip("/") != default.rstrip("/"):
+        return
+    raise ValueError(
+        f"{given_name} points at {host} but {other_name} was not given, so it would be the real "
+        f"service's {default} and the bot token would be sent there: pass both base_url and "
+        f"socket_url (for the emulator: base_url=emu.base_url, socket_url=emu.socket_url)"
+    )
 
 
 def warn_always(message: str) -> None:

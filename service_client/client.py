@@ -52,7 +52,7 @@ from . import _config
 from ._client_events import ClientEvents
 from ._client_ops import MISSING, ClientOperations
 from ._client_ops import _activity_payload as _activity_payload  # tests import it from here
-from ._client_urls import check_hosts, validate_url
+from ._client_urls import check_hosts, check_pair, validate_url
 from ._secret import REDACTED, Secret
 from .errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from .events import EventEmitter, EventSlot, OrderedWorkerPool
@@ -130,7 +130,11 @@ class Client(ClientEvents, ClientOperations):
 
     Raises:
         TypeError: An argument has the wrong type.
-        ValueError: A URL is not http(s)/ws(s) or ``workers`` is not positive.
+        ValueError: A URL is not http(s)/ws(s) or ``workers`` is not positive;
+            or only one of ``base_url`` / ``socket_url`` is given, pointing at
+            another host (the emulator...), while the other would be the real
+            service's default: the token would be sent to the real service.
+            Pass both.
 
     Warns:
         InsecureHostWarning: At every construction whose URLs point to a host
@@ -173,6 +177,7 @@ class Client(ClientEvents, ClientOperations):
                 raise TypeError(f"{arg} must be a number of seconds, got {type(value).__name__}")
             if not value > 0 or value != value or value == float("inf"):
                 raise ValueError(f"{arg} must be a finite number of seconds > 0, got {value!r}")
+        check_pair(base_url, socket_url, base, sock)
         self.base_url = base.rstrip("/")
         self.socket_url = sock.rstrip("/")
         self.site_url = site_url.rstrip("/")

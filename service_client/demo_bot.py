@@ -55,17 +55,21 @@ def main() -> int:
     """Run the bot with ``SERVICE_TOKEN`` (and optional ``SERVICE_BASE_URL``, ``SERVICE_SOCKET_URL``).
 
     Returns:
-        0 after Ctrl-C, 2 when ``SERVICE_TOKEN`` is not set.
+        0 after Ctrl-C, 2 when ``SERVICE_TOKEN`` is not set or only one of the two URLs is.
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = os.environ.get("SERVICE_TOKEN")
     if not token:
         print("set SERVICE_TOKEN to the bot's token", file=sys.stderr)
         return 2
-    client = build_client(
-        base_url=os.environ.get("SERVICE_BASE_URL") or None,
-        socket_url=os.environ.get("SERVICE_SOCKET_URL") or None,
-    )
+    try:
+        client = build_client(
+            base_url=os.environ.get("SERVICE_BASE_URL") or None,
+            socket_url=os.environ.get("SERVICE_SOCKET_URL") or None,
+        )
+    except ValueError as error:  # one URL set without the other: name both
+        print(f"{error}; set SERVICE_BASE_URL and SERVICE_SOCKET_URL together", file=sys.stderr)
+        return 2
     client.run(token)
     return 0
 

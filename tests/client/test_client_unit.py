@@ -36,8 +36,36 @@ def test_foreign_host_and_plain_http_warn_separately_at_every_construction():
         assert any("not the service's" in m and "evil.example" in m for m in messages)
         assert any("unencrypted" in m for m in messages)
     with pytest.warns(InsecureHostWarning) as record:
-        Client(base_url="https://evil.example/v2").destroy()
+        Client(base_url="https://evil.example/v2", socket_url="https://rt.evil.example").destroy()
     assert len(record) == 1
+
+
+@pytest.mark.parametrize(
+    ("given", "named", "host"),
+    [
+        ({"base_url": "http://127.0.0.1:8080/api/v2"}, "base_url", "127.0.0.1"),
+        ({"socket_url": "http://localhost:8080"}, "socket_url", "localhost"),
+        ({"base_url": "https://staging.example/v2"}, "base_url", "staging.example"),
+    ],
+)
+def test_half_a_configuration_pointing_elsewhere_is_refused_before_the_token_can_leave(given, named, host):
+    # The other URL would be the real service's default: login would send the token there.
+    with pytest.raises(ValueError, match="pass both base_url and socket_url") as info:
+        Client(**given)
+    assert named in str(info.value) and host in str(info.value)
+    assert "service-chat.app" in str(info.value)
+
+
+def test_half_a_configuration_on_the_real_service_or_both_urls_given_is_accepted():
+    Client(base_url="https://api.service-chat.app/v2").destroy()
+    Client(socket_url="https://rt.service-chat.app").destroy()
+    Client(base_url="http://127.0.0.1:9/api/v2", socket_url="http://127.0.0.1:9").destroy()
+
+    class Local(Client):  # a subclass whose defaults are both local: one override is fine
+        base_url = "http://127.0.0.1:9/api/v2"
+        socket_url = "http://127.0.0.1:9"
+
+    Local(base_url="http://127.0.0.1:10/api/v2").destroy()
 
 
 def test_token_is_never_shown():
