@@ -4,7 +4,8 @@
 channels, and gives each speaking user a logged-in client that records every
 message it receives, so :meth:`BotWorld.say` and :meth:`BotWorld.expect_reply`
 cannot miss a reply that comes at once. The fixtures of
-:mod:`service_client.pytest_plugin` (``bot_world``, ``say``, ``expect_reply``)
+:mod:`service_client.pytest_plugin` (``bot_world``, ``say``, ``expect_reply``,
+``expect_message``)
 hand these out; import the classes from ``service_client.pytest_plugin``.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
     from .models.message import Message
 
-__all__ = ["LOGIN_TIMEOUT_S", "REPLY_TIMEOUT_S", "BotWorld", "WorldObject", "WorldUser"]
+__all__ = ["LOGIN_TIMEOUT_S", "REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage", "WorldObject", "WorldUser"]
 
 #: Seconds :meth:`BotWorld.expect_reply` waits by default.
 REPLY_TIMEOUT_S = 10.0
@@ -101,6 +102,104 @@ class _Recorder:
             self.cond.notify_all()
 
 
+class ExpectedMessage:
+    """A wait for the bot's next message in a channel, started by :meth:`BotWorld.expect_message`.
+
+    Recording starts when the handle is made. :meth:`result` blocks until a matching message
+    has arrived; as a context manager, the end of the ``with`` block waits for it (unless the
+    block raised) so :meth:`result` returns at once after it. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        recorder: _Recorder,
+        start: int,
+        channel_id: str,
+        author: WorldUser,
+        check: Callable[[Message], bool] | None,
+        timeout: float,
+    ) -> None:
+        self._recorder = recorder
+        self._start = start
+        self._channel_id = channel_id
+        self._author = author
+        self._check = check
+        self._timeout = timeout
+        self._lock = threading.Lock()  # guards _message
+        self._message: Message | None = None
+
+    def result(self, timeout: float | None = None) -> Message:
+        """The message: the first one of the bot in the channel since the handle was made.
+
+        Args:
+            timeout: Seconds to wait; default the ``timeout`` given to ``expect_message``.
+
+        Returns:
+            The :class:`~service_client.Message` as the watching client received it; the same
+            one on every call.
+
+        Raises:
+            AssertionError: None came within the timeout (the text lists the messages seen in
+                the channel meanwhile).
+            ValueError: A bad ``timeout``.
+            Exception: Whatever ``check`` raised.
+        """
+        wait = self._timeout if timeout is None else timeout
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
+            raise ValueError(f"timeout must be a non-negative number of seconds, got {wait!r}")
+        recorder = self._recorder
+        deadline = time.monotonic() + wait
+        scanned = self._start
+        seen: list[Message] = []
+        while True:
+            with self._lock:
+                if self._message is not None:
+                    return self._message
+            with recorder.cond:
+                fresh = recorder.messages[scanned:]
+            scanned += len(fresh)
+            # ``check`` is the caller's code: it runs with no lock held.
+            for message in fresh:
+                if message.channel_id != self._channel_id:
+                    continue
+                seen.append(message)
+                if message.author is None or message.author.id != self._author.id:
+                    continue
+                if self._check is not None and not self._check(message):
+                    continue
+                with recorder.cond, self._lock:
+                    if self._message is not None:
+                        return self._message
+                    if message.id not in recorder.consumed:
+                        recorder.consumed.add(message.id)
+                        self._message = message
+                        return message
+            with recorder.cond:
+                if len(recorder.messages) > scanned:
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    lines = "; ".join(
+                        f"{m.author.username if m.author else None}: {m.content!r}" for m in seen
+                    ) or "none"
+                    raise AssertionError(
+                        f"no message from {self._author.name} in channel {self._channel_id} within "
+                        f"{wait:g} s (messages seen there meanwhile: {lines})"
+                    )
+                recorder.cond.wait(remaining)
+
+    def __enter__(self) -> ExpectedMessage:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if exc_type is None:
+            self.result()
+
+    def __repr__(self) -> str:
+        state = "received" if self._message is not None else "waiting"
+        return f"<ExpectedMessage channel={self._channel_id!r} author={self._author.name!r} {state}>"
+
+
 class BotWorld:
     """A server with users, roles and channels on a reset emulator, and a way to talk to the bot.
 
@@ -147,6 +246,7 @@ class BotWorld:
         self._made: list[Client] = []
         self._recorders: dict[int, _Recorder] = {}
         self._last_said: Message | None = None
+        self._known_channel_ids: set[str] = set()
         self._closed = False
 
         owner = self._new_user("alice")
@@ -261,8 +361,19 @@ class BotWorld:
                 raise ValueError("channel must not be empty")
             try:
                 return self.channel(channel).id
-            except LookupError:
-                return channel  # a channel this world did not seed (a DM, a new channel)
+            except LookupError as not_seeded:
+                # A channel this world did not seed (a DM, a channel made later) is fine if the
+                # emulator knows its id; a misspelt name is not, and would only time out later.
+                with self._lock:
+                    known = channel in self._known_channel_ids
+                if not known:
+                    try:
+                        self.emulator.messages(channel)
+                    except LookupError:
+                        raise LookupError(f"{not_seeded.args[0]} (and no channel has that id)") from None
+                    with self._lock:
+                        self._known_channel_ids.add(channel)
+                return channel
         ident = channel.get("publicId") if isinstance(channel, Mapping) else getattr(channel, "id", None)
         if isinstance(ident, str) and ident:
             return ident
@@ -379,10 +490,19 @@ class BotWorld:
         Raises:
             AssertionError: No such message within ``timeout`` (the text lists the messages
                 seen in that channel after ``to``).
+            TypeError: ``to`` is not a :class:`~service_client.Message` (a channel, say: use
+                :meth:`expect_message` for a message the bot posts on its own).
             ValueError: Nothing was said yet, or ``to`` was not returned by :meth:`say`.
         """
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
+        from .models.message import Message as _Message
+
+        if to is not None and not isinstance(to, _Message):
+            raise TypeError(
+                f"expect_reply() takes a message returned by say(), got {type(to).__name__}; to wait "
+                "for a message the bot posts in a channel on its own, use expect_message(channel)"
+            )
         with self._lock:
             said = to if to is not None else self._last_said
         if said is None:
@@ -418,6 +538,66 @@ class BotWorld:
                         f"(messages after it in that channel: {lines})"
                     )
                 recorder.cond.wait(remaining)
+
+    def expect_message(
+        self,
+        channel: Any,
+        *,
+        timeout: float = REPLY_TIMEOUT_S,
+        check: Callable[[Message], bool] | None = None,
+        author: WorldUser | str | None = None,
+        as_user: WorldUser | str | None = None,
+    ) -> ExpectedMessage:
+        """Start waiting for the next message the bot posts in a channel, with no :meth:`say` before.
+
+        For what the bot sends on its own (a welcome when a member joins, a scheduled
+        announcement). Call it *before* the action that makes the bot post: it marks the
+        moment, and only messages arriving after it count, however soon they come. Use it as
+        a context manager, which waits when the block ends, or keep the handle and call
+        :meth:`ExpectedMessage.result`::
+
+            with bot_world.expect_message("general") as got:
+                bot_world.add_user("dave")                   # the bot welcomes dave
+            assert got.result().content == "Welcome, dave!"
+
+            pending = bot_world.expect_message("general", check=lambda m: "dave" in m.content)
+            bot_world.add_user("dave")
+            assert pending.result().content == "Welcome, dave!"
+
+        Each handle returns one message, and a message is returned by one handle only: the
+        first :meth:`ExpectedMessage.result` call takes the earliest matching message no
+        other handle took. So two handles made before the action, asked in turn, return the
+        bot's first two messages in order.
+
+        Args:
+            channel: A channel name of this world, a channel id, a :class:`WorldObject`, a
+                :class:`~service_client.Channel` or a channel record.
+            timeout: Seconds :meth:`ExpectedMessage.result` (and the end of the ``with`` block)
+                waits, counted from the call of ``result`` (or the block's end).
+            check: Only a message for which ``check(message)`` is true counts.
+            author: Whose message counts: a :class:`WorldUser`, name or id; default the bot.
+            as_user: Whose client watches the channel (it must see it); default ``alice``,
+                the server's owner, who sees every channel of the server.
+
+        Returns:
+            An :class:`ExpectedMessage` handle, already recording.
+
+        Raises:
+            TypeError, ValueError, LookupError: A bad channel, user, ``timeout`` or ``check``
+                (before anything is recorded).
+            ServiceError: The watching user's client could not log in.
+        """
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+            raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
+        if check is not None and not callable(check):
+            raise TypeError(f"check must be a callable or None, got {type(check).__name__}")
+        channel_id = self._channel_id(channel)
+        replier = self.bot if author is None else self._speaker(author)
+        client = self.client_for(self._speaker(as_user))
+        recorder = self._recorders[id(client)]
+        with recorder.cond:
+            start = len(recorder.messages)
+        return ExpectedMessage(recorder, start, channel_id, replier, check, float(timeout))
 
     def close(self) -> None:
         """Destroy the users' clients made by :meth:`client_for` (the fixture does it at teardown)."""

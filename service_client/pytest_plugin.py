@@ -38,6 +38,9 @@ Fixtures:
 
 - ``say`` and ``expect_reply``: :meth:`BotWorld.say` and
   :meth:`BotWorld.expect_reply`, race-free (see there).
+- ``expect_message``: :meth:`BotWorld.expect_message`, for a message the bot
+  posts on its own (no ``say`` before it); made before the action that
+  causes it, so it cannot miss it.
 - ``service_emulator_server`` (an emulator for the session) and
   ``service_emulator`` (the same, reset before each test).
 - ``listener_errors`` (see below).
@@ -73,7 +76,7 @@ import pytest
 
 # The helpers live apart from the fixtures and hooks that pytest loads from this module:
 # the seeded world in ._bot_world, the listener error record in ._listener_errors.
-from ._bot_world import LOGIN_TIMEOUT_S, BotWorld, WorldObject, WorldUser
+from ._bot_world import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, WorldObject, WorldUser
 from ._bot_world import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
 from ._listener_errors import ListenerErrors
 
@@ -84,12 +87,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "BotWorld",
     "ClientLeftRunningWarning",
+    "ExpectedMessage",
     "ListenerErrors",
     "WorldObject",
     "WorldUser",
     "bot_client",
     "bot_factory",
     "bot_world",
+    "expect_message",
     "expect_reply",
     "listener_errors",
     "say",
@@ -286,3 +291,15 @@ def say(bot_world: BotWorld) -> Callable[..., Message]:
 def expect_reply(bot_world: BotWorld) -> Callable[..., Message]:
     """:meth:`BotWorld.expect_reply` of the test's ``bot_world``: ``expect_reply(to=None, timeout=10)``."""
     return bot_world.expect_reply
+
+
+@pytest.fixture
+def expect_message(bot_world: BotWorld) -> Callable[..., ExpectedMessage]:
+    """:meth:`BotWorld.expect_message` of the test's ``bot_world``:
+    ``expect_message(channel, timeout=10, check=None)``, made before the action::
+
+        with expect_message("general") as got:
+            bot_world.add_user("dave")
+        assert got.result().content == "Welcome, dave!"
+    """
+    return bot_world.expect_message

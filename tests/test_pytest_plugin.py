@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -280,6 +281,59 @@ def test_expect_reply_fails_with_what_the_channel_saw(bot_world: BotWorld, say: 
             expect_reply(Message(stranger, {"publicId": "M0", "channelPublicId": bot_world.random.id}))
     finally:
         stranger.destroy()
+
+
+def test_a_misspelt_channel_name_is_refused_at_once_with_the_known_channels(bot_world: BotWorld, say: Any) -> None:
+    started = time.monotonic()
+    with pytest.raises(LookupError, match=r"no channel 'genral' in this world; known: general, random, voice"):
+        say("genral", "hi")
+    assert time.monotonic() - started < 2                            # no 10 s wait for an echo
+    made = bot_world.emulator.create_channel(bot_world.server.id, "later")
+    made = made.get("publicId") or made["channel"]["publicId"]
+    assert say(made, "by id").channel_id == made                     # an id the world did not seed is fine
+
+
+def test_expect_reply_given_a_channel_says_it_takes_a_message_from_say(
+    bot_world: BotWorld, say: Any, expect_reply: Any
+) -> None:
+    say("general", "hi")
+    with pytest.raises(TypeError, match=r"takes a message returned by say\(\), got WorldObject.*expect_message"):
+        expect_reply(bot_world.general)
+
+
+def test_expect_message_returns_what_the_bot_posts_on_its_own(
+    bot_world: BotWorld, bot_client: Client, expect_message: Any
+) -> None:
+    @bot_client.on("guild_member_add")
+    def welcome(member: Any) -> None:
+        bot_client.send_message(bot_world.general.id, f"Welcome, {member.user.username}!")
+        if member.user.username != "dave":
+            bot_client.send_message(bot_world.general.id, "Read the rules.")
+
+    bot_client.send_message(bot_world.general.id, "posted before: never counts")
+    with expect_message("general") as got:
+        bot_world.add_user("dave")
+    assert got.result().content == "Welcome, dave!"                   # waited for at the block's end
+    assert got.result() is got.result()
+    assert got.result().channel_id == bot_world.general.id
+
+    # two handles made before the action: the first two messages, in order
+    first, second = expect_message(bot_world.general), expect_message("general")
+    bot_world.add_user("erin")
+    assert (first.result().content, second.result().content) == ("Welcome, erin!", "Read the rules.")
+
+    # check filters; a message that arrived before result() was called is not missed
+    rules = expect_message("general", check=lambda m: m.content.startswith("Read"))
+    bot_world.add_user("frank")
+    assert rules.result().content == "Read the rules."
+
+    quiet = expect_message("random", timeout=0)
+    with pytest.raises(AssertionError, match=r"no message from testbot in channel .* within 0 s"):
+        quiet.result()
+    with pytest.raises(LookupError, match="known: general"):
+        expect_message("genral")
+    with pytest.raises(TypeError, match="check must be a callable"):
+        expect_message("general", check="yes")
 
 
 def test_the_plugin_imports_no_emulator_until_a_fixture_needs_it() -> None:
