@@ -225,6 +225,13 @@ fails when the listener is registered instead of never firing:
 
     ValueError: unknown event 'mesage_create': did you mean 'message_create'? For an event ...
 
+Names written as other libraries write them are pointed to this client's
+event first: a leading ``on_`` is dropped and ``"on_message"`` suggests
+``message_create``, ``"member_join"`` ``guild_member_add``, ``"guild_join"``
+``guild_create``, ``"reaction_add"`` ``message_reaction_add`` (the whole list
+is ``service_client.event_names.OTHER_LIBRARY_NAMES``). They are only
+suggestions: such a name is still refused.
+
 Type checkers (mypy, pyright) see each event's listener signature: a listener
 of ``message_create`` must accept a :class:`~service_client.Message`, and
 ``client.wait_for("message_create")`` is a ``Message``; ``wait_for`` returns

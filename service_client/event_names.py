@@ -32,6 +32,7 @@ from typing import Literal, NewType
 __all__ = [
     "EVENTS",
     "EVENT_NAMES",
+    "OTHER_LIBRARY_NAMES",
     "CustomEvent",
     "EventArg",
     "EventName",
@@ -429,8 +430,75 @@ def event_spec(name: str) -> EventSpec:
     return entry
 
 
+#: Names other chat libraries use (and the ``on_`` handler names they derive from them),
+#: mapped to this client's event. Only suggestions: these names are never accepted.
+OTHER_LIBRARY_NAMES: dict[str, str] = {
+    "message": "message_create",
+    "message_new": "message_create",
+    "message_send": "message_create",
+    "message_edit": "message_update",
+    "message_edited": "message_update",
+    "message_updated": "message_update",
+    "message_deleted": "message_delete",
+    "message_reaction": "message_reaction_add",
+    "reaction_add": "message_reaction_add",
+    "reaction_remove": "message_reaction_remove",
+    "reaction_clear": "message_reaction_remove_all",
+    "raw_reaction_add": "message_reaction_add",
+    "raw_reaction_remove": "message_reaction_remove",
+    "raw_reaction_clear": "message_reaction_remove_all",
+    "raw_message_edit": "message_update",
+    "raw_message_delete": "message_delete",
+    "message_pinned": "message_pin",
+    "pins_update": "message_pin",
+    "member_join": "guild_member_add",
+    "member_add": "guild_member_add",
+    "member_joined": "guild_member_add",
+    "member_remove": "guild_member_remove",
+    "member_leave": "guild_member_remove",
+    "member_left": "guild_member_remove",
+    "member_kick": "guild_member_remove",
+    "member_update": "guild_member_update",
+    "member_ban": "guild_ban_add",
+    "member_unban": "guild_ban_remove",
+    "ban_add": "guild_ban_add",
+    "ban_remove": "guild_ban_remove",
+    "guild_join": "guild_create",
+    "guild_available": "guild_create",
+    "server_join": "guild_create",
+    "server_joined": "guild_create",
+    "guild_remove": "guild_delete",
+    "guild_leave": "guild_delete",
+    "server_leave": "guild_delete",
+    "server_update": "guild_update",
+    "guild_role_create": "role_create",
+    "guild_role_update": "role_update",
+    "guild_role_delete": "role_delete",
+    "guild_channel_create": "guild_channels_update",
+    "guild_channel_update": "guild_channels_update",
+    "guild_channel_delete": "guild_channels_update",
+    "channel_create": "guild_channels_update",
+    "channel_update": "guild_channels_update",
+    "channel_delete": "guild_channels_update",
+    "typing": "typing_start",
+    "presence": "presence_update",
+    "voice_state": "voice_state_update",
+    "connect": "ready",
+    "connected": "ready",
+    "resumed": "reconnect",
+    "resume": "reconnect",
+    "disconnected": "disconnect",
+}
+
+
 def unknown_event_message(name: str, custom: frozenset[str] | set[str] = frozenset()) -> str:
     """The message of the :class:`ValueError` raised for an unknown event name.
+
+    Suggestions, best first: the name without a leading ``on_`` (``"on_message_create"``
+    -> ``message_create``), this client's name for an event other libraries call
+    differently (``"message"``, ``"on_message"`` -> ``message_create``; ``"member_join"``
+    -> ``guild_member_add``; ``"guild_join"`` -> ``guild_create``; ``"reaction_add"`` ->
+    ``message_reaction_add``...), then the closest spellings.
 
     Args:
         name: The name that was refused.
@@ -442,7 +510,24 @@ def unknown_event_message(name: str, custom: frozenset[str] | set[str] = frozens
         followed by how to opt into an event of one's own.
     """
     candidates = sorted(EVENT_NAMES | set(custom))
-    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    known = set(candidates)
+    stem = name.lower().replace("-", "_").replace(":", "_").replace(" ", "_")
+    if stem.startswith("on_"):
+        stem = stem[3:]
+    # camelCase as other libraries write it: onMessage, memberJoin -> message, member_join
+    camel = "".join(("_" + ch.lower()) if ch.isupper() else ch for ch in name).lstrip("_")
+    if camel.startswith("on_"):
+        camel = camel[3:]
+    close: list[str] = []
+    for form in (stem, camel):
+        for guess in (form, OTHER_LIBRARY_NAMES.get(form)):
+            if guess is not None and guess in known and guess != name and guess not in close:
+                close.append(guess)
+    for form in dict.fromkeys((name, stem, camel)):
+        for guess in difflib.get_close_matches(form, candidates, n=3, cutoff=0.6):
+            if guess not in close:
+                close.append(guess)
+    close = close[:3]
     if close:
         hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
     else:

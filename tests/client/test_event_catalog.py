@@ -41,6 +41,33 @@ def test_an_unknown_name_raises_value_error_naming_the_closest_event(client):
 
 
 @pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        ("on_message", "message_create"),
+        ("message", "message_create"),
+        ("on_message_create", "message_create"),
+        ("onMessage", "message_create"),
+        ("on_ready", "ready"),
+        ("member_join", "guild_member_add"),
+        ("on_member_join", "guild_member_add"),
+        ("memberJoin", "guild_member_add"),
+        ("on_member_remove", "guild_member_remove"),
+        ("guild_join", "guild_create"),
+        ("on_guild_remove", "guild_delete"),
+        ("reaction_add", "message_reaction_add"),
+        ("on_raw_reaction_add", "message_reaction_add"),
+        ("message_edit", "message_update"),
+        ("member_ban", "guild_ban_add"),
+    ],
+)
+def test_names_from_other_libraries_and_on_prefixes_suggest_this_clients_event_first(client, name, first):
+    with pytest.raises(ValueError) as raised:
+        client.on(name, lambda *args: None)
+    assert f"unknown event {name!r}: did you mean {first!r}" in str(raised.value)
+    assert client.listeners(first) == []  # a suggestion only: nothing registered
+
+
+@pytest.mark.parametrize(
     "call",
     [
         lambda c: c.on("guild_memeber_add"),
