@@ -512,15 +512,38 @@ class CommandDispatcher:
 
     # -- help ----------------------------------------------------------------------
 
-    def usage(self, command: Command) -> str:
+    def usage(self, command: Command | str) -> str:
         """The usage line of a command, from the parameters of its ``execute`` after the context.
 
         ``<name>`` for a required word, ``[name]`` for an optional one,
         ``[name...]`` for ``*name``; e.g. ``"!warn <user_id> [reason...]"``.
         Just the command when ``execute`` cannot be introspected.
+
+        Args:
+            command: A :class:`Command`, or the name or alias of a registered one
+                (the prefix may be included: ``"warn"`` or ``"!warn"``).
+
+        Returns:
+            The usage line.
+
+        Raises:
+            TypeError: ``command`` is neither a :class:`Command` nor a str.
+            LookupError: No registered command has that name or alias (the message
+                lists the known ones).
         """
         import inspect
 
+        if isinstance(command, str):
+            word = command
+            for prefix in self._prefixes:
+                word = word.removeprefix(prefix)
+            found = self.get(word)
+            if found is None:
+                known = ", ".join(sorted(c.name for c in self.commands.values() if isinstance(c, Command)))
+                raise LookupError(f"no command {command!r}; known: {known or 'none'}")
+            command = found
+        elif not isinstance(command, Command):
+            raise TypeError(f"command must be a Command or a command name, got {type(command).__name__}")
         parts = [self.prefix + command.name]
         signature = self._signature(command)
         if signature is not None:
@@ -557,13 +580,13 @@ class CommandDispatcher:
                 if self.help_command and self._fold(word) == HELP:
                     return f"{self.prefix}{HELP} [command]: list the commands, or describe one."
                 return f"Unknown command {self.prefix}{word}. Try {self.prefix}{HELP}."
-            return self._help_line(command, detailed=True)
-        lines = [self._help_line(c, detailed=False) for c in commands]
+            return self._help_line(command)
+        lines = [self._help_line(c) for c in commands]
         if self.help_command and self.get(HELP) is None:
             lines.append(f"{self.prefix}{HELP} [command]: list the commands, or describe one.")
         return "Commands:\n" + "\n".join(lines) if lines else "No commands."
 
-    def _help_line(self, command: Command, *, detailed: bool) -> str:
+    def _help_line(self, command: Command) -> str:
         line = self.usage(command)
         if command.description:
             line += f": {command.description}"
@@ -572,7 +595,7 @@ class CommandDispatcher:
             notes.append("aliases " + ", ".join(self.prefix + a for a in command.aliases))
         if command.requires:
             notes.append(f"needs {_names(command.requires)}")
-        if detailed and command.cooldown:
+        if command.cooldown:
             notes.append(f"cooldown {_seconds(command.cooldown)}")
         return line + (f" ({'; '.join(notes)})" if notes else "")
 

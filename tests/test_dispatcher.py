@@ -492,7 +492,7 @@ def test_generated_help_lists_and_describes_commands(client, bot):
     assert listing == ["\n".join([
         "Commands:",
         "!ping: Check that the bot is alive. (aliases !p)",
-        "!warn <user_id> [reason...]: Warn a member. (needs KICK_MEMBERS)",
+        "!warn <user_id> [reason...]: Warn a member. (needs KICK_MEMBERS; cooldown 30 s)",
         "!help [command]: list the commands, or describe one.",
     ])]
     assert run(client, "!help warn").replies == [
@@ -608,3 +608,24 @@ def test_the_bare_decorator_registers_the_command_and_keeps_the_function(client,
         ctx.reply("Ping!")
 
     assert run(client, "!pong").replies == ["Ping!"]
+
+
+def test_usage_takes_a_command_or_its_name_and_refuses_anything_else(client, bot):
+    @bot.command(aliases=["w"])
+    def warn(ctx: CommandContext, user_id: str, *reason: str) -> None:
+        """Warn a member."""
+
+    assert bot.usage("warn") == bot.usage("!w") == bot.usage(bot.commands["warn"]) == "!warn <user_id> [reason...]"
+    with pytest.raises(LookupError, match=r"no command 'nope'; known: warn"):
+        bot.usage("nope")
+    with pytest.raises(TypeError, match="command must be a Command or a command name, got int"):
+        bot.usage(3)
+
+
+def test_the_listing_shows_each_commands_cooldown_as_its_docstring_says(client, bot):
+    @bot.command(cooldown=2.5)
+    def slow(ctx: CommandContext) -> None:
+        """Slow down."""
+
+    assert "cooldown" in CommandDispatcher.help_text.__doc__
+    assert bot.help_text().splitlines()[1] == "!slow: Slow down. (cooldown 2.5 s)"
