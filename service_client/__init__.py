@@ -5,8 +5,17 @@ Every public name is importable from here::
     from service_client import Client, CommandDispatcher, Message, ServiceAPIError
 
 Importing the package is light: requests, urllib3 and websocket-client load
-when the first :class:`Client` is created and when it logs in. See README.rst
-for the two commands a newcomer runs.
+when the first :class:`Client` is created and when it logs in.
+
+To see a bot at work, install the ``emulator`` extra
+(``pip install 'service_client[emulator]'``) and run::
+
+    python -m service_client demo       # a local emulator, a sample bot, and a user it answers
+    python -m service_client emulator   # the emulator alone, to point your own bot at
+
+``python -m service_client demo --help`` and ``emulator --help`` list their
+options; the pytest plugin (fixtures ``bot_world``, ``say``, ``expect_reply``)
+tests a bot against the same emulator.
 """
 
 from __future__ import annotations

@@ -189,11 +189,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="python -m service_client")
+    parser = argparse.ArgumentParser(
+        prog="python -m service_client",
+        description="service_client: a demo of a bot on a local emulator of the service, or the emulator alone.",
+    )
     parser.add_argument("--version", action="version", version=f"service_client {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the sample bot against the emulator and print the conversation")
-    demo.add_argument("--serve", action="store_true", help="keep running until Ctrl-C afterwards")
+    demo = sub.add_parser(
+        "demo",
+        help="run the sample bot against the emulator and print the conversation",
+        description=(
+            "Start the emulator in this process with a demo server, run the demo bot (commands !ping "
+            "and !echo) against it, post '!ping' and '!echo hello world' as the user alice and print "
+            "the conversation. Exits 0 when every reply arrived, 1 otherwise, 2 without the "
+            "emulator extra."
+        ),
+        epilog=(
+            "With --serve, everything keeps running until Ctrl-C: the emulator's web page (chat with "
+            "the bot in a browser), its URLs, alice's token and user id and a curl command that posts "
+            "as alice are printed, then the conversation as it goes on."
+        ),
+    )
+    demo.add_argument(
+        "--serve", action="store_true",
+        help="after the demo, keep the emulator and the bot running until Ctrl-C and print how to reach them",
+    )
     sub.add_parser("emulator", help="serve the emulator (see its --help)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     missing = _emulator_missing()

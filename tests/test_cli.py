@@ -356,3 +356,13 @@ def test_version_flag_prints_the_package_version():
                               stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == f"service_client {service_client.__version__}\n"
+
+
+def test_demo_help_describes_what_the_demo_does():
+    proc = subprocess.run([sys.executable, "-m", "service_client", "demo", "--help"], cwd=ROOT, env=_clean_env(),
+                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "Start the emulator in this process" in text and "!ping" in text and "alice" in text
+    assert "Exits 0 when every reply arrived" in text
+    assert "--serve after the demo, keep the emulator and the bot running until Ctrl-C" in text

@@ -117,3 +117,15 @@ def test_lazy_package_attributes_resolve_and_unknown_names_raise():
             assert "no_such_name" in str(exc)
         else:
             raise AssertionError("an unknown name must raise AttributeError")
+
+
+def test_help_of_the_package_names_the_commands_itself_not_a_readme_a_pip_user_lacks():
+    doc = service_client.__doc__ or ""
+    assert "README" not in doc
+    assert "python -m service_client demo" in doc and "python -m service_client emulator" in doc
+    assert "pip install 'service_client[emulator]'" in doc
+
+
+def test_guild_fetch_member_documents_the_404_of_a_non_member():
+    doc = service_client.Guild.fetch_member.__doc__ or ""
+    assert "ServiceAPIError" in doc and "404" in doc and "not a member" in doc

@@ -161,7 +161,21 @@ class Guild(Model):
         return self._client.channels.fetch_for_guild(self.id, cache=cache)
 
     def fetch_member(self, user_id: str, *, cache: bool = True) -> Member:
-        """``client.members.fetch(self.id, user_id)``."""
+        """Fetch one member of this server: ``client.members.fetch(self.id, user_id)``. Blocks.
+
+        Args:
+            user_id: The user's id (``Member.id``).
+            cache: Store the member in ``client.members`` (and its user in ``client.users``).
+
+        Returns:
+            The :class:`Member`.
+
+        Raises:
+            TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
+            ServiceAPIError: ``status`` 404 when the user is not a member of this server
+                (or does not exist); 403 when the server is not visible to the bot.
+            ServiceTimeoutError: The last attempt timed out.
+        """
         return self._client.members.fetch(self.id, user_id, cache=cache)
 
     # -- server settings, audit log, members, bans --------------------------------

@@ -196,3 +196,19 @@ def test_gateway_errors_round_trip_through_pickle() -> None:
         back = pickle.loads(pickle.dumps(err))
         assert type(back) is type(err) and (back.code, back.event, str(back)) == (err.code, err.event, str(err))
         assert isinstance(back, ServiceError)
+
+
+def test_fetch_member_of_a_kicked_user_raises_the_documented_404(bot: Client, emulator: Any, world: Any) -> None:
+    from service_client import ServiceAPIError
+
+    grant(bot, emulator, world, Permissions.KICK_MEMBERS)
+    member = carol(bot, emulator, world)
+    guild = bot.guilds.cache[sid(world)]
+    assert guild.fetch_member(member.id).id == member.id
+    removed = Recorder(bot, "guild_member_remove")
+    guild.kick(member.id)
+    removed.get()
+    with pytest.raises(ServiceAPIError) as info:
+        guild.fetch_member(member.id)
+    assert info.value.status == 404
+    assert "404" in (Guild.fetch_member.__doc__ or "")
