@@ -84,7 +84,8 @@ class ServiceAuthError(ServiceError):
 
     Raised for an empty or non-string token at ``login``, a token the service
     refuses, and every socket operation (``send_message``, ``set_activity``,
-    ``set_status``) while the socket is not connected.
+    ``set_status``, typing, voice, ``Guild.kick``/``ban``/``unban`` and the
+    ``Member`` shortcuts) while the socket is not connected.
     """
 
 
