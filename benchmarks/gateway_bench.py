@@ -1,57 +1,210 @@
-"""Socket throughput and send latency against the in-process emulator (issue 2).
+"""Socket event throughput of the client (not of a server), and send latency.
 
-Prints ``name: value`` lines, all measured in one run:
+Two servers run, each in its own process, so neither shares the client's GIL:
 
-- ``events_per_s``: 20,000 messages posted by the emulator in bulk, counted at
-  a ``message_create`` listener of our client (first post to last event);
-- ``socketio_events_per_s``: the same stream received by python-socketio's
-  synchronous client with a plain ``message:new`` handler;
-- ``events_ratio_vs_socketio``: ours divided by theirs (goal >= 2.0);
-- ``send_p50_ms``, ``send_p99_ms``: 2,000 sequential ``send_message`` round trips.
+- the emulator (``python -m service_client emulator``): REST for login, the
+  message record the frames are made of, and the ``send_message`` round trips;
+- a "firehose" (``benchmarks/_firehose.py``): a minimal Socket.IO server that
+  accepts any token and, on command, writes N pre-encoded ``message:new``
+  frames (the emulator's message record, each with its own id) straight to the
+  transport, so the figures are those of the reading side.
 
-Run: ``python benchmarks/gateway_bench.py [--events N] [--sends N]``.
+Prints ``name: value`` lines, all measured in one run (medians of ``--repeat``
+runs of each throughput figure, every run printed too):
+
+- ``firehose_events_per_s``: ours, counted at a ``message_create`` listener
+  (from the command to the server until the listener saw the last event);
+- ``raw_events_per_s``: a bare websocket-client loop on the same firehose:
+  ``recv()`` (``skip_utf8_validation=True``) and ``json.loads`` of every frame;
+- ``firehose_ratio_vs_raw``: ours / raw (goal >= 1.5);
+- ``socketio_events_per_s``: python-socketio's synchronous client with a plain
+  ``message:new`` handler, on the same firehose;
+- ``firehose_ratio_vs_socketio``: ours / python-socketio's (goal >= 3);
+- ``emulator_events_per_s`` and the other lines of ``benchmarks/emulator_bench.py``
+  (the emulator's own socket throughput), relayed when that script exists;
+- ``send_p50_ms``, ``send_p99_ms``: ``--sends`` sequential ``send_message``
+  round trips to the emulator.
+- ``json_decoder``: the decoder our reader used (``msgspec`` with the
+  ``service_client[speedups]`` extra, else ``json``; ``--decoder json`` forces
+  the standard library).
+
+Run: ``python benchmarks/gateway_bench.py [--events N] [--sends N] [--repeat N] [--decoder json]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import queue
+import signal
+import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
-import socketio
-
-from service_client import Client
-from service_client.emulator import Emulator
+HERE = Path(__file__).resolve().parent
 
 #: Seconds a stream may take before the run is declared failed.
 STREAM_TIMEOUT_S = 120.0
 
 
-def _world(emu: Emulator) -> dict[str, Any]:
-    human = emu.create_user("alice")
-    bot = emu.create_user("benchbot", bot=True)
-    created = emu.create_server(
-        "Bench", human["user"]["publicId"], channels=[{"name": "general", "type": "TEXT"}]
-    )
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Lines:
+    """The standard output of a child process, one line at a time, read on a thread."""
+
+    def __init__(self, proc: subprocess.Popen[str], name: str) -> None:
+        self.queue: queue.Queue[str | None] = queue.Queue()
+
+        def read() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.queue.put(line.rstrip("\n"))
+            self.queue.put(None)
+
+        threading.Thread(target=read, name=f"gateway_bench-{name}-out", daemon=True).start()
+
+    def wait_for(self, prefix: str, timeout: float) -> str:
+        """The next line starting with ``prefix``; RuntimeError at EOF or after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.queue.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise RuntimeError(f"no {prefix!r} line within {timeout} s") from None
+            if line is None:
+                raise RuntimeError(f"the process ended before printing {prefix!r}")
+            if line.startswith(prefix):
+                return line
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+class EmulatorProcess:
+    """``python -m service_client emulator --port N`` in a child process."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.base_url = self.root + "/api/v2"
+        self.control_url = self.root + "/_emulator"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        _Lines(self.proc, "emulator").wait_for("Serving", 30)
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        """A control-plane POST; the decoded JSON answer."""
+        import requests
+
+        response = requests.post(self.control_url + path, json=body, timeout=30)
+        response.raise_for_status()
+        return response.json()
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+
+class FirehoseProcess:
+    """``benchmarks/_firehose.py`` in a child process, driven through its standard input."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        handle, self._record_path = tempfile.mkstemp(suffix=".json", prefix="firehose-")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(record, out)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "_firehose.py"), "--record", self._record_path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        self._lines = _Lines(self.proc, "firehose")
+        port = int(self._lines.wait_for("listening", 30).split()[1])
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}/socket.io/?EIO=4&transport=websocket"
+
+    def _command(self, line: str, answer: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self._lines.wait_for(answer, STREAM_TIMEOUT_S)
+
+    def prepare(self, count: int) -> None:
+        """Have the frames of ``fire count`` encoded now."""
+        self._command(f"prepare {count}", "ready")
+
+    def sessions(self) -> int:
+        """Connected sessions."""
+        return int(self._command("sessions", "sessions").split()[1])
+
+    def fire(self, count: int) -> None:
+        """Ask for ``count`` frames to every session; returns at once (the answer is read later)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"fire {count}\n")
+        self.proc.stdin.flush()
+
+    def fired(self) -> int:
+        """Wait for the answer of :meth:`fire`; the sessions written to."""
+        return int(self._lines.wait_for("fired", STREAM_TIMEOUT_S).split()[2])
+
+    def wait_sessions(self, count: int, timeout: float = 15.0) -> None:
+        """Wait until ``count`` sessions are connected (a client's CONNECT answer may precede it)."""
+        deadline = time.monotonic() + timeout
+        while self.sessions() != count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the firehose did not see {count} session(s)")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            _stop(self.proc)
+        os.unlink(self._record_path)
+
+
+def make_world(emu: EmulatorProcess) -> dict[str, Any]:
+    """A human, a bot in the human's server, and one message record of the human in its channel."""
+    human = emu.post("/users", {"name": "alice"})
+    bot = emu.post("/users", {"name": "benchbot", "bot": True})
+    created = emu.post("/servers", {"name": "Bench", "ownerId": human["user"]["publicId"],
+                                    "channels": [{"name": "general", "type": "TEXT"}]})
     server_id = created["server"]["publicId"]
-    emu.add_member(server_id, bot["user"]["publicId"])
-    return {
-        "bot_token": bot["token"],
-        "human_id": human["user"]["publicId"],
-        "channel_id": created["channels"][0]["publicId"],
-    }
+    emu.post(f"/servers/{server_id}/members", {"userId": bot["user"]["publicId"]})
+    channel_id = created["channels"][0]["publicId"]
+    posted = emu.post("/messages", {"channelId": channel_id, "authorId": human["user"]["publicId"],
+                                    "content": "a message of the firehose &amp; more"})
+    return {"bot_token": bot["token"], "channel_id": channel_id, "record": posted["message"]}
 
 
-def _post(emu: Emulator, world: dict[str, Any], count: int) -> None:
-    contents = [f"message {i}" for i in range(count)]
-    emu.post_messages(world["channel_id"], world["human_id"], contents)
-
-
-def measure_ours(emu: Emulator, world: dict[str, Any], count: int) -> float:
+def measure_ours(emu: EmulatorProcess, hose: FirehoseProcess, world: dict[str, Any], count: int) -> float:
     """Events per second at a ``message_create`` listener of our client."""
-    client = Client(base_url=emu.base_url, socket_url=emu.socket_url)
+    from service_client import Client
+
+    client = Client(base_url=emu.base_url, socket_url=hose.url)
     done = threading.Event()
     seen = [0]
 
@@ -63,17 +216,54 @@ def measure_ours(emu: Emulator, world: dict[str, Any], count: int) -> float:
 
     client.login(world["bot_token"], timeout=30)
     try:
+        hose.wait_sessions(1)
+        hose.prepare(count)
         start = time.perf_counter()
-        _post(emu, world, count)
+        hose.fire(count)
         if not done.wait(STREAM_TIMEOUT_S):
             raise SystemExit(f"our client received {seen[0]} of {count} events")
-        return count / (time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        hose.fired()
+        return count / elapsed
     finally:
         client.destroy()
 
 
-def measure_socketio(emu: Emulator, world: dict[str, Any], count: int) -> float:
+def measure_raw(hose: FirehoseProcess, count: int) -> float:
+    """Events per second of a bare websocket-client ``recv()`` + ``json.loads`` loop."""
+    import websocket
+
+    ws = websocket.create_connection(hose.ws_url, skip_utf8_validation=True, timeout=30)
+    try:
+        ws.recv()  # the open packet
+        ws.send("40")
+        ws.recv()  # the CONNECT answer
+        hose.wait_sessions(1)
+        hose.prepare(count)
+        recv = ws.recv
+        loads = json.loads
+        seen = 0
+        start = time.perf_counter()
+        hose.fire(count)
+        while seen < count:
+            text = recv()
+            if text == "2":
+                ws.send("3")
+                continue
+            if text[:2] == "42":
+                loads(text[2:])
+                seen += 1
+        elapsed = time.perf_counter() - start
+        hose.fired()
+        return count / elapsed
+    finally:
+        ws.close()
+
+
+def measure_socketio(hose: FirehoseProcess, world: dict[str, Any], count: int) -> float:
     """Events per second at a plain handler of python-socketio's synchronous client."""
+    import socketio
+
     sio = socketio.Client(reconnection=False)
     done = threading.Event()
     lock = threading.Lock()
@@ -86,20 +276,26 @@ def measure_socketio(emu: Emulator, world: dict[str, Any], count: int) -> float:
             if seen[0] == count:
                 done.set()
 
-    sio.connect(emu.socket_url, auth={"token": world["bot_token"]}, transports=["websocket"], wait_timeout=15)
+    sio.connect(hose.url, auth={"token": world["bot_token"]}, transports=["websocket"], wait_timeout=15)
     try:
+        hose.wait_sessions(1)
+        hose.prepare(count)
         start = time.perf_counter()
-        _post(emu, world, count)
+        hose.fire(count)
         if not done.wait(STREAM_TIMEOUT_S):
             raise SystemExit(f"python-socketio received {seen[0]} of {count} events")
-        return count / (time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        hose.fired()
+        return count / elapsed
     finally:
         sio.disconnect()
 
 
-def measure_sends(emu: Emulator, world: dict[str, Any], count: int) -> list[float]:
-    """Milliseconds of each of ``count`` sequential ``send_message`` round trips."""
-    client = Client(base_url=emu.base_url, socket_url=emu.socket_url)
+def measure_sends(emu: EmulatorProcess, world: dict[str, Any], count: int) -> list[float]:
+    """Milliseconds of each of ``count`` sequential ``send_message`` round trips to the emulator."""
+    from service_client import Client
+
+    client = Client(base_url=emu.base_url, socket_url=emu.root)
     client.login(world["bot_token"], timeout=30)
     try:
         times = []
@@ -112,25 +308,76 @@ def measure_sends(emu: Emulator, world: dict[str, Any], count: int) -> list[floa
         client.destroy()
 
 
+def relay_emulator_bench() -> None:
+    """Run ``benchmarks/emulator_bench.py`` (when it exists) and print its lines."""
+    script = HERE / "emulator_bench.py"
+    if not script.exists():
+        print("emulator_events_per_s: n/a (benchmarks/emulator_bench.py not present)")
+        return
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    for line in result.stdout.splitlines():
+        if ":" in line:
+            print(line)
+    if result.returncode:
+        print(f"emulator_bench_exit: {result.returncode}")
+
+
+def _median_of(name: str, runs: list[float]) -> float:
+    print(f"{name}_runs: {' '.join(f'{r:.0f}' for r in runs)}")
+    return statistics.median(runs)
+
+
 def main() -> None:
-    """Run every measurement against one in-process emulator and print the figures."""
+    """Start both servers, run every measurement and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--sends", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each throughput figure (median shown)")
+    parser.add_argument("--decoder", choices=("auto", "json"), default="auto",
+                        help="json: our reader uses the standard library even when msgspec is installed")
+    parser.add_argument("--skip-emulator-bench", action="store_true")
     args = parser.parse_args()
-    with Emulator() as emu:
-        world = _world(emu)
-        measure_ours(emu, world, 500)  # warm-up: imports, JIT-free caches, sqlite pages
-        ours = measure_ours(emu, world, args.events)
-        theirs = measure_socketio(emu, world, args.events)
+    if args.decoder == "json":
+        os.environ["SERVICE_CLIENT_JSON"] = "json"
+    emu = EmulatorProcess()
+    hose: FirehoseProcess | None = None
+    try:
+        world = make_world(emu)
+        hose = FirehoseProcess(world["record"])
+        measure_ours(emu, hose, world, 500)  # warm-up: imports, caches
+        ours_runs: list[float] = []
+        raw_runs: list[float] = []
+        sio_runs: list[float] = []
+        for _ in range(args.repeat):  # interleaved, so load changes hit every figure alike
+            ours_runs.append(measure_ours(emu, hose, world, args.events))
+            raw_runs.append(measure_raw(hose, args.events))
+            sio_runs.append(measure_socketio(hose, world, args.events))
         sends = sorted(measure_sends(emu, world, args.sends))
+    finally:
+        if hose is not None:
+            hose.stop()
+        emu.stop()
+    try:
+        from service_client.gateway import decoder as _decoder
+
+        decoder_name = _decoder.NAME
+    except ImportError:
+        decoder_name = "json"
     print(f"events: {args.events}")
-    print(f"events_per_s: {ours:.0f}")
-    print(f"socketio_events_per_s: {theirs:.0f}")
-    print(f"events_ratio_vs_socketio: {ours / theirs:.2f}")
+    print(f"json_decoder: {decoder_name}")
+    ours = _median_of("firehose_events_per_s", ours_runs)
+    raw = _median_of("raw_events_per_s", raw_runs)
+    sio = _median_of("socketio_events_per_s", sio_runs)
+    print(f"firehose_events_per_s: {ours:.0f}")
+    print(f"raw_events_per_s: {raw:.0f}")
+    print(f"socketio_events_per_s: {sio:.0f}")
+    print(f"firehose_ratio_vs_raw: {statistics.median(o / r for o, r in zip(ours_runs, raw_runs)):.2f}")
+    print(f"firehose_ratio_vs_socketio: {statistics.median(o / s for o, s in zip(ours_runs, sio_runs)):.2f}")
     print(f"sends: {args.sends}")
     print(f"send_p50_ms: {statistics.median(sends):.2f}")
     print(f"send_p99_ms: {sends[min(len(sends) - 1, int(len(sends) * 0.99))]:.2f}")
+    if not args.skip_emulator_bench:
+        relay_emulator_bench()
 
 
 if __name__ == "__main__":
