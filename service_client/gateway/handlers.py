@@ -59,6 +59,10 @@ _USER_KEYS = ("userPublicId", "userId")
 _MESSAGE_KEYS = ("messagePublicId", "messageId")
 
 
+#: Authors whose last merged record is remembered (the memo is cleared when full).
+_AUTHOR_MEMO_MAX = 1024
+
+
 class MalformedPayload(ValueError):
     """A payload that does not have the shape its event requires."""
 
@@ -172,6 +176,8 @@ class WireHandlers:
         self.reactions = ReactionTracker()
         #: Channel of each recent message id (insertion order, bounded), from ``message:new``.
         self._message_channels: dict[str, str] = {}
+        #: Per author id: the author record last merged, the cached user and its state then.
+        self._authors: dict[str, tuple[dict[str, Any], User, tuple[Any, ...]]] = {}
         self._table: dict[str, Callable[[Any], None]] = {
             "message:new": self._message_new,
             "message:updated": self._message_updated,
@@ -274,13 +280,10 @@ class WireHandlers:
         author: User | None = None
         author_data = data.get("author")
         if isinstance(author_data, dict) and not _from_webhook(self._client, data, author_data):
-            try:
-                author = self._client.users._upsert(author_data)
-            except (TypeError, ValueError) as exc:
-                log.warning("message:new with a broken author: %s", exc)
+            author = self._cached_author(author_data)
         # A webhook's message keeps its own uncached author (built by Message): the webhook's
         # pseudo-user shares the webhook's id but may carry another name on every message.
-        message = Message(self._client, data, author=author)
+        message = Message._from_wire(self._client, data, author)
         if message.nonce is not None:
             self._client._resolve_nonce(message.nonce, message)
         channel_id = message.channel_id
@@ -290,6 +293,32 @@ class WireHandlers:
             if len(channels) > MESSAGE_CHANNELS_MAX:
                 del channels[next(iter(channels))]
         self._dispatch("message_create", message, key=channel_id or message.server_id)
+
+    def _cached_author(self, record: dict[str, Any]) -> User | None:
+        """The cached user for a message's author record, merged into ``client.users``.
+
+        The merge is skipped when the record equals the last one merged for
+        that author and the cached user has not changed since (nor been
+        replaced in the cache): merging it again would change nothing.
+        None (logged) for a record the user cache refuses.
+        """
+        users = self._client.users
+        key = record.get("publicId")
+        memo = self._authors.get(key) if type(key) is str else None
+        if memo is not None:
+            last, user, state = memo
+            if last == record and user._state() == state and users.cache.get(user.id) is user:
+                return user
+        try:
+            user = users._upsert(record)
+        except (TypeError, ValueError) as exc:
+            log.warning("message:new with a broken author: %s", exc)
+            return None
+        if type(key) is str:
+            if len(self._authors) >= _AUTHOR_MEMO_MAX:
+                self._authors.clear()
+            self._authors[key] = (dict(record), user, user._state())
+        return user
 
     def _message_updated(self, payload: Any) -> None:
         data = _obj(payload)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ._base import Model, as_dict, pack_time, parse_time, read_id, time_of_ms, unpack_time
+from ._base import Model, as_dict, parse_time, read_id
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,19 +44,36 @@ def decode_content(text: str) -> str:
     return _ENTITY.sub(lambda m: _ENTITY_TEXT[m.group(1)], text)
 
 
+def _copy_json(value: Any) -> Any:
+    """A copy of decoded JSON: dicts and lists copied at every level, other values shared."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy_json(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list:
+        return [_copy_json(v) if type(v) in _CONTAINERS else v for v in value]
+    return value
+
+
+_CONTAINERS = (dict, list)
+
+
 class Message(Model):
     """A message, built from ``message:new``, history or search records.
 
-    Wire keys (protocol 3.6): ``publicId`` (also ``id``,
-    ``messagePublicId``), ``content`` (escaped on the wire, decoded here;
-    ``""`` if missing), ``author`` (may be missing: then ``author`` is None),
-    ``channelPublicId`` (also ``channelId``), ``serverPublicId`` (also
-    ``serverId``; None in DMs), ``createdAt``, ``nonce``, ``embeds``
-    (default ``[]``), ``fileUrl``, ``replyToId``, ``editedAt``.
+    Wire keys: ``publicId`` (also ``id``, ``messagePublicId``), ``content``
+    (escaped on the wire, decoded here; ``""`` if missing), ``author`` (may
+    be missing: then ``author`` is None), ``channelPublicId`` (also
+    ``channelId``), ``serverPublicId`` (also ``serverId``; None in DMs),
+    ``createdAt``, ``nonce``, ``embeds`` (default ``[]``), ``fileUrl``,
+    ``replyToId``, ``editedAt``, ``pinned``.
+
+    Lazy: the record is kept as it came, and only what routing a live event
+    needs (id, channel, server, nonce, author) is read when the message is
+    built; every other field is read from the record when first asked for
+    (``content`` is decoded once, times are parsed on each access).
 
     Attributes:
         id: The message id.
-        content: The decoded text.
         author: The :class:`User`, or None for system messages.
         channel_id: The channel id.
         server_id: The server id, or None for DMs.
@@ -65,45 +82,34 @@ class Message(Model):
 
     __slots__ = (
         "id",
-        "content",
         "author",
         "channel_id",
         "server_id",
         "nonce",
-        "_created",
-        "_embeds",
-        "_file_url",
+        "_data",
+        "_content",
+        "_shared_author",
     )
-
-    _WIRE = (
-        ("publicId", "id"),
-        ("content", "_wire_content"),
-        ("author", "_wire_author"),
-        ("channelPublicId", "channel_id"),
-        ("serverPublicId", "server_id"),
-        ("createdAt", "_wire_created"),
-        ("nonce", "nonce"),
-        ("embeds", "_wire_embeds"),
-        ("fileUrl", "_file_url"),
-    )
-    _FORCE_AUTHOR = 1 << 2
-    _FORCE_CREATED = 1 << 5
-    _FORCE_EMBEDS = 1 << 7
 
     id: str
-    content: str
     author: User | None
     channel_id: str | None
     server_id: str | None
     nonce: str | None
-    _created: float | None
-    _embeds: tuple[Any, ...]
-    _file_url: str | None
+    #: The record as it came (``raw`` shows the shared user's current record as ``author``
+    #: when ``_shared_author``).
+    _data: dict[str, Any]
+    #: The decoded content once read, else None.
+    _content: str | None
+    _shared_author: bool
 
     def __init__(
         self, client: Client, data: Mapping[str, Any], *, author: User | None = None
     ) -> None:
         """Build from a message record; never fails on a missing or broken ``author``.
+
+        The record is copied (one level): changing ``data`` afterwards does not
+        change the message.
 
         Args:
             client: The owning client.
@@ -114,7 +120,20 @@ class Message(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        data = as_dict(data, "message")
+        self._build(client, dict(as_dict(data, "message")), author)
+
+    @classmethod
+    def _from_wire(cls, client: Client, data: dict[str, Any], author: User | None) -> Message:
+        """Build from a record nobody else holds (a decoded socket payload): it is kept, not copied.
+
+        Raises:
+            ValueError: The record has no id.
+        """
+        message = cls.__new__(cls)
+        message._build(client, data, author)
+        return message
+
+    def _build(self, client: Client, data: dict[str, Any], author: User | None) -> None:
         ident = data.get("publicId")
         if not isinstance(ident, str) or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
@@ -122,92 +141,91 @@ class Message(Model):
             raise ValueError("message record has no publicId")
         self._client = client
         self.id = ident
-        content = data.get("content")
-        self.content = decode_content(content) if isinstance(content, str) else ""
         author_data = data.get("author")
-        if author is None:
-            if isinstance(author_data, dict):
-                try:
-                    author = User(client, author_data)
-                except (TypeError, ValueError):
-                    author = None
+        if author is None and isinstance(author_data, dict):
+            try:
+                author = User(client, author_data)
+            except (TypeError, ValueError):
+                author = None
         self.author = author
         self.channel_id = read_id(data, "channelPublicId", "channelId")
         self.server_id = read_id(data, "serverPublicId", "serverId")
         nonce = data.get("nonce")
         self.nonce = nonce if isinstance(nonce, str) and nonce else None
-        self._created = pack_time(data.get("createdAt"))
-        force = 0
-        if self._created is not None:  # pack_time checked that it rebuilds the text
-            force |= self._FORCE_CREATED
-        embeds = data.get("embeds")
-        if isinstance(embeds, list):
-            self._embeds = tuple(embeds) if embeds else ()
-            force |= self._FORCE_EMBEDS
-        else:
-            self._embeds = ()
-        file_url = data.get("fileUrl")
-        self._file_url = file_url if isinstance(file_url, str) else None
-        if (
+        self._content = None
+        shared = (
             author is not None
             and isinstance(author_data, dict)
             and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
-        ):
-            force |= self._FORCE_AUTHOR
-        self._split(data, force)
+        )
+        self._shared_author = shared
+        self._data = data
 
-    # -- wire values rebuilt for raw ------------------------------------------
-
-    @property
-    def _wire_content(self) -> str:
-        return encode_content(self.content)
+    # -- the record ------------------------------------------------------------
 
     @property
-    def _wire_author(self) -> dict[str, Any] | None:
-        return self.author.raw if self.author is not None else None
+    def raw(self) -> dict[str, Any]:
+        """The wire record the message was built from (a new dict on each access).
 
-    @property
-    def _wire_created(self) -> str | None:
-        return unpack_time(self._created) if self._created is not None else None
+        Nested lists and objects are copies too: mutating the result does not
+        change the message. ``author`` is the author's current record (the
+        shared cached user's, when the message was built with it).
+        """
+        out = _copy_json(self._data)
+        if self._shared_author:
+            assert self.author is not None
+            out["author"] = self.author.raw
+        return out
 
-    @property
-    def _wire_embeds(self) -> list[Any]:
-        return list(self._embeds)
+    def _extra_get(self, key: str, default: Any = None) -> Any:
+        """The value of a wire key, or ``default`` when absent."""
+        return self._data.get(key, default)
 
     # -- fields ------------------------------------------------------------------
 
     @property
+    def content(self) -> str:
+        """The text, with the service's escaping undone (``""`` when the record has none)."""
+        text = self._content
+        if text is None:
+            value = self._data.get("content")
+            text = decode_content(value) if isinstance(value, str) else ""
+            self._content = text
+        return text
+
+    @property
     def created_at(self) -> datetime | None:
         """Creation time (UTC-aware), or None when missing or unparseable."""
-        if self._created is not None:
-            return time_of_ms(self._created)
-        return parse_time(self._extra_get("createdAt"))
+        return parse_time(self._data.get("createdAt"))
 
     @property
     def edited_at(self) -> datetime | None:
         """Last edit time (UTC-aware), or None."""
-        return parse_time(self._extra_get("editedAt"))
+        return parse_time(self._data.get("editedAt"))
 
     @property
     def embeds(self) -> list[dict[str, Any]]:
-        """The embed payloads (protocol 3.8), ``[]`` when none."""
-        return [e for e in self._embeds if isinstance(e, dict)]
+        """The embed payloads, ``[]`` when none."""
+        embeds = self._data.get("embeds")
+        if not isinstance(embeds, list):
+            return []
+        return [e for e in embeds if isinstance(e, dict)]
 
     @property
     def file_url(self) -> str | None:
         """The attachment URL, or None."""
-        return self._file_url
+        value = self._data.get("fileUrl")
+        return value if isinstance(value, str) else None
 
     @property
     def reply_to_id(self) -> str | None:
         """The id of the message this one replies to, or None."""
-        value = self._extra_get("replyToId")
-        return None if value is None else read_id({"replyToId": value}, "replyToId")
+        return read_id(self._data, "replyToId")
 
     @property
     def pinned(self) -> bool:
         """Whether the record says the message is pinned."""
-        return self._extra_get("pinned") is True
+        return self._data.get("pinned") is True
 
     @property
     def channel(self) -> Channel | None:

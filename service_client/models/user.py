@@ -93,6 +93,10 @@ class User(Model):
                 merged[key] = patch[key]
         self._parse(merged)
 
+    def _state(self) -> tuple[Any, ...]:
+        """Everything :attr:`raw` is rebuilt from (equal states give equal records)."""
+        return (self.username, self.tag, self.avatar, self.bot, self.status, self._extra, self._wire_mask)
+
     @property
     def tag_string(self) -> str:
         """``name#tag`` (just the name when the tag is unknown)."""
