@@ -171,7 +171,7 @@ class Message(Model):
         change the message. ``author`` is the author's current record (the
         shared cached user's, when the message was built with it).
         """
-        out = _copy_json(self._data)
+        out: dict[str, Any] = _copy_json(self._data)
         if self._shared_author:
             assert self.author is not None
             out["author"] = self.author.raw
