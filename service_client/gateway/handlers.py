@@ -175,7 +175,9 @@ class WireHandlers:
         self._client = client
         self.reactions = ReactionTracker()
         #: Channel of each recent message id (insertion order, bounded), from ``message:new``.
-        self._message_channels: dict[str, str] = {}
+        #: An OrderedDict: dropping the oldest is O(1) (a plain dict's first key is found by
+        #: scanning past every slot deleted before it).
+        self._message_channels: OrderedDict[str, str] = OrderedDict()
         #: Per author id: the author record last merged, the cached user and its state then.
         self._authors: dict[str, tuple[dict[str, Any], User, tuple[Any, ...]]] = {}
         self._table: dict[str, Callable[[Any], None]] = {
@@ -291,7 +293,7 @@ class WireHandlers:
             channels = self._message_channels
             channels[message.id] = channel_id
             if len(channels) > MESSAGE_CHANNELS_MAX:
-                del channels[next(iter(channels))]
+                channels.popitem(last=False)
         self._dispatch("message_create", message, key=channel_id or message.server_id)
 
     def _cached_author(self, record: dict[str, Any]) -> User | None:
