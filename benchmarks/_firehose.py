@@ -160,10 +160,10 @@ class Firehose:
     def on_text(self, session: Session, sid: str, text: str) -> None:
         """A client message: the namespace CONNECT and DISCONNECT matter; the rest is ignored."""
         if text.startswith("40"):
-            session.send_text("40" + json.dumps({"sid": sid + "-io"}, separators=(",", ":")))
-            session.connected = True
+            session.connected = True  # counted before the client can see the answer
             with self.sessions_lock:
                 self.sessions.add(session)
+            session.send_text("40" + json.dumps({"sid": sid + "-io"}, separators=(",", ":")))
         elif text.startswith("41"):
             session.connected = False
             with self.sessions_lock:

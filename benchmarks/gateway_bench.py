@@ -204,6 +204,7 @@ def measure_ours(emu: EmulatorProcess, hose: FirehoseProcess, world: dict[str, A
     """Events per second at a ``message_create`` listener of our client."""
     from service_client import Client
 
+    hose.wait_sessions(0)  # the previous client is gone: every frame goes to this one
     client = Client(base_url=emu.base_url, socket_url=hose.url)
     done = threading.Event()
     seen = [0]
@@ -233,6 +234,7 @@ def measure_raw(hose: FirehoseProcess, count: int) -> float:
     """Events per second of a bare websocket-client ``recv()`` + ``json.loads`` loop."""
     import websocket
 
+    hose.wait_sessions(0)
     ws = websocket.create_connection(hose.ws_url, skip_utf8_validation=True, timeout=30)
     try:
         ws.recv()  # the open packet
@@ -244,10 +246,13 @@ def measure_raw(hose: FirehoseProcess, count: int) -> float:
         loads = json.loads
         seen = 0
         start = time.perf_counter()
+        deadline = time.monotonic() + STREAM_TIMEOUT_S
         hose.fire(count)
         while seen < count:
-            text = recv()
+            text = recv()  # no frame for 30 s: the socket timeout ends the run
             if text == "2":
+                if time.monotonic() > deadline:  # pings but no frames
+                    raise SystemExit(f"the bare loop received {seen} of {count} events")
                 ws.send("3")
                 continue
             if text[:2] == "42":
@@ -264,6 +269,7 @@ def measure_socketio(hose: FirehoseProcess, world: dict[str, Any], count: int) -
     """Events per second at a plain handler of python-socketio's synchronous client."""
     import socketio
 
+    hose.wait_sessions(0)
     sio = socketio.Client(reconnection=False)
     done = threading.Event()
     lock = threading.Lock()

@@ -44,6 +44,63 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _thread_ids = itertools.count()
 
+
+class _Local(threading.local):
+    #: The tasks this thread submitted during :func:`handoff_batch`, in order, else None.
+    batch: list[tuple[OrderedWorkerPool, Callable[[], None], Any]] | None = None
+
+
+_local = _Local()
+
+
+class _HandoffBatch:
+    """The context manager of :func:`handoff_batch`."""
+
+    __slots__ = ("_outer",)
+
+    def __enter__(self) -> None:
+        self._outer = _local.batch is not None
+        if not self._outer:
+            _local.batch = []
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._outer:
+            try:
+                flush_handoff()
+            finally:
+                _local.batch = None
+
+
+def handoff_batch() -> _HandoffBatch:
+    """Hand the tasks this thread submits to their pools together, when the block ends.
+
+    Inside the ``with`` block, :meth:`OrderedWorkerPool.submit` made by this
+    thread only notes the task; at the end of the block (or at
+    :func:`flush_handoff`) they are queued in submission order under one
+    lock, with one wakeup. The socket reader wraps each batch of frames it
+    took from the socket in one: a worker is woken once per batch, not once
+    per event. Order is kept: every other pool operation of this thread
+    (``reserve``, ``submit_barrier``) queues the noted tasks first, and the
+    reader flushes them before it completes an ack or a sent message's
+    wait, so whatever the woken caller does comes after them. Nested blocks
+    join the outermost one. Returns a context manager.
+    """
+    return _HandoffBatch()
+
+
+def flush_handoff() -> None:
+    """Queue the tasks this thread noted in its :func:`handoff_batch` block now (else nothing)."""
+    batch = _local.batch
+    if not batch:
+        return
+    items = batch[:]
+    batch.clear()
+    start = 0
+    for index in range(1, len(items) + 1):
+        if index == len(items) or items[index][0] is not items[start][0]:
+            items[start][0]._submit_all([(fn, key) for _, fn, key in items[start:index]])
+            start = index
+
 #: Called as ``hook(event, exc)`` for every exception a listener raises (the pytest plugin
 #: uses this to fail a test whose listeners raised). A hook must be quick and never raise.
 _listener_error_hooks: list[Callable[[str, BaseException], None]] = []
@@ -141,6 +198,12 @@ class OrderedWorkerPool:
         Returns:
             True when queued, False when the pool is shut down (nothing runs).
         """
+        batch = _local.batch
+        if batch is not None:  # inside handoff_batch(): queued when the block ends
+            if self._closed:
+                return False
+            batch.append((self, fn, key))
+            return True
         with self._lock:
             if self._closed:
                 return False
@@ -149,6 +212,18 @@ class OrderedWorkerPool:
                 return True
             self._enqueue(fn, key)
             return True
+
+    def _submit_all(self, tasks: list[tuple[Callable[[], None], Any]]) -> None:
+        """Queue ``(fn, key)`` tasks in order under one lock (dropped when shut down)."""
+        with self._lock:
+            if self._closed:
+                return
+            hold = self._gates and threading.get_ident() not in self._barrier_threads
+            for fn, key in tasks:
+                if hold:
+                    self._held.append((fn, key))
+                else:
+                    self._enqueue(fn, key)
 
     def reserve(self, *, key: Any = None) -> _Slot:
         """Reserve the next place in ``key``'s order for a task given later.
@@ -164,6 +239,7 @@ class OrderedWorkerPool:
         Returns:
             The slot. Filling it after :meth:`shutdown` does nothing.
         """
+        flush_handoff()  # this thread's noted tasks come first
         slot = _Slot(self, key)
         with self._lock:
             if self._closed:
@@ -224,6 +300,7 @@ class OrderedWorkerPool:
                             for task, task_key in held:
                                 self._enqueue(task, task_key)
 
+        flush_handoff()  # this thread's noted tasks come first
         with self._lock:
             if self._closed:
                 return False

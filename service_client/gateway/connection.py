@@ -60,6 +60,7 @@ from urllib.parse import urlsplit
 
 import websocket
 
+from .. import events
 from .._config import (
     ACK_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
@@ -70,7 +71,7 @@ from .._config import (
     RECONNECT_JITTER,
 )
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
-from . import framing
+from . import decoder, framing
 from .framing import (
     AckPacket,
     ConnectErrorPacket,
@@ -82,6 +83,10 @@ from .framing import (
     FramingError,
     OpenPacket,
 )
+from .reader import FrameReader, fast_event
+
+#: The frame reader's former name, kept for code that imported it from here.
+_FrameReader = FrameReader
 
 __all__ = [
     "REASON_IO_SERVER_DISCONNECT",
@@ -118,15 +123,12 @@ _CONTROL_WRITE_S: Final = EMIT_TIMEOUT_S
 #: Control frames waiting for the write lock, at most (a stalled socket is dropped anyway).
 _CONTROL_QUEUE_MAX: Final = 64
 
-#: Bytes asked of the socket per read by the frame reader.
-_READ_CHUNK: Final = 256 * 1024
-#: Largest message accepted from the server, bytes (a bound against a hostile peer).
-_MAX_MESSAGE: Final = 64 * 1024 * 1024
-
 #: Per-process counter of gateway threads (the ``n`` in thread names).
 _thread_numbers = itertools.count(1)
 
 _TIMEOUT_ERRORS: Final = (websocket.WebSocketTimeoutException, TimeoutError)
+#: Returned by ``_read_one`` when reading goes on (compared by identity; never a loss reason).
+_GO_ON: Final = "\x00go on"
 _TRANSPORT_ERRORS: Final = (OSError, websocket.WebSocketException)
 
 
@@ -189,112 +191,12 @@ class _Stopped(Exception):
     """auth() returned None: the owner is gone, stop without reporting."""
 
 
-class _FrameReader:
-    """Reads the server's WebSocket messages from the raw socket through one buffer.
-
-    websocket-client's own reader makes three ``recv`` system calls and a dozen
-    Python calls per frame; this one reads up to 256 KiB at a time and parses
-    frame headers in place (RFC 6455 section 5.2: server frames unmasked,
-    fragments reassembled, ping answered, close reported). A timeout keeps the
-    partial frame buffered, so a later call resumes where it stopped.
-
-    Not thread-safe: only the thread that owns the connection reads.
-    """
-
-    __slots__ = ("_buf", "_on_control", "_opcode", "_parts", "_pos", "_sock")
-
-    def __init__(self, sock: socket.socket, on_control: Callable[[int, bytes], None]) -> None:
-        self._sock = sock
-        self._buf = bytearray()
-        self._pos = 0
-        self._parts: list[bytes] = []
-        self._opcode = 0
-        #: Called with (opcode, payload) for a ping (answer it) or a close (echo it).
-        self._on_control = on_control
-
-    def _fill(self, need: int) -> None:
-        """Block until ``need`` bytes are buffered past the read position."""
-        buf = self._buf
-        if self._pos:
-            del buf[: self._pos]
-            self._pos = 0
-        recv = self._sock.recv
-        while len(buf) < need:
-            chunk = recv(_READ_CHUNK)
-            if not chunk:
-                raise websocket.WebSocketConnectionClosedException("connection closed by the peer")
-            buf += chunk
-
-    def recv(self) -> str | bytes:
-        """The next message: str for text, bytes for binary.
-
-        Raises:
-            websocket.WebSocketConnectionClosedException: EOF or a close frame.
-            websocket.WebSocketProtocolException: A frame breaking RFC 6455.
-            TimeoutError: The socket timeout passed (partial data is kept).
-            UnicodeDecodeError: A text message that is not UTF-8 (consumed).
-            OSError: The socket failed.
-        """
-        while True:
-            buf = self._buf
-            pos = self._pos
-            if len(buf) - pos < 2:
-                self._fill(2)
-                buf, pos = self._buf, 0
-            b0 = buf[pos]
-            b1 = buf[pos + 1]
-            length = b1 & 0x7F
-            head = 2
-            if length >= 126:
-                head = 4 if length == 126 else 10
-                if len(buf) - pos < head:
-                    self._fill(head)
-                    buf, pos = self._buf, 0
-                length = int.from_bytes(buf[pos + 2 : pos + head], "big")
-                if length > _MAX_MESSAGE:
-                    raise websocket.WebSocketProtocolException(f"frame of {length} bytes is too large")
-            if b1 & 0x80 or b0 & 0x70:
-                raise websocket.WebSocketProtocolException("masked server frame or reserved bits set")
-            end = pos + head + length
-            if len(buf) < end:
-                self._fill(end - pos)
-                buf, pos = self._buf, 0
-                end = head + length
-            payload = bytes(buf[pos + head : end])
-            self._pos = end
-            opcode = b0 & 0x0F
-            if opcode == 1 or opcode == 2:
-                if self._parts:
-                    raise websocket.WebSocketProtocolException("data frame inside a fragmented message")
-                if b0 & 0x80:
-                    return payload.decode("utf-8") if opcode == 1 else payload
-                self._opcode = opcode
-                self._parts.append(payload)
-            elif opcode == 0:
-                if not self._parts:
-                    raise websocket.WebSocketProtocolException("continuation frame without a message")
-                self._parts.append(payload)
-                if sum(map(len, self._parts)) > _MAX_MESSAGE:
-                    raise websocket.WebSocketProtocolException("fragmented message is too large")
-                if b0 & 0x80:
-                    data = b"".join(self._parts)
-                    self._parts = []
-                    return data.decode("utf-8") if self._opcode == 1 else data
-            elif opcode == 9:
-                self._on_control(opcode, payload)
-            elif opcode == 8:
-                self._on_control(opcode, payload)
-                raise websocket.WebSocketConnectionClosedException("close frame from the peer")
-            elif opcode != 10:
-                raise websocket.WebSocketProtocolException(f"unknown opcode {opcode}")
-
-
 class _Link:
     """One established connection: the websocket (for writes), its reader, its open packet."""
 
     __slots__ = ("lost", "open_packet", "reader", "watchdog", "ws")
 
-    def __init__(self, ws: websocket.WebSocket, reader: _FrameReader, open_packet: OpenPacket) -> None:
+    def __init__(self, ws: websocket.WebSocket, reader: FrameReader, open_packet: OpenPacket) -> None:
         self.ws = ws
         self.reader = reader
         self.open_packet = open_packet
@@ -638,7 +540,7 @@ class GatewayConnection:
                 self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True
             )
             assert ws.sock is not None
-            reader = _FrameReader(ws.sock, functools.partial(self._control, ws))
+            reader = FrameReader(ws.sock, functools.partial(self._control, ws))
             open_packet = self._handshake(ws, reader, deadline)
             return _Link(ws, reader, open_packet)
         except BaseException as exc:
@@ -696,7 +598,7 @@ class GatewayConnection:
                     raise
         raise last if last is not None else OSError(f"no address for {self._host}")
 
-    def _handshake(self, ws: websocket.WebSocket, reader: _FrameReader, deadline: float) -> OpenPacket:
+    def _handshake(self, ws: websocket.WebSocket, reader: FrameReader, deadline: float) -> OpenPacket:
         """Read the open packet, send CONNECT, wait for its answer."""
         open_packet: OpenPacket | None = None
         while True:
@@ -823,60 +725,87 @@ class GatewayConnection:
             self._lost(link.ws, reason)
 
     def _read_loop(self, link: _Link) -> str | None:
-        """Read frames in order until the transport is lost; the loss reason, None when closing."""
-        ws = link.ws
-        recv = link.reader.recv
-        decode = framing.decode
+        """Read frames in order until the transport is lost; the loss reason, None when closing.
+
+        Every message already buffered is taken at once, and the events they
+        carry are handed to the worker pool together when the batch is done
+        (see :func:`service_client.events.handoff_batch`).
+        """
+        recv_batch = link.reader.recv_batch
+        loads = decoder.fast_loads
         on_event = self._on_event
-        debug = _log.isEnabledFor
         while True:
             try:
-                text = recv()
+                batch = recv_batch()
             except _TIMEOUT_ERRORS:
                 return None if self._closed else REASON_PING_TIMEOUT
             except websocket.WebSocketConnectionClosedException:
                 return None if self._closed else REASON_TRANSPORT_CLOSE
-            except UnicodeDecodeError:
-                _log.warning("dropped a socket frame that is not valid UTF-8")
-                continue
             except _TRANSPORT_ERRORS as exc:
                 if self._closed:
                     return None
                 _log.debug("socket read failed: %s: %s", type(exc).__name__, _short(exc))
                 return REASON_TRANSPORT_ERROR
-            if self._closed:
-                return None
-            if text == "2":  # ping: answer at once
-                if not self._pong(ws):
-                    return None if self._closed else REASON_TRANSPORT_ERROR
-                continue
-            if type(text) is not str:
-                _log.debug("ignored a binary socket frame of %d bytes", len(text))
-                continue
-            try:
-                packet = decode(text)
-            except FramingError as exc:
-                _log.warning("dropped a malformed socket frame (%d chars): %s", len(text), exc)
-                continue
-            kind = type(packet)
-            if kind is EventPacket:
-                if packet.namespace == "/":  # type: ignore[union-attr]
-                    if debug(logging.DEBUG):
-                        _log.debug("event %s", packet.event)  # type: ignore[union-attr]
-                    try:
-                        on_event(packet.event, packet.args)  # type: ignore[union-attr]
-                    except Exception:  # noqa: BLE001 - a callback failure never kills the reader
-                        _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
-            elif kind is AckPacket:
-                self._resolve_ack(packet)  # type: ignore[arg-type]
-            elif kind is EnginePacket:
-                if packet.type == EngineType.CLOSE:  # type: ignore[union-attr]
-                    return None if self._closed else REASON_TRANSPORT_CLOSE
-            elif kind is DisconnectPacket:
-                if packet.namespace == "/":  # type: ignore[union-attr]
-                    return None if self._closed else REASON_IO_SERVER_DISCONNECT
-            else:
-                _log.debug("ignored a %s packet", kind.__name__)
+            debug = _log.isEnabledFor(logging.DEBUG)
+            with events.handoff_batch():
+                for message in batch:
+                    if self._closed:
+                        return None
+                    if loads is not None and type(message) is bytes:
+                        payload = fast_event(message, loads)
+                        if payload is not None:
+                            event = payload[0]
+                            if debug:
+                                _log.debug("event %s", event)
+                            try:
+                                on_event(event, payload[1:])
+                            except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                                _log.exception("on_event callback failed for %s", event)
+                            continue
+                    reason = self._read_one(link.ws, message, debug)
+                    if reason is not _GO_ON:
+                        return reason
+
+    def _read_one(self, ws: websocket.WebSocket, message: bytes, debug: bool) -> str | None:
+        """Act on one message the standard way; ``_GO_ON``, or the loss reason (None when closing)."""
+        if type(message) is not bytes:
+            _log.debug("ignored a binary socket frame of %d bytes", len(message))
+            return _GO_ON
+        try:
+            text = message.decode("utf-8")
+        except UnicodeDecodeError:
+            _log.warning("dropped a socket frame that is not valid UTF-8")
+            return _GO_ON
+        if text == "2":  # ping: answer at once
+            if not self._pong(ws):
+                return None if self._closed else REASON_TRANSPORT_ERROR
+            return _GO_ON
+        try:
+            packet = framing.decode(text)
+        except FramingError as exc:
+            _log.warning("dropped a malformed socket frame (%d chars): %s", len(text), exc)
+            return _GO_ON
+        kind = type(packet)
+        if kind is EventPacket:
+            if packet.namespace == "/":  # type: ignore[union-attr]
+                if debug:
+                    _log.debug("event %s", packet.event)  # type: ignore[union-attr]
+                try:
+                    self._on_event(packet.event, packet.args)  # type: ignore[union-attr]
+                except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                    _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
+        elif kind is AckPacket:
+            events.flush_handoff()  # the caller it wakes comes after every event read before
+            self._resolve_ack(packet)  # type: ignore[arg-type]
+        elif kind is EnginePacket:
+            if packet.type == EngineType.CLOSE:  # type: ignore[union-attr]
+                return None if self._closed else REASON_TRANSPORT_CLOSE
+        elif kind is DisconnectPacket:
+            if packet.namespace == "/":  # type: ignore[union-attr]
+                return None if self._closed else REASON_IO_SERVER_DISCONNECT
+        else:
+            _log.debug("ignored a %s packet", kind.__name__)
+        return _GO_ON
 
     def _control(self, ws: websocket.WebSocket, opcode: int, payload: bytes) -> None:
         """Answer a websocket ping with a pong, echo a close frame (best effort, never waits)."""

@@ -37,6 +37,7 @@ from .._config import (
     MESSAGE_CHANNELS_MAX,
     REACTION_TRACKER_MAX,
 )
+from ..events import flush_handoff
 from ..models._base import read_id, read_str
 from ..models.guild import Guild
 from ..models.member import Member
@@ -287,6 +288,7 @@ class WireHandlers:
         # pseudo-user shares the webhook's id but may carry another name on every message.
         message = Message._from_wire(self._client, data, author)
         if message.nonce is not None:
+            flush_handoff()  # the woken sender comes after every event read before its message
             self._client._resolve_nonce(message.nonce, message)
         channel_id = message.channel_id
         if channel_id is not None:

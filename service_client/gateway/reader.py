@@ -1,0 +1,232 @@
+"""The socket's frame reader: WebSocket messages from the raw socket through one buffer.
+
+websocket-client performs the HTTP upgrade and the writes; frames are read
+here instead (websocket-client's own reader makes three ``recv`` system calls
+and a dozen Python calls per frame). :class:`FrameReader` reads up to 256 KiB
+at a time and parses frame headers in place (RFC 6455 section 5.2: server
+frames unmasked, fragments reassembled, pings answered, close reported).
+
+:meth:`FrameReader.recv_batch` hands the reader thread every message already
+buffered at once, so the per-message cost is one header parse and one copy.
+:func:`fast_event` decodes a default-namespace Socket.IO EVENT frame straight
+from its bytes with the fast decoder of :mod:`.decoder`, when there is one.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from typing import Any, Final
+
+import websocket
+
+__all__ = ["BinaryMessage", "FrameReader", "fast_event"]
+
+#: Bytes asked of the socket per read.
+READ_CHUNK: Final = 256 * 1024
+#: Largest message accepted from the server, bytes (a bound against a hostile peer).
+MAX_MESSAGE: Final = 64 * 1024 * 1024
+
+_DATA_OPCODES: Final = frozenset((0, 1, 2, 8, 9, 10))
+
+
+class BinaryMessage(bytes):
+    """A binary WebSocket message as :meth:`FrameReader.recv_batch` returns it.
+
+    Text messages come back as plain ``bytes`` (their UTF-8, not yet
+    decoded); a binary one is this subclass, so ``type(m) is bytes`` tells a
+    text message.
+    """
+
+    __slots__ = ()
+
+
+class FrameReader:
+    """Reads the server's WebSocket messages from the raw socket through one buffer.
+
+    A timeout keeps the partial frame buffered, so a later call resumes where
+    it stopped.
+
+    Not thread-safe: only the thread that owns the connection reads.
+
+    Args:
+        sock: The connected socket (its timeout bounds each blocking read).
+        on_control: Called with ``(opcode, payload)`` for a ping (9: answer
+            it) or a close frame (8: echo it), on the reading thread.
+    """
+
+    __slots__ = ("_buf", "_on_control", "_opcode", "_parts", "_pos", "_sock")
+
+    def __init__(self, sock: socket.socket, on_control: Callable[[int, bytes], None]) -> None:
+        self._sock = sock
+        self._buf = bytearray()
+        self._pos = 0
+        self._parts: list[bytes] = []
+        self._opcode = 0
+        self._on_control = on_control
+
+    def _fill(self, need: int) -> None:
+        """Block until ``need`` bytes are buffered past the read position."""
+        buf = self._buf
+        if self._pos:
+            del buf[: self._pos]
+            self._pos = 0
+        recv = self._sock.recv
+        while len(buf) < need:
+            chunk = recv(READ_CHUNK)
+            if not chunk:
+                raise websocket.WebSocketConnectionClosedException("connection closed by the peer")
+            buf += chunk
+
+    def recv(self) -> str | bytes:
+        """The next message: str for text, bytes for binary.
+
+        Raises:
+            websocket.WebSocketConnectionClosedException: EOF or a close frame.
+            websocket.WebSocketProtocolException: A frame breaking RFC 6455.
+            TimeoutError: The socket timeout passed (partial data is kept).
+            UnicodeDecodeError: A text message that is not UTF-8 (consumed).
+            OSError: The socket failed.
+        """
+        message = self._take(True)
+        assert message is not None
+        if type(message) is bytes:
+            return message.decode("utf-8")
+        return bytes(message)
+
+    def recv_batch(self) -> list[bytes]:
+        """Wait for the next message, then take every further message already buffered.
+
+        Only the first message may wait for the socket; the rest are those
+        whose bytes are already read. A frame that would raise (a close, a
+        protocol violation) ends the batch unread when messages were already
+        taken: the next call raises for it, so no message before it is lost.
+
+        Returns:
+            One message or more, in arrival order: a text message as ``bytes``
+            (its UTF-8, not validated), a binary one as :class:`BinaryMessage`.
+
+        Raises:
+            websocket.WebSocketConnectionClosedException: EOF or a close frame.
+            websocket.WebSocketProtocolException: A frame breaking RFC 6455.
+            TimeoutError: The socket timeout passed (partial data is kept).
+            OSError: The socket failed.
+        """
+        first = self._take(True)
+        assert first is not None
+        out = [first]
+        take = self._take
+        while True:
+            message = take(False)
+            if message is None:
+                return out
+            out.append(message)
+
+    def _take(self, block: bool) -> bytes | None:
+        """The next message (text as bytes, binary as BinaryMessage).
+
+        With ``block`` False: None instead of reading the socket, and None
+        (nothing consumed) instead of raising.
+        """
+        while True:
+            buf = self._buf
+            pos = self._pos
+            avail = len(buf) - pos
+            if avail < 2:
+                if not block:
+                    return None
+                self._fill(2)
+                continue
+            b0 = buf[pos]
+            b1 = buf[pos + 1]
+            length = b1 & 0x7F
+            head = 2
+            if length >= 126:
+                head = 4 if length == 126 else 10
+                if avail < head:
+                    if not block:
+                        return None
+                    self._fill(head)
+                    continue
+                length = int.from_bytes(buf[pos + 2 : pos + head], "big")
+                if length > MAX_MESSAGE:
+                    if not block:
+                        return None
+                    raise websocket.WebSocketProtocolException(f"frame of {length} bytes is too large")
+            opcode = b0 & 0x0F
+            if b1 & 0x80 or b0 & 0x70 or opcode not in _DATA_OPCODES:
+                if not block:
+                    return None
+                if opcode not in _DATA_OPCODES:
+                    raise websocket.WebSocketProtocolException(f"unknown opcode {opcode}")
+                raise websocket.WebSocketProtocolException("masked server frame or reserved bits set")
+            if opcode == 1 or opcode == 2:
+                if self._parts:
+                    if not block:
+                        return None
+                    raise websocket.WebSocketProtocolException("data frame inside a fragmented message")
+            elif opcode == 0:
+                if not self._parts:
+                    if not block:
+                        return None
+                    raise websocket.WebSocketProtocolException("continuation frame without a message")
+                if sum(map(len, self._parts)) + length > MAX_MESSAGE:
+                    if not block:
+                        return None
+                    raise websocket.WebSocketProtocolException("fragmented message is too large")
+            elif opcode == 8 and not block:
+                return None  # the close is reported by the next call, after this batch
+            end = pos + head + length
+            if len(buf) < end:
+                if not block:
+                    return None
+                self._fill(end - pos)
+                continue
+            payload = bytes(buf[pos + head : end])
+            self._pos = end
+            if opcode == 1:
+                if b0 & 0x80:
+                    return payload
+                self._opcode = 1
+                self._parts.append(payload)
+            elif opcode == 2:
+                if b0 & 0x80:
+                    return BinaryMessage(payload)
+                self._opcode = 2
+                self._parts.append(payload)
+            elif opcode == 0:
+                self._parts.append(payload)
+                if b0 & 0x80:
+                    data = b"".join(self._parts)
+                    self._parts = []
+                    return data if self._opcode == 1 else BinaryMessage(data)
+            elif opcode == 9:
+                self._on_control(opcode, payload)
+            elif opcode == 8:
+                self._on_control(opcode, payload)
+                raise websocket.WebSocketConnectionClosedException("close frame from the peer")
+            # opcode 10 (pong): nothing to do
+
+
+def fast_event(message: bytes, loads: Callable[[Any], Any]) -> list[Any] | None:
+    """A default-namespace EVENT without ack id decoded with ``loads``, or None.
+
+    Args:
+        message: A text message's bytes.
+        loads: The fast JSON decoder (raises on anything it refuses).
+
+    Returns:
+        The EVENT's JSON array (event name first) when ``message`` is
+        ``42[...]`` and ``loads`` decodes it into a list starting with a
+        string; else None, and the caller decodes the message the standard
+        way (which reports a malformed one exactly as without this path).
+    """
+    if not (message.startswith(b"42[") and message.endswith(b"]")):
+        return None
+    try:
+        payload = loads(memoryview(message)[2:])
+    except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
+        return None
+    if type(payload) is list and payload and type(payload[0]) is str:
+        return payload
+    return None
