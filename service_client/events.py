@@ -480,6 +480,9 @@ class EventEmitter:
         self._closing = closing
         self._listeners_lock = threading.Lock()  # guards _listeners and _waiters
         self._listeners: dict[str, list[tuple[Callable[..., Any], bool]]] = {}
+        #: Per event: its listeners in call order and whether one is a ``once`` listener. An
+        #: immutable snapshot replaced (under the lock) at every change, read by emit without it.
+        self._calls: dict[str, tuple[tuple[Callable[..., Any], ...], bool]] = {}
         self._waiters: list[_Waiter] = []
         # Events for the waiter thread, each with the waiters registered when it was emitted.
         self._waiter_queue: collections.deque[tuple[tuple[Any, ...], list[_Waiter]] | None] = collections.deque()
@@ -523,7 +526,16 @@ class EventEmitter:
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
         with self._listeners_lock:
             self._listeners.setdefault(event, []).append((listener, once))
+            self._refresh(event)
         return listener
+
+    def _refresh(self, event: str) -> None:
+        """Rebuild the call snapshot of ``event`` (``_listeners_lock`` held)."""
+        entries = self._listeners.get(event)
+        if entries:
+            self._calls[event] = (tuple(fn for fn, _ in entries), any(once for _, once in entries))
+        else:
+            self._calls.pop(event, None)
 
     def off(self, event: str, listener: Callable[..., Any] | None = None) -> None:
         """Remove ``listener`` from ``event``, or every listener of ``event`` when omitted.
@@ -537,12 +549,14 @@ class EventEmitter:
         with self._listeners_lock:
             if listener is None:
                 self._listeners.pop(event, None)
+                self._calls.pop(event, None)
                 return
             entries = self._listeners.get(event, [])
             for i, (fn, _) in enumerate(entries):
                 if fn == listener:
                     del entries[i]
                     break
+            self._refresh(event)
 
     def listeners(self, event: str) -> list[Callable[..., Any]]:
         """The listeners of ``event`` in call order (a copy).
@@ -558,6 +572,7 @@ class EventEmitter:
         """Remove every listener and fail every pending ``wait_for`` (spec: destroy)."""
         with self._listeners_lock:
             self._listeners.clear()
+            self._calls.clear()
             waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             waiter.future.cancel()
@@ -597,19 +612,30 @@ class EventEmitter:
         return EventSlot(self, self._pool.reserve(key=key))
 
     def _prepare(self, event: str, args: tuple[Any, ...]) -> Callable[[], None] | None:
-        """Queue ``event`` for the waiters registered now; return the listeners' task, if any."""
-        with self._listeners_lock:
-            entries = self._listeners.get(event)
-            if entries:
-                if any(once for _, once in entries):
+        """Queue ``event`` for the waiters registered now; return the listeners' task, if any.
+
+        The listeners are those registered when this runs (an immutable
+        snapshot, read without the lock unless a ``once`` listener must be
+        removed exactly once).
+        """
+        calls = self._calls.get(event)
+        if calls is not None and calls[1]:
+            with self._listeners_lock:
+                entries = self._listeners.get(event)
+                if entries:
+                    fns: tuple[Callable[..., Any], ...] = tuple(fn for fn, _ in entries)
                     self._listeners[event] = [e for e in entries if not e[1]]
-                fns = [fn for fn, _ in entries]
-            else:
-                fns = []
-            waiters = [w for w in self._waiters if w.event == event] if self._waiters else None
-        if waiters:
-            self._waiter_queue.append((args, waiters))
-            self._waiter_wake.set()
+                    self._refresh(event)
+                else:
+                    fns = ()
+        else:
+            fns = calls[0] if calls is not None else ()
+        if self._waiters:
+            with self._listeners_lock:
+                waiters = [w for w in self._waiters if w.event == event]
+            if waiters:
+                self._waiter_queue.append((args, waiters))
+                self._waiter_wake.set()
         if fns:
             return lambda: self._run(event, fns, args)
         if event == "error" and args and isinstance(args[0], BaseException):
@@ -618,7 +644,7 @@ class EventEmitter:
             self._report(f"an 'error' event had no listener: {args[0]!r}", None)
         return None
 
-    def _run(self, event: str, fns: list[Callable[..., Any]], args: tuple[Any, ...]) -> None:
+    def _run(self, event: str, fns: tuple[Callable[..., Any], ...], args: tuple[Any, ...]) -> None:
         for fn in fns:
             try:
                 fn(*args)
@@ -637,8 +663,7 @@ class EventEmitter:
                 log.debug("a listener error hook failed", exc_info=True)
         name = getattr(fn, "__qualname__", None) or type(fn).__name__
         if event != "error":
-            with self._listeners_lock:
-                handled = bool(self._listeners.get("error"))
+            handled = "error" in self._calls
             if handled:
                 self._report(f"Exception in the {event!r} listener {name}", exc, stderr=False)
                 self.emit("error", exc)
