@@ -122,14 +122,6 @@ class ReactionTracker:
             self._entries.pop(message_id, None)
 
 
-def _from_webhook(client: Client, data: dict[str, Any], author_data: dict[str, Any]) -> bool:
-    """Whether a message was posted through a webhook: the record says so (``webhookId``), or
-    its author's id is a webhook this client has met (a service that does not mark them)."""
-    if data.get("webhookId") is not None:
-        return True
-    return client.users._is_webhook(read_id(author_data, "publicId", "id", "userPublicId", "userId"))
-
-
 def diff_reactions(
     previous: Mapping[str, set[str]], current: Mapping[str, set[str]]
 ) -> list[tuple[str, str, str, int]]:
@@ -282,11 +274,15 @@ class WireHandlers:
         data = _obj(payload)
         author: User | None = None
         author_data = data.get("author")
-        if isinstance(author_data, dict) and not _from_webhook(self._client, data, author_data):
-            author = self._cached_author(author_data)
-        # A webhook's message keeps its own uncached author (built by Message): the webhook's
-        # pseudo-user shares the webhook's id but may carry another name on every message.
-        message = Message._from_wire(self._client, data, author)
+        if isinstance(author_data, dict):
+            author_id = read_id(author_data, "publicId", "id", "userPublicId", "userId")
+            # A message posted through a webhook: the record says so (webhookId), or its author
+            # is a webhook this client has met (a service that does not mark them). It keeps its
+            # own uncached author (built by Message): the webhook's pseudo-user shares the
+            # webhook's id but may carry another name on every message.
+            if data.get("webhookId") is None and not self._client.users._is_webhook(author_id):
+                author = self._cached_author(author_data, author_id)
+        message = Message._from_wire(self._client, data, author, shared=author is not None)
         if message.nonce is not None:
             flush_handoff()  # the woken sender comes after every event read before its message
             self._client._resolve_nonce(message.nonce, message)
@@ -298,8 +294,8 @@ class WireHandlers:
                 channels.popitem(last=False)
         self._dispatch("message_create", message, key=channel_id or message.server_id)
 
-    def _cached_author(self, record: dict[str, Any]) -> User | None:
-        """The cached user for a message's author record, merged into ``client.users``.
+    def _cached_author(self, record: dict[str, Any], author_id: str | None) -> User | None:
+        """The cached user for a message's author record (id ``author_id``), merged into ``client.users``.
 
         The merge is skipped when the record equals the last one merged for
         that author and the cached user has not changed since (nor been
@@ -307,8 +303,7 @@ class WireHandlers:
         None (logged) for a record the user cache refuses.
         """
         users = self._client.users
-        key = record.get("publicId")
-        memo = self._authors.get(key) if type(key) is str else None
+        memo = self._authors.get(author_id) if author_id is not None else None
         if memo is not None:
             last, user, state = memo
             if last == record and user._state() == state and users.cache.get(user.id) is user:
@@ -318,10 +313,10 @@ class WireHandlers:
         except (TypeError, ValueError) as exc:
             log.warning("message:new with a broken author: %s", exc)
             return None
-        if type(key) is str:
+        if author_id is not None:
             if len(self._authors) >= _AUTHOR_MEMO_MAX:
                 self._authors.clear()
-            self._authors[key] = (dict(record), user, user._state())
+            self._authors[author_id] = (dict(record), user, user._state())
         return user
 
     def _message_updated(self, payload: Any) -> None:

@@ -44,6 +44,9 @@ def read_id(data: Mapping[str, Any], *keys: str) -> str | None:
         The interned id, or None when no key holds a non-empty string. An int
         id (not seen on the wire) is accepted and turned into its decimal text.
     """
+    first = data.get(keys[0]) if keys else None
+    if type(first) is str and first:  # the common case: the first key holds the id
+        return _intern(first)
     for key in keys:
         value = data.get(key)
         if isinstance(value, str):

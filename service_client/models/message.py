@@ -123,17 +123,26 @@ class Message(Model):
         self._build(client, dict(as_dict(data, "message")), author)
 
     @classmethod
-    def _from_wire(cls, client: Client, data: dict[str, Any], author: User | None) -> Message:
+    def _from_wire(
+        cls, client: Client, data: dict[str, Any], author: User | None, *, shared: bool | None = None
+    ) -> Message:
         """Build from a record nobody else holds (a decoded socket payload): it is kept, not copied.
+
+        Args:
+            client: The owning client.
+            data: The message record.
+            author: The author when already resolved (the cached user).
+            shared: True when ``author`` is known to be the user of the
+                record's ``author`` (same id); None checks it.
 
         Raises:
             ValueError: The record has no id.
         """
         message = cls.__new__(cls)
-        message._build(client, data, author)
+        message._build(client, data, author, shared)
         return message
 
-    def _build(self, client: Client, data: dict[str, Any], author: User | None) -> None:
+    def _build(self, client: Client, data: dict[str, Any], author: User | None, shared: bool | None = None) -> None:
         ident = data.get("publicId")
         if not isinstance(ident, str) or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
@@ -153,11 +162,12 @@ class Message(Model):
         nonce = data.get("nonce")
         self.nonce = nonce if isinstance(nonce, str) and nonce else None
         self._content = None
-        shared = (
-            author is not None
-            and isinstance(author_data, dict)
-            and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
-        )
+        if shared is None:
+            shared = (
+                author is not None
+                and isinstance(author_data, dict)
+                and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
+            )
         self._shared_author = shared
         self._data = data
 
