@@ -44,6 +44,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _thread_ids = itertools.count()
 
+#: Most tasks of one key a worker takes in one go before the key goes to the back of the line.
+_RUN_MAX = 64
+
 
 class _Local(threading.local):
     #: The tasks this thread submitted during :func:`handoff_batch`, in order, else None.
@@ -354,20 +357,31 @@ class OrderedWorkerPool:
                 if self._closed:
                     return
                 key = self._ready.popleft()
-                fn = self._pending[key].popleft()
+                queue = self._pending[key]
+                # The key's next task, and those queued right behind it (up to _RUN_MAX, not
+                # past an unfilled slot): one lock round trip for the run instead of one per task.
+                tasks = [queue.popleft()]
+                while queue and len(tasks) < _RUN_MAX:
+                    head = queue[0]
+                    if type(head) is _Slot and not head.filled:
+                        break
+                    tasks.append(queue.popleft())
                 self._busy += 1
-            try:
-                fn()
-            except BaseException:  # a task must never kill the worker
-                log.exception("event task failed")
+            for fn in tasks:
+                if self._closed:  # shut down meanwhile: the rest is dropped like queued tasks
+                    break
+                try:
+                    fn()
+                except BaseException:  # a task must never kill the worker
+                    log.exception("event task failed")
             with lock:
                 self._busy -= 1
-                queue = self._pending.get(key)
-                if queue is None:  # shut down while the task ran
+                rest = self._pending.get(key)
+                if rest is None:  # shut down while the tasks ran
                     continue
-                if not queue:
+                if not rest:
                     del self._pending[key]
-                elif type(queue[0]) is _Slot and not queue[0].filled:
+                elif type(rest[0]) is _Slot and not rest[0].filled:
                     self._parked.add(key)  # woken by _fill
                 else:
                     self._ready.append(key)  # back of the line: fairness between keys

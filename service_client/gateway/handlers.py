@@ -292,7 +292,7 @@ class WireHandlers:
             channels[message.id] = channel_id
             if len(channels) > MESSAGE_CHANNELS_MAX:
                 channels.popitem(last=False)
-        self._dispatch("message_create", message, key=channel_id or message.server_id)
+        self._client._dispatch("message_create", message, key=channel_id or message.server_id)
 
     def _cached_author(self, record: dict[str, Any], author_id: str | None) -> User | None:
         """The cached user for a message's author record (id ``author_id``), merged into ``client.users``.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Message", "decode_content", "encode_content"]
 
+_intern = sys.intern
 _ENTITY = re.compile(r"&(lt|gt|amp);")
 _ENTITY_TEXT = {"lt": "<", "gt": ">", "amp": "&"}
 
@@ -157,8 +159,10 @@ class Message(Model):
             except (TypeError, ValueError):
                 author = None
         self.author = author
-        self.channel_id = read_id(data, "channelPublicId", "channelId")
-        self.server_id = read_id(data, "serverPublicId", "serverId")
+        value = data.get("channelPublicId")  # the usual spelling first, without a call
+        self.channel_id = _intern(value) if type(value) is str and value else read_id(data, "channelPublicId", "channelId")
+        value = data.get("serverPublicId")
+        self.server_id = _intern(value) if type(value) is str and value else read_id(data, "serverPublicId", "serverId")
         nonce = data.get("nonce")
         self.nonce = nonce if isinstance(nonce, str) and nonce else None
         self._content = None
