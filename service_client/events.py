@@ -44,7 +44,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _thread_ids = itertools.count()
 
-#: Most tasks of one key a worker takes in one go before the key goes to the back of the line.
+#: Most tasks of one key a worker takes in one go (only while no other key is waiting).
 _RUN_MAX = 64
 
 
@@ -358,10 +358,11 @@ class OrderedWorkerPool:
                     return
                 key = self._ready.popleft()
                 queue = self._pending[key]
-                # The key's next task, and those queued right behind it (up to _RUN_MAX, not
-                # past an unfilled slot): one lock round trip for the run instead of one per task.
+                # The key's next task, and, while no other key waits for a worker, those queued
+                # right behind it (up to _RUN_MAX, not past an unfilled slot): one lock round
+                # trip per run instead of per task, and a waiting key still goes first.
                 tasks = [queue.popleft()]
-                while queue and len(tasks) < _RUN_MAX:
+                while queue and not self._ready and len(tasks) < _RUN_MAX:
                     head = queue[0]
                     if type(head) is _Slot and not head.filled:
                         break
