@@ -1,0 +1,230 @@
+"""The reader's fast paths: batches of buffered frames, the optional msgspec decoder, ordered handoff.
+
+Whatever path a frame takes, what the connection reports must be what the
+standard path reports: the same events in the same order, the same frames
+dropped with the same warnings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import websocket
+from websockets.sync.server import ServerConnection
+
+from service_client.events import OrderedWorkerPool
+from service_client.gateway import decoder
+from service_client.gateway.reader import BinaryMessage, fast_event
+
+from .conftest import RawServer, Recorder
+from .test_frame_reader import Pair, frame
+
+HAVE_MSGSPEC = importlib.util.find_spec("msgspec") is not None
+
+
+@pytest.fixture
+def pair() -> Any:
+    p = Pair()
+    yield p
+    p.close()
+
+
+def _msgspec_loads() -> Callable[[Any], Any]:
+    import msgspec
+
+    return msgspec.json.Decoder().decode  # type: ignore[no-any-return]
+
+
+# -- recv_batch --------------------------------------------------------------------------------
+
+
+def test_batch_takes_every_buffered_message_in_order(pair: Pair) -> None:
+    pair.send(frame('42["a"]') + frame(b"\x00", opcode=2) + frame("he", fin=False) + frame("llo", opcode=0)
+              + frame(b"p", opcode=9) + frame("x" * 70_000))
+    batch = pair.reader.recv_batch()
+    assert batch == [b'42["a"]', b"\x00", b"hello", b"x" * 70_000]
+    assert [type(m) for m in batch] == [bytes, BinaryMessage, bytes, bytes]
+    assert pair.control == [(9, b"p")]
+
+
+def test_batch_stops_at_a_partial_frame_and_resumes(pair: Pair) -> None:
+    data = frame("one") + frame("two")
+    pair.send(data[:-2])
+    assert pair.reader.recv_batch() == [b"one"]
+    pair.send(data[-2:])
+    assert pair.reader.recv_batch() == [b"two"]
+
+
+def test_a_close_after_messages_is_reported_by_the_next_call(pair: Pair) -> None:
+    pair.send(frame("one") + frame("two") + frame(struct.pack("!H", 1000), opcode=8))
+    assert pair.reader.recv_batch() == [b"one", b"two"]
+    assert pair.control == []
+    with pytest.raises(websocket.WebSocketConnectionClosedException):
+        pair.reader.recv_batch()
+    assert pair.control == [(8, struct.pack("!H", 1000))]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [frame("masked", mask=b"\x01\x02\x03\x04"), frame("x", opcode=3), frame("c", opcode=0),
+     b"\x81\x7f" + struct.pack("!Q", 1 << 40)],
+)
+def test_a_protocol_violation_after_messages_is_raised_by_the_next_call(pair: Pair, bad: bytes) -> None:
+    pair.send(frame("kept") + bad)
+    assert pair.reader.recv_batch() == [b"kept"]
+    with pytest.raises(websocket.WebSocketProtocolException):
+        pair.reader.recv_batch()
+
+
+def test_a_batch_never_waits_past_its_first_message(pair: Pair) -> None:
+    pair.client.settimeout(0.05)
+    pair.send(frame("only"))
+    assert pair.reader.recv_batch() == [b"only"]
+    with pytest.raises(TimeoutError):
+        pair.reader.recv_batch()
+
+
+def test_text_messages_are_not_decoded_in_a_batch(pair: Pair) -> None:
+    pair.send(frame(b"\xff\xfe") + frame("ok"))
+    assert pair.reader.recv_batch() == [b"\xff\xfe", b"ok"]
+
+
+# -- fast_event -----------------------------------------------------------------------------------
+
+
+def _json_loads(data: Any) -> Any:
+    import json
+
+    return json.loads(bytes(data))
+
+
+@pytest.mark.parametrize("loads", [_json_loads] + ([_msgspec_loads()] if HAVE_MSGSPEC else []))
+def test_fast_event_takes_only_plain_default_namespace_events(loads: Callable[[Any], Any]) -> None:
+    assert fast_event(b'42["message:new",{"a":[1,2]},null]', loads) == ["message:new", {"a": [1, 2]}, None]
+    for refused in (
+        b'42["ws"] ',  # trailing whitespace: the standard path calls it malformed
+        b"42[not json]",
+        b"42[1]",  # not an event name
+        b"42[]",
+        b'421["acked"]',  # an ack id
+        b'42/ns,["x"]',  # another namespace
+        b'43["x"]',
+        b"2",
+        b'42["bad \xff"]',  # not UTF-8
+    ):
+        assert fast_event(refused, loads) is None, refused
+
+
+# -- the decoder module ------------------------------------------------------------------------------
+
+
+def _decoder_name(env: dict[str, str]) -> str:
+    code = "from service_client.gateway import decoder; print(decoder.NAME, decoder.fast_loads is None)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, **env}, check=True)
+    return result.stdout.strip()
+
+
+def test_decoder_is_msgspec_when_installed_unless_the_environment_says_json() -> None:
+    assert _decoder_name({"SERVICE_CLIENT_JSON": "json"}) == "json True"
+    expected = "msgspec False" if HAVE_MSGSPEC else "json True"
+    assert _decoder_name({"SERVICE_CLIENT_JSON": ""}) == expected
+
+
+# -- through a connection, with each decoder ----------------------------------------------------------
+
+DECODERS = ["json"] + (["msgspec"] if HAVE_MSGSPEC else [])
+
+
+@pytest.fixture(params=DECODERS)
+def reader_decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test with the reader using the standard library, then msgspec (when installed)."""
+    monkeypatch.setattr(decoder, "fast_loads", None if request.param == "json" else _msgspec_loads())
+    return str(request.param)
+
+
+def test_every_frame_is_reported_as_the_standard_path_reports_it(
+    reader_decoder: str, recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    def script(conn: ServerConnection) -> None:
+        conn.send('42["first",{"n":1}]')
+        conn.send('42["ws"] ')  # trailing whitespace: malformed
+        conn.send(b'42["bad \xff"]', text=True)  # not UTF-8
+        conn.send('42["big",1e400]')  # json: inf; msgspec refuses it
+        conn.send('42["surrogate","\\ud800"]')  # json: a lone surrogate; msgspec refuses it
+        conn.send('42["n",12345678901234567890123,-0,1.5]')
+        conn.send('42/other,["elsewhere"]')
+        for i in range(500):
+            conn.send(f'42["seq",{i}]')
+        conn.send('42["last"]')
+        try:
+            while True:
+                conn.recv(timeout=5)
+        except Exception:  # noqa: BLE001 - the client went away
+            pass
+
+    server = RawServer(script, ping_interval_ms=5000, ping_timeout_ms=5000)
+    try:
+        with caplog.at_level(logging.WARNING, logger="service_client.gateway"):
+            conn = recorder.connection(server.url, reconnect=False)
+            conn.connect()
+            assert recorder.wait_for(lambda: bool(recorder.events) and recorder.events[-1][0] == "last")
+            conn.close()
+        assert recorder.events == [
+            ("first", [{"n": 1}]),
+            ("big", [float("inf")]),
+            ("surrogate", ["\ud800"]),
+            ("n", [12345678901234567890123, 0, 1.5]),
+            *[("seq", [i]) for i in range(500)],
+            ("last", []),
+        ]
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 2
+        assert warnings[0].startswith("dropped a malformed socket frame (9 chars): trailing data")
+        assert warnings[1] == "dropped a socket frame that is not valid UTF-8"
+    finally:
+        server.stop()
+
+
+def test_a_caller_woken_by_an_ack_comes_after_the_events_read_before_it(
+    reader_decoder: str, recorder: Recorder
+) -> None:
+    pool = OrderedWorkerPool(2, name="test-handoff")
+    order: list[str] = []
+    recorder.on_event_hook = lambda event, args: pool.submit(lambda: order.append(event), key="k")
+
+    def script(conn: ServerConnection) -> None:
+        call = conn.recv(timeout=5)
+        assert isinstance(call, str) and call.startswith("421")
+        # One write: the event, the ack and a long tail arrive as one batch of the reader,
+        # so the woken caller runs while the reader is still in it.
+        conn.socket.sendall(frame('42["before-ack"]') + frame('431["ok"]') + frame('42["after-ack"]') * 5000)
+        try:
+            while True:
+                conn.recv(timeout=5)
+        except Exception:  # noqa: BLE001 - the client went away
+            pass
+
+    server = RawServer(script, ping_interval_ms=5000, ping_timeout_ms=5000)
+    done = threading.Event()
+    try:
+        conn = recorder.connection(server.url, reconnect=False)
+        conn.connect()
+        assert conn.call("question", timeout=5) == ["ok"]
+        pool.submit(lambda: order.append("caller"), key="k")
+        pool.submit(done.set, key="k")
+        assert done.wait(5)
+        assert order.index("before-ack") < order.index("caller")
+        conn.close()
+    finally:
+        pool.shutdown()
+        server.stop()
