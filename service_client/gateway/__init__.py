@@ -2,8 +2,12 @@
 
 * :mod:`.framing`: pure packet encoding and decoding.
 * :mod:`.connection`: :class:`GatewayConnection`, one websocket with one reader
-  thread (arrival order), heartbeat and reconnection.
-* ``handlers``: the wire event -> model mapping (separate module).
+  thread (arrival order), heartbeat and reconnection; written in parts:
+  :mod:`.dialer` (one connection attempt), :mod:`.reader` (the frame reader
+  and the reader thread's loop), :mod:`.writer` (bounded writes, the
+  watchdog), :mod:`.link` (what they share).
+* :mod:`.decoder`: the optional fast JSON decoder (msgspec, the ``speedups`` extra).
+* :mod:`.handlers`: the wire event -> model mapping (with :mod:`.server_handlers`).
 """
 
 from __future__ import annotations

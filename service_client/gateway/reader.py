@@ -14,13 +14,34 @@ from its bytes with the fast decoder of :mod:`.decoder`, when there is one.
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import websocket
 
-__all__ = ["BinaryMessage", "FrameReader", "fast_event"]
+from .. import events
+from .._config import DESTROY_JOIN_S
+from . import decoder, framing
+from .framing import AckPacket, DisconnectPacket, EnginePacket, EngineType, EventPacket, FramingError
+from .link import (
+    _TIMEOUT_ERRORS,
+    _TRANSPORT_ERRORS,
+    REASON_IO_SERVER_DISCONNECT,
+    REASON_PING_TIMEOUT,
+    REASON_TRANSPORT_CLOSE,
+    REASON_TRANSPORT_ERROR,
+    ConnectionParts,
+    _Link,
+    _log,
+    _short,
+)
+
+__all__ = ["BinaryMessage", "ConnectionReader", "FrameReader", "fast_event"]
+
+#: Returned by ``_read_one`` when reading goes on (compared by identity; never a loss reason).
+_GO_ON: Final = "\x00go on"
 
 #: Bytes asked of the socket per read.
 READ_CHUNK: Final = 256 * 1024
@@ -230,3 +251,122 @@ def fast_event(message: bytes, loads: Callable[[Any], Any]) -> list[Any] | None:
     if type(payload) is list and payload and type(payload[0]) is str:
         return payload
     return None
+
+
+class ConnectionReader(ConnectionParts):
+    """The reader thread of a :class:`~service_client.gateway.connection.GatewayConnection`.
+
+    One thread per websocket reads frames in arrival order, answers pings,
+    resolves acks and calls ``on_event`` / ``on_connect`` / ``on_disconnect``;
+    it never runs anything else.
+    """
+
+    if TYPE_CHECKING:  # pragma: no cover - defined by ConnectionWriter
+
+        def _pong(self, ws: websocket.WebSocket) -> bool: ...
+
+    def _reader_main(self, link: _Link, first: bool) -> None:
+        reason: str | None = REASON_TRANSPORT_ERROR
+        try:
+            self._callback(self._on_connect, first)
+            reason = self._read_loop(link)
+        except BaseException:  # noqa: BLE001 - a bug of ours: still report the loss and reconnect
+            _log.exception("socket reader failed")
+        finally:
+            link.lost.set()
+            if link.watchdog is not None:
+                link.watchdog.join(DESTROY_JOIN_S)  # the reader outlives its watchdog
+            self._lost(link.ws, reason)
+
+    def _read_loop(self, link: _Link) -> str | None:
+        """Read frames in order until the transport is lost; the loss reason, None when closing.
+
+        Every message already buffered is taken at once, and the events they
+        carry are handed to the worker pool together when the batch is done
+        (see :func:`service_client.events.handoff_batch`).
+        """
+        recv_batch = link.reader.recv_batch
+        loads = decoder.fast_loads
+        on_event = self._on_event
+        while True:
+            try:
+                batch = recv_batch()
+            except _TIMEOUT_ERRORS:
+                return None if self._closed else REASON_PING_TIMEOUT
+            except websocket.WebSocketConnectionClosedException:
+                return None if self._closed else REASON_TRANSPORT_CLOSE
+            except _TRANSPORT_ERRORS as exc:
+                if self._closed:
+                    return None
+                _log.debug("socket read failed: %s: %s", type(exc).__name__, _short(exc))
+                return REASON_TRANSPORT_ERROR
+            debug = _log.isEnabledFor(logging.DEBUG)
+            with events.handoff_batch():
+                for message in batch:
+                    if self._closed:
+                        return None
+                    if loads is not None and type(message) is bytes:
+                        payload = fast_event(message, loads)
+                        if payload is not None:
+                            event = payload[0]
+                            if debug:
+                                _log.debug("event %s", event)
+                            try:
+                                on_event(event, payload[1:])
+                            except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                                _log.exception("on_event callback failed for %s", event)
+                            continue
+                    reason = self._read_one(link.ws, message, debug)
+                    if reason is not _GO_ON:
+                        return reason
+
+    def _read_one(self, ws: websocket.WebSocket, message: bytes, debug: bool) -> str | None:
+        """Act on one message the standard way; ``_GO_ON``, or the loss reason (None when closing)."""
+        if type(message) is not bytes:
+            _log.debug("ignored a binary socket frame of %d bytes", len(message))
+            return _GO_ON
+        try:
+            text = message.decode("utf-8")
+        except UnicodeDecodeError:
+            _log.warning("dropped a socket frame that is not valid UTF-8")
+            return _GO_ON
+        if text == "2":  # ping: answer at once
+            if not self._pong(ws):
+                return None if self._closed else REASON_TRANSPORT_ERROR
+            return _GO_ON
+        try:
+            packet = framing.decode(text)
+        except FramingError as exc:
+            _log.warning("dropped a malformed socket frame (%d chars): %s", len(text), exc)
+            return _GO_ON
+        kind = type(packet)
+        if kind is EventPacket:
+            if packet.namespace == "/":  # type: ignore[union-attr]
+                if debug:
+                    _log.debug("event %s", packet.event)  # type: ignore[union-attr]
+                try:
+                    self._on_event(packet.event, packet.args)  # type: ignore[union-attr]
+                except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                    _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
+        elif kind is AckPacket:
+            events.flush_handoff()  # the caller it wakes comes after every event read before
+            self._resolve_ack(packet)  # type: ignore[arg-type]
+        elif kind is EnginePacket:
+            if packet.type == EngineType.CLOSE:  # type: ignore[union-attr]
+                return None if self._closed else REASON_TRANSPORT_CLOSE
+        elif kind is DisconnectPacket:
+            if packet.namespace == "/":  # type: ignore[union-attr]
+                return None if self._closed else REASON_IO_SERVER_DISCONNECT
+        else:
+            _log.debug("ignored a %s packet", kind.__name__)
+        return _GO_ON
+
+    def _resolve_ack(self, packet: AckPacket) -> None:
+        if packet.namespace != "/":
+            return
+        with self._state_lock:
+            future = self._acks.pop(packet.ack_id, None)
+        if future is None:
+            _log.debug("ack %d has no waiter (timed out?)", packet.ack_id)
+            return
+        future.set_result(packet.args)

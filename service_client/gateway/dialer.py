@@ -1,0 +1,192 @@
+"""One connection attempt of a gateway connection: TCP, TLS, websocket upgrade, Engine.IO handshake.
+
+The TCP connection is opened here (so ``close()`` can interrupt it by shutting
+the registered socket down); the CONNECT packet, which carries the token,
+lives only inside :meth:`ConnectionDialer._send_connect`, so no traceback's
+frame locals show it.
+"""
+
+from __future__ import annotations
+
+import functools
+import socket
+import ssl
+import time
+from typing import TYPE_CHECKING, Any
+
+import websocket
+
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from . import framing
+from .framing import ConnectErrorPacket, ConnectPacket, EnginePacket, EngineType, FramingError, OpenPacket
+from .link import (
+    _TIMEOUT_ERRORS,
+    _TRANSPORT_ERRORS,
+    ConnectionParts,
+    _Link,
+    _remaining,
+    _short,
+    _shutdown,
+    _Stopped,
+)
+from .reader import FrameReader
+
+__all__ = ["ConnectionDialer"]
+
+
+class ConnectionDialer(ConnectionParts):
+    """The connection attempts of a :class:`~service_client.gateway.connection.GatewayConnection`."""
+
+    if TYPE_CHECKING:  # pragma: no cover - defined by the other parts
+
+        def _control(self, ws: websocket.WebSocket, opcode: int, payload: bytes) -> None: ...
+
+        def _write(self, ws: websocket.WebSocket, data: str | bytes, opcode: int, deadline: float) -> None: ...
+
+        def _forget(self, sock: socket.socket) -> None: ...
+
+    def _establish(self, timeout: float) -> _Link:
+        """One connection attempt: TCP, TLS, upgrade, open packet, CONNECT.
+
+        Raises:
+            _Stopped: ``auth()`` returned None.
+            TypeError: ``auth()`` returned something other than a dict or None,
+                or a dict that is not JSON-serialisable.
+            ServiceAuthError: CONNECT_ERROR from the service.
+            ServiceTimeoutError, ServiceError: See :meth:`connect`.
+        """
+        deadline = time.monotonic() + timeout
+        sock: socket.socket | None = None
+        ws: websocket.WebSocket | None = None
+        try:
+            sock = self._dial(deadline)
+            ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
+            ws.connect(  # type: ignore[no-untyped-call]
+                self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True
+            )
+            assert ws.sock is not None
+            reader = FrameReader(ws.sock, functools.partial(self._control, ws))
+            open_packet = self._handshake(ws, reader, deadline)
+            return _Link(ws, reader, open_packet)
+        except BaseException as exc:
+            if ws is not None:
+                ws.shutdown()  # type: ignore[no-untyped-call]
+            if sock is not None:
+                self._forget(sock)
+                _shutdown(sock)
+                sock.close()
+            if self._stop.is_set():
+                raise ServiceError("the socket connection was closed while connecting") from exc
+            if isinstance(exc, ServiceError):
+                raise
+            if isinstance(exc, _TIMEOUT_ERRORS):
+                raise ServiceTimeoutError(
+                    f"socket connection to {self._endpoint} timed out after {timeout:g} s"
+                ) from exc
+            if isinstance(exc, (*_TRANSPORT_ERRORS, FramingError, UnicodeDecodeError)):
+                raise ServiceError(
+                    f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
+                ) from exc
+            raise
+
+    def _dial(self, deadline: float) -> socket.socket:
+        """TCP (and TLS) connection, registered so close() can interrupt it."""
+        infos = socket.getaddrinfo(self._host, self._port, 0, socket.SOCK_STREAM)
+        last: BaseException | None = None
+        for family, kind, proto, _, address in infos:
+            sock = socket.socket(family, kind, proto)
+            with self._state_lock:
+                if self._closed:
+                    sock.close()
+                    raise ServiceError("the socket connection was closed")
+                self._socks.add(sock)
+            try:
+                sock.settimeout(_remaining(deadline))
+                sock.connect(address)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if self._secure:
+                    context = ssl.create_default_context()
+                    tls = context.wrap_socket(sock, server_hostname=self._host)
+                    with self._state_lock:
+                        self._socks.discard(sock)
+                        self._socks.add(tls)
+                        closed = self._closed
+                    if closed:
+                        _shutdown(tls)
+                    sock = tls
+                return sock
+            except OSError as exc:
+                last = exc
+                self._forget(sock)
+                sock.close()
+                if isinstance(exc, TimeoutError) or self._stop.is_set():
+                    raise
+        raise last if last is not None else OSError(f"no address for {self._host}")
+
+    def _handshake(self, ws: websocket.WebSocket, reader: FrameReader, deadline: float) -> OpenPacket:
+        """Read the open packet, send CONNECT, wait for its answer."""
+        open_packet: OpenPacket | None = None
+        while True:
+            ws.settimeout(_remaining(deadline))
+            text = reader.recv()
+            if type(text) is not str:
+                continue  # a binary frame: nothing of ours
+            packet = framing.decode(text)
+            if open_packet is None:
+                if not isinstance(packet, OpenPacket):
+                    raise FramingError("the first frame is not an Engine.IO open packet")
+                open_packet = packet
+                self._send_connect(ws, deadline)
+                continue
+            if isinstance(packet, ConnectPacket) and packet.namespace == "/":
+                sid = packet.data.get("sid") if packet.data else None
+                self._sid = sid if isinstance(sid, str) else None
+                return open_packet
+            if isinstance(packet, ConnectErrorPacket) and packet.namespace == "/":
+                raise ServiceAuthError(packet.message or "the service refused the socket connection")
+            if isinstance(packet, EnginePacket):
+                if packet.type == EngineType.PING:
+                    self._write(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT, deadline)
+                elif packet.type == EngineType.CLOSE:
+                    raise websocket.WebSocketConnectionClosedException("Engine.IO close during the handshake")
+
+    def _send_connect(self, ws: websocket.WebSocket, deadline: float) -> None:
+        """Send the CONNECT packet built from ``auth()``.
+
+        The packet holds the token, so it lives only inside this frame, which
+        drops it before raising anything: a failure raises a new exception of
+        the same kind, with no traceback or context leading to frames (this
+        one's or websocket-client's) that held the packet.
+
+        Raises:
+            _Stopped: ``auth()`` returned None.
+            TypeError: ``auth()`` returned a wrong type or an unserialisable dict.
+            TimeoutError: The write did not finish in time.
+            OSError: The write failed.
+            Exception: Whatever ``auth()`` itself raised.
+        """
+        auth: Any = self._auth()  # an exception of auth() itself propagates unchanged
+        if auth is None:
+            raise _Stopped
+        if not isinstance(auth, dict):
+            kind = type(auth).__name__
+            auth = None
+            raise TypeError(f"auth() must return a dict or None, not {kind}")
+        error: BaseException | None = None
+        packet: str | None = None
+        try:
+            packet = framing.encode_connect(auth)
+            auth = None
+            self._write(ws, packet, websocket.ABNF.OPCODE_TEXT, deadline)
+        except _TIMEOUT_ERRORS:
+            error = TimeoutError("sending the CONNECT packet timed out")
+        except (TypeError, ValueError):
+            error = TypeError("auth() returned a dict that is not JSON-serialisable")
+        except _TRANSPORT_ERRORS as exc:
+            error = OSError(f"sending the CONNECT packet failed ({type(exc).__name__})")
+        except Exception as exc:  # noqa: BLE001 - re-raised below as a fresh exception
+            error = ServiceError(f"sending the CONNECT packet failed ({type(exc).__name__})")
+        finally:
+            auth = packet = None
+        if error is not None:
+            raise error
