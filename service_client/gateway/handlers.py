@@ -32,19 +32,24 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._config import (
-    EVENT_FETCH_MAX_RETRIES,
-    EVENT_FETCH_TIMEOUT_MS,
     MESSAGE_CHANNELS_MAX,
     REACTION_TRACKER_MAX,
 )
 from ..events import flush_handoff
 from ..models._base import read_id, read_str
-from ..models.guild import Guild
-from ..models.member import Member
 from ..models.message import Message
-from ..models.role import Role
 from ..models.user import User
-from ..rest.route import Route
+from .payload import (
+    _CHANNEL_KEYS,
+    _MESSAGE_KEYS,
+    _SERVER_KEYS,
+    _USER_KEYS,
+    MalformedPayload,
+    _need_id,
+    _obj,
+    _payload,
+)
+from .server_handlers import ServerHandlers
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -53,37 +58,8 @@ __all__ = ["ReactionTracker", "WireHandlers", "diff_reactions"]
 
 log = logging.getLogger("service_client.gateway")
 
-# Wire keys: the publicId spellings and the id/serverId/channelId fallbacks are accepted.
-_SERVER_KEYS = ("serverPublicId", "serverId")
-_CHANNEL_KEYS = ("channelPublicId", "channelId")
-_USER_KEYS = ("userPublicId", "userId")
-_MESSAGE_KEYS = ("messagePublicId", "messageId")
-
-
 #: Authors whose last merged record is remembered (the memo is cleared when full).
 _AUTHOR_MEMO_MAX = 1024
-
-
-class MalformedPayload(ValueError):
-    """A payload that does not have the shape its event requires."""
-
-
-def _payload(args: list[Any]) -> Any:
-    return args[0] if args else None
-
-
-def _obj(value: Any, what: str = "payload") -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise MalformedPayload(f"{what} must be an object, got {type(value).__name__}")
-    return value
-
-
-def _need_id(data: Mapping[str, Any], keys: tuple[str, ...], what: str) -> str:
-    value = read_id(data, *keys)
-    if value is None:
-        raise MalformedPayload(f"missing {what}")
-    return value
-
 
 class ReactionTracker:
     """The last reaction snapshot per message, bounded LRU.
@@ -152,7 +128,7 @@ def diff_reactions(
     return changes
 
 
-class WireHandlers:
+class WireHandlers(ServerHandlers):
     """Maps every server-to-client socket event to its cache effect and Python event.
 
     Called only from the socket reader thread (one event at a time, in
@@ -244,12 +220,6 @@ class WireHandlers:
         if channel_id is None and message_id is not None:
             channel_id = self._message_channels.get(message_id)
         return channel_id or read_id(data, *_SERVER_KEYS) or message_id
-
-    @staticmethod
-    def _key(data: Mapping[str, Any], *fallback_keys: str) -> str | None:
-        return read_id(data, *_CHANNEL_KEYS) or read_id(data, *_SERVER_KEYS) or (
-            read_id(data, *fallback_keys) if fallback_keys else None
-        )
 
     def _simple(self, python_event: str) -> Callable[[Any], None]:
         def handler(payload: Any) -> None:
@@ -372,230 +342,6 @@ class WireHandlers:
     def _message_pinned(self, payload: Any) -> None:
         data = _obj(payload)
         self._dispatch("message_pin", data, key=self._message_key(data, read_id(data, *_MESSAGE_KEYS)))
-
-    # -- servers ------------------------------------------------------------------
-
-    def _server_joined(self, payload: Any) -> None:
-        client = self._client
-        guild = client.guilds._store_live(Guild(client, _obj(payload)))
-        user = client.user
-        if user is None:
-            self._dispatch("guild_create", guild, key=guild.id)
-            return
-        # The bot's member is fetched first, so guild_create listeners find it cached; the
-        # event keeps its place in the server's order meanwhile.
-        server_id = guild.id
-        slot = client._reserve_dispatch(key=server_id)
-
-        def cache_member(record: Any) -> None:
-            """Cache the fetched bot member (best effort), then emit guild_create in its place."""
-            try:
-                if isinstance(record, BaseException):
-                    raise record
-                if isinstance(record, dict) and isinstance(record.get("member"), dict):
-                    record = record["member"]
-                client.members._build(record, server_id, cache=True)
-            except Exception as exc:  # noqa: BLE001 - best effort: guild_create goes out anyway
-                log.warning("bot member fetch for joined server %s failed: %s", server_id, exc)
-            slot.emit("guild_create", guild)
-
-        self._fetch_then(
-            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user.id),
-            cache_member,
-            slot,
-        )
-
-    def _fetch_then(self, route: Route, then: Callable[[Any], None], slot: Any) -> None:
-        """Queue ``route`` on the REST session; call ``then(result)``, or ``then(exc)`` on failure.
-
-        ``then`` runs on the REST thread that completed the request (or here,
-        when it could not be queued); if ``then`` itself fails, ``slot`` is
-        cancelled so the key's later events are never held up.
-        """
-        def done(result: Any) -> None:
-            """Run ``then`` on the outcome; release the slot if that fails."""
-            try:
-                then(result)
-            except Exception:  # noqa: BLE001 - never leave the slot (and its key) waiting
-                log.exception("completing a fetched event failed")
-                slot.cancel()
-
-        try:
-            future = self._client._submit(
-                route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, max_retries=EVENT_FETCH_MAX_RETRIES
-            )
-        except Exception as exc:  # noqa: BLE001 - not queued (destroyed): complete with the error
-            done(exc)
-            return
-
-        def on_done(fut: Any) -> None:
-            """Hand the request's result or exception to ``done``."""
-            try:
-                result = fut.result()
-            except BaseException as exc:  # noqa: BLE001 - the failure is the outcome
-                result = exc
-            done(result)
-
-        future.add_done_callback(on_done)
-
-    def _server_updated(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._client.guilds._update_live(server_id, data)
-        self._dispatch("guild_update", guild if guild is not None else data, key=server_id)
-
-    def _server_gone(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._client.guilds._evict_live(server_id)
-        self._dispatch("guild_delete", guild if guild is not None else data, key=server_id)
-
-    def _member_add(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-        record = data.get("member")
-        if not isinstance(record, dict):
-            # Flat variant: the member fields sit in the envelope itself.
-            record = {k: v for k, v in data.items() if k not in _SERVER_KEYS}
-        member = self._client.members._build(record, server_id, cache=True)
-        self._dispatch("guild_member_add", member, key=server_id)
-
-    def _evict_member(self, data: dict[str, Any]) -> tuple[str, Member | dict[str, Any]]:
-        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-        user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
-        member = self._client.members.cache.pop((server_id, user_id), None)
-        return server_id, member if member is not None else data
-
-    def _member_remove(self, payload: Any) -> None:
-        server_id, subject = self._evict_member(_obj(payload))
-        self._dispatch("guild_member_remove", subject, key=server_id)
-
-    def _member_removed(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id, subject = self._evict_member(data)
-        self._dispatch("guild_member_remove", subject, key=server_id)
-        if data.get("reason") == "banned":
-            self._dispatch("guild_ban_add", data, key=server_id)
-
-    def _member_update(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-        user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
-        client = self._client
-        # The payload carries ids only: the member is refetched on the REST session while
-        # the event holds its place in the server's order (raw payload if the fetch fails).
-        slot = client._reserve_dispatch(key=server_id)
-
-        def emit_member(record: Any) -> None:
-            """Cache the refetched member and emit guild_member_update in its place."""
-            try:
-                if isinstance(record, BaseException):
-                    raise record
-                if isinstance(record, dict) and isinstance(record.get("member"), dict):
-                    record = record["member"]
-                member: Any = client.members._build(record, server_id, cache=True)
-            except Exception as exc:  # noqa: BLE001 - dispatch the raw payload instead
-                log.warning("member refetch for %s in %s failed: %s", user_id, server_id, exc)
-                member = data
-            slot.emit("guild_member_update", member)
-
-        self._fetch_then(
-            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
-            emit_member,
-            slot,
-        )
-
-    def _ban_revoked(self, payload: Any) -> None:
-        data = _obj(payload)
-        self._dispatch("guild_ban_remove", data, key=self._key(data))
-
-    # -- channels and categories ---------------------------------------------------
-
-    def _listing_changed(self, python_event: str) -> Callable[[Any], None]:
-        """``server:channels_updated`` / ``server:categories_updated`` ``{serverPublicId}``.
-
-        When the bot caches channels or categories of that (cached) server, they are refreshed
-        first: one listing request on the REST session replaces them (deleted or now hidden ones
-        are evicted) while the event keeps its place in the server's order, then the raw
-        payload is dispatched there. Otherwise, or when the refresh fails (logged at WARNING),
-        the payload is dispatched as it is.
-        """
-
-        def handler(payload: Any) -> None:
-            """Refresh the server's cached channels and categories if tracked, then dispatch."""
-            data = _obj(payload)
-            server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-            client = self._client
-            channels = client.channels
-            if not channels._tracks_guild(server_id):
-                self._dispatch(python_event, data, key=server_id)
-                return
-            slot = client._reserve_dispatch(key=server_id)
-
-            def apply_listing(listing: Any) -> None:
-                """Replace the cached listing (best effort), then emit the event in its place."""
-                try:
-                    if isinstance(listing, BaseException):
-                        raise listing
-                    channels._apply_listing(server_id, listing)
-                except Exception as exc:  # noqa: BLE001 - dispatch anyway; the cache stays as it was
-                    log.warning("channel refresh of server %s failed: %s", server_id, exc)
-                slot.emit(python_event, data)
-
-            self._fetch_then(
-                Route("GET", "/servers/{server_id}/categories", server_id=server_id), apply_listing, slot
-            )
-
-        return handler
-
-    # -- roles --------------------------------------------------------------------
-
-    def _role_upsert(self, python_event: str) -> Callable[[Any], None]:
-        def handler(payload: Any) -> None:
-            """Apply this event's cache effect, then dispatch it."""
-            data = _obj(payload)
-            server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-            record = _obj(data.get("role"), "role")
-            guild = self._client.guilds.cache.get(server_id)
-            if guild is None:
-                log.debug("%s for an uncached server ignored", python_event)
-                return
-            role = Role(self._client, record, server_id=server_id)
-            guild.roles.cache[role.id] = role
-            self._dispatch(python_event, role, key=server_id)
-
-        return handler
-
-    def _role_delete(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-        role_id = _need_id(data, ("rolePublicId", "roleId"), "rolePublicId")
-        guild = self._client.guilds.cache.get(server_id)
-        if guild is None:
-            log.debug("role_delete for an uncached server ignored")
-            return
-        role = guild.roles.cache.pop(role_id, None)
-        for member in self._client.members.for_guild(server_id).values():
-            member._drop_role(role_id)
-        self._dispatch("role_delete", role if role is not None else role_id, key=server_id)
-
-    def _roles_order(self, payload: Any) -> None:
-        data = _obj(payload)
-        server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-        entries = data.get("roles")
-        guild = self._client.guilds.cache.get(server_id)
-        if guild is None or not isinstance(entries, list):
-            return
-        for entry in entries:
-            entry = _obj(entry, "role position")
-            role_id = read_id(entry, "publicId", "id")
-            position = entry.get("position")
-            if role_id is None or not isinstance(position, int) or isinstance(position, bool):
-                raise MalformedPayload("role position needs publicId and an int position")
-            role = guild.roles.cache.get(role_id)
-            if role is not None:
-                role._update({"position": position})
-        self._dispatch("role_order_update", data, key=server_id)
 
     # -- users ----------------------------------------------------------------------
 
