@@ -248,7 +248,7 @@ class EventEmitter:
             return [fn for fn, _ in self._listeners.get(event, [])]
 
     def remove_all_listeners(self) -> None:
-        """Remove every listener and fail every pending ``wait_for`` (as ``destroy()`` does)."""
+        """Remove every listener and fail every pending ``wait_for`` (``destroy()`` calls this)."""
         with self._listeners_lock:
             self._listeners.clear()
             self._calls.clear()

@@ -1,4 +1,4 @@
-"""The listener registry and the ordered worker pool (python-api.md section 6)."""
+"""The listener registry and the ordered worker pool: order per key, wait_for, listener errors."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from service_client.errors import ServiceError
 from service_client import events
+from service_client.errors import ServiceError
 from service_client.events import EventEmitter, OrderedWorkerPool
 
 

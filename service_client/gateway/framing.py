@@ -1,7 +1,7 @@
 """Engine.IO v4 / Socket.IO v5 packet encoding and decoding (pure: no I/O).
 
-Implements the framing of ``/work/shared/socketio-framing.md`` and protocol.md
-section 2.1 for the websocket transport with text frames only:
+Implements the Engine.IO v4 / Socket.IO v5 framing the service speaks, for the
+websocket transport with text frames only:
 
 * An Engine.IO packet is one WebSocket text frame whose first character is its
   type: ``0`` open, ``1`` close, ``2`` ping, ``3`` pong, ``4`` message,
@@ -299,7 +299,7 @@ def encode_open(
 
 
 def encode_connect(data: dict[str, Any] | None = None, namespace: str = DEFAULT_NAMESPACE) -> str:
-    """Encode a Socket.IO CONNECT in an Engine.IO message (protocol 2.1, Auth).
+    """Encode a Socket.IO CONNECT in an Engine.IO message (the bot's auth object goes in it).
 
     Args:
         data: The auth object a client sends (``{"token": ...}``), or the
@@ -342,7 +342,7 @@ def encode_event(
     ack_id: int | None = None,
     namespace: str = DEFAULT_NAMESPACE,
 ) -> str:
-    """Encode a Socket.IO EVENT in an Engine.IO message (protocol 2.3).
+    """Encode a Socket.IO EVENT in an Engine.IO message (``42[...]``, or ``42<ack id>[...]``).
 
     Args:
         event: The event name, for example ``message:send``.

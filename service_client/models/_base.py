@@ -1,8 +1,8 @@
 """Shared plumbing of the models: the base class and payload readers.
 
-Pure: no I/O. The readers implement the identifier and value rules of
-protocol.md section 0.1 (``publicId`` with the ``id`` / ``serverId`` /
-``channelId`` fallbacks, ISO-8601 UTC times, decimal-string bitfields).
+Pure: no I/O. The readers implement the service's identifier and value rules
+(``publicId`` with the ``id`` / ``serverId`` / ``channelId`` fallbacks,
+ISO-8601 UTC times, decimal-string bitfields).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _intern = sys.intern
 
 
 def read_id(data: Mapping[str, Any], *keys: str) -> str | None:
-    """The first string value among ``keys``, interned (protocol 0.1).
+    """The first string value among ``keys``, interned (ids are strings on the wire).
 
     Args:
         data: A wire record.
@@ -85,7 +85,7 @@ def read_int(data: Mapping[str, Any], key: str, default: int = 0) -> int:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """A timezone-aware UTC datetime from a wire time (protocol 0.1).
+    """A timezone-aware UTC datetime from a wire time (the service writes ISO-8601 UTC).
 
     Args:
         value: An ISO-8601 string (``2026-01-02T03:04:05.678Z`` or any zoned
@@ -123,7 +123,7 @@ _ONE_MS = timedelta(milliseconds=1)
 def pack_time(value: Any) -> float | None:
     """Epoch milliseconds (a float) for a wire time in the service's exact format.
 
-    The service writes ``2026-01-02T03:04:05.678Z`` (protocol 0.1). Such a
+    The service writes ``2026-01-02T03:04:05.678Z``. Such a
     string is stored as a float (24 bytes instead of a 73-byte string) and
     rebuilt by :func:`unpack_time`.
 
@@ -198,11 +198,12 @@ def share_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class Model:
-    """Base of every client-bound model (python-api.md section 4; protocol 0.1).
+    """Base of every client-bound model: a user, member, channel, message, server...
 
     Each model keeps a reference to its client (:attr:`client`, used by its
     methods) and its wire record (:attr:`raw`). To keep a cached model small
-    the record is not stored as a dict: the keys a model parses into its
+    the record is not stored as a dict (a :class:`Message`, which is not
+    cached, keeps its record as it came and reads its fields lazily): the keys a model parses into its
     slots are rebuilt from those slots, and only the keys it does not parse
     (unknown keys included) are kept, as one tuple of values beside a shared
     tuple of key names. A key is counted as parsed only when the slot
@@ -231,14 +232,14 @@ class Model:
     def client(self) -> Client:
         """The :class:`~service_client.Client` this model belongs to (read-only).
 
-        Used by the model's methods (python-api.md section 4); a command can
-        reach the bot through ``message.client``.
+        Used by the model's methods (``message.reply()``, ``member.kick()``...);
+        a command can reach the bot through ``message.client``.
         """
         return self._client
 
     @property
     def raw(self) -> dict[str, Any]:
-        """The wire record (protocol 0.1: every model keeps its raw dict).
+        """The wire record the model was built from (every model keeps it).
 
         A new dict on each access, rebuilt from the parsed fields plus the
         keys this model does not parse (unknown keys survive). Mutating it

@@ -1,4 +1,4 @@
-"""``Message``: a chat message (protocol.md 3.6, 0.5; python-api.md 4)."""
+"""``Message``: a chat message, and the service's escaping of message content."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ _ENTITY_TEXT = {"lt": "<", "gt": ">", "amp": "&"}
 
 
 def encode_content(text: str) -> str:
-    """The service's escaping of message content (protocol 0.5): ``& < >`` as entities.
+    """The service's escaping of message content: ``& < >`` as entities.
 
     The inverse of :func:`decode_content` for text the service escaped.
     """
@@ -36,7 +36,7 @@ def encode_content(text: str) -> str:
 
 
 def decode_content(text: str) -> str:
-    """Undo the service's escaping of message content (protocol 0.5, pitfall 30).
+    """Undo the service's escaping of message content (it stores ``&``, ``<``, ``>`` as entities).
 
     Decodes exactly ``&lt;``, ``&gt;`` and ``&amp;`` in a single pass, so a
     typed ``&amp;lt;`` comes back as ``&lt;``; no other entity is touched.
@@ -316,7 +316,7 @@ class Message(Model):
     def edit(self, content: str, *, embeds: Sequence[Any] | None = None) -> None:
         """Ask the service to edit this message (``message:edit``; fire-and-forget).
 
-        The local copy is not changed (protocol 5.2); a ``message_update``
+        The local copy is not changed; a ``message_update``
         event follows if the service accepts.
 
         Raises:

@@ -1,4 +1,4 @@
-"""``User``: a user record (protocol.md 3.1; python-api.md 4)."""
+"""``User``: a user or bot account, as the service's user records describe it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ _intern = sys.intern
 class User(Model):
     """A user or bot account.
 
-    Wire keys (protocol 3.1): ``publicId`` (also ``id``, ``userPublicId``) ->
+    Wire keys: ``publicId`` (also ``id``, ``userPublicId``) ->
     ``id``; ``name`` (also ``userName``, ``username``) -> ``username``;
     ``tag`` -> ``tag``; ``image`` (also ``avatar``, ``userImage``) ->
     ``avatar``; ``isBot`` -> ``bot``; ``status`` -> ``status`` (default
@@ -85,7 +85,7 @@ class User(Model):
     def _update(self, patch: Mapping[str, Any]) -> None:
         """Merge a partial record (``user:update``, ``presence:update``) into this user.
 
-        A key present with null clears the field (protocol 0.1, pitfall 28).
+        A key present with null clears the field; an absent key keeps its value.
         """
         merged = dict(self.raw)
         for key in ("name", "tag", "image", "isBot", "status"):
@@ -104,7 +104,7 @@ class User(Model):
 
     @property
     def mention(self) -> str:
-        """The mention text ``<@id>`` (protocol 3.1)."""
+        """The mention text ``<@id>`` (how the service's messages mention a user)."""
         return f"<@{self.id}>"
 
     _REPR = ("id", "username")

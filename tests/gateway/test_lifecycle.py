@@ -1,4 +1,4 @@
-"""Heartbeat, loss and reconnection of GatewayConnection (protocol 2.1, 2.2; issue 6)."""
+"""Heartbeat, loss and reconnection of GatewayConnection."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def test_reconnect_waits_out_unreachable_service(proxy: TcpProxy, sio_server: Si
         proxy.drop()
         assert recorder.wait_count("disconnect", 1)
         with pytest.raises(ServiceAuthError, match="not connected"):
-            conn.emit("x")  # at once while reconnecting (pitfall 17)
+            conn.emit("x")  # at once while reconnecting: nothing is buffered
         # several failed attempts, nothing reported to on_error
         assert proxy.wait_accepted(accepted + 3)
         assert recorder.kinds("error") == [] and not conn.connected
