@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ._base import Model, as_dict, parse_time, read_id
+from ._base import Model, as_dict, parse_time, read_id, share_keys
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,7 +88,8 @@ class Message(Model):
         "channel_id",
         "server_id",
         "nonce",
-        "_data",
+        "_keys",
+        "_values",
         "_content",
         "_shared_author",
     )
@@ -98,9 +99,12 @@ class Message(Model):
     channel_id: str | None
     server_id: str | None
     nonce: str | None
-    #: The record as it came (``raw`` shows the shared user's current record as ``author``
-    #: when ``_shared_author``).
-    _data: dict[str, Any]
+    #: The record's keys, in order (one tuple shared by every message with the same keys).
+    _keys: tuple[str, ...]
+    #: The record's values, in the order of ``_keys``; ids as the interned strings of the
+    #: attributes, and None for ``author`` when ``_shared_author`` (``raw`` then shows the
+    #: shared user's current record).
+    _values: tuple[Any, ...]
     #: The decoded content once read, else None.
     _content: str | None
     _shared_author: bool
@@ -110,8 +114,8 @@ class Message(Model):
     ) -> None:
         """Build from a message record; never fails on a missing or broken ``author``.
 
-        The record is copied (one level): changing ``data`` afterwards does not
-        change the message.
+        The record's values are kept (one level): changing ``data`` afterwards
+        does not change the message.
 
         Args:
             client: The owning client.
@@ -122,13 +126,13 @@ class Message(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        self._build(client, dict(as_dict(data, "message")), author)
+        self._build(client, as_dict(data, "message"), author)
 
     @classmethod
     def _from_wire(
         cls, client: Client, data: dict[str, Any], author: User | None, *, shared: bool | None = None
     ) -> Message:
-        """Build from a record nobody else holds (a decoded socket payload): it is kept, not copied.
+        """Build from a decoded socket payload, its author already resolved.
 
         Args:
             client: The owning client.
@@ -173,7 +177,21 @@ class Message(Model):
                 and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
             )
         self._shared_author = shared
-        self._data = data
+        # The record in its compact form: a shared key tuple and a tuple of values, without the
+        # author's record when it is the shared user's, and with the ids' interned strings.
+        keys = share_keys(tuple(data))
+        values = list(data.values())
+        index = keys.index
+        if shared:
+            values[index("author")] = None
+        value = data.get("channelPublicId")
+        if type(value) is str and value:  # the attribute is its interned copy
+            values[index("channelPublicId")] = self.channel_id
+        value = data.get("serverPublicId")
+        if type(value) is str and value:
+            values[index("serverPublicId")] = self.server_id
+        self._keys = keys
+        self._values = tuple(values)
 
     # -- the record ------------------------------------------------------------
 
@@ -185,15 +203,21 @@ class Message(Model):
         change the message. ``author`` is the author's current record (the
         shared cached user's, when the message was built with it).
         """
-        out: dict[str, Any] = _copy_json(self._data)
+        out: dict[str, Any] = {
+            key: _copy_json(value) if type(value) in _CONTAINERS else value
+            for key, value in zip(self._keys, self._values, strict=True)
+        }
         if self._shared_author:
             assert self.author is not None
             out["author"] = self.author.raw
         return out
 
     def _extra_get(self, key: str, default: Any = None) -> Any:
-        """The value of a wire key, or ``default`` when absent."""
-        return self._data.get(key, default)
+        """The value of a wire key, or ``default`` when absent (``author`` excepted)."""
+        try:
+            return self._values[self._keys.index(key)]
+        except ValueError:
+            return default
 
     # -- fields ------------------------------------------------------------------
 
@@ -202,7 +226,7 @@ class Message(Model):
         """The text, with the service's escaping undone (``""`` when the record has none)."""
         text = self._content
         if text is None:
-            value = self._data.get("content")
+            value = self._extra_get("content")
             text = decode_content(value) if isinstance(value, str) else ""
             self._content = text
         return text
@@ -210,17 +234,17 @@ class Message(Model):
     @property
     def created_at(self) -> datetime | None:
         """Creation time (UTC-aware), or None when missing or unparseable."""
-        return parse_time(self._data.get("createdAt"))
+        return parse_time(self._extra_get("createdAt"))
 
     @property
     def edited_at(self) -> datetime | None:
         """Last edit time (UTC-aware), or None."""
-        return parse_time(self._data.get("editedAt"))
+        return parse_time(self._extra_get("editedAt"))
 
     @property
     def embeds(self) -> list[dict[str, Any]]:
         """The embed payloads, ``[]`` when none."""
-        embeds = self._data.get("embeds")
+        embeds = self._extra_get("embeds")
         if not isinstance(embeds, list):
             return []
         return [e for e in embeds if isinstance(e, dict)]
@@ -228,18 +252,19 @@ class Message(Model):
     @property
     def file_url(self) -> str | None:
         """The attachment URL, or None."""
-        value = self._data.get("fileUrl")
+        value = self._extra_get("fileUrl")
         return value if isinstance(value, str) else None
 
     @property
     def reply_to_id(self) -> str | None:
         """The id of the message this one replies to, or None."""
-        return read_id(self._data, "replyToId")
+        value = self._extra_get("replyToId")
+        return None if value is None else read_id({"replyToId": value}, "replyToId")
 
     @property
     def pinned(self) -> bool:
         """Whether the record says the message is pinned."""
-        return self._data.get("pinned") is True
+        return self._extra_get("pinned") is True
 
     @property
     def channel(self) -> Channel | None:

@@ -148,3 +148,15 @@ def test_the_handler_keeps_the_record_without_changing_it(client: FakeClient, h:
     h.handle("message:new", [rec])
     assert rec == before
     assert _last_message(client).raw == before
+
+
+def test_raw_keeps_every_value_and_key_order_whatever_the_id_spellings(client: FakeClient, h: WireHandlers) -> None:
+    rec = {"publicId": "M1", "channelPublicId": "", "channelId": "C2", "serverPublicId": 7,
+           "author": user_rec("U1"), "content": "x", "extra": {"nested": [1]}}
+    h.handle("message:new", [json.loads(json.dumps(rec))])
+    msg = _last_message(client)
+    assert (msg.channel_id, msg.server_id) == ("C2", "7")
+    assert msg.raw == rec
+    assert list(msg.raw) == list(rec)
+    client.users.cache["U1"]._update({"name": "renamed"})
+    assert msg.raw["author"]["name"] == "renamed"  # the shared user's current record
