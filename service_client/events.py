@@ -28,6 +28,7 @@ Every class here is thread-safe.
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import sys
 import threading
@@ -270,6 +271,10 @@ class EventEmitter:
             *args: The listener arguments.
             key: Ordering key (channel id, else server id), or None.
         """
+        calls = self._calls.get(event)
+        if calls is not None and not calls[1] and not self._waiters:  # the common case, inline
+            self._pool.submit(functools.partial(self._run, event, calls[0], args), key=key)
+            return
         task = self._prepare(event, args)
         if task is not None:
             self._pool.submit(task, key=key)
@@ -316,7 +321,7 @@ class EventEmitter:
                 self._waiter_queue.append((args, waiters))
                 self._waiter_wake.set()
         if fns:
-            return lambda: self._run(event, fns, args)
+            return functools.partial(self._run, event, fns, args)
         if event == "error" and args and isinstance(args[0], BaseException):
             self._report("an 'error' event had no listener", args[0])
         elif event == "error" and args:

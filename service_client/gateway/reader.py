@@ -137,11 +137,32 @@ class FrameReader:
         assert first is not None
         out = [first]
         take = self._take
+        buf = self._buf
+        append = out.append
         while True:
+            if not self._parts:
+                # The common frame inline: a final, unmasked text frame under 64 KiB.
+                pos = self._pos
+                size = len(buf)
+                while pos + 2 <= size and buf[pos] == 0x81:
+                    length = buf[pos + 1]
+                    if length < 126:
+                        start = pos + 2
+                    elif length == 126 and pos + 4 <= size:
+                        length = buf[pos + 2] << 8 | buf[pos + 3]
+                        start = pos + 4
+                    else:
+                        break
+                    end = start + length
+                    if end > size:
+                        break
+                    append(bytes(buf[start:end]))
+                    pos = end
+                self._pos = pos
             message = take(False)
             if message is None:
                 return out
-            out.append(message)
+            append(message)
 
     def _take(self, block: bool) -> bytes | None:
         """The next message (text as bytes, binary as BinaryMessage).
@@ -306,7 +327,14 @@ class ConnectionReader(ConnectionParts):
                     if self._closed:
                         return None
                     if loads is not None and type(message) is bytes:
-                        payload = fast_event(message, loads)
+                        payload = None
+                        if message.startswith(b"42[") and message.endswith(b"]"):  # as fast_event
+                            try:
+                                payload = loads(memoryview(message)[2:])
+                            except Exception:  # noqa: BLE001 - refused: the standard path decides
+                                payload = None
+                            if not (type(payload) is list and payload and type(payload[0]) is str):
+                                payload = None
                         if payload is not None:
                             event = payload[0]
                             if debug:

@@ -56,6 +56,21 @@ def test_batch_takes_every_buffered_message_in_order(pair: Pair) -> None:
     assert pair.control == [(9, b"p")]
 
 
+def test_batches_of_frames_cut_anywhere_give_every_message_once_in_order(pair: Pair) -> None:
+    texts = [f"{i}:" + "y" * size for i, size in enumerate([0, 1, 100, 123, 124, 125, 126, 300, 65_533, 70_000])]
+    data = b"".join(frame(t) for t in texts) + frame(b"\x07", opcode=2) + frame("end")
+    got: list[bytes] = []
+    for cut in (1, 2, 3, 5, 127, 4096):
+        got.clear()
+        pieces = [data[i : i + cut] for i in range(0, len(data), cut)] if cut < 4096 else [data]
+        sender = threading.Thread(target=lambda pieces=pieces: [pair.send(p) for p in pieces], daemon=True)
+        sender.start()
+        while not got or got[-1] != b"end":
+            got.extend(pair.reader.recv_batch())
+        sender.join(5)
+        assert got == [t.encode() for t in texts] + [b"\x07", b"end"], cut
+
+
 def test_batch_stops_at_a_partial_frame_and_resumes(pair: Pair) -> None:
     data = frame("one") + frame("two")
     pair.send(data[:-2])
