@@ -250,25 +250,38 @@ class FrameReader:
             # opcode 10 (pong): nothing to do
 
 
-def fast_event(message: bytes, loads: Callable[[Any], Any]) -> list[Any] | None:
-    """A default-namespace EVENT without ack id decoded with ``loads``, or None.
+def fast_event(message: bytes, loads: Callable[[Any], Any] | None) -> list[Any] | None:
+    """A default-namespace EVENT without ack id, decoded, or None.
 
     Args:
         message: A text message's bytes.
-        loads: The fast JSON decoder (raises on anything it refuses).
+        loads: The fast JSON decoder (raises on anything it refuses), or None
+            for the standard library (the UTF-8 text decoded strictly, then
+            the JSON array parsed in place, as :func:`.framing.decode` does).
 
     Returns:
         The EVENT's JSON array (event name first) when ``message`` is
-        ``42[...]`` and ``loads`` decodes it into a list starting with a
-        string; else None, and the caller decodes the message the standard
-        way (which reports a malformed one exactly as without this path).
+        ``42[...]`` and it decodes into a list starting with a string; else
+        None, and the caller decodes the message the standard way (which
+        reports a malformed one exactly as without this path). The reader
+        thread's loop does the same inline.
     """
     if not (message.startswith(b"42[") and message.endswith(b"]")):
         return None
-    try:
-        payload = loads(memoryview(message)[2:])
-    except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
-        return None
+    payload: Any
+    if loads is not None:
+        try:
+            payload = loads(memoryview(message)[2:])
+        except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
+            return None
+    else:
+        try:
+            text = message.decode("utf-8")
+            payload, end = framing._raw_decode(text, 2)
+        except (ValueError, RecursionError):  # UnicodeDecodeError included
+            return None
+        if end != len(text):
+            return None
     if type(payload) is list and payload and type(payload[0]) is str:
         return payload
     return None
@@ -308,6 +321,7 @@ class ConnectionReader(ConnectionParts):
         """
         recv_batch = link.reader.recv_batch
         loads = decoder.fast_loads
+        raw_decode = framing._raw_decode
         on_event = self._on_event
         while True:
             try:
@@ -326,15 +340,25 @@ class ConnectionReader(ConnectionParts):
                 for message in batch:
                     if self._closed:
                         return None
-                    if loads is not None and type(message) is bytes:
-                        payload = None
-                        if message.startswith(b"42[") and message.endswith(b"]"):  # as fast_event
+                    if type(message) is bytes and message.startswith(b"42[") and message.endswith(b"]"):
+                        # A plain event, decoded here as fast_event does; anything refused goes
+                        # the standard way below, which decides and reports it.
+                        payload: Any = None
+                        if loads is not None:
                             try:
                                 payload = loads(memoryview(message)[2:])
                             except Exception:  # noqa: BLE001 - refused: the standard path decides
                                 payload = None
-                            if not (type(payload) is list and payload and type(payload[0]) is str):
+                        else:
+                            try:
+                                text = message.decode("utf-8")
+                                payload, end = raw_decode(text, 2)
+                                if end != len(text):
+                                    payload = None
+                            except (ValueError, RecursionError):  # UnicodeDecodeError included
                                 payload = None
+                        if not (type(payload) is list and payload and type(payload[0]) is str):
+                            payload = None
                         if payload is not None:
                             event = payload[0]
                             if debug:

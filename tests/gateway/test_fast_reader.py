@@ -122,8 +122,8 @@ def _json_loads(data: Any) -> Any:
     return json.loads(bytes(data))
 
 
-@pytest.mark.parametrize("loads", [_json_loads] + ([_msgspec_loads()] if HAVE_MSGSPEC else []))
-def test_fast_event_takes_only_plain_default_namespace_events(loads: Callable[[Any], Any]) -> None:
+@pytest.mark.parametrize("loads", [None, _json_loads] + ([_msgspec_loads()] if HAVE_MSGSPEC else []))
+def test_fast_event_takes_only_plain_default_namespace_events(loads: Callable[[Any], Any] | None) -> None:
     assert fast_event(b'42["message:new",{"a":[1,2]},null]', loads) == ["message:new", {"a": [1, 2]}, None]
     for refused in (
         b'42["ws"] ',  # trailing whitespace: the standard path calls it malformed
