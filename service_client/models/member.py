@@ -1,4 +1,4 @@
-"""``Member``: a user's membership of one server (protocol.md 3.4, 3.10)."""
+"""``Member``: a user's membership of one server, its roles and permissions."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ _intern = sys.intern
 
 
 def member_ids(data: Mapping[str, Any], server_id: str | None = None) -> tuple[str | None, str | None]:
-    """The (server id, user id) of a member record, nested or flat (protocol 3.4).
+    """The (server id, user id) of a member record, nested or flat (both shapes the service sends).
 
     User id: ``userId``, else ``user.publicId``, else (flat shape) ``publicId``.
     Server id: ``serverPublicId``, else ``serverId``, else ``server_id`` (the
@@ -70,16 +70,16 @@ def _share_roles(entries: list[Any]) -> tuple[Any, ...]:
 
 
 class Member(Model):
-    """A member of a server, keyed by (server id, user id) everywhere (pitfall 26).
+    """A member of a server, keyed by (server id, user id) everywhere (one user is a member of many servers).
 
     Accepts the nested shape ``{publicId (membership), userId, user,
     serverPublicId, roles, joinedAt, nickname, isOwner}`` and the flat shape
-    ``{publicId (user), name, tag, image?, isBot}`` (protocol 3.4).
+    ``{publicId (user), name, tag, image?, isBot}``.
 
     Roles: :attr:`roles` resolves each role id through ``guild.roles`` first
     (so role events keep permissions true), falling back to the copy embedded
     in this member's record; bare id strings unknown to ``guild.roles`` grant
-    nothing. Embedded copies are not refreshed by role events (pitfall 29):
+    nothing. Embedded copies are not refreshed by role events:
     only roles present in ``guild.roles`` are.
 
     Memory: the nested ``user`` record is not kept (``raw["user"]`` is the
@@ -267,7 +267,7 @@ class Member(Model):
 
     @property
     def permissions(self) -> Permissions:
-        """The member's permissions (protocol 3.10).
+        """The member's server-wide permissions.
 
         0 when the server is not cached; ALL for the owner; else the OR of the
         role objects, and ALL when that includes ADMINISTRATOR. Channel
@@ -287,8 +287,6 @@ class Member(Model):
 
     def has_permission(self, *permissions: str | int | Permissions) -> bool:
         """True when the member holds every given permission.
-
-        Spec: Resources, ``hasPermission``.
 
         Args:
             *permissions: Names (``"MANAGE_INVITES"``, case-insensitive),
