@@ -47,7 +47,6 @@ from .payload import (
     MalformedPayload,
     _need_id,
     _obj,
-    _payload,
 )
 from .server_handlers import ServerHandlers
 
@@ -203,8 +202,10 @@ class WireHandlers(ServerHandlers):
         if handler is None:
             log.debug("ignored unknown socket event %r", event_name)
             return
+        if type(args) is not list:
+            args = list(args or ())
         try:
-            handler(_payload(args if isinstance(args, list) else list(args or ())))
+            handler(args[0] if args else None)
         except Exception as exc:  # noqa: BLE001 - a bad payload must never kill the reader
             log.warning("dropped malformed %s payload: %s: %s", event_name, type(exc).__name__, exc)
 
@@ -241,7 +242,7 @@ class WireHandlers(ServerHandlers):
     # -- messages -----------------------------------------------------------------
 
     def _message_new(self, payload: Any) -> None:
-        data = _obj(payload)
+        data = payload if type(payload) is dict else _obj(payload)
         author: User | None = None
         author_data = data.get("author")
         if isinstance(author_data, dict):

@@ -20,10 +20,6 @@ class MalformedPayload(ValueError):
     """A payload that does not have the shape its event requires."""
 
 
-def _payload(args: list[Any]) -> Any:
-    return args[0] if args else None
-
-
 def _obj(value: Any, what: str = "payload") -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MalformedPayload(f"{what} must be an object, got {type(value).__name__}")

@@ -149,26 +149,23 @@ class Message(Model):
         return message
 
     def _build(self, client: Client, data: dict[str, Any], author: User | None, shared: bool | None = None) -> None:
-        ident = data.get("publicId")
-        if not isinstance(ident, str) or not ident:  # message ids are unique: not interned
+        get = data.get
+        ident = get("publicId")
+        if type(ident) is not str or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
-        if ident is None:
-            raise ValueError("message record has no publicId")
+            if ident is None:
+                raise ValueError("message record has no publicId")
         self._client = client
         self.id = ident
-        author_data = data.get("author")
+        author_data = get("author")
         if author is None and isinstance(author_data, dict):
             try:
                 author = User(client, author_data)
             except (TypeError, ValueError):
                 author = None
         self.author = author
-        value = data.get("channelPublicId")  # the usual spelling first, without a call
-        self.channel_id = _intern(value) if type(value) is str and value else read_id(data, "channelPublicId", "channelId")
-        value = data.get("serverPublicId")
-        self.server_id = _intern(value) if type(value) is str and value else read_id(data, "serverPublicId", "serverId")
-        nonce = data.get("nonce")
-        self.nonce = nonce if isinstance(nonce, str) and nonce else None
+        nonce = get("nonce")
+        self.nonce = nonce if type(nonce) is str and nonce else None
         self._content = None
         if shared is None:
             shared = (
@@ -184,12 +181,18 @@ class Message(Model):
         index = keys.index
         if shared:
             values[index("author")] = None
-        value = data.get("channelPublicId")
-        if type(value) is str and value:  # the attribute is its interned copy
-            values[index("channelPublicId")] = self.channel_id
-        value = data.get("serverPublicId")
+        value = get("channelPublicId")  # the usual spelling first, without a call
         if type(value) is str and value:
-            values[index("serverPublicId")] = self.server_id
+            value = values[index("channelPublicId")] = _intern(value)
+        else:
+            value = read_id(data, "channelPublicId", "channelId")
+        self.channel_id = value
+        value = get("serverPublicId")
+        if type(value) is str and value:
+            value = values[index("serverPublicId")] = _intern(value)
+        else:
+            value = read_id(data, "serverPublicId", "serverId")
+        self.server_id = value
         self._keys = keys
         self._values = tuple(values)
 
