@@ -1,0 +1,158 @@
+"""The generated help of :class:`~service_client.dispatcher.CommandDispatcher`: usage lines and help text.
+
+A part of the dispatcher kept in its own module: the usage line of a command,
+read from the parameters of its ``execute``, and the text the built-in
+``help`` command answers with.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from .commands import Command
+from .models.permissions import Permissions
+
+if TYPE_CHECKING:  # pragma: no cover
+    import inspect
+
+#: The name of the built-in help command.
+HELP = "help"
+#: Signatures kept (one per command seen) before the cache is cleared.
+_SIGNATURES_MAX = 512
+#: Marker in the signature cache for callables that cannot be introspected.
+_NO_SIGNATURE: Any = object()
+
+
+class _HelpMixin:
+    """Usage lines and help text of a :class:`~service_client.dispatcher.CommandDispatcher`."""
+
+    # Set by CommandDispatcher.__init__.
+    commands: MutableMapping[str, Command]
+    help_command: bool
+    _prefixes: tuple[str, ...]
+    _signatures_lock: threading.Lock
+    _signatures: dict[Command, Any]
+
+    @property
+    def prefix(self) -> str:  # pragma: no cover - CommandDispatcher defines it
+        raise NotImplementedError
+
+    def get(self, word: str) -> Command | None:  # pragma: no cover - CommandDispatcher defines it
+        raise NotImplementedError
+
+    def _fold(self, word: str) -> str:  # pragma: no cover - CommandDispatcher defines it
+        raise NotImplementedError
+
+    def usage(self, command: Command | str) -> str:
+        """The usage line of a command, from the parameters of its ``execute`` after the context.
+
+        ``<name>`` for a required word, ``[name]`` for an optional one,
+        ``[name...]`` for ``*name``; e.g. ``"!warn <user_id> [reason...]"``.
+        Just the command when ``execute`` cannot be introspected.
+
+        Args:
+            command: A :class:`Command`, or the name or alias of a registered one
+                (the prefix may be included: ``"warn"`` or ``"!warn"``).
+
+        Returns:
+            The usage line.
+
+        Raises:
+            TypeError: ``command`` is neither a :class:`Command` nor a str.
+            LookupError: No registered command has that name or alias (the message
+                lists the known ones).
+        """
+        import inspect
+
+        if isinstance(command, str):
+            word = command
+            for prefix in self._prefixes:
+                word = word.removeprefix(prefix)
+            found = self.get(word)
+            if found is None:
+                known = ", ".join(sorted(c.name for c in self.commands.values() if isinstance(c, Command)))
+                raise LookupError(f"no command {command!r}; known: {known or 'none'}")
+            command = found
+        elif not isinstance(command, Command):
+            raise TypeError(f"command must be a Command or a command name, got {type(command).__name__}")
+        parts = [self.prefix + command.name]
+        signature = self._signature(command)
+        if signature is not None:
+            for param in list(signature.parameters.values())[1:]:
+                if param.kind is param.VAR_POSITIONAL:
+                    parts.append(f"[{param.name}...]")
+                elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                    empty = param.default is inspect.Parameter.empty
+                    parts.append(f"<{param.name}>" if empty else f"[{param.name}]")
+        return " ".join(parts)
+
+    def help_text(self, name: str | None = None) -> str:
+        """The text of the built-in help.
+
+        Args:
+            name: A command name or alias (the prefix may be included); None
+                lists every command.
+
+        Returns:
+            Without ``name``: ``"Commands:"`` then one line per command sorted
+            by name (usage, aliases, description, required permissions,
+            cooldown). With ``name``: the lines of that one command, or an
+            "Unknown command" line.
+        """
+        commands = sorted(
+            (c for c in list(self.commands.values()) if isinstance(c, Command)), key=lambda c: c.name
+        )
+        if name is not None:
+            word = name
+            for prefix in self._prefixes:
+                word = word.removeprefix(prefix)
+            command = self.get(word)
+            if command is None:
+                if self.help_command and self._fold(word) == HELP:
+                    return f"{self.prefix}{HELP} [command]: list the commands, or describe one."
+                return f"Unknown command {self.prefix}{word}. Try {self.prefix}{HELP}."
+            return self._help_line(command)
+        lines = [self._help_line(c) for c in commands]
+        if self.help_command and self.get(HELP) is None:
+            lines.append(f"{self.prefix}{HELP} [command]: list the commands, or describe one.")
+        return "Commands:\n" + "\n".join(lines) if lines else "No commands."
+
+    def _help_line(self, command: Command) -> str:
+        line = self.usage(command)
+        if command.description:
+            line += f": {command.description}"
+        notes = []
+        if command.aliases:
+            notes.append("aliases " + ", ".join(self.prefix + a for a in command.aliases))
+        if command.requires:
+            notes.append(f"needs {_names(command.requires)}")
+        if command.cooldown:
+            notes.append(f"cooldown {_seconds(command.cooldown)}")
+        return line + (f" ({'; '.join(notes)})" if notes else "")
+
+    def _signature(self, command: Command) -> inspect.Signature | None:
+        with self._signatures_lock:
+            cached = self._signatures.get(command)
+        if cached is None:
+            import inspect
+
+            try:
+                cached = inspect.signature(command.execute)
+            except (TypeError, ValueError):  # builtins and odd callables: no argument check
+                cached = _NO_SIGNATURE
+            with self._signatures_lock:
+                if len(self._signatures) >= _SIGNATURES_MAX:
+                    self._signatures.clear()
+                self._signatures[command] = cached
+        return None if cached is _NO_SIGNATURE else cached
+
+
+def _names(flags: Permissions) -> str:
+    names = [flag.name for flag in Permissions if flag & flags and flag.name]
+    return " and ".join(names) if names else f"{int(flags)}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
