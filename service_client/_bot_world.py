@@ -97,6 +97,7 @@ class _Recorder:
         self.consumed: set[str] = set()
 
     def record(self, message: Message) -> None:
+        """Keep ``message`` (a ``message_create`` listener, on the worker pool) and wake every waiter."""
         with self.cond:
             self.messages.append(message)
             self.cond.notify_all()

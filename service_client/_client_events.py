@@ -125,61 +125,105 @@ class ClientEvents:
 
     # <generated:on>
     @overload
-    def on(self, event: _Events0) -> Callable[[_Listener0], _Listener0]: ...
+    def on(self, event: _Events0) -> Callable[[_Listener0], _Listener0]:
+        """Decorator form for ready, reconnect: a listener taking no arguments."""
     @overload
-    def on(self, event: _Events0, listener: Callable[[], _R]) -> Callable[[], _R]: ...
+    def on(self, event: _Events0, listener: Callable[[], _R]) -> Callable[[], _R]:
+        """Call form for ready, reconnect: a listener taking no arguments."""
     @overload
-    def on(self, event: _Events1) -> Callable[[_Listener1], _Listener1]: ...
+    def on(self, event: _Events1) -> Callable[[_Listener1], _Listener1]:
+        """Decorator form for disconnect: a listener taking (str)."""
     @overload
-    def on(self, event: _Events1, listener: Callable[[str], _R]) -> Callable[[str], _R]: ...
+    def on(self, event: _Events1, listener: Callable[[str], _R]) -> Callable[[str], _R]:
+        """Call form for disconnect: a listener taking (str)."""
     @overload
-    def on(self, event: _Events2) -> Callable[[_Listener2], _Listener2]: ...
+    def on(self, event: _Events2) -> Callable[[_Listener2], _Listener2]:
+        """Decorator form for error: a listener taking (Exception)."""
     @overload
-    def on(self, event: _Events2, listener: Callable[[Exception], _R]) -> Callable[[Exception], _R]: ...
+    def on(self, event: _Events2, listener: Callable[[Exception], _R]) -> Callable[[Exception], _R]:
+        """Call form for error: a listener taking (Exception)."""
     @overload
-    def on(self, event: _Events3) -> Callable[[_Listener3], _Listener3]: ...
+    def on(self, event: _Events3) -> Callable[[_Listener3], _Listener3]:
+        """Decorator form for message_create: a listener taking (Message)."""
     @overload
-    def on(self, event: _Events3, listener: Callable[[Message], _R]) -> Callable[[Message], _R]: ...
+    def on(self, event: _Events3, listener: Callable[[Message], _R]) -> Callable[[Message], _R]:
+        """Call form for message_create: a listener taking (Message)."""
     @overload
-    def on(self, event: _Events4) -> Callable[[_Listener4], _Listener4]: ...
+    def on(self, event: _Events4) -> Callable[[_Listener4], _Listener4]:
+        """Decorator form for message_update, message_delete, message_reaction_remove_all, message_pin,
+        guild_ban_add, guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update,
+        presence_update, activity_update, typing_start, typing_stop, dm_new, voice_state_update,
+        voice_user_joined, voice_user_left, voice_user_state, voice_incoming_call, voice_call_cancelled: a
+        listener taking (dict[str, Any]).
+        """
     @overload
-    def on(self, event: _Events4, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]: ...
+    def on(self, event: _Events4, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]:
+        """Call form for message_update, message_delete, message_reaction_remove_all, message_pin, guild_ban_add,
+        guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update, presence_update,
+        activity_update, typing_start, typing_stop, dm_new, voice_state_update, voice_user_joined,
+        voice_user_left, voice_user_state, voice_incoming_call, voice_call_cancelled: a listener taking
+        (dict[str, Any]).
+        """
     @overload
-    def on(self, event: _Events5) -> Callable[[_Listener5], _Listener5]: ...
+    def on(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
+        """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any],
+        User, str).
+        """
     @overload
-    def on(self, event: _Events5, listener: Callable[[dict[str, Any], User, str], _R]) -> Callable[[dict[str, Any], User, str], _R]: ...
+    def on(self, event: _Events5, listener: Callable[[dict[str, Any], User, str], _R]) -> Callable[[dict[str, Any], User, str], _R]:
+        """Call form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any], User,
+        str).
+        """
     @overload
-    def on(self, event: _Events6) -> Callable[[_Listener6], _Listener6]: ...
+    def on(self, event: _Events6) -> Callable[[_Listener6], _Listener6]:
+        """Decorator form for guild_create: a listener taking (Guild)."""
     @overload
-    def on(self, event: _Events6, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]: ...
+    def on(self, event: _Events6, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]:
+        """Call form for guild_create: a listener taking (Guild)."""
     @overload
-    def on(self, event: _Events7) -> Callable[[_Listener7], _Listener7]: ...
+    def on(self, event: _Events7) -> Callable[[_Listener7], _Listener7]:
+        """Decorator form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def on(self, event: _Events7, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]: ...
+    def on(self, event: _Events7, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]:
+        """Call form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def on(self, event: _Events8) -> Callable[[_Listener8], _Listener8]: ...
+    def on(self, event: _Events8) -> Callable[[_Listener8], _Listener8]:
+        """Decorator form for guild_member_add: a listener taking (Member)."""
     @overload
-    def on(self, event: _Events8, listener: Callable[[Member], _R]) -> Callable[[Member], _R]: ...
+    def on(self, event: _Events8, listener: Callable[[Member], _R]) -> Callable[[Member], _R]:
+        """Call form for guild_member_add: a listener taking (Member)."""
     @overload
-    def on(self, event: _Events9) -> Callable[[_Listener9], _Listener9]: ...
+    def on(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
+        """Decorator form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str,
+        Any]).
+        """
     @overload
-    def on(self, event: _Events9, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]: ...
+    def on(self, event: _Events9, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
+        """Call form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def on(self, event: _Events10) -> Callable[[_Listener10], _Listener10]: ...
+    def on(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
+        """Decorator form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def on(self, event: _Events10, listener: Callable[[Role], _R]) -> Callable[[Role], _R]: ...
+    def on(self, event: _Events10, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
+        """Call form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def on(self, event: _Events11) -> Callable[[_Listener11], _Listener11]: ...
+    def on(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
+        """Decorator form for role_delete: a listener taking (Role | str)."""
     @overload
-    def on(self, event: _Events11, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]: ...
+    def on(self, event: _Events11, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
+        """Call form for role_delete: a listener taking (Role | str)."""
     @overload
-    def on(self, event: _Events12) -> Callable[[_Listener12], _Listener12]: ...
+    def on(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
+        """Decorator form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def on(self, event: _Events12, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]: ...
+    def on(self, event: _Events12, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
+        """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def on(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]: ...
+    def on(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
+        """Decorator form for a registered custom event: any listener."""
     @overload
-    def on(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener: ...
+    def on(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener:
+        """Call form for a registered custom event: any listener."""
     # </generated:on>
 
     def on(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
@@ -231,61 +275,105 @@ class ClientEvents:
 
     # <generated:once>
     @overload
-    def once(self, event: _Events0) -> Callable[[_Listener0], _Listener0]: ...
+    def once(self, event: _Events0) -> Callable[[_Listener0], _Listener0]:
+        """Decorator form for ready, reconnect: a listener taking no arguments."""
     @overload
-    def once(self, event: _Events0, listener: Callable[[], _R]) -> Callable[[], _R]: ...
+    def once(self, event: _Events0, listener: Callable[[], _R]) -> Callable[[], _R]:
+        """Call form for ready, reconnect: a listener taking no arguments."""
     @overload
-    def once(self, event: _Events1) -> Callable[[_Listener1], _Listener1]: ...
+    def once(self, event: _Events1) -> Callable[[_Listener1], _Listener1]:
+        """Decorator form for disconnect: a listener taking (str)."""
     @overload
-    def once(self, event: _Events1, listener: Callable[[str], _R]) -> Callable[[str], _R]: ...
+    def once(self, event: _Events1, listener: Callable[[str], _R]) -> Callable[[str], _R]:
+        """Call form for disconnect: a listener taking (str)."""
     @overload
-    def once(self, event: _Events2) -> Callable[[_Listener2], _Listener2]: ...
+    def once(self, event: _Events2) -> Callable[[_Listener2], _Listener2]:
+        """Decorator form for error: a listener taking (Exception)."""
     @overload
-    def once(self, event: _Events2, listener: Callable[[Exception], _R]) -> Callable[[Exception], _R]: ...
+    def once(self, event: _Events2, listener: Callable[[Exception], _R]) -> Callable[[Exception], _R]:
+        """Call form for error: a listener taking (Exception)."""
     @overload
-    def once(self, event: _Events3) -> Callable[[_Listener3], _Listener3]: ...
+    def once(self, event: _Events3) -> Callable[[_Listener3], _Listener3]:
+        """Decorator form for message_create: a listener taking (Message)."""
     @overload
-    def once(self, event: _Events3, listener: Callable[[Message], _R]) -> Callable[[Message], _R]: ...
+    def once(self, event: _Events3, listener: Callable[[Message], _R]) -> Callable[[Message], _R]:
+        """Call form for message_create: a listener taking (Message)."""
     @overload
-    def once(self, event: _Events4) -> Callable[[_Listener4], _Listener4]: ...
+    def once(self, event: _Events4) -> Callable[[_Listener4], _Listener4]:
+        """Decorator form for message_update, message_delete, message_reaction_remove_all, message_pin,
+        guild_ban_add, guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update,
+        presence_update, activity_update, typing_start, typing_stop, dm_new, voice_state_update,
+        voice_user_joined, voice_user_left, voice_user_state, voice_incoming_call, voice_call_cancelled: a
+        listener taking (dict[str, Any]).
+        """
     @overload
-    def once(self, event: _Events4, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]: ...
+    def once(self, event: _Events4, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]:
+        """Call form for message_update, message_delete, message_reaction_remove_all, message_pin, guild_ban_add,
+        guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update, presence_update,
+        activity_update, typing_start, typing_stop, dm_new, voice_state_update, voice_user_joined,
+        voice_user_left, voice_user_state, voice_incoming_call, voice_call_cancelled: a listener taking
+        (dict[str, Any]).
+        """
     @overload
-    def once(self, event: _Events5) -> Callable[[_Listener5], _Listener5]: ...
+    def once(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
+        """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any],
+        User, str).
+        """
     @overload
-    def once(self, event: _Events5, listener: Callable[[dict[str, Any], User, str], _R]) -> Callable[[dict[str, Any], User, str], _R]: ...
+    def once(self, event: _Events5, listener: Callable[[dict[str, Any], User, str], _R]) -> Callable[[dict[str, Any], User, str], _R]:
+        """Call form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any], User,
+        str).
+        """
     @overload
-    def once(self, event: _Events6) -> Callable[[_Listener6], _Listener6]: ...
+    def once(self, event: _Events6) -> Callable[[_Listener6], _Listener6]:
+        """Decorator form for guild_create: a listener taking (Guild)."""
     @overload
-    def once(self, event: _Events6, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]: ...
+    def once(self, event: _Events6, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]:
+        """Call form for guild_create: a listener taking (Guild)."""
     @overload
-    def once(self, event: _Events7) -> Callable[[_Listener7], _Listener7]: ...
+    def once(self, event: _Events7) -> Callable[[_Listener7], _Listener7]:
+        """Decorator form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def once(self, event: _Events7, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]: ...
+    def once(self, event: _Events7, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]:
+        """Call form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def once(self, event: _Events8) -> Callable[[_Listener8], _Listener8]: ...
+    def once(self, event: _Events8) -> Callable[[_Listener8], _Listener8]:
+        """Decorator form for guild_member_add: a listener taking (Member)."""
     @overload
-    def once(self, event: _Events8, listener: Callable[[Member], _R]) -> Callable[[Member], _R]: ...
+    def once(self, event: _Events8, listener: Callable[[Member], _R]) -> Callable[[Member], _R]:
+        """Call form for guild_member_add: a listener taking (Member)."""
     @overload
-    def once(self, event: _Events9) -> Callable[[_Listener9], _Listener9]: ...
+    def once(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
+        """Decorator form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str,
+        Any]).
+        """
     @overload
-    def once(self, event: _Events9, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]: ...
+    def once(self, event: _Events9, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
+        """Call form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def once(self, event: _Events10) -> Callable[[_Listener10], _Listener10]: ...
+    def once(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
+        """Decorator form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def once(self, event: _Events10, listener: Callable[[Role], _R]) -> Callable[[Role], _R]: ...
+    def once(self, event: _Events10, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
+        """Call form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def once(self, event: _Events11) -> Callable[[_Listener11], _Listener11]: ...
+    def once(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
+        """Decorator form for role_delete: a listener taking (Role | str)."""
     @overload
-    def once(self, event: _Events11, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]: ...
+    def once(self, event: _Events11, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
+        """Call form for role_delete: a listener taking (Role | str)."""
     @overload
-    def once(self, event: _Events12) -> Callable[[_Listener12], _Listener12]: ...
+    def once(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
+        """Decorator form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def once(self, event: _Events12, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]: ...
+    def once(self, event: _Events12, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
+        """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def once(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]: ...
+    def once(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
+        """Decorator form for a registered custom event: any listener."""
     @overload
-    def once(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener: ...
+    def once(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener:
+        """Call form for a registered custom event: any listener."""
     # </generated:once>
 
     def once(self, event: str, listener: Callable[..., Any] | None = None) -> Any:
@@ -319,59 +407,77 @@ class ClientEvents:
     @overload
     def wait_for(
         self, event: _Events0, *, check: Callable[[], object] | None = None, timeout: float | None = None
-    ) -> None: ...
+    ) -> None:
+        """Wait for ready, reconnect; returns None."""
     @overload
     def wait_for(
         self, event: _Events1, *, check: Callable[[str], object] | None = None, timeout: float | None = None
-    ) -> str: ...
+    ) -> str:
+        """Wait for disconnect; returns str."""
     @overload
     def wait_for(
         self, event: _Events2, *, check: Callable[[Exception], object] | None = None, timeout: float | None = None
-    ) -> Exception: ...
+    ) -> Exception:
+        """Wait for error; returns Exception."""
     @overload
     def wait_for(
         self, event: _Events3, *, check: Callable[[Message], object] | None = None, timeout: float | None = None
-    ) -> Message: ...
+    ) -> Message:
+        """Wait for message_create; returns Message."""
     @overload
     def wait_for(
         self, event: _Events4, *, check: Callable[[dict[str, Any]], object] | None = None, timeout: float | None = None
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Wait for message_update, message_delete, message_reaction_remove_all, message_pin, guild_ban_add,
+        guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update, presence_update,
+        activity_update, typing_start, typing_stop, dm_new, voice_state_update, voice_user_joined,
+        voice_user_left, voice_user_state, voice_incoming_call, voice_call_cancelled; returns dict[str, Any].
+        """
     @overload
     def wait_for(
         self, event: _Events5, *, check: Callable[[dict[str, Any], User, str], object] | None = None, timeout: float | None = None
-    ) -> tuple[dict[str, Any], User, str]: ...
+    ) -> tuple[dict[str, Any], User, str]:
+        """Wait for message_reaction_add, message_reaction_remove; returns tuple[dict[str, Any], User, str]."""
     @overload
     def wait_for(
         self, event: _Events6, *, check: Callable[[Guild], object] | None = None, timeout: float | None = None
-    ) -> Guild: ...
+    ) -> Guild:
+        """Wait for guild_create; returns Guild."""
     @overload
     def wait_for(
         self, event: _Events7, *, check: Callable[[Guild | dict[str, Any]], object] | None = None, timeout: float | None = None
-    ) -> Guild | dict[str, Any]: ...
+    ) -> Guild | dict[str, Any]:
+        """Wait for guild_update, guild_delete; returns Guild | dict[str, Any]."""
     @overload
     def wait_for(
         self, event: _Events8, *, check: Callable[[Member], object] | None = None, timeout: float | None = None
-    ) -> Member: ...
+    ) -> Member:
+        """Wait for guild_member_add; returns Member."""
     @overload
     def wait_for(
         self, event: _Events9, *, check: Callable[[Member | dict[str, Any]], object] | None = None, timeout: float | None = None
-    ) -> Member | dict[str, Any]: ...
+    ) -> Member | dict[str, Any]:
+        """Wait for guild_member_remove, guild_member_update; returns Member | dict[str, Any]."""
     @overload
     def wait_for(
         self, event: _Events10, *, check: Callable[[Role], object] | None = None, timeout: float | None = None
-    ) -> Role: ...
+    ) -> Role:
+        """Wait for role_create, role_update; returns Role."""
     @overload
     def wait_for(
         self, event: _Events11, *, check: Callable[[Role | str], object] | None = None, timeout: float | None = None
-    ) -> Role | str: ...
+    ) -> Role | str:
+        """Wait for role_delete; returns Role | str."""
     @overload
     def wait_for(
         self, event: _Events12, *, check: Callable[[User | dict[str, Any]], object] | None = None, timeout: float | None = None
-    ) -> User | dict[str, Any]: ...
+    ) -> User | dict[str, Any]:
+        """Wait for user_update; returns User | dict[str, Any]."""
     @overload
     def wait_for(
         self, event: CustomEvent, *, check: Callable[..., object] | None = None, timeout: float | None = None
-    ) -> Any: ...
+    ) -> Any:
+        """Wait for a registered custom event; returns Any."""
     # </generated:wait_for>
 
     def wait_for(

@@ -37,9 +37,11 @@ class _HelpMixin:
 
     @property
     def prefix(self) -> str:  # pragma: no cover - CommandDispatcher defines it
+        """The first command prefix (declared here for the type checker)."""
         raise NotImplementedError
 
     def get(self, word: str) -> Command | None:  # pragma: no cover - CommandDispatcher defines it
+        """The command named or aliased ``word``, or None (declared here for the type checker)."""
         raise NotImplementedError
 
     def _fold(self, word: str) -> str:  # pragma: no cover - CommandDispatcher defines it

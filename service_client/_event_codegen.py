@@ -18,6 +18,7 @@ from __future__ import annotations
 import pathlib
 import re
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from .event_names import EVENTS, EventArg, EventSpec
@@ -78,24 +79,42 @@ def render_aliases() -> str:
     return "\n".join(lines)
 
 
+def _doc(text: str, indent: str = "        ") -> list[str]:
+    """``text`` as the lines of a docstring at ``indent``, wrapped to the line length."""
+    wrapped = textwrap.wrap(text, 110 - len(indent))
+    if len(wrapped) == 1:
+        return [f'{indent}"""{wrapped[0]}"""']
+    return [f'{indent}"""{wrapped[0]}', *(indent + line for line in wrapped[1:]), f'{indent}"""']
+
+
+def _names(specs: Sequence[EventSpec]) -> str:
+    return ", ".join(s.name for s in specs)
+
+
 def _render_register(method: str) -> str:
     # Decorator form: the decorated function comes back unchanged (a type variable bound to the
     # event's listener type). Call form: the listener parameter has the event's callable type, so
-    # a lambda's parameters get the event's argument types too.
+    # a lambda's parameters get the event's argument types too. Each overload says which events
+    # it types, for editors that show an overload's own docstring.
     lines: list[str] = []
-    for i, (types, _specs) in enumerate(_groups()):
+    for i, (types, specs) in enumerate(_groups()):
         listener = _callable(types, "_R")
+        takes = f"a listener taking ({', '.join(types)})" if types else "a listener taking no arguments"
         lines += [
             "    @overload",
-            f"    def {method}(self, event: _Events{i}) -> Callable[[_Listener{i}], _Listener{i}]: ...",
+            f"    def {method}(self, event: _Events{i}) -> Callable[[_Listener{i}], _Listener{i}]:",
+            *_doc(f"Decorator form for {_names(specs)}: {takes}."),
             "    @overload",
-            f"    def {method}(self, event: _Events{i}, listener: {listener}) -> {listener}: ...",
+            f"    def {method}(self, event: _Events{i}, listener: {listener}) -> {listener}:",
+            *_doc(f"Call form for {_names(specs)}: {takes}."),
         ]
     lines += [
         "    @overload",
-        f"    def {method}(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]: ...",
+        f"    def {method}(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:",
+        *_doc("Decorator form for a registered custom event: any listener."),
         "    @overload",
-        f"    def {method}(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener: ...",
+        f"    def {method}(self, event: CustomEvent, listener: _AnyListener) -> _AnyListener:",
+        *_doc("Call form for a registered custom event: any listener."),
     ]
     return "\n".join(lines)
 
@@ -103,14 +122,18 @@ def _render_register(method: str) -> str:
 def render_wait_for() -> str:
     """The overloads of ``wait_for``: each event's ``check`` signature and result."""
     lines: list[str] = []
-    variants = [(f"_Events{i}", _callable(types), _result(types)) for i, (types, _) in enumerate(_groups())]
-    variants.append(("CustomEvent", "Callable[..., object]", "Any"))
-    for event_type, check, result in variants:
+    variants = [
+        (f"_Events{i}", _callable(types), _result(types), _names(specs))
+        for i, (types, specs) in enumerate(_groups())
+    ]
+    variants.append(("CustomEvent", "Callable[..., object]", "Any", "a registered custom event"))
+    for event_type, check, result, names in variants:
         lines += [
             "    @overload",
             "    def wait_for(",
             f"        self, event: {event_type}, *, check: {check} | None = None, timeout: float | None = None",
-            f"    ) -> {result}: ...",
+            f"    ) -> {result}:",
+            *_doc(f"Wait for {names}; returns {result}."),
         ]
     return "\n".join(lines)
 
@@ -277,6 +300,7 @@ def render_readme_table() -> str:
     rule = "  ".join("=" * w for w in [*widths, min(last, 60)])
 
     def line(cells: tuple[str, str, str, str]) -> str:
+        """One table row: the first three cells padded to their column widths, then the last."""
         return "  ".join(c.ljust(w) for c, w in zip(cells[:3], widths, strict=True)) + "  " + cells[3]
 
     return "\n".join([

@@ -75,6 +75,7 @@ class ListenerErrors:
         pattern = None if match is None else re.compile(match)
 
         def found() -> BaseException | None:
+            """The first recorded error that matches, or None."""
             for _, exc in self._errors:
                 if isinstance(exc, exc_type) and (pattern is None or pattern.search(str(exc))):
                     return exc

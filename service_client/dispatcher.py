@@ -206,7 +206,8 @@ class CommandDispatcher(_HelpMixin):
     # -- registration ---------------------------------------------------------
 
     @overload
-    def command(self, name: _F, /) -> _F: ...
+    def command(self, name: _F, /) -> _F:
+        """Bare decorator form: registers the function under its own name and returns it."""
 
     @overload
     def command(
@@ -217,7 +218,8 @@ class CommandDispatcher(_HelpMixin):
         description: str | None = None,
         requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
         cooldown: float | None = None,
-    ) -> Callable[[_F], _F]: ...
+    ) -> Callable[[_F], _F]:
+        """Decorator factory form: ``@dispatcher.command("name", ...)`` returns the decorator."""
 
     def command(
         self,
