@@ -34,9 +34,6 @@ import argparse
 import gc
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -44,6 +41,8 @@ import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from _emulator_process import EmulatorProcess
 
 from service_client.gateway.handlers import WireHandlers
 from service_client.managers.channels import ChannelManager, build_channel
@@ -215,50 +214,6 @@ def heap_figures(count: int) -> dict[str, float]:
 # -- login --------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class _EmulatorProcess:
-    """``python -m service_client emulator --port N`` in a child process."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.root = f"http://127.0.0.1:{self.port}"
-        self.base_url = self.root + "/api/v2"
-        self.control_url = self.root + "/_emulator"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        assert self.proc.stdout is not None
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                if line.startswith("Serving"):
-                    ready.set()
-            ready.set()  # EOF: the process ended
-
-        threading.Thread(target=read, name="cache_bench-emulator-out", daemon=True).start()
-        if not ready.wait(timeout) or self.proc.poll() is not None:
-            raise RuntimeError("the emulator process did not start")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-
-
 def login_figures(servers: int) -> dict[str, float]:
     """Login figures for a bot in ``servers`` servers (see the module docstring).
 
@@ -269,16 +224,9 @@ def login_figures(servers: int) -> dict[str, float]:
 
     from service_client import Client
 
-    emu = _EmulatorProcess()
+    emu = EmulatorProcess()
     try:
-        emu.wait_ready()
-        control = requests.Session()
-
-        def post(path: str, body: dict[str, Any]) -> Any:
-            response = control.post(emu.control_url + path, json=body, timeout=30)
-            response.raise_for_status()
-            return response.json()
-
+        post = emu.post
         bot = post("/users", {"name": "bench-bot", "bot": True})
         bot_id = bot["user"]["publicId"]
         owner_id = post("/users", {"name": "owner"})["user"]["publicId"]
@@ -287,7 +235,6 @@ def login_figures(servers: int) -> dict[str, float]:
             server = post("/servers", {"name": f"s{i}", "ownerId": owner_id})["server"]
             server_ids.append(server["publicId"])
             post(f"/servers/{server_ids[-1]}/members", {"userId": bot_id})
-        control.close()
 
         headers = {"Authorization": f"Bearer {bot['token']}"}
         session = requests.Session()

@@ -25,10 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -36,64 +33,12 @@ from typing import Any
 
 import requests
 import websocket
+from _emulator_process import EmulatorProcess
 
 #: Seconds one run may take before it is declared failed.
 RUN_TIMEOUT_S = 120.0
 #: Seconds the emulator process may take to start listening.
 START_TIMEOUT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class EmulatorProcess:
-    """``python -m service_client emulator --port N`` in a child process.
-
-    Attributes:
-        root: ``http://127.0.0.1:PORT`` (socket.io lives there).
-        control_url: ``ROOT/_emulator``.
-    """
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.root = f"http://127.0.0.1:{self.port}"
-        self.control_url = self.root + "/_emulator"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )
-
-    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
-        """Block until the process prints its ``Serving`` line.
-
-        Raises:
-            RuntimeError: It did not within ``timeout`` seconds, or it ended.
-        """
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                if line.startswith("Serving"):
-                    ready.set()
-            ready.set()  # EOF: the process ended
-
-        threading.Thread(target=read, name="emulator_bench-emulator-out", daemon=True).start()
-        if not ready.wait(timeout) or self.proc.poll() is not None:
-            raise RuntimeError("the emulator process did not start")
-
-    def stop(self) -> None:
-        """Ctrl-C the process; kill it if it has not ended 10 s later."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 def _frame_end(buf: bytearray, pos: int) -> int:
@@ -258,7 +203,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--events and --runs must be positive")
     emu = EmulatorProcess()
     try:
-        emu.wait_ready()
         world = build_world(emu.control_url)
         reader = OrderedReader(emu.root, world["bot_token"])
         try:

@@ -35,12 +35,8 @@ import concurrent.futures
 import logging
 import multiprocessing
 import multiprocessing.synchronize
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -48,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import requests
+from _emulator_process import EmulatorProcess
 
 from service_client import Client, MemoryBucketStore, RedisBucketStore
 from service_client.rest import BucketStore
@@ -56,54 +52,6 @@ from service_client.rest import BucketStore
 PATH = "/auth/me"
 #: Retries per call: enough that every call succeeds, whatever the store.
 MAX_RETRIES = 200
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class EmulatorProcess:
-    """``python -m service_client emulator --port N`` in a child process, driven over its control routes."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        root = f"http://127.0.0.1:{self.port}"
-        self.base_url = root + "/api/v2"
-        self.socket_url = root
-        self.control_url = root + "/_emulator"
-        self.control = requests.Session()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                if line.startswith("Serving"):
-                    ready.set()
-            ready.set()
-
-        threading.Thread(target=read, name="fleet_bench-emulator-out", daemon=True).start()
-        if not ready.wait(60) or self.proc.poll() is not None:
-            raise RuntimeError("the emulator process did not start")
-
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        response = self.control.request(method, self.control_url + path, json=body, timeout=60)
-        response.raise_for_status()
-        return response.json() if response.content else None
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 class _FallbackCounter(logging.Handler):

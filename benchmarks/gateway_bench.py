@@ -37,8 +37,6 @@ import argparse
 import json
 import os
 import queue
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -48,16 +46,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _emulator_process import EmulatorProcess, stop_process
+
 HERE = Path(__file__).resolve().parent
 
 #: Seconds a stream may take before the run is declared failed.
 STREAM_TIMEOUT_S = 120.0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class _Lines:
@@ -86,42 +80,6 @@ class _Lines:
                 raise RuntimeError(f"the process ended before printing {prefix!r}")
             if line.startswith(prefix):
                 return line
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-
-
-class EmulatorProcess:
-    """``python -m service_client emulator --port N`` in a child process."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.root = f"http://127.0.0.1:{self.port}"
-        self.base_url = self.root + "/api/v2"
-        self.control_url = self.root + "/_emulator"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )
-        _Lines(self.proc, "emulator").wait_for("Serving", 30)
-
-    def post(self, path: str, body: dict[str, Any]) -> Any:
-        """A control-plane POST; the decoded JSON answer."""
-        import requests
-
-        response = requests.post(self.control_url + path, json=body, timeout=30)
-        response.raise_for_status()
-        return response.json()
-
-    def stop(self) -> None:
-        _stop(self.proc)
 
 
 class FirehoseProcess:
@@ -182,7 +140,7 @@ class FirehoseProcess:
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
-            _stop(self.proc)
+            stop_process(self.proc)
         os.unlink(self._record_path)
 
 
