@@ -30,6 +30,11 @@ REPLY_TIMEOUT_S = 10.0
 LOGIN_TIMEOUT_S = 15.0
 
 
+
+def _summary(messages: list[Message]) -> str:
+    """``"author: 'content'; ..."`` of ``messages`` for a failure text; ``"none"`` when empty."""
+    return "; ".join(f"{m.author.username if m.author else None}: {m.content!r}" for m in messages) or "none"
+
 class WorldUser:
     """A user seeded in a :class:`BotWorld`; its token is held as a secret.
 
@@ -180,9 +185,7 @@ class ExpectedMessage:
                     continue
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    lines = "; ".join(
-                        f"{m.author.username if m.author else None}: {m.content!r}" for m in seen
-                    ) or "none"
+                    lines = _summary(seen)
                     raise AssertionError(
                         f"no message from {self._author.name} in channel {self._channel_id} within "
                         f"{wait:g} s (messages seen there meanwhile: {lines})"
@@ -531,9 +534,7 @@ class BotWorld:
                             return message
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    lines = "; ".join(
-                        f"{m.author.username if m.author else None}: {m.content!r}" for m in seen
-                    ) or "none"
+                    lines = _summary(seen)
                     raise AssertionError(
                         f"no reply from {replier.name} to {said.content!r} within {timeout} s "
                         f"(messages after it in that channel: {lines})"
