@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import threading
-import traceback
 
 __all__ = ["ListenerErrors"]
 
@@ -24,19 +23,32 @@ class ListenerErrors:
 
     def __init__(self) -> None:
         self._lock = threading.Condition()
-        self._errors: list[tuple[str, BaseException]] = []
+        # (event, exception, str(exception), redacted traceback text): the message is taken
+        # when recorded, outside the lock, so matching never runs an exception's __str__.
+        self._errors: list[tuple[str, BaseException, str, str]] = []
         self._expected: list[tuple[type[BaseException], re.Pattern[str] | None]] = []
 
-    def _record(self, event: str, exc: BaseException) -> None:
+    def _record(self, event: str, exc: BaseException, text: str) -> None:
+        """The emitter's hook: keep a listener's exception with its redacted traceback ``text``."""
+        try:
+            message = str(exc)
+        except Exception:  # noqa: BLE001 - an exception whose __str__ fails still counts
+            message = f"<{type(exc).__name__} whose str() failed>"
         with self._lock:
-            self._errors.append((event, exc))
+            self._errors.append((event, exc, message, text))
             self._lock.notify_all()
+
+    @staticmethod
+    def _matches(
+        exc: BaseException, message: str, kind: type[BaseException], pattern: re.Pattern[str] | None
+    ) -> bool:
+        return isinstance(exc, kind) and (pattern is None or pattern.search(message) is not None)
 
     @property
     def errors(self) -> list[BaseException]:
         """Every exception raised by a listener so far in this test, in order (a copy)."""
         with self._lock:
-            return [exc for _, exc in self._errors]
+            return [exc for _, exc, _, _ in self._errors]
 
     def expect(self, exc_type: type[BaseException] = Exception, *, match: str | None = None) -> None:
         """Declare that listeners may raise ``exc_type`` in this test without failing it.
@@ -47,13 +59,20 @@ class ListenerErrors:
 
         Raises:
             TypeError: ``exc_type`` is not an exception class or ``match`` is not a str.
+            re.error: ``match`` is not a valid regular expression.
         """
+        self._expect(exc_type, match)
+
+    def _expect(self, exc_type: type[BaseException], match: str | None) -> re.Pattern[str] | None:
+        """:meth:`expect`; returns the compiled ``match``."""
         if not (isinstance(exc_type, type) and issubclass(exc_type, BaseException)):
             raise TypeError(f"exc_type must be an exception class, got {exc_type!r}")
         if match is not None and not isinstance(match, str):
             raise TypeError(f"match must be a str or None, got {type(match).__name__}")
+        pattern = None if match is None else re.compile(match)
         with self._lock:
-            self._expected.append((exc_type, None if match is None else re.compile(match)))
+            self._expected.append((exc_type, pattern))
+        return pattern
 
     def wait(
         self, exc_type: type[BaseException] = Exception, *, match: str | None = None, timeout: float = 10.0
@@ -69,15 +88,15 @@ class ListenerErrors:
             The first matching exception raised in this test (possibly before the call).
 
         Raises:
+            TypeError: As :meth:`expect`.
             AssertionError: No listener raised a matching exception within ``timeout``.
         """
-        self.expect(exc_type, match=match)
-        pattern = None if match is None else re.compile(match)
+        pattern = self._expect(exc_type, match)
 
         def found() -> BaseException | None:
-            """The first recorded error that matches, or None."""
-            for _, exc in self._errors:
-                if isinstance(exc, exc_type) and (pattern is None or pattern.search(str(exc))):
+            """The first recorded error that matches, or None (called with the lock held; no user code)."""
+            for _, exc, message, _ in self._errors:
+                if self._matches(exc, message, exc_type, pattern):
                     return exc
             return None
 
@@ -88,23 +107,23 @@ class ListenerErrors:
             assert exc is not None
             return exc
 
-    def _unexpected(self) -> list[tuple[str, BaseException]]:
+    def _unexpected(self) -> list[tuple[str, str]]:
+        """``(event, redacted traceback)`` of each recorded exception no :meth:`expect` covers."""
         with self._lock:
-            return [
-                (event, exc)
-                for event, exc in self._errors
-                if not any(
-                    isinstance(exc, kind) and (pattern is None or pattern.search(str(exc)))
-                    for kind, pattern in self._expected
-                )
-            ]
+            errors, expected = list(self._errors), list(self._expected)
+        return [
+            (event, text)
+            for event, exc, message, text in errors
+            if not any(self._matches(exc, message, kind, pattern) for kind, pattern in expected)
+        ]
 
-    def _failure_text(self, unexpected: list[tuple[str, BaseException]]) -> str:
+    def _failure_text(self, unexpected: list[tuple[str, str]]) -> str:
+        """The text a test fails with: each unexpected exception's redacted traceback."""
         parts = [
             f"{len(unexpected)} exception(s) raised by event listeners during this test; "
             "a test that expects them calls listener_errors.expect(...)"
         ]
-        for event, exc in unexpected:
+        for event, text in unexpected:
             parts.append(f"--- in a {event!r} listener:")
-            parts.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip())
+            parts.append(text.rstrip())
         return "\n".join(parts)

@@ -186,6 +186,9 @@ class Client(ClientEvents, ClientOperations):
         self._state = ClientState.NEW
         self._state_lock = threading.RLock()  # guards _state, _gateway, _token
         self._token = Secret(None)
+        # The token tracebacks are redacted with. Unlike _token it survives destroy(): a listener
+        # still running on the pool while the client shuts down must not print the token.
+        self._redaction = Secret(None)
         self._destroyed = threading.Event()
         self._reconnect_base = reconnect_base
         self._reconnect_cap = reconnect_cap
@@ -259,7 +262,7 @@ class Client(ClientEvents, ClientOperations):
 
     def _redact(self, text: str) -> str:
         """``text`` with the bot token replaced by ``[REDACTED]`` (for printed tracebacks)."""
-        token = self._token.get()
+        token = self._redaction.get()
         return text.replace(token, REDACTED) if token else text
 
     # -- lifecycle -------------------------------------------------------------
@@ -310,6 +313,7 @@ class Client(ClientEvents, ClientOperations):
                 )
             self._state = ClientState.CONNECTING
             self._token = secret
+            self._redaction = Secret(secret.get())
         del secret
         if timeout is None:
             try:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from ._secret import REDACTED
 from .workers import OrderedWorkerPool, _Slot, _thread_ids, flush_handoff, handoff_batch
 
 __all__ = ["EventEmitter", "EventSlot", "OrderedWorkerPool", "flush_handoff", "handoff_batch"]
@@ -47,17 +48,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Called as ``hook(event, exc)`` for every exception a listener raises (the pytest plugin
 #: uses this to fail a test whose listeners raised). A hook must be quick and never raise.
-_listener_error_hooks: list[Callable[[str, BaseException], None]] = []
+_listener_error_hooks: list[Callable[[str, BaseException, str], None]] = []
 _hooks_lock = threading.Lock()
 
 
-def _add_listener_error_hook(hook: Callable[[str, BaseException], None]) -> None:
-    """Call ``hook(event, exc)`` whenever a listener raises, on the thread that ran it."""
+def _add_listener_error_hook(hook: Callable[[str, BaseException, str], None]) -> None:
+    """Call ``hook(event, exc, text)`` whenever a listener raises, on the thread that ran it.
+
+    ``text`` is the exception's traceback with the bot token redacted: a hook that
+    shows the error shows ``text``, never its own formatting of ``exc``.
+    """
     with _hooks_lock:
         _listener_error_hooks.append(hook)
 
 
-def _remove_listener_error_hook(hook: Callable[[str, BaseException], None]) -> None:
+def _remove_listener_error_hook(hook: Callable[[str, BaseException, str], None]) -> None:
     """Undo :func:`_add_listener_error_hook` (no error when absent)."""
     with _hooks_lock:
         if hook in _listener_error_hooks:
@@ -340,33 +345,42 @@ class EventEmitter:
         closing = self._closed or (self._closing is not None and self._closing())
         with _hooks_lock:
             hooks = [] if closing else list(_listener_error_hooks)
+        text = self._traceback_text(exc)
         for hook in hooks:
             try:
-                hook(event, exc)
+                hook(event, exc, text)
             except Exception:  # noqa: BLE001 - a hook never breaks event delivery
                 log.debug("a listener error hook failed", exc_info=True)
         name = getattr(fn, "__qualname__", None) or type(fn).__name__
         if event != "error":
             handled = "error" in self._calls
             if handled:
-                self._report(f"Exception in the {event!r} listener {name}", exc, stderr=False)
+                self._report(f"Exception in the {event!r} listener {name}", exc, stderr=False, text=text)
                 self.emit("error", exc)
                 return
-            self._report(f"Exception in the {event!r} listener {name} (no 'error' listener is registered)", exc)
+            self._report(
+                f"Exception in the {event!r} listener {name} (no 'error' listener is registered)", exc, text=text
+            )
         else:
-            self._report(f"Exception in the 'error' listener {name}", exc)
+            self._report(f"Exception in the 'error' listener {name}", exc, text=text)
 
-    def _report(self, what: str, exc: BaseException | None, *, stderr: bool = True) -> None:
+    def _traceback_text(self, exc: BaseException | None) -> str:
+        """``exc``'s formatted traceback, through ``redact``; ``""`` for None."""
+        text = "" if exc is None else "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return self._redact(text) if self._redact is not None else text
+
+    def _report(
+        self, what: str, exc: BaseException | None, *, stderr: bool = True, text: str | None = None
+    ) -> None:
         """Make an error visible once: the logger when logging is configured, else stderr.
 
-        The traceback text goes through ``redact`` first; with ``stderr`` False
-        (an ``error`` listener handles it) nothing is printed when logging is
-        not configured.
+        The traceback text goes through ``redact`` first (``text``, when given, is
+        that redacted text already); with ``stderr`` False (an ``error`` listener
+        handles it) nothing is printed when logging is not configured.
         """
-        text = "" if exc is None else "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        redacted = self._redact(text) if self._redact is not None else text
+        redacted = self._traceback_text(exc) if text is None else text
         if _logging_reaches_a_handler(log):
-            if exc is not None and redacted == text:
+            if exc is not None and REDACTED not in redacted:  # nothing was redacted: keep exc_info
                 log.error("%s", what, exc_info=exc)
             else:
                 log.error("%s\n%s", what, redacted.rstrip("\n"))

@@ -39,9 +39,9 @@ import threading
 from service_client.events import EventEmitter, OrderedWorkerPool
 
 
-def _raise_in_listener(exc, *, error_listener=False, closing=None):
+def _raise_in_listener(exc, *, error_listener=False, closing=None, redact=None):
     pool = OrderedWorkerPool(1, name="inner")
-    emitter = EventEmitter(pool, name="inner", closing=closing)
+    emitter = EventEmitter(pool, name="inner", closing=closing, redact=redact)
     done = threading.Event()
     handled = []
 
@@ -86,6 +86,11 @@ def test_another_type_than_expected_fails(listener_errors):
 
 def test_no_listener_error_passes():
     pass
+
+
+def test_a_failure_shows_the_redacted_traceback():
+    secret = "tok-" + "SECRET-123"  # built at run time: the failure must not show it
+    _raise_in_listener(ValueError(f"bad header {secret}"), redact=lambda text: text.replace(secret, "[REDACTED]"))
 
 
 def test_a_listener_failing_while_its_client_is_destroyed_does_not_count():
@@ -184,8 +189,10 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
         "test_another_type_than_expected_fails": "FAILED",
         "test_no_listener_error_passes": "PASSED",
         "test_a_listener_failing_while_its_client_is_destroyed_does_not_count": "PASSED",
+        "test_a_failure_shows_the_redacted_traceback": "FAILED",
     }, proc_stdout
     assert "ValueError: surprise" in proc_stdout
+    assert "ValueError: bad header [REDACTED]" in proc_stdout and "tok-SECRET-123" not in proc_stdout
     assert "exception(s) raised by event listeners during this test" in proc_stdout
 
 

@@ -6,6 +6,7 @@ import json
 import logging
 import pickle
 import socket
+import threading
 import traceback
 import warnings
 from typing import Any
@@ -243,3 +244,30 @@ def test_login_failure_tracebacks_hold_no_token_in_frame_locals(world, emulator,
     for secret in (world.bot_token, UNKNOWN_TOKEN):
         assert secret not in text
     assert '{"token"' not in text and "'token'" not in text
+
+
+def test_a_listener_failing_while_destroy_runs_shows_no_token(world, emulator, make_client, caplog):
+    """destroy() forgets the token at once, but a listener still running on the pool may raise
+    afterwards: its traceback is still redacted."""
+    caplog.set_level(logging.DEBUG)
+    token = world.bot_token
+    client = make_client()
+    client.login(token, timeout=15)
+    entered, release = threading.Event(), threading.Event()
+
+    @client.on("message_create")
+    def leaky(message: Any) -> None:
+        entered.set()
+        release.wait(10)
+        raise RuntimeError(f"bad header {token}")
+
+    client.send_message(world.general["publicId"], "trigger")
+    assert entered.wait(10)
+    destroyer = threading.Thread(target=client.destroy, name="test-destroyer")
+    destroyer.start()
+    wait_until(lambda: client._token.get() is None)  # destroy has begun and forgotten the token
+    release.set()
+    destroyer.join(10)
+    report = wait_until(lambda: [r for r in caplog.records if "leaky" in r.getMessage()])
+    text = report[0].getMessage()
+    assert "bad header [REDACTED]" in text and token not in text and token not in caplog.text
