@@ -24,6 +24,7 @@ from .errors import ServiceAuthError, ServiceTimeoutError
 from .managers import operations as _ops
 from .models.collection import Collection
 from .rest.route import Route
+from .workers import flush_handoff
 
 if TYPE_CHECKING:
     from .client import Client
@@ -149,6 +150,9 @@ class ClientOperations:
         with self._nonces_lock:
             fut = self._nonces.pop(nonce, None)
         if fut is not None and not fut.done():
+            # Only our own sends wake a caller (other members' echoes carry their nonces too):
+            # the woken sender comes after every event read before its message.
+            flush_handoff()
             try:
                 fut.set_result(message)
             except Exception:  # noqa: BLE001 - completed concurrently (timeout): nothing to do

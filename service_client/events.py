@@ -122,6 +122,8 @@ class EventSlot:
         Waiters are completed at once (they do not wait for the earlier events
         of the key).
         """
+        if self._slot.filled:  # emitted or cancelled already: no listener or waiter is touched
+            return
         self._slot.fill(self._emitter._prepare(event, args))
 
     def cancel(self) -> None:

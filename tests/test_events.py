@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -389,3 +390,21 @@ def test_a_script_without_logging_setup_prints_the_listener_traceback(tmp_path):
     assert "RuntimeError: cannot handle !hello with [REDACTED]" in proc.stderr
     assert "on_message" in proc.stderr and "'message_create' listener" in proc.stderr
     assert token not in proc.stderr
+
+
+def test_a_used_event_slot_ignores_later_emits():
+    pool = OrderedWorkerPool(1, name="slot-test")
+    emitter = EventEmitter(pool, name="slot-test")
+    try:
+        first = threading.Event()
+        emitter.once("x", lambda value: first.set())
+        slot = emitter.reserve(key="k")
+        slot.emit("x", 1)
+        assert first.wait(5)
+        late: list[Any] = []
+        emitter.once("x", late.append)
+        slot.emit("x", 2)  # the slot is used: the new once listener is neither run nor removed
+        assert emitter.listeners("x") == [late.append] and late == []
+    finally:
+        emitter.close()
+        pool.shutdown()

@@ -234,6 +234,9 @@ class WireHandlers(ServerHandlers):
         hook = getattr(self._client, "_on_voice_event", None)
         if hook is None:
             return
+        # The hook may wake a join() waiting for its credentials: that caller comes after every
+        # event read before this one, as senders and ack callers do.
+        flush_handoff()
         try:
             hook(event, data)
         except Exception as exc:  # noqa: BLE001 - the voice manager must not break the reader
@@ -255,7 +258,6 @@ class WireHandlers(ServerHandlers):
                 author = self._cached_author(author_data, author_id)
         message = Message._from_wire(self._client, data, author, shared=author is not None)
         if message.nonce is not None:
-            flush_handoff()  # the woken sender comes after every event read before its message
             self._client._resolve_nonce(message.nonce, message)
         channel_id = message.channel_id
         if channel_id is not None:
