@@ -264,7 +264,7 @@ def fast_event(message: bytes, loads: Callable[[Any], Any] | None) -> list[Any] 
         ``42[...]`` and it decodes into a list starting with a string; else
         None, and the caller decodes the message the standard way (which
         reports a malformed one exactly as without this path). The reader
-        thread's loop does the same inline.
+        thread's loop calls it for every message it reads as bytes.
     """
     if not (message.startswith(b"42[") and message.endswith(b"]")):
         return None
@@ -321,7 +321,6 @@ class ConnectionReader(ConnectionParts):
         """
         recv_batch = link.reader.recv_batch
         loads = decoder.fast_loads
-        raw_decode = framing._raw_decode
         on_event = self._on_event
         while True:
             try:
@@ -340,25 +339,10 @@ class ConnectionReader(ConnectionParts):
                 for message in batch:
                     if self._closed:
                         return None
-                    if type(message) is bytes and message.startswith(b"42[") and message.endswith(b"]"):
-                        # A plain event, decoded here as fast_event does; anything refused goes
-                        # the standard way below, which decides and reports it.
-                        payload: Any = None
-                        if loads is not None:
-                            try:
-                                payload = loads(memoryview(message)[2:])
-                            except Exception:  # noqa: BLE001 - refused: the standard path decides
-                                payload = None
-                        else:
-                            try:
-                                text = message.decode("utf-8")
-                                payload, end = raw_decode(text, 2)
-                                if end != len(text):
-                                    payload = None
-                            except (ValueError, RecursionError):  # UnicodeDecodeError included
-                                payload = None
-                        if not (type(payload) is list and payload and type(payload[0]) is str):
-                            payload = None
+                    if type(message) is bytes:
+                        # A plain event: decoded by fast_event; anything it refuses goes the
+                        # standard way below, which decides and reports it.
+                        payload = fast_event(message, loads)
                         if payload is not None:
                             event = payload[0]
                             if debug:
