@@ -201,11 +201,10 @@ class ClientOperations:
             ServiceError: A network failure after the last retry (cause chained),
                 or the client was destroyed while the call waited.
         """
-        from .rest.session import validate_api_call_args
+        from .rest.route import Route
 
-        route = validate_api_call_args(
-            path, method=method, body=body, headers=headers, timeout_ms=timeout_ms, max_retries=max_retries
-        )
+        # The session checks body, headers, timeout_ms and max_retries before anything is queued.
+        route = Route.from_path(method, path)
         return self._rest.request(
             route,
             body=body,

@@ -33,22 +33,21 @@ def user_id_of(user: Any) -> str:
         TypeError: ``user`` is none of those (the message names the argument).
         ValueError: ``user`` is an empty str.
     """
+    from .managers.base import check_id
     from .models.member import Member
     from .models.user import User
 
     if isinstance(user, (User, Member)):
         return user.id
-    if isinstance(user, str):
-        if not user.strip():
-            raise ValueError("user must not be empty: pass a User, a Member or a user id")
-        return user
-    raise TypeError(f"user must be a User, a Member or a user id str, got {type(user).__name__}")
+    if not isinstance(user, str):
+        raise TypeError(f"user must be a User, a Member or a user id str, got {type(user).__name__}")
+    return check_id(user, "user")
 
 
 def _server_id(server_id: Any) -> str:
-    if not isinstance(server_id, str) or not server_id:
-        raise TypeError(f"server id must be a non-empty str, got {server_id!r}")
-    return server_id
+    from .managers.base import check_id
+
+    return check_id(server_id, "server_id")
 
 
 def _acked(client: Client, event: str, payload: dict[str, Any]) -> None:
