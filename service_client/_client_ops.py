@@ -408,10 +408,7 @@ class ClientOperations:
             ServiceAPIError / ServiceTimeoutError / ServiceError: The PATCH
                 failed (the new status was emitted and is kept locally).
         """
-        if not isinstance(status, str):
-            raise TypeError(f"status must be a str, got {type(status).__name__}")
-        if status not in _STATUSES:
-            raise ValueError(f"status must be one of {sorted(_STATUSES)}, got {status!r}")
+        _check_status(status)
         self._emit("presence:update", {"status": status})
         user = self.user
         if user is not None:
@@ -449,15 +446,29 @@ class ClientOperations:
             if activity is MISSING and "activity" in data:
                 activity = data["activity"]
         if status is not MISSING and status is not None:
-            if not isinstance(status, str) or status not in _STATUSES:
-                raise ValueError(f"status must be one of {sorted(_STATUSES)}, got {status!r}")
+            _check_status(status)
         if activity is not MISSING:
             _activity_payload(activity)  # validate before anything is sent
         self._require_gateway()
-        if status is not MISSING and status is not None:
-            self.set_status(status)
+        # The activity first: set_status ends with the only REST call, so a failed PATCH comes
+        # after both socket events were sent, never between them.
         if activity is not MISSING:
             self.set_activity(activity)
+        if status is not MISSING and status is not None:
+            self.set_status(status)
+
+
+def _check_status(status: Any) -> None:
+    """Raise when ``status`` is not one of the four presence statuses.
+
+    Raises:
+        TypeError: ``status`` is not a str.
+        ValueError: Any other str.
+    """
+    if not isinstance(status, str):
+        raise TypeError(f"status must be a str, got {type(status).__name__}")
+    if status not in _STATUSES:
+        raise ValueError(f"status must be one of {sorted(_STATUSES)}, got {status!r}")
 
 
 def _activity_payload(activity: Any) -> dict[str, Any]:
