@@ -51,7 +51,6 @@ from urllib.parse import urlsplit
 from . import _config
 from ._client_events import ClientEvents
 from ._client_ops import MISSING, ClientOperations
-from ._client_ops import _activity_payload as _activity_payload  # tests import it from here
 from ._client_urls import check_hosts, check_pair, validate_url
 from ._secret import REDACTED, Secret
 from .errors import ServiceAuthError, ServiceError, ServiceTimeoutError

@@ -85,11 +85,8 @@ from .link import (
     reconnect_delay,
     socket_endpoint,
 )
-from .reader import ConnectionReader, FrameReader
+from .reader import ConnectionReader
 from .writer import ConnectionWriter
-
-#: The frame reader's former name, kept for code that imported it from here.
-_FrameReader = FrameReader
 
 __all__ = [
     "REASON_IO_SERVER_DISCONNECT",

@@ -70,9 +70,6 @@ from .validation import (
 
 __all__ = ["RestSession", "validate_api_call_args"]
 
-#: Kept under its former private name for callers that import it from here.
-_chained = chained
-
 _log = logging.getLogger("service_client.rest")
 
 #: Longest single wait of ``request()`` before it re-checks the session, seconds.

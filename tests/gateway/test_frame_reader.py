@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import websocket
 
-from service_client.gateway.connection import _FrameReader
+from service_client.gateway.reader import FrameReader
 
 
 def frame(payload: bytes | str, opcode: int = 1, fin: bool = True, mask: bytes | None = None, rsv: int = 0) -> bytes:
@@ -35,7 +35,7 @@ class Pair:
         self.client, self.server = socket.socketpair()
         self.client.settimeout(2)
         self.control: list[tuple[int, bytes]] = []
-        self.reader = _FrameReader(self.client, lambda op, data: self.control.append((op, data)))
+        self.reader = FrameReader(self.client, lambda op, data: self.control.append((op, data)))
 
     def send(self, data: bytes) -> None:
         self.server.sendall(data)

@@ -46,12 +46,12 @@ def test_route_with_a_secret_segment_shows_stars_everywhere() -> None:
     plain = Route("GET", "/servers/{sid}", sid="S1")
     assert not plain.has_secret and plain.wire_path() == plain.path == "/servers/S1"
 
-    from service_client.rest.session import _chained
+    from service_client.rest.transport import chained
 
     raw = Route.from_path("POST", f"/webhooks/W1/{token[:6]}")    # a raw api_call path holding a token
     cause = OSError(f"Max retries exceeded with url: /api/v2/webhooks/W1/{token[:6]}")
-    chained = _chained(ServiceError("failed"), cause, raw).__cause__
-    assert chained is not None and token[:6] not in str(chained) and "/webhooks/W1/***" in str(chained)
+    linked = chained(ServiceError("failed"), cause, raw).__cause__
+    assert linked is not None and token[:6] not in str(linked) and "/webhooks/W1/***" in str(linked)
 
 
 def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, human: Client, make_client: Any,
