@@ -69,9 +69,7 @@ class _HelpMixin:
         import inspect
 
         if isinstance(command, str):
-            word = command
-            for prefix in self._prefixes:
-                word = word.removeprefix(prefix)
+            word = self._strip_prefix(command)
             found = self.get(word)
             if found is None:
                 known = ", ".join(sorted(c.name for c in self.commands.values() if isinstance(c, Command)))
@@ -107,9 +105,7 @@ class _HelpMixin:
             (c for c in list(self.commands.values()) if isinstance(c, Command)), key=lambda c: c.name
         )
         if name is not None:
-            word = name
-            for prefix in self._prefixes:
-                word = word.removeprefix(prefix)
+            word = self._strip_prefix(name)
             command = self.get(word)
             if command is None:
                 if self.help_command and self._fold(word) == HELP:
@@ -120,6 +116,12 @@ class _HelpMixin:
         if self.help_command and self.get(HELP) is None:
             lines.append(f"{self.prefix}{HELP} [command]: list the commands, or describe one.")
         return "Commands:\n" + "\n".join(lines) if lines else "No commands."
+
+    def _strip_prefix(self, word: str) -> str:
+        """``word`` without the dispatcher's prefixes (``"!warn"`` and ``"warn"`` both give ``"warn"``)."""
+        for prefix in self._prefixes:
+            word = word.removeprefix(prefix)
+        return word
 
     def _help_line(self, command: Command) -> str:
         line = self.usage(command)
