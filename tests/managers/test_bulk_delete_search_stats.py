@@ -4,33 +4,13 @@ and socket.io; requests read from the emulator's journal, events seen by real li
 
 from __future__ import annotations
 
-import queue
 from typing import Any
 
 import pytest
 
 from service_client import Client, Guild, Message, ServiceAPIError
 
-TIMEOUT = 10.0
-
-
-class Recorder:
-    """Collects the first argument of one event (listeners run on the worker pool)."""
-
-    def __init__(self, client: Client, event: str) -> None:
-        self.items: queue.Queue[Any] = queue.Queue()
-        client.on(event, lambda *args: self.items.put(args[0] if len(args) == 1 else args))
-
-    def get(self, timeout: float = TIMEOUT) -> Any:
-        return self.items.get(timeout=timeout)
-
-
-def gid(world: Any) -> str:
-    return str(world.general["publicId"])
-
-
-def sid(world: Any) -> str:
-    return str(world.server["publicId"])
+from .conftest import Recorder, gid, sid
 
 
 def writes(emulator: Any) -> list[dict[str, Any]]:

@@ -3,7 +3,6 @@ emulator over real HTTP and socket.io; requests counted from the emulator's jour
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -14,27 +13,7 @@ from service_client import Client
 from service_client.errors import ServiceAPIError
 from service_client.models import Channel, DMChannel, Guild, Member, Message, Permissions, Role
 
-TIMEOUT = 10.0
-
-
-class Recorder:
-    """Collects the arguments of one event from the worker pool."""
-
-    def __init__(self, client: Client, event: str) -> None:
-        self.items: queue.Queue[Any] = queue.Queue()
-        client.on(event, lambda *args: self.items.put(args[0] if len(args) == 1 else args))
-
-    def get(self, timeout: float = TIMEOUT) -> Any:
-        return self.items.get(timeout=timeout)
-
-
-def paths(emulator: Any) -> list[str]:
-    return [f"{r['method']} {r['path']}" for r in emulator.requests()]
-
-
-def sid(world: Any) -> str:
-    return str(world.server["publicId"])
-
+from .conftest import TIMEOUT, Recorder, paths, sid
 
 # -- login and fetch_all --------------------------------------------------------------
 

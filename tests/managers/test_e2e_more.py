@@ -21,35 +21,9 @@ from service_client import Client
 from service_client.errors import ServiceAPIError
 from service_client.models import Channel, Guild, Member, Message, Permissions, User
 
-TIMEOUT = 10.0
+from .conftest import TIMEOUT, Recorder, paths, sid
+
 UNKNOWN = "999999999999999999"
-
-
-class Recorder:
-    """Collects the arguments of one event (listeners run on the worker pool)."""
-
-    def __init__(self, client: Client, event: str, probe: Callable[..., Any] | None = None) -> None:
-        self.items: queue.Queue[Any] = queue.Queue()
-
-        def listener(*args: Any) -> None:
-            value = args[0] if len(args) == 1 else args
-            self.items.put((value, probe(*args)) if probe is not None else value)
-
-        client.on(event, listener)
-
-    def get(self, timeout: float = TIMEOUT) -> Any:
-        return self.items.get(timeout=timeout)
-
-    def empty(self) -> bool:
-        return self.items.empty()
-
-
-def paths(emulator: Any) -> list[str]:
-    return [f"{r['method']} {r['path']}" for r in emulator.requests()]
-
-
-def sid(world: Any) -> str:
-    return str(world.server["publicId"])
 
 
 def channel_id(world: Any, name: str) -> str:

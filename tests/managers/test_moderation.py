@@ -4,7 +4,6 @@ socket emits read from its emit journal, the effects seen by real listeners and 
 from __future__ import annotations
 
 import pickle
-import queue
 from typing import Any
 
 import pytest
@@ -21,22 +20,7 @@ from service_client import (
     ServiceTimeoutError,
 )
 
-TIMEOUT = 10.0
-
-
-class Recorder:
-    """Collects the arguments of one event from the worker pool."""
-
-    def __init__(self, client: Client, event: str) -> None:
-        self.items: queue.Queue[Any] = queue.Queue()
-        client.on(event, lambda *args: self.items.put(args[0] if len(args) == 1 else args))
-
-    def get(self, timeout: float = TIMEOUT) -> Any:
-        return self.items.get(timeout=timeout)
-
-
-def sid(world: Any) -> str:
-    return str(world.server["publicId"])
+from .conftest import Recorder, sid
 
 
 def grant(bot: Client, emulator: Any, world: Any, permissions: Permissions) -> None:

@@ -22,19 +22,9 @@ from service_client import (
     ServiceAPIError,
 )
 
-TIMEOUT = 10.0
+from .conftest import TIMEOUT, Recorder
+
 VIEW, SEND = Permissions.VIEW_CHANNELS, Permissions.SEND_MESSAGES
-
-
-class Recorder:
-    """Collects the first argument of one event (listeners run on the worker pool)."""
-
-    def __init__(self, client: Client, event: str) -> None:
-        self.items: queue.Queue[Any] = queue.Queue()
-        client.on(event, lambda *args: self.items.put(args[0] if len(args) == 1 else args))
-
-    def get(self, timeout: float = TIMEOUT) -> Any:
-        return self.items.get(timeout=timeout)
 
 
 def wait_until(event: Recorder, check: Callable[[], bool], what: str) -> None:

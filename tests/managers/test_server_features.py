@@ -4,7 +4,6 @@ socket.io; requests read from the emulator's journal; events seen by real listen
 
 from __future__ import annotations
 
-import queue
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -24,30 +23,11 @@ from service_client import (
     Webhook,
 )
 
-TIMEOUT = 10.0
-
-
-class Recorder:
-    """Collects the arguments of one event from the worker pool."""
-
-    def __init__(self, client: Client, event: str) -> None:
-        self.items: queue.Queue[Any] = queue.Queue()
-        client.on(event, lambda *args: self.items.put(args[0] if len(args) == 1 else args))
-
-    def get(self, timeout: float = TIMEOUT) -> Any:
-        return self.items.get(timeout=timeout)
+from .conftest import Recorder, gid, sid
 
 
 def journal(emulator: Any, prefix: str = "") -> list[dict[str, Any]]:
     return [r for r in emulator.requests() if r["path"].startswith(prefix)]
-
-
-def sid(world: Any) -> str:
-    return str(world.server["publicId"])
-
-
-def gid(world: Any) -> str:
-    return str(world.general["publicId"])
 
 
 # -- history and pins ---------------------------------------------------------------------------
