@@ -17,8 +17,8 @@ from service_client import (
     Channel,
     ChannelOverwriteError,
     Client,
-    Permissions,
     PermissionOverwrite,
+    Permissions,
     ServiceAPIError,
 )
 
@@ -251,7 +251,7 @@ def test_a_member_without_manage_channels_is_refused(env: Any) -> None:
 
 # ---------------------------------------------------------------------------------- edit, duplicate, sync
 def test_edit_duplicate_and_sync_a_channel(env: Any) -> None:
-    bot, emu = env.bot, env.emu
+    bot = env.bot
     uncached = bot.channels.fetch(env.gid, cache=False)
     lobby = uncached.edit(name="lobby", cache=False)
     assert (lobby.name, uncached.name) == ("lobby", "general") and env.gid not in bot.channels.cache
@@ -286,7 +286,7 @@ def test_edit_duplicate_and_sync_a_channel(env: Any) -> None:
 
 # ---------------------------------------------------------------------------------- categories
 def test_categories_create_edit_sync_delete(env: Any) -> None:
-    bot, guild, emu = env.bot, env.guild, env.emu
+    bot, guild = env.bot, env.guild
     carol_client = env.carol
     tickets = guild.categories.create("Tickets")
     assert isinstance(tickets, Category) and tickets.server_id == env.sid and tickets.channels == {}
