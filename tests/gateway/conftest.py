@@ -223,6 +223,14 @@ class TcpProxy:
             sock.close()
 
 
+def stay_silent(conn: ServerConnection) -> None:
+    """Read and drop whatever the client sends, without answering, until it goes away (or sends
+    nothing for 5 s); returns then, never raises."""
+    with contextlib.suppress(Exception):
+        while True:
+            conn.recv(timeout=5)
+
+
 class RawServer:
     """A bare websocket server speaking just enough Engine.IO to connect, then running a script."""
 
@@ -254,9 +262,7 @@ class RawServer:
         conn.send(self.open_text)
         if self.hang_from is not None and self.connections >= self.hang_from:
             self.hanging.set()
-            with contextlib.suppress(Exception):
-                while True:
-                    conn.recv(timeout=5)
+            stay_silent(conn)
             return
         connect = conn.recv(timeout=5)
         assert isinstance(connect, str) and connect.startswith("40")

@@ -25,7 +25,7 @@ from service_client.events import OrderedWorkerPool
 from service_client.gateway import decoder
 from service_client.gateway.reader import BinaryMessage, fast_event
 
-from .conftest import RawServer, Recorder
+from .conftest import RawServer, Recorder, stay_silent
 from .test_frame_reader import Pair, frame
 
 HAVE_MSGSPEC = importlib.util.find_spec("msgspec") is not None
@@ -181,11 +181,7 @@ def test_every_frame_is_reported_as_the_standard_path_reports_it(
         for i in range(500):
             conn.send(f'42["seq",{i}]')
         conn.send('42["last"]')
-        try:
-            while True:
-                conn.recv(timeout=5)
-        except Exception:  # noqa: BLE001 - the client went away
-            pass
+        stay_silent(conn)
 
     server = RawServer(script, ping_interval_ms=5000, ping_timeout_ms=5000)
     try:
@@ -223,11 +219,7 @@ def test_a_caller_woken_by_an_ack_comes_after_the_events_read_before_it(
         # One write: the event, the ack and a long tail arrive as one batch of the reader,
         # so the woken caller runs while the reader is still in it.
         conn.socket.sendall(frame('42["before-ack"]') + frame('431["ok"]') + frame('42["after-ack"]') * 5000)
-        try:
-            while True:
-                conn.recv(timeout=5)
-        except Exception:  # noqa: BLE001 - the client went away
-            pass
+        stay_silent(conn)
 
     server = RawServer(script, ping_interval_ms=5000, ping_timeout_ms=5000)
     done = threading.Event()

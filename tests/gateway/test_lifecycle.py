@@ -21,20 +21,12 @@ from .conftest import (
     SioServer,
     TcpProxy,
     gateway_threads,
+    stay_silent,
 )
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
 LOSS_REASONS = ("transport close", "transport error")
-
-
-def _stay_silent(conn: ServerConnection) -> None:
-    """Connected, then never a ping: only wait for the client to go."""
-    try:
-        while True:
-            conn.recv(timeout=5)
-    except Exception:  # noqa: BLE001, S110 - the client went away: that is the end
-        pass
 
 
 # --------------------------------------------------------------------------- heartbeat
@@ -54,7 +46,7 @@ def test_pongs_keep_connection_alive_past_several_intervals(fast_ping_server: Si
 
 
 def test_silence_past_interval_plus_timeout_is_ping_timeout(recorder: Recorder) -> None:
-    server = RawServer(_stay_silent, ping_interval_ms=100, ping_timeout_ms=100)
+    server = RawServer(stay_silent, ping_interval_ms=100, ping_timeout_ms=100)
     try:
         conn = recorder.connection(server.url, reconnect=False)
         conn.connect()
@@ -83,7 +75,7 @@ def test_pings_from_raw_server_are_answered_and_garbage_is_dropped(recorder: Rec
         conn.send("6")  # noop
         conn.send('42/other,["elsewhere"]')  # other namespace: not ours
         conn.send('42["after",1]')
-        _stay_silent(conn)
+        stay_silent(conn)
 
     server = RawServer(script, ping_interval_ms=5000, ping_timeout_ms=5000)
     try:
@@ -255,7 +247,7 @@ def test_close_interrupts_reconnect_wait_at_once(proxy: TcpProxy, sio_server: Si
 
 def test_close_during_handshake_of_reconnect(recorder: Recorder) -> None:
     # the second connection gets its open packet but never a CONNECT answer
-    server = RawServer(_stay_silent, ping_interval_ms=100, ping_timeout_ms=100, hang_from=2)
+    server = RawServer(stay_silent, ping_interval_ms=100, ping_timeout_ms=100, hang_from=2)
     try:
         conn = recorder.connection(server.url, reconnect_base=0.01, reconnect_cap=0.01, connect_timeout=10)
         conn.connect()
@@ -323,7 +315,7 @@ def test_repeated_drops_recover_each_time(proxy: TcpProxy, sio_server: SioServer
 def test_event_with_ack_request_is_delivered(recorder: Recorder) -> None:
     def script(conn: ServerConnection) -> None:
         conn.send(framing.encode_event("ask", {"q": 1}, ack_id=12))
-        _stay_silent(conn)
+        stay_silent(conn)
 
     server = RawServer(script, ping_interval_ms=5000, ping_timeout_ms=5000)
     try:
@@ -337,7 +329,7 @@ def test_event_with_ack_request_is_delivered(recorder: Recorder) -> None:
 
 
 def test_close_during_first_connect_aborts_it(recorder: Recorder) -> None:
-    server = RawServer(_stay_silent, hang_from=1)  # never answers the CONNECT
+    server = RawServer(stay_silent, hang_from=1)  # never answers the CONNECT
     try:
         conn = recorder.connection(server.url, connect_timeout=10)
         failure: list[BaseException] = []
