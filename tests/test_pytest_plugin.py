@@ -178,9 +178,15 @@ def inner_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str],
     return {f"{module}::{test}": outcome for module, test, outcome in found}, proc.stdout
 
 
+def outcomes_in(found: dict[str, str], module: str) -> dict[str, str]:
+    """{test name: outcome} for the inner run's tests in ``module`` (its file name without ``.py``),
+    from ``found`` as the ``inner_run`` fixture gives it ({"module::test": outcome})."""
+    return {key.split("::")[1]: outcome for key, outcome in found.items() if key.startswith(module + "::")}
+
+
 def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
     found, proc_stdout = inner_run
-    outcomes = {k.split("::")[1]: v for k, v in found.items() if k.startswith("test_inner::")}
+    outcomes = outcomes_in(found, "test_inner")
     assert outcomes == {
         "test_unexpected_listener_error_fails": "FAILED",
         "test_handled_by_an_error_listener_still_fails": "FAILED",
@@ -198,7 +204,7 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
 
 def test_a_client_left_running_is_destroyed_with_a_warning(inner_run):
     found, stdout = inner_run
-    outcomes = {k.split("::")[1]: v for k, v in found.items() if k.startswith("test_inner_clients::")}
+    outcomes = outcomes_in(found, "test_inner_clients")
     assert outcomes == {
         "test_leaves_a_client_running": "PASSED",
         "test_the_plugin_destroyed_it": "PASSED",
@@ -355,7 +361,7 @@ def test_the_plugin_imports_no_emulator_until_a_fixture_needs_it() -> None:
 
 def test_the_readme_testing_example_passes_as_written(inner_run):
     found, stdout = inner_run
-    outcomes = {k.split("::")[1]: v for k, v in found.items() if k.startswith("test_inner_readme::")}
+    outcomes = outcomes_in(found, "test_inner_readme")
     assert outcomes == {
         "test_ping": "PASSED",
         "test_shout_keeps_what_was_typed": "PASSED",
