@@ -99,3 +99,16 @@ def replying_bot(client: Client, prefix: str = "re: ") -> list[str]:
             pass
 
     return handled
+
+
+def server_the_bot_joined(emulator: Any, bot: Client, world: Any, name: str, channel: str) -> str:
+    """Create a server owned by the seeded human with one text channel ``channel``, add the bot
+    and wait up to 10 s for the bot's ``guild_create`` of it (asserted), so a recorder made after
+    this sees only what follows. Returns the server's public id."""
+    server_id = str(emulator.create_server(name, world.human["publicId"],
+                                           channels=[{"name": channel, "type": "TEXT"}])["server"]["publicId"])
+    announced = threading.Event()
+    bot.on("guild_create", lambda guild: announced.set() if guild.id == server_id else None)
+    emulator.add_member(server_id, world.bot["publicId"])
+    assert announced.wait(10), f"no guild_create for {name!r} within 10 s"
+    return server_id

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import requests
 
-from .conftest import Recorder, wait_until
+from .conftest import Recorder, server_the_bot_joined, wait_until
 
 #: ADMINISTRATOR: the bot may edit members.
 ADMINISTRATOR = str(2147483648)
@@ -129,12 +129,8 @@ def test_a_reaction_never_overtakes_its_message(world, emulator, bot):
 def test_reconnect_reconcile_never_undoes_live_events(world, emulator, bot):
     bot_id, human_id = world.bot["publicId"], world.human["publicId"]
     stay = world.server["publicId"]
-    doomed = emulator.create_server("C", human_id, channels=[{"name": "c", "type": "TEXT"}])["server"]["publicId"]
-    doomed_announced = threading.Event()
-    bot.on("guild_create", lambda guild: doomed_announced.set() if guild.id == doomed else None)
-    emulator.add_member(doomed, bot_id)
+    doomed = server_the_bot_joined(emulator, bot, world, "C", "c")  # its guild_create is behind us
     joining = emulator.create_server("B", human_id, channels=[{"name": "b", "type": "TEXT"}])["server"]["publicId"]
-    assert doomed_announced.wait(10)  # that guild_create is behind us: the recorder sees only what follows
     # The list the reconnect's GET /servers will get: taken now, answered late, so it predates
     # the live events below.
     stale = requests.get(emulator.base_url + "/servers", headers={"Authorization": "Bearer " + world.bot_token},
