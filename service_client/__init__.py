@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import logging
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .client import MISSING, Client, ClientState
 from .command_context import CommandContext
 from .commands import Command, load_commands

@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The process exit code.
     """
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="python -m service_client",

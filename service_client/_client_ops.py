@@ -17,9 +17,10 @@ import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from . import _config
+from . import _defaults
+from ._defaults import MISSING
 from .errors import ServiceAuthError, ServiceTimeoutError
 from .managers import operations as _ops
 from .models.collection import Collection
@@ -40,30 +41,6 @@ __all__ = ["MISSING", "ClientOperations"]
 
 _STATUSES = frozenset({"online", "idle", "dnd", "invisible"})
 _ACTIVITY_TYPES = frozenset({"using", "browsing", "listening", "playing"})
-
-
-class _MissingType:
-    """Type of :data:`MISSING`."""
-
-    _instance: ClassVar[_MissingType | None] = None
-
-    def __new__(cls) -> _MissingType:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "MISSING"
-
-
-#: Sentinel for "argument not given", where None means "clear" (``set_presence``).
-MISSING: Any = _MissingType()
 
 
 class ClientOperations:
@@ -94,8 +71,8 @@ class ClientOperations:
         *,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
-        timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _config.DEFAULT_MAX_RETRIES,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
         authorized: bool = True,
     ) -> Any:
         """Perform one REST request through the session's queue (library use).
@@ -113,8 +90,8 @@ class ClientOperations:
         *,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
-        timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _config.DEFAULT_MAX_RETRIES,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
     ) -> Future[Any]:
         """Queue one REST request and return its Future (library use)."""
         return self._rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
@@ -136,7 +113,7 @@ class ClientOperations:
         """
         self._require_gateway().emit(event, *args)
 
-    def _call(self, event: str, *args: Any, timeout: float = _config.ACK_TIMEOUT_S) -> list[Any]:
+    def _call(self, event: str, *args: Any, timeout: float = _defaults.ACK_TIMEOUT_S) -> list[Any]:
         """Emit a socket event and wait for its ack (library use).
 
         Raises:
@@ -167,8 +144,8 @@ class ClientOperations:
         method: str = "GET",
         body: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout_ms: int = _config.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _config.DEFAULT_MAX_RETRIES,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
     ) -> Any:
         """Call a REST route directly.
 
@@ -260,7 +237,7 @@ class ClientOperations:
             channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
         )
         gateway = self._require_gateway()
-        bound = _config.SEND_TIMEOUT_S
+        bound = _defaults.SEND_TIMEOUT_S
         deadline = time.monotonic() + bound
         fut: Future[Message] = Future()
         with self._nonces_lock:
@@ -487,12 +464,12 @@ def _activity_payload(activity: Any) -> dict[str, Any]:
     name = activity.get("name")
     if not isinstance(name, str):
         raise TypeError(f"activity name must be a str, got {type(name).__name__}")
-    payload: dict[str, Any] = {"type": kind, "name": name[: _config.ACTIVITY_NAME_MAX]}
+    payload: dict[str, Any] = {"type": kind, "name": name[: _defaults.ACTIVITY_NAME_MAX]}
     details = activity.get("details")
     if details is not None:
         if not isinstance(details, str):
             raise TypeError(f"activity details must be a str or None, got {type(details).__name__}")
-        payload["details"] = details[: _config.ACTIVITY_DETAILS_MAX]
+        payload["details"] = details[: _defaults.ACTIVITY_DETAILS_MAX]
     started = activity.get("startedAt", activity.get("started_at"))
     if started is None:
         started = int(time.time() * 1000)

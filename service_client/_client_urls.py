@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import _config
+from . import _defaults
 from .errors import InsecureHostWarning
 
 __all__ = ["check_hosts", "check_pair", "validate_url"]
@@ -25,8 +25,8 @@ def check_hosts(base_url: str, socket_url: str) -> None:
     for label, url in (("base_url", base_url), ("socket_url", socket_url)):
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
-        local = host in _config.LOCAL_HOSTS
-        if host not in _config.SERVICE_HOSTS and not local:
+        local = host in _defaults.LOCAL_HOSTS
+        if host not in _defaults.SERVICE_HOSTS and not local:
             foreign.append(f"{label}={host}")
         if parts.scheme not in ("https", "wss") and not local:
             plain.append(f"{label}={parts.scheme}://{host}")
@@ -60,12 +60,12 @@ def check_pair(base_url: str | None, socket_url: str | None, resolved_base: str,
     if (base_url is None) == (socket_url is None):
         return
     given_name, given, other_name, other, default = (
-        ("base_url", resolved_base, "socket_url", resolved_socket, _config.DEFAULT_SOCKET_URL)
+        ("base_url", resolved_base, "socket_url", resolved_socket, _defaults.DEFAULT_SOCKET_URL)
         if base_url is not None
-        else ("socket_url", resolved_socket, "base_url", resolved_base, _config.DEFAULT_BASE_URL)
+        else ("socket_url", resolved_socket, "base_url", resolved_base, _defaults.DEFAULT_BASE_URL)
     )
     host = (urlsplit(given).hostname or "").lower()
-    if host in _config.SERVICE_HOSTS or other.rstrip("/") != default.rstrip("/"):
+    if host in _defaults.SERVICE_HOSTS or other.rstrip("/") != default.rstrip("/"):
         return
     raise ValueError(
         f"{given_name} points at {host} but {other_name} was not given, so it would be the real "

@@ -11,8 +11,9 @@ import threading
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from ._defaults import MISSING
 from .commands import Command
-from .models.permissions import Permissions
+from .permissions import Permissions
 
 if TYPE_CHECKING:  # pragma: no cover
     import inspect
@@ -22,8 +23,6 @@ HELP = "help"
 #: Signatures kept (one per command seen) before the cache is cleared.
 _SIGNATURES_MAX = 512
 #: Marker in the signature cache for callables that cannot be introspected.
-_NO_SIGNATURE: Any = object()
-
 
 class _HelpMixin:
     """Usage lines and help text of a :class:`~service_client.dispatcher.CommandDispatcher`."""
@@ -145,12 +144,12 @@ class _HelpMixin:
             try:
                 cached = inspect.signature(command.execute)
             except (TypeError, ValueError):  # builtins and odd callables: no argument check
-                cached = _NO_SIGNATURE
+                cached = MISSING
             with self._signatures_lock:
                 if len(self._signatures) >= _SIGNATURES_MAX:
                     self._signatures.clear()
                 self._signatures[command] = cached
-        return None if cached is _NO_SIGNATURE else cached
+        return None if cached is MISSING else cached
 
 
 def _names(flags: Permissions) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _config
+from . import _defaults
 from .errors import GatewayError, GatewayTimeoutError, ServiceTimeoutError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,9 +60,9 @@ def _acked(client: Client, event: str, payload: dict[str, Any]) -> None:
         ServiceError: The socket dropped or the client was destroyed before the ack came.
     """
     try:
-        args = client._call(event, payload, timeout=_config.ACK_TIMEOUT_S)
+        args = client._call(event, payload, timeout=_defaults.ACK_TIMEOUT_S)
     except ServiceTimeoutError as exc:
-        raise GatewayTimeoutError(event=event, timeout=_config.ACK_TIMEOUT_S) from exc
+        raise GatewayTimeoutError(event=event, timeout=_defaults.ACK_TIMEOUT_S) from exc
     answer = args[0] if args else None
     if isinstance(answer, dict):
         error = answer.get("error")

@@ -48,11 +48,12 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _config
+from . import _defaults
 from ._client_events import ClientEvents
 from ._client_ops import MISSING, ClientOperations
 from ._client_urls import check_hosts, check_pair, validate_url
 from ._secret import REDACTED, Secret
+from ._version import __version__
 from .errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from .events import EventEmitter, EventSlot, OrderedWorkerPool
 from .gateway.handlers import WireHandlers
@@ -142,9 +143,9 @@ class Client(ClientEvents, ClientOperations):
     """
 
     #: Default REST base (a subclass may override it).
-    base_url: str = _config.DEFAULT_BASE_URL
+    base_url: str = _defaults.DEFAULT_BASE_URL
     #: Default socket host (a subclass may override it).
-    socket_url: str = _config.DEFAULT_SOCKET_URL
+    socket_url: str = _defaults.DEFAULT_SOCKET_URL
 
     def __init__(
         self,
@@ -152,10 +153,10 @@ class Client(ClientEvents, ClientOperations):
         base_url: str | None = None,
         socket_url: str | None = None,
         site_url: str | None = None,
-        workers: int = _config.DEFAULT_WORKERS,
-        max_retry_after: float = _config.DEFAULT_MAX_RETRY_AFTER_S,
-        reconnect_base: float = _config.RECONNECT_BASE_S,
-        reconnect_cap: float = _config.RECONNECT_CAP_S,
+        workers: int = _defaults.DEFAULT_WORKERS,
+        max_retry_after: float = _defaults.DEFAULT_MAX_RETRY_AFTER_S,
+        reconnect_base: float = _defaults.RECONNECT_BASE_S,
+        reconnect_cap: float = _defaults.RECONNECT_CAP_S,
         bucket_store: BucketStore | None = None,
     ) -> None:
         base = validate_url("base_url", base_url if base_url is not None else type(self).base_url)
@@ -192,7 +193,6 @@ class Client(ClientEvents, ClientOperations):
         self._reconnect_base = reconnect_base
         self._reconnect_cap = reconnect_cap
 
-        from . import __version__
         from .rest.session import RestSession  # requests and urllib3 load here, not at import
 
         self._rest = RestSession(
@@ -339,11 +339,11 @@ class Client(ClientEvents, ClientOperations):
             done.result(timeout)
         except _FutureTimeout:
             self._fail_login()
-            thread.join(_config.DESTROY_JOIN_S)
+            thread.join(_defaults.DESTROY_JOIN_S)
             raise ServiceTimeoutError(f"login() did not complete within {timeout}s") from None
         except BaseException:
             self._fail_login()
-            thread.join(_config.DESTROY_JOIN_S)
+            thread.join(_defaults.DESTROY_JOIN_S)
             raise
 
     def _set_rest_token(self, secret: Secret) -> bool:
@@ -371,7 +371,7 @@ class Client(ClientEvents, ClientOperations):
             if self._state is not ClientState.CONNECTING:
                 raise ServiceError("login() was interrupted by destroy()")
             self._gateway = gateway
-        connect_timeout = _config.CONNECT_TIMEOUT_S
+        connect_timeout = _defaults.CONNECT_TIMEOUT_S
         if deadline is not None:
             connect_timeout = max(0.01, min(connect_timeout, deadline - time.monotonic()))
         gateway.connect(timeout=connect_timeout)
@@ -457,8 +457,8 @@ class Client(ClientEvents, ClientOperations):
         for fut in pending.values():
             if not fut.done():
                 fut.set_exception(ServiceError("the client was destroyed before the message was echoed"))
-        self._events.close(_config.DESTROY_JOIN_S / 2)
-        self._pool.shutdown(_config.DESTROY_JOIN_S / 2)
+        self._events.close(_defaults.DESTROY_JOIN_S / 2)
+        self._pool.shutdown(_defaults.DESTROY_JOIN_S / 2)
 
     def __enter__(self) -> Client:
         return self

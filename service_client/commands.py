@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, TypeVar
 
 from .errors import CommandLoadWarning
-from .models.permissions import Permissions
+from .permissions import Permissions
 
 __all__ = ["Command", "load_commands"]
 

@@ -85,7 +85,7 @@ from .errors import (
     CommandSyntaxError,
     CommandUsageError,
 )
-from .models.permissions import Permissions
+from .permissions import Permissions
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client

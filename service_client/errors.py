@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dispatcher import CommandContext
-    from .models.permissions import Permissions
+    from .permissions import Permissions
 
 __all__ = [
     "ChannelOverwriteError",

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from . import _config
+from . import _defaults
 from .errors import ServiceError, ServiceTimeoutError
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class VoiceManager:
         """The open connection, or None."""
         return self._connection
 
-    def join(self, channel_id: str, *, timeout: float = _config.VOICE_JOIN_TIMEOUT_S) -> VoiceConnection:
+    def join(self, channel_id: str, *, timeout: float = _defaults.VOICE_JOIN_TIMEOUT_S) -> VoiceConnection:
         """Join a voice channel and return its connection once the service sends its credentials.
 
         Emits ``voice:join`` and waits for the credentials. Joining the channel

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from emulator.fuzzkit import RawSocket
+
 from service_client import Client, Permissions, ServiceAPIError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

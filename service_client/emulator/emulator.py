@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from .._content import decode_content
 from .app import API_PREFIX, CONTROL_PREFIX
 from .control import EmulatorCore, apply_settings
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
@@ -303,8 +304,6 @@ class Emulator:
         records = self._call(lambda c: c.messages(channel_id))
         if not decoded:
             return records
-        from ..models.message import decode_content
-
         return [
             {**r, "content": decode_content(r["content"])} if isinstance(r.get("content"), str) else dict(r)
             for r in records

@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 import websocket
 
-from .._config import (
+from .._defaults import (
     ACK_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
     DESTROY_JOIN_S,

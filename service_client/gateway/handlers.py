@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._config import (
+from .._defaults import (
     MESSAGE_CHANNELS_MAX,
     REACTION_TRACKER_MAX,
 )

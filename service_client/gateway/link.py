@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import websocket
 
-from .._config import (
+from .._defaults import (
     EMIT_TIMEOUT_S,
     RECONNECT_BASE_S,
     RECONNECT_CAP_S,

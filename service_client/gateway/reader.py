@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 import websocket
 
 from .. import events
-from .._config import DESTROY_JOIN_S
+from .._defaults import DESTROY_JOIN_S
 from . import decoder, framing
 from .framing import AckPacket, DisconnectPacket, EnginePacket, EngineType, EventPacket, FramingError
 from .link import (

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._config import EVENT_FETCH_MAX_RETRIES, EVENT_FETCH_TIMEOUT_MS
+from .._defaults import EVENT_FETCH_MAX_RETRIES, EVENT_FETCH_TIMEOUT_MS
 from ..models._base import read_id
 from ..models.guild import Guild
 from ..models.member import Member

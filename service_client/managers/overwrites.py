@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..models.member import Member
 from ..models.overwrite import OVERWRITE_TYPES, PermissionOverwrite
-from ..models.permissions import ALL, Permissions
 from ..models.role import Role
 from ..models.user import User
+from ..permissions import ALL, Permissions
 from .base import check_id, route
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from .._defaults import MISSING
 from ..errors import ServiceAPIError
 from ..models.embed import parse_color
 from ..models.role import Role
@@ -17,9 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["RoleManager"]
 
 log = logging.getLogger("service_client.managers")
-
-_UNSET: Any = object()
-
 
 def _permissions_wire(value: Any) -> str:
     """The decimal string of a permission set; bits that are no permission raise ValueError."""
@@ -146,10 +144,10 @@ class RoleManager(BaseManager[str, Role]):
         self,
         role_id: str,
         *,
-        name: str = _UNSET,
-        color: str | int | None = _UNSET,
-        hoist: bool = _UNSET,
-        permissions: Any = _UNSET,
+        name: str = MISSING,
+        color: str | int | None = MISSING,
+        hoist: bool = MISSING,
+        permissions: Any = MISSING,
         cache: bool = True,
     ) -> Role:
         """Change a role (``PATCH /servers/{sid}/roles/{rid}``; needs MANAGE_ROLES). Blocks.
@@ -173,15 +171,15 @@ class RoleManager(BaseManager[str, Role]):
         check_id(role_id, "role_id")
         check_cache_flag(cache)
         body: dict[str, Any] = {}
-        if name is not _UNSET:
+        if name is not MISSING:
             body["name"] = check_name(name, "name")
-        if color is not _UNSET:
+        if color is not MISSING:
             body["color"] = _color_wire(color)
-        if hoist is not _UNSET:
+        if hoist is not MISSING:
             if not isinstance(hoist, bool):
                 raise TypeError("hoist must be a bool")
             body["hoist"] = hoist
-        if permissions is not _UNSET:
+        if permissions is not MISSING:
             body["permissions"] = _permissions_wire(permissions)
         if not body:
             raise ValueError("edit needs at least one of name, color, hoist, permissions")

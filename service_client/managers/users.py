@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._defaults import MISSING
 from ..errors import ServiceAPIError
 from ..models._base import read_id
 from ..models.user import User
@@ -187,8 +188,6 @@ class UserManager(BaseManager[str, User]):
         return existing
 
 
-_ABSENT = object()
-
 #: The keys of a User record, as kept from a profile record for the user itself.
 _USER_KEYS = frozenset({"publicId", "id", "name", "tag", "image", "isBot", "status", "createdAt"})
 
@@ -215,7 +214,7 @@ def _merge_into(user: User, data: dict[str, Any]) -> None:
     without ``status`` does not reset the presence).
     """
     old = user.raw
-    if all(old.get(k, _ABSENT) == v for k, v in data.items()):
+    if all(old.get(k, MISSING) == v for k, v in data.items()):
         return
     merged = dict(old)
     merged.update(data)

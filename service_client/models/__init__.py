@@ -10,6 +10,7 @@ dict every cache is made of; :class:`EmbedBuilder`; :class:`Permissions`.
 
 from __future__ import annotations
 
+from ..permissions import Permissions
 from .audit_log import AuditLogEntry
 from .ban import Ban
 from .category import Category
@@ -23,7 +24,6 @@ from .invite import Invite
 from .member import Member
 from .message import Message
 from .overwrite import PermissionOverwrite
-from .permissions import Permissions
 from .profile import UserProfile
 from .role import Role
 from .user import User

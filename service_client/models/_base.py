@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._defaults import MISSING
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
     from .guild import Guild
@@ -178,8 +180,6 @@ def _wire_positions(cls: type) -> dict[str, int]:
 _KEYSETS: dict[tuple[str, ...], tuple[str, ...]] = {}
 _KEYSETS_MAX = 4096
 
-_MISSING: Any = object()
-
 
 def same_value(parsed: Any, wire: Any) -> bool:
     """True when ``parsed`` reproduces the wire value exactly (same type and value)."""
@@ -267,8 +267,8 @@ class Model:
         """
         mask = 0
         for index, (key, attr) in enumerate(self._WIRE):
-            value = data.get(key, _MISSING)
-            if value is _MISSING:
+            value = data.get(key, MISSING)
+            if value is MISSING:
                 continue
             if force >> index & 1 or same_value(getattr(self, attr), value):
                 mask |= 1 << index

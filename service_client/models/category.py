@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._defaults import MISSING
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 from .channel import Channel
 from .collection import Collection
@@ -15,9 +16,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .overwrite import PermissionOverwrite
 
 __all__ = ["Category"]
-
-_UNSET: Any = object()
-
 
 class Category(Model):
     """A category of the categories listing.
@@ -85,7 +83,7 @@ class Category(Model):
         """The cached server of this category, or None."""
         return self._cached_guild(self.server_id)
 
-    def edit(self, *, name: str = _UNSET, private: bool = _UNSET, cache: bool = True) -> Category:
+    def edit(self, *, name: str = MISSING, private: bool = MISSING, cache: bool = True) -> Category:
         """Rename this category and/or make it private or public
         (``PATCH /servers/{sid}/categories/{id}``; MANAGE_CHANNELS).
 
@@ -111,9 +109,9 @@ class Category(Model):
         check_cache_flag(cache)
         server_id = self._server()
         body: dict[str, Any] = {}
-        if name is not _UNSET:
+        if name is not MISSING:
             body["name"] = check_name(name, "name")
-        if private is not _UNSET:
+        if private is not MISSING:
             if not isinstance(private, bool):
                 raise TypeError(f"private must be a bool, got {type(private).__name__}")
             body["isPrivate"] = private

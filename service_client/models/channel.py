@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._defaults import MISSING
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,9 +25,6 @@ HISTORY_PAGE = 100
 BULK_DELETE_MAX = 100
 
 _intern = sys.intern
-_UNSET: Any = object()
-
-
 class Channel(Model):
     """A channel of a server (or, for :class:`DMChannel`, a DM).
 
@@ -346,7 +344,7 @@ class Channel(Model):
 
     # -- editing, copies, permission overwrites ------------------------------
 
-    def edit(self, *, name: str = _UNSET, description: str | None = _UNSET, cache: bool = True) -> Channel:
+    def edit(self, *, name: str = MISSING, description: str | None = MISSING, cache: bool = True) -> Channel:
         """Rename this channel and/or change its description (``PATCH /channels/{id}``; MANAGE_CHANNELS).
 
         Only the given keywords are sent; ``description=None`` clears it. Blocks until the
@@ -368,9 +366,9 @@ class Channel(Model):
 
         check_cache_flag(cache)
         body: dict[str, Any] = {}
-        if name is not _UNSET:
+        if name is not MISSING:
             body["name"] = check_name(name, "name")
-        if description is not _UNSET:
+        if description is not MISSING:
             if description is not None and not isinstance(description, str):
                 raise TypeError(f"description must be a str or None, got {type(description).__name__}")
             body["description"] = description

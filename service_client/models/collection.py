@@ -6,13 +6,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, overload
 
+from .._defaults import MISSING
+
 __all__ = ["Collection"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 _D = TypeVar("_D")
-
-_NO_DEFAULT: Any = object()
 
 
 class Collection(dict[K, V]):
@@ -56,10 +56,10 @@ class Collection(dict[K, V]):
     def pop(self, key: K, default: V | _D) -> V | _D:
         """Remove ``key`` and return its value, or ``default`` when absent."""
 
-    def pop(self, key: K, default: Any = _NO_DEFAULT) -> Any:
+    def pop(self, key: K, default: Any = MISSING) -> Any:
         """Remove ``key`` and return its value (``default`` if given and absent, else KeyError)."""
         with self._lock:
-            if default is _NO_DEFAULT:
+            if default is MISSING:
                 return dict.pop(self, key)
             return dict.pop(self, key, default)
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._defaults import MISSING
 from ._base import Model, as_dict, read_id, read_int, read_str
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,9 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .user import User
 
 __all__ = ["Guild"]
-
-_UNSET: Any = object()
-
 
 class Guild(Model):
     """A server (a "guild" in the client).
@@ -180,7 +178,7 @@ class Guild(Model):
 
     # -- server settings, audit log, members, bans --------------------------------
 
-    def edit(self, *, name: str = _UNSET, image_url: str | None = _UNSET) -> None:
+    def edit(self, *, name: str = MISSING, image_url: str | None = MISSING) -> None:
         """Rename this server or change its icon (``PATCH /servers/{sid}``; needs MANAGE_SERVER).
 
         Blocks until the service answered (204). Only the given keywords are
@@ -196,9 +194,9 @@ class Guild(Model):
         from ..managers.base import check_id, route
 
         body: dict[str, Any] = {}
-        if name is not _UNSET:
+        if name is not MISSING:
             body["name"] = check_id(name, "name")
-        if image_url is not _UNSET:
+        if image_url is not MISSING:
             if image_url is not None and not isinstance(image_url, str):
                 raise TypeError(f"image_url must be a str or None, got {type(image_url).__name__}")
             body["imageUrl"] = image_url
@@ -299,9 +297,9 @@ class Guild(Model):
     def set_notifications(
         self,
         *,
-        muted: bool = _UNSET,
-        mute_until: datetime | None = _UNSET,
-        mentions_only: bool = _UNSET,
+        muted: bool = MISSING,
+        mute_until: datetime | None = MISSING,
+        mentions_only: bool = MISSING,
     ) -> None:
         """Change the bot's own notification settings for this server
         (``PUT /servers/{sid}/notifications``). Blocks.
@@ -324,12 +322,12 @@ class Guild(Model):
 
         body: dict[str, Any] = {}
         for key, value, what in (("muted", muted, "muted"), ("mentionsOnly", mentions_only, "mentions_only")):
-            if value is _UNSET:
+            if value is MISSING:
                 continue
             if not isinstance(value, bool):
                 raise TypeError(f"{what} must be a bool, got {type(value).__name__}")
             body[key] = value
-        if mute_until is not _UNSET:
+        if mute_until is not MISSING:
             if mute_until is None:
                 body["muteUntil"] = None
             elif not isinstance(mute_until, datetime):

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..permissions import ALL, Permissions
 from ._base import Model, as_dict, pack_time, parse_time, read_id, read_str, time_of_ms, unpack_time
 from .collection import Collection
-from .permissions import ALL, Permissions
 from .role import Role
 from .user import User
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._content import decode_content, encode_content
 from ._base import Model, as_dict, parse_time, read_id, share_keys
 from .user import User
 
@@ -21,31 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Message", "decode_content", "encode_content"]
 
 _intern = sys.intern
-_ENTITY = re.compile(r"&(lt|gt|amp);")
-_ENTITY_TEXT = {"lt": "<", "gt": ">", "amp": "&"}
-
-
-def encode_content(text: str) -> str:
-    """The service's escaping of message content: ``& < >`` as entities.
-
-    The inverse of :func:`decode_content` for text the service escaped.
-    """
-    if "&" not in text and "<" not in text and ">" not in text:
-        return text
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def decode_content(text: str) -> str:
-    """Undo the service's escaping of message content (it stores ``&``, ``<``, ``>`` as entities).
-
-    Decodes exactly ``&lt;``, ``&gt;`` and ``&amp;`` in a single pass, so a
-    typed ``&amp;lt;`` comes back as ``&lt;``; no other entity is touched.
-    """
-    if "&" not in text:
-        return text
-    return _ENTITY.sub(lambda m: _ENTITY_TEXT[m.group(1)], text)
-
-
 def _copy_json(value: Any) -> Any:
     """A copy of decoded JSON: dicts and lists copied at every level, other values shared."""
     kind = type(value)

@@ -6,8 +6,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..permissions import Permissions, parse_permissions
 from ._base import Model, as_dict, read_id, read_str
-from .permissions import Permissions, parse_permissions
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._defaults import MISSING
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from ._base import Model, as_dict, read_id, read_str
 
@@ -14,8 +15,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed import EmbedBuilder
 
 __all__ = ["Webhook"]
-
-_UNSET: Any = object()
 
 #: Longest webhook name and per-message ``username`` the client sends, characters.
 MAX_WEBHOOK_NAME = 80
@@ -142,7 +141,7 @@ class Webhook(Model):
             return None
         return self._client.channels.cache.get(self.channel_id)
 
-    def edit(self, *, name: str = _UNSET, avatar_url: str | None = _UNSET) -> Webhook:
+    def edit(self, *, name: str = MISSING, avatar_url: str | None = MISSING) -> Webhook:
         """Change this webhook (``PATCH /channels/{chid}/webhooks/{wid}``; needs MANAGE_CHANNELS).
 
         Blocks until the service answered (204). Only the given keywords are
@@ -167,9 +166,9 @@ class Webhook(Model):
         from ..managers.base import route
 
         body: dict[str, Any] = {}
-        if name is not _UNSET:
+        if name is not MISSING:
             body["name"] = _check_name(name, "name")
-        if avatar_url is not _UNSET:
+        if avatar_url is not MISSING:
             if avatar_url is not None and not isinstance(avatar_url, str):
                 raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
             body["avatarUrl"] = avatar_url

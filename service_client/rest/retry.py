@@ -14,7 +14,7 @@ import re
 import time
 from datetime import timezone
 
-from .._config import BACKOFF_BASE_S, BACKOFF_CAP_S
+from .._defaults import BACKOFF_BASE_S, BACKOFF_CAP_S
 
 __all__ = [
     "RETRY_STATUSES",

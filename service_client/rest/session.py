@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 
 import requests
 
-from .._config import (
+from .._defaults import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
     DEFAULT_MAX_RETRIES,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+from .._defaults import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
 from .route import Route
 
 __all__ = [

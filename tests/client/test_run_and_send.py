@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from service_client import ClientState, ServiceError, _config
+from service_client import ClientState, ServiceError, _defaults
 
 
 def _eventually(predicate: Any, timeout: float = 5.0) -> bool:
@@ -104,7 +104,7 @@ def test_keyboard_interrupt_during_login_in_run_destroys_and_returns(world, emul
 
 def test_send_message_timeout_is_a_builtin_timeout_error_and_clears_the_nonce(bot, world, emulator, monkeypatch):
     emulator.configure(echo="drop")  # the service stores and broadcasts, but the sender gets no echo
-    monkeypatch.setattr(_config, "SEND_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(_defaults, "SEND_TIMEOUT_S", 0.3)
     started = time.monotonic()
     with pytest.raises(TimeoutError) as info:
         bot.send_message(world.general["publicId"], "into the void")

@@ -175,9 +175,9 @@ def test_emit_timeout_is_checked(stalling_server: StallingServer) -> None:
 
 
 def test_send_message_behind_a_stalled_writer_times_out_at_its_bound(world, emulator, bot, monkeypatch):
-    from service_client import _config
+    from service_client import _defaults
 
-    monkeypatch.setattr(_config, "SEND_TIMEOUT_S", 0.5)  # the 10 s bound, shortened for the test
+    monkeypatch.setattr(_defaults, "SEND_TIMEOUT_S", 0.5)  # the 10 s bound, shortened for the test
     cid = world.general["publicId"]
     got = threading.Event()
     bot.on("message_create", lambda m: got.set() if m.content == "from alice" else None)

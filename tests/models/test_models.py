@@ -9,8 +9,8 @@ import pytest
 
 from service_client.models import (
     Category,
-    Collection,
     Channel,
+    Collection,
     DMChannel,
     Guild,
     Invite,

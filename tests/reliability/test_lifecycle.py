@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from service_client import Client, ServiceAuthError, _config
+from service_client import Client, ServiceAuthError, _defaults
 from service_client.gateway.connection import reconnect_delay
 
 from .conftest import Recorder, answered, replying_bot, wait_until
@@ -20,10 +20,10 @@ def test_default_reconnect_policy_is_1s_doubling_to_30s_with_jitter():
         assert (client._reconnect_base, client._reconnect_cap) == (1.0, 30.0)
     finally:
         client.destroy()
-    middle = [reconnect_delay(n, 1.0, 30.0, _config.RECONNECT_JITTER, rand=lambda: 0.5) for n in range(8)]
+    middle = [reconnect_delay(n, 1.0, 30.0, _defaults.RECONNECT_JITTER, rand=lambda: 0.5) for n in range(8)]
     assert middle == [1, 2, 4, 8, 16, 30, 30, 30]
-    low = reconnect_delay(0, 1.0, 30.0, _config.RECONNECT_JITTER, rand=lambda: 0.0)
-    high = reconnect_delay(0, 1.0, 30.0, _config.RECONNECT_JITTER, rand=lambda: 0.999)
+    low = reconnect_delay(0, 1.0, 30.0, _defaults.RECONNECT_JITTER, rand=lambda: 0.0)
+    high = reconnect_delay(0, 1.0, 30.0, _defaults.RECONNECT_JITTER, rand=lambda: 0.999)
     assert 0.4 <= low < 1.0 < high <= 1.5
 
 

@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from service_client import _config
+from service_client import _defaults
 
 from .conftest import Recorder
 
 
 def test_a_send_pending_across_a_transport_drop_ends_by_its_own_timeout(bot, world, emulator, monkeypatch):
-    monkeypatch.setattr(_config, "SEND_TIMEOUT_S", 1.5)
+    monkeypatch.setattr(_defaults, "SEND_TIMEOUT_S", 1.5)
     recorder = Recorder(bot)
     emulator.configure(echo="delay", echo_delay_ms=5000)  # the echo cannot arrive before the cut
     outcome: dict[str, object] = {}

@@ -6,6 +6,8 @@ the rate-limits guide (``docs/guides/rate-limits.rst``).
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 #: Default REST base URL (ends in the API version segment).
 DEFAULT_BASE_URL = "https://api.service-chat.app/v2"
 #: Default socket host.
@@ -64,3 +66,29 @@ EMIT_TIMEOUT_S = 10.0
 EVENT_FETCH_TIMEOUT_MS = 10_000
 #: Retries of such a request after the first attempt (it holds up its server's later events).
 EVENT_FETCH_MAX_RETRIES = 2
+
+
+class _MissingType:
+    """Type of :data:`MISSING`: a singleton."""
+
+    _instance: ClassVar[_MissingType | None] = None
+
+    def __new__(cls) -> _MissingType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+#: The one sentinel for "argument not given", where None means something else (``set_presence``
+#: clears the activity with None; ``edit(name=...)`` methods send only the keywords given).
+#: Falsy; ``repr`` ``MISSING``; pickles to itself.
+MISSING: Any = _MissingType()
