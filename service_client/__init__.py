@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 
-from ._version import __version__
+from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .command_context import CommandContext
 from .commands import Command, load_commands

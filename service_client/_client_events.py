@@ -2,11 +2,11 @@
 
 :class:`ClientEvents` is a mixin of :class:`~service_client.Client`. Every
 name it accepts is checked against the event catalog
-(:mod:`service_client.event_names`): an unknown name raises
+(:mod:`service_client.events.catalog`): an unknown name raises
 :class:`ValueError` naming the closest known events, at registration time
 rather than never firing. The overloads below give type checkers each event's
 listener signature and ``wait_for`` result; they are generated from the
-catalog by ``python -m service_client._event_codegen`` (the blocks between the
+catalog by ``python -m service_client.events._codegen`` (the blocks between the
 ``<generated:...>`` markers), and a test fails while they differ from it.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from .errors import ServiceError
-from .event_names import EVENT_NAMES, EVENTS, CustomEvent, EventName, unknown_event_message
+from .events.catalog import EVENT_NAMES, EVENTS, CustomEvent, EventName, unknown_event_message
 
 if TYPE_CHECKING:
-    from .events import EventEmitter
+    from .events.emitter import EventEmitter
     from .models.guild import Guild  # noqa: F401 - named in the generated overloads
     from .models.member import Member  # noqa: F401
     from .models.message import Message  # noqa: F401
@@ -33,7 +33,7 @@ __all__ = ["ClientEvents"]
 _AnyListener = TypeVar("_AnyListener", bound="Callable[..., object]")
 _R = TypeVar("_R")  # what a listener returns (ignored)
 
-# <generated:aliases> python -m service_client._event_codegen
+# <generated:aliases> python -m service_client.events._codegen
 # listener()
 _Events0 = Literal["ready", "reconnect"]
 _Listener0 = TypeVar("_Listener0", bound="Callable[[], object]")
@@ -520,14 +520,14 @@ class ClientEvents:
         After this call, :meth:`on`, :meth:`once`, :meth:`off`,
         :meth:`listeners` and :meth:`wait_for` accept ``name`` on this client.
         Registering the same name again is harmless. Type checkers accept the
-        returned value (a :data:`~service_client.event_names.CustomEvent`)
+        returned value (a :data:`~service_client.events.catalog.CustomEvent`)
         wherever an event name goes, with listeners of any signature.
 
         Args:
             name: The event's name, not one of the client's own events.
 
         Returns:
-            ``name``, typed as a :data:`~service_client.event_names.CustomEvent`.
+            ``name``, typed as a :data:`~service_client.events.catalog.CustomEvent`.
 
         Raises:
             TypeError: ``name`` is not a non-empty str.

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, cast
 from . import _defaults
 from ._defaults import MISSING
 from .errors import ServiceAuthError, ServiceTimeoutError
+from .events.workers import flush_handoff
 from .managers import operations as _ops
 from .models.collection import Collection
 from .rest.route import Route
-from .workers import flush_handoff
 
 if TYPE_CHECKING:
     from .client import Client

@@ -55,7 +55,8 @@ from ._client_urls import check_hosts, check_pair, validate_url
 from ._secret import REDACTED, Secret
 from ._version import __version__
 from .errors import ServiceAuthError, ServiceError, ServiceTimeoutError
-from .events import EventEmitter, EventSlot, OrderedWorkerPool
+from .events.emitter import EventEmitter, EventSlot
+from .events.workers import OrderedWorkerPool
 from .gateway.handlers import WireHandlers
 from .managers.channels import ChannelManager
 from .managers.guilds import GuildManager

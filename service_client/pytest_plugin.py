@@ -79,6 +79,7 @@ import pytest
 from ._bot_world import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, WorldObject, WorldUser
 from ._bot_world import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
 from ._listener_errors import ListenerErrors
+from .events import emitter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
@@ -108,15 +109,13 @@ _RECORDER_KEY = pytest.StashKey[ListenerErrors]()
 @pytest.fixture(autouse=True)
 def _service_client_listener_errors(request: pytest.FixtureRequest) -> Iterator[ListenerErrors]:
     """Record listener exceptions for the whole test; fail it on unexpected ones at teardown."""
-    from . import events
-
     recorder = ListenerErrors()
     request.node.stash[_RECORDER_KEY] = recorder
-    events._add_listener_error_hook(recorder._record)
+    emitter._add_listener_error_hook(recorder._record)
     try:
         yield recorder
     finally:
-        events._remove_listener_error_hook(recorder._record)
+        emitter._remove_listener_error_hook(recorder._record)
     reported = getattr(request.node, "_service_client_reported", 0)
     unexpected = recorder._unexpected()[reported:]
     if unexpected:

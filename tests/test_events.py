@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from service_client import events
+from service_client.events import emitter as events
 from service_client.errors import ServiceError
 from service_client.events import EventEmitter, OrderedWorkerPool
 

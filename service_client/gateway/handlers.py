@@ -35,7 +35,7 @@ from .._defaults import (
     MESSAGE_CHANNELS_MAX,
     REACTION_TRACKER_MAX,
 )
-from ..events import flush_handoff
+from ..events.workers import flush_handoff
 from ..models._base import read_id, read_str
 from ..models.message import Message
 from ..models.user import User

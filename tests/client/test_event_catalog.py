@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from service_client import Client, ServiceError
-from service_client._event_codegen import render_all, render_docs_page
-from service_client.event_names import EVENT_NAMES, EVENTS, event_spec
+from service_client.events._codegen import render_all, render_docs_page
+from service_client.events.catalog import EVENT_NAMES, EVENTS, event_spec
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOCAL = {"base_url": "http://127.0.0.1:1/api/v2", "socket_url": "http://127.0.0.1:1"}
@@ -262,7 +262,7 @@ def test_the_library_emits_exactly_the_catalogs_events():
 
 def test_the_generated_parts_match_the_catalog():
     stale = [str(path.relative_to(ROOT)) for path, content in render_all().items() if path.read_text() != content]
-    assert stale == [], "run: python -m service_client._event_codegen"
+    assert stale == [], "run: python -m service_client.events._codegen"
 
 
 def test_help_of_on_lists_every_event_with_its_arguments_and_ordering_key():

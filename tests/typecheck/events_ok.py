@@ -11,7 +11,7 @@ from typing import Any
 from typing_extensions import assert_type
 
 from service_client import Client, Guild, Member, Message, Role, User
-from service_client.event_names import CustomEvent, EventName
+from service_client.events.catalog import CustomEvent, EventName
 
 
 def build() -> Client:

@@ -1,8 +1,8 @@
-"""Listener registry, and the ordered worker pool that runs listeners.
+"""The listener registry: :class:`EventEmitter`, which hands events to the ordered worker pool.
 
 Listeners never run on the socket reader thread: :class:`EventEmitter` hands
 each emitted event to an :class:`OrderedWorkerPool` (it lives in
-:mod:`service_client.workers` and is imported from here), which runs the tasks
+:mod:`service_client.events.workers`), which runs the tasks
 of one *key* (a channel id, else a server id) strictly one after another in
 submission order while tasks of different keys run concurrently on up to
 ``workers`` threads. A listener that blocks only holds up its own key. An
@@ -37,7 +37,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from ._secret import REDACTED
+from .._secret import REDACTED
+from ..errors import ServiceError
 from .workers import OrderedWorkerPool, _Slot, _thread_ids, flush_handoff, handoff_batch
 
 __all__ = ["EventEmitter", "EventSlot", "OrderedWorkerPool", "flush_handoff", "handoff_batch"]
@@ -427,8 +428,6 @@ class EventEmitter:
             TimeoutError: ``timeout`` passed first.
             ServiceError: The emitter was shut down (``destroy()``) while waiting.
         """
-        from .errors import ServiceError
-
         if not isinstance(event, str) or not event:
             raise TypeError(f"event must be a non-empty str, got {event!r}")
         if check is not None and not callable(check):

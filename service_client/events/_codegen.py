@@ -1,12 +1,12 @@
-"""Write everything derived from the event catalog (:mod:`service_client.event_names`).
+"""Write everything derived from the event catalog (:mod:`service_client.events.catalog`).
 
 Run from the checkout after changing the catalog::
 
-    python -m service_client._event_codegen          # rewrite the generated parts
-    python -m service_client._event_codegen --check  # exit 1 and name the stale files
+    python -m service_client.events._codegen          # rewrite the generated parts
+    python -m service_client.events._codegen --check  # exit 1 and name the stale files
 
 It rewrites, between ``<generated:NAME>`` markers, the :data:`EventName`
-literal of ``event_names.py`` and the typed overloads of ``on``, ``once`` and
+literal of ``events/catalog.py`` and the typed overloads of ``on``, ``once`` and
 ``wait_for`` in ``_client_events.py``; the whole of ``docs/events.rst``; and
 the event table of README.rst (between its ``events-start`` and
 ``events-end`` comments). Pure functions render each part, so the tests
@@ -21,11 +21,11 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from .event_names import EVENTS, EventArg, EventSpec
+from .catalog import EVENTS, EventArg, EventSpec
 
 __all__ = ["main", "render_all", "render_docs_page", "render_readme_table", "replace_region"]
 
-PACKAGE = pathlib.Path(__file__).resolve().parent
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
 
 _MODELS = ("Message", "Guild", "Member", "Role", "User")
@@ -56,7 +56,7 @@ def _result(types: Sequence[str]) -> str:
 
 
 def render_event_name() -> str:
-    """The :data:`EventName` block of ``event_names.py``."""
+    """The :data:`EventName` block of ``events/catalog.py``."""
     lines = ["#: Every name of :data:`EVENTS`, as a type: annotate a variable holding an event name with it.",
              "EventName = Literal["]
     lines += [f'    "{entry.name}",' for entry in EVENTS]
@@ -207,8 +207,8 @@ def render_event_table() -> str:
 
 def render_docs_page() -> str:
     """The whole of ``docs/events.rst``."""
-    return f""".. This page is generated from the event catalog, service_client/event_names.py,
-   by "python -m service_client._event_codegen"; edit the catalog, not this page.
+    return f""".. This page is generated from the event catalog, service_client/events/catalog.py,
+   by "python -m service_client.events._codegen"; edit the catalog, not this page.
    Keep the label below: the guides link to it.
 
 .. _event-reference:
@@ -252,7 +252,7 @@ Names written as other libraries write them are pointed to this client's
 event first: a leading ``on_`` is dropped and ``"on_message"`` suggests
 ``message_create``, ``"member_join"`` ``guild_member_add``, ``"guild_join"``
 ``guild_create``, ``"reaction_add"`` ``message_reaction_add`` (the whole list
-is ``service_client.event_names.OTHER_LIBRARY_NAMES``). They are only
+is ``service_client.events.catalog.OTHER_LIBRARY_NAMES``). They are only
 suggestions: such a name is still refused.
 
 Type checkers (mypy, pyright) see each event's listener signature: a listener
@@ -260,7 +260,7 @@ of ``message_create`` must accept a :class:`~service_client.Message`, and
 ``client.wait_for("message_create")`` is a ``Message``; ``wait_for`` returns
 the event's single argument, a tuple when it has several, None when it has
 none. A variable holding an event name is annotated with
-``service_client.event_names.EventName``, the literal type of every name
+``service_client.events.catalog.EventName``, the literal type of every name
 above.
 
 Events of your own
@@ -268,7 +268,7 @@ Events of your own
 
 Any other name is an explicit opt-in: register it with
 :meth:`~service_client.Client.register_event`, which returns it typed as a
-``service_client.event_names.CustomEvent``, and emit it with
+``service_client.events.catalog.CustomEvent``, and emit it with
 :meth:`~service_client.Client.dispatch`. Its listeners run on the worker pool
 like the client's own, ``wait_for`` works the same, and the ordering key is
 yours to choose:
@@ -333,12 +333,12 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
     """Every generated file's expected content, from the files under ``root``.
 
     Returns:
-        {path: content}: ``event_names.py`` and ``_client_events.py`` with
+        {path: content}: ``events/catalog.py`` and ``_client_events.py`` with
         their regions filled, ``docs/events.rst`` whole, README.rst with its
         table.
     """
     package = root / "service_client"
-    names = package / "event_names.py"
+    names = package / "events" / "catalog.py"
     methods = package / "_client_events.py"
     readme = root / "README.rst"
     text = replace_region(names.read_text(), "EventName", render_event_name())

@@ -1,0 +1,15 @@
+"""Events: the catalog of event names, the listener registry and the ordered worker pool.
+
+- :mod:`.catalog`: every event the client emits, with its listener arguments (the one
+  source of the typed ``on``/``once``/``wait_for`` overloads and the events page).
+- :mod:`.emitter`: :class:`EventEmitter`, listeners and ``wait_for`` waiters.
+- :mod:`.workers`: :class:`OrderedWorkerPool`, which runs the tasks of one key (a channel,
+  else a server) in order, and the reader's batched handoff.
+"""
+
+from __future__ import annotations
+
+from .emitter import EventEmitter, EventSlot
+from .workers import OrderedWorkerPool, flush_handoff, handoff_batch
+
+__all__ = ["EventEmitter", "EventSlot", "OrderedWorkerPool", "flush_handoff", "handoff_batch"]

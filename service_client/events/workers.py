@@ -1,0 +1,369 @@
+"""The ordered worker pool that runs listeners, and the batched handoff to it.
+
+:class:`OrderedWorkerPool` runs the tasks of one *key* (a channel id, else a
+server id) strictly one after another in submission order, while tasks of
+different keys run concurrently on up to ``workers`` threads; a task that
+blocks only holds up its own key. A place in a key's order can be reserved
+before its task is known (:meth:`OrderedWorkerPool.reserve`), and a barrier
+task holds every later task back until it has run
+(:meth:`OrderedWorkerPool.submit_barrier`).
+
+:func:`handoff_batch` lets one thread (the socket reader) hand the tasks of a
+whole batch of events over under one lock, with one wakeup, without changing
+their order relative to anything else that thread does.
+
+Import these from :mod:`service_client.events`; this module is where they live.
+Thread-safe.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["OrderedWorkerPool", "flush_handoff", "handoff_batch"]
+
+log = logging.getLogger("service_client.events")
+
+_thread_ids = itertools.count()
+
+#: Most tasks of one key a worker takes in one go (only while no other key is waiting).
+_RUN_MAX = 64
+
+
+class _Local(threading.local):
+    #: The tasks this thread submitted during :func:`handoff_batch`, in order, else None.
+    batch: list[tuple[OrderedWorkerPool, Callable[[], None], Any]] | None = None
+
+
+_local = _Local()
+
+
+class _HandoffBatch:
+    """The context manager of :func:`handoff_batch`."""
+
+    __slots__ = ("_outer",)
+
+    def __enter__(self) -> None:
+        self._outer = _local.batch is not None
+        if not self._outer:
+            _local.batch = []
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._outer:
+            try:
+                flush_handoff()
+            finally:
+                _local.batch = None
+
+
+def handoff_batch() -> _HandoffBatch:
+    """Hand the tasks this thread submits to their pools together, when the block ends.
+
+    Inside the ``with`` block, :meth:`OrderedWorkerPool.submit` made by this
+    thread only notes the task; at the end of the block (or at
+    :func:`flush_handoff`) they are queued in submission order under one
+    lock, with one wakeup. The socket reader wraps each batch of frames it
+    took from the socket in one: a worker is woken once per batch, not once
+    per event. Order is kept: every other pool operation of this thread
+    (``reserve``, ``submit_barrier``) queues the noted tasks first, and the
+    reader flushes them before it completes an ack or a sent message's
+    wait, so whatever the woken caller does comes after them. Nested blocks
+    join the outermost one. Returns a context manager.
+    """
+    return _HandoffBatch()
+
+
+def flush_handoff() -> None:
+    """Queue the tasks this thread noted in its :func:`handoff_batch` block now (else nothing)."""
+    batch = _local.batch
+    if not batch:
+        return
+    items = batch[:]
+    batch.clear()
+    start = 0
+    for index in range(1, len(items) + 1):
+        if index == len(items) or items[index][0] is not items[start][0]:
+            items[start][0]._submit_all([(fn, key) for _, fn, key in items[start:index]])
+            start = index
+
+
+class _Slot:
+    """A place in a key's order whose task is given later (:meth:`OrderedWorkerPool.reserve`)."""
+
+    __slots__ = ("fn", "filled", "key", "pool")
+
+    def __init__(self, pool: OrderedWorkerPool, key: Any) -> None:
+        self.pool = pool
+        self.key = key
+        self.fn: Callable[[], None] | None = None
+        self.filled = False
+
+    def fill(self, fn: Callable[[], None] | None) -> None:
+        """Give the task (None: nothing to run); the key's later tasks may then proceed."""
+        self.pool._fill(self, fn)
+
+    def __call__(self) -> None:
+        fn = self.fn
+        if fn is not None:
+            fn()
+
+
+class OrderedWorkerPool:
+    """A fixed pool of daemon threads that keeps the order of tasks sharing a key.
+
+    Thread-safe. Tasks with the same ``key`` run one at a time in the order they
+    were submitted; tasks with different keys (or ``key=None``) may run
+    concurrently. Threads are named ``<name>-events-<n>`` and start lazily.
+
+    Args:
+        workers: Number of threads (at least 1).
+        name: Thread name prefix.
+    """
+
+    def __init__(self, workers: int = 8, *, name: str = "service_client") -> None:
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ValueError(f"workers must be a positive int, got {workers!r}")
+        self._workers = workers
+        self._name = name
+        self._lock = threading.Condition(threading.Lock())  # guards every field below
+        self._pending: dict[Any, collections.deque[Callable[[], None]]] = {}
+        self._ready: collections.deque[Any] = collections.deque()
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        self._busy = 0  # tasks running now
+        self._anon = itertools.count()
+        self._gates = 0  # barriers queued or running: later submissions are held
+        self._held: collections.deque[tuple[Callable[[], None], Any]] = collections.deque()
+        self._barrier_threads: set[int] = set()  # idents of threads running a barrier
+        self._parked: set[Any] = set()  # keys waiting for their first task, an unfilled slot
+
+    def submit(self, fn: Callable[[], None], *, key: Any = None) -> bool:
+        """Queue ``fn`` to run on the pool after every earlier task of ``key``.
+
+        Args:
+            fn: A callable taking no argument; its exceptions are logged.
+            key: Ordering key (hashable); None means "no ordering".
+
+        Returns:
+            True when queued, False when the pool is shut down (nothing runs).
+        """
+        batch = _local.batch
+        if batch is not None:  # inside handoff_batch(): queued when the block ends
+            if self._closed:
+                return False
+            batch.append((self, fn, key))
+            return True
+        with self._lock:
+            if self._closed:
+                return False
+            if self._gates and threading.get_ident() not in self._barrier_threads:
+                self._held.append((fn, key))
+                return True
+            self._enqueue(fn, key)
+            return True
+
+    def _submit_all(self, tasks: list[tuple[Callable[[], None], Any]]) -> None:
+        """Queue ``(fn, key)`` tasks in order under one lock (dropped when shut down)."""
+        with self._lock:
+            if self._closed:
+                return
+            hold = self._gates and threading.get_ident() not in self._barrier_threads
+            for fn, key in tasks:
+                if hold:
+                    self._held.append((fn, key))
+                else:
+                    self._enqueue(fn, key)
+
+    def reserve(self, *, key: Any = None) -> _Slot:
+        """Reserve the next place in ``key``'s order for a task given later.
+
+        Tasks of ``key`` submitted after this call wait until the slot is
+        filled with :meth:`_Slot.fill` and has run; no worker thread waits
+        meanwhile, and other keys are not affected. Used for an event whose
+        arguments need a request first: it keeps its arrival position.
+
+        Args:
+            key: Ordering key (hashable); None means "no ordering".
+
+        Returns:
+            The slot. Filling it after :meth:`shutdown` does nothing.
+        """
+        flush_handoff()  # this thread's noted tasks come first
+        slot = _Slot(self, key)
+        with self._lock:
+            if self._closed:
+                slot.filled = True
+                return slot
+            if self._gates and threading.get_ident() not in self._barrier_threads:
+                self._held.append((slot, key))
+            else:
+                self._enqueue(slot, key)
+        return slot
+
+    def _fill(self, slot: _Slot, fn: Callable[[], None] | None) -> None:
+        """Complete a reserved slot; wake its key when the slot is at the head of its queue."""
+        with self._lock:
+            if slot.filled:
+                return
+            slot.fn = fn
+            slot.filled = True
+            key = slot.key
+            if key in self._parked:
+                queue = self._pending.get(key)
+                if queue and queue[0] is slot:
+                    self._parked.discard(key)
+                    self._make_ready(key)
+
+    def submit_barrier(self, fn: Callable[[], None], *, key: Any = None) -> bool:
+        """Queue ``fn`` so that every task submitted after it waits until it has run.
+
+        ``fn`` itself runs after the earlier tasks of ``key`` (as with
+        :meth:`submit`). Until it returns, tasks submitted by other threads are
+        held back, in order, whatever their key; tasks that ``fn`` submits
+        itself are not held, so they start before the held ones. Used to
+        reconcile caches after a reconnect before later events reach
+        listeners. ``fn`` must be bounded in time: it delays every later event.
+
+        Args:
+            fn: A callable taking no argument; its exceptions are logged.
+            key: Ordering key of ``fn`` itself.
+
+        Returns:
+            True when queued, False when the pool is shut down.
+        """
+
+        def barrier() -> None:
+            """Run the barrier task, then release the tasks queued behind it."""
+            me = threading.get_ident()
+            with self._lock:
+                self._barrier_threads.add(me)
+            try:
+                fn()
+            finally:
+                with self._lock:
+                    self._barrier_threads.discard(me)
+                    self._gates -= 1
+                    if not self._gates:
+                        held, self._held = self._held, collections.deque()
+                        if not self._closed:
+                            for task, task_key in held:
+                                self._enqueue(task, task_key)
+
+        flush_handoff()  # this thread's noted tasks come first
+        with self._lock:
+            if self._closed:
+                return False
+            # Never held itself (a held barrier would wait for its own gate);
+            # barriers sharing a key still run one after another.
+            self._enqueue(barrier, key)
+            self._gates += 1
+            return True
+
+    def _enqueue(self, fn: Callable[[], None], key: Any) -> None:
+        """Queue a task (under ``_lock``)."""
+        if key is None:
+            key = ("anon", next(self._anon))
+            if type(fn) is _Slot:
+                fn.key = key
+        queue = self._pending.get(key)
+        if queue is None:
+            self._pending[key] = collections.deque((fn,))
+            if type(fn) is _Slot and not fn.filled:
+                self._parked.add(key)
+            else:
+                self._make_ready(key)
+        else:
+            queue.append(fn)
+
+    def _make_ready(self, key: Any) -> None:
+        """Put a key whose next task can run in line for a worker (under ``_lock``)."""
+        self._ready.append(key)
+        if len(self._threads) < self._workers and len(self._ready) > self._idle_estimate():
+            self._spawn()
+        self._lock.notify()
+
+    def _idle_estimate(self) -> int:
+        return len(self._threads) - self._busy
+
+    def _spawn(self) -> None:
+        thread = threading.Thread(
+            target=self._loop,
+            name=f"{self._name}-events-{next(_thread_ids)}",
+            daemon=True,
+        )
+        self._threads.append(thread)
+        thread.start()
+
+    def _loop(self) -> None:
+        lock = self._lock
+        while True:
+            with lock:
+                while not self._ready and not self._closed:
+                    lock.wait()
+                if self._closed:
+                    return
+                key = self._ready.popleft()
+                queue = self._pending[key]
+                # The key's next task, and, while no other key waits for a worker, those queued
+                # right behind it (up to _RUN_MAX, not past an unfilled slot): one lock round
+                # trip per run instead of per task, and a waiting key still goes first.
+                tasks = [queue.popleft()]
+                while queue and not self._ready and len(tasks) < _RUN_MAX:
+                    head = queue[0]
+                    if type(head) is _Slot and not head.filled:
+                        break
+                    tasks.append(queue.popleft())
+                self._busy += 1
+            for fn in tasks:
+                if self._closed:  # shut down meanwhile: the rest is dropped like queued tasks
+                    break
+                try:
+                    fn()
+                except BaseException:  # a task must never kill the worker
+                    log.exception("event task failed")
+            with lock:
+                self._busy -= 1
+                rest = self._pending.get(key)
+                if rest is None:  # shut down while the tasks ran
+                    continue
+                if not rest:
+                    del self._pending[key]
+                elif type(rest[0]) is _Slot and not rest[0].filled:
+                    self._parked.add(key)  # woken by _fill
+                else:
+                    self._ready.append(key)  # back of the line: fairness between keys
+                    lock.notify()
+
+    def shutdown(self, timeout: float = 1.0) -> None:
+        """Drop queued tasks and stop every thread.
+
+        Idempotent; safe from inside a task (the calling thread is not joined).
+
+        Args:
+            timeout: Seconds to wait, in all, for the threads to end.
+        """
+        with self._lock:
+            self._closed = True
+            self._pending.clear()
+            self._ready.clear()
+            self._held.clear()
+            self._parked.clear()
+            threads = list(self._threads)
+            self._lock.notify_all()
+        deadline = time.monotonic() + timeout
+        me = threading.current_thread()
+        for thread in threads:
+            if thread is not me:
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The pool's threads started so far (a copy)."""
+        with self._lock:
+            return list(self._threads)
