@@ -5,7 +5,7 @@
   thread (arrival order), heartbeat and reconnection; written in parts:
   :mod:`.dialer` (one connection attempt), :mod:`.reader` (the frame reader
   and the reader thread's loop), :mod:`.writer` (bounded writes, the
-  watchdog), :mod:`.link` (what they share).
+  watchdog), :mod:`.transport` (what they share).
 * :mod:`.decoder`: the optional fast JSON decoder (msgspec, the ``speedups`` extra).
 * :mod:`.handlers`: the wire event -> model mapping (with :mod:`.server_handlers`).
 """

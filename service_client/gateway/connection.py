@@ -14,7 +14,7 @@ This module holds the lifecycle (connecting, closing, losing and
 reconnecting); one connection attempt (TCP, TLS, upgrade, handshake) is in
 :mod:`.dialer`, the reader thread's loop and the frame reader in
 :mod:`.reader`, the bounded writes and the watchdog in :mod:`.writer`, what
-they share in :mod:`.link`.
+they share in :mod:`.transport`.
 
 No frame that can end in an exception holds the encoded CONNECT packet (it
 carries the token), so tracebacks that record frame locals never show it.
@@ -68,7 +68,8 @@ from .._defaults import (
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import framing
 from .dialer import ConnectionDialer
-from .link import (
+from .reader import ConnectionReader
+from .transport import (
     _CLOSE_SEND_S,
     _CONTROL_QUEUE_MAX,
     REASON_IO_SERVER_DISCONNECT,
@@ -85,7 +86,6 @@ from .link import (
     reconnect_delay,
     socket_endpoint,
 )
-from .reader import ConnectionReader
 from .writer import ConnectionWriter
 
 __all__ = [

@@ -19,7 +19,8 @@ import websocket
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import framing
 from .framing import ConnectErrorPacket, ConnectPacket, EnginePacket, EngineType, FramingError, OpenPacket
-from .link import (
+from .reader import FrameReader
+from .transport import (
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
     ConnectionParts,
@@ -29,7 +30,6 @@ from .link import (
     _shutdown,
     _Stopped,
 )
-from .reader import FrameReader
 
 __all__ = ["ConnectionDialer"]
 

@@ -25,7 +25,7 @@ from .. import events
 from .._defaults import DESTROY_JOIN_S
 from . import decoder, framing
 from .framing import AckPacket, DisconnectPacket, EnginePacket, EngineType, EventPacket, FramingError
-from .link import (
+from .transport import (
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
     REASON_IO_SERVER_DISCONNECT,

@@ -16,7 +16,7 @@ import websocket
 
 from ..errors import ServiceAuthError, ServiceTimeoutError
 from . import framing
-from .link import (
+from .transport import (
     _CONTROL_WRITE_S,
     _MIN_WRITE_S,
     _TIMEOUT_ERRORS,

@@ -5,7 +5,7 @@
 - :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :func:`bucket_scope`.
 - :mod:`.redis_buckets`: :class:`RedisBucketStore`, the table shared by a
   bot's processes (needs the ``redis`` extra only when built).
-- :mod:`.limiter`: the strict FIFO and the timer heap.
+- :mod:`.queue`: the strict FIFO of the REST requests and the timer heap.
 - :mod:`.session`: :class:`RestSession`, the scheduling: queue, slots,
   buckets, retries and Futures.
 - :mod:`.transport`: one HTTP attempt over requests and urllib3, and what its

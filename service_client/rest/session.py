@@ -54,7 +54,7 @@ from ..errors import (
     error_text,
 )
 from .buckets import BucketStore, MemoryBucketStore, bucket_scope
-from .limiter import DelayQueue, FifoQueue
+from .queue import DelayQueue, FifoQueue
 from .retry import backoff_delay, parse_retry_after
 from .route import Route
 from .transport import AttemptError, HttpTransport, chained, classify, prepare_base_url
