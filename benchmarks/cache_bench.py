@@ -44,32 +44,33 @@ from typing import Any
 
 from _emulator_process import EmulatorProcess
 
-from service_client.gateway.handlers import WireHandlers
-from service_client.managers.channels import ChannelManager, build_channel
-from service_client.managers.guilds import GuildManager
-from service_client.managers.members import MemberManager
-from service_client.managers.users import UserManager
-from service_client.managers.voice_states import VoiceStateManager
+from service_client.managers.channels import build_channel
 from service_client.models.guild import Guild
 from service_client.models.role import Role
+from service_client.state.connection import ConnectionState
+from service_client.state.parsers import Parsers
 
 
-class _BenchClient:
-    """The managers and no-op transport hooks: enough for caching models."""
+class _Keep:
+    """An event registry that keeps each event's first argument (a listener that keeps every message)."""
 
-    def __init__(self) -> None:
-        self.user = None
-        self.users = UserManager(self)  # type: ignore[arg-type]
-        self.guilds = GuildManager(self)  # type: ignore[arg-type]
-        self.channels = ChannelManager(self)  # type: ignore[arg-type]
-        self.members = MemberManager(self)  # type: ignore[arg-type]
-        self.voice_states = VoiceStateManager(self)  # type: ignore[arg-type]
+    def __init__(self, kept: list[Any]) -> None:
+        self.kept = kept
 
-    def _dispatch(self, event: str, *args: Any, key: Any = None) -> None:
+    def emit(self, event: str, *args: Any, key: Any = None) -> None:
+        self.kept.append(args[0])
+
+
+class _NoEvents:
+    """An event registry that drops every event (no listener pool)."""
+
+    def emit(self, event: str, *args: Any, key: Any = None) -> None:
         pass
 
-    def _resolve_nonce(self, nonce: str, message: Any) -> None:
-        pass
+
+def _BenchClient() -> ConnectionState:  # noqa: N802 - reads as the stand-in it is
+    """A connection state with the real managers and no transport: enough for caching models."""
+    return ConnectionState(None, rest=None, events=_NoEvents(), pool=None, site_url="")  # type: ignore[arg-type]
 
 
 def _uid(i: int) -> str:
@@ -160,7 +161,7 @@ def heap_figures(count: int) -> dict[str, float]:
     # Members: the builder behind members.fetch, guilds.fetch_all and member_add.
     client = _BenchClient()
     for i in range(100):
-        guild = client.guilds._store(Guild(client, {"publicId": _sid(i), "name": f"s{i}",  # type: ignore[arg-type]
+        guild = client.guilds._store(Guild(client, {"publicId": _sid(i), "name": f"s{i}",
                                                     "ownerId": _uid(999_999), "memberCount": count // 100}))
         guild.roles.cache[_rid(i)] = Role(client, role_record(i))  # type: ignore[arg-type]
     for i in range(count):
@@ -192,11 +193,11 @@ def heap_figures(count: int) -> dict[str, float]:
 
     # Messages: the message:new socket handler; a listener keeps every message.
     client = _BenchClient()
-    handlers = WireHandlers(client)  # type: ignore[arg-type]
+    handlers = Parsers(client)
     for i in range(1000):
         client.users._upsert(user_record(i))
     kept: list[Any] = []
-    client._dispatch = lambda event, *args, key=None: kept.append(args[0])  # type: ignore[method-assign]
+    client.events = _Keep(kept)  # type: ignore[assignment]
     texts = _texts(message_record, count)
 
     def make_messages() -> Any:

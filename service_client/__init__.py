@@ -24,9 +24,9 @@ import logging
 
 from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
-from .command_context import CommandContext
+from .client.voice import VoiceConnection, VoiceManager
 from .commands import Command, load_commands
-from .dispatcher import CommandDispatcher
+from .dispatcher import CommandContext, CommandDispatcher
 from .errors import (
     ChannelOverwriteError,
     CommandCooldownError,
@@ -69,7 +69,6 @@ from .models import (
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
 from .rest.redis_buckets import RedisBucketStore
-from .voice import VoiceConnection, VoiceManager
 
 __all__ = [
     "AuditLogEntry",

@@ -23,9 +23,15 @@ import json
 import shlex
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
+
+from ._version import __version__
+from .client import Client
+from .demo_bot import build_client
+from .errors import InsecureHostWarning
 
 __all__ = ["main", "run_demo"]
 
@@ -97,11 +103,7 @@ def run_demo(*, serve: bool = False, out: Any = None) -> int:
     Raises:
         ImportError: The emulator extra is not installed.
     """
-    import warnings
-
-    from . import Client, InsecureHostWarning
-    from .demo_bot import build_client
-    from .emulator import Emulator, seed_demo
+    from .emulator import Emulator, seed_demo  # the optional emulator extra
 
     out = out or sys.stdout
     with Emulator() as emu:
@@ -187,8 +189,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The process exit code.
     """
-    from ._version import __version__
-
     parser = argparse.ArgumentParser(
         prog="python -m service_client",
         description="service_client: a demo of a bot on a local emulator of the service, or the emulator alone.",

@@ -25,6 +25,7 @@ walks through a command directory and its dispatcher.
 from __future__ import annotations
 
 import errno
+import hashlib
 import importlib.util
 import logging
 import math
@@ -416,8 +417,6 @@ def load_commands(directory: str | os.PathLike[str], commands: _M) -> _M:
 
 
 def _module_name(file_path: str) -> str:
-    import hashlib  # only needed when files are loaded
-
     real = os.path.normcase(os.path.realpath(file_path))
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     stem = _NOT_IDENTIFIER.sub("_", os.path.basename(file_path)[: -len(".py")])

@@ -7,9 +7,10 @@ server owner or with ``ADMINISTRATOR``); channel overwrites are not applied.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ALL", "DEFAULT", "Permissions", "parse_permissions"]
+__all__ = ["ALL", "DEFAULT", "Permissions", "parse_permissions", "permissions_value"]
 
 
 class Permissions(enum.IntFlag):
@@ -110,3 +111,29 @@ def parse_permissions(value: Any) -> Permissions:
     if isinstance(value, int) and value >= 0:
         return Permissions(value)
     return Permissions(0)
+
+
+def permissions_value(value: Any, name: str) -> Permissions:
+    """A permission set from a :class:`Permissions`, an int bitfield, a permission name, or an
+    iterable of names and flags (OR'd together).
+
+    Raises:
+        TypeError: Another type (the message names ``name``).
+        ValueError: An unknown name, a negative int, or bits that are no permission.
+    """
+    if isinstance(value, (str, int, Permissions)) and not isinstance(value, bool):
+        try:
+            result = Permissions.resolve(value)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}: {exc}") from None
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        total = 0
+        for item in value:
+            total |= int(permissions_value(item, name))
+        result = Permissions(total)
+    else:
+        raise TypeError(f"{name} must be Permissions, an int, a permission name or a list of them, "
+                        f"got {type(value).__name__}")
+    if int(result) & ~int(ALL):
+        raise ValueError(f"{name} has bits that are no permission: {int(result) & ~int(ALL)}")
+    return result

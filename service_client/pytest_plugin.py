@@ -74,15 +74,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# The helpers live apart from the fixtures and hooks that pytest loads from this module:
-# the seeded world in ._bot_world, the listener error record in ._listener_errors.
-from ._bot_world import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, WorldObject, WorldUser
-from ._bot_world import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
-from ._listener_errors import ListenerErrors
+from .client import Client, ClientState, _live_clients
 from .events import emitter
 
+# The helpers live apart from the fixtures and hooks that pytest loads from this module:
+# the seeded world in .testing.world, the listener error record in .testing.listener_errors.
+from .testing.listener_errors import ListenerErrors
+from .testing.world import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, WorldObject, WorldUser
+from .testing.world import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
     from .models.message import Message
 
 __all__ = [
@@ -183,8 +184,6 @@ _LONG_LIVED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _running(client: Client) -> bool:
-    from .client import ClientState
-
     return client.state in (ClientState.CONNECTING, ClientState.READY)
 
 
@@ -194,8 +193,6 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.Fix
     if fixturedef.scope == "function":
         yield
         return
-    from .client import _live_clients
-
     before = set(map(id, _live_clients()))
     yield
     for client in _live_clients():
@@ -206,8 +203,6 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.Fix
 @pytest.fixture(autouse=True)
 def _service_client_running_clients(request: pytest.FixtureRequest) -> Iterator[None]:
     """Destroy, and warn about, the clients a test leaves running (checked after its other fixtures)."""
-    from .client import _live_clients
-
     existing: weakref.WeakSet[Any] = weakref.WeakSet(_live_clients())
     yield
     left = [c for c in _live_clients() if c not in existing and c not in _LONG_LIVED and _running(c)]
@@ -253,8 +248,6 @@ def bot_factory() -> Callable[..., Client]:
         A callable taking the keyword arguments ``base_url`` and ``socket_url`` and returning a
         :class:`~service_client.Client` that is not logged in.
     """
-    from .client import Client
-
     return Client
 
 
@@ -267,8 +260,6 @@ def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Itera
     Raises:
         TypeError: ``bot_factory`` did not return a Client.
     """
-    from .client import Client
-
     emulator = bot_world.emulator
     client = bot_factory(base_url=emulator.base_url, socket_url=emulator.socket_url)
     if not isinstance(client, Client):

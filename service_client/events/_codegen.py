@@ -7,7 +7,7 @@ Run from the checkout after changing the catalog::
 
 It rewrites, between ``<generated:NAME>`` markers, the :data:`EventName`
 literal of ``events/catalog.py`` and the typed overloads of ``on``, ``once`` and
-``wait_for`` in ``_client_events.py``; the whole of ``docs/events.rst``; and
+``wait_for`` in ``client/listeners.py``; the whole of ``docs/events.rst``; and
 the event table of README.rst (between its ``events-start`` and
 ``events-end`` comments). Pure functions render each part, so the tests
 compare them with the committed files without writing anything.
@@ -65,7 +65,7 @@ def render_event_name() -> str:
 
 
 def render_aliases() -> str:
-    """The module-level literal and listener type variables of ``_client_events.py``."""
+    """The module-level literal and listener type variables of ``client/listeners.py``."""
     lines: list[str] = []
     for i, (types, entries) in enumerate(_groups()):
         lines.append(f"# listener({', '.join(types)})")
@@ -333,13 +333,13 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
     """Every generated file's expected content, from the files under ``root``.
 
     Returns:
-        {path: content}: ``events/catalog.py`` and ``_client_events.py`` with
+        {path: content}: ``events/catalog.py`` and ``client/listeners.py`` with
         their regions filled, ``docs/events.rst`` whole, README.rst with its
         table.
     """
     package = root / "service_client"
     names = package / "events" / "catalog.py"
-    methods = package / "_client_events.py"
+    methods = package / "client" / "listeners.py"
     readme = root / "README.rst"
     text = replace_region(names.read_text(), "EventName", render_event_name())
     code = methods.read_text()

@@ -7,7 +7,9 @@
   and the reader thread's loop), :mod:`.writer` (bounded writes, the
   watchdog), :mod:`.transport` (what they share).
 * :mod:`.decoder`: the optional fast JSON decoder (msgspec, the ``speedups`` extra).
-* :mod:`.handlers`: the wire event -> model mapping (with :mod:`.server_handlers`).
+
+What an event means for the caches is the connection state's work
+(:mod:`service_client.state.parsers`); this package only moves packets.
 """
 
 from __future__ import annotations

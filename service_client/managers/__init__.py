@@ -1,20 +1,25 @@
-"""Managers: caches plus the requests that fill them.
+"""Managers: the client-wide caches plus the requests that fill them.
 
 Every manager holds a ``cache`` keyed by id and a ``resolve()`` helper; its
 ``fetch*`` methods always send a request (never answering from the cache), take
 a keyword-only ``cache: bool = True``, and upsert what they get without ever
 purging entries missing from the answer.
+
+The client-wide managers live here: ``client.guilds``, ``client.channels``,
+``client.members``, ``client.users`` and ``client.voice_states``. The
+per-server ones (``guild.roles``, ``guild.invites``, ``guild.emojis``) live
+beside their models and are re-exported here.
 """
 
 from __future__ import annotations
 
-from .base import BaseManager
+from ..models._manager import BaseManager
+from ..models.emoji import EmojiManager
+from ..models.invite import InviteManager
+from ..models.role import RoleManager
 from .channels import ChannelManager
-from .emojis import EmojiManager
 from .guilds import GuildManager
-from .invites import InviteManager
 from .members import MemberManager
-from .roles import RoleManager
 from .users import UserManager
 from .voice_states import VoiceStateManager
 

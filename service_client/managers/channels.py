@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._state import State, StateLike
+from .._validate import check_cache_flag, check_id, check_name
+from ..models._manager import BaseManager
 from ..models.category import Category
 from ..models.channel import Channel
 from ..models.collection import Collection
 from ..models.dm_channel import DMChannel
-from .base import BaseManager, check_cache_flag, check_id, check_name, route
+from ..rest.route import Route
 
 __all__ = ["ChannelManager", "build_channel"]
 
@@ -16,7 +19,7 @@ __all__ = ["ChannelManager", "build_channel"]
 CREATABLE_TYPES = ("TEXT", "VOICE")
 
 
-def build_channel(client: Any, data: Any) -> Channel:
+def build_channel(state: State, data: Any) -> Channel:
     """A :class:`DMChannel` for a DM record (``type`` DM or a ``recipient``), else a :class:`Channel`.
 
     Raises:
@@ -25,9 +28,9 @@ def build_channel(client: Any, data: Any) -> Channel:
     """
     if isinstance(data, dict) and (data.get("type") == "DM" or isinstance(data.get("recipient"), dict)):
         recipient = data.get("recipient")
-        user = client.users._build(recipient, cache=False) if isinstance(recipient, dict) else None
-        return DMChannel(client, data, recipient=user)
-    return Channel(client, data)
+        user = state.store_user(recipient, cache=False) if isinstance(recipient, dict) else None
+        return DMChannel(state, data, recipient=user)
+    return Channel(state, data)
 
 
 class ChannelManager(BaseManager[str, Channel]):
@@ -40,9 +43,9 @@ class ChannelManager(BaseManager[str, Channel]):
     __slots__ = ("categories",)
     model = Channel
 
-    def __init__(self, client: Any) -> None:
-        """Create the empty channel cache and the empty category cache of ``client``."""
-        super().__init__(client)
+    def __init__(self, state: StateLike) -> None:
+        """Create the empty channel cache and the empty category cache."""
+        super().__init__(state)
         #: Every cached :class:`Category` of every server, keyed by category id: filled by
         #: :meth:`fetch_for_guild`, :meth:`fetch_categories` and ``guild.categories.create``,
         #: kept fresh by the ``guild_channels_update`` / ``guild_categories_update`` events.
@@ -67,13 +70,13 @@ class ChannelManager(BaseManager[str, Channel]):
         """
         check_id(channel_id, "channel_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/channels/{channel_id}", channel_id=channel_id))
+        data = self._state.request(Route("GET", "/channels/{channel_id}", channel_id=channel_id))
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
-        channel = build_channel(self._client, data)
+        channel = build_channel(self._state, data)
         if cache:
             if isinstance(channel, DMChannel) and channel.recipient is not None:
-                channel.recipient = self._client.users._add(channel.recipient)
+                channel.recipient = self._state.users.cache.setdefault(channel.recipient.id, channel.recipient)
             self.cache[channel.id] = channel
         return channel
 
@@ -115,7 +118,7 @@ class ChannelManager(BaseManager[str, Channel]):
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/categories", server_id=server_id))
         categories, uncategorized = self._parse_listing(data, server_id)
         if cache:
             self._store_all([ch for cat in categories for ch in cat.channels.values()] + uncategorized)
@@ -125,7 +128,7 @@ class ChannelManager(BaseManager[str, Channel]):
     def _fetch_listing(self, server_id: str, cache: bool) -> list[list[Channel]]:
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/categories", server_id=server_id))
         categories, uncategorized = self._parse_listing(data, server_id)
         groups = [cat.channels.values() for cat in categories] + [uncategorized]
         if cache:
@@ -138,9 +141,9 @@ class ChannelManager(BaseManager[str, Channel]):
         uncategorized: list[Channel] = []
         if isinstance(data, dict):
             for item in data.get("categories") or ():
-                categories.append(Category(self._client, item, server_id=server_id))
+                categories.append(Category(self._state, item, server_id=server_id))
             for item in data.get("uncategorizedChannels") or ():
-                uncategorized.append(Channel(self._client, item, server_id=server_id))
+                uncategorized.append(Channel(self._state, item, server_id=server_id))
         return categories, uncategorized
 
     def create(
@@ -189,12 +192,12 @@ class ChannelManager(BaseManager[str, Channel]):
             if not isinstance(private, bool):
                 raise TypeError(f"private must be a bool or None, got {type_name(private)}")
             body["isPrivate"] = private
-        data = self._client._request(
-            route("POST", "/servers/{server_id}/channels", server_id=server_id), json=body
+        data = self._state.request(
+            Route("POST", "/servers/{server_id}/channels", server_id=server_id), json=body
         )
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
-        channel = Channel(self._client, data, server_id=server_id)
+        channel = Channel(self._state, data, server_id=server_id)
         if cache:
             self.cache[channel.id] = channel
         return channel
@@ -206,18 +209,18 @@ class ChannelManager(BaseManager[str, Channel]):
 
     def _remove_guild(self, server_id: str) -> None:
         """Evict every channel of a server (the bot left it)."""
-        with self.cache._lock:
-            for key in [k for k, ch in dict.items(self.cache) if ch.server_id == server_id]:
-                dict.__delitem__(self.cache, key)
-        with self.categories._lock:
-            for key in [k for k, cat in dict.items(self.categories) if cat.server_id == server_id]:
-                dict.__delitem__(self.categories, key)
+        with self.cache.atomic():
+            for key in [k for k, ch in self.cache.items() if ch.server_id == server_id]:
+                del self.cache[key]
+        with self.categories.atomic():
+            for key in [k for k, cat in self.categories.items() if cat.server_id == server_id]:
+                del self.categories[key]
 
     # -- cache upkeep for channel and category events ------------------------
 
     def _tracks_guild(self, server_id: str) -> bool:
         """Whether any channel or category of a cached server is cached (then events refresh it)."""
-        if server_id not in self._client.guilds.cache:
+        if server_id not in self._state.guilds.cache:
             return False
         return any(ch.server_id == server_id for ch in self.cache.values()) or any(
             cat.server_id == server_id for cat in self.categories.values()
@@ -233,7 +236,7 @@ class ChannelManager(BaseManager[str, Channel]):
         Raises:
             ServiceError: The request failed (the caches are left as they were).
         """
-        data = self._client._request(route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/categories", server_id=server_id))
         self._apply_listing(server_id, data)
 
     def _apply_listing(self, server_id: str, data: Any) -> None:
@@ -245,25 +248,16 @@ class ChannelManager(BaseManager[str, Channel]):
         categories, uncategorized = self._parse_listing(data, server_id)
         channels = [ch for cat in categories for ch in cat.channels.values()] + uncategorized
         keep = {ch.id for ch in channels}
-        with self.cache._lock:
-            for key in [k for k, ch in dict.items(self.cache) if ch.server_id == server_id and k not in keep]:
-                dict.__delitem__(self.cache, key)
+        with self.cache.atomic():
+            for key in [k for k, ch in self.cache.items() if ch.server_id == server_id and k not in keep]:
+                del self.cache[key]
             self._store_all(channels)
         keep_cats = {cat.id for cat in categories}
-        with self.categories._lock:
-            for key in [k for k, cat in dict.items(self.categories)
+        with self.categories.atomic():
+            for key in [k for k, cat in self.categories.items()
                         if cat.server_id == server_id and k not in keep_cats]:
-                dict.__delitem__(self.categories, key)
+                del self.categories[key]
             self.categories.update((cat.id, cat) for cat in categories)
-
-    def _forget_category(self, category_id: str) -> None:
-        """A deleted category: drop it, and uncategorise the cached channels that were in it."""
-        self.categories.pop(category_id, None)
-        with self.cache._lock:
-            for key, ch in [(k, ch) for k, ch in dict.items(self.cache) if ch.category_id == category_id]:
-                record = ch.raw
-                record["categoryId"] = None
-                dict.__setitem__(self.cache, key, Channel._rebuilt(ch, record))
 
 
 def type_name(value: Any) -> str:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .._state import StateLike
+from .._validate import check_cache_flag, check_id
+from ..models._manager import BaseManager
 from ..models.guild import Guild
-from .base import BaseManager, check_cache_flag, check_id, route
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
+from ..rest.route import Route
 
 __all__ = ["GuildManager"]
 
-log = logging.getLogger("service_client.managers")
+log = logging.getLogger(__name__.rpartition(".")[0])
 
 #: Give up the login member preload when no fetch completes for this long, seconds.
 PRELOAD_STALL_S = 120.0
@@ -33,9 +33,9 @@ class GuildManager(BaseManager[str, Guild]):
     __slots__ = ("_live_changed", "_live_lock", "_reconciles")
     model = Guild
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, state: StateLike) -> None:
         """Create an empty manager bound to ``client``."""
-        super().__init__(client)
+        super().__init__(state)
         # Guards the two fields below, and makes a live event's cache change and a
         # reconcile's apply step happen one after the other, never interleaved.
         self._live_lock = threading.Lock()
@@ -62,10 +62,10 @@ class GuildManager(BaseManager[str, Guild]):
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/servers/{server_id}", server_id=server_id))
+        data = self._state.request(Route("GET", "/servers/{server_id}", server_id=server_id))
         if isinstance(data, dict) and isinstance(data.get("server"), dict):
             data = data["server"]
-        guild = Guild(self._client, data)
+        guild = Guild(self._state, data)
         if cache:
             self._store(guild)
         return guild
@@ -107,30 +107,30 @@ class GuildManager(BaseManager[str, Guild]):
             ServiceAPIError: ``GET /servers`` failed (member fetch failures never raise).
         """
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/servers"))
+        data = self._state.request(Route("GET", "/servers"))
         items = data.get("servers") if isinstance(data, dict) else data
         guilds: list[Guild] = []
         for item in items if isinstance(items, list) else ():
             try:
-                guilds.append(Guild(self._client, item))
+                guilds.append(Guild(self._state, item))
             except (TypeError, ValueError) as exc:
                 log.warning("skipped a malformed server record: %s", exc)
         if not cache:
             return guilds
         for guild in guilds:
             self._store(guild)
-        user = self._client.user
+        user = self._state.user
         if user is not None and guilds:
             self._preload_members(guilds, user.id)
         return guilds
 
     def _preload_members(self, guilds: list[Guild], user_id: str, **request_options: Any) -> None:
-        client = self._client
+        state = self._state
         pending: dict[concurrent.futures.Future[Any], str] = {}
         for guild in guilds:
             try:
-                future = client._submit(
-                    route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id),
+                future = state.submit(
+                    Route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id),
                     **request_options,
                 )
             except Exception as exc:  # noqa: BLE001 - isolated per server: one failure never fails the rest
@@ -152,7 +152,7 @@ class GuildManager(BaseManager[str, Guild]):
                 data = future.result(timeout=0)
                 if isinstance(data, dict) and isinstance(data.get("member"), dict):
                     data = data["member"]
-                client.members._build(data, server_id, cache=True)
+                state.store_member(data, server_id, cache=True)
             except Exception as exc:  # noqa: BLE001 - isolated per server: one failure never fails the rest
                 log.warning("bot member fetch for server %s failed: %s", server_id, exc)
 
@@ -173,7 +173,7 @@ class GuildManager(BaseManager[str, Guild]):
                 not a str (before any request).
             ServiceAPIError: The service refused.
         """
-        user = self._client.user
+        user = self._state.user
         if user is not None and user.bot:
             raise PermissionError("Bots cannot create servers.")
         check_id(name, "name")
@@ -182,10 +182,10 @@ class GuildManager(BaseManager[str, Guild]):
             if not isinstance(icon_url, str):
                 raise TypeError(f"icon_url must be a str or None, got {type(icon_url).__name__}")
             body["iconUrl"] = icon_url
-        data = self._client._request(route("POST", "/servers"), json=body)
+        data = self._state.request(Route("POST", "/servers"), json=body)
         if isinstance(data, dict) and isinstance(data.get("server"), dict):
             data = data["server"]
-        guild = Guild(self._client, data)
+        guild = Guild(self._state, data)
         self._store(guild)
         return guild
 
@@ -231,38 +231,22 @@ class GuildManager(BaseManager[str, Guild]):
                 self._live_changed.add(server_id)
             return self._evict(server_id)
 
-    def _reconcile(self, **request_options: Any) -> None:
-        """Bring the cache in line with the service after a reconnect.
+    def _apply_reconcile(self, fresh: dict[str, Guild]) -> tuple[list[tuple[str, Guild | None]], list[Guild]]:
+        """Bring the cache in line with the service's list after a reconnect.
 
-        One ``GET /servers``; servers no longer listed are evicted (with their
-        channels and members) and announced with ``guild_delete``; servers not
-        known before are cached, get their bot member fetched (concurrently,
-        failures logged), and are announced with ``guild_create``; known ones
-        are refreshed in place of the old entry (role and invite caches kept).
-        A server changed by a live event since :meth:`_begin_reconcile` keeps
-        what that event did: the list may predate the event, and the event,
-        announced by itself, wins. Nothing changes once the client is destroyed.
+        Servers no longer listed are evicted; listed ones are stored (new ones
+        cached, known ones refreshed in place of the old entry, role and invite
+        caches kept). A server changed by a live event since
+        :meth:`_begin_reconcile` keeps what that event did: the list may
+        predate the event, and the event, announced by itself, wins.
 
         Args:
-            **request_options: ``timeout_ms`` / ``max_retries`` for every request.
+            fresh: The listed servers by id.
 
-        Raises:
-            ServiceAPIError: ``GET /servers`` failed (nothing changed).
+        Returns:
+            ``(deleted, joined)``: the evicted server ids with the Guild that
+            was cached (or None), and the servers that were not cached before.
         """
-        client = self._client
-        data = client._request(route("GET", "/servers"), **request_options)
-        items = data.get("servers") if isinstance(data, dict) else data
-        fresh: dict[str, Guild] = {}
-        for item in items if isinstance(items, list) else ():
-            try:
-                guild = Guild(client, item)
-            except (TypeError, ValueError) as exc:
-                log.warning("skipped a malformed server record: %s", exc)
-                continue
-            fresh[guild.id] = guild
-        accepts = getattr(client, "_accepts_updates", None)
-        if accepts is not None and not accepts():
-            return
         deleted: list[tuple[str, Guild | None]] = []
         with self._live_lock:
             changed = self._live_changed if self._reconciles else set()
@@ -273,19 +257,13 @@ class GuildManager(BaseManager[str, Guild]):
             for guild in fresh.values():
                 if guild.id not in changed:
                     self._store(guild)
-        for server_id, gone in deleted:
-            client._dispatch("guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id)
-        user = client.user
-        if user is not None and joined:
-            self._preload_members(joined, user.id, **request_options)
-        for guild in joined:
-            client._dispatch("guild_create", self.cache.get(guild.id, guild), key=guild.id)
+        return deleted, joined
 
     # -- internal -------------------------------------------------------------
 
     def _store(self, guild: Guild) -> Guild:
         """Insert or overwrite, keeping the previous entry's role and invite caches."""
-        with self.cache._lock:
+        with self.cache.atomic():
             previous = self.cache.get(guild.id)
             if previous is not None and previous is not guild:
                 guild._adopt(previous)
@@ -293,8 +271,5 @@ class GuildManager(BaseManager[str, Guild]):
         return guild
 
     def _evict(self, server_id: str) -> Guild | None:
-        """Remove a server with its channels and members (the bot left it)."""
-        guild = self.cache.pop(server_id, None)
-        self._client.channels._remove_guild(server_id)
-        self._client.members._remove_guild(server_id)
-        return guild
+        """Remove a server from this cache (the connection state evicts its channels and members)."""
+        return self.cache.pop(server_id, None)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .._validate import check_cache_flag, check_id
+from ..models._manager import BaseManager
 from ..models.collection import Collection
 from ..models.member import Member, member_ids, member_user_record
-from .base import BaseManager, check_cache_flag, check_id, route
+from ..rest.route import Route
 
 __all__ = ["MemberManager"]
 
-log = logging.getLogger("service_client.managers")
+log = logging.getLogger(__name__.rpartition(".")[0])
 
 MemberKey = tuple[str, str]
 
@@ -75,8 +77,8 @@ class MemberManager(BaseManager[MemberKey, Member]):
         check_id(server_id, "server_id")
         check_id(user_id, "user_id")
         check_cache_flag(cache)
-        data = self._client._request(
-            route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id)
+        data = self._state.request(
+            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id)
         )
         if isinstance(data, dict) and isinstance(data.get("member"), dict):
             data = data["member"]
@@ -102,7 +104,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/servers/{server_id}/members", server_id=server_id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/members", server_id=server_id))
         items = data.get("members") if isinstance(data, dict) else data
         out: list[Member] = []
         for index, item in enumerate(items if isinstance(items, list) else ()):
@@ -152,8 +154,8 @@ class MemberManager(BaseManager[MemberKey, Member]):
             body["nickname"] = nickname
         if not body:
             raise ValueError("edit needs roles or nickname")
-        self._client._request(
-            route("PATCH", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
+        self._state.request(
+            Route("PATCH", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
             json=body,
         )
 
@@ -171,14 +173,14 @@ class MemberManager(BaseManager[MemberKey, Member]):
         sid, uid = member_ids(data, server_id)
         if uid is None:
             raise ValueError("member record has no user id")
-        user = self._client.users._build(member_user_record(data, uid), cache=cache)
-        member = Member(self._client, data, server_id=sid, user=user)
+        user = self._state.store_user(member_user_record(data, uid), cache=cache)
+        member = Member(self._state, data, server_id=sid, user=user)
         if cache:
             self.cache[(member.server_id, member.id)] = member
         return member
 
     def _remove_guild(self, server_id: str) -> None:
         """Evict every member of a server (the bot left it)."""
-        with self.cache._lock:
-            for key in [k for k in dict.keys(self.cache) if k[0] == server_id]:
-                dict.__delitem__(self.cache, key)
+        with self.cache.atomic():
+            for key in [k for k in self.cache.keys() if k[0] == server_id]:
+                del self.cache[key]

@@ -6,17 +6,18 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._defaults import MISSING
+from .._state import StateLike
+from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..models._base import read_id
+from ..models._manager import BaseManager
+from ..models.guild import Guild
+from ..models.profile import UserProfile, profile_record
 from ..models.user import User
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..models.guild import Guild
-    from ..models.profile import UserProfile
-from .base import BaseManager, check_cache_flag, check_id, route
+from ..rest.route import Route
 
 __all__ = ["UserManager"]
 
@@ -39,9 +40,9 @@ class UserManager(BaseManager[str, User]):
     __slots__ = ("_webhook_ids", "_webhook_lock")
     model = User
 
-    def __init__(self, client: Any) -> None:
-        """Create the empty user cache of ``client``."""
-        super().__init__(client)
+    def __init__(self, state: StateLike) -> None:
+        """Create the empty user cache."""
+        super().__init__(state)
         self._webhook_ids: OrderedDict[str, None] = OrderedDict()
         self._webhook_lock = threading.Lock()
 
@@ -61,7 +62,7 @@ class UserManager(BaseManager[str, User]):
         """
         check_id(user_id, "user_id")
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/users/{user_id}", user_id=user_id))
+        data = self._state.request(Route("GET", "/users/{user_id}", user_id=user_id))
         if isinstance(data, dict) and isinstance(data.get("user"), dict):
             data = data["user"]
         return self._build(data, cache=cache)
@@ -86,12 +87,10 @@ class UserManager(BaseManager[str, User]):
                 not kept), ``body`` the answer as JSON text, ``data`` the parsed answer;
                 as for a success whose body is not JSON at all. Nothing is cached then.
         """
-        from ..models.profile import UserProfile, profile_record
-
         check_id(user_id, "user_id")
         check_cache_flag(cache)
-        profile_route = route("GET", "/users/{user_id}/profile", user_id=user_id)
-        data = self._client._request(profile_route)
+        profile_route = Route("GET", "/users/{user_id}/profile", user_id=user_id)
+        data = self._state.request(profile_route)
         if not isinstance(data, dict):
             text = "" if data is None else json.dumps(data)
             raise ServiceAPIError(
@@ -100,7 +99,7 @@ class UserManager(BaseManager[str, User]):
             )
         record = profile_record(data)
         user = self._build({k: v for k, v in record.items() if k in _USER_KEYS}, cache=cache)
-        return UserProfile(self._client, record, user=user)
+        return UserProfile(self._state, record, user=user)
 
     def mutual_servers(self, user_id: str) -> list[Guild]:
         """The servers the bot shares with a user (``GET /users/{user_id}/mutual-servers``). Blocks.
@@ -117,15 +116,13 @@ class UserManager(BaseManager[str, User]):
             TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
             ServiceAPIError: 404 unknown user.
         """
-        from ..models.guild import Guild
-
         check_id(user_id, "user_id")
-        data = self._client._request(route("GET", "/users/{user_id}/mutual-servers", user_id=user_id))
+        data = self._state.request(Route("GET", "/users/{user_id}/mutual-servers", user_id=user_id))
         items = data.get("mutualServers") if isinstance(data, dict) else data
         out: list[Guild] = []
         for item in items if isinstance(items, list) else ():
             try:
-                out.append(Guild(self._client, item))
+                out.append(Guild(self._state, item))
             except (TypeError, ValueError):
                 continue
         return out
@@ -155,7 +152,7 @@ class UserManager(BaseManager[str, User]):
         """A User for a record: the upserted cached one with ``cache``, else a new one."""
         if cache:
             return self._upsert(data)
-        return User(self._client, data)
+        return User(self._state, data)
 
     def _upsert(self, data: Mapping[str, Any]) -> User:
         """Insert a user, or update the cached one in place and return it.
@@ -169,8 +166,8 @@ class UserManager(BaseManager[str, User]):
             if known is not None:
                 _merge_into(known, data)  # a record's raw form is the record itself
                 return known
-        user = User(self._client, data)
-        with self.cache._lock:
+        user = User(self._state, data)
+        with self.cache.atomic():
             existing = self.cache.get(user.id)
             if existing is None:
                 self.cache[user.id] = user
@@ -180,7 +177,7 @@ class UserManager(BaseManager[str, User]):
 
     def _add(self, user: User) -> User:
         """Insert ``user`` unless one with its id is cached; return the cached one."""
-        with self.cache._lock:
+        with self.cache.atomic():
             existing = self.cache.get(user.id)
             if existing is None:
                 self.cache[user.id] = user

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..models._manager import BaseManager
 from ..models.collection import Collection
 from ..models.voice_state import STATE_KEYS, VoiceState
-from .base import BaseManager
 
 __all__ = ["VoiceStateManager"]
 
@@ -43,28 +43,28 @@ class VoiceStateManager(BaseManager[str, VoiceState]):
         Raises:
             TypeError, ValueError: A malformed voice user (nothing is changed).
         """
-        states = [VoiceState(self._client, u, channel_id=channel_id) for u in users]
+        states = [VoiceState(self._state, u, channel_id=channel_id) for u in users]
         cache = self.cache
-        with cache._lock:
-            for key in [k for k, s in dict.items(cache) if s.channel_id == channel_id]:
-                dict.__delitem__(cache, key)
+        with cache.atomic():
+            for key in [k for k, s in cache.items() if s.channel_id == channel_id]:
+                del cache[key]
             for state in states:
                 dict.__setitem__(cache, state.user_id, state)
 
     def _remove(self, user_id: str, channel_id: str | None = None) -> VoiceState | None:
         """Remove a user's entry (only if it is in ``channel_id`` when given)."""
         cache = self.cache
-        with cache._lock:
+        with cache.atomic():
             state = cache.get(user_id)
             if state is None or (channel_id is not None and state.channel_id != channel_id):
                 return None
-            dict.__delitem__(cache, user_id)
+            del cache[user_id]
             return state
 
     def _merge(self, user_id: str, patch: Mapping[str, Any], channel_id: str | None = None) -> VoiceState | None:
         """Merge state fields into an existing entry only; returns it, or None when absent."""
         cache = self.cache
-        with cache._lock:
+        with cache.atomic():
             state = cache.get(user_id)
             if state is None or (channel_id is not None and state.channel_id not in (None, channel_id)):
                 return None
@@ -72,6 +72,6 @@ class VoiceStateManager(BaseManager[str, VoiceState]):
             for key in STATE_KEYS:
                 if key in patch:
                     merged[key] = patch[key]
-            fresh = VoiceState(self._client, merged, channel_id=state.channel_id)
-            dict.__setitem__(cache, user_id, fresh)  # readers never see a half-merged entry
+            fresh = VoiceState(self._state, merged, channel_id=state.channel_id)
+            cache.__setitem__(user_id, fresh)  # readers never see a half-merged entry
             return fresh

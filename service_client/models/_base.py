@@ -13,8 +13,10 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._defaults import MISSING
+from ._html import model_html
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .._state import State
     from ..client import Client
     from .guild import Guild
 
@@ -200,8 +202,9 @@ def share_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
 class Model:
     """Base of every client-bound model: a user, member, channel, message, server...
 
-    Each model keeps a reference to its client (:attr:`client`, used by its
-    methods) and its wire record (:attr:`raw`). To keep a cached model small
+    Each model keeps the connection state of the client it came from (the
+    ``_state`` its methods send requests and emits through; :attr:`client`
+    gives the client itself) and its wire record (:attr:`raw`). To keep a cached model small
     the record is not stored as a dict (a :class:`Message`, which is not
     cached, keeps its record as it came and reads its fields lazily): the keys a model parses into its
     slots are rebuilt from those slots, and only the keys it does not parse
@@ -218,24 +221,23 @@ class Model:
     models only from its reader thread.
     """
 
-    __slots__ = ("_client", "_extra", "_wire_mask")
+    __slots__ = ("_state", "_extra", "_wire_mask")
 
     #: ``(wire key, attribute)`` pairs: the keys rebuilt from parsed slots
     #: (the attribute gives the wire value). At most 12 per class.
     _WIRE: tuple[tuple[str, str], ...] = ()
 
-    _client: Client
+    _state: State
     _extra: tuple[Any, ...] | None
     _wire_mask: int
 
     @property
     def client(self) -> Client:
-        """The :class:`~service_client.Client` this model belongs to (read-only).
+        """The client this model belongs to (read-only).
 
-        Used by the model's methods (``message.reply()``, ``member.kick()``...);
-        a command can reach the bot through ``message.client``.
+        A command or listener can reach the bot through it (``message.client``).
         """
-        return self._client
+        return self._state.client
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -296,7 +298,7 @@ class Model:
         """The cached server ``server_id`` from ``client.guilds``, or None (no request)."""
         if server_id is None:
             return None
-        return self._client.guilds.cache.get(server_id)
+        return self._state.guilds.cache.get(server_id)
 
     def _extra_get(self, key: str, default: Any = None) -> Any:
         """The value of an unparsed wire key, or ``default`` when absent."""
@@ -327,8 +329,6 @@ class Model:
         Every value is HTML-escaped; secrets (tokens) are never shown, and no
         attribute read by it makes a request.
         """
-        from ._html import model_html
-
         return model_html(self)
 
     def __eq__(self, other: object) -> bool:

@@ -1,14 +1,14 @@
 """HTML tables for Jupyter: what ``_repr_html_`` of models and collections returns.
 
 A model renders as a two-column table (attribute, value) of its ``_HTML``
-attributes; a :class:`~service_client.models.collection.Collection` renders as
+attributes; a :class:`Collection` renders as
 one row per entry, its columns the ``_HTML`` attributes of its first value
 when that is a model. Pure: no I/O, no request (the attributes listed by the
 models never make one).
 
 Every text is escaped with :func:`html.escape` (quotes included), values are
 shortened to :data:`MAX_TEXT` characters, tables to :data:`MAX_ROWS` rows,
-and a :class:`~service_client._secret.Secret` (a token) shows only as
+and a ``Secret`` (a token) shows only as
 ``[REDACTED]``.
 """
 
@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
+
+from .._secret import Secret
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._base import Model
@@ -56,16 +58,19 @@ def _label(value: Any) -> str:
     return type(value).__name__
 
 
+def _is_model(value: Any) -> bool:
+    """True for a model (it declares the attributes its repr shows); this module sits below the
+    model base class and so recognises models by that declaration."""
+    return isinstance(getattr(type(value), "_REPR", None), tuple)
+
+
 def _text(value: Any) -> str:
     """The plain text of one cell (not yet escaped)."""
-    from .._secret import Secret
-    from ._base import Model
-
     if isinstance(value, Secret):
         return repr(value)
     if value is None:
         return "None"
-    if isinstance(value, Model):
+    if _is_model(value):
         return _label(value)
     if isinstance(value, datetime):
         return value.isoformat(sep=" ", timespec="seconds")
@@ -85,7 +90,7 @@ def _text(value: Any) -> str:
     else:
         return repr(value)
     items = list(items)
-    if len(items) <= MAX_LISTED and all(isinstance(i, (str, int, float, Model)) for i in items):
+    if len(items) <= MAX_LISTED and all(isinstance(i, (str, int, float)) or _is_model(i) for i in items):
         return ", ".join(_text(i) for i in items)
     return f"{len(items)} items"
 
@@ -133,12 +138,10 @@ def collection_html(items: Iterable[tuple[Any, Any]], count: int, *, title: str 
         (other values show in one wide cell), after a ``key`` column unless
         every key is its value's ``id``; else ``key`` and ``value``.
     """
-    from ._base import Model
-
     pairs = list(items)
     shown = pairs[:MAX_ROWS]
     first = shown[0][1] if shown else None
-    columns = _attrs(first) if isinstance(first, Model) else ()
+    columns = _attrs(first) if _is_model(first) else ()
     kind = type(first)
     # The usual case, keys that are the values' ids, needs no column of its own.
     keyed = not (columns and "id" in columns and all(k == _read(v, "id") for k, v in shown))

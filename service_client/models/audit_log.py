@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .._state import StateLike, state_of
 from ._base import Model, as_dict, parse_time, read_id, read_str
 from .user import User
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
 
 __all__ = ["AuditLogEntry"]
 
@@ -42,12 +40,13 @@ class AuditLogEntry(Model):
     executor: User | None
     server_id: str | None
 
-    def __init__(self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None,
+    def __init__(self, state: StateLike, data: Mapping[str, Any], *, server_id: str | None = None,
                  executor: User | None = None) -> None:
         """Build from an audit log record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The AuditEntry record.
             server_id: The server the log belongs to.
             executor: The acting user when already resolved (the cached one).
@@ -60,7 +59,7 @@ class AuditLogEntry(Model):
         ident = read_id(data, "publicId", "id")
         if ident is None:
             raise ValueError("audit log entry has no publicId")
-        self._client = client
+        self._state = state_of(state)
         self.id = ident
         self.action = read_str(data, "actionType") or read_str(data, "action") or ""
         self.target_type = read_str(data, "targetType")
@@ -68,7 +67,7 @@ class AuditLogEntry(Model):
         raw_executor = data.get("executor")
         if executor is None and isinstance(raw_executor, dict):
             try:
-                executor = User(client, raw_executor)
+                executor = User(self._state, raw_executor)
             except ValueError:
                 executor = None
         self.executor = executor

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .._state import StateLike, state_of
 from ._base import Model, as_dict, parse_time, read_id, read_str
 from .user import User
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
 
 __all__ = ["Ban"]
 
@@ -35,12 +33,13 @@ class Ban(Model):
     reason: str | None
     server_id: str | None
 
-    def __init__(self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None,
+    def __init__(self, state: StateLike, data: Mapping[str, Any], *, server_id: str | None = None,
                  user: User | None = None) -> None:
         """Build from a ban record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The ban record.
             server_id: The server the ban belongs to.
             user: The banned user when already resolved (the cached one).
@@ -50,8 +49,8 @@ class Ban(Model):
             ValueError: The record has no user id.
         """
         data = as_dict(data, "ban")
-        self._client = client
-        self.user = user if user is not None else User(client, as_dict(data.get("user"), "ban user"))
+        self._state = state_of(state)
+        self.user = user if user is not None else User(self._state, as_dict(data.get("user"), "ban user"))
         self.id = read_id(data, "publicId", "id") or self.user.id
         self.reason = read_str(data, "reason")
         self.server_id = read_id(data, "serverPublicId", "serverId") or server_id

@@ -6,14 +6,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._defaults import MISSING
+from .._state import StateLike, state_of
+from .._validate import check_cache_flag, check_name
+from ..rest.route import Route
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
+from ._overwrites import check_overwrite, post_overwrite
 from .channel import Channel
 from .collection import Collection
+from .overwrite import PermissionOverwrite, delete_overwrite, fetch_overwrites
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
+    from .._state import State
     from .guild import Guild
-    from .overwrite import PermissionOverwrite
 
 __all__ = ["Category"]
 
@@ -43,7 +47,7 @@ class Category(Model):
     channels: Collection[str, Channel]
 
     def __init__(
-        self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None
+        self, state: StateLike, data: Mapping[str, Any], *, server_id: str | None = None
     ) -> None:
         """Build from a category record.
 
@@ -55,7 +59,7 @@ class Category(Model):
         ident = read_id(data, "publicId", "id", "categoryId")
         if ident is None:
             raise ValueError("category record has no publicId")
-        self._client = client
+        self._state = state_of(state)
         self.id = ident
         self.name = read_str(data, "name") or ""
         self.position = read_int(data, "position", 0)
@@ -64,7 +68,7 @@ class Category(Model):
         nested = data.get("channels")
         channels: Collection[str, Channel] = Collection()
         for record in nested if isinstance(nested, list) else []:
-            ch = Channel(client, record, server_id=self.server_id)
+            ch = Channel(self._state, record, server_id=self.server_id)
             if ch.category_id is None:
                 ch.category_id = ident
             channels[ch.id] = ch
@@ -104,8 +108,6 @@ class Category(Model):
             TypeError, ValueError: Bad arguments, nothing to change, or no server id (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
         """
-        from ..managers.base import check_cache_flag, check_name, route
-
         check_cache_flag(cache)
         server_id = self._server()
         body: dict[str, Any] = {}
@@ -117,16 +119,16 @@ class Category(Model):
             body["isPrivate"] = private
         if not body:
             raise ValueError("edit needs name or private")
-        self._client._request(
-            route("PATCH", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id),
+        self._state.request(
+            Route("PATCH", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id),
             json=body,
         )
         record = self.raw
         record.update(body)
         record["channels"] = [ch.raw for ch in self.channels.values()]
-        updated = Category(self._client, record, server_id=server_id)
+        updated = Category(self._state, record, server_id=server_id)
         if cache:
-            self._client.channels.categories[updated.id] = updated
+            self._state.channels.categories[updated.id] = updated
         return updated
 
     def delete(self) -> None:
@@ -140,13 +142,11 @@ class Category(Model):
             ValueError: The category does not know its server id.
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
         """
-        from ..managers.base import route
-
         server_id = self._server()
-        self._client._request(
-            route("DELETE", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id)
+        self._state.request(
+            Route("DELETE", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id)
         )
-        self._client.channels._forget_category(self.id)
+        forget_category(self._state, self.id)
 
     def sync(self) -> None:
         """Copy this category's overwrites and privacy onto each of its channels
@@ -160,11 +160,9 @@ class Category(Model):
             ValueError: The category does not know its server id.
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown category.
         """
-        from ..managers.base import route
-
         server_id = self._server()
-        self._client._request(
-            route("POST", "/servers/{server_id}/categories/{category_id}/sync", server_id=server_id,
+        self._state.request(
+            Route("POST", "/servers/{server_id}/categories/{category_id}/sync", server_id=server_id,
                   category_id=self.id)
         )
 
@@ -181,9 +179,7 @@ class Category(Model):
             ServiceAPIError: 403 for a member who neither holds MANAGE_CHANNELS nor may view
                 the category, 404 unknown category.
         """
-        from ..managers.overwrites import fetch_overwrites
-
-        return fetch_overwrites(self._client, self.id, category_of=self._server())
+        return fetch_overwrites(self._state, self.id, category_of=self._server())
 
     def set_overwrite(self, target: Any, *, allow: Any = 0, deny: Any = 0, type: str | None = None) -> None:  # noqa: A002
         """Create or replace the overwrite of one role or member on this category.
@@ -197,10 +193,8 @@ class Category(Model):
         Reaches the channels at their creation in the category and at :meth:`sync`.
         Arguments, blocking and errors as :meth:`Channel.set_overwrite`.
         """
-        from ..managers.overwrites import check_overwrite, post_overwrite
-
-        spec = check_overwrite(self._client, self.server_id, target, allow, deny, type)
-        post_overwrite(self._client, self.id, spec)
+        spec = check_overwrite(self._state, self.server_id, target, allow, deny, type)
+        post_overwrite(self._state, self.id, spec)
 
     def delete_overwrite(self, overwrite: str | PermissionOverwrite) -> None:
         """Delete one overwrite of this category (``DELETE /channels/{id}/overrides/{overrideId}``
@@ -211,6 +205,18 @@ class Category(Model):
         overwrite, and may answer 404. Arguments, blocking and errors as
         :meth:`Channel.delete_overwrite`.
         """
-        from ..managers.overwrites import delete_overwrite
+        delete_overwrite(self._state, self.id, overwrite)
 
-        delete_overwrite(self._client, self.id, overwrite)
+
+def forget_category(state: State, category_id: str) -> None:
+    """A deleted category: drop it from ``client.channels.categories`` and replace each cached
+    channel that was in it by a copy whose ``category_id`` is None."""
+    channels = state.channels
+    channels.categories.pop(category_id, None)
+    cache = channels.cache
+    with cache.atomic():
+        for key, channel in cache.items():
+            if channel.category_id == category_id:
+                record = channel.raw
+                record["categoryId"] = None
+                cache[key] = channel._rebuilt(record)

@@ -7,15 +7,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._defaults import MISSING
+from .._state import StateLike, state_of
+from .._validate import check_cache_flag, check_id, check_name
+from ..rest.route import Route
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
+from ._overwrites import check_overwrite, post_overwrite
+from .message import Message
+from .overwrite import PermissionOverwrite, delete_overwrite, fetch_overwrites
+from .webhook import Webhook, _check_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
     from .embed import EmbedBuilder
     from .guild import Guild
-    from .message import Message
-    from .overwrite import PermissionOverwrite
-    from .webhook import Webhook
 
 __all__ = ["BULK_DELETE_MAX", "Channel", "HISTORY_PAGE"]
 
@@ -64,12 +67,13 @@ class Channel(Model):
     description: str | None
 
     def __init__(
-        self, client: Client, data: Mapping[str, Any], *, server_id: str | None = None
+        self, state: StateLike, data: Mapping[str, Any], *, server_id: str | None = None
     ) -> None:
         """Build from a channel record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The channel record.
             server_id: Set explicitly (category listing), overriding the record.
 
@@ -77,7 +81,7 @@ class Channel(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        self._client = client
+        self._state = state_of(state)
         self._parse(as_dict(data, "channel"), server_id)
 
     def _parse(self, data: dict[str, Any], server_id: str | None) -> None:
@@ -115,11 +119,11 @@ class Channel(Model):
     ) -> Message:
         """Send a message here: ``client.send_message(self.id, ...)``.
 
-        Same arguments, result and errors as :meth:`Client.send_message`
+        Same arguments, result and errors as the client's ``send_message``
         (``ServiceAuthError`` when not connected or empty, ``TimeoutError``
         after 10 s without the echo).
         """
-        return self._client.send_message(
+        return self._state.send_message(
             self.id, options, content=content, embeds=embeds, reply_to_id=reply_to_id
         )
 
@@ -129,10 +133,8 @@ class Channel(Model):
         Raises:
             ServiceAPIError: The service refused (403 without MANAGE_CHANNELS, 404).
         """
-        from ..managers.base import route
-
-        self._client._request(route("DELETE", "/channels/{channel_id}", channel_id=self.id))
-        self._client.channels.cache.pop(self.id, None)
+        self._state.request(Route("DELETE", "/channels/{channel_id}", channel_id=self.id))
+        self._state.channels.cache.pop(self.id, None)
 
     # -- history, pins, webhooks -------------------------------------------------
 
@@ -163,8 +165,6 @@ class Channel(Model):
                 visible, 404 unknown channel.
             ServiceTimeoutError: From the iteration: the last attempt timed out.
         """
-        from ..managers.base import check_id
-
         if limit is not None:
             if isinstance(limit, bool) or not isinstance(limit, int):
                 raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
@@ -174,22 +174,19 @@ class Channel(Model):
         return self._history_pages(limit, start)
 
     def _history_pages(self, limit: int | None, before: str | None) -> Iterator[Message]:
-        from ..managers.base import route
-        from .message import Message
-
         remaining = limit
         seen: set[str] = set()
         while remaining is None or remaining > 0:
             ask = HISTORY_PAGE if remaining is None else min(HISTORY_PAGE, remaining)
-            data = self._client._request(
-                route("GET", "/chat/{channel_id}", channel_id=self.id), params={"limit": ask, "before": before}
+            data = self._state.request(
+                Route("GET", "/chat/{channel_id}", channel_id=self.id), params={"limit": ask, "before": before}
             )
             items = data.get("messages") if isinstance(data, dict) else data
             page: list[Message] = []
             for item in items if isinstance(items, list) else ():
                 if isinstance(item, dict):
                     try:
-                        page.append(Message(self._client, item))
+                        page.append(Message(self._state, item))
                     except ValueError:
                         continue
             if _chronological(page):
@@ -216,16 +213,13 @@ class Channel(Model):
         Raises:
             ServiceAPIError: 403 the channel is not visible, 404 unknown channel.
         """
-        from ..managers.base import route
-        from .message import Message
-
-        data = self._client._request(route("GET", "/chat/{channel_id}/pins", channel_id=self.id))
+        data = self._state.request(Route("GET", "/chat/{channel_id}/pins", channel_id=self.id))
         items = data.get("pins") if isinstance(data, dict) else data
         out: list[Message] = []
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict):
                 try:
-                    out.append(Message(self._client, item))
+                    out.append(Message(self._state, item))
                 except ValueError:
                     continue
         return out
@@ -253,9 +247,6 @@ class Channel(Model):
                 not view), 400 refused, 404 unknown channel.
             ServiceTimeoutError: The last attempt timed out.
         """
-        from ..managers.base import check_id, route
-        from .message import Message
-
         if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
             raise TypeError(
                 f"messages must be an iterable of message ids or Message objects, got {type(messages).__name__}"
@@ -277,8 +268,8 @@ class Channel(Model):
                 raise ValueError(f"messages must name at most {BULK_DELETE_MAX} distinct messages")
         if not ids:
             raise ValueError("messages must name at least one message")
-        self._client._request(
-            route("POST", "/channels/{channel_id}/messages/bulk-delete", channel_id=self.id),
+        self._state.request(
+            Route("POST", "/channels/{channel_id}/messages/bulk-delete", channel_id=self.id),
             json={"messageIds": list(ids)},
         )
 
@@ -295,16 +286,13 @@ class Channel(Model):
         Raises:
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
         """
-        from ..managers.base import route
-        from .webhook import Webhook
-
-        data = self._client._request(route("GET", "/channels/{channel_id}/webhooks", channel_id=self.id))
+        data = self._state.request(Route("GET", "/channels/{channel_id}/webhooks", channel_id=self.id))
         items = data.get("webhooks") if isinstance(data, dict) else data
         out: list[Webhook] = []
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict):
                 try:
-                    out.append(Webhook(self._client, item, channel_id=self.id))
+                    out.append(Webhook(self._state, item, channel_id=self.id))
                 except ValueError:
                     continue
         return out
@@ -327,20 +315,17 @@ class Channel(Model):
             TypeError, ValueError: A bad ``name`` or ``avatar_url`` (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 400 refused, 404 unknown channel.
         """
-        from ..managers.base import route
-        from .webhook import Webhook, _check_name
-
         body: dict[str, Any] = {"name": _check_name(name, "name")}
         if avatar_url is not None:
             if not isinstance(avatar_url, str):
                 raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
             body["avatarUrl"] = avatar_url
-        data = self._client._request(
-            route("POST", "/channels/{channel_id}/webhooks", channel_id=self.id), json=body
+        data = self._state.request(
+            Route("POST", "/channels/{channel_id}/webhooks", channel_id=self.id), json=body
         )
         if isinstance(data, dict) and isinstance(data.get("webhook"), dict):
             data = data["webhook"]
-        return Webhook(self._client, data, channel_id=self.id)
+        return Webhook(self._state, data, channel_id=self.id)
 
     # -- editing, copies, permission overwrites ------------------------------
 
@@ -362,8 +347,6 @@ class Channel(Model):
             TypeError, ValueError: Bad arguments or nothing to change (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
         """
-        from ..managers.base import check_cache_flag, check_name, route
-
         check_cache_flag(cache)
         body: dict[str, Any] = {}
         if name is not MISSING:
@@ -374,22 +357,18 @@ class Channel(Model):
             body["description"] = description
         if not body:
             raise ValueError("edit needs name or description")
-        self._client._request(route("PATCH", "/channels/{channel_id}", channel_id=self.id), json=body)
+        self._state.request(Route("PATCH", "/channels/{channel_id}", channel_id=self.id), json=body)
         record = self.raw
         record.update(body)
-        updated = type(self)._rebuilt(self, record)
+        updated = self._rebuilt(record)
         if cache:
-            self._client.channels.cache[updated.id] = updated
+            self._state.channels.cache[updated.id] = updated
         return updated
 
-    @staticmethod
-    def _rebuilt(old: Channel, record: dict[str, Any]) -> Channel:
-        """A new channel of ``old``'s class from ``record`` (server id and DM recipient kept)."""
-        from .dm_channel import DMChannel
-
-        if isinstance(old, DMChannel):
-            return DMChannel(old._client, record, recipient=old.recipient)
-        return Channel(old._client, record, server_id=old.server_id)
+    def _rebuilt(self, record: dict[str, Any]) -> Channel:
+        """A new channel of this class from ``record``, keeping the server id (a DM channel
+        keeps its recipient)."""
+        return Channel(self._state, record, server_id=self.server_id)
 
     def duplicate(self, *, cache: bool = True) -> Channel:
         """Create a copy of this channel (``POST /channels/{id}/duplicate``; MANAGE_CHANNELS).
@@ -406,15 +385,13 @@ class Channel(Model):
         Raises:
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
         """
-        from ..managers.base import check_cache_flag, route
-
         check_cache_flag(cache)
-        data = self._client._request(route("POST", "/channels/{channel_id}/duplicate", channel_id=self.id))
+        data = self._state.request(Route("POST", "/channels/{channel_id}/duplicate", channel_id=self.id))
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
-        copy = Channel(self._client, data, server_id=self.server_id)
+        copy = Channel(self._state, data, server_id=self.server_id)
         if cache:
-            self._client.channels.cache[copy.id] = copy
+            self._state.channels.cache[copy.id] = copy
         return copy
 
     def sync(self) -> None:
@@ -428,9 +405,7 @@ class Channel(Model):
             ServiceAPIError: 400 when the channel has no category, 403 without
                 MANAGE_CHANNELS, 404 unknown channel.
         """
-        from ..managers.base import route
-
-        self._client._request(route("POST", "/channels/{channel_id}/sync", channel_id=self.id))
+        self._state.request(Route("POST", "/channels/{channel_id}/sync", channel_id=self.id))
 
     def overwrites(self) -> list[PermissionOverwrite]:
         """Fetch this channel's permission overwrites (``GET /channels/{id}/overrides``).
@@ -444,9 +419,7 @@ class Channel(Model):
             ServiceAPIError: 403 for a member who neither holds MANAGE_CHANNELS nor may view
                 the channel, 404 unknown channel.
         """
-        from ..managers.overwrites import fetch_overwrites
-
-        return fetch_overwrites(self._client, self.id)
+        return fetch_overwrites(self._state, self.id)
 
     def set_overwrite(self, target: Any, *, allow: Any = 0, deny: Any = 0, type: str | None = None) -> None:  # noqa: A002
         """Create or replace the overwrite of one role or member (``POST /channels/{id}/overrides``).
@@ -469,10 +442,8 @@ class Channel(Model):
             ServiceAPIError: 400 for a role that is not the server's or a user who is not a
                 member, 403 without MANAGE_CHANNELS, 404 unknown channel.
         """
-        from ..managers.overwrites import check_overwrite, post_overwrite
-
-        spec = check_overwrite(self._client, self.server_id, target, allow, deny, type)
-        post_overwrite(self._client, self.id, spec)
+        spec = check_overwrite(self._state, self.server_id, target, allow, deny, type)
+        post_overwrite(self._state, self.id, spec)
 
     def delete_overwrite(self, overwrite: str | PermissionOverwrite) -> None:
         """Delete one overwrite (``DELETE /channels/{id}/overrides/{overrideId}``; MANAGE_CHANNELS).
@@ -487,9 +458,7 @@ class Channel(Model):
             TypeError, ValueError: Not an id or overwrite (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown channel or overwrite.
         """
-        from ..managers.overwrites import delete_overwrite
-
-        delete_overwrite(self._client, self.id, overwrite)
+        delete_overwrite(self._state, self.id, overwrite)
 
 
 def _chronological(page: list[Message]) -> bool:

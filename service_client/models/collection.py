@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from .._defaults import MISSING
+from ._html import collection_html
 
 __all__ = ["Collection"]
 
@@ -19,8 +21,8 @@ class Collection(dict[K, V]):
     """A ``dict`` keyed by id, safe to read and iterate from any thread.
 
     Writers (``__setitem__``, ``__delitem__``, ``pop``, ``update``, ``clear``,
-    ``setdefault``, ``popitem``) run under one lock (``_lock``, an RLock the
-    managers also take to apply a batch atomically). Iteration (``iter``,
+    ``setdefault``, ``popitem``) run under one re-entrant lock; :meth:`atomic`
+    holds it across several steps, so that a read-modify-write is seen whole. Iteration (``iter``,
     ``keys``, ``values``, ``items``) works on a copy taken under that lock, so
     it never raises "dictionary changed size during iteration" while events
     update the cache; what is iterated is the content at the moment iteration
@@ -37,6 +39,17 @@ class Collection(dict[K, V]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._lock = threading.RLock()
         super().__init__(*args, **kwargs)
+
+    def atomic(self) -> AbstractContextManager[Any]:
+        """A context manager that holds this collection's lock for a whole block.
+
+        Inside ``with cache.atomic():`` a read-modify-write (look an entry up,
+        then replace or remove it) happens as one step: other writers and
+        snapshot readers (iteration, ``copy``) wait until the block ends.
+        Re-entrant, so the block may use every method of the collection. Keep
+        the block short and never do I/O or call user code in it.
+        """
+        return self._lock
 
     # -- writers -------------------------------------------------------------
 
@@ -130,8 +143,6 @@ class Collection(dict[K, V]):
         the values are models, the columns are their main attributes. Every
         key and value is HTML-escaped; secrets (tokens) are never shown.
         """
-        from ._html import collection_html
-
         snapshot = self._snapshot()
         return collection_html(snapshot.items(), len(snapshot), title=type(self).__name__)
 

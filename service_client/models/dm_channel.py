@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .._state import StateLike
 from ._base import as_dict
 from .channel import Channel
 from .user import User
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
 
 __all__ = ["DMChannel"]
 
@@ -33,12 +31,13 @@ class DMChannel(Channel):
     recipient: User | None
 
     def __init__(
-        self, client: Client, data: Mapping[str, Any], *, recipient: User | None = None
+        self, state: StateLike, data: Mapping[str, Any], *, recipient: User | None = None
     ) -> None:
         """Build from a DM record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The DM record ``{publicId, type, recipient}``.
             recipient: The recipient when already resolved (e.g. the cached user).
 
@@ -47,13 +46,17 @@ class DMChannel(Channel):
             ValueError: The record has no id.
         """
         data = as_dict(data, "dm channel")
-        super().__init__(client, data)
+        super().__init__(state, data)
         if recipient is None:
             rec = data.get("recipient")
-            recipient = User(client, rec) if isinstance(rec, dict) else None
+            recipient = User(self._state, rec) if isinstance(rec, dict) else None
         self.recipient = recipient
         self.type = "DM"
         self.server_id = None
         if not self.name:
             self.name = recipient.username if recipient is not None and recipient.username else "DM"
         self._split(data)  # type, server id and name were changed after Channel parsed them
+
+    def _rebuilt(self, record: dict[str, Any]) -> DMChannel:
+        """A new DM channel from ``record``, keeping the recipient."""
+        return DMChannel(self._state, record, recipient=self.recipient)

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._defaults import MISSING
+from .._state import StateLike, state_of
+from .._validate import check_cache_flag, check_id
+from ..errors import ServiceAPIError
+from ..rest.route import Route
+from . import _moderation
 from ._base import Model, as_dict, read_id, read_int, read_str
+from .audit_log import AuditLogEntry
+from .ban import Ban
+from .emoji import EmojiManager
+from .invite import InviteManager
+from .member import Member
+from .role import RoleManager
+from .snapshots import GuildCategories, GuildChannels
+from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
-    from ..managers.emojis import EmojiManager
-    from ..managers.guild_views import GuildCategories, GuildChannels
-    from ..managers.invites import InviteManager
-    from ..managers.roles import RoleManager
-    from .audit_log import AuditLogEntry
-    from .ban import Ban
     from .channel import Channel
     from .collection import Collection
-    from .member import Member
-    from .user import User
 
 __all__ = ["Guild"]
 
@@ -58,22 +63,18 @@ class Guild(Model):
     invites: InviteManager
     emojis: EmojiManager
 
-    def __init__(self, client: Client, data: Mapping[str, Any]) -> None:
+    def __init__(self, state: StateLike, data: Mapping[str, Any]) -> None:
         """Build from a server record.
 
         Raises:
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        from ..managers.emojis import EmojiManager
-        from ..managers.invites import InviteManager
-        from ..managers.roles import RoleManager
-
-        self._client = client
+        self._state = state_of(state)
         self._parse(as_dict(data, "server"))
-        self.roles = RoleManager(client, self.id)
-        self.invites = InviteManager(client, self.id)
-        self.emojis = EmojiManager(client, self.id)
+        self.roles = RoleManager(self._state, self.id)
+        self.invites = InviteManager(self._state, self.id)
+        self.emojis = EmojiManager(self._state, self.id)
 
     def _parse(self, data: dict[str, Any]) -> None:
         ident = read_id(data, "publicId", "id", "serverPublicId", "serverId")
@@ -117,9 +118,8 @@ class Guild(Model):
         category_id, private, overwrites)`` (see :class:`GuildChannels`) and ``fetch()``.
         Empty until :meth:`fetch_channels` (or ``channels.fetch``) has run.
         """
-        from ..managers.guild_views import GuildChannels
 
-        return GuildChannels(self._client, self.id)
+        return GuildChannels(self._state, self.id)
 
     @property
     def categories(self) -> GuildCategories:
@@ -128,9 +128,8 @@ class Guild(Model):
         A snapshot :class:`Collection` keyed by category id, with ``create(name)`` and
         ``fetch()`` (see :class:`GuildCategories`). Empty until fetched.
         """
-        from ..managers.guild_views import GuildCategories
 
-        return GuildCategories(self._client, self.id)
+        return GuildCategories(self._state, self.id)
 
     @property
     def members(self) -> Collection[str, Member]:
@@ -141,22 +140,22 @@ class Guild(Model):
         the :class:`Member` objects, ``guild.members[user_id]`` one member.
         :meth:`fetch_members` asks the service and returns a list.
         """
-        return self._client.members.for_guild(self.id)
+        return self._state.members.for_guild(self.id)
 
     @property
     def me(self) -> Member | None:
         """The bot's own cached member in this server, or None."""
-        user = self._client.user
+        user = self._state.user
         if user is None:
             return None
-        return self._client.members.get(self.id, user.id)
+        return self._state.members.get(self.id, user.id)
 
     def fetch_channels(self, *, cache: bool = True) -> list[Channel]:
         """Fetch this server's channels: ``client.channels.fetch_for_guild(self.id)``.
 
         See :meth:`ChannelManager.fetch_for_guild` for the result and errors.
         """
-        return self._client.channels.fetch_for_guild(self.id, cache=cache)
+        return self._state.channels.fetch_for_guild(self.id, cache=cache)
 
     def fetch_member(self, user_id: str, *, cache: bool = True) -> Member:
         """Fetch one member of this server: ``client.members.fetch(self.id, user_id)``. Blocks.
@@ -174,7 +173,7 @@ class Guild(Model):
                 (or does not exist); 403 when the server is not visible to the bot.
             ServiceTimeoutError: The last attempt timed out.
         """
-        return self._client.members.fetch(self.id, user_id, cache=cache)
+        return self._state.members.fetch(self.id, user_id, cache=cache)
 
     # -- server settings, audit log, members, bans --------------------------------
 
@@ -191,8 +190,6 @@ class Guild(Model):
             ValueError: Nothing to change, or an empty ``name`` (before any request).
             ServiceAPIError: 403 without MANAGE_SERVER, 404 unknown server.
         """
-        from ..managers.base import check_id, route
-
         body: dict[str, Any] = {}
         if name is not MISSING:
             body["name"] = check_id(name, "name")
@@ -202,7 +199,7 @@ class Guild(Model):
             body["imageUrl"] = image_url
         if not body:
             raise ValueError("edit needs name or image_url")
-        self._client._request(route("PATCH", "/servers/{server_id}", server_id=self.id), json=body)
+        self._state.request(Route("PATCH", "/servers/{server_id}", server_id=self.id), json=body)
 
     def delete(self) -> None:
         """Delete this server (``DELETE /servers/{sid}``; the owner only). Blocks.
@@ -213,9 +210,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not the owner, 404 unknown server.
         """
-        from ..managers.base import route
-
-        self._client._request(route("DELETE", "/servers/{server_id}", server_id=self.id))
+        self._state.request(Route("DELETE", "/servers/{server_id}", server_id=self.id))
 
     def leave(self) -> None:
         """Leave this server (``POST /servers/{sid}/leave``). Blocks.
@@ -226,9 +221,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 400 the owner cannot leave, 403/404 not a member.
         """
-        from ..managers.base import route
-
-        self._client._request(route("POST", "/servers/{server_id}/leave", server_id=self.id))
+        self._state.request(Route("POST", "/servers/{server_id}/leave", server_id=self.id))
 
     def vanity_code(self) -> str | None:
         """This server's vanity invite code (``GET /servers/{sid}/vanity``). Blocks.
@@ -239,9 +232,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
-        from ..managers.base import route
-
-        data = self._client._request(route("GET", "/servers/{server_id}/vanity", server_id=self.id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/vanity", server_id=self.id))
         code = data.get("vanityCode") if isinstance(data, dict) else None
         return code if isinstance(code, str) and code else None
 
@@ -260,9 +251,7 @@ class Guild(Model):
             ServiceAPIError: 403 not a member, 404 unknown server.
             ServiceTimeoutError: The last attempt timed out.
         """
-        from ..managers.base import route
-
-        data = self._client._request(route("GET", "/servers/{server_id}/stats", server_id=self.id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/stats", server_id=self.id))
         return dict(data) if isinstance(data, dict) else {}
 
     def fetch_member_count(self) -> int:
@@ -279,16 +268,12 @@ class Guild(Model):
                 integer ``memberCount`` (``status`` 200, the exact 2xx code is not kept).
             ServiceTimeoutError: The last attempt timed out.
         """
-        import json
-
-        from ..errors import ServiceAPIError
-        from ..managers.base import route
 
         stats = self.fetch_stats()
         count = stats.get("memberCount")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ServiceAPIError(
-                200, route("GET", "/servers/{server_id}/stats", server_id=self.id).display_path,
+                200, Route("GET", "/servers/{server_id}/stats", server_id=self.id).display_path,
                 json.dumps(stats), stats,
                 message="API Error 200: the stats answer has no member count (memberCount)",
             )
@@ -318,8 +303,6 @@ class Guild(Model):
             ValueError: Nothing to change (before any request).
             ServiceAPIError: 400 refused, 403 not a member.
         """
-        from ..managers.base import route
-
         body: dict[str, Any] = {}
         for key, value, what in (("muted", muted, "muted"), ("mentionsOnly", mentions_only, "mentions_only")):
             if value is MISSING:
@@ -338,7 +321,7 @@ class Guild(Model):
                 body["muteUntil"] = _iso_utc(mute_until)
         if not body:
             raise ValueError("set_notifications needs muted, mute_until or mentions_only")
-        self._client._request(route("PUT", "/servers/{server_id}/notifications", server_id=self.id), json=body)
+        self._state.request(Route("PUT", "/servers/{server_id}/notifications", server_id=self.id), json=body)
 
     def audit_log(self, *, limit: int | None = None, action: str | None = None) -> list[AuditLogEntry]:
         """Read this server's audit log (``GET /servers/{sid}/audit-logs``; needs VIEW_AUDIT_LOG). Blocks.
@@ -356,8 +339,6 @@ class Guild(Model):
             TypeError, ValueError: A bad ``limit`` or ``action`` (before any request).
             ServiceAPIError: 403 without VIEW_AUDIT_LOG or not a member.
         """
-        from ..managers.base import route
-        from .audit_log import AuditLogEntry
 
         params: dict[str, Any] = {}
         if limit is not None:
@@ -372,8 +353,8 @@ class Guild(Model):
             if not action:
                 raise ValueError("action must not be empty")
             params["action"] = action
-        data = self._client._request(
-            route("GET", "/servers/{server_id}/audit-logs", server_id=self.id), params=params or None
+        data = self._state.request(
+            Route("GET", "/servers/{server_id}/audit-logs", server_id=self.id), params=params or None
         )
         items = None
         if isinstance(data, dict):
@@ -384,7 +365,7 @@ class Guild(Model):
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict):
                 try:
-                    out.append(AuditLogEntry(self._client, item, server_id=self.id))
+                    out.append(AuditLogEntry(self._state, item, server_id=self.id))
                 except ValueError:
                     continue
         return out
@@ -395,7 +376,7 @@ class Guild(Model):
         ``GET /servers/{sid}/members`` (needs VIEW_MEMBERS); see
         :meth:`MemberManager.fetch_all` for the result and errors.
         """
-        return self._client.members.fetch_all(self.id, cache=cache)
+        return self._state.members.fetch_all(self.id, cache=cache)
 
     def search_members(self, text: str) -> list[Member]:
         """Find members whose name or nickname contains ``text`` (``GET /servers/{sid}/members?search=``).
@@ -415,20 +396,18 @@ class Guild(Model):
             TypeError, ValueError: ``text`` is not a non-empty str (before any request).
             ServiceAPIError: 403 without VIEW_MEMBERS or not a member.
         """
-        from ..managers.base import route
-
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if not text.strip():
             raise ValueError("text must not be empty")
-        data = self._client._request(
-            route("GET", "/servers/{server_id}/members", server_id=self.id), params={"search": text}
+        data = self._state.request(
+            Route("GET", "/servers/{server_id}/members", server_id=self.id), params={"search": text}
         )
         items = data.get("members") if isinstance(data, dict) else data
         out: list[Member] = []
         for item in items if isinstance(items, list) else ():
             try:
-                out.append(self._client.members._build(item, self.id, cache=False))
+                out.append(self._state.store_member(item, self.id, cache=False))
             except (TypeError, ValueError):
                 continue
         return out
@@ -447,19 +426,17 @@ class Guild(Model):
             TypeError: ``cache`` is not a bool.
             ServiceAPIError: 403 without BAN_MEMBERS or not a member.
         """
-        from ..managers.base import check_cache_flag, route
-        from .ban import Ban
 
         check_cache_flag(cache)
-        data = self._client._request(route("GET", "/servers/{server_id}/bans", server_id=self.id))
+        data = self._state.request(Route("GET", "/servers/{server_id}/bans", server_id=self.id))
         items = data.get("bans") if isinstance(data, dict) else data
         out: list[Ban] = []
         for item in items if isinstance(items, list) else ():
             if not isinstance(item, dict) or not isinstance(item.get("user"), dict):
                 continue
             try:
-                user = self._client.users._build(item["user"], cache=cache)
-                out.append(Ban(self._client, item, server_id=self.id, user=user))
+                user = self._state.store_user(item["user"], cache=cache)
+                out.append(Ban(self._state, item, server_id=self.id, user=user))
             except (TypeError, ValueError):
                 continue
         return out
@@ -489,9 +466,8 @@ class Guild(Model):
             GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
             ServiceError: The socket dropped before the acknowledgement came.
         """
-        from .._moderation import kick
 
-        kick(self._client, self.id, user)
+        _moderation.kick(self._state, self.id, user_id_of(user))
 
     def ban(
         self,
@@ -528,9 +504,8 @@ class Guild(Model):
             GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
             ServiceError: The socket dropped before the acknowledgement came.
         """
-        from .._moderation import ban
 
-        ban(self._client, self.id, user, reason=reason, delete_history=delete_history)
+        _moderation.ban(self._state, self.id, user_id_of(user), reason=reason, delete_history=delete_history)
 
     def unban(self, user: User | Member | str) -> None:
         """Lift a ban in this server. Needs BAN_MEMBERS.
@@ -552,9 +527,8 @@ class Guild(Model):
             GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
             ServiceError: The socket dropped before the acknowledgement came.
         """
-        from .._moderation import unban
 
-        unban(self._client, self.id, user)
+        _moderation.unban(self._state, self.id, user_id_of(user))
 
     def boost(self) -> None:
         """Boost this server (``POST /servers/{sid}/boost``). Blocks.
@@ -562,9 +536,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
-        from ..managers.base import route
-
-        self._client._request(route("POST", "/servers/{server_id}/boost", server_id=self.id))
+        self._state.request(Route("POST", "/servers/{server_id}/boost", server_id=self.id))
 
     def mark_read(self) -> None:
         """Mark every channel of this server as read for the bot (``POST /servers/{sid}/read``). Blocks.
@@ -572,14 +544,25 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
-        from ..managers.base import route
-
-        self._client._request(route("POST", "/servers/{server_id}/read", server_id=self.id))
+        self._state.request(Route("POST", "/servers/{server_id}/read", server_id=self.id))
 
 
 def _iso_utc(moment: datetime) -> str:
     """``moment`` as the service's ISO-8601 UTC text ``2026-01-02T03:04:05.678Z``."""
-    from datetime import timezone
 
     utc = moment.astimezone(timezone.utc)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def user_id_of(user: Any) -> str:
+    """The user id of ``user``: a :class:`User`, a :class:`Member` or a user id str.
+
+    Raises:
+        TypeError: ``user`` is none of those (the message names the argument).
+        ValueError: ``user`` is an empty str.
+    """
+    if isinstance(user, (User, Member)):
+        return user.id
+    if not isinstance(user, str):
+        raise TypeError(f"user must be a User, a Member or a user id str, got {type(user).__name__}")
+    return check_id(user, "user")

@@ -1,4 +1,5 @@
-"""``Invite``: an invite resolved by code (``client.fetch_invite``) or listed by its server (``guild.invites``)."""
+"""``Invite``: an invite resolved by code (``client.fetch_invite``) or listed by its server;
+``InviteManager``: the invites of one server (``guild.invites``)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._state import StateLike, state_of
+from .._validate import check_cache_flag, check_id
+from ..rest.route import Route
 from ._base import Model, as_dict, parse_time, read_id, read_str
+from ._manager import BaseManager
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
     from .guild import Guild
 
-__all__ = ["Invite"]
+__all__ = ["Invite", "InviteManager"]
 
 
 class Invite(Model):
@@ -44,12 +48,13 @@ class Invite(Model):
     channel_id: str | None
 
     def __init__(
-        self, client: Client, data: Mapping[str, Any], *, guild: Guild | None = None
+        self, state: StateLike, data: Mapping[str, Any], *, guild: Guild | None = None
     ) -> None:
         """Build from an invite record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The invite record.
             guild: The server when the record does not carry it (server invites).
 
@@ -57,20 +62,18 @@ class Invite(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no code.
         """
-        from .guild import Guild
-
         data = as_dict(data, "invite")
         code = read_str(data, "code")
         if not code:
             raise ValueError("invite record has no code")
-        self._client = client
+        self._state = state_of(state)
         self.code = code
         server = data.get("server")
         if not isinstance(server, dict):
             server = data.get("guild")
         if guild is None and isinstance(server, dict):
             try:
-                guild = Guild(client, server)
+                guild = self._state.build_guild(server)
             except (TypeError, ValueError):
                 guild = None
         self.guild = guild
@@ -82,7 +85,7 @@ class Invite(Model):
         self.max_uses = max_uses if _is_int(max_uses) else None
         inviter = data.get("inviter")
         try:
-            self.inviter = User(client, inviter) if isinstance(inviter, dict) else None
+            self.inviter = User(self._state, inviter) if isinstance(inviter, dict) else None
         except ValueError:
             self.inviter = None
         channel = data.get("channel")
@@ -112,8 +115,7 @@ class Invite(Model):
     @property
     def url(self) -> str:
         """The invite link ``{site_url}/invite/<code>`` (``site_url`` from the client when set)."""
-        site = getattr(self._client, "site_url", None)
-        base = site.rstrip("/") if isinstance(site, str) else ""
+        base = self._state.site_url.rstrip("/")
         return f"{base}/invite/{self.code}"
 
     def revoke(self) -> None:
@@ -125,11 +127,9 @@ class Invite(Model):
         Raises:
             ServiceAPIError: 403 without MANAGE_INVITES, 404 unknown or expired code.
         """
-        from ..managers.base import route
-
-        self._client._request(route("DELETE", "/invites/{code}", code=self.code))
+        self._state.request(Route("DELETE", "/invites/{code}", code=self.code))
         sid = self.server_id
-        cached = self._client.guilds.cache.get(sid) if sid is not None else None
+        cached = self._state.guilds.cache.get(sid) if sid is not None else None
         if cached is not None:
             cached.invites.cache.pop(self.code, None)
 
@@ -139,3 +139,102 @@ class Invite(Model):
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+
+class InviteManager(BaseManager[str, Invite]):
+    """The invites of one server, keyed by code (``guild.invites``). Thread-safe.
+
+    Attributes:
+        server_id: The server these invites belong to.
+    """
+
+    __slots__ = ("server_id",)
+    model = Invite
+
+    def __init__(self, state: StateLike, server_id: str) -> None:
+        """Create the empty invite cache of ``server_id``."""
+        super().__init__(state)
+        self.server_id = server_id
+
+    def _key_of(self, obj: Any) -> str:
+        return obj.code  # type: ignore[no-any-return]
+
+    def _guild(self) -> Guild | None:
+        return self._state.guilds.cache.get(self.server_id)
+
+    def fetch_all(self, *, cache: bool = True) -> list[Invite]:
+        """List the server's invites (``GET /servers/{sid}/invites?all=true``).
+
+        Always sends ``all=true``: without it the service answers only the
+        bot's own invite. Upserts into the cache and never purges: an invite
+        missing from the answer stays cached until :meth:`revoke` drops it.
+
+        Returns:
+            The invites; ``[]`` when none.
+
+        Raises:
+            TypeError: ``cache`` is not a bool.
+            ServiceAPIError: 403 without MANAGE_INVITES or not a member.
+        """
+        check_cache_flag(cache)
+        data = self._state.request(
+            Route("GET", "/servers/{server_id}/invites", server_id=self.server_id), params={"all": "true"}
+        )
+        items = data.get("invites") if isinstance(data, dict) else data
+        guild = self._guild()
+        invites = [Invite(self._state, item, guild=guild) for item in (items if isinstance(items, list) else ())]
+        if cache:
+            self.cache.update((inv.code, inv) for inv in invites)
+        return invites
+
+    def create(self, channel_id: str, *, max_age: int | None = None, max_uses: int | None = None) -> Invite:
+        """Create an invite (``POST /servers/{sid}/invites``) and cache it.
+
+        Args:
+            channel_id: The channel the invite leads to.
+            max_age: Lifetime in seconds (omitted when None; 0 = no limit).
+            max_uses: Use limit (omitted when None; 0 = no limit).
+
+        Returns:
+            The created :class:`Invite`.
+
+        Raises:
+            TypeError, ValueError: Bad arguments (before any request).
+            ServiceAPIError: 403 without MANAGE_INVITES.
+        """
+        check_id(channel_id, "channel_id")
+        body: dict[str, Any] = {"channelPublicId": channel_id}
+        for key, value, name in (("maxAge", max_age, "max_age"), ("maxUses", max_uses, "max_uses")):
+            if value is None:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an int or None")
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0")
+            body[key] = value
+        data = self._state.request(
+            Route("POST", "/servers/{server_id}/invites", server_id=self.server_id), json=body
+        )
+        if isinstance(data, dict) and isinstance(data.get("invite"), dict):
+            data = data["invite"]
+        invite = Invite(self._state, data, guild=self._guild())
+        self.cache[invite.code] = invite
+        return invite
+
+    def revoke(self, code: str) -> None:
+        """Revoke an invite (``DELETE /invites/{code}``) and drop it from the cache.
+
+        Needs ``MANAGE_INVITES`` on this server.
+
+        Raises:
+            TypeError, ValueError: ``code`` is not a non-empty str.
+            ServiceAPIError: 403 without MANAGE_INVITES, 404 unknown code.
+        """
+        code = getattr(code, "code", code)
+        check_id(code, "code")
+        self._state.request(Route("DELETE", "/invites/{code}", code=code))
+        self.cache.pop(code, None)
+
+    def __repr__(self) -> str:
+        return f"<InviteManager server_id={self.server_id!r} cached={len(self.cache)}>"

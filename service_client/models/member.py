@@ -7,14 +7,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._state import StateLike, state_of
 from ..permissions import ALL, Permissions
+from . import _moderation
 from ._base import Model, as_dict, pack_time, parse_time, read_id, read_str, time_of_ms, unpack_time
 from .collection import Collection
 from .role import Role
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
     from .guild import Guild
     from .voice_state import VoiceState
 
@@ -120,7 +121,7 @@ class Member(Model):
 
     def __init__(
         self,
-        client: Client,
+        state: StateLike,
         data: Mapping[str, Any],
         *,
         server_id: str | None = None,
@@ -129,7 +130,8 @@ class Member(Model):
         """Build from a member record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The member record (nested or flat).
             server_id: The server when the record lacks ``serverPublicId``.
             user: The already resolved user (shared with ``client.users``).
@@ -144,12 +146,12 @@ class Member(Model):
             raise ValueError("member record has no user id")
         if sid is None:
             raise ValueError("member record has no server id")
-        self._client = client
+        self._state = state_of(state)
         self.id = uid
         self.server_id = sid
         nested = data.get("user")
         if user is None:
-            user = User(client, member_user_record(data, uid))
+            user = User(self._state, member_user_record(data, uid))
         self.user = user
         force = 0
         if isinstance(nested, dict) and read_id(nested, "publicId", "id") == uid:
@@ -259,7 +261,7 @@ class Member(Model):
                 role = cached.get(rid)
                 if role is None:
                     try:
-                        role = Role(self._client, entry, server_id=self.server_id)
+                        role = Role(self._state, entry, server_id=self.server_id)
                     except (TypeError, ValueError):
                         continue
                 out[role.id] = role
@@ -312,10 +314,10 @@ class Member(Model):
 
         None as well when the state's channel is cached and belongs to another server.
         """
-        state = self._client.voice_states.cache.get(self.id)
+        state = self._state.voice_states.cache.get(self.id)
         if state is None:
             return None
-        channel = self._client.channels.cache.get(state.channel_id) if state.channel_id else None
+        channel = self._state.channels.cache.get(state.channel_id) if state.channel_id else None
         if channel is not None and channel.server_id not in (None, self.server_id):
             return None
         return state
@@ -362,30 +364,28 @@ class Member(Model):
             TypeError, ValueError: Bad role entries or nothing to change (before any request).
             ServiceAPIError: 400 unknown role, 403 without MANAGE_ROLES, 404 not a member.
         """
-        self._client.members.edit(self.server_id, self.id, roles=roles, nickname=nickname)
+        self._state.members.edit(self.server_id, self.id, roles=roles, nickname=nickname)
 
 
     def kick(self) -> None:
-        """Kick this member: :meth:`Guild.kick <service_client.Guild.kick>` for this server.
+        """Kick this member: :meth:`Guild.kick <Guild.kick>` for this server.
 
         Needs KICK_MEMBERS; blocks until acknowledged (10 s at most). Raises as ``Guild.kick``
         (:class:`GatewayError` with the service's ``code``, ``GatewayTimeoutError``,
         ``ServiceAuthError`` when not connected).
         """
-        from .._moderation import kick
 
-        kick(self._client, self.server_id, self.id)
+        _moderation.kick(self._state, self.server_id, self.id)
 
     def ban(self, *, reason: str | None = None, delete_history: str | None = None) -> None:
-        """Ban this member: :meth:`Guild.ban <service_client.Guild.ban>` for this server.
+        """Ban this member: :meth:`Guild.ban <Guild.ban>` for this server.
 
         Needs BAN_MEMBERS; blocks until acknowledged (10 s at most). ``reason`` and
         ``delete_history`` (``"none"``, ``"1d"``, ``"7d"``, ``"14d"``, ``"30d"``) and the
         exceptions are those of ``Guild.ban``.
         """
-        from .._moderation import ban
 
-        ban(self._client, self.server_id, self.id, reason=reason, delete_history=delete_history)
+        _moderation.ban(self._state, self.server_id, self.id, reason=reason, delete_history=delete_history)
 
 def member_user_record(data: Mapping[str, Any], user_id: str) -> dict[str, Any]:
     """The user record inside a member record: ``user``, else the (flat) dict itself."""

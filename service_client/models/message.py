@@ -8,13 +8,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._content import decode_content, encode_content
+from .._state import StateLike, state_of
+from .._validate import check_cache_flag
+from ..errors import ServiceAPIError
+from ..rest.route import Route
 from ._base import Model, as_dict, parse_time, read_id, share_keys
+from .embed import EmbedBuilder
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
     from .channel import Channel
-    from .embed import EmbedBuilder
     from .guild import Guild
     from .member import Member
 
@@ -85,7 +88,7 @@ class Message(Model):
     _shared_author: bool
 
     def __init__(
-        self, client: Client, data: Mapping[str, Any], *, author: User | None = None
+        self, state: StateLike, data: Mapping[str, Any], *, author: User | None = None
     ) -> None:
         """Build from a message record; never fails on a missing or broken ``author``.
 
@@ -93,7 +96,8 @@ class Message(Model):
         does not change the message.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The message record.
             author: The author when already resolved (the cached user).
 
@@ -101,16 +105,17 @@ class Message(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        self._build(client, as_dict(data, "message"), author)
+        self._build(state, as_dict(data, "message"), author)
 
     @classmethod
     def _from_wire(
-        cls, client: Client, data: dict[str, Any], author: User | None, *, shared: bool | None = None
+        cls, state: StateLike, data: dict[str, Any], author: User | None, *, shared: bool | None = None
     ) -> Message:
         """Build from a decoded socket payload, its author already resolved.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The message record.
             author: The author when already resolved (the cached user).
             shared: True when ``author`` is known to be the user of the
@@ -120,22 +125,22 @@ class Message(Model):
             ValueError: The record has no id.
         """
         message = cls.__new__(cls)
-        message._build(client, data, author, shared)
+        message._build(state, data, author, shared)
         return message
 
-    def _build(self, client: Client, data: dict[str, Any], author: User | None, shared: bool | None = None) -> None:
+    def _build(self, state: StateLike, data: dict[str, Any], author: User | None, shared: bool | None = None) -> None:
         get = data.get
         ident = get("publicId")
         if type(ident) is not str or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
             if ident is None:
                 raise ValueError("message record has no publicId")
-        self._client = client
+        self._state = state_of(state)
         self.id = ident
         author_data = get("author")
         if author is None and isinstance(author_data, dict):
             try:
-                author = User(client, author_data)
+                author = User(self._state, author_data)
             except (TypeError, ValueError):
                 author = None
         self.author = author
@@ -249,7 +254,7 @@ class Message(Model):
         """The cached channel, or None."""
         if self.channel_id is None:
             return None
-        return self._client.channels.cache.get(self.channel_id)
+        return self._state.channels.cache.get(self.channel_id)
 
     @property
     def guild(self) -> Guild | None:
@@ -280,11 +285,10 @@ class Message(Model):
         author = self.author
         if self.server_id is None or author is None:
             return None
-        members = self._client.members
+        members = self._state.members
         cached = members.get(self.server_id, author.id)
         if cached is not None:
             return cached
-        from ..errors import ServiceAPIError
 
         try:
             return members.fetch(self.server_id, author.id)
@@ -303,7 +307,7 @@ class Message(Model):
         """Send a reply in the same channel, with ``replyToId`` set to this message.
 
         Same arguments (minus the channel and ``reply_to_id``), result and
-        errors as :meth:`Client.send_message`. Safe to call from a listener.
+        errors as the client's ``send_message``. Safe to call from a listener.
 
         Raises:
             ValueError: The message has no channel id.
@@ -312,7 +316,7 @@ class Message(Model):
         """
         if self.channel_id is None:
             raise ValueError("cannot reply: the message has no channel id")
-        return self._client.send_message(
+        return self._state.send_message(
             self.channel_id, options, content=content, embeds=embeds, reply_to_id=self.id
         )
 
@@ -329,10 +333,9 @@ class Message(Model):
         """
         if not isinstance(content, str):
             raise TypeError("content must be a str")
-        from .embed import EmbedBuilder
 
         payload_embeds = [e.to_dict() if isinstance(e, EmbedBuilder) else dict(e) for e in embeds or ()]
-        self._client._emit(
+        self._state.emit(
             "message:edit",
             {"messagePublicId": self.id, "content": content, "embeds": payload_embeds},
         )
@@ -344,7 +347,7 @@ class Message(Model):
             ServiceAuthError: The socket is not connected.
             ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
-        self._client._emit("message:delete", {"messagePublicId": self.id})
+        self._state.emit("message:delete", {"messagePublicId": self.id})
 
     def react(self, emoji: str) -> None:
         """Toggle a reaction (``message:react``; fire-and-forget).
@@ -359,7 +362,7 @@ class Message(Model):
             raise TypeError("emoji must be a str")
         if not emoji:
             raise ValueError("emoji must not be empty")
-        self._client._emit("message:react", {"messagePublicId": self.id, "emoji": emoji})
+        self._state.emit("message:react", {"messagePublicId": self.id, "emoji": emoji})
 
     # -- pins and reactions over REST -------------------------------------------
 
@@ -380,12 +383,10 @@ class Message(Model):
         self._pin("DELETE")
 
     def _pin(self, method: str) -> None:
-        from ..managers.base import route
-
         if self.channel_id is None:
             raise ValueError("the message has no channel id")
-        self._client._request(
-            route(method, "/chat/{channel_id}/pin/{message_id}", channel_id=self.channel_id, message_id=self.id)
+        self._state.request(
+            Route(method, "/chat/{channel_id}/pin/{message_id}", channel_id=self.channel_id, message_id=self.id)
         )
 
     def reactions_for(self, emoji: str, *, cache: bool = True) -> list[User]:
@@ -407,8 +408,6 @@ class Message(Model):
                 message has no channel id (before any request).
             ServiceAPIError: 403 the channel is not visible, 404 unknown message.
         """
-        from ..managers.base import check_cache_flag, route
-
         if not isinstance(emoji, str):
             raise TypeError(f"emoji must be a str, got {type(emoji).__name__}")
         if not emoji:
@@ -416,8 +415,8 @@ class Message(Model):
         check_cache_flag(cache)
         if self.channel_id is None:
             raise ValueError("the message has no channel id")
-        data = self._client._request(
-            route("GET", "/chat/{channel_id}/reactions/{message_id}/details", channel_id=self.channel_id,
+        data = self._state.request(
+            Route("GET", "/chat/{channel_id}/reactions/{message_id}/details", channel_id=self.channel_id,
                   message_id=self.id),
             params={"emoji": emoji},
         )
@@ -431,7 +430,7 @@ class Message(Model):
                 if not isinstance(entry, dict):
                     continue
                 try:
-                    out.append(self._client.users._build(entry, cache=cache))
+                    out.append(self._state.store_user(entry, cache=cache))
                 except (TypeError, ValueError):
                     continue
             break

@@ -6,13 +6,16 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._state import StateLike, state_of
+from .._validate import check_id
 from ..permissions import Permissions, parse_permissions
+from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
+    from .._state import State
 
-__all__ = ["OVERWRITE_TYPES", "PermissionOverwrite"]
+__all__ = ["OVERWRITE_TYPES", "PermissionOverwrite", "delete_overwrite", "fetch_overwrites"]
 
 #: The two kinds of override target: a role, or one member (by user id).
 OVERWRITE_TYPES = ("ROLE", "MEMBER")
@@ -63,11 +66,12 @@ class PermissionOverwrite(Model):
     deny: Permissions
     scope_id: str | None
 
-    def __init__(self, client: Client, data: Mapping[str, Any], *, scope_id: str | None = None) -> None:
+    def __init__(self, state: StateLike, data: Mapping[str, Any], *, scope_id: str | None = None) -> None:
         """Build from an Override record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The record.
             scope_id: The channel or category id it was listed for.
 
@@ -75,7 +79,7 @@ class PermissionOverwrite(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id or no target id.
         """
-        self._client = client
+        self._state = state_of(state)
         data = as_dict(data, "override")
         ident = read_id(data, "id", "publicId")
         target = read_id(data, "targetId", "targetPublicId")
@@ -111,6 +115,44 @@ class PermissionOverwrite(Model):
         """
         if self.scope_id is None:
             raise ValueError("this override does not know its channel; use channel.delete_overwrite(id)")
-        from ..managers.overwrites import delete_overwrite
+        delete_overwrite(self._state, self.scope_id, self.id)
 
-        delete_overwrite(self._client, self.scope_id, self.id)
+
+def _list_route(scope_id: str, category_of: str | None) -> Route:
+    if category_of is not None:
+        return Route("GET", "/servers/{server_id}/categories/{category_id}/overrides",
+                     server_id=category_of, category_id=scope_id)
+    return Route("GET", "/channels/{channel_id}/overrides", channel_id=scope_id)
+
+
+def fetch_overwrites(state: State, scope_id: str, *, category_of: str | None = None) -> list[PermissionOverwrite]:
+    """List the overrides of a channel, or of a category when ``category_of`` (its server id) is given.
+
+    Raises:
+        ServiceAPIError: 403 for a caller who neither holds MANAGE_CHANNELS nor may view it, 404.
+    """
+    data = state.request(_list_route(scope_id, category_of))
+    items = data.get("overrides") if isinstance(data, dict) else data
+    out: list[PermissionOverwrite] = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict):
+            try:
+                out.append(PermissionOverwrite(state, item, scope_id=scope_id))
+            except ValueError:
+                continue
+    return out
+
+
+def delete_overwrite(state: State, scope_id: str, overwrite: Any) -> None:
+    """Delete one override (``DELETE /channels/{scope_id}/overrides/{id}``).
+
+    Args:
+        overwrite: The override id, or a :class:`PermissionOverwrite`.
+
+    Raises:
+        TypeError, ValueError: Not an id or override (before any request).
+        ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown override.
+    """
+    ident = overwrite.id if isinstance(overwrite, PermissionOverwrite) else check_id(overwrite, "overwrite id")
+    state.request(Route("DELETE", "/channels/{channel_id}/overrides/{override_id}",
+                          channel_id=scope_id, override_id=ident))

@@ -1,7 +1,7 @@
-"""The old home of :class:`~service_client.Permissions`; it now lives in :mod:`service_client.permissions`.
+"""The old home of :class:`Permissions`; it now lives one level up, in the package's
+``permissions`` module (below the models, so that the emulator can use it too).
 
-Kept for one release so that ``from service_client.models.permissions import Permissions``
-keeps working.
+Kept for one release, so that importing it from here keeps working.
 """
 
 from __future__ import annotations

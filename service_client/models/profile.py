@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .._state import StateLike, state_of
 from ._base import Model, as_dict, read_int, read_str
 from .user import User
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
 
 __all__ = ["UserProfile"]
 
@@ -40,11 +38,12 @@ class UserProfile(Model):
     following_count: int
     mutual_friends_count: int
 
-    def __init__(self, client: Client, data: Mapping[str, Any], *, user: User | None = None) -> None:
+    def __init__(self, state: StateLike, data: Mapping[str, Any], *, user: User | None = None) -> None:
         """Build from a profile record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The profile record, bare or ``{"user": {...}}``.
             user: The user when already resolved (the cached one).
 
@@ -53,8 +52,8 @@ class UserProfile(Model):
             ValueError: The record has no user id.
         """
         data = profile_record(as_dict(data, "profile"))
-        self._client = client
-        self.user = user if user is not None else User(client, data)
+        self._state = state_of(state)
+        self.user = user if user is not None else User(self._state, data)
         self.banner = read_str(data, "banner")
         self.banner_color = read_str(data, "bannerColor")
         self.bio = read_str(data, "bio")

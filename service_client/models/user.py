@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .._state import StateLike, state_of
 from ._base import Model, as_dict, read_bool, read_id, read_str
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
 
 __all__ = ["User"]
 
@@ -54,14 +52,14 @@ class User(Model):
     bot: bool
     status: str
 
-    def __init__(self, client: Client, data: Mapping[str, Any]) -> None:
+    def __init__(self, state: StateLike, data: Mapping[str, Any]) -> None:
         """Build from a user record.
 
         Raises:
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        self._client = client
+        self._state = state_of(state)
         self._parse(as_dict(data, "user"))
 
     def _parse(self, data: dict[str, Any]) -> None:
@@ -93,7 +91,7 @@ class User(Model):
                 merged[key] = patch[key]
         self._parse(merged)
 
-    def _state(self) -> tuple[Any, ...]:
+    def _fields(self) -> tuple[Any, ...]:
         """Everything :attr:`raw` is rebuilt from (equal states give equal records)."""
         return (self.username, self.tag, self.avatar, self.bot, self.status, self._extra, self._wire_mask)
 

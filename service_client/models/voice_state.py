@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .._state import StateLike, state_of
 from ._base import Model, as_dict, parse_time, read_id, read_int, read_str
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
     from .channel import Channel
 
 __all__ = ["VoiceState"]
@@ -79,12 +79,13 @@ class VoiceState(Model):
     screen_track_id: str | None
 
     def __init__(
-        self, client: Client, data: Mapping[str, Any], *, channel_id: str | None = None
+        self, state: StateLike, data: Mapping[str, Any], *, channel_id: str | None = None
     ) -> None:
         """Build from a voice user record.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The voice user record.
             channel_id: The channel from the event envelope (overrides the record).
 
@@ -92,7 +93,7 @@ class VoiceState(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no ``userPublicId``.
         """
-        self._client = client
+        self._state = state_of(state)
         self._parse(as_dict(data, "voice user"), channel_id)
 
     def _parse(self, data: dict[str, Any], channel_id: str | None) -> None:
@@ -141,7 +142,7 @@ class VoiceState(Model):
         """The cached voice channel, or None."""
         if self.channel_id is None:
             return None
-        return self._client.channels.cache.get(self.channel_id)
+        return self._state.channels.cache.get(self.channel_id)
 
     _REPR = ("user_id", "user_name", "channel_id", "muted", "deafened")
     _HTML = ("user_id", "user_name", "channel_id", "muted", "deafened", "speaking", "joined_at")

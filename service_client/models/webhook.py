@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from .._defaults import MISSING
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
+from .._state import StateLike, state_of
+from .._validate import check_id
+from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
+from .embed import EmbedBuilder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
     from .channel import Channel
-    from .embed import EmbedBuilder
 
 __all__ = ["Webhook"]
 
@@ -28,7 +30,7 @@ class Webhook(Model):
     and ``token`` (present only in the answer that created the webhook).
 
     The token is a secret like the bot token: it is held in :attr:`token` (a
-    :class:`~service_client._secret.Secret`), never in :attr:`raw`, and it
+    ``Secret``), never in :attr:`raw`, and it
     shows as ``***`` wherever it would appear: its repr, request paths, errors,
     logs and the emulator's request journal. A Webhook with a token refuses to
     be pickled.
@@ -65,11 +67,12 @@ class Webhook(Model):
     server_id: str | None
     _token: Secret | None
 
-    def __init__(self, client: Client, data: Mapping[str, Any], *, channel_id: str | None = None) -> None:
+    def __init__(self, state: StateLike, data: Mapping[str, Any], *, channel_id: str | None = None) -> None:
         """Build from a webhook record; a ``token`` key is moved into :attr:`token`.
 
         Args:
-            client: The owning client.
+            state: The connection state of the client this model belongs to (the client
+                itself is accepted too).
             data: The webhook record.
             channel_id: The channel, when the record does not carry it.
 
@@ -79,10 +82,10 @@ class Webhook(Model):
         """
         data = dict(as_dict(data, "webhook"))
         token = data.pop("token", None)
-        self._client = client
+        self._state = state_of(state)
         self._token = Secret(token, shown=REDACTED_WEBHOOK_TOKEN) if isinstance(token, str) and token else None
         self._parse(data, channel_id)
-        client.users._note_webhook(self.id)
+        self._state.note_webhook(self.id)
 
     def _parse(self, data: dict[str, Any], channel_id: str | None = None) -> None:
         ident = read_id(data, "publicId", "id", "webhookPublicId")
@@ -97,7 +100,7 @@ class Webhook(Model):
         self._split(data)
 
     @classmethod
-    def from_token(cls, client: Client, webhook_id: str, token: str, *, channel_id: str | None = None) -> Webhook:
+    def from_token(cls, state: StateLike, webhook_id: str, token: str, *, channel_id: str | None = None) -> Webhook:
         """A webhook known only by its id and token (say, read from a bot's settings), ready to :meth:`execute`.
 
         No request is made. Its ``name`` is ``""`` until fetched through
@@ -114,8 +117,6 @@ class Webhook(Model):
             TypeError: An id or the token is not a str.
             ValueError: An id or the token is empty.
         """
-        from ..managers.base import check_id
-
         check_id(webhook_id, "webhook_id")
         if not isinstance(token, str):
             raise TypeError(f"token must be a str, got {type(token).__name__}")
@@ -124,13 +125,13 @@ class Webhook(Model):
         record: dict[str, Any] = {"publicId": webhook_id}
         if channel_id is not None:
             record["channelPublicId"] = check_id(channel_id, "channel_id")
-        webhook = cls(client, record)
+        webhook = cls(state, record)
         webhook._token = Secret(token, shown=REDACTED_WEBHOOK_TOKEN)
         return webhook
 
     @property
     def token(self) -> Secret | None:
-        """The webhook token as a :class:`~service_client._secret.Secret` (``token.get()`` gives the
+        """The webhook token as a ``Secret`` (``token.get()`` gives the
         text; its repr is ``***``), or None when the record did not carry it (listings never do)."""
         return self._token
 
@@ -139,7 +140,7 @@ class Webhook(Model):
         """The cached channel of this webhook, or None."""
         if self.channel_id is None:
             return None
-        return self._client.channels.cache.get(self.channel_id)
+        return self._state.channels.cache.get(self.channel_id)
 
     def edit(self, *, name: str = MISSING, avatar_url: str | None = MISSING) -> Webhook:
         """Change this webhook (``PATCH /channels/{chid}/webhooks/{wid}``; needs MANAGE_CHANNELS).
@@ -155,7 +156,7 @@ class Webhook(Model):
 
         Returns:
             A new :class:`Webhook` with the change applied; it holds the same
-            token (a :class:`~service_client._secret.Secret`) when this one does.
+            token (a ``Secret``) when this one does.
 
         Raises:
             TypeError: A value of the wrong type (before any request).
@@ -163,8 +164,6 @@ class Webhook(Model):
                 characters at most), or no channel id (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown webhook.
         """
-        from ..managers.base import route
-
         body: dict[str, Any] = {}
         if name is not MISSING:
             body["name"] = _check_name(name, "name")
@@ -175,14 +174,14 @@ class Webhook(Model):
         if not body:
             raise ValueError("edit needs name or avatar_url")
         channel_id = self._require_channel()
-        self._client._request(
-            route("PATCH", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
+        self._state.request(
+            Route("PATCH", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
                   webhook_id=self.id),
             json=body,
         )
         merged = self.raw
         merged.update(body)
-        updated = Webhook(self._client, merged, channel_id=channel_id)
+        updated = Webhook(self._state, merged, channel_id=channel_id)
         token = self._token.get() if self._token is not None else None
         if token:
             updated._token = Secret(token, shown=REDACTED_WEBHOOK_TOKEN)
@@ -197,11 +196,9 @@ class Webhook(Model):
             ValueError: No channel id (before any request).
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown webhook.
         """
-        from ..managers.base import route
-
         channel_id = self._require_channel()
-        self._client._request(
-            route("DELETE", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
+        self._state.request(
+            Route("DELETE", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
                   webhook_id=self.id)
         )
 
@@ -247,8 +244,6 @@ class Webhook(Model):
             ServiceError: Network failure after the last retry, or the client
                 was destroyed.
         """
-        from ..managers.base import route
-        from .embed import EmbedBuilder
 
         token = self._token
         if token is None:
@@ -282,8 +277,8 @@ class Webhook(Model):
             if not isinstance(avatar_url, str):
                 raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
             body["avatarUrl"] = avatar_url
-        data = self._client._request(
-            route("POST", "/webhooks/{webhook_id}/{token}", webhook_id=self.id, token=token),
+        data = self._state.request(
+            Route("POST", "/webhooks/{webhook_id}/{token}", webhook_id=self.id, token=token),
             json=body,
             authorized=False,
         )

@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from service_client import Client, InsecureHostWarning, ServiceAuthError
-from service_client._client_ops import _activity_payload
+from service_client.client.operations import _activity_payload
 from service_client.client import MISSING
 
 LOCAL = {"base_url": "http://127.0.0.1:1/api/v2", "socket_url": "http://127.0.0.1:1"}

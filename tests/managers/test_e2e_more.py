@@ -267,7 +267,7 @@ def test_guilds_create_for_a_bot_without_user_is_refused_by_the_service(bot: Cli
 def test_guilds_create_success_for_a_user(human: Client, emulator: Any) -> None:
     # The service announces the new server with server:joined, whose handler would cache
     # it too; ignore that event here so that only create() can have filled the cache.
-    human._handlers._table["server:joined"] = lambda payload: None
+    human._connection.parsers._table["server:joined"] = lambda payload: None
     emulator.clear_requests()
     guild = human.guilds.create("alice's place", icon_url="https://example.invalid/i.png")
     assert paths(emulator) == ["POST /servers"]
@@ -391,7 +391,7 @@ def test_message_delete_drops_the_reaction_tracker_before_listeners(bot: Client,
                                                                     world: Any) -> None:
     msg = _human_message(bot, human, world, "short lived")
     added = Recorder(bot, "message_reaction_add")
-    tracker = bot._handlers.reactions
+    tracker = bot._connection.parsers.reactions
     deletes = Recorder(bot, "message_delete", probe=lambda raw: msg.id in tracker)
     emulator.react(msg.id, world.human["publicId"], "👍")
     added.get()
@@ -436,12 +436,12 @@ def test_reaction_snapshots_are_diffed_per_emoji_and_user(bot: Client, human: Cl
     assert emulator.react(msg.id, bot_id, "👍") is False
     assert next_event() == ("remove", "👍", bot_id, 0)
     assert events.empty()
-    assert bot._handlers.reactions._entries[msg.id] == {"🎉": {alice_id}}
+    assert bot._connection.parsers.reactions._entries[msg.id] == {"🎉": {alice_id}}
 
 
 def test_typing_start_over_the_socket(bot: Client, human: Client, world: Any) -> None:
     typing = Recorder(bot, "typing_start")
-    human._emit("typing:start", world.general["publicId"])
+    human._connection.emit("typing:start", world.general["publicId"])
     raw = typing.get()
     assert raw["channelPublicId"] == world.general["publicId"]
     assert raw["userPublicId"] == world.human["publicId"] and raw["userName"] == "alice"

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 try:  # tests/ is not a package: pytest puts it on sys.path
-    from models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+    from models.fakes import FakeClient, connection_state, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 except ImportError:  # pragma: no cover - if tests/ becomes a package
-    from tests.models.fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec  # type: ignore[no-redef]
+    from tests.models.fakes import FakeClient, connection_state, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec  # type: ignore[no-redef]
 
 from service_client.errors import ServiceAPIError
-from service_client.managers.operations import create_dm, fetch_invite, invite_code, search_messages
+from service_client.client.operations import create_dm, fetch_invite, invite_code, search_messages
 from service_client.models import Channel, DMChannel, Guild, Invite, Member, Message, Permissions, Role, User
 
 
@@ -439,17 +439,19 @@ def test_search_messages_empty_and_bad_input(client: FakeClient) -> None:
 
 
 def test_reconcile_evicts_left_and_announces_joined(client: FakeClient) -> None:
-    as_bot(client)
-    old = Guild(client, server_rec("S1"))
-    client.guilds.cache["S1"] = old
-    client.guilds.cache["S2"] = Guild(client, server_rec("S2"))
-    old.roles.cache["R1"] = Role(client, role_rec("R1"))
-    client.members._build(member_rec("BOT", "S2"), None, cache=True)
+    state = connection_state(client)
+    state.user = User(state, user_rec("BOT", "bot", isBot=True))
+    old = Guild(state, server_rec("S1"))
+    state.guilds.cache["S1"] = old
+    state.guilds.cache["S2"] = Guild(state, server_rec("S2"))
+    old.roles.cache["R1"] = Role(state, role_rec("R1"))
+    state.members._build(member_rec("BOT", "S2"), None, cache=True)
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1", "Renamed"), server_rec("S3")]}
     client.routes[("GET", "/servers/S3/members/BOT")] = member_rec("BOT", "S3")
-    client.guilds._reconcile()
-    assert set(client.guilds.cache) == {"S1", "S3"}
-    assert client.guilds.cache["S1"].name == "Renamed" and "R1" in client.guilds.cache["S1"].roles.cache
-    assert set(client.members.cache) == {("S3", "BOT")}
+    state.begin_reconcile()
+    state.reconcile_guilds()
+    assert set(state.guilds.cache) == {"S1", "S3"}
+    assert state.guilds.cache["S1"].name == "Renamed" and "R1" in state.guilds.cache["S1"].roles.cache
+    assert set(state.members.cache) == {("S3", "BOT")}
     assert [(e, a[0].id, k) for e, a, k in client.dispatched] == [("guild_delete", "S2", "S2"), ("guild_create", "S3", "S3")]
     assert [r[1] for r in client.requests] == ["/servers", "/servers/S3/members/BOT"]

@@ -153,18 +153,18 @@ def test_when_not_connected_nothing_is_sent_and_service_auth_error_is_raised() -
 
 
 class _SilentService:
-    """A client stand-in whose acknowledged emits never get an answer."""
+    """A connection state stand-in whose acknowledged emits never get an answer."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, Any, float]] = []
 
-    def _call(self, event: str, payload: Any, *, timeout: float) -> list[Any]:
+    def call(self, event: str, payload: Any, *, timeout: float) -> list[Any]:
         self.sent.append((event, payload, timeout))
         raise ServiceTimeoutError(f"no ack for {event!r} within {timeout:g} s")
 
 
 def test_no_acknowledgement_in_10_s_raises_code_timeout() -> None:
-    from service_client import _moderation
+    from service_client.models import _moderation
 
     silent = _SilentService()
     with pytest.raises(GatewayTimeoutError) as info:

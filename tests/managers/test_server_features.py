@@ -201,7 +201,7 @@ def test_audit_log_entries(bot: Client, human: Client, emulator: Any, world: Any
     guild.edit(name="Audited")
     carol = emulator.create_user("carol")["user"]["publicId"]
     emulator.add_member(sid(world), carol)
-    human._call("server:kick", {"serverPublicId": sid(world), "userPublicId": carol})
+    human._connection.call("server:kick", {"serverPublicId": sid(world), "userPublicId": carol})
     entries = guild.audit_log()
     assert [e.action for e in entries] == ["MEMBER_KICK", "SERVER_UPDATE", "ROLE_CREATE"]
     kick = entries[0]

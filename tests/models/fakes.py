@@ -1,37 +1,44 @@
-"""A tiny fake client for model, handler and manager unit tests (no I/O).
+"""A recording fake :class:`~service_client._state.State` for model, parser and manager tests.
 
-It records ``_request`` / ``_submit`` calls (answered from a scripted table),
-``_dispatch`` and ``_run`` calls (``_run`` executes at once, in order), emits,
-and resolved nonces, and owns the real managers.
+No client, no socket, no server: :class:`FakeState` answers requests from a scripted
+table and records every request, emit, acknowledged call, dispatch, reserved event,
+resolved nonce, voice event and send, and owns the real managers (so the caches behave as
+in a client). Models built with it (``Message(state, record)``) hold it as ``_state``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from service_client._state import State
 from service_client.errors import ServiceAPIError
 from service_client.managers.channels import ChannelManager
 from service_client.managers.guilds import GuildManager
 from service_client.managers.members import MemberManager
 from service_client.managers.users import UserManager
 from service_client.managers.voice_states import VoiceStateManager
+from service_client.models.guild import Guild
 
 Answer = Any
 
 
-class FakeClient:
+class FakeState:
     """Records calls; answers requests from ``self.routes``: {(METHOD, path): answer}.
 
     An answer may be a value, an exception instance (raised), or a callable
-    taking (route, params, json).
+    taking (route, params, json). ``acks`` answers acknowledged emits the same
+    way, keyed by event name (default: ``[{}]``, a success).
     """
 
     def __init__(self) -> None:
         self.user: Any = None
         self.site_url = "https://site.example"
+        #: What ``model.client`` gives: this fake itself, unless a test sets a client.
+        self.client: Any = self
         self.routes: dict[tuple[str, str], Answer] = {}
+        self.acks: dict[str, Answer] = {}
         self.requests: list[tuple[str, str, Any, Any]] = []
         self.submitted: list[tuple[str, str]] = []
         self.dispatched: list[tuple[str, tuple[Any, ...], Any]] = []
@@ -39,82 +46,155 @@ class FakeClient:
         self.reserved: list[Any] = []
         self.cancelled: list[Any] = []
         self.emitted: list[tuple[str, tuple[Any, ...]]] = []
+        self.calls: list[tuple[str, tuple[Any, ...], float]] = []
         self.nonces: list[tuple[str, Any]] = []
         self.sent: list[tuple[Any, ...]] = []
         self.voice_events: list[tuple[str, Any]] = []
-        self.users = UserManager(self)  # type: ignore[arg-type]
-        self.guilds = GuildManager(self)  # type: ignore[arg-type]
-        self.channels = ChannelManager(self)  # type: ignore[arg-type]
-        self.members = MemberManager(self)  # type: ignore[arg-type]
-        self.voice_states = VoiceStateManager(self)  # type: ignore[arg-type]
+        self.evicted: list[str] = []
+        self.closed = False
+        self.voice_hook: Callable[[str, Any], None] | None = self._record_voice
+        self.users = UserManager(self)
+        self.guilds = GuildManager(self)
+        self.channels = ChannelManager(self)
+        self.members = MemberManager(self)
+        self.voice_states = VoiceStateManager(self)
 
     # -- REST -----------------------------------------------------------------
 
-    def _answer(self, route: Any, params: Any, json: Any) -> Any:
-        key = (route.method, route.path)
-        if key not in self.routes:
-            raise ServiceAPIError(404, route.path, '{"error": "not found"}', {"error": "not found"})
-        answer = self.routes[key]
+    def _answer(self, table: Mapping[Any, Answer], key: Any, *args: Any) -> Any:
+        if key not in table:
+            raise ServiceAPIError(404, str(key), '{"error": "not found"}', {"error": "not found"})
+        answer = table[key]
         if isinstance(answer, BaseException):
             raise answer
         if callable(answer):
-            return answer(route, params, json)
+            return answer(*args)
         return answer
 
-    def _request(self, route: Any, *, params: Any = None, json: Any = None, **options: Any) -> Any:
+    def request(self, route: Any, *, params: Any = None, json: Any = None, **options: Any) -> Any:
         self.requests.append((route.method, route.path, params, json))
-        return self._answer(route, params, json)
+        return self._answer(self.routes, (route.method, route.path), route, params, json)
 
-    def _submit(self, route: Any, *, params: Any = None, json: Any = None, **options: Any) -> concurrent.futures.Future[Any]:
-        self.requests.append((route.method, route.path, params, json))
+    def submit(self, route: Any, *, params: Any = None, json: Any = None, **options: Any) -> concurrent.futures.Future[Any]:
         self.submitted.append((route.method, route.path))
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         try:
-            future.set_result(self._answer(route, params, json))
+            future.set_result(self.request(route, params=params, json=json))
         except Exception as exc:  # noqa: BLE001
             future.set_exception(exc)
         return future
 
     # -- socket / events ------------------------------------------------------
 
-    def _emit(self, event: str, *args: Any) -> None:
+    def emit(self, event: str, *args: Any) -> None:
         self.emitted.append((event, args))
 
-    def _dispatch(self, event: str, *args: Any, key: Any = None) -> None:
+    def call(self, event: str, *args: Any, timeout: float = 10.0) -> list[Any]:
+        self.calls.append((event, args, timeout))
+        return self._answer({**{event: [{}]}, **self.acks}, event, event, args)  # type: ignore[no-any-return]
+
+    def dispatch(self, event: str, *args: Any, key: Any = None) -> None:
         self.dispatched.append((event, args, key))
 
-    def _run(self, fn: Callable[[], None], *, key: Any = None) -> None:
+    def run(self, fn: Callable[[], None], *, key: Any = None) -> None:
         self.ran.append(key)
         fn()
 
-    def _reserve_dispatch(self, *, key: Any = None) -> Any:
+    def reserve_dispatch(self, *, key: Any = None) -> Any:
         """A reserved event: recorded in ``dispatched`` when it is emitted (``reserved`` keeps the keys)."""
         self.reserved.append(key)
-        client = self
+        state = self
 
         class Slot:
             def emit(self, event: str, *args: Any) -> None:
-                client.dispatched.append((event, args, key))
+                state.dispatched.append((event, args, key))
 
             def cancel(self) -> None:
-                client.cancelled.append(key)
+                state.cancelled.append(key)
 
         return Slot()
 
-    def _resolve_nonce(self, nonce: str, message: Any) -> None:
+    def resolve_nonce(self, nonce: str, message: Any) -> None:
         self.nonces.append((nonce, message))
 
-    def _on_voice_event(self, event: str, data: Any) -> None:
+    def _record_voice(self, event: str, data: Any) -> None:
         self.voice_events.append((event, data))
 
     def send_message(self, channel_id: str, options: Any = None, **kwargs: Any) -> Any:
         self.sent.append((channel_id, options, kwargs))
         return "sent"
 
+    # -- cache writes -----------------------------------------------------------
+
+    def store_user(self, data: Any, *, cache: bool = True) -> Any:
+        return self.users._build(data, cache=cache)
+
+    def store_member(self, data: Any, server_id: str | None, *, cache: bool = True) -> Any:
+        return self.members._build(data, server_id, cache=cache)
+
+    def build_guild(self, data: Any) -> Guild:
+        return Guild(self, data)
+
+    def note_webhook(self, webhook_id: str) -> None:
+        self.users._note_webhook(webhook_id)
+
+    def evict_guild(self, server_id: str) -> Any:
+        self.evicted.append(server_id)
+        guild = self.guilds._evict_live(server_id)
+        self.channels._remove_guild(server_id)
+        self.members._remove_guild(server_id)
+        return guild
+
     # -- helpers for tests ----------------------------------------------------
 
     def events(self, name: str | None = None) -> list[tuple[str, tuple[Any, ...], Any]]:
         return [d for d in self.dispatched if name is None or d[0] == name]
+
+
+class _RecordingEvents:
+    """The event registry of :func:`connection_state`: emits land in the fake's ``dispatched``."""
+
+    def __init__(self, fake: FakeState) -> None:
+        self.fake = fake
+
+    def emit(self, event: str, *args: Any, key: Any = None) -> None:
+        self.fake.dispatched.append((event, args, key))
+
+    def reserve(self, *, key: Any = None) -> Any:
+        return self.fake.reserve_dispatch(key=key)
+
+
+class _InlinePool:
+    """The worker pool of :func:`connection_state`: runs each task at once."""
+
+    def __init__(self, fake: FakeState) -> None:
+        self.fake = fake
+
+    def submit(self, fn: Callable[[], None], *, key: Any = None) -> None:
+        self.fake.run(fn, key=key)
+
+
+def connection_state(fake: FakeState) -> Any:
+    """A real :class:`~service_client.state.ConnectionState` whose REST session, event registry
+    and worker pool are ``fake`` (answers from ``fake.routes``, records in ``fake.dispatched``)."""
+    from service_client.state.connection import ConnectionState
+
+    return ConnectionState(
+        fake,  # type: ignore[arg-type]
+        rest=fake,  # type: ignore[arg-type]
+        events=_RecordingEvents(fake),  # type: ignore[arg-type]
+        pool=_InlinePool(fake),  # type: ignore[arg-type]
+        site_url=fake.site_url,
+    )
+
+
+def _conforms(fake: FakeState) -> State:
+    """Type-checked: a FakeState is a State (the models' port)."""
+    return fake
+
+
+#: The name the older tests use.
+FakeClient = FakeState
 
 
 # -- wire record factories (protocol.md section 3) ----------------------------

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service_client.gateway.handlers import WireHandlers
+from service_client.state.parsers import Parsers as WireHandlers
 from service_client.models import (
     Category,
     Channel,

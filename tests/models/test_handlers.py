@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from service_client.gateway.handlers import ReactionTracker, WireHandlers, diff_reactions
+from service_client.state.parsers import Parsers as WireHandlers, ReactionTracker, diff_reactions
 from service_client.models import Channel, Guild, Member, Message, Role, User
 
 from .fakes import FakeClient, member_rec, message_rec, role_rec, server_rec, user_rec
@@ -138,7 +138,7 @@ def test_reaction_events_take_the_channel_of_a_recent_message(client: FakeClient
 
 
 def test_message_channel_memory_is_bounded(client: FakeClient, h: WireHandlers, monkeypatch: Any) -> None:
-    from service_client.gateway import handlers as handlers_module
+    from service_client.state import parsers as handlers_module
 
     monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 3)
     for i in range(4):
@@ -387,15 +387,9 @@ def test_voice_calls_and_token_hook(client: FakeClient, h: WireHandlers) -> None
 
 
 def test_missing_voice_hook_is_fine(h: WireHandlers, client: FakeClient) -> None:
-    del FakeClient._on_voice_event  # type: ignore[attr-defined]
-    try:
-        h.handle("voice:state-update", [{"channelPublicId": "V1", "users": [_vu("U1")]}])
-        assert "U1" in client.voice_states.cache
-    finally:
-        FakeClient._on_voice_event = _restore_hook  # type: ignore[attr-defined]
-
-
-_restore_hook = FakeClient._on_voice_event
+    client.voice_hook = None
+    h.handle("voice:state-update", [{"channelPublicId": "V1", "users": [_vu("U1")]}])
+    assert "U1" in client.voice_states.cache
 
 
 # -- robustness --------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from service_client.gateway.handlers import WireHandlers
+from service_client.state.parsers import Parsers as WireHandlers
 from service_client.models import Message, User
 
 from .fakes import FakeClient, message_rec, user_rec

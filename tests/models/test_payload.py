@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service_client.errors import ServiceAuthError
-from service_client.managers.operations import build_message_payload
+from service_client.models.outgoing import build_message_payload
 from service_client.models import EmbedBuilder
 
 

@@ -149,7 +149,7 @@ def test_destroy_ends_every_pending_call_at_once(world, make_client, emulator, w
 
     for name in calls:
         threading.Thread(target=run, args=(name,), name=f"test-{name}").start()
-    wait_until(lambda: emulator.max_in_flight() >= 5 and len(client._nonces) == 1 and client.voice._pending)
+    wait_until(lambda: emulator.max_in_flight() >= 5 and client._connection.pending_sends() == 1 and client.voice._pending)
     time.sleep(0.2)  # let the sleeping retry and the queued call settle into their waits
 
     started = time.monotonic()
@@ -166,5 +166,5 @@ def test_destroy_ends_every_pending_call_at_once(world, make_client, emulator, w
         assert isinstance(exc, ServiceError), (name, exc)
     emulator.clear_faults()
     assert_destroyed(client, emulator)
-    assert client._nonces == {} and client.voice._pending == {}
+    assert client._connection.pending_sends() == 0 and client.voice._pending == {}
     assert [t for t in client_threads()] == []

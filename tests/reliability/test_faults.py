@@ -26,7 +26,7 @@ def assert_nothing_left(client: Client, emulator: Any, *, allow: tuple[threading
     while time.monotonic() < deadline and [t for t in threading.enumerate() if _ours(t, allow)]:
         time.sleep(0.01)
     assert [t.name for t in threading.enumerate() if _ours(t, allow)] == []
-    assert client._nonces == {} and client.voice._pending == {} and not client._rest._live
+    assert client._connection.pending_sends() == 0 and client.voice._pending == {} and not client._rest._live
     assert client._gateway is None
     wait_until(lambda: emulator.connection_count() == 0, timeout=5)
 

@@ -29,9 +29,9 @@ def test_a_send_pending_across_a_transport_drop_ends_by_its_own_timeout(bot, wor
     sender = threading.Thread(target=send)
     sender.start()
     deadline = time.monotonic() + 5
-    while not bot._nonces and time.monotonic() < deadline:
+    while not bot._connection.pending_sends() and time.monotonic() < deadline:
         time.sleep(0.005)
-    assert bot._nonces, "the send never became pending"
+    assert bot._connection.pending_sends(), "the send never became pending"
     dropped_at = time.monotonic()
     emulator.drop_transport(world.bot["publicId"])
     recorder.wait("disconnect")
@@ -42,7 +42,7 @@ def test_a_send_pending_across_a_transport_drop_ends_by_its_own_timeout(bot, wor
     assert outcome["elapsed"] >= 1.5 - 0.05
     assert time.monotonic() - dropped_at >= 0.5
     recorder.wait("reconnect")
-    assert bot._nonces == {}
+    assert bot._connection.pending_sends() == 0
 
 
 def test_socket_operations_while_disconnected_raise_at_once(bot, world, emulator):

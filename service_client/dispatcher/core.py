@@ -68,15 +68,14 @@ calls). The dispatcher itself is thread-safe.
 from __future__ import annotations
 
 import logging
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ._dispatcher_help import HELP, _HelpMixin, _names, _seconds
-from .command_context import CommandContext
-from .commands import Command
-from .errors import (
+from ..commands import Command
+from ..errors import (
     CommandCooldownError,
     CommandError,
     CommandInvokeError,
@@ -85,11 +84,13 @@ from .errors import (
     CommandSyntaxError,
     CommandUsageError,
 )
-from .permissions import Permissions
+from ..permissions import Permissions
+from .context import CommandContext
+from .help import HELP, _HelpMixin, _names, _seconds
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
-    from .models.message import Message
+    from ..client import Client
+    from ..models.message import Message
 
 __all__ = ["CommandContext", "CommandDispatcher"]
 
@@ -371,8 +372,6 @@ class CommandDispatcher(_HelpMixin):
         return True
 
     def _invoke(self, ctx: CommandContext, rest: str) -> None:
-        import shlex
-
         try:
             words = shlex.split(rest)
         except ValueError as exc:

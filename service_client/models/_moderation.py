@@ -1,21 +1,23 @@
 """Kick, ban and unban: socket emits the service acknowledges (``server:kick``, ``server:ban``,
 ``server:unban``).
 
-Shared by :class:`~service_client.Guild` and :class:`~service_client.Member`. Arguments are
-checked here, before anything is sent; the ack is read into :class:`GatewayError` codes.
+Shared by :class:`Guild` and :class:`Member`, which pass the
+target as a user id. Arguments are checked here, before anything is sent; the ack is read
+into :class:`GatewayError` codes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _defaults
-from .errors import GatewayError, GatewayTimeoutError, ServiceTimeoutError
+from .. import _defaults
+from .._validate import check_id
+from ..errors import GatewayError, GatewayTimeoutError, ServiceTimeoutError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
+    from .._state import State
 
-__all__ = ["DELETE_HISTORY", "ban", "kick", "unban", "user_id_of"]
+__all__ = ["DELETE_HISTORY", "ban", "kick", "unban"]
 
 #: The ``delete_history`` values ``ban`` accepts: how far back the banned user's
 #: messages in the server are deleted (``"none"`` keeps them).
@@ -26,31 +28,11 @@ BAN = "server:ban"
 UNBAN = "server:unban"
 
 
-def user_id_of(user: Any) -> str:
-    """The user id of ``user``: a :class:`User`, a :class:`Member` or a user id str.
-
-    Raises:
-        TypeError: ``user`` is none of those (the message names the argument).
-        ValueError: ``user`` is an empty str.
-    """
-    from .managers.base import check_id
-    from .models.member import Member
-    from .models.user import User
-
-    if isinstance(user, (User, Member)):
-        return user.id
-    if not isinstance(user, str):
-        raise TypeError(f"user must be a User, a Member or a user id str, got {type(user).__name__}")
-    return check_id(user, "user")
-
-
 def _server_id(server_id: Any) -> str:
-    from .managers.base import check_id
-
     return check_id(server_id, "server_id")
 
 
-def _acked(client: Client, event: str, payload: dict[str, Any]) -> None:
+def _acked(state: State, event: str, payload: dict[str, Any]) -> None:
     """Emit ``event`` with ``payload``, wait (10 s at most) for the ack and read it.
 
     Raises:
@@ -60,7 +42,7 @@ def _acked(client: Client, event: str, payload: dict[str, Any]) -> None:
         ServiceError: The socket dropped or the client was destroyed before the ack came.
     """
     try:
-        args = client._call(event, payload, timeout=_defaults.ACK_TIMEOUT_S)
+        args = state.call(event, payload, timeout=_defaults.ACK_TIMEOUT_S)
     except ServiceTimeoutError as exc:
         raise GatewayTimeoutError(event=event, timeout=_defaults.ACK_TIMEOUT_S) from exc
     answer = args[0] if args else None
@@ -70,16 +52,16 @@ def _acked(client: Client, event: str, payload: dict[str, Any]) -> None:
             raise GatewayError(error if isinstance(error, str) and error else repr(error), event=event)
 
 
-def kick(client: Client, server_id: str, user: Any) -> None:
-    """Kick ``user`` out of server ``server_id``; see :meth:`Guild.kick <service_client.Guild.kick>`."""
-    payload = {"serverPublicId": _server_id(server_id), "userPublicId": user_id_of(user)}
-    _acked(client, KICK, payload)
+def kick(state: State, server_id: str, user_id: str) -> None:
+    """Kick ``user`` out of server ``server_id``; see :meth:`Guild.kick <Guild.kick>`."""
+    payload = {"serverPublicId": _server_id(server_id), "userPublicId": check_id(user_id, "user")}
+    _acked(state, KICK, payload)
 
 
-def ban(client: Client, server_id: str, user: Any, *, reason: str | None = None,
+def ban(state: State, server_id: str, user_id: str, *, reason: str | None = None,
         delete_history: str | None = None) -> None:
-    """Ban ``user`` from server ``server_id``; see :meth:`Guild.ban <service_client.Guild.ban>`."""
-    payload: dict[str, Any] = {"serverPublicId": _server_id(server_id), "userPublicId": user_id_of(user)}
+    """Ban ``user`` from server ``server_id``; see :meth:`Guild.ban <Guild.ban>`."""
+    payload: dict[str, Any] = {"serverPublicId": _server_id(server_id), "userPublicId": check_id(user_id, "user")}
     if reason is not None:
         if not isinstance(reason, str):
             raise TypeError(f"reason must be a str or None, got {type(reason).__name__}")
@@ -98,10 +80,10 @@ def ban(client: Client, server_id: str, user: Any, *, reason: str | None = None,
                 f"got {delete_history!r}"
             )
         payload["deleteHistory"] = delete_history
-    _acked(client, BAN, payload)
+    _acked(state, BAN, payload)
 
 
-def unban(client: Client, server_id: str, user: Any) -> None:
-    """Lift the ban of ``user`` in server ``server_id``; see :meth:`Guild.unban <service_client.Guild.unban>`."""
-    payload = {"serverPublicId": _server_id(server_id), "userPublicId": user_id_of(user)}
-    _acked(client, UNBAN, payload)
+def unban(state: State, server_id: str, user_id: str) -> None:
+    """Lift the ban of ``user`` in server ``server_id``; see :meth:`Guild.unban <Guild.unban>`."""
+    payload = {"serverPublicId": _server_id(server_id), "userPublicId": check_id(user_id, "user")}
+    _acked(state, UNBAN, payload)

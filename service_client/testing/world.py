@@ -15,12 +15,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._secret import Secret
-    from .client import Client
-    from .models.message import Message
+from .._secret import Secret
+from ..client import Client
+from ..models.message import Message
 
 __all__ = ["LOGIN_TIMEOUT_S", "REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage", "WorldObject", "WorldUser"]
 
@@ -48,8 +47,6 @@ class WorldUser:
     __slots__ = ("id", "name", "bot", "record", "_token")
 
     def __init__(self, created: Mapping[str, Any]) -> None:
-        from ._secret import Secret
-
         record = dict(created["user"])
         self.id: str = record["publicId"]
         self.name: str = record["name"]
@@ -410,8 +407,6 @@ class BotWorld:
             LookupError: An unknown user name.
             ServiceError: The login failed.
         """
-        from .client import Client
-
         speaker = self._speaker(user)
         with self._lock:
             if self._closed:
@@ -500,9 +495,7 @@ class BotWorld:
         """
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
-        from .models.message import Message as _Message
-
-        if to is not None and not isinstance(to, _Message):
+        if to is not None and not isinstance(to, Message):
             raise TypeError(
                 f"expect_reply() takes a message returned by say(), got {type(to).__name__}; to wait "
                 "for a message the bot posts in a channel on its own, use expect_message(channel)"

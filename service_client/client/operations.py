@@ -1,43 +1,36 @@
-"""The client operations of :class:`~service_client.Client`: REST calls, sends, presence.
+"""The operations a logged-in bot calls on its :class:`~service_client.Client`.
 
-:class:`ClientOperations` is a mixin of :class:`~service_client.Client`
-holding what a bot calls once logged in (``api_call``, ``send_message``,
-``create_dm``, ``fetch_invite``, ``search_messages``, ``load_commands``,
-``set_activity``, ``set_status``, ``set_presence``) and the transport helpers
-the managers and models use; the lifecycle (login, connection, reconnect,
-destroy, state) stays in :mod:`service_client.client`.
+:class:`ClientOperations` is a base of :class:`~service_client.Client` holding
+``api_call``, ``send_message``, ``create_dm``, ``fetch_invite``,
+``search_messages``, ``load_commands``, ``set_activity``, ``set_status`` and
+``set_presence``. Each goes through the client's connection state (REST
+session, socket, caches); the lifecycle (login, connection, reconnect,
+destroy) stays in :mod:`service_client.client.lifecycle`.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
-import uuid
 from collections.abc import Mapping
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as _FutureTimeout
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
-from . import _defaults
-from ._defaults import MISSING
-from .errors import ServiceAuthError, ServiceTimeoutError
-from .events.workers import flush_handoff
-from .managers import operations as _ops
-from .models.collection import Collection
-from .rest.route import Route
+from .. import _defaults
+from .._defaults import MISSING
+from .._validate import check_id
+from ..commands import load_commands
+from ..models.collection import Collection
+from ..models.dm_channel import DMChannel
+from ..models.invite import Invite
+from ..models.message import Message
+from ..rest.route import Route
 
-if TYPE_CHECKING:
-    from .client import Client
-    from .commands import Command
-    from .gateway.connection import GatewayConnection
-    from .models.dm_channel import DMChannel
-    from .models.invite import Invite
-    from .models.message import Message
-    from .models.user import User
-    from .rest.session import RestSession
+if TYPE_CHECKING:  # pragma: no cover
+    from ..commands import Command
+    from ..state.connection import ConnectionState
 
-__all__ = ["MISSING", "ClientOperations"]
+__all__ = ["MISSING", "ClientOperations", "create_dm", "fetch_invite", "invite_code", "search_messages"]
 
 _STATUSES = frozenset({"online", "idle", "dnd", "invisible"})
 _ACTIVITY_TYPES = frozenset({"using", "browsing", "listening", "playing"})
@@ -51,89 +44,8 @@ class ClientOperations:
     """
 
     # Set by Client.__init__.
-    _rest: RestSession
-    _gateway: GatewayConnection | None
-    _destroyed: threading.Event
-    _nonces_lock: threading.Lock
-    _nonces: dict[str, Future[Any]]
-    user: User | None
+    _connection: ConnectionState
     commands: Collection[str, Command]
-
-    def _as_client(self) -> Client:
-        """This object as the :class:`~service_client.Client` it is a mixin of."""
-        return cast("Client", self)
-
-    # -- internal transport helpers (used by managers and models) -------------
-
-    def _request(
-        self,
-        route: Route,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
-        authorized: bool = True,
-    ) -> Any:
-        """Perform one REST request through the session's queue (library use).
-
-        ``authorized=False`` sends no ``Authorization`` header and needs no login
-        (webhook execution).
-        """
-        return self._rest.request(
-            route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries, authorized=authorized
-        )
-
-    def _submit(
-        self,
-        route: Route,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
-    ) -> Future[Any]:
-        """Queue one REST request and return its Future (library use)."""
-        return self._rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
-
-    def _require_gateway(self) -> GatewayConnection:
-        gateway = self._gateway
-        if gateway is None or not gateway.connected:
-            if self._destroyed.is_set():
-                raise ServiceAuthError("the client was destroyed; create a new Client")
-            raise ServiceAuthError("the socket is not connected (call login() first, or wait for reconnect)")
-        return gateway
-
-    def _emit(self, event: str, *args: Any) -> None:
-        """Emit a socket event (fire-and-forget; library use).
-
-        Raises:
-            ServiceAuthError: The socket is not connected.
-            ServiceTimeoutError: The write could not be done within 10 s.
-        """
-        self._require_gateway().emit(event, *args)
-
-    def _call(self, event: str, *args: Any, timeout: float = _defaults.ACK_TIMEOUT_S) -> list[Any]:
-        """Emit a socket event and wait for its ack (library use).
-
-        Raises:
-            ServiceAuthError: The socket is not connected.
-            ServiceTimeoutError: No ack within ``timeout`` seconds.
-        """
-        return self._require_gateway().call(event, *args, timeout=timeout)
-
-    def _resolve_nonce(self, nonce: str, message: Message) -> None:
-        """Complete the pending ``send_message`` of ``nonce`` (reader thread)."""
-        with self._nonces_lock:
-            fut = self._nonces.pop(nonce, None)
-        if fut is not None and not fut.done():
-            # Only our own sends wake a caller (other members' echoes carry their nonces too):
-            # the woken sender comes after every event read before its message.
-            flush_handoff()
-            try:
-                fut.set_result(message)
-            except Exception:  # noqa: BLE001 - completed concurrently (timeout): nothing to do
-                pass
 
     # -- operations -----------------------------------------------------------
 
@@ -178,11 +90,9 @@ class ClientOperations:
             ServiceError: A network failure after the last retry (cause chained),
                 or the client was destroyed while the call waited.
         """
-        from .rest.route import Route
-
         # The session checks body, headers, timeout_ms and max_retries before anything is queued.
         route = Route.from_path(method, path)
-        return self._rest.request(
+        return self._connection.rest.request(
             route,
             body=body,
             headers=headers,
@@ -228,33 +138,9 @@ class ClientOperations:
             ServiceError: The client was destroyed before the echo. A network cut does not
                 end the wait: an echo lost with the socket gives the TimeoutError.
         """
-        if not isinstance(channel_id, str):
-            raise TypeError(f"channel_id must be a str, got {type(channel_id).__name__}")
-        if not channel_id:
-            raise ValueError("channel_id must be a non-empty str")
-        nonce = uuid.uuid4().hex
-        payload = _ops.build_message_payload(
-            channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
+        return self._connection.send_message(
+            channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id
         )
-        gateway = self._require_gateway()
-        bound = _defaults.SEND_TIMEOUT_S
-        deadline = time.monotonic() + bound
-        fut: Future[Message] = Future()
-        with self._nonces_lock:
-            self._nonces[nonce] = fut
-        try:
-            if self._destroyed.is_set():
-                raise ServiceAuthError("the client was destroyed; create a new Client")
-            try:
-                # The 10 s cover the wait for the socket (another thread may be writing),
-                # the write and the echo.
-                gateway.emit("message:send", payload, timeout=bound)
-                return fut.result(max(0.0, deadline - time.monotonic()))
-            except (_FutureTimeout, ServiceTimeoutError):
-                raise TimeoutError("send_message timeout after 10s") from None
-        finally:
-            with self._nonces_lock:
-                self._nonces.pop(nonce, None)
 
     def create_dm(self, user_id: str) -> DMChannel:
         """Open (or get) the DM channel with a user (``GET /channels/dm/{user_id}``).
@@ -270,7 +156,7 @@ class ClientOperations:
             ServiceAPIError: The service refused (e.g. 404 unknown user).
             ServiceAuthError: Not logged in.
         """
-        return _ops.create_dm(self._as_client(), user_id)
+        return create_dm(self._connection, user_id)
 
     def fetch_invite(self, code: str) -> Invite:
         """Resolve an invite, read-only (``GET /invites/{code}``).
@@ -287,7 +173,7 @@ class ClientOperations:
             TypeError / ValueError: ``code`` is not a non-empty str or link.
             ServiceAPIError: 404 for an unknown or expired code.
         """
-        return _ops.fetch_invite(self._as_client(), code)
+        return fetch_invite(self._connection, code)
 
     def search_messages(
         self,
@@ -317,7 +203,7 @@ class ClientOperations:
             TypeError / ValueError: Bad arguments (named), before any request.
             ServiceAPIError: The service refused (403/404).
         """
-        return _ops.search_messages(self._as_client(), channel_id, query, limit=limit, before=before, after=after)
+        return search_messages(self._connection, channel_id, query, limit=limit, before=before, after=after)
 
     def load_commands(self, directory: str | os.PathLike[str]) -> Collection[str, Command]:
         """Load command files into :attr:`commands`.
@@ -336,8 +222,6 @@ class ClientOperations:
             FileNotFoundError: The folder does not exist.
             NotADirectoryError: The path is a file.
         """
-        from .commands import load_commands
-
         return load_commands(directory, self.commands)
 
     # -- presence: activity and status -----------------------------------------
@@ -360,7 +244,7 @@ class ClientOperations:
             ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         payload = _activity_payload(activity)
-        self._emit("activity:update", payload)
+        self._connection.emit("activity:update", payload)
 
     def set_status(self, status: str) -> None:
         """Set the bot's status (``presence:update``, then ``PATCH /users/settings``).
@@ -386,11 +270,12 @@ class ClientOperations:
                 failed (the new status was emitted and is kept locally).
         """
         _check_status(status)
-        self._emit("presence:update", {"status": status})
-        user = self.user
+        state = self._connection
+        state.emit("presence:update", {"status": status})
+        user = state.user
         if user is not None:
             user.status = status
-        self._request(Route("PATCH", "/users/settings"), json={"status": status})
+        state.request(Route("PATCH", "/users/settings"), json={"status": status})
 
     def set_presence(
         self,
@@ -426,7 +311,7 @@ class ClientOperations:
             _check_status(status)
         if activity is not MISSING:
             _activity_payload(activity)  # validate before anything is sent
-        self._require_gateway()
+        self._connection.require_gateway()
         # The activity first: set_status ends with the only REST call, so a failed PATCH comes
         # after both socket events were sent, never between them.
         if activity is not MISSING:
@@ -477,3 +362,135 @@ def _activity_payload(activity: Any) -> dict[str, Any]:
         raise TypeError("activity startedAt must be epoch milliseconds (int)")
     payload["startedAt"] = int(started)
     return payload
+
+
+def create_dm(state: ConnectionState, user_id: str) -> DMChannel:
+    """Open (or get) the DM with a user: ``GET /channels/dm/{user_id}``.
+
+    The recipient is upserted into ``client.users`` and the DM into
+    ``client.channels.cache``.
+
+    Args:
+        state: The client's connection state.
+        user_id: The other user's public id.
+
+    Returns:
+        The :class:`DMChannel` (type ``"DM"``, ``server_id`` None).
+
+    Raises:
+        TypeError, ValueError: ``user_id`` is not a non-empty str (before any request).
+        ServiceAPIError: 404 unknown user, 403 refused.
+    """
+    check_id(user_id, "user_id")
+    data = state.request(Route("GET", "/channels/dm/{user_id}", user_id=user_id))
+    if isinstance(data, dict) and isinstance(data.get("channel"), dict):
+        data = data["channel"]
+    if not isinstance(data, dict):
+        raise TypeError(f"DM record must be a JSON object, got {type(data).__name__}")
+    recipient_data = data.get("recipient")
+    recipient = state.store_user(recipient_data) if isinstance(recipient_data, dict) else None
+    channel = DMChannel(state, data, recipient=recipient)
+    state.channels.cache[channel.id] = channel
+    return channel
+
+
+def invite_code(code_or_link: str) -> str:
+    """The invite code of a code or a link whose path ends in ``/invite/CODE``.
+
+    Raises:
+        TypeError: Not a str.
+        ValueError: Empty, or a link without ``/invite/<code>``.
+    """
+    if not isinstance(code_or_link, str):
+        raise TypeError(f"code must be a str, got {type(code_or_link).__name__}")
+    text = code_or_link.strip()
+    if not text:
+        raise ValueError("code must not be empty")
+    if "/" not in text:
+        return text
+    path = urlsplit(text).path if "://" in text else text.split("?", 1)[0].split("#", 1)[0]
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[-2] == "invite":
+        return unquote(parts[-1])
+    raise ValueError(f"code must be an invite code or a link ending in /invite/<code>, got {code_or_link!r}")
+
+
+def fetch_invite(state: ConnectionState, code_or_link: str) -> Invite:
+    """Resolve an invite read-only: ``GET /invites/{code}`` (a bot cannot accept invites).
+
+    Args:
+        state: The client's connection state.
+        code_or_link: The code, or a full link ``{site_url}/invite/CODE``.
+
+    Returns:
+        The :class:`Invite` with its partial ``guild`` and ``uses``.
+
+    Raises:
+        TypeError, ValueError: Not a code or invite link (before any request).
+        ServiceAPIError: 404 unknown or expired code.
+    """
+    code = invite_code(code_or_link)
+    data = state.request(Route("GET", "/invites/{code}", code=code))
+    if isinstance(data, dict) and isinstance(data.get("invite"), dict) and "code" not in data:
+        data = data["invite"]
+    return Invite(state, data)
+
+
+def search_messages(
+    state: ConnectionState,
+    channel_id: str,
+    query: str,
+    *,
+    limit: int | None = None,
+    before: str | Message | None = None,
+    after: str | Message | None = None,
+) -> list[Message]:
+    """Keyword search in one channel: ``GET /chat/{channel_id}/search?q=&limit=&before=&after=``.
+
+    ``limit``, ``before`` and ``after`` are omitted from the query when None. Message authors
+    are not added to ``client.users``.
+
+    Args:
+        state: The client's connection state.
+        channel_id: The channel's public id.
+        query: The search text (non-empty).
+        limit: Most results wanted (>= 1), or None for the service default (25 on the
+            emulator, which caps it at 100).
+        before: Only messages posted before this message (a :class:`Message` or its id).
+        after: Only messages posted after this message (a :class:`Message` or its id).
+
+    Returns:
+        The matching messages (content decoded), newest first as the service orders them;
+        ``[]`` when none (also when ``before`` / ``after`` is not a message of this channel,
+        on the emulator).
+
+    Raises:
+        TypeError, ValueError: Bad arguments (before any request).
+        ServiceAPIError: 403/404 for an inaccessible channel.
+    """
+    check_id(channel_id, "channel_id")
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("query must not be empty")
+    if limit is not None:
+        if not isinstance(limit, int) or isinstance(limit, bool):
+            raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+    params: dict[str, Any] = {"q": query}
+    if limit is not None:
+        params["limit"] = limit
+    for name, bound in (("before", before), ("after", after)):
+        if bound is not None:
+            params[name] = check_id(bound.id if isinstance(bound, Message) else bound, name)
+    data = state.request(Route("GET", "/chat/{channel_id}/search", channel_id=channel_id), params=params)
+    items = data.get("messages") if isinstance(data, dict) else data
+    out: list[Message] = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict):
+            try:
+                out.append(Message(state, item))
+            except ValueError:
+                continue
+    return out

@@ -1,4 +1,4 @@
-"""The server events of :class:`~service_client.gateway.handlers.WireHandlers`.
+"""The server events of :class:`~service_client.state.parsers.Parsers`.
 
 Servers joined, updated and left; members added, removed and updated (the
 member refetch); bans revoked; channel and category listings changed; roles
@@ -23,19 +23,19 @@ from ..rest.route import Route
 from .payload import _CHANNEL_KEYS, _SERVER_KEYS, _USER_KEYS, MalformedPayload, _need_id, _obj
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
+    from .connection import ConnectionState
 
-__all__ = ["ServerHandlers"]
+__all__ = ["ServerParsers"]
 
 log = logging.getLogger("service_client.gateway")
 
 
-class ServerHandlers:
-    """The server, member, listing and role handlers (a part of :class:`WireHandlers`)."""
+class ServerParsers:
+    """The server, member, listing and role handlers (a part of :class:`Parsers`)."""
 
-    _client: Client
+    _state: ConnectionState
 
-    if TYPE_CHECKING:  # pragma: no cover - defined by WireHandlers
+    if TYPE_CHECKING:  # pragma: no cover - defined by Parsers
 
         def _dispatch(self, event: str, *args: Any, key: str | None) -> None: ...
 
@@ -48,16 +48,16 @@ class ServerHandlers:
     # -- servers ------------------------------------------------------------------
 
     def _server_joined(self, payload: Any) -> None:
-        client = self._client
-        guild = client.guilds._store_live(Guild(client, _obj(payload)))
-        user = client.user
+        state = self._state
+        guild = state.guilds._store_live(Guild(state, _obj(payload)))
+        user = state.user
         if user is None:
             self._dispatch("guild_create", guild, key=guild.id)
             return
         # The bot's member is fetched first, so guild_create listeners find it cached; the
         # event keeps its place in the server's order meanwhile.
         server_id = guild.id
-        slot = client._reserve_dispatch(key=server_id)
+        slot = state.reserve_dispatch(key=server_id)
 
         def cache_member(record: Any) -> None:
             """Cache the fetched bot member (best effort), then emit guild_create in its place."""
@@ -66,7 +66,7 @@ class ServerHandlers:
                     raise record
                 if isinstance(record, dict) and isinstance(record.get("member"), dict):
                     record = record["member"]
-                client.members._build(record, server_id, cache=True)
+                state.members._build(record, server_id, cache=True)
             except Exception as exc:  # noqa: BLE001 - best effort: guild_create goes out anyway
                 log.warning("bot member fetch for joined server %s failed: %s", server_id, exc)
             slot.emit("guild_create", guild)
@@ -93,7 +93,7 @@ class ServerHandlers:
                 slot.cancel()
 
         try:
-            future = self._client._submit(
+            future = self._state.submit(
                 route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, max_retries=EVENT_FETCH_MAX_RETRIES
             )
         except Exception as exc:  # noqa: BLE001 - not queued (destroyed): complete with the error
@@ -113,13 +113,13 @@ class ServerHandlers:
     def _server_updated(self, payload: Any) -> None:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._client.guilds._update_live(server_id, data)
+        guild = self._state.guilds._update_live(server_id, data)
         self._dispatch("guild_update", guild if guild is not None else data, key=server_id)
 
     def _server_gone(self, payload: Any) -> None:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._client.guilds._evict_live(server_id)
+        guild = self._state.evict_guild(server_id)
         self._dispatch("guild_delete", guild if guild is not None else data, key=server_id)
 
     def _member_add(self, payload: Any) -> None:
@@ -129,13 +129,13 @@ class ServerHandlers:
         if not isinstance(record, dict):
             # Flat variant: the member fields sit in the envelope itself.
             record = {k: v for k, v in data.items() if k not in _SERVER_KEYS}
-        member = self._client.members._build(record, server_id, cache=True)
+        member = self._state.members._build(record, server_id, cache=True)
         self._dispatch("guild_member_add", member, key=server_id)
 
     def _evict_member(self, data: dict[str, Any]) -> tuple[str, Member | dict[str, Any]]:
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
-        member = self._client.members.cache.pop((server_id, user_id), None)
+        member = self._state.members.cache.pop((server_id, user_id), None)
         return server_id, member if member is not None else data
 
     def _member_remove(self, payload: Any) -> None:
@@ -153,10 +153,10 @@ class ServerHandlers:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
-        client = self._client
+        state = self._state
         # The payload carries ids only: the member is refetched on the REST session while
         # the event holds its place in the server's order (raw payload if the fetch fails).
-        slot = client._reserve_dispatch(key=server_id)
+        slot = state.reserve_dispatch(key=server_id)
 
         def emit_member(record: Any) -> None:
             """Cache the refetched member and emit guild_member_update in its place."""
@@ -165,7 +165,7 @@ class ServerHandlers:
                     raise record
                 if isinstance(record, dict) and isinstance(record.get("member"), dict):
                     record = record["member"]
-                member: Any = client.members._build(record, server_id, cache=True)
+                member: Any = state.members._build(record, server_id, cache=True)
             except Exception as exc:  # noqa: BLE001 - dispatch the raw payload instead
                 log.warning("member refetch for %s in %s failed: %s", user_id, server_id, exc)
                 member = data
@@ -197,12 +197,12 @@ class ServerHandlers:
             """Refresh the server's cached channels and categories if tracked, then dispatch."""
             data = _obj(payload)
             server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
-            client = self._client
-            channels = client.channels
+            state = self._state
+            channels = state.channels
             if not channels._tracks_guild(server_id):
                 self._dispatch(python_event, data, key=server_id)
                 return
-            slot = client._reserve_dispatch(key=server_id)
+            slot = state.reserve_dispatch(key=server_id)
 
             def apply_listing(listing: Any) -> None:
                 """Replace the cached listing (best effort), then emit the event in its place."""
@@ -228,11 +228,11 @@ class ServerHandlers:
             data = _obj(payload)
             server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
             record = _obj(data.get("role"), "role")
-            guild = self._client.guilds.cache.get(server_id)
+            guild = self._state.guilds.cache.get(server_id)
             if guild is None:
                 log.debug("%s for an uncached server ignored", python_event)
                 return
-            role = Role(self._client, record, server_id=server_id)
+            role = Role(self._state, record, server_id=server_id)
             guild.roles.cache[role.id] = role
             self._dispatch(python_event, role, key=server_id)
 
@@ -242,12 +242,12 @@ class ServerHandlers:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         role_id = _need_id(data, ("rolePublicId", "roleId"), "rolePublicId")
-        guild = self._client.guilds.cache.get(server_id)
+        guild = self._state.guilds.cache.get(server_id)
         if guild is None:
             log.debug("role_delete for an uncached server ignored")
             return
         role = guild.roles.cache.pop(role_id, None)
-        for member in self._client.members.for_guild(server_id).values():
+        for member in self._state.members.for_guild(server_id).values():
             member._drop_role(role_id)
         self._dispatch("role_delete", role if role is not None else role_id, key=server_id)
 
@@ -255,7 +255,7 @@ class ServerHandlers:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         entries = data.get("roles")
-        guild = self._client.guilds.cache.get(server_id)
+        guild = self._state.guilds.cache.get(server_id)
         if guild is None or not isinstance(entries, list):
             return
         for entry in entries:

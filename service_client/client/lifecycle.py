@@ -1,10 +1,12 @@
 """The blocking :class:`Client`: lifecycle, authentication, connection and state.
 
-The client's other methods come from two mixins: the event methods (``on``,
+The client's other methods come from two bases: the event methods (``on``,
 ``once``, ``off``, ``listeners``, ``wait_for``, custom events) from
-:mod:`service_client._client_events`, and the operations a logged-in bot
+:mod:`service_client.client.listeners`, and the operations a logged-in bot
 calls (``api_call``, ``send_message``, presence...) from
-:mod:`service_client._client_ops`.
+:mod:`service_client.client.operations`. The caches, the socket event parsers
+and the nonce-keyed sends live in the client's connection state
+(:class:`~service_client.state.ConnectionState`), which every model holds.
 
 Connection lifecycle: after
 ``ready``, a lost transport or a service-initiated disconnect emits
@@ -42,47 +44,42 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _defaults
-from ._client_events import ClientEvents
-from ._client_ops import MISSING, ClientOperations
-from ._client_urls import check_hosts, check_pair, validate_url
-from ._secret import REDACTED, Secret
-from ._version import __version__
-from .errors import ServiceAuthError, ServiceError, ServiceTimeoutError
-from .events.emitter import EventEmitter, EventSlot
-from .events.workers import OrderedWorkerPool
-from .gateway.handlers import WireHandlers
-from .managers.channels import ChannelManager
-from .managers.guilds import GuildManager
-from .managers.members import MemberManager
-from .managers.users import UserManager
-from .managers.voice_states import VoiceStateManager
-from .models.collection import Collection
-from .models.user import User
-from .rest.buckets import BucketStore
-from .rest.route import Route
+from .. import _defaults
+from .._defaults import MISSING
+from .._secret import REDACTED, Secret
+from .._version import __version__
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..events.emitter import EventEmitter, EventSlot
+from ..events.workers import OrderedWorkerPool
+from ..models.collection import Collection
+from ..models.user import User
+from ..rest.buckets import BucketStore
+from ..rest.route import Route
+from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState
+from .listeners import ClientEvents
+from .operations import ClientOperations
+from .urls import check_hosts, check_pair, validate_url
 from .voice import VoiceManager
 
 if TYPE_CHECKING:
-    from .commands import Command
-    from .gateway.connection import GatewayConnection
+    from ..commands import Command
+    from ..gateway.connection import GatewayConnection
+    from ..managers.channels import ChannelManager
+    from ..managers.guilds import GuildManager
+    from ..managers.members import MemberManager
+    from ..managers.users import UserManager
+    from ..managers.voice_states import VoiceStateManager
 
-__all__ = ["Client", "ClientState", "MISSING"]
+__all__ = ["Client", "ClientState", "MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS"]
 
 log = logging.getLogger("service_client.client")
 
 _LIFECYCLE_KEY = "__lifecycle__"
-#: Per-attempt timeout of the reconcile requests after a reconnect, milliseconds
-#: (bounded: later events wait for the reconcile).
-RECONCILE_TIMEOUT_MS = 10_000
-#: Retries of each reconcile request after the first attempt.
-RECONCILE_MAX_RETRIES = 2
 
 
 #: Every Client not yet garbage-collected (weak references), guarded by ``_CLIENTS_LOCK``:
@@ -184,8 +181,8 @@ class Client(ClientEvents, ClientOperations):
         self.site_url = site_url.rstrip("/")
         check_hosts(self.base_url, self.socket_url)
 
-        self._state = ClientState.NEW
-        self._state_lock = threading.RLock()  # guards _state, _gateway, _token
+        self._lifecycle = ClientState.NEW
+        self._lifecycle_lock = threading.RLock()  # guards _lifecycle, _gateway, _token
         self._token = Secret(None)
         # The token tracebacks are redacted with. Unlike _token it survives destroy(): a listener
         # still running on the pool while the client shuts down must not print the token.
@@ -194,7 +191,7 @@ class Client(ClientEvents, ClientOperations):
         self._reconnect_base = reconnect_base
         self._reconnect_cap = reconnect_cap
 
-        from .rest.session import RestSession  # requests and urllib3 load here, not at import
+        from ..rest.session import RestSession  # requests and urllib3 load here, not at import
 
         self._rest = RestSession(
             self.base_url,
@@ -207,22 +204,17 @@ class Client(ClientEvents, ClientOperations):
         self._custom_events: frozenset[str] = frozenset()  # names given to register_event()
         self._custom_events_lock = threading.Lock()  # guards replacing _custom_events
         self._gateway: GatewayConnection | None = None
-        self._nonces_lock = threading.Lock()  # guards _nonces
-        self._nonces: dict[str, Future[Any]] = {}
+        #: The caches, parsers and sends every model of this client holds (``model._state``).
+        self._connection = ConnectionState(
+            self, rest=self._rest, events=self._events, pool=self._pool, site_url=self.site_url
+        )
 
-        #: The bot's own user; None before ``ready``.
-        self.user: User | None = None
         #: UTC time of the first successful connection; None before ready and after destroy.
         self.ready_at: _dt.datetime | None = None
-        self.users = UserManager(self)
-        self.guilds = GuildManager(self)
-        self.channels = ChannelManager(self)
-        self.members = MemberManager(self)
-        self.voice_states = VoiceStateManager(self)
-        self.voice = _make_voice_manager(self)
+        self.voice = VoiceManager(self._connection)
+        self._connection.voice_hook = self.voice._on_event
         #: Loaded commands by name (see :meth:`load_commands`).
         self.commands: Collection[str, Command] = Collection()
-        self._handlers = WireHandlers(self)
         with _CLIENTS_LOCK:
             _CLIENTS.add(self)
 
@@ -231,7 +223,43 @@ class Client(ClientEvents, ClientOperations):
     @property
     def state(self) -> ClientState:
         """The lifecycle state (a :class:`ClientState`)."""
-        return self._state
+        return self._lifecycle
+
+    # -- the caches (held by the connection state) -------------------------------------
+
+    @property
+    def user(self) -> User | None:
+        """The bot's own :class:`User`; None before ``ready``."""
+        return self._connection.user
+
+    @user.setter
+    def user(self, value: User | None) -> None:
+        self._connection.user = value
+
+    @property
+    def users(self) -> UserManager:
+        """Every user met (message authors, members, DM recipients), keyed by user id."""
+        return self._connection.users
+
+    @property
+    def guilds(self) -> GuildManager:
+        """The servers the bot is in (filled at login), keyed by server id."""
+        return self._connection.guilds
+
+    @property
+    def channels(self) -> ChannelManager:
+        """One cache of the channels of every server and DM, keyed by channel id."""
+        return self._connection.channels
+
+    @property
+    def members(self) -> MemberManager:
+        """The members of every server, keyed by ``(server id, user id)``."""
+        return self._connection.members
+
+    @property
+    def voice_states(self) -> VoiceStateManager:
+        """The current voice state of each known user, keyed by user id."""
+        return self._connection.voice_states
 
     @property
     def uptime(self) -> int | None:
@@ -249,16 +277,11 @@ class Client(ClientEvents, ClientOperations):
 
     def _dispatch(self, event: str, *args: Any, key: str | None = None) -> None:
         """Run the listeners of ``event`` on the pool (library use)."""
-        if self._state is not ClientState.DESTROYED:
-            self._events.emit(event, *args, key=key)
-
-    def _run(self, fn: Callable[[], None], *, key: str | None = None) -> None:
-        """Run ``fn`` on the worker pool after earlier tasks of ``key`` (library use)."""
-        self._pool.submit(fn, key=key)
+        self._connection.dispatch(event, *args, key=key)
 
     def _reserve_dispatch(self, *, key: str | None = None) -> EventSlot:
         """Reserve the next place in ``key``'s event order for an event emitted later (library use)."""
-        return self._events.reserve(key=key)
+        return self._connection.reserve_dispatch(key=key)
 
     def _redact(self, text: str) -> str:
         """``text`` with the bot token replaced by ``[REDACTED]`` (for printed tracebacks)."""
@@ -302,16 +325,16 @@ class Client(ClientEvents, ClientOperations):
         # From here on the token lives only in Secret objects: no frame of a traceback this
         # call raises (which tools may record with its local variables) holds it.
         del token
-        with self._state_lock:
-            if self._state is ClientState.DESTROYED:
+        with self._lifecycle_lock:
+            if self._lifecycle is ClientState.DESTROYED:
                 raise ServiceError("this client was destroyed; create a new Client to log in again")
-            if self._state is not ClientState.NEW:
-                raise ServiceError(f"login() called on a client that is already {self._state.value}")
+            if self._lifecycle is not ClientState.NEW:
+                raise ServiceError(f"login() called on a client that is already {self._lifecycle.value}")
             if not self._set_rest_token(secret):
                 raise ServiceAuthError(
                     "login() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
                 )
-            self._state = ClientState.CONNECTING
+            self._lifecycle = ClientState.CONNECTING
             self._token = secret
             self._redaction = Secret(secret.get())
         del secret
@@ -356,22 +379,23 @@ class Client(ClientEvents, ClientOperations):
         return True
 
     def _login_steps(self, deadline: float | None) -> None:
-        from .gateway.connection import GatewayConnection  # websocket-client loads here
+        from ..gateway.connection import GatewayConnection  # websocket-client loads here
 
         gateway = GatewayConnection(
             self.socket_url,
             auth=self._socket_auth,
-            on_event=self._on_socket_event,
+            on_event=self._connection.handle,
             on_connect=self._on_socket_connect,
             on_disconnect=self._on_socket_disconnect,
             on_error=self._on_socket_error,
             reconnect_base=self._reconnect_base,
             reconnect_cap=self._reconnect_cap,
         )
-        with self._state_lock:
-            if self._state is not ClientState.CONNECTING:
+        with self._lifecycle_lock:
+            if self._lifecycle is not ClientState.CONNECTING:
                 raise ServiceError("login() was interrupted by destroy()")
             self._gateway = gateway
+            self._connection.gateway = gateway
         connect_timeout = _defaults.CONNECT_TIMEOUT_S
         if deadline is not None:
             connect_timeout = max(0.01, min(connect_timeout, deadline - time.monotonic()))
@@ -379,15 +403,16 @@ class Client(ClientEvents, ClientOperations):
         me = self._rest.request(Route("GET", "/auth/me"))
         if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
             raise ServiceError("GET /auth/me did not return a user record")
-        user = User(self, me["user"])
-        self.users._add(user)
-        self.user = user
+        state = self._connection
+        user = User(state, me["user"])
+        state.users.cache.setdefault(user.id, user)
+        state.user = user
         self.guilds.fetch_all()
-        with self._state_lock:
-            if self._state is not ClientState.CONNECTING:
+        with self._lifecycle_lock:
+            if self._lifecycle is not ClientState.CONNECTING:
                 raise ServiceError("login() was interrupted by destroy()")
             self.ready_at = _dt.datetime.now(_dt.timezone.utc)
-            self._state = ClientState.READY
+            self._lifecycle = ClientState.READY
         log.info("ready as %s in %d servers", user.tag_string, len(self.guilds.cache))
         self._dispatch("ready", key=_LIFECYCLE_KEY)
 
@@ -435,12 +460,13 @@ class Client(ClientEvents, ClientOperations):
         self._shutdown(final_state=ClientState.DESTROYED)
 
     def _shutdown(self, *, final_state: ClientState) -> None:
-        with self._state_lock:
+        with self._lifecycle_lock:
             if self._destroyed.is_set():
                 return
             self._destroyed.set()
-            self._state = final_state
+            self._lifecycle = final_state
             gateway, self._gateway = self._gateway, None
+            self._connection.close()
             self._token.clear()
             self.ready_at = None
         voice = self.voice
@@ -453,11 +479,6 @@ class Client(ClientEvents, ClientOperations):
             gateway.close()
         self._rest.token = None
         self._rest.close()
-        with self._nonces_lock:
-            pending, self._nonces = self._nonces, {}
-        for fut in pending.values():
-            if not fut.done():
-                fut.set_exception(ServiceError("the client was destroyed before the message was echoed"))
         self._events.close(_defaults.DESTROY_JOIN_S / 2)
         self._pool.shutdown(_defaults.DESTROY_JOIN_S / 2)
 
@@ -473,24 +494,19 @@ class Client(ClientEvents, ClientOperations):
         token = self._token.get()
         return None if token is None else {"token": token}
 
-    def _on_socket_event(self, name: str, args: list[Any]) -> None:
-        if self._state is ClientState.DESTROYED:
-            return
-        self._handlers.handle(name, args)
-
     def _on_socket_connect(self, first: bool) -> None:
         # Reader thread, before any event of this connection.
-        if first or self._state is not ClientState.READY:
+        if first or self._lifecycle is not ClientState.READY:
             return
         log.info("socket reconnected")
         self._dispatch("reconnect", key=_LIFECYCLE_KEY)
         # From here on, live server events are remembered, so the reconcile's list
         # (which may predate them) never overrides what they did.
-        self.guilds._begin_reconcile()
+        self._connection.begin_reconcile()
         # A barrier: events that arrive from now on wait until the guild cache
         # is reconciled (and its guild_create / guild_delete announced).
         if not self._pool.submit_barrier(self._reconcile_guilds, key=_LIFECYCLE_KEY):
-            self.guilds._end_reconcile()
+            self._connection.end_reconcile()
 
     def _on_socket_disconnect(self, reason: str) -> None:
         # Reader thread, after the loss; the gateway reconnects by itself.
@@ -504,45 +520,20 @@ class Client(ClientEvents, ClientOperations):
 
     def _on_socket_error(self, exc: BaseException) -> None:
         # Reconnect thread: the service refused a reconnection; attempts have stopped.
-        if self._state is ClientState.DESTROYED:
+        if self._lifecycle is ClientState.DESTROYED:
             return
         log.warning("socket reconnection stopped: %s", type(exc).__name__)
         self._dispatch("error", exc, key=_LIFECYCLE_KEY)
 
-    def _on_voice_event(self, event: str, data: Any) -> None:
-        """Voice signalling from the wire handlers (reader thread; library use)."""
-        voice = self.voice
-        if voice is not None:
-            voice._on_event(event, data)
-
     def _reconcile_guilds(self) -> None:
-        """After a reconnect: bring :attr:`guilds` in line with the service.
-
-        Runs on the worker pool as a barrier (events received after the
-        reconnect reach listeners only after it) and delegates to the guild
-        manager's reconcile step: one ``GET /servers``; servers left while
-        offline are evicted and announced with ``guild_delete``; servers joined
-        are cached, get the bot's member fetched and are announced with
-        ``guild_create``. A server that a live event changed since the
-        reconnect keeps that event's effect (the list may be older). Bounded:
-        each request has :data:`RECONCILE_TIMEOUT_MS` and
-        :data:`RECONCILE_MAX_RETRIES`. A failure changes nothing and is logged
-        at WARNING.
-        """
-        try:
-            if self._state is not ClientState.READY:
-                return
-            self.guilds._reconcile(timeout_ms=RECONCILE_TIMEOUT_MS, max_retries=RECONCILE_MAX_RETRIES)
-        except Exception as exc:  # noqa: BLE001 - best effort; the caches stay as they were
-            log.warning("could not reconcile the guild cache after reconnect: %s", exc)
-        finally:
-            self.guilds._end_reconcile()
-
-    # -- internal helpers (used by managers and models) ----------------------
-
-    def _accepts_updates(self) -> bool:
-        """False once destroyed: caches are then never updated again."""
-        return self._state is not ClientState.DESTROYED
+        """After a reconnect, on the worker pool as a barrier: reconcile the server cache
+        (see :meth:`ConnectionState.reconcile_guilds
+        <service_client.state.ConnectionState.reconcile_guilds>`), unless the client is no
+        longer ready."""
+        if self._lifecycle is ClientState.READY:
+            self._connection.reconcile_guilds()
+        else:
+            self._connection.end_reconcile()
 
     # -- safe snapshots -------------------------------------------------------
 
@@ -550,7 +541,7 @@ class Client(ClientEvents, ClientOperations):
         """A safe snapshot: token ``"[REDACTED]"`` (None before login), caches as counts."""
         user = self.user
         return {
-            "state": self._state.value,
+            "state": self._lifecycle.value,
             "user": None if user is None else {"id": user.id, "username": user.username},
             "ready_at": None if self.ready_at is None else self.ready_at.isoformat(),
             "uptime": self.uptime,
@@ -574,7 +565,7 @@ class Client(ClientEvents, ClientOperations):
         who = "None" if user is None else f"{user.username!r} ({user.id})"
         token = "None" if self._token.get() is None else REDACTED
         return (
-            f"<Client state={self._state.value} user={who} guilds={len(self.guilds.cache)} "
+            f"<Client state={self._lifecycle.value} user={who} guilds={len(self.guilds.cache)} "
             f"token={token}>"
         )
 
@@ -583,6 +574,3 @@ class Client(ClientEvents, ClientOperations):
     def __reduce__(self) -> Any:
         raise TypeError("a Client cannot be pickled: it holds live connections and a secret token")
 
-
-def _make_voice_manager(client: Client) -> VoiceManager:
-    return VoiceManager(client)

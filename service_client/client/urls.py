@@ -7,8 +7,8 @@ import warnings
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import _defaults
-from .errors import InsecureHostWarning
+from .. import _defaults
+from ..errors import InsecureHostWarning
 
 __all__ = ["check_hosts", "check_pair", "validate_url"]
 

@@ -1,6 +1,6 @@
 """The event methods of :class:`~service_client.Client`: listening, waiting, custom events.
 
-:class:`ClientEvents` is a mixin of :class:`~service_client.Client`. Every
+:class:`ClientEvents` is a base of :class:`~service_client.Client`. Every
 name it accepts is checked against the event catalog
 (:mod:`service_client.events.catalog`): an unknown name raises
 :class:`ValueError` naming the closest known events, at registration time
@@ -17,16 +17,16 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from .errors import ServiceError
-from .events.catalog import EVENT_NAMES, EVENTS, CustomEvent, EventName, unknown_event_message
+from ..errors import ServiceError
+from ..events.catalog import EVENT_NAMES, EVENTS, CustomEvent, EventName, unknown_event_message
 
 if TYPE_CHECKING:
-    from .events.emitter import EventEmitter
-    from .models.guild import Guild  # noqa: F401 - named in the generated overloads
-    from .models.member import Member  # noqa: F401
-    from .models.message import Message  # noqa: F401
-    from .models.role import Role  # noqa: F401
-    from .models.user import User  # noqa: F401
+    from ..events.emitter import EventEmitter
+    from ..models.guild import Guild  # noqa: F401 - named in the generated overloads
+    from ..models.member import Member  # noqa: F401
+    from ..models.message import Message  # noqa: F401
+    from ..models.role import Role  # noqa: F401
+    from ..models.user import User  # noqa: F401
 
 __all__ = ["ClientEvents"]
 

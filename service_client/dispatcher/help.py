@@ -7,16 +7,14 @@ read from the parameters of its ``execute``, and the text the built-in
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._defaults import MISSING
-from .commands import Command
-from .permissions import Permissions
-
-if TYPE_CHECKING:  # pragma: no cover
-    import inspect
+from .._defaults import MISSING
+from ..commands import Command
+from ..permissions import Permissions
 
 #: The name of the built-in help command.
 HELP = "help"
@@ -65,8 +63,6 @@ class _HelpMixin:
             LookupError: No registered command has that name or alias (the message
                 lists the known ones).
         """
-        import inspect
-
         if isinstance(command, str):
             word = self._strip_prefix(command)
             found = self.get(word)
@@ -139,8 +135,6 @@ class _HelpMixin:
         with self._signatures_lock:
             cached = self._signatures.get(command)
         if cached is None:
-            import inspect
-
             try:
                 cached = inspect.signature(command.execute)
             except (TypeError, ValueError):  # builtins and odd callables: no argument check

@@ -1,0 +1,280 @@
+"""The State port: what models and managers need of a connected client, and nothing more.
+
+Every model (a :class:`~service_client.Message`, a :class:`~service_client.Guild`...) and
+every manager holds a :class:`State` in ``_state``, never the client itself. The state
+answers REST requests, socket emits, event dispatch, the nonce-keyed send, and reads and
+writes of the caches. The library's implementation is
+:class:`~service_client.state.ConnectionState`, which a :class:`~service_client.Client`
+builds and owns; a test can hand a model a recording fake instead, and so test the model
+with no client, no socket and no server.
+
+The caches are typed with the small protocols below (:class:`UserCache`,
+:class:`ChannelCache`...): each names exactly what the models call on the corresponding
+manager, so this module, like the models, depends on nothing above them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from ._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
+    from .models.category import Category
+    from .models.channel import Channel
+    from .models.collection import Collection
+    from .models.embed import EmbedBuilder
+    from .models.guild import Guild
+    from .models.member import Member
+    from .models.message import Message
+    from .models.user import User
+    from .models.voice_state import VoiceState
+    from .rest.route import Route
+
+__all__ = [
+    "ChannelCache",
+    "GuildCache",
+    "MemberCache",
+    "State",
+    "StateLike",
+    "StateOwner",
+    "UserCache",
+    "VoiceStateCache",
+    "state_of",
+]
+
+
+class UserCache(Protocol):
+    """The user cache as models see it (``client.users``)."""
+
+    @property
+    def cache(self) -> Collection[str, User]:
+        """Users by id."""
+
+
+class GuildCache(Protocol):
+    """The server cache as models see it (``client.guilds``)."""
+
+    @property
+    def cache(self) -> Collection[str, Guild]:
+        """Servers by id."""
+
+
+class VoiceStateCache(Protocol):
+    """The voice states as models see them (``client.voice_states``)."""
+
+    @property
+    def cache(self) -> Collection[str, VoiceState]:
+        """Voice states by user id."""
+
+
+class MemberCache(Protocol):
+    """The member cache as models see it (``client.members``)."""
+
+    @property
+    def cache(self) -> Collection[tuple[str, str], Member]:
+        """Members by ``(server id, user id)``."""
+
+    def get(self, server_id: str, user_id: str | None = None) -> Member | None:
+        """The cached member of ``user_id`` in ``server_id``, or None (no request)."""
+
+    def for_guild(self, server_id: str) -> Collection[str, Member]:
+        """The cached members of one server, keyed by user id (no request)."""
+
+    def fetch(self, server_id: str, user_id: str, *, cache: bool = True) -> Member:
+        """``GET /servers/{server_id}/members/{user_id}``."""
+
+    def fetch_all(self, server_id: str, *, cache: bool = True) -> list[Member]:
+        """``GET /servers/{server_id}/members``."""
+
+    def edit(
+        self, server_id: str, user_id: str, *, roles: list[Any] | None = None, nickname: Any = ...
+    ) -> None:
+        """``PATCH /servers/{server_id}/members/{user_id}``."""
+
+
+class ChannelCache(Protocol):
+    """The channel cache as models see it (``client.channels``)."""
+
+    @property
+    def cache(self) -> Collection[str, Channel]:
+        """Channels (and DM channels) by id."""
+
+    @property
+    def categories(self) -> Collection[str, Category]:
+        """Categories by id."""
+
+    def fetch(self, channel_id: str, *, cache: bool = True) -> Channel:
+        """``GET /channels/{channel_id}``."""
+
+    def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
+        """The channels of one server, from its categories listing."""
+
+    def fetch_categories(self, server_id: str, *, cache: bool = True) -> list[Category]:
+        """The categories of one server, from its categories listing."""
+
+    def create(
+        self,
+        server_id: str,
+        name: str,
+        *,
+        type: str = "TEXT",  # noqa: A002 - the wire name
+        category_id: str | None = None,
+        private: bool | None = None,
+        cache: bool = True,
+    ) -> Channel:
+        """``POST /servers/{server_id}/channels``."""
+
+
+class State(Protocol):
+    """What a model or manager may ask of the client it belongs to. Thread-safe.
+
+    Implemented by :class:`~service_client.state.ConnectionState`. Every method may be
+    called from any thread; none of them runs listeners on the calling thread.
+    """
+
+    @property
+    def user(self) -> User | None:
+        """The bot's own user; None before ``ready``."""
+
+    @property
+    def site_url(self) -> str:
+        """The service's public web site, without a trailing slash (invite links)."""
+
+    @property
+    def client(self) -> Client:
+        """The :class:`~service_client.Client` that owns this state (``model.client``)."""
+
+    @property
+    def users(self) -> UserCache:
+        """The user cache."""
+
+    @property
+    def guilds(self) -> GuildCache:
+        """The server cache."""
+
+    @property
+    def channels(self) -> ChannelCache:
+        """The channel and category caches."""
+
+    @property
+    def members(self) -> MemberCache:
+        """The member cache."""
+
+    @property
+    def voice_states(self) -> VoiceStateCache:
+        """The voice states."""
+
+    def request(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        authorized: bool = True,
+    ) -> Any:
+        """Perform one REST request through the session's queue; blocks.
+
+        Returns:
+            The parsed JSON answer, or None for 204 and an empty body.
+
+        Raises:
+            ServiceAuthError: No token (before login, after destroy); nothing is sent.
+            ServiceAPIError / RateLimitError / ServiceTimeoutError / ServiceError: As
+                :meth:`Client.api_call <service_client.Client.api_call>`.
+        """
+
+    def submit(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> Future[Any]:
+        """Queue one REST request; its Future completes as :meth:`request` would return or raise."""
+
+    def emit(self, event: str, *args: Any) -> None:
+        """Emit a socket event, fire-and-forget (returns once written).
+
+        Raises:
+            ServiceAuthError: The socket is not connected; nothing is sent.
+            ServiceTimeoutError: The write could not be done within 10 s.
+        """
+
+    def call(self, event: str, *args: Any, timeout: float = ACK_TIMEOUT_S) -> list[Any]:
+        """Emit a socket event and wait for its acknowledgement; the ack's arguments.
+
+        Raises:
+            ServiceAuthError: The socket is not connected; nothing is sent.
+            ServiceTimeoutError: No acknowledgement within ``timeout`` seconds.
+            ServiceError: The socket dropped or the client was destroyed first.
+        """
+
+    def dispatch(self, event: str, *args: Any, key: str | None = None) -> None:
+        """Hand an event to its listeners on the worker pool, after earlier events of ``key``."""
+
+    def send_message(
+        self,
+        channel_id: str,
+        options: str | EmbedBuilder | Mapping[str, Any] | None = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[EmbedBuilder | Mapping[str, Any]] | None = None,
+        reply_to_id: str | None = None,
+    ) -> Message:
+        """The nonce-keyed send of :meth:`Client.send_message <service_client.Client.send_message>`."""
+
+    def store_user(self, data: Any, *, cache: bool = True) -> User:
+        """A User for a user record: with ``cache``, the cached one updated in place (or newly
+        cached); else a new, uncached User.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+
+    def store_member(self, data: Any, server_id: str | None, *, cache: bool = True) -> Member:
+        """A Member for a member record (either shape); with ``cache`` its user is upserted and
+        the member cached at ``(server id, user id)``.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record names no user or no server.
+        """
+
+    def build_guild(self, data: Mapping[str, Any]) -> Guild:
+        """A new, uncached :class:`~service_client.Guild` for a server record (a partial one
+        from an invite, say).
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+
+    def note_webhook(self, webhook_id: str) -> None:
+        """Remember that ``webhook_id`` is a webhook: its messages' author is not a user."""
+
+
+class StateOwner(Protocol):
+    """Anything that carries a :class:`State`, such as a :class:`~service_client.Client`."""
+
+    @property
+    def _connection(self) -> State:
+        """The state models built for this owner hold."""
+
+
+#: What a model's constructor takes: a :class:`State`, or an owner of one (a Client).
+StateLike: TypeAlias = "State | StateOwner"
+
+
+def state_of(owner: StateLike) -> State:
+    """The :class:`State` of ``owner``: ``owner`` itself, or the state a Client carries."""
+    state = getattr(owner, "_connection", None)
+    return owner if state is None else state  # type: ignore[return-value]

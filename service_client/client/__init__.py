@@ -1,0 +1,17 @@
+"""The :class:`Client`: a bot's connection to the service, and its lifecycle.
+
+- :mod:`.lifecycle`: :class:`Client` and :class:`ClientState` (new, connecting,
+  ready, destroyed), the threads and the socket callbacks;
+- :mod:`.listeners`: ``on``, ``once``, ``off``, ``wait_for`` and custom events;
+- :mod:`.operations`: ``api_call``, ``send_message``, presence, DMs, invites,
+  search, command loading;
+- :mod:`.urls`: the URL checks and host warnings of the constructor;
+- :mod:`.voice`: ``client.voice``, the bot's voice connection.
+"""
+
+from __future__ import annotations
+
+from .._defaults import MISSING
+from .lifecycle import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, Client, ClientState, _live_clients
+
+__all__ = ["MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "Client", "ClientState", "_live_clients"]

@@ -1,0 +1,144 @@
+"""``CommandContext``: one command invocation, the first argument of a command's ``execute``.
+
+A :class:`~service_client.dispatcher.CommandDispatcher` builds one per
+command message and calls ``execute(ctx, *words)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from ..commands import Command
+    from ..models.channel import Channel
+    from ..models.embed import EmbedBuilder
+    from ..models.guild import Guild
+    from ..models.member import Member
+    from ..models.message import Message
+    from ..models.user import User
+    from .core import CommandDispatcher
+
+__all__ = ["CommandContext"]
+
+
+class CommandContext:
+    """One command invocation: the message, the command, the words typed.
+
+    Passed as the first argument of ``execute``. Not shared between
+    invocations; its methods are as thread-safe as the client's.
+
+    Attributes:
+        message: The :class:`Message` that carried the command.
+        command: The :class:`Command` being run (None for the built-in help).
+        args: The shell-split words after the command name.
+        prefix: The prefix the message started with.
+        invoked_with: The command word as typed (a name or an alias).
+        dispatcher: The :class:`CommandDispatcher` that runs the command.
+    """
+
+    __slots__ = ("args", "command", "dispatcher", "invoked_with", "message", "prefix")
+
+    def __init__(
+        self,
+        dispatcher: CommandDispatcher,
+        message: Message,
+        command: Command | None,
+        *,
+        args: Sequence[str] = (),
+        prefix: str = "",
+        invoked_with: str = "",
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.message = message
+        self.command = command
+        self.args = list(args)
+        self.prefix = prefix
+        self.invoked_with = invoked_with
+
+    @property
+    def client(self) -> Client:
+        """The client the dispatcher listens on."""
+        return self.dispatcher.client
+
+    @property
+    def author(self) -> User | None:
+        """The message's author (None only for system messages, which never reach a command)."""
+        return self.message.author
+
+    @property
+    def member(self) -> Member | None:
+        """The author's :class:`Member` in the message's server; None in a DM.
+
+        May block on a REST request when the member is not cached: see
+        :attr:`Message.member`.
+        """
+        return self.message.member
+
+    @property
+    def channel_id(self) -> str | None:
+        """The channel the command was written in."""
+        return self.message.channel_id
+
+    @property
+    def server_id(self) -> str | None:
+        """The server the command was written in; None in a DM."""
+        return self.message.server_id
+
+    @property
+    def channel(self) -> Channel | None:
+        """The cached channel, or None."""
+        return self.message.channel
+
+    @property
+    def guild(self) -> Guild | None:
+        """The cached server, or None (always None in a DM)."""
+        return self.message.guild
+
+    def reply(
+        self,
+        options: str | EmbedBuilder | Any = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[Any] | None = None,
+    ) -> Message:
+        """Reply to the command's message; same arguments and errors as :meth:`Message.reply`.
+
+        Blocks until the service echoes the reply (10 s at most).
+
+        Returns:
+            The sent :class:`Message`.
+
+        Raises:
+            ServiceAuthError: The socket is not connected, or nothing to send.
+            TimeoutError: No echo within 10 s.
+        """
+        return self.message.reply(options, content=content, embeds=embeds)
+
+    def send(
+        self,
+        options: str | EmbedBuilder | Any = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[Any] | None = None,
+    ) -> Message:
+        """Send a message to the command's channel (not as a reply).
+
+        Same arguments, result and errors as :meth:`Client.send_message`.
+
+        Raises:
+            ValueError: The message has no channel id.
+            ServiceAuthError: The socket is not connected, or nothing to send.
+            TimeoutError: No echo within 10 s.
+        """
+        channel_id = self.message.channel_id
+        if channel_id is None:
+            raise ValueError("cannot send: the command's message has no channel id")
+        return self.client.send_message(channel_id, options, content=content, embeds=embeds)
+
+    def __repr__(self) -> str:
+        return (
+            f"<CommandContext invoked_with={self.invoked_with!r} args={self.args!r} "
+            f"author={self.author!r} channel_id={self.channel_id!r}>"
+        )

@@ -1,0 +1,406 @@
+"""``ConnectionState``: the caches, the payload parsers and the transport seen by models.
+
+A :class:`~service_client.Client` builds one :class:`ConnectionState` and hands every model
+and manager this object (``model._state``): the state implements the
+:class:`~service_client._state.State` port. It owns
+
+- the caches (the managers ``users``, ``guilds``, ``channels``, ``members``,
+  ``voice_states``) and the bot's own ``user``;
+- the parsers of the socket events (:class:`~service_client.state.parsers.Parsers`),
+  called by the reader thread through :meth:`ConnectionState.handle`;
+- the reconcile of the server cache after a reconnect;
+- the nonce-keyed futures of ``send_message``.
+
+The client keeps the threads and the lifecycle: it creates the REST session, the worker
+pool and the socket, gives them to the state (:attr:`ConnectionState.gateway` is set while a
+socket exists), and calls :meth:`ConnectionState.close` when it is destroyed. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as _FutureTimeout
+from typing import TYPE_CHECKING, Any
+
+from .. import _defaults
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..events.workers import flush_handoff
+from ..managers.channels import ChannelManager
+from ..managers.guilds import GuildManager
+from ..managers.members import MemberManager
+from ..managers.users import UserManager
+from ..managers.voice_states import VoiceStateManager
+from ..models.guild import Guild
+from ..models.outgoing import build_message_payload
+from ..rest.route import Route
+from .parsers import Parsers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from ..events.emitter import EventEmitter, EventSlot
+    from ..events.workers import OrderedWorkerPool
+    from ..gateway.connection import GatewayConnection
+    from ..models.embed import EmbedBuilder
+    from ..models.member import Member
+    from ..models.message import Message
+    from ..models.user import User
+    from ..rest.session import RestSession
+
+__all__ = ["ConnectionState", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS"]
+
+log = logging.getLogger("service_client.client")
+
+#: Per-attempt timeout of the reconcile requests after a reconnect, milliseconds
+#: (bounded: later events wait for the reconcile).
+RECONCILE_TIMEOUT_MS = 10_000
+#: Retries of each reconcile request after the first attempt.
+RECONCILE_MAX_RETRIES = 2
+
+
+class ConnectionState:
+    """What a connected client's models and managers share: caches, transport, dispatch.
+
+    Built by :class:`~service_client.Client`; implements the
+    :class:`~service_client._state.State` port. Thread-safe: every method may be called
+    from any thread; :meth:`handle` is called by the socket reader thread only.
+
+    Args:
+        client: The owning client (:attr:`client`; models give it as ``model.client``).
+        rest: The REST session every request goes through.
+        events: The listener registry; events go to its worker pool.
+        pool: The ordered worker pool (tasks that must keep an event key's order).
+        site_url: The service's public web site (invite links).
+
+    Attributes:
+        user: The bot's own :class:`User`; None before ``ready``.
+        users, guilds, channels, members, voice_states: The caches.
+        gateway: The socket while the client has one (set and cleared by the client).
+        voice_hook: Called with ``(socket event, payload)`` for every voice signalling event,
+            on the reader thread (the client's voice manager); None for none.
+        parsers: The socket event parsers.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        rest: RestSession,
+        events: EventEmitter,
+        pool: OrderedWorkerPool,
+        site_url: str,
+    ) -> None:
+        """Create empty caches bound to ``rest``, ``events`` and ``pool``."""
+        self._owner = client
+        self.rest = rest
+        self.events = events
+        self.pool = pool
+        self.site_url = site_url
+        self.gateway: GatewayConnection | None = None
+        self.voice_hook: Callable[[str, Any], None] | None = None
+        #: True once the client is destroyed: no more dispatch, no more cache updates.
+        self.closed = False
+        self.user: User | None = None
+        self.users = UserManager(self)
+        self.guilds = GuildManager(self)
+        self.channels = ChannelManager(self)
+        self.members = MemberManager(self)
+        self.voice_states = VoiceStateManager(self)
+        self._nonces_lock = threading.Lock()  # guards _nonces
+        self._nonces: dict[str, Future[Any]] = {}
+        self.parsers = Parsers(self)
+
+    @property
+    def client(self) -> Client:
+        """The :class:`~service_client.Client` that owns this state."""
+        return self._owner
+
+    # -- transport ---------------------------------------------------------------
+
+    def request(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+        authorized: bool = True,
+    ) -> Any:
+        """Perform one REST request through the session's queue; blocks.
+
+        ``authorized=False`` sends no ``Authorization`` header and needs no login
+        (webhook execution).
+
+        Returns:
+            The parsed JSON answer, or None for 204 and an empty body.
+
+        Raises:
+            ServiceAuthError: No token (before login, after destroy); nothing is sent.
+            ServiceAPIError, RateLimitError, ServiceTimeoutError, ServiceError: As
+                :meth:`Client.api_call <service_client.Client.api_call>`.
+        """
+        return self.rest.request(
+            route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries, authorized=authorized
+        )
+
+    def submit(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+    ) -> Future[Any]:
+        """Queue one REST request; its Future completes as :meth:`request` would return or raise.
+
+        Raises:
+            ServiceError: The session is closed (the client was destroyed).
+        """
+        return self.rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
+
+    def require_gateway(self) -> GatewayConnection:
+        """The socket, when its namespace is connected.
+
+        Raises:
+            ServiceAuthError: Not connected (before login, during a reconnect, after destroy).
+        """
+        gateway = self.gateway
+        if gateway is None or not gateway.connected:
+            if self.closed:
+                raise ServiceAuthError("the client was destroyed; create a new Client")
+            raise ServiceAuthError("the socket is not connected (call login() first, or wait for reconnect)")
+        return gateway
+
+    def emit(self, event: str, *args: Any) -> None:
+        """Emit a socket event, fire-and-forget (returns once written).
+
+        Raises:
+            ServiceAuthError: The socket is not connected; nothing is sent.
+            ServiceTimeoutError: The write could not be done within 10 s.
+        """
+        self.require_gateway().emit(event, *args)
+
+    def call(self, event: str, *args: Any, timeout: float = _defaults.ACK_TIMEOUT_S) -> list[Any]:
+        """Emit a socket event and wait for its acknowledgement; returns the ack's arguments.
+
+        Raises:
+            ServiceAuthError: The socket is not connected; nothing is sent.
+            ServiceTimeoutError: No acknowledgement within ``timeout`` seconds.
+            ServiceError: The socket dropped or the client was destroyed first.
+        """
+        return self.require_gateway().call(event, *args, timeout=timeout)
+
+    # -- events ------------------------------------------------------------------------
+
+    def dispatch(self, event: str, *args: Any, key: str | None = None) -> None:
+        """Hand an event to its listeners on the worker pool, after earlier events of ``key``.
+
+        Nothing is dispatched once the client is destroyed.
+        """
+        if not self.closed:
+            self.events.emit(event, *args, key=key)
+
+    def run(self, fn: Callable[[], None], *, key: str | None = None) -> None:
+        """Run ``fn`` on the worker pool after the earlier tasks of ``key``."""
+        self.pool.submit(fn, key=key)
+
+    def reserve_dispatch(self, *, key: str | None = None) -> EventSlot:
+        """Reserve the next place in ``key``'s event order for an event emitted later."""
+        return self.events.reserve(key=key)
+
+    def handle(self, event: str, args: list[Any]) -> None:
+        """Apply one socket event (reader thread): cache update, then its Python event.
+
+        Ignored once the client is destroyed (caches are never updated again). Never raises.
+        """
+        if not self.closed:
+            self.parsers.handle(event, args)
+
+    # -- the nonce-keyed send ------------------------------------------------------------
+
+    def send_message(
+        self,
+        channel_id: str,
+        options: str | EmbedBuilder | Mapping[str, Any] | None = None,
+        *,
+        content: str | None = None,
+        embeds: Sequence[EmbedBuilder | Mapping[str, Any]] | None = None,
+        reply_to_id: str | None = None,
+    ) -> Message:
+        """Send ``message:send`` with a fresh nonce and wait for its ``message:new`` echo.
+
+        See :meth:`Client.send_message <service_client.Client.send_message>` for the
+        arguments, the 10 s bound and every error.
+        """
+        if not isinstance(channel_id, str):
+            raise TypeError(f"channel_id must be a str, got {type(channel_id).__name__}")
+        if not channel_id:
+            raise ValueError("channel_id must be a non-empty str")
+        nonce = uuid.uuid4().hex
+        payload = build_message_payload(
+            channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
+        )
+        gateway = self.require_gateway()
+        bound = _defaults.SEND_TIMEOUT_S
+        deadline = time.monotonic() + bound
+        fut: Future[Message] = Future()
+        with self._nonces_lock:
+            self._nonces[nonce] = fut
+        try:
+            if self.closed:
+                raise ServiceAuthError("the client was destroyed; create a new Client")
+            try:
+                # The 10 s cover the wait for the socket (another thread may be writing),
+                # the write and the echo.
+                gateway.emit("message:send", payload, timeout=bound)
+                return fut.result(max(0.0, deadline - time.monotonic()))
+            except (_FutureTimeout, ServiceTimeoutError):
+                raise TimeoutError("send_message timeout after 10s") from None
+        finally:
+            with self._nonces_lock:
+                self._nonces.pop(nonce, None)
+
+    def resolve_nonce(self, nonce: str, message: Message) -> None:
+        """Complete the pending ``send_message`` of ``nonce`` (reader thread)."""
+        with self._nonces_lock:
+            fut = self._nonces.pop(nonce, None)
+        if fut is not None and not fut.done():
+            # Only our own sends wake a caller (other members' echoes carry their nonces too):
+            # the woken sender comes after every event read before its message.
+            flush_handoff()
+            try:
+                fut.set_result(message)
+            except Exception:  # noqa: BLE001 - completed concurrently (timeout): nothing to do
+                pass
+
+    def pending_sends(self) -> int:
+        """How many ``send_message`` calls wait for their echo now."""
+        with self._nonces_lock:
+            return len(self._nonces)
+
+    def close(self) -> None:
+        """The client is destroyed: stop dispatching, fail the pending sends at once."""
+        self.closed = True
+        self.gateway = None
+        with self._nonces_lock:
+            pending, self._nonces = self._nonces, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(ServiceError("the client was destroyed before the message was echoed"))
+
+    # -- cache writes models ask for -----------------------------------------------------
+
+    def store_user(self, data: Any, *, cache: bool = True) -> User:
+        """A User for a user record: with ``cache`` the cached one, updated in place (or
+        newly cached); else a new, uncached User.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        return self.users._build(data, cache=cache)
+
+    def store_member(self, data: Any, server_id: str | None, *, cache: bool = True) -> Member:
+        """A Member for a member record; with ``cache`` its user is upserted and it is cached.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record names no user or no server.
+        """
+        return self.members._build(data, server_id, cache=cache)
+
+    def build_guild(self, data: Mapping[str, Any]) -> Guild:
+        """A new, uncached Guild for a server record.
+
+        Raises:
+            TypeError: ``data`` is not a dict.
+            ValueError: The record has no id.
+        """
+        return Guild(self, data)
+
+    def note_webhook(self, webhook_id: str) -> None:
+        """Remember that ``webhook_id`` is a webhook: its messages' author is no user."""
+        self.users._note_webhook(webhook_id)
+
+    def evict_guild(self, server_id: str) -> Guild | None:
+        """A server the bot left (or that was deleted): evict it with its channels and members.
+
+        Returns:
+            The Guild that was cached, or None.
+        """
+        guild = self.guilds._evict_live(server_id)
+        self._forget_guild_entries(server_id)
+        return guild
+
+    def _forget_guild_entries(self, server_id: str) -> None:
+        self.channels._remove_guild(server_id)
+        self.members._remove_guild(server_id)
+
+    # -- reconcile after a reconnect -------------------------------------------------------
+
+    def begin_reconcile(self) -> None:
+        """A reconnect happened (reader thread, before any event of the new connection):
+        remember live server changes from now on, so the reconcile never undoes them."""
+        self.guilds._begin_reconcile()
+
+    def end_reconcile(self) -> None:
+        """End the tracking begun by :meth:`begin_reconcile` without reconciling."""
+        self.guilds._end_reconcile()
+
+    def reconcile_guilds(self) -> None:
+        """Bring the server cache in line with the service after a reconnect.
+
+        Runs on the worker pool as a barrier (events received after the reconnect reach
+        listeners only after it): one ``GET /servers``; servers left while offline are
+        evicted with their channels and members and announced with ``guild_delete``;
+        servers joined are cached, get the bot's member fetched and are announced with
+        ``guild_create``; known ones are refreshed (their role and invite caches kept). A
+        server that a live event changed since :meth:`begin_reconcile` keeps that event's
+        effect (the list may be older). Bounded: each request has
+        :data:`RECONCILE_TIMEOUT_MS` and :data:`RECONCILE_MAX_RETRIES`. A failure changes
+        nothing and is logged at WARNING. Always ends the tracking begun by
+        :meth:`begin_reconcile`.
+        """
+        options: dict[str, Any] = {"timeout_ms": RECONCILE_TIMEOUT_MS, "max_retries": RECONCILE_MAX_RETRIES}
+        try:
+            if self.closed:
+                return
+            data = self.request(Route("GET", "/servers"), **options)
+            items = data.get("servers") if isinstance(data, dict) else data
+            fresh: dict[str, Guild] = {}
+            for item in items if isinstance(items, list) else ():
+                try:
+                    guild = Guild(self, item)
+                except (TypeError, ValueError) as exc:
+                    log.warning("skipped a malformed server record: %s", exc)
+                    continue
+                fresh[guild.id] = guild
+            if self.closed:
+                return
+            deleted, joined = self.guilds._apply_reconcile(fresh)
+            for server_id, gone in deleted:
+                self._forget_guild_entries(server_id)
+                self.dispatch(
+                    "guild_delete", gone if gone is not None else {"serverPublicId": server_id}, key=server_id
+                )
+            user = self.user
+            if user is not None and joined:
+                self.guilds._preload_members(joined, user.id, **options)
+            for guild in joined:
+                self.dispatch("guild_create", self.guilds.cache.get(guild.id, guild), key=guild.id)
+        except Exception as exc:  # noqa: BLE001 - best effort; the caches stay as they were
+            log.warning("could not reconcile the guild cache after reconnect: %s", exc)
+        finally:
+            self.guilds._end_reconcile()
+
+    def __repr__(self) -> str:
+        return f"<ConnectionState user={self.user!r} guilds={len(self.guilds.cache)} closed={self.closed}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a ConnectionState cannot be pickled: it holds live connections")

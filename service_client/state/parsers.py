@@ -1,0 +1,457 @@
+"""Parsers of the socket events: each event's cache update, then its Python event.
+
+:class:`Parsers` is called by the reader thread for every socket event,
+in arrival order. For each known event it applies the event's cache effect
+first, then queues the Python event with ``state._dispatch`` (listeners run
+on the worker pool, never here). Its ordering key is the channel id, else the
+server id, else (user-only events) the user id. Events that name a message but
+no channel (reactions) take the channel of that message when a recent
+``message:new`` told it, so they never overtake the message itself; else the
+message id.
+
+An event that needs a request first (the member refetch behind
+``server:member_update``, the bot's member of a joined server, the channel
+listing behind ``server:channels_updated``) reserves its
+place in its key's order on arrival; the request runs on the REST session,
+and the event fills its place when the request ends. No worker thread waits
+for it meanwhile.
+
+A malformed payload (wrong types, missing keys) is logged at WARNING (event
+name and error only, never the payload) and dropped; unknown events are
+logged at DEBUG. :meth:`Parsers.handle` never raises.
+
+Wire names live here as constants; nothing else in the client reads them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._defaults import (
+    MESSAGE_CHANNELS_MAX,
+    REACTION_TRACKER_MAX,
+)
+from ..events.workers import flush_handoff
+from ..models._base import read_id, read_str
+from ..models.message import Message
+from ..models.user import User
+from .payload import (
+    _CHANNEL_KEYS,
+    _MESSAGE_KEYS,
+    _SERVER_KEYS,
+    _USER_KEYS,
+    MalformedPayload,
+    _need_id,
+    _obj,
+)
+from .server_parsers import ServerParsers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import ConnectionState
+
+__all__ = ["Parsers", "ReactionTracker", "diff_reactions"]
+
+log = logging.getLogger("service_client.gateway")
+
+#: Authors whose last merged record is remembered (the memo is cleared when full).
+_AUTHOR_MEMO_MAX = 1024
+
+class ReactionTracker:
+    """The last reaction snapshot per message, bounded LRU.
+
+    Maps a message id to {emoji: set of user ids}; the least recently changed
+    message is forgotten beyond ``max_messages`` (a forgotten message's next
+    snapshot counts as all new). Thread-safe.
+    """
+
+    def __init__(self, max_messages: int = REACTION_TRACKER_MAX) -> None:
+        """Create an empty tracker remembering at most ``max_messages`` messages."""
+        self._max = max_messages
+        self._entries: OrderedDict[str, dict[str, set[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._entries
+
+    def replace(self, message_id: str, snapshot: dict[str, set[str]]) -> dict[str, set[str]]:
+        """Store ``snapshot`` for the message; return the previous one (empty when unknown)."""
+        with self._lock:
+            previous = self._entries.pop(message_id, None)
+            self._entries[message_id] = snapshot
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+        return previous if previous is not None else {}
+
+    def drop(self, message_id: str | None) -> None:
+        """Forget a message (``message:deleted``, ``message:reaction_clear``)."""
+        if message_id is None:
+            return
+        with self._lock:
+            self._entries.pop(message_id, None)
+
+
+def diff_reactions(
+    previous: Mapping[str, set[str]], current: Mapping[str, set[str]]
+) -> list[tuple[str, str, str, int]]:
+    """The changes from one reaction snapshot of a message to the next.
+
+    Args:
+        previous: {emoji: user ids} before (empty for a first snapshot).
+        current: {emoji: user ids} now.
+
+    Returns:
+        ``(kind, emoji, user_id, count)`` tuples, ``kind`` being ``"add"`` or
+        ``"remove"`` and ``count`` the emoji's user count right after that
+        change; per emoji (current order, then vanished emojis) removals come
+        before additions, users in sorted order.
+    """
+    changes: list[tuple[str, str, str, int]] = []
+    emojis = list(current) + [e for e in previous if e not in current]
+    for emoji in emojis:
+        before = previous.get(emoji, set())
+        after = current.get(emoji, set())
+        count = len(before)
+        for user_id in sorted(before - after):
+            count -= 1
+            changes.append(("remove", emoji, user_id, count))
+        for user_id in sorted(after - before):
+            count += 1
+            changes.append(("add", emoji, user_id, count))
+    return changes
+
+
+class Parsers(ServerParsers):
+    """Maps every server-to-client socket event to its cache effect and Python event.
+
+    Called only from the socket reader thread (one event at a time, in
+    arrival order); it never runs user code and never blocks on I/O (member
+    fetches are queued on the REST session and complete a reserved event).
+
+    Args:
+        state: The connection state whose caches and dispatcher are used.
+    """
+
+    def __init__(self, state: ConnectionState) -> None:
+        """Bind to ``state`` and build the event table."""
+        self._state = state
+        self.reactions = ReactionTracker()
+        #: Channel of each recent message id (insertion order, bounded), from ``message:new``.
+        #: An OrderedDict: dropping the oldest is O(1) (a plain dict's first key is found by
+        #: scanning past every slot deleted before it).
+        self._message_channels: OrderedDict[str, str] = OrderedDict()
+        #: Per author id: the author record last merged, the cached user and its state then.
+        self._authors: dict[str, tuple[dict[str, Any], User, tuple[Any, ...]]] = {}
+        self._table: dict[str, Callable[[Any], None]] = {
+            "message:new": self._message_new,
+            "message:updated": self._message_updated,
+            "message:deleted": self._message_deleted,
+            "message:reaction": self._message_reaction,
+            "message:reaction_clear": self._message_reaction_clear,
+            "message:pinned": self._message_pinned,
+            "server:joined": self._server_joined,
+            "server:updated": self._server_updated,
+            "server:deleted": self._server_gone,
+            "server:you_removed": self._server_gone,
+            "server:you_left": self._server_gone,
+            "server:member_add": self._member_add,
+            "server:member_remove": self._member_remove,
+            "server:member_removed": self._member_removed,
+            "server:member_update": self._member_update,
+            "server:ban_revoked": self._ban_revoked,
+            "server:channels_updated": self._listing_changed("guild_channels_update"),
+            "server:categories_updated": self._listing_changed("guild_categories_update"),
+            "server:role_create": self._role_upsert("role_create"),
+            "server:role_update": self._role_upsert("role_update"),
+            "server:role_delete": self._role_delete,
+            "server:roles_order_update": self._roles_order,
+            "user:update": self._user_update,
+            "presence:update": self._presence_update,
+            "typing:start": self._typing("typing_start"),
+            "typing:stop": self._typing("typing_stop"),
+            "activity:update": self._activity_update,
+            "dm:new": self._dm_new,
+            "voice:state-update": self._voice_snapshot("voice_state_update"),
+            "voice:user-joined": self._voice_snapshot("voice_user_joined"),
+            "voice:user-left": self._voice_user_left,
+            "voice:user-state": self._voice_user_state,
+            "voice:incoming-call": self._voice_simple("voice_incoming_call"),
+            "voice:call-cancelled": self._voice_simple("voice_call_cancelled"),
+            "voice:livekit-token": self._voice_token,
+        }
+
+    @property
+    def events(self) -> list[str]:
+        """The socket event names handled here."""
+        return list(self._table)
+
+    def handle(self, event_name: str, args: list[Any]) -> None:
+        """Apply one socket event: cache effect, then ``state._dispatch``. Never raises.
+
+        Args:
+            event_name: The socket event name (``"message:new"``...).
+            args: The event's arguments (usually one payload).
+        """
+        handler = self._table.get(event_name) if isinstance(event_name, str) else None
+        if handler is None:
+            log.debug("ignored unknown socket event %r", event_name)
+            return
+        if type(args) is not list:
+            args = list(args or ())
+        try:
+            handler(args[0] if args else None)
+        except Exception as exc:  # noqa: BLE001 - a bad payload must never kill the reader
+            log.warning("dropped malformed %s payload: %s: %s", event_name, type(exc).__name__, exc)
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _dispatch(self, event: str, *args: Any, key: str | None) -> None:
+        self._state.dispatch(event, *args, key=key)
+
+    def _message_key(self, data: Mapping[str, Any], message_id: str | None) -> str | None:
+        """The ordering key of an event about a message: its channel (from the payload, else
+        remembered from ``message:new``), else its server, else the message id."""
+        channel_id = read_id(data, *_CHANNEL_KEYS)
+        if channel_id is None and message_id is not None:
+            channel_id = self._message_channels.get(message_id)
+        return channel_id or read_id(data, *_SERVER_KEYS) or message_id
+
+    def _simple(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
+            data = _obj(payload)
+            self._dispatch(python_event, data, key=self._key(data))
+
+        return handler
+
+    def _voice_hook(self, event: str, data: Any) -> None:
+        hook = self._state.voice_hook
+        if hook is None:
+            return
+        # The hook may wake a join() waiting for its credentials: that caller comes after every
+        # event read before this one, as senders and ack callers do.
+        flush_handoff()
+        try:
+            hook(event, data)
+        except Exception as exc:  # noqa: BLE001 - the voice manager must not break the reader
+            log.warning("voice handler failed on %s: %s: %s", event, type(exc).__name__, exc)
+
+    # -- messages -----------------------------------------------------------------
+
+    def _message_new(self, payload: Any) -> None:
+        data = payload if type(payload) is dict else _obj(payload)
+        author: User | None = None
+        author_data = data.get("author")
+        if isinstance(author_data, dict):
+            author_id = read_id(author_data, "publicId", "id", "userPublicId", "userId")
+            # A message posted through a webhook: the record says so (webhookId), or its author
+            # is a webhook this client has met (a service that does not mark them). It keeps its
+            # own uncached author (built by Message): the webhook's pseudo-user shares the
+            # webhook's id but may carry another name on every message.
+            if data.get("webhookId") is None and not self._state.users._is_webhook(author_id):
+                author = self._cached_author(author_data, author_id)
+        message = Message._from_wire(self._state, data, author, shared=author is not None)
+        if message.nonce is not None:
+            self._state.resolve_nonce(message.nonce, message)
+        channel_id = message.channel_id
+        if channel_id is not None:
+            channels = self._message_channels
+            channels[message.id] = channel_id
+            if len(channels) > MESSAGE_CHANNELS_MAX:
+                channels.popitem(last=False)
+        self._state.dispatch("message_create", message, key=channel_id or message.server_id)
+
+    def _cached_author(self, record: dict[str, Any], author_id: str | None) -> User | None:
+        """The cached user for a message's author record (id ``author_id``), merged into ``state.users``.
+
+        The merge is skipped when the record equals the last one merged for
+        that author and the cached user has not changed since (nor been
+        replaced in the cache): merging it again would change nothing.
+        None (logged) for a record the user cache refuses.
+        """
+        users = self._state.users
+        memo = self._authors.get(author_id) if author_id is not None else None
+        if memo is not None:
+            last, user, state = memo
+            if last == record and user._fields() == state and users.cache.get(user.id) is user:
+                return user
+        try:
+            user = users._upsert(record)
+        except (TypeError, ValueError) as exc:
+            log.warning("message:new with a broken author: %s", exc)
+            return None
+        if author_id is not None:
+            if len(self._authors) >= _AUTHOR_MEMO_MAX:
+                self._authors.clear()
+            self._authors[author_id] = (dict(record), user, user._fields())
+        return user
+
+    def _message_updated(self, payload: Any) -> None:
+        data = _obj(payload)
+        message_id = read_id(data, *_MESSAGE_KEYS, "publicId")
+        self._dispatch("message_update", data, key=self._message_key(data, message_id))
+
+    def _message_deleted(self, payload: Any) -> None:
+        data = _obj(payload)
+        message_id = read_id(data, "publicId", *_MESSAGE_KEYS)
+        self.reactions.drop(message_id)
+        key = self._message_key(data, message_id)
+        if message_id is not None:
+            self._message_channels.pop(message_id, None)
+        self._dispatch("message_delete", data, key=key)
+
+    def _message_reaction(self, payload: Any) -> None:
+        data = _obj(payload)
+        message_id = _need_id(data, _MESSAGE_KEYS, "messagePublicId")
+        entries = data.get("reactions")
+        if not isinstance(entries, list):
+            raise MalformedPayload("reactions must be a list")
+        snapshot: dict[str, set[str]] = {}
+        names: dict[str, str | None] = {}
+        for entry in entries:
+            entry = _obj(entry, "reaction")
+            emoji = read_str(entry, "emoji")
+            user_id = read_id(entry, *_USER_KEYS)
+            if not emoji or user_id is None:
+                raise MalformedPayload("reaction needs emoji and userPublicId")
+            snapshot.setdefault(emoji, set()).add(user_id)
+            names[user_id] = read_str(entry, "userName")
+        previous = self.reactions.replace(message_id, snapshot)
+        key = self._message_key(data, message_id)
+        for kind, emoji, user_id, count in diff_reactions(previous, snapshot):
+            info = {"emoji": emoji, "messagePublicId": message_id, "count": count}
+            user = self._state.users.cache.get(user_id)
+            if user is None:
+                record: dict[str, Any] = {"publicId": user_id}
+                name = names.get(user_id)
+                if name is not None:
+                    record["name"] = name
+                user = User(self._state, record)
+            event = "message_reaction_add" if kind == "add" else "message_reaction_remove"
+            self._dispatch(event, info, user, message_id, key=key)
+
+    def _message_reaction_clear(self, payload: Any) -> None:
+        data = _obj(payload)
+        message_id = read_id(data, *_MESSAGE_KEYS)
+        self.reactions.drop(message_id)
+        self._dispatch("message_reaction_remove_all", data, key=self._message_key(data, message_id))
+
+    def _message_pinned(self, payload: Any) -> None:
+        data = _obj(payload)
+        self._dispatch("message_pin", data, key=self._message_key(data, read_id(data, *_MESSAGE_KEYS)))
+
+    # -- users ----------------------------------------------------------------------
+
+    def _user_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        user_id = _need_id(data, _USER_KEYS + ("publicId",), "userPublicId")
+        user = self._state.users.cache.get(user_id)
+        if user is not None:
+            user._update(data)
+        self._dispatch("user_update", user if user is not None else data, key=user_id)
+
+    def _presence_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        status = data.get("status")
+        if not isinstance(status, str):
+            raise MalformedPayload("status must be a string")
+        user = self._state.users.cache.get(user_id)
+        if user is not None and user is not self._state.user:
+            # The bot's own status is set locally by set_status at once; an echo of an
+            # earlier status arriving late must not overwrite the newer local value.
+            user._update({"status": status})
+        self._dispatch("presence_update", data, key=user_id)
+
+    def _typing(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
+            if isinstance(payload, str):  # tolerate the bare channel id form
+                payload = {"channelPublicId": payload}
+            data = _obj(payload)
+            self._dispatch(python_event, data, key=self._key(data, *_USER_KEYS))
+
+        return handler
+
+    def _activity_update(self, payload: Any) -> None:
+        data = _obj(payload)
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        activity = data.get("activity")
+        if activity is not None and not isinstance(activity, dict):
+            raise MalformedPayload("activity must be an object or null")
+        self._dispatch("activity_update", data, key=user_id)
+
+    def _dm_new(self, payload: Any) -> None:
+        data = _obj(payload)
+        self._dispatch("dm_new", data, key=read_id(data, "publicId", *_CHANNEL_KEYS))
+
+    # -- voice ---------------------------------------------------------------------
+
+    def _voice_users(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        users = data.get("users")
+        if not isinstance(users, list):
+            raise MalformedPayload("users must be a list")
+        return [_obj(u, "voice user") for u in users]
+
+    def _voice_snapshot(self, python_event: str) -> Callable[[Any], None]:
+        def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
+            data = _obj(payload)
+            channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+            users = self._voice_users(data)
+            self._state.voice_states._replace_channel(channel_id, users)
+            self._voice_hook(self._wire_name(python_event), data)
+            self._dispatch(python_event, data, key=channel_id)
+
+        return handler
+
+    @staticmethod
+    def _wire_name(python_event: str) -> str:
+        return {
+            "voice_state_update": "voice:state-update",
+            "voice_user_joined": "voice:user-joined",
+        }[python_event]
+
+    def _voice_user_left(self, payload: Any) -> None:
+        data = _obj(payload)
+        channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        states = self._state.voice_states
+        if "users" in data:
+            states._replace_channel(channel_id, self._voice_users(data))
+        states._remove(user_id, channel_id)
+        self._voice_hook("voice:user-left", data)
+        self._dispatch("voice_user_left", data, key=channel_id)
+
+    def _voice_user_state(self, payload: Any) -> None:
+        data = _obj(payload)
+        channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+        user_id = _need_id(data, _USER_KEYS, "userPublicId")
+        self._state.voice_states._merge(user_id, data, channel_id)
+        self._voice_hook("voice:user-state", data)
+        self._dispatch("voice_user_state", data, key=channel_id)
+
+    def _voice_simple(self, python_event: str) -> Callable[[Any], None]:
+        wire = {"voice_incoming_call": "voice:incoming-call", "voice_call_cancelled": "voice:call-cancelled"}[
+            python_event
+        ]
+
+        def handler(payload: Any) -> None:
+            """Apply this event's cache effect, then dispatch it."""
+            data = _obj(payload)
+            channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+            self._voice_hook(wire, data)
+            self._dispatch(python_event, data, key=channel_id)
+
+        return handler
+
+    def _voice_token(self, payload: Any) -> None:
+        data = _obj(payload)
+        _need_id(data, _CHANNEL_KEYS, "channelPublicId")
+        self._voice_hook("voice:livekit-token", data)
