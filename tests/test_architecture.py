@@ -1,0 +1,340 @@
+"""The package's structure, where import-linter cannot check it.
+
+``lint-imports`` (setup.cfg, ``[importlinter]``) holds the layers and keeps the emulator
+apart; it leaves out imports under ``TYPE_CHECKING``. These tests check the rest:
+
+- the package has no import cycle, counting the imports inside functions too;
+- the imports inside functions are few, and each is on the allow-list below with its reason;
+- an import under ``TYPE_CHECKING`` that reaches a higher layer names only ``Client`` or
+  ``CommandContext`` (what annotations of lower layers need);
+- models hold a state, not the client: ``models/`` barely names the client.
+
+Each check is a function over a package directory; the ``*_catches_*`` tests run it on a
+small package written for the purpose, so a check that could never fail is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import pathlib
+import re
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import grimp
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "service_client"
+
+#: Every import inside a function body of the package, with its reason. Keys are
+#: ``(importing module, imported name)``; a name is ``module.attribute`` for
+#: ``from module import attribute``. Keep this short: an import inside a function hides
+#: a dependency from a reader, and a cycle from anything but this test.
+ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
+    ("service_client.__main__", "service_client.emulator"): (
+        "optional dependency: tells whether the emulator extra is installed, to print the pip "
+        "command when it is not"
+    ),
+    ("service_client.__main__", "service_client.emulator.Emulator"): "optional dependency: the emulator extra",
+    ("service_client.__main__", "service_client.emulator.seed_demo"): "optional dependency: the emulator extra",
+    ("service_client.__main__", "service_client.emulator.__main__.main"): "optional dependency: the emulator extra",
+    ("service_client.client.lifecycle", "service_client.rest.session.RestSession"): (
+        "import time: requests and urllib3 load when a Client is built, not at import service_client"
+    ),
+    ("service_client.client.lifecycle", "service_client.gateway.connection.GatewayConnection"): (
+        "import time: websocket-client loads at login, not at import service_client"
+    ),
+    ("service_client.rest", "service_client.rest.session"): (
+        "import time: the package exports RestSession lazily (PEP 562), so importing the routes "
+        "and buckets does not load requests"
+    ),
+    ("service_client.rest.redis_buckets", "redis"): "optional dependency: the redis extra, loaded when a store is built",
+    ("service_client.rest.redis_buckets", "redis.backoff.NoBackoff"): "optional dependency: the redis extra",
+    ("service_client.rest.redis_buckets", "redis.retry.Retry"): "optional dependency: the redis extra",
+    ("service_client.emulator.wire", "uvicorn.protocols.websockets.websockets_sansio_impl.WebSocketsSansIOProtocol"): (
+        "optional dependency: uvicorn's websockets protocol, probed for the bulk delivery path"
+    ),
+    ("service_client.emulator.wire", "websockets.protocol.State"): (
+        "optional dependency: the websockets package, probed with uvicorn's protocol"
+    ),
+    ("service_client.rest.retry", "email.utils"): "import time: the email package loads only for an HTTP-date Retry-After",
+}
+
+#: Most names of the package itself imported inside functions.
+MAX_PACKAGE_FUNCTION_IMPORTS = 16
+
+#: What a lower layer may import from a higher one under ``TYPE_CHECKING`` (annotations only).
+UPWARD_TYPE_NAMES = frozenset({"Client", "CommandContext"})
+
+#: Most lines under ``models/`` that name the client (``Client`` or ``_client``).
+MAX_MODEL_LINES_NAMING_CLIENT = 5
+
+
+# -- reading the package ------------------------------------------------------------------------
+
+
+def module_name(path: pathlib.Path, package_dir: pathlib.Path) -> str:
+    """The dotted name of a source file of the package in ``package_dir``."""
+    parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def source_files(package_dir: pathlib.Path) -> Iterator[tuple[str, pathlib.Path]]:
+    """``(module name, path)`` of every source file, in a stable order."""
+    for path in sorted(package_dir.rglob("*.py")):
+        yield module_name(path, package_dir), path
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The names an import statement brings in, absolute: ``pkg.mod`` or ``pkg.mod.attr``."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if node.level:
+        base = base[: len(base) - node.level + 1]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    return [f"{target}.{alias.name}" for alias in node.names]
+
+
+def classified_imports(package_dir: pathlib.Path) -> Iterator[tuple[str, str, str, int]]:
+    """Every import statement of the package: ``(module, name, kind, line)``.
+
+    ``kind`` is ``"function"`` inside a function body, ``"type_checking"`` under an
+    ``if TYPE_CHECKING:`` (anywhere), else ``"module"``.
+    """
+    for module, path in source_files(package_dir):
+        tree = ast.parse(path.read_text(), str(path))
+        is_package = path.name == "__init__.py"
+
+        def visit(node: ast.AST, kind: str) -> Iterator[tuple[str, str, str, int]]:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    for name in _imported(module, is_package, child):
+                        yield module, name, kind, child.lineno
+                elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                    for stmt in child.body:
+                        yield from visit(ast.Module(body=[stmt], type_ignores=[]), "type_checking")
+                    for stmt in child.orelse:
+                        yield from visit(ast.Module(body=[stmt], type_ignores=[]), kind)
+                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and kind != "type_checking":
+                    yield from visit(child, "function")
+                else:
+                    yield from visit(child, kind)
+
+        yield from visit(tree, "module")
+
+
+def layers(setup_cfg: pathlib.Path = ROOT / "setup.cfg") -> dict[str, int]:
+    """Each top-level child of the package and its layer (0 lowest), from the import-linter
+    contract in setup.cfg; the emulator sits above them all."""
+    config = configparser.ConfigParser()
+    config.read(setup_cfg)
+    lines = [line.strip() for line in config["importlinter:contract:layers"]["layers"].splitlines() if line.strip()]
+    out: dict[str, int] = {}
+    for level, line in enumerate(reversed(lines)):
+        for name in re.split(r"[|:]", line):
+            out[name.strip()] = level
+    out["emulator"] = len(lines)
+    return out
+
+
+def layer_of(name: str, table: dict[str, int]) -> int | None:
+    """The layer of a dotted name inside the package, or None for the root and outside names."""
+    parts = name.split(".")
+    if len(parts) < 2:
+        return None
+    return table.get(parts[1])
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of a graph: its strongly connected parts of more than one module
+    (or one module importing itself), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
+
+    def connect(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1 or node in edges.get(node, ()):
+                found.append(sorted(part))
+
+    for node in sorted(edges):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules it imports, inside functions included, ``TYPE_CHECKING`` excluded."""
+    graph = grimp.build_graph(package, exclude_type_checking_imports=True, cache_dir=None)
+    return {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+
+
+def function_imports(package_dir: pathlib.Path) -> dict[tuple[str, str], int]:
+    """``(module, imported name)`` -> line, for every import inside a function body."""
+    return {
+        (module, name): line
+        for module, name, kind, line in classified_imports(package_dir)
+        if kind == "function"
+    }
+
+
+def upward_type_imports(package_dir: pathlib.Path, table: dict[str, int]) -> list[str]:
+    """``TYPE_CHECKING`` imports that reach a higher layer for a name other than
+    :data:`UPWARD_TYPE_NAMES`, as ``module:line -> name`` lines."""
+    root = package_dir.name
+    bad = []
+    for module, name, kind, line in classified_imports(package_dir):
+        if kind != "type_checking" or not name.startswith(root + "."):
+            continue
+        source, target = layer_of(module, table), layer_of(name, table)
+        if source is None or target is None or target <= source:
+            continue
+        if name.rsplit(".", 1)[-1] not in UPWARD_TYPE_NAMES:
+            bad.append(f"{module}:{line} -> {name}")
+    return bad
+
+
+def lines_naming_the_client(models_dir: pathlib.Path) -> list[str]:
+    """Lines under ``models/`` that name ``Client`` or ``_client``."""
+    return [
+        f"{path.name}:{number}: {text.strip()}"
+        for path in sorted(models_dir.glob("*.py"))
+        for number, text in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"Client|_client", text)
+    ]
+
+
+# -- the package --------------------------------------------------------------------------------
+
+
+def test_no_import_cycle_even_counting_imports_inside_functions() -> None:
+    found = cycles(import_graph("service_client"))
+    assert found == [], "import cycles (imports inside functions count):\n" + "\n".join(map(str, found))
+
+
+def test_every_import_inside_a_function_is_allowed_with_its_reason() -> None:
+    found = function_imports(PACKAGE)
+    unlisted = sorted(f"{module}:{line} imports {name}" for (module, name), line in found.items()
+                      if (module, name) not in ALLOWED_FUNCTION_IMPORTS)
+    assert unlisted == [], (
+        "imports inside functions that are not on ALLOWED_FUNCTION_IMPORTS (move them to the top of "
+        "the module, or list them with the reason: an optional dependency or import time):\n"
+        + "\n".join(unlisted)
+    )
+    stale = sorted(f"{module} -> {name}" for module, name in ALLOWED_FUNCTION_IMPORTS if (module, name) not in found)
+    assert stale == [], "allow-list entries no longer in the code:\n" + "\n".join(stale)
+
+
+def test_few_package_names_are_imported_inside_functions() -> None:
+    own = [key for key in function_imports(PACKAGE) if key[1].startswith("service_client")]
+    assert len(own) <= MAX_PACKAGE_FUNCTION_IMPORTS, own
+
+
+def test_type_checking_imports_reach_up_only_for_client_and_command_context() -> None:
+    assert upward_type_imports(PACKAGE, layers()) == []
+
+
+def test_every_module_has_a_layer() -> None:
+    table = layers()
+    orphans = sorted({module.split(".")[1] for module, _ in source_files(PACKAGE)
+                      if module.count(".") >= 1 and layer_of(module, table) is None})
+    assert orphans == [], f"top-level modules with no layer in setup.cfg: {orphans}"
+
+
+def test_models_hold_a_state_not_the_client() -> None:
+    named = lines_naming_the_client(PACKAGE / "models")
+    assert len(named) <= MAX_MODEL_LINES_NAMING_CLIENT, "\n".join(named)
+
+
+# -- the checks catch what they are for ---------------------------------------------------------
+
+
+def _write_package(tmp_path: pathlib.Path, files: dict[str, str]) -> pathlib.Path:
+    package = tmp_path / "toypkg"
+    for name, text in files.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return package
+
+
+def test_the_cycle_check_catches_a_cycle_through_a_function_import(tmp_path: pathlib.Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_package(tmp_path, {
+        "__init__.py": "",
+        "low.py": "def helper():\n    from .high import thing\n    return thing\n",
+        "high.py": "from .low import helper\nthing = 1\n",
+    })
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert cycles(import_graph("toypkg")) == [["toypkg.high", "toypkg.low"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_function_import_check_sees_imports_in_methods_but_not_type_checking(tmp_path: pathlib.Path) -> None:
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "mod.py": """\
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from .other import Hidden
+            class K:
+                def method(self):
+                    from . import other
+                    from .other import thing as alias
+            """,
+    })
+    assert set(function_imports(package)) == {("toypkg.mod", "toypkg.other"), ("toypkg.mod", "toypkg.other.thing")}
+
+
+def test_the_type_checking_check_catches_an_upward_name(tmp_path: pathlib.Path) -> None:
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "low.py": """\
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from .high import Client, Manager
+            """,
+        "high.py": "",
+    })
+    assert upward_type_imports(package, {"low": 0, "high": 1}) == ["toypkg.low:3 -> toypkg.high.Manager"]
+
+
+def test_the_naming_check_counts_lines_that_name_the_client(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "m.py").write_text("self._client = client\nstate = 1\nx: Client\n")
+    assert [line.split(":")[1] for line in lines_naming_the_client(tmp_path)] == ["1", "3"]

@@ -1,0 +1,313 @@
+"""Every public import path of the package keeps working.
+
+The names below were importable before the package was rearranged into layers; each module
+path still gives each of them (a moved module's old path re-exports its names for one
+release). New names may appear; none of these may disappear. The pytest plugin stays
+registered under its entry point, and ``python -m service_client`` keeps its command.
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: Module path -> the public names it gave before the rearrangement.
+PUBLIC_PATHS: dict[str, tuple[str, ...]] = {
+    "service_client": (
+        "AuditLogEntry",
+        "Ban",
+        "BucketStore",
+        "Category",
+        "Channel",
+        "ChannelOverwriteError",
+        "Client",
+        "ClientState",
+        "Collection",
+        "Command",
+        "CommandContext",
+        "CommandCooldownError",
+        "CommandDispatcher",
+        "CommandError",
+        "CommandInvokeError",
+        "CommandLoadWarning",
+        "CommandNotFoundError",
+        "CommandPermissionError",
+        "CommandSyntaxError",
+        "CommandUsageError",
+        "DMChannel",
+        "EmbedBuilder",
+        "Emoji",
+        "GatewayError",
+        "GatewayTimeoutError",
+        "Guild",
+        "InsecureHostWarning",
+        "Invite",
+        "MISSING",
+        "Member",
+        "MemoryBucketStore",
+        "Message",
+        "PermissionOverwrite",
+        "Permissions",
+        "RateLimitError",
+        "RedisBucketStore",
+        "Role",
+        "ServiceAPIError",
+        "ServiceAuthError",
+        "ServiceError",
+        "ServiceTimeoutError",
+        "User",
+        "UserProfile",
+        "VoiceConnection",
+        "VoiceManager",
+        "VoiceState",
+        "Webhook",
+        "load_commands",
+    ),
+    "service_client.models": (
+        "AuditLogEntry",
+        "Ban",
+        "Category",
+        "Channel",
+        "Collection",
+        "DMChannel",
+        "EmbedBuilder",
+        "Emoji",
+        "Guild",
+        "Invite",
+        "Member",
+        "Message",
+        "PermissionOverwrite",
+        "Permissions",
+        "Role",
+        "User",
+        "UserProfile",
+        "VoiceState",
+        "Webhook",
+    ),
+    "service_client.errors": (
+        "ChannelOverwriteError",
+        "CommandCooldownError",
+        "CommandError",
+        "CommandInvokeError",
+        "CommandLoadWarning",
+        "CommandNotFoundError",
+        "CommandPermissionError",
+        "CommandSyntaxError",
+        "CommandUsageError",
+        "GatewayError",
+        "GatewayTimeoutError",
+        "InsecureHostWarning",
+        "RateLimitError",
+        "ServiceAPIError",
+        "ServiceAuthError",
+        "ServiceError",
+        "ServiceTimeoutError",
+    ),
+    "service_client.commands": (
+        "Command",
+        "load_commands",
+    ),
+    "service_client.pytest_plugin": (
+        "BotWorld",
+        "ClientLeftRunningWarning",
+        "ExpectedMessage",
+        "ListenerErrors",
+        "WorldObject",
+        "WorldUser",
+        "bot_client",
+        "bot_factory",
+        "bot_world",
+        "expect_message",
+        "expect_reply",
+        "listener_errors",
+        "say",
+        "service_emulator",
+        "service_emulator_server",
+    ),
+    "service_client.emulator": (
+        "Emulator",
+        "EmulatorCore",
+        "seed_demo",
+    ),
+    "service_client.managers": (
+        "BaseManager",
+        "ChannelManager",
+        "EmojiManager",
+        "GuildManager",
+        "InviteManager",
+        "MemberManager",
+        "RoleManager",
+        "UserManager",
+        "VoiceStateManager",
+    ),
+    "service_client.client": (
+        "Client",
+        "ClientState",
+        "MISSING",
+    ),
+    "service_client.events": (
+        "EventEmitter",
+        "EventSlot",
+        "OrderedWorkerPool",
+        "flush_handoff",
+        "handoff_batch",
+    ),
+    "service_client.event_names": (
+        "CustomEvent",
+        "EVENTS",
+        "EVENT_NAMES",
+        "EventArg",
+        "EventName",
+        "EventSpec",
+        "OTHER_LIBRARY_NAMES",
+        "event_spec",
+        "unknown_event_message",
+    ),
+    "service_client.dispatcher": (
+        "CommandContext",
+        "CommandDispatcher",
+    ),
+    "service_client.command_context": (
+        "CommandContext",
+    ),
+    "service_client.voice": (
+        "VoiceConnection",
+        "VoiceManager",
+    ),
+    "service_client.workers": (
+        "OrderedWorkerPool",
+        "flush_handoff",
+        "handoff_batch",
+    ),
+    "service_client.rest": (
+        "BucketStore",
+        "MemoryBucketStore",
+        "RETRY_STATUSES",
+        "RedisBucketStore",
+        "RestSession",
+        "Route",
+        "backoff_delay",
+        "bucket_key",
+        "bucket_scope",
+        "encode_query",
+        "encode_segment",
+        "parse_retry_after",
+        "redact_path",
+        "validate_api_call_args",
+    ),
+    "service_client.gateway": (
+        "FramingError",
+        "GatewayConnection",
+        "REASON_IO_SERVER_DISCONNECT",
+        "REASON_PING_TIMEOUT",
+        "REASON_TRANSPORT_CLOSE",
+        "REASON_TRANSPORT_ERROR",
+        "UnsupportedPacketError",
+        "reconnect_delay",
+        "socket_endpoint",
+    ),
+    "service_client.rest.limiter": (
+        "DelayQueue",
+        "FifoQueue",
+    ),
+    "service_client.gateway.link": (
+        "ConnectionParts",
+        "REASON_IO_SERVER_DISCONNECT",
+        "REASON_PING_TIMEOUT",
+        "REASON_TRANSPORT_CLOSE",
+        "REASON_TRANSPORT_ERROR",
+        "reconnect_delay",
+        "socket_endpoint",
+    ),
+    "service_client.models.permissions": (
+        "ALL",
+        "DEFAULT",
+        "Permissions",
+        "parse_permissions",
+    ),
+    "service_client.managers.base": (
+        "BaseManager",
+        "check_cache_flag",
+        "check_id",
+        "check_name",
+        "route",
+    ),
+    "service_client.managers.roles": (
+        "RoleManager",
+    ),
+    "service_client.managers.invites": (
+        "InviteManager",
+    ),
+    "service_client.managers.emojis": (
+        "EMOJI_NAME_RE",
+        "EmojiManager",
+    ),
+    "service_client.managers.guild_views": (
+        "GuildCategories",
+        "GuildChannels",
+    ),
+    "service_client.managers.overwrites": (
+        "OverwriteSpec",
+        "delete_overwrite",
+        "fetch_overwrites",
+        "normalize_overwrites",
+        "overwrite_body",
+        "permissions_value",
+        "post_overwrite",
+    ),
+    "service_client.managers.operations": (
+        "build_message_payload",
+        "create_dm",
+        "fetch_invite",
+        "invite_code",
+        "search_messages",
+    ),
+    "service_client.gateway.handlers": (
+        "ReactionTracker",
+        "WireHandlers",
+        "diff_reactions",
+    ),
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_PATHS))
+def test_every_public_name_still_imports_from_its_path(module: str) -> None:
+    imported = importlib.import_module(module)
+    missing = [name for name in PUBLIC_PATHS[module] if not hasattr(imported, name)]
+    assert missing == [], f"{module} lost {missing}"
+
+
+def test_top_level_names_are_the_same_objects_as_their_new_homes() -> None:
+    import service_client
+    from service_client.client import Client
+    from service_client.dispatcher import CommandContext, CommandDispatcher
+    from service_client.models import Message
+    from service_client.permissions import Permissions
+
+    assert service_client.Client is Client and service_client.Message is Message
+    assert service_client.CommandContext is CommandContext and service_client.CommandDispatcher is CommandDispatcher
+    assert service_client.Permissions is Permissions
+    assert importlib.import_module("service_client.models.permissions").Permissions is Permissions
+    assert importlib.import_module("service_client.command_context").CommandContext is CommandContext
+
+
+def test_the_pytest_plugin_entry_point_names_the_plugin_module() -> None:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    entry = config["options.entry_points"]["pytest11"].strip()
+    assert entry == "service_client = service_client.pytest_plugin"
+    plugin = importlib.import_module("service_client.pytest_plugin")
+    assert callable(plugin.bot_world) and callable(plugin.expect_reply)
+
+
+def test_the_command_line_entry_point_still_answers() -> None:
+    done = subprocess.run([sys.executable, "-m", "service_client", "--version"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("service_client "), done
