@@ -92,6 +92,9 @@ class ClientOperations:
         """
         # The session checks body, headers, timeout_ms and max_retries before anything is queued.
         route = Route.from_path(method, path)
+        # A raw path may hold a webhook token: from here on only the route (which masks it)
+        # keeps it, so no frame of a traceback this call raises shows it among its locals.
+        del path
         return self._connection.rest.request(
             route,
             body=body,

@@ -27,6 +27,7 @@ import re
 import socket
 import threading
 import time
+import traceback
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -120,10 +121,28 @@ class RedactedCause(Exception):
 
 
 def _sanitized(exc: BaseException) -> BaseException:
-    """Drop the request/response a requests exception carries (their headers hold the token)."""
-    if isinstance(exc, requests.exceptions.RequestException):
-        exc.request = None
-        exc.response = None
+    """``exc`` with no secret left in it or in what it chains.
+
+    A requests exception drops the request and response it carries (their headers hold the
+    token). The frames of ``exc`` and of every exception it chains (``__cause__``,
+    ``__context__``) lose their locals: urllib3's and requests' frames hold the
+    ``Authorization`` header there, and error trackers, ``pytest --showlocals`` and
+    ``TracebackException(capture_locals=True)`` record frame locals. Types, messages and the
+    traceback lines themselves are kept.
+    """
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, requests.exceptions.RequestException):
+            item.request = None
+            item.response = None
+        if item.__traceback__ is not None:
+            traceback.clear_frames(item.__traceback__)
+        todo.extend((item.__cause__, item.__context__))
     return exc
 
 
@@ -131,7 +150,8 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
     """``err`` with ``cause`` chained, as ``raise err from cause`` would, and no secret in the chain.
 
     A requests exception loses its request and response (their headers hold the
-    token). For a route with a secret segment (a webhook token, given as a
+    token), and the frames of the cause and of everything it chains lose their locals
+    (see :func:`_sanitized`). For a route with a secret segment (a webhook token, given as a
     secret or in a raw ``api_call`` path) the cause is replaced by a
     :class:`RedactedCause` carrying its redacted text: transport errors quote the URL.
 
@@ -143,12 +163,26 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
     Returns:
         ``err`` itself, its ``__cause__`` set.
     """
-    if route is not None and (route.has_secret or route.display_path != route.path.split("?", 1)[0]):
-        text = route.redact(redact_webhook_tokens(f"{type(cause).__name__}: {cause}"))
-        err.__cause__ = RedactedCause(text)
+    if route is not None and _has_path_secret(route):
+        err.__cause__ = RedactedCause(shown_text(f"{type(cause).__name__}: {cause}", route))
         return err
     err.__cause__ = _sanitized(cause)
     return err
+
+
+def _has_path_secret(route: Route) -> bool:
+    """True when the route's path holds a secret (a webhook token, given as a secret or in a raw path)."""
+    return route.has_secret or route.display_path != route.path.split("?", 1)[0]
+
+
+def shown_text(text: str, route: Route) -> str:
+    """``text`` as it may be shown for ``route``: a webhook token of the route's path (raw or
+    percent-encoded), and any webhook token quoted in a URL, replaced by ``***``.
+
+    An answer's body may quote the path it was asked for (an error page or a proxy's text):
+    error messages, bodies and parsed data are made of this text.
+    """
+    return route.redact(redact_webhook_tokens(text)) if _has_path_secret(route) else text
 
 
 class ConnectionRegistry:
@@ -343,7 +377,8 @@ def classify(reply: Reply, route: Route) -> Answer:
 
     Args:
         reply: The answer, body read in full.
-        route: The call's route (its redacted path goes in errors).
+        route: The call's route (its redacted path goes in errors; a webhook token quoted
+            in the body is masked, see :func:`shown_text`).
 
     Returns:
         The :class:`Answer`.
@@ -353,6 +388,8 @@ def classify(reply: Reply, route: Route) -> Answer:
         if status == 204 or not reply.body.strip():
             return Answer(status)
         text = reply.text()
+        if _has_path_secret(route):  # a webhook execution's answer never needs the token
+            text = shown_text(text, route)
         try:
             value = json.loads(text)
         except ValueError:
@@ -362,7 +399,7 @@ def classify(reply: Reply, route: Route) -> Answer:
             )
         return Answer(status, text=text, value=value)
 
-    text = reply.text()
+    text = shown_text(reply.text(), route)
     try:
         data = json.loads(text) if text.strip() else None
     except ValueError:

@@ -271,3 +271,51 @@ def test_a_listener_failing_while_destroy_runs_shows_no_token(world, emulator, m
     report = wait_until(lambda: [r for r in caplog.records if "leaky" in r.getMessage()])
     text = report[0].getMessage()
     assert "bad header [REDACTED]" in text and token not in text and token not in caplog.text
+
+
+def _locals_text(exc: BaseException) -> str:
+    """Every frame of ``exc`` and of the exceptions it chains, with their locals: what
+    ``TracebackException(capture_locals=True)``, ``pytest --showlocals`` and Sentry record."""
+    return "".join(traceback.TracebackException.from_exception(exc, capture_locals=True).format())
+
+
+@pytest.mark.parametrize("kind", ["refused", "reset", "timeout", "503"])
+def test_api_call_failures_chain_no_token_in_any_frame_locals(world, emulator, make_client, kind):
+    """A transport failure keeps its cause's type and message, but the cause's frames (urllib3's
+    and requests', whose locals hold the Authorization header) are cleared."""
+    # No local of this test holds the token: its frame is part of the recorded traceback.
+    if kind == "refused":
+        client = make_client(base_url=f"http://127.0.0.1:{_closed_port()}/v2")
+        client._rest.token = world.bot_token  # logged in as far as REST goes; no socket needed
+    else:
+        client = make_client()
+        client.login(world.bot_token, timeout=15)
+        status = {"reset": 0, "503": 503}.get(kind)
+        emulator.add_fault("GET", "/servers/*/stats", status=status, delay_ms=2000 if kind == "timeout" else 0,
+                           count=None)
+    path = f"/servers/{world.server['publicId']}/stats"
+    expected = {"refused": ServiceError, "reset": ServiceError, "timeout": ServiceTimeoutError, "503": ServiceAPIError}
+    with pytest.raises(expected[kind]) as info:
+        client.api_call(path, timeout_ms=300, max_retries=0)
+    text = _locals_text(info.value)
+    assert "api_call" in text and " = " in text  # frames and their locals were recorded
+    if kind in ("refused", "reset", "timeout"):
+        cause = info.value.__cause__
+        assert cause is not None and type(cause).__module__.split(".")[0] in ("requests", "urllib3")
+        assert str(cause)  # the cause keeps its type and message
+    assert world.bot_token not in text
+
+
+@pytest.mark.parametrize("kind", ["refused", "reset", "timeout", "503"])
+def test_login_rest_failures_chain_no_token_in_any_frame_locals(world, emulator, make_client, kind):
+    if kind == "refused":
+        client = make_client(base_url=f"http://127.0.0.1:{_closed_port()}/v2")
+    else:
+        client = make_client()
+        emulator.add_fault("GET", "/auth/me", status={"reset": 0, "503": 503}.get(kind),
+                           delay_ms=3000 if kind == "timeout" else 0, count=None)
+    with pytest.raises(ServiceError) as info:
+        client.login(world.bot_token, timeout=1.5 if kind == "timeout" else 15)
+    text = _locals_text(info.value)
+    assert "login" in text and " = " in text
+    assert world.bot_token not in text

@@ -120,3 +120,27 @@ def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, huma
     for secret in (token, wrong):
         # a failure shows where the token leaked, with the token itself masked
         assert [t.replace(secret, "<TOKEN>")[:300] for t in texts if secret in t] == []
+
+
+def test_an_error_body_that_echoes_the_path_shows_no_webhook_token(world: Any, emulator: Any, human: Client) -> None:
+    """A service (or a proxy before it) that quotes the requested path in its error body: the
+    token is masked in the message, the body, the parsed data and the traceback's frame locals,
+    for the webhook API and for a raw ``api_call`` of the same route."""
+    hook = human.channels.fetch(world.general["publicId"]).create_webhook("Echoed")
+    assert hook.token is not None
+    # No local of this test holds the token: its frame is part of the recorded traceback.
+    emulator.add_fault("POST", "/webhooks/*", status=404, content_type="application/json", count=None,
+                       body=f'{{"error": "no webhook at /api/v2/webhooks/{hook.id}/{hook.token.get()}"}}')
+    errors = []
+    with pytest.raises(ServiceAPIError) as info:
+        hook.execute("x")
+    errors.append(info.value)
+    with pytest.raises(ServiceAPIError) as info:
+        human.api_call(f"/webhooks/{hook.id}/{hook.token.get()}", method="POST", body='{"content": "x"}')
+    errors.append(info.value)
+    texts = []
+    for exc in errors:
+        assert "/webhooks/" in str(exc) and "***" in str(exc)   # the echo is kept, the token masked
+        texts += _texts_of(exc) + [_with_locals(exc), repr(exc.body), repr(exc.data)]  # type: ignore[attr-defined]
+    leaks = [t.replace(hook.token.get() or "", "<TOKEN>")[:300] for t in texts if (hook.token.get() or "") in t]
+    assert leaks == []
