@@ -45,12 +45,18 @@ Fixtures:
   ``service_emulator`` (the same, reset before each test).
 - ``listener_errors`` (see below).
 
-Listener errors fail tests: when a listener of any client raises while a test
-runs (its setup, call and teardown included), the test fails and the report
-shows each exception with its traceback, even when an ``error`` listener
-handled it. A listener that fails because its client is being destroyed (for
-example ``destroy()`` at teardown ended the reply it was waiting for) does not
-count. A test that provokes listener errors on purpose says so with the
+The plugin judges only the clients made through its own fixtures: the
+``bot_client`` and the users' clients of ``bot_world`` (``say`` speaks through
+them). Clients a test builds itself are its own business.
+
+Listener errors fail tests: when a listener of one of those clients raises
+while a test runs (its setup, call and teardown included) and no ``error``
+listener of that client handled it, the test fails and the report shows each
+exception with its traceback (the bot token redacted). An exception an
+``error`` listener handled is not a failure (an ``error`` listener that raises
+is). A listener that fails because its client is being destroyed (for example
+``destroy()`` at teardown ended the reply it was waiting for) does not count.
+A test that provokes listener errors on purpose says so with the
 ``listener_errors`` fixture::
 
     def test_bad_command(service_emulator, listener_errors):
@@ -58,15 +64,22 @@ count. A test that provokes listener errors on purpose says so with the
         ...  # make the bot's listener raise ValueError("unknown command: !nope")
         exc = listener_errors.wait(ValueError)  # optional: block until it happened
 
-Clients left running: a :class:`~service_client.Client` created during a test
-(its function-scoped fixtures included) that is still logged in, or logging
-in, once the test's fixtures are torn down is destroyed by the plugin, and a
-:class:`ClientLeftRunningWarning` names it. Clients made by fixtures of a wider
-scope (module, session) are left alone.
+Clients left running: a :class:`~service_client.Client` pointed at the
+plugin's emulator, created during a test (its function-scoped fixtures
+included), that is still logged in, or logging in, once the test's fixtures are
+torn down is destroyed by the plugin, and a :class:`ClientLeftRunningWarning`
+names it. Clients made by fixtures of a wider scope (module, session), and
+clients of other servers, are left alone.
+
+Switching the plugin off: it is registered as the pytest plugin
+``service_client``, so ``pytest -p no:service_client`` (or ``addopts = -p
+no:service_client`` in a suite's configuration) disables its fixtures and
+checks entirely.
 """
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -106,17 +119,49 @@ __all__ = [
 
 _RECORDER_KEY = pytest.StashKey[ListenerErrors]()
 
+#: The clients made through this plugin's fixtures (``bot_client``) and the worlds whose users'
+#: clients it made (``bot_world``): the only clients whose listener errors it judges.
+_OWN_CLIENTS: weakref.WeakSet[Client] = weakref.WeakSet()
+_OWN_WORLDS: weakref.WeakSet[BotWorld] = weakref.WeakSet()
+
+
+def _own_client_running_this_thread() -> Client | None:
+    """The plugin's own client whose worker pool runs the calling thread, or None."""
+    here = threading.current_thread()
+    candidates = list(_OWN_CLIENTS) + [client for world in list(_OWN_WORLDS) for client in world.clients()]
+    for client in candidates:
+        if here in client._pool.threads:
+            return client
+    return None
+
+
+def _judging(recorder: ListenerErrors) -> Callable[[str, BaseException, str], None]:
+    """The listener error hook of one test: records the exceptions a listener of one of the
+    plugin's own clients raised that no ``error`` listener of that client handled."""
+
+    def judge(event: str, exc: BaseException, text: str) -> None:
+        """Record ``exc`` when it is the plugin's to judge (runs on the listener's thread)."""
+        client = _own_client_running_this_thread()
+        if client is None:
+            return
+        if event != "error" and client.listeners("error"):
+            return  # handled: the client's error listener got it
+        recorder._record(event, exc, text)
+
+    return judge
+
 
 @pytest.fixture(autouse=True)
 def _service_client_listener_errors(request: pytest.FixtureRequest) -> Iterator[ListenerErrors]:
     """Record listener exceptions for the whole test; fail it on unexpected ones at teardown."""
     recorder = ListenerErrors()
     request.node.stash[_RECORDER_KEY] = recorder
-    emitter._add_listener_error_hook(recorder._record)
+    hook = _judging(recorder)
+    emitter._add_listener_error_hook(hook)
     try:
         yield recorder
     finally:
-        emitter._remove_listener_error_hook(recorder._record)
+        emitter._remove_listener_error_hook(hook)
     reported = getattr(request.node, "_service_client_reported", 0)
     unexpected = recorder._unexpected()[reported:]
     if unexpected:
@@ -146,6 +191,10 @@ def listener_errors(_service_client_listener_errors: ListenerErrors) -> Listener
     return _service_client_listener_errors
 
 
+#: The session's emulator while ``service_emulator_server`` runs (one entry), else empty.
+_SESSION_EMULATOR: list[Any] = []
+
+
 @pytest.fixture(scope="session")
 def service_emulator_server() -> Iterator[Any]:
     """A running in-process emulator (127.0.0.1, free port, in-memory), shared by the session.
@@ -158,7 +207,11 @@ def service_emulator_server() -> Iterator[Any]:
         reason="the emulator extra is not installed: pip install 'service_client[emulator]'",
     )
     with module.Emulator() as emu:
-        yield emu
+        _SESSION_EMULATOR[:] = [emu]
+        try:
+            yield emu
+        finally:
+            _SESSION_EMULATOR.clear()
 
 
 @pytest.fixture
@@ -205,7 +258,11 @@ def _service_client_running_clients(request: pytest.FixtureRequest) -> Iterator[
     """Destroy, and warn about, the clients a test leaves running (checked after its other fixtures)."""
     existing: weakref.WeakSet[Any] = weakref.WeakSet(_live_clients())
     yield
-    left = [c for c in _live_clients() if c not in existing and c not in _LONG_LIVED and _running(c)]
+    emulator = _SESSION_EMULATOR[0] if _SESSION_EMULATOR else None
+    if emulator is None:
+        return  # the plugin's emulator never ran: no client of this test is the plugin's
+    left = [c for c in _live_clients() if c not in existing and c not in _LONG_LIVED and _running(c)
+            and c.base_url == emulator.base_url.rstrip("/")]
     shown = ", ".join(repr(c) for c in left)  # as they were, before destroy()
     for client in left:
         client.destroy()
@@ -228,6 +285,7 @@ def bot_world(service_emulator: Any) -> Iterator[BotWorld]:
         The :class:`BotWorld`; its users' clients are destroyed at teardown.
     """
     world = BotWorld(service_emulator)
+    _OWN_WORLDS.add(world)
     try:
         yield world
     finally:
@@ -264,6 +322,7 @@ def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Itera
     client = bot_factory(base_url=emulator.base_url, socket_url=emulator.socket_url)
     if not isinstance(client, Client):
         raise TypeError(f"bot_factory must return a service_client.Client, got {type(client).__name__}")
+    _OWN_CLIENTS.add(client)
     try:
         client.login(bot_world.bot.token.get() or "", timeout=LOGIN_TIMEOUT_S)
         yield client

@@ -36,66 +36,109 @@ def test_plugin_fixture_resets_between_tests(service_emulator):
 INNER_TESTS = '''
 import threading
 
+from service_client import Client
 from service_client.events import EventEmitter, OrderedWorkerPool
 
 
-def _raise_in_listener(exc, *, error_listener=False, closing=None, redact=None):
+def _raise_in_listener(client, exc, *, error_listener=False):
+    """Make a listener of ``client`` raise ``exc`` on its worker pool; return once it ran."""
+    done, handled = threading.Event(), threading.Event()
+
+    def broken():
+        raise exc
+
+    name = client.register_event("boom")
+    client.on(name, broken)
+    client.on(name, done.set)
+    if error_listener:
+        client.on("error", lambda error: handled.set())
+    client.dispatch(name, key="k")
+    assert done.wait(5)
+    if error_listener:
+        assert handled.wait(5)
+
+
+def _raise_in_a_plain_emitter(exc):
     pool = OrderedWorkerPool(1, name="inner")
-    emitter = EventEmitter(pool, name="inner", closing=closing, redact=redact)
+    emitter = EventEmitter(pool, name="inner")
     done = threading.Event()
-    handled = []
 
     def broken():
         raise exc
 
     emitter.on("x", broken)
     emitter.on("x", done.set)
-    if error_listener:
-        emitter.on("error", handled.append)
     emitter.emit("x", key="k")
     assert done.wait(5)
     emitter.close()
     pool.shutdown()
 
 
-def test_unexpected_listener_error_fails():
-    _raise_in_listener(ValueError("surprise"))
+def test_unexpected_listener_error_fails(bot_client):
+    _raise_in_listener(bot_client, ValueError("surprise"))
 
 
-def test_handled_by_an_error_listener_still_fails():
-    _raise_in_listener(ValueError("handled but unexpected"), error_listener=True)
+def test_handled_by_an_error_listener_passes(bot_client):
+    _raise_in_listener(bot_client, ValueError("handled"), error_listener=True)
 
 
-def test_expected_listener_error_passes(listener_errors):
+def test_a_raising_error_listener_fails(bot_client):
+    def bad_error_listener(exc):
+        raise KeyError("the error listener itself failed")
+
+    bot_client.on("error", bad_error_listener)
+    _raise_in_listener(bot_client, ValueError("first"))
+
+
+def test_a_client_the_test_built_itself_is_not_judged(service_emulator):
+    with Client(base_url=service_emulator.base_url, socket_url=service_emulator.socket_url) as own:
+        _raise_in_listener(own, ValueError("the test's own business"))
+
+
+def test_a_plain_emitter_is_not_judged():
+    _raise_in_a_plain_emitter(ValueError("not the plugin's client"))
+
+
+def test_expected_listener_error_passes(bot_client, listener_errors):
     listener_errors.expect(ValueError, match="planned")
-    _raise_in_listener(ValueError("a planned failure"))
+    _raise_in_listener(bot_client, ValueError("a planned failure"))
     assert [str(e) for e in listener_errors.errors] == ["a planned failure"]
 
 
-def test_wait_for_a_listener_error(listener_errors):
-    thread = threading.Thread(target=_raise_in_listener, args=(KeyError("late"),))
+def test_wait_for_a_listener_error(bot_client, listener_errors):
+    thread = threading.Thread(target=_raise_in_listener, args=(bot_client, KeyError("late")))
     thread.start()
     assert isinstance(listener_errors.wait(KeyError, timeout=5), KeyError)
     thread.join(5)
 
 
-def test_another_type_than_expected_fails(listener_errors):
+def test_another_type_than_expected_fails(bot_client, listener_errors):
     listener_errors.expect(KeyError)
-    _raise_in_listener(ValueError("not a key error"))
+    _raise_in_listener(bot_client, ValueError("not a key error"))
 
 
-def test_no_listener_error_passes():
+def test_no_listener_error_passes(bot_client):
     pass
 
 
-def test_a_failure_shows_the_redacted_traceback():
-    secret = "tok-" + "SECRET-123"  # built at run time: the failure must not show it
-    _raise_in_listener(ValueError(f"bad header {secret}"), redact=lambda text: text.replace(secret, "[REDACTED]"))
+def test_a_failure_shows_the_redacted_traceback(bot_world, bot_client):
+    _raise_in_listener(bot_client, ValueError("bad header " + bot_world.bot.token.get()))
 
 
-def test_a_listener_failing_while_its_client_is_destroyed_does_not_count():
-    _raise_in_listener(RuntimeError("the client was destroyed before the message was echoed"),
-                       closing=lambda: True)
+def test_a_listener_failing_while_its_client_is_destroyed_does_not_count(bot_client):
+    entered, release = threading.Event(), threading.Event()
+
+    def slow():
+        entered.set()
+        release.wait(5)
+        raise RuntimeError("the client was destroyed before the message was echoed")
+
+    name = bot_client.register_event("slow")
+    bot_client.on(name, slow)
+    bot_client.dispatch(name)
+    assert entered.wait(5)
+    threading.Timer(0.2, release.set).start()
+    bot_client.destroy()
 '''
 
 
@@ -187,9 +230,16 @@ def outcomes_in(found: dict[str, str], module: str) -> dict[str, str]:
 def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
     found, proc_stdout = inner_run
     outcomes = outcomes_in(found, "test_inner")
+    # The error listener runs after the failing listener, on the pool: its own failure lands in
+    # the test's call or, when the call has just returned, in its teardown (reported as ERROR).
+    if outcomes.get("test_a_raising_error_listener_fails") == "ERROR":
+        outcomes["test_a_raising_error_listener_fails"] = "FAILED"
     assert outcomes == {
         "test_unexpected_listener_error_fails": "FAILED",
-        "test_handled_by_an_error_listener_still_fails": "FAILED",
+        "test_handled_by_an_error_listener_passes": "PASSED",
+        "test_a_raising_error_listener_fails": "FAILED",
+        "test_a_client_the_test_built_itself_is_not_judged": "PASSED",
+        "test_a_plain_emitter_is_not_judged": "PASSED",
         "test_expected_listener_error_passes": "PASSED",
         "test_wait_for_a_listener_error": "PASSED",
         "test_another_type_than_expected_fails": "FAILED",
@@ -198,7 +248,8 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
         "test_a_failure_shows_the_redacted_traceback": "FAILED",
     }, proc_stdout
     assert "ValueError: surprise" in proc_stdout
-    assert "ValueError: bad header [REDACTED]" in proc_stdout and "tok-SECRET-123" not in proc_stdout
+    assert "KeyError: 'the error listener itself failed'" in proc_stdout
+    assert "ValueError: bad header [REDACTED]" in proc_stdout
     assert "exception(s) raised by event listeners during this test" in proc_stdout
 
 
@@ -369,3 +420,36 @@ def test_the_readme_testing_example_passes_as_written(inner_run):
         "test_a_listener_may_fail_on_purpose": "PASSED",
     }, stdout
     assert "..." not in readme_testing_example()
+
+
+INNER_SWITCHED_OFF = '''
+import threading
+
+from service_client import Client
+
+
+def test_the_fixtures_are_gone(bot_world):
+    pass
+
+
+def test_nothing_judges_a_raising_listener():
+    with Client(base_url="http://127.0.0.1:9/v2", socket_url="http://127.0.0.1:9") as client:
+        done = threading.Event()
+        name = client.register_event("boom")
+        client.on(name, lambda: (_ for _ in ()).throw(ValueError("nobody judges this")))
+        client.on(name, done.set)
+        client.dispatch(name)
+        assert done.wait(5)
+'''
+
+
+def test_p_no_service_client_switches_the_plugin_off(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "test_off.py").write_text(INNER_SWITCHED_OFF)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:service_client", "test_off.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    outcomes = dict(re.findall(r"test_off\.py::(\w+) (PASSED|FAILED|ERROR)", proc.stdout))
+    assert outcomes == {"test_the_fixtures_are_gone": "ERROR", "test_nothing_judges_a_raising_listener": "PASSED"}, \
+        proc.stdout
+    assert "fixture 'bot_world' not found" in proc.stdout

@@ -397,6 +397,14 @@ class BotWorld:
 
     # -- talking to the bot ---------------------------------------------------------------------------
 
+    def clients(self) -> list[Client]:
+        """The clients this world has made so far: one per seeded user it spoke as (a copy).
+
+        The bot's own client is not among them: the ``bot_client`` fixture makes that one.
+        """
+        with self._lock:
+            return list(self._made)
+
     def client_for(self, user: WorldUser | str) -> Client:
         """The logged-in :class:`~service_client.Client` of a seeded user (made on first use).
 
