@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._defaults import MISSING
@@ -225,27 +225,28 @@ class Channel(Model):
         return out
 
     def delete_messages(self, messages: Iterable[str | Message]) -> None:
-        """Delete several messages of this channel in one request
+        """Delete messages of this channel, 100 per request
         (``POST /channels/{chid}/messages/bulk-delete {"messageIds": [...]}``; needs MANAGE_MESSAGES).
 
-        Blocks until the service answers (204); thread-safe. Repeated ids are sent once, in
-        the order first given. The service deletes the messages of this channel among them
-        (ids it does not know are skipped) and sends one ``message:deleted`` per message
-        deleted: listeners get one ``message_delete`` event for each (a raw dict with
-        ``publicId`` and ``channelPublicId``).
+        Blocks until the service answered every request (204); thread-safe. Repeated ids are
+        sent once, in the order first given, in requests of at most :data:`BULK_DELETE_MAX`
+        ids. The service deletes the messages of this channel among them (ids it does not
+        know are skipped) and sends one ``message:deleted`` per message deleted: listeners
+        get one ``message_delete`` event for each (a raw dict with ``publicId`` and
+        ``channelPublicId``). When a request fails, the requests after it are not sent and
+        the messages of the requests before it stay deleted.
 
         Args:
-            messages: Message ids and/or :class:`Message` objects of this channel: 1 to 100
-                distinct ones.
+            messages: Message ids and/or :class:`Message` objects of this channel (at least one).
 
         Raises:
             TypeError: ``messages`` is a str or not iterable, or an item is neither a str nor
                 a :class:`Message` (before any request).
-            ValueError: No message, more than 100 distinct ones, an empty id, or a
-                :class:`Message` of another channel (before any request).
+            ValueError: No message, an empty id, or a :class:`Message` of another channel
+                (before any request).
             ServiceAPIError: 403 without MANAGE_MESSAGES (or a DM, or a channel the bot may
                 not view), 400 refused, 404 unknown channel.
-            ServiceTimeoutError: The last attempt timed out.
+            ServiceTimeoutError: The last attempt of a request timed out.
         """
         if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
             raise TypeError(
@@ -264,14 +265,52 @@ class Channel(Model):
             else:
                 raise TypeError(f"messages[{index}] must be a message id or a Message, got {type(item).__name__}")
             ids[ident] = None
-            if len(ids) > BULK_DELETE_MAX:
-                raise ValueError(f"messages must name at most {BULK_DELETE_MAX} distinct messages")
         if not ids:
             raise ValueError("messages must name at least one message")
-        self._state.request(
-            Route("POST", "/channels/{channel_id}/messages/bulk-delete", channel_id=self.id),
-            json={"messageIds": list(ids)},
-        )
+        order = list(ids)
+        route = Route("POST", "/channels/{channel_id}/messages/bulk-delete", channel_id=self.id)
+        for start in range(0, len(order), BULK_DELETE_MAX):
+            self._state.request(route, json={"messageIds": order[start:start + BULK_DELETE_MAX]})
+
+    def purge(
+        self,
+        limit: int = 100,
+        *,
+        check: Callable[[Message], bool] | None = None,
+        before: str | Message | None = None,
+    ) -> list[Message]:
+        """Delete recent messages of this channel that ``check`` accepts; blocks.
+
+        Reads the channel's history newest first (:meth:`history`, a page of up to 100 per
+        request), at most ``limit`` messages, calls ``check`` on each one, then deletes the
+        accepted ones with :meth:`delete_messages` (100 per request). ``check`` runs on the
+        calling thread, between the requests, with no lock held. Needs MANAGE_MESSAGES
+        (and to view the channel). Thread-safe.
+
+        Args:
+            limit: How many of the newest messages to look at (>= 0); not how many to delete.
+            check: Called with each :class:`Message`; True deletes it. None deletes them all.
+            before: Start below this message (a :class:`Message` or its id); None starts
+                from the newest.
+
+        Returns:
+            The deleted messages, newest first; ``[]`` when none was accepted (then no
+            delete request is made).
+
+        Raises:
+            TypeError, ValueError: A bad ``limit``, ``check`` or ``before`` (before any request).
+            ServiceAPIError: Reading or deleting was refused (403 without MANAGE_MESSAGES or
+                view access, 404 unknown channel); what a refused delete request held is not
+                deleted, what earlier requests held is.
+            ServiceTimeoutError: The last attempt of a request timed out.
+            Exception: Whatever ``check`` raises; nothing has been deleted then.
+        """
+        if check is not None and not callable(check):
+            raise TypeError(f"check must be callable or None, got {type(check).__name__}")
+        chosen = [message for message in self.history(limit, before=before) if check is None or check(message)]
+        if chosen:
+            self.delete_messages(chosen)
+        return chosen
 
     def webhooks(self) -> list[Webhook]:
         """The webhooks of this channel (``GET /channels/{chid}/webhooks``; needs MANAGE_CHANNELS). Blocks.

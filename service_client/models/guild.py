@@ -443,20 +443,22 @@ class Guild(Model):
 
     # -- moderation (socket, acknowledged) -------------------------------------------
 
-    def kick(self, user: User | Member | str) -> None:
+    def kick(self, user: User | Member | str, *, reason: str | None = None) -> None:
         """Remove a member from this server; they may join again with an invite. Needs KICK_MEMBERS.
 
-        Emits ``server:kick`` ``{"serverPublicId", "userPublicId"}`` over the socket and
-        blocks until the service acknowledges it (10 s at most). No reason is sent or
-        stored. Thread-safe. On success the ``guild_member_remove`` event follows (the member
-        leaves ``client.members`` then, not during this call).
+        Emits ``server:kick`` ``{"serverPublicId", "userPublicId", "reason"?}`` over the
+        socket and blocks until the service acknowledges it (10 s at most). Thread-safe. On
+        success the ``guild_member_remove`` event follows (the member leaves
+        ``client.members`` then, not during this call).
 
         Args:
             user: The member to kick: a :class:`Member`, a :class:`User` or a user id.
+            reason: Why, sent with the kick (the emulator keeps it in the audit log; the
+                service documents no use of it); None sends none.
 
         Raises:
-            TypeError, ValueError: ``user`` is not a User, Member or non-empty user id
-                (before anything is sent).
+            TypeError, ValueError: ``user`` is not a User, Member or non-empty user id, or
+                ``reason`` is neither None nor a str with text (before anything is sent).
             ServiceAuthError: The socket is not connected (before login, after destroy,
                 during a reconnect); nothing is sent.
             GatewayError: The service refused; ``code`` is its key:
@@ -466,8 +468,7 @@ class Guild(Model):
             GatewayTimeoutError: No acknowledgement within 10 s (``code`` ``"TIMEOUT"``).
             ServiceError: The socket dropped before the acknowledgement came.
         """
-
-        _moderation.kick(self._state, self.id, user_id_of(user))
+        _moderation.kick(self._state, self.id, user_id_of(user), reason=reason)
 
     def ban(
         self,
@@ -507,19 +508,20 @@ class Guild(Model):
 
         _moderation.ban(self._state, self.id, user_id_of(user), reason=reason, delete_history=delete_history)
 
-    def unban(self, user: User | Member | str) -> None:
+    def unban(self, user: User | Member | str, *, reason: str | None = None) -> None:
         """Lift a ban in this server. Needs BAN_MEMBERS.
 
-        Emits ``server:unban`` ``{"serverPublicId", "userPublicId"}`` over the socket and
-        blocks until the service acknowledges it (10 s at most). Thread-safe. On success
-        ``guild_ban_remove`` follows. The user is not added back: they may join again.
+        Emits ``server:unban`` ``{"serverPublicId", "userPublicId", "reason"?}`` over the
+        socket and blocks until the service acknowledges it (10 s at most). Thread-safe. On
+        success ``guild_ban_remove`` follows. The user is not added back: they may join again.
 
         Args:
             user: The banned user: a :class:`User` (for example ``Ban.user``) or a user id.
+            reason: Why, sent with the unban (kept in the emulator's audit log); None sends none.
 
         Raises:
-            TypeError, ValueError: ``user`` is not a User, Member or non-empty user id
-                (before anything is sent).
+            TypeError, ValueError: ``user`` is not a User, Member or non-empty user id, or
+                ``reason`` is neither None nor a str with text (before anything is sent).
             ServiceAuthError: The socket is not connected; nothing is sent.
             GatewayError: The service refused; ``code`` is its key:
                 ``servers.errors.not_banned``, ``servers.errors.missing_permission``
@@ -528,7 +530,7 @@ class Guild(Model):
             ServiceError: The socket dropped before the acknowledgement came.
         """
 
-        _moderation.unban(self._state, self.id, user_id_of(user))
+        _moderation.unban(self._state, self.id, user_id_of(user), reason=reason)
 
     def boost(self) -> None:
         """Boost this server (``POST /servers/{sid}/boost``). Blocks.

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Mapping
+from concurrent.futures import Future
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._state import StateLike, state_of
+from .._validate import check_id
+from ..errors import ServiceError
 from ..permissions import ALL, Permissions
+from ..rest.route import Route
 from . import _moderation
 from ._base import Model, as_dict, pack_time, parse_time, read_id, read_str, time_of_ms, unpack_time
 from .collection import Collection
@@ -19,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .guild import Guild
     from .voice_state import VoiceState
 
-__all__ = ["Member", "member_ids"]
+__all__ = ["ROLE_EDIT_ATTEMPTS", "Member", "member_ids"]
 
 _intern = sys.intern
 
@@ -45,6 +50,13 @@ def member_ids(data: Mapping[str, Any], server_id: str | None = None) -> tuple[s
 #: share one tuple and one dict per role. Bounded: cleared when full.
 _ROLE_SETS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _ROLE_SETS_MAX = 8192
+
+#: Writes :meth:`Member.add_roles` and :meth:`Member.remove_roles` make at most when other
+#: changes keep landing between their read and their write.
+ROLE_EDIT_ATTEMPTS = 3
+#: Longest wait of one role change for its turn and its requests, seconds (each request has
+#: its own REST bounds, and a change waits for those queued before it).
+ROLE_EDIT_WAIT_S = 600.0
 
 
 def _share_roles(entries: list[Any]) -> tuple[Any, ...]:
@@ -354,8 +366,11 @@ class Member(Model):
     def edit(self, *, roles: list[Any] | None = None, nickname: Any = ...) -> None:
         """Change this member's roles and/or nickname: ``client.members.edit(server_id, id, ...)``.
 
-        ``roles`` replaces the whole set (Role objects or ids; ``@everyone`` always stays);
-        ``nickname=None`` clears it. Needs MANAGE_ROLES. Blocks until the service answers
+        ``roles`` replaces the whole set (Role objects or ids; ``@everyone`` always stays), as
+        the service does: a set built from this object may be stale, and a change made
+        meanwhile is lost. To give or take some roles, use :meth:`add_roles` and
+        :meth:`remove_roles`, which read the set fresh and never lose a change of this
+        client. ``nickname=None`` clears it. Needs MANAGE_ROLES. Blocks until the service answers
         (204); thread-safe. This object is not changed: the ``guild_member_update`` event that
         follows refetches the member into ``client.members``; role changes also change which
         channels the member may view (overwrites), at once.
@@ -367,15 +382,105 @@ class Member(Model):
         self._state.members.edit(self.server_id, self.id, roles=roles, nickname=nickname)
 
 
-    def kick(self) -> None:
+    def add_roles(self, *roles: Role | str, reason: str | None = None) -> Member:
+        """Give this member roles, keeping every role it has; blocks. Needs MANAGE_ROLES.
+
+        The service has one route for a member's roles, ``PATCH
+        /servers/{sid}/members/{uid} {"roles": [...]}``, and it replaces the whole set: it
+        offers no way to add one role, and no check that the set did not change meanwhile.
+        So this call reads the member's roles from the service (not from this object or the
+        cache, which may be stale), writes them with ``roles`` added, and reads them back.
+        Role changes of one member made in this process never run concurrently: calls made
+        while one is writing are combined into the next read and write, so none is lost.
+        When a change from elsewhere (another bot) landed between the read and the write,
+        the read-back shows it and the call writes again (at most
+        :data:`ROLE_EDIT_ATTEMPTS` times in all). A change made elsewhere in the same few
+        milliseconds as the final write can still be lost: the service guarantees no more.
+
+        Args:
+            *roles: :class:`Role` objects or role ids (at least one); roles the member
+                already has are left as they are.
+            reason: Why, for the audit log (sent in the ``X-Audit-Log-Reason`` header).
+
+        Returns:
+            The member as the service has it after the change (a new object, also put in
+            ``client.members``).
+
+        Raises:
+            TypeError, ValueError: No role, a role that is neither a Role nor a non-empty id,
+                or a bad ``reason`` (before any request).
+            ServiceAPIError: 400 an unknown role, 403 without MANAGE_ROLES (or a role above
+                the bot's own), 404 not a member.
+            ServiceError: The roles kept changing under the call for every attempt.
+        """
+        return self._change_roles(roles, add=True, reason=reason)
+
+    def remove_roles(self, *roles: Role | str, reason: str | None = None) -> Member:
+        """Take roles from this member, keeping the others; blocks. Needs MANAGE_ROLES.
+
+        The read, write and read-back of :meth:`add_roles`, with ``roles`` removed; roles
+        the member does not have are ignored. The ``@everyone`` role is never removed.
+
+        Args:
+            *roles: :class:`Role` objects or role ids (at least one).
+            reason: Why, for the audit log (sent in the ``X-Audit-Log-Reason`` header).
+
+        Returns:
+            The member as the service has it after the change (a new object, also put in
+            ``client.members``).
+
+        Raises:
+            TypeError, ValueError: As :meth:`add_roles`.
+            ServiceAPIError: As :meth:`add_roles`.
+            ServiceError: The roles kept changing under the call for every attempt.
+        """
+        return self._change_roles(roles, add=False, reason=reason)
+
+    def _change_roles(self, roles: tuple[Any, ...], *, add: bool, reason: str | None) -> Member:
+        if not roles:
+            raise ValueError(f"{'add' if add else 'remove'}_roles needs at least one role")
+        wanted = tuple(dict.fromkeys(
+            check_id(getattr(role, "id", role), f"roles[{index}]") for index, role in enumerate(roles)
+        ))
+        headers = _moderation.reason_headers(reason)
+        return _ROLE_EDITS.apply(self, _RoleChange(wanted, add, headers))
+
+    def _write_roles(self, changes: list[_RoleChange]) -> Member:
+        """Apply ``changes`` in order: read the roles, write them changed, read them back;
+        again while another change undid one of them. The member as the service has it."""
+        members = self._state.members
+        for _attempt in range(ROLE_EDIT_ATTEMPTS):
+            current = members.fetch(self.server_id, self.id).role_ids
+            target = list(current)
+            for change in changes:
+                if change.add:
+                    target += [rid for rid in change.roles if rid not in target]
+                else:
+                    target = [rid for rid in target if rid not in change.roles or _is_everyone(self, rid)]
+            if target != current:
+                headers = next((c.headers for c in reversed(changes) if c.headers), None)
+                self._state.request(
+                    Route("PATCH", "/servers/{server_id}/members/{user_id}", server_id=self.server_id,
+                          user_id=self.id),
+                    json={"roles": target},
+                    headers=headers,
+                )
+            after = members.fetch(self.server_id, self.id)
+            if set(after.role_ids) == set(target):
+                return after
+        raise ServiceError(
+            f"the roles of member {self.id} in server {self.server_id} kept changing while they were "
+            f"edited ({ROLE_EDIT_ATTEMPTS} attempts); try again"
+        )
+
+    def kick(self, *, reason: str | None = None) -> None:
         """Kick this member: :meth:`Guild.kick <Guild.kick>` for this server.
 
-        Needs KICK_MEMBERS; blocks until acknowledged (10 s at most). Raises as ``Guild.kick``
-        (:class:`GatewayError` with the service's ``code``, ``GatewayTimeoutError``,
-        ``ServiceAuthError`` when not connected).
+        Needs KICK_MEMBERS; blocks until acknowledged (10 s at most). ``reason`` and the
+        exceptions are those of ``Guild.kick`` (:class:`GatewayError` with the service's
+        ``code``, ``GatewayTimeoutError``, ``ServiceAuthError`` when not connected).
         """
-
-        _moderation.kick(self._state, self.server_id, self.id)
+        _moderation.kick(self._state, self.server_id, self.id, reason=reason)
 
     def ban(self, *, reason: str | None = None, delete_history: str | None = None) -> None:
         """Ban this member: :meth:`Guild.ban <Guild.ban>` for this server.
@@ -384,8 +489,78 @@ class Member(Model):
         ``delete_history`` (``"none"``, ``"1d"``, ``"7d"``, ``"14d"``, ``"30d"``) and the
         exceptions are those of ``Guild.ban``.
         """
-
         _moderation.ban(self._state, self.server_id, self.id, reason=reason, delete_history=delete_history)
+
+
+class _RoleChange:
+    """One ``add_roles`` / ``remove_roles`` call waiting to be written."""
+
+    __slots__ = ("add", "done", "headers", "roles")
+
+    def __init__(self, roles: tuple[str, ...], add: bool, headers: dict[str, str] | None) -> None:
+        self.roles = roles
+        self.add = add
+        self.headers = headers
+        self.done: Future[Member] = Future()
+
+
+class _RoleEdits:
+    """The role changes of each member, written one batch at a time.
+
+    The service replaces a member's whole role set with each write and cannot check that the
+    set is still the one the writer read. Changes of one member made in this process are
+    therefore never written concurrently: the first caller writes every change queued for
+    that member while it works (several calls combined into one read and one write), the
+    others wait for their result. No lock is held during the requests. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards _queues
+        #: Per member (state, server id, user id): the changes not yet taken by a writer.
+        self._queues: dict[tuple[int, str, str], list[_RoleChange]] = {}
+
+    def apply(self, member: Member, change: _RoleChange) -> Member:
+        """Queue ``change``; write the queue when no other thread does; wait for the result."""
+        key = (id(member._state), member.server_id, member.id)
+        with self._lock:
+            queue = self._queues.get(key)
+            writer = queue is None
+            if writer:
+                queue = self._queues[key] = []
+            queue.append(change)  # type: ignore[union-attr]
+        if writer:
+            self._write(member, key)
+        return change.done.result(ROLE_EDIT_WAIT_S)
+
+    def _write(self, member: Member, key: tuple[int, str, str]) -> None:
+        while True:
+            with self._lock:
+                batch = self._queues[key]
+                if not batch:
+                    del self._queues[key]
+                    return
+                self._queues[key] = []
+            try:
+                result = member._write_roles(batch)
+            except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
+                for change in batch:
+                    change.done.set_exception(exc)
+            else:
+                for change in batch:
+                    change.done.set_result(result)
+
+
+_ROLE_EDITS = _RoleEdits()
+
+
+def _is_everyone(member: Member, role_id: str) -> bool:
+    """Whether ``role_id`` is the ``@everyone`` role of the member's server (never removed)."""
+    guild = member.guild
+    role = guild.roles.cache.get(role_id) if guild is not None else None
+    if role is None:
+        role = member.roles.get(role_id)
+    return role is not None and role.name == "@everyone"
+
 
 def member_user_record(data: Mapping[str, Any], user_id: str) -> dict[str, Any]:
     """The user record inside a member record: ``user``, else the (flat) dict itself."""

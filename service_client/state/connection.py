@@ -127,12 +127,14 @@ class ConnectionState:
         *,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
+        headers: Mapping[str, str] | None = None,
         timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
         max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
         authorized: bool = True,
     ) -> Any:
         """Perform one REST request through the session's queue; blocks.
 
+        ``headers`` are added to the request's own (``Authorization`` is never replaced);
         ``authorized=False`` sends no ``Authorization`` header and needs no login
         (webhook execution).
 
@@ -145,7 +147,8 @@ class ConnectionState:
                 :meth:`Client.api_call <service_client.Client.api_call>`.
         """
         return self.rest.request(
-            route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries, authorized=authorized
+            route, params=params, json=json, headers=headers, timeout_ms=timeout_ms, max_retries=max_retries,
+            authorized=authorized,
         )
 
     def submit(

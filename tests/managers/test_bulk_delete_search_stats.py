@@ -58,7 +58,6 @@ def test_delete_messages_refuses_bad_arguments_before_any_request(human: Client,
     emulator.clear_requests()
     for bad, error, text in (
         ([], ValueError, "at least one"),
-        ((str(10**17 + i) for i in range(101)), ValueError, "at most 100"),
         ("123", TypeError, "iterable"),
         (None, TypeError, "iterable"),
         ([5], TypeError, r"messages\[0\]"),
