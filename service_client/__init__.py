@@ -28,6 +28,7 @@ from .client.voice import VoiceConnection, VoiceManager
 from .commands import Command, load_commands
 from .dispatcher import CommandContext, CommandDispatcher
 from .errors import (
+    ChannelAccessError,
     ChannelOverwriteError,
     CommandCooldownError,
     CommandError,
@@ -76,6 +77,7 @@ __all__ = [
     "BucketStore",
     "Category",
     "Channel",
+    "ChannelAccessError",
     "ChannelOverwriteError",
     "Client",
     "ClientState",

@@ -10,6 +10,8 @@ The tree::
     ├── GatewayError             .code, .event; a socket operation the service refused
     │   └── GatewayTimeoutError  code "TIMEOUT" (also a ServiceTimeoutError)
     ├── ChannelOverwriteError    .channel, .channel_id, .index, .target_type, .target_id; __cause__
+    ├── ChannelAccessError       .channel_id, .action, .reason, .missing; a send, reaction or edit
+    │                            that cannot succeed there (known before anything is sent)
     └── CommandError             .command_name, .context; str(e) is the text shown to the author
         ├── CommandNotFoundError     .name
         ├── CommandSyntaxError       (unbalanced quotes)
@@ -52,6 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .permissions import Permissions
 
 __all__ = [
+    "ChannelAccessError",
     "ChannelOverwriteError",
     "CommandCooldownError",
     "CommandError",
@@ -235,6 +238,51 @@ class GatewayTimeoutError(GatewayError, ServiceTimeoutError):
 
 
 def _rebuild_gateway_error(cls: type[GatewayError], state: dict[str, Any]) -> GatewayError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, state.get("message", ""))
+    err.__dict__.update(state)
+    return err
+
+
+class ChannelAccessError(ServiceError):
+    """A send, reaction, edit or delete that cannot succeed in its channel, known at once.
+
+    The service answers nothing to a message it refuses (the sender would only time out), so
+    the client checks what its caches can tell before sending, and raises this error instead
+    of waiting: the channel is unknown, the bot is not in its server, or the bot lacks a
+    permission there (its roles and the channel's overwrites, when the client knows them).
+    ``send_message`` also raises it about a second after sending, when no echo came and the
+    service says the channel does not exist or is hidden from the bot.
+
+    Args:
+        channel_id: The channel.
+        action: ``"send"``, ``"react"``, ``"edit"`` or ``"delete"``.
+        reason: ``"unknown_channel"``, ``"not_a_member"``, ``"missing_permissions"`` or
+            ``"not_the_author"`` (an edit of another user's message).
+        detail: The sentence that says why, shown after the channel.
+        missing: The permissions the bot lacks (``reason`` ``"missing_permissions"``), else None.
+
+    Attributes:
+        channel_id, action, reason, missing: As above.
+    """
+
+    def __init__(self, channel_id: str, *, action: str, reason: str, detail: str, missing: Any = None) -> None:
+        self.channel_id = channel_id
+        self.action = action
+        self.reason = reason
+        self.missing = missing
+        verb = {"send": "send to", "react": "react in", "edit": "edit a message in", "delete": "delete a message in"}
+        self.message = f"cannot {verb.get(action, action)} channel {channel_id}: {detail}"
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_access_error, (type(self), self.__dict__.copy()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(channel_id={self.channel_id!r}, action={self.action!r}, reason={self.reason!r})"
+
+
+def _rebuild_access_error(cls: type[ChannelAccessError], state: dict[str, Any]) -> ChannelAccessError:
     err = cls.__new__(cls)
     Exception.__init__(err, state.get("message", ""))
     err.__dict__.update(state)

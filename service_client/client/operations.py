@@ -133,11 +133,17 @@ class ClientOperations:
                 (naming it), before anything is sent.
             ServiceAuthError: The socket is not connected; or no content and no
                 embed ("send_message requires non-empty content or at least one embed.").
-            TimeoutError: No echo within 10 s ("send_message timeout after 10s";
-                e.g. unknown channel or missing permission: the service says nothing).
-                The 10 s include waiting for the socket while another thread writes
-                and the write itself; a write that stalls past them also drops the
-                connection, which is then re-established.
+            ChannelAccessError: The send cannot succeed. Raised at once, with nothing sent,
+                when the caches show that the channel's server is not the bot's, or that the
+                bot lacks VIEW_CHANNELS or SEND_MESSAGES there (its roles, and the channel's
+                overwrites once ``channel.overwrites()`` fetched them). Raised about a second
+                after the send when no echo came and the service answers that the channel
+                does not exist (``reason`` ``"unknown_channel"``) or is hidden from the bot.
+            TimeoutError: No echo within 10 s. The text starts "send_message timeout after
+                10s" and names the channel, the nonce and the likely causes (the service says
+                nothing when it refuses a message). The 10 s include waiting for the socket
+                while another thread writes and the write itself; a write that stalls past
+                them also drops the connection, which is then re-established.
             ServiceError: The client was destroyed before the echo. A network cut does not
                 end the wait: an echo lost with the socket gives the TimeoutError.
         """

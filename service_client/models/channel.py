@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._defaults import MISSING
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id, check_name
+from ..permissions import ALL, Permissions
 from ..rest.route import Route
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 from ._overwrites import check_overwrite, post_overwrite
+from .member import Member
 from .message import Message
-from .overwrite import PermissionOverwrite, delete_overwrite, fetch_overwrites
+from .overwrite import PermissionOverwrite, apply_overwrites, delete_overwrite, fetch_overwrites
 from .webhook import Webhook, _check_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +44,8 @@ class Channel(Model):
         description: The channel topic, or None.
     """
 
-    __slots__ = ("id", "name", "type", "server_id", "category_id", "position", "is_private", "description")
+    __slots__ = ("id", "name", "type", "server_id", "category_id", "position", "is_private", "description",
+                 "_known_overwrites")
 
     _HTML: ClassVar[tuple[str, ...]] = ("id", "name", "type", "server_id", "category_id", "is_private")
 
@@ -65,6 +68,8 @@ class Channel(Model):
     position: int
     is_private: bool
     description: str | None
+    #: The overwrites last fetched through this object (:meth:`overwrites`), else None.
+    _known_overwrites: tuple[PermissionOverwrite, ...] | None
 
     def __init__(
         self, state: StateLike, data: Mapping[str, Any], *, server_id: str | None = None
@@ -97,6 +102,7 @@ class Channel(Model):
         self.position = read_int(data, "position", 0)
         self.is_private = read_bool(data, "isPrivate")
         self.description = read_str(data, "description")
+        self._known_overwrites = None
         self._split(data)
 
     @property
@@ -445,11 +451,15 @@ class Channel(Model):
                 MANAGE_CHANNELS, 404 unknown channel.
         """
         self._state.request(Route("POST", "/channels/{channel_id}/sync", channel_id=self.id))
+        self._remember_overwrites(None)
 
     def overwrites(self) -> list[PermissionOverwrite]:
         """Fetch this channel's permission overwrites (``GET /channels/{id}/overrides``).
 
-        Always requests; overwrites are not cached. Blocks; thread-safe.
+        Always requests. The answer is remembered by this channel (and by the cached one of
+        the same id) until an overwrite is set or deleted through it, so that
+        :meth:`permissions_for` and ``send_message`` can tell what the bot may do here
+        without a request. Blocks; thread-safe.
 
         Returns:
             The :class:`PermissionOverwrite` objects, oldest first; ``[]`` when none.
@@ -458,7 +468,43 @@ class Channel(Model):
             ServiceAPIError: 403 for a member who neither holds MANAGE_CHANNELS nor may view
                 the channel, 404 unknown channel.
         """
-        return fetch_overwrites(self._state, self.id)
+        found = fetch_overwrites(self._state, self.id)
+        self._remember_overwrites(tuple(found))
+        return found
+
+    def _remember_overwrites(self, overwrites: tuple[PermissionOverwrite, ...] | None) -> None:
+        self._known_overwrites = overwrites
+        cached = self._state.channels.cache.get(self.id)
+        if cached is not None and cached is not self:
+            cached._known_overwrites = overwrites
+
+    def permissions_for(self, member: Member) -> Permissions | None:
+        """What ``member`` may do in this channel, or None when the client cannot tell.
+
+        Its server permissions (:attr:`Member.permissions`, from its roles) with this
+        channel's privacy and overwrites applied, as the service computes them (see
+        :class:`PermissionOverwrite`). The overwrites are those :meth:`overwrites` fetched
+        last; before that, the answer is known only for a member who is never restricted
+        (the owner, ``ADMINISTRATOR``). No request. A DM gives None.
+
+        Args:
+            member: A member of this channel's server.
+
+        Returns:
+            The :class:`Permissions`, or None when the overwrites are not known (or for a DM).
+        """
+        if self.server_id is None:
+            return None
+        base = member.permissions
+        if base == ALL:
+            return ALL
+        overwrites = self._known_overwrites
+        if overwrites is None:
+            return None
+        roles = member.roles
+        everyone = next((role.id for role in roles.values() if role.name == "@everyone"), None)
+        return apply_overwrites(base, overwrites, member_id=member.id, role_ids=roles.keys(),
+                                everyone_id=everyone, private=self.is_private)
 
     def set_overwrite(self, target: Any, *, allow: Any = 0, deny: Any = 0, type: str | None = None) -> None:  # noqa: A002
         """Create or replace the overwrite of one role or member (``POST /channels/{id}/overrides``).
@@ -483,6 +529,7 @@ class Channel(Model):
         """
         spec = check_overwrite(self._state, self.server_id, target, allow, deny, type)
         post_overwrite(self._state, self.id, spec)
+        self._remember_overwrites(None)
 
     def delete_overwrite(self, overwrite: str | PermissionOverwrite) -> None:
         """Delete one overwrite (``DELETE /channels/{id}/overrides/{overrideId}``; MANAGE_CHANNELS).
@@ -498,6 +545,7 @@ class Channel(Model):
             ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown channel or overwrite.
         """
         delete_overwrite(self._state, self.id, overwrite)
+        self._remember_overwrites(None)
 
 
 def _chronological(page: list[Message]) -> bool:

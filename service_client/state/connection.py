@@ -23,12 +23,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from .. import _defaults
-from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..events.workers import flush_handoff
 from ..managers.channels import ChannelManager
 from ..managers.guilds import GuildManager
@@ -37,6 +37,7 @@ from ..managers.users import UserManager
 from ..managers.voice_states import VoiceStateManager
 from ..models.guild import Guild
 from ..models.outgoing import build_message_payload
+from ..permissions import Permissions
 from ..rest.route import Route
 from .parsers import Parsers
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models.user import User
     from ..rest.session import RestSession
 
-__all__ = ["ConnectionState", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS"]
+__all__ = ["ConnectionState", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "SEND_PROBE_AFTER_S"]
 
 log = logging.getLogger("service_client.client")
 
@@ -60,6 +61,17 @@ log = logging.getLogger("service_client.client")
 RECONCILE_TIMEOUT_MS = 10_000
 #: Retries of each reconcile request after the first attempt.
 RECONCILE_MAX_RETRIES = 2
+#: Seconds ``send_message`` waits for its echo before it asks the service whether the channel
+#: exists and is visible to the bot (an echo normally comes within milliseconds).
+SEND_PROBE_AFTER_S = 1.0
+#: What the bot needs in a channel to send there.
+SEND_NEEDS = Permissions.VIEW_CHANNELS | Permissions.SEND_MESSAGES
+#: The causes a send's timeout names.
+SEND_TIMEOUT_CAUSES = (
+    "the channel does not exist or is hidden from the bot, the bot lacks SEND_MESSAGES there "
+    "(a channel overwrite), the service dropped the message (an embed over its limits), or the "
+    "connection dropped before the echo came; the service answers nothing when it refuses a message"
+)
 
 
 class ConnectionState:
@@ -250,6 +262,7 @@ class ConnectionState:
             channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
         )
         gateway = self.require_gateway()
+        self._check_send(channel_id)
         bound = _defaults.SEND_TIMEOUT_S
         deadline = time.monotonic() + bound
         fut: Future[Message] = Future()
@@ -262,12 +275,74 @@ class ConnectionState:
                 # The 10 s cover the wait for the socket (another thread may be writing),
                 # the write and the echo.
                 gateway.emit("message:send", payload, timeout=bound)
-                return fut.result(max(0.0, deadline - time.monotonic()))
+                return self._await_echo(fut, channel_id, deadline)
             except (_FutureTimeout, ServiceTimeoutError):
-                raise TimeoutError("send_message timeout after 10s") from None
+                raise TimeoutError(
+                    f"send_message timeout after 10s: no echo of nonce {nonce} in channel {channel_id}. "
+                    f"Likely causes: {SEND_TIMEOUT_CAUSES}"
+                ) from None
         finally:
             with self._nonces_lock:
                 self._nonces.pop(nonce, None)
+
+    def _check_send(self, channel_id: str) -> None:
+        """Refuse at once a send the caches show cannot succeed (nothing is sent then).
+
+        Raises:
+            ChannelAccessError: The channel's server is not one of the bot's, or the bot
+                lacks VIEW_CHANNELS or SEND_MESSAGES there (known overwrites applied).
+        """
+        channel = self.channels.cache.get(channel_id)
+        if channel is None or channel.server_id is None:
+            return
+        server_id = channel.server_id
+        if server_id not in self.guilds.cache:
+            raise ChannelAccessError(channel_id, action="send", reason="not_a_member",
+                                     detail=f"the bot is not in its server {server_id}")
+        user = self.user
+        member = self.members.get(server_id, user.id) if user is not None else None
+        perms = channel.permissions_for(member) if member is not None else None
+        if perms is None:
+            return
+        missing = SEND_NEEDS & ~perms
+        if missing:
+            names = " and ".join(flag.name or "" for flag in Permissions if flag in missing)
+            raise ChannelAccessError(channel_id, action="send", reason="missing_permissions", missing=missing,
+                                     detail=f"the bot lacks {names} there (its roles and the channel's overwrites)")
+
+    def _await_echo(self, fut: Future[Message], channel_id: str, deadline: float) -> Message:
+        """Wait for the echo; after :data:`SEND_PROBE_AFTER_S` without one, ask the service
+        whether the channel exists and is visible, and fail at once when it is not.
+
+        Raises:
+            concurrent.futures.TimeoutError: No echo by ``deadline``.
+            ChannelAccessError: No echo yet, and the service answers that the channel does
+                not exist (404) or is hidden from the bot (403).
+        """
+        try:
+            return fut.result(max(0.0, min(SEND_PROBE_AFTER_S, deadline - time.monotonic())))
+        except _FutureTimeout:
+            pass
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms < 100:
+            return fut.result(max(0.0, deadline - time.monotonic()))
+        try:
+            probe = self.submit(Route("GET", "/channels/{channel_id}", channel_id=channel_id),
+                                timeout_ms=left_ms, max_retries=0)
+        except ServiceError:  # the session is closing: the echo's wait decides
+            return fut.result(max(0.0, deadline - time.monotonic()))
+        wait((fut, probe), timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_COMPLETED)
+        if not fut.done() and probe.done():
+            error = probe.exception()
+            if isinstance(error, ServiceAPIError) and error.status in (403, 404):
+                unknown = error.status == 404
+                raise ChannelAccessError(
+                    channel_id, action="send", reason="unknown_channel" if unknown else "missing_permissions",
+                    missing=None if unknown else Permissions.VIEW_CHANNELS,
+                    detail="the service knows no such channel (404)" if unknown
+                    else "the service hides it from the bot (403): not its server, or no VIEW_CHANNELS",
+                ) from None
+        return fut.result(max(0.0, deadline - time.monotonic()))
 
     def resolve_nonce(self, nonce: str, message: Message) -> None:
         """Complete the pending ``send_message`` of ``nonce`` (reader thread)."""

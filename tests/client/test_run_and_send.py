@@ -110,7 +110,8 @@ def test_send_message_timeout_is_a_builtin_timeout_error_and_clears_the_nonce(bo
         bot.send_message(world.general["publicId"], "into the void")
     assert time.monotonic() - started < 5  # bounded by SEND_TIMEOUT_S, read at call time
     assert type(info.value) is TimeoutError  # the builtin, not a library subclass
-    assert str(info.value) == "send_message timeout after 10s"
+    assert str(info.value).startswith("send_message timeout after 10s: no echo of nonce ")
+    assert world.general["publicId"] in str(info.value) and "Likely causes" in str(info.value)
     assert info.value.__cause__ is None and info.value.__suppress_context__
     assert bot._connection.pending_sends() == 0
     # the send itself did happen: only the echo was missing
