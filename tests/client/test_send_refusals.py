@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from service_client import ChannelAccessError, Channel, Client, Permissions
+from service_client import Channel, ChannelAccessError, Client, Permissions
 
 
 def _sends(emulator: Any, after: int = 0) -> list[Any]:
