@@ -13,6 +13,7 @@ import socket
 import ssl
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import websocket
 
@@ -83,6 +84,8 @@ class ConnectionDialer(ConnectionParts):
                 raise ServiceTimeoutError(
                     f"socket connection to {self._endpoint} timed out after {timeout:g} s"
                 ) from exc
+            if isinstance(exc, websocket.WebSocketBadStatusException):
+                raise ServiceError(_refused_upgrade(self._endpoint, exc.status_code)) from exc
             if isinstance(exc, (*_TRANSPORT_ERRORS, FramingError, UnicodeDecodeError)):
                 raise ServiceError(
                     f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
@@ -190,3 +193,17 @@ class ConnectionDialer(ConnectionParts):
             auth = packet = None
         if error is not None:
             raise error
+
+
+def _refused_upgrade(endpoint: str, status: int) -> str:
+    """What to tell about a socket upgrade the server refused with an HTTP ``status``."""
+    parts = urlsplit(endpoint)
+    prefix = parts.path.removesuffix("/socket.io/")
+    scheme = "https" if parts.scheme == "wss" else "http"
+    host = f"{scheme}://{parts.netloc}"
+    if prefix:
+        hint = (f"socket_url is the socket host alone, with no path: try {host} "
+                f"(the path {prefix!r} was given)")
+    else:
+        hint = "socket_url should be the service's socket host (for the emulator, its socket_url)"
+    return f"socket connection to {endpoint} failed: the server answered HTTP {status} to the socket upgrade; {hint}"

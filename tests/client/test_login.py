@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from service_client import Client, ServiceAuthError, ServiceError
+from service_client import Client, ServiceAPIError, ServiceAuthError, ServiceError
 from service_client.client import ClientState
 
 
@@ -182,3 +182,25 @@ def test_context_manager_destroys(world, emulator, client_threads):
         assert client.is_connected
     assert client.state is ClientState.DESTROYED
     assert client_threads() == []
+
+
+def test_a_base_url_without_its_api_prefix_names_the_url_and_the_prefix(world, emulator, make_client):
+    base = emulator.base_url.rsplit("/api/v2", 1)[0]
+    client = make_client(base_url=base)
+    with pytest.raises(ServiceAPIError) as info:
+        client.login(world.bot_token, timeout=15)
+    text = str(info.value)
+    assert info.value.status == 404 and text.startswith("API Error 404: ")
+    assert f"{base}/auth/me" in text and "/api/v2" in text
+    assert client.state is ClientState.DESTROYED
+
+
+def test_a_socket_url_with_a_path_is_a_library_error_naming_the_url(world, emulator, make_client):
+    client = make_client(socket_url=emulator.socket_url + "/socket")
+    with pytest.raises(ServiceError) as info:
+        client.login(world.bot_token, timeout=15)
+    text = str(info.value)
+    assert type(info.value) is ServiceError
+    assert f"{emulator.socket_url.replace('http', 'ws')}/socket/socket.io/" in text
+    assert f"try {emulator.socket_url}" in text and "'/socket'" in text
+    assert "-+-+-" not in text  # not websocket-client's header dump
