@@ -23,7 +23,7 @@ from ..events.catalog import EVENT_NAMES, EVENTS, CustomEvent, EventName, unknow
 if TYPE_CHECKING:
     from ..events.emitter import EventEmitter
     from ..models.guild import Guild  # noqa: F401 - named in the generated overloads
-    from ..models.member import Member  # noqa: F401
+    from ..models.member import Member, RemovedMember  # noqa: F401
     from ..models.message import Message  # noqa: F401
     from ..models.role import Role  # noqa: F401
     from ..models.user import User  # noqa: F401
@@ -82,18 +82,21 @@ _Listener7 = TypeVar("_Listener7", bound="Callable[[Guild | dict[str, Any]], obj
 # listener(Member)
 _Events8 = Literal["guild_member_add"]
 _Listener8 = TypeVar("_Listener8", bound="Callable[[Member], object]")
+# listener(RemovedMember)
+_Events9 = Literal["guild_member_remove"]
+_Listener9 = TypeVar("_Listener9", bound="Callable[[RemovedMember], object]")
 # listener(Member | dict[str, Any])
-_Events9 = Literal["guild_member_remove", "guild_member_update"]
-_Listener9 = TypeVar("_Listener9", bound="Callable[[Member | dict[str, Any]], object]")
+_Events10 = Literal["guild_member_update"]
+_Listener10 = TypeVar("_Listener10", bound="Callable[[Member | dict[str, Any]], object]")
 # listener(Role)
-_Events10 = Literal["role_create", "role_update"]
-_Listener10 = TypeVar("_Listener10", bound="Callable[[Role], object]")
+_Events11 = Literal["role_create", "role_update"]
+_Listener11 = TypeVar("_Listener11", bound="Callable[[Role], object]")
 # listener(Role | str)
-_Events11 = Literal["role_delete"]
-_Listener11 = TypeVar("_Listener11", bound="Callable[[Role | str], object]")
+_Events12 = Literal["role_delete"]
+_Listener12 = TypeVar("_Listener12", bound="Callable[[Role | str], object]")
 # listener(User | dict[str, Any])
-_Events12 = Literal["user_update"]
-_Listener12 = TypeVar("_Listener12", bound="Callable[[User | dict[str, Any]], object]")
+_Events13 = Literal["user_update"]
+_Listener13 = TypeVar("_Listener13", bound="Callable[[User | dict[str, Any]], object]")
 # </generated:aliases>
 
 
@@ -194,29 +197,33 @@ class ClientEvents:
         """Call form for guild_member_add: a listener taking (Member)."""
     @overload
     def on(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
-        """Decorator form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str,
-        Any]).
-        """
+        """Decorator form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
-    def on(self, event: _Events9, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
-        """Call form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str, Any])."""
+    def on(self, event: _Events9, listener: Callable[[RemovedMember], _R]) -> Callable[[RemovedMember], _R]:
+        """Call form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
     def on(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
-        """Decorator form for role_create, role_update: a listener taking (Role)."""
+        """Decorator form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def on(self, event: _Events10, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
-        """Call form for role_create, role_update: a listener taking (Role)."""
+    def on(self, event: _Events10, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
+        """Call form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
     def on(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
-        """Decorator form for role_delete: a listener taking (Role | str)."""
+        """Decorator form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def on(self, event: _Events11, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
-        """Call form for role_delete: a listener taking (Role | str)."""
+    def on(self, event: _Events11, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
+        """Call form for role_create, role_update: a listener taking (Role)."""
     @overload
     def on(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
+        """Decorator form for role_delete: a listener taking (Role | str)."""
+    @overload
+    def on(self, event: _Events12, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
+        """Call form for role_delete: a listener taking (Role | str)."""
+    @overload
+    def on(self, event: _Events13) -> Callable[[_Listener13], _Listener13]:
         """Decorator form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def on(self, event: _Events12, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
+    def on(self, event: _Events13, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
         """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
     def on(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
@@ -344,29 +351,33 @@ class ClientEvents:
         """Call form for guild_member_add: a listener taking (Member)."""
     @overload
     def once(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
-        """Decorator form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str,
-        Any]).
-        """
+        """Decorator form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
-    def once(self, event: _Events9, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
-        """Call form for guild_member_remove, guild_member_update: a listener taking (Member | dict[str, Any])."""
+    def once(self, event: _Events9, listener: Callable[[RemovedMember], _R]) -> Callable[[RemovedMember], _R]:
+        """Call form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
     def once(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
-        """Decorator form for role_create, role_update: a listener taking (Role)."""
+        """Decorator form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def once(self, event: _Events10, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
-        """Call form for role_create, role_update: a listener taking (Role)."""
+    def once(self, event: _Events10, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
+        """Call form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
     def once(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
-        """Decorator form for role_delete: a listener taking (Role | str)."""
+        """Decorator form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def once(self, event: _Events11, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
-        """Call form for role_delete: a listener taking (Role | str)."""
+    def once(self, event: _Events11, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
+        """Call form for role_create, role_update: a listener taking (Role)."""
     @overload
     def once(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
+        """Decorator form for role_delete: a listener taking (Role | str)."""
+    @overload
+    def once(self, event: _Events12, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
+        """Call form for role_delete: a listener taking (Role | str)."""
+    @overload
+    def once(self, event: _Events13) -> Callable[[_Listener13], _Listener13]:
         """Decorator form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def once(self, event: _Events12, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
+    def once(self, event: _Events13, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
         """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
     def once(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
@@ -455,22 +466,27 @@ class ClientEvents:
         """Wait for guild_member_add; returns Member."""
     @overload
     def wait_for(
-        self, event: _Events9, *, check: Callable[[Member | dict[str, Any]], object] | None = None, timeout: float | None = None
-    ) -> Member | dict[str, Any]:
-        """Wait for guild_member_remove, guild_member_update; returns Member | dict[str, Any]."""
+        self, event: _Events9, *, check: Callable[[RemovedMember], object] | None = None, timeout: float | None = None
+    ) -> RemovedMember:
+        """Wait for guild_member_remove; returns RemovedMember."""
     @overload
     def wait_for(
-        self, event: _Events10, *, check: Callable[[Role], object] | None = None, timeout: float | None = None
+        self, event: _Events10, *, check: Callable[[Member | dict[str, Any]], object] | None = None, timeout: float | None = None
+    ) -> Member | dict[str, Any]:
+        """Wait for guild_member_update; returns Member | dict[str, Any]."""
+    @overload
+    def wait_for(
+        self, event: _Events11, *, check: Callable[[Role], object] | None = None, timeout: float | None = None
     ) -> Role:
         """Wait for role_create, role_update; returns Role."""
     @overload
     def wait_for(
-        self, event: _Events11, *, check: Callable[[Role | str], object] | None = None, timeout: float | None = None
+        self, event: _Events12, *, check: Callable[[Role | str], object] | None = None, timeout: float | None = None
     ) -> Role | str:
         """Wait for role_delete; returns Role | str."""
     @overload
     def wait_for(
-        self, event: _Events12, *, check: Callable[[User | dict[str, Any]], object] | None = None, timeout: float | None = None
+        self, event: _Events13, *, check: Callable[[User | dict[str, Any]], object] | None = None, timeout: float | None = None
     ) -> User | dict[str, Any]:
         """Wait for user_update; returns User | dict[str, Any]."""
     @overload

@@ -217,7 +217,8 @@ EVENTS: tuple[EventSpec, ...] = (
     ),
     EventSpec(
         "guild_member_remove",
-        (EventArg("member", f"Member | {_RAW}", "the evicted member; the raw payload when not cached"),),
+        (EventArg("member", "RemovedMember", "the member that left: the one cached (a copy), else one built "
+                  "from the event's ids; its ``reason`` is ``left``, ``kicked`` or ``banned``"),),
         "A member left, was kicked or was banned (``server:member_remove``, "
         "``server:member_removed``); evicted from ``client.members``. A ban is followed by "
         "``guild_ban_add``.",

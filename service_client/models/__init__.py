@@ -21,7 +21,7 @@ from .embed import EmbedBuilder
 from .emoji import Emoji
 from .guild import Guild
 from .invite import Invite
-from .member import Member
+from .member import Member, RemovedMember
 from .message import Message
 from .overwrite import PermissionOverwrite
 from .profile import UserProfile
@@ -45,6 +45,7 @@ __all__ = [
     "Message",
     "PermissionOverwrite",
     "Permissions",
+    "RemovedMember",
     "Role",
     "User",
     "UserProfile",

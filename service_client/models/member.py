@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._state import StateLike, state_of
 from .._validate import check_id
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .guild import Guild
     from .voice_state import VoiceState
 
-__all__ = ["ROLE_EDIT_ATTEMPTS", "Member", "member_ids"]
+__all__ = ["ROLE_EDIT_ATTEMPTS", "Member", "RemovedMember", "member_ids"]
 
 _intern = sys.intern
 
@@ -350,7 +350,7 @@ class Member(Model):
         if len(kept) != len(entries):
             self._roles = _share_roles(kept)
 
-    _REPR = ("id", "server_id", "display_name")
+    _REPR: ClassVar[tuple[str, ...]] = ("id", "server_id", "display_name")
     _HTML = ("id", "display_name", "nickname", "server_id", "roles", "joined_at")
 
     def __eq__(self, other: object) -> bool:
@@ -490,6 +490,40 @@ class Member(Model):
         exceptions are those of ``Guild.ban``.
         """
         _moderation.ban(self._state, self.server_id, self.id, reason=reason, delete_history=delete_history)
+
+
+class RemovedMember(Member):
+    """A member that left its server, as ``guild_member_remove`` gives it: a :class:`Member`
+    plus :attr:`reason`.
+
+    The one the cache held until the event (a copy of it, with its roles and nickname), else
+    one built from what the event tells: the user (the cached :class:`User` when known, else
+    one that knows only its id) and the server id. It is not in ``client.members`` any more.
+
+    Attributes:
+        reason: How the member left: ``"left"`` (of its own accord), ``"kicked"`` or
+            ``"banned"`` (a ``guild_ban_add`` event follows); another reason the service gives
+            is kept as it is.
+    """
+
+    __slots__ = ("reason",)
+
+    reason: str
+
+    _REPR = ("id", "server_id", "display_name", "reason")
+
+    @classmethod
+    def _of(cls, state: StateLike, server_id: str, user_id: str, reason: str,
+            member: Member | None, user: User | None) -> RemovedMember:
+        """The removed member of an event: a copy of ``member`` when it was cached."""
+        if member is not None:
+            removed = cls(state, member.raw, server_id=server_id, user=member.user)
+        else:
+            record: dict[str, Any] = {"userId": user_id, "serverPublicId": server_id}
+            removed = cls(state, record, server_id=server_id,
+                          user=user if user is not None else User(state, {"publicId": user_id}))
+        removed.reason = reason
+        return removed
 
 
 class _RoleChange:

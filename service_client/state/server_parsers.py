@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._defaults import EVENT_FETCH_MAX_RETRIES, EVENT_FETCH_TIMEOUT_MS
 from ..models._base import read_id
 from ..models.guild import Guild
-from ..models.member import Member
+from ..models.member import RemovedMember
 from ..models.role import Role
 from ..rest.route import Route
 from .payload import _CHANNEL_KEYS, _SERVER_KEYS, _USER_KEYS, MalformedPayload, _need_id, _obj
@@ -132,19 +132,23 @@ class ServerParsers:
         member = self._state.members._build(record, server_id, cache=True)
         self._dispatch("guild_member_add", member, key=server_id)
 
-    def _evict_member(self, data: dict[str, Any]) -> tuple[str, Member | dict[str, Any]]:
+    def _evict_member(self, data: dict[str, Any], reason: str) -> tuple[str, RemovedMember]:
+        """Evict the member an event names; the :class:`RemovedMember` its listeners get."""
         server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
         user_id = _need_id(data, ("memberPublicId",) + _USER_KEYS, "memberPublicId")
-        member = self._state.members.cache.pop((server_id, user_id), None)
-        return server_id, member if member is not None else data
+        state = self._state
+        member = state.members.cache.pop((server_id, user_id), None)
+        removed = RemovedMember._of(state, server_id, user_id, reason, member, state.users.cache.get(user_id))
+        return server_id, removed
 
     def _member_remove(self, payload: Any) -> None:
-        server_id, subject = self._evict_member(_obj(payload))
+        server_id, subject = self._evict_member(_obj(payload), "left")
         self._dispatch("guild_member_remove", subject, key=server_id)
 
     def _member_removed(self, payload: Any) -> None:
         data = _obj(payload)
-        server_id, subject = self._evict_member(data)
+        reason = data.get("reason")
+        server_id, subject = self._evict_member(data, reason if isinstance(reason, str) and reason else "removed")
         self._dispatch("guild_member_remove", subject, key=server_id)
         if data.get("reason") == "banned":
             self._dispatch("guild_ban_add", data, key=server_id)

@@ -194,7 +194,7 @@ def test_member_add_and_remove_keep_the_member_cache_exact(bot: Client, emulator
     assert bot.members.get(sid(world), carol["publicId"]) is member
     emulator.remove_member(sid(world), carol["publicId"])
     gone = removed.get()
-    assert gone is member and bot.members.get(sid(world), carol["publicId"]) is None
+    assert gone == member and gone.reason == "kicked" and bot.members.get(sid(world), carol["publicId"]) is None
 
 
 def test_guild_create_update_delete(bot: Client, emulator: Any, world: Any) -> None:

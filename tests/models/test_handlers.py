@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from service_client.state.parsers import Parsers as WireHandlers, ReactionTracker, diff_reactions
-from service_client.models import Channel, Guild, Member, Message, Role, User
+from service_client.models import Channel, Guild, Member, Message, RemovedMember, Role, User
+from service_client.state.parsers import Parsers as WireHandlers
+from service_client.state.parsers import ReactionTracker, diff_reactions
 
 from .fakes import FakeClient, member_rec, message_rec, role_rec, server_rec, user_rec
 
@@ -235,8 +236,12 @@ def test_member_remove_and_removed_with_ban(client: FakeClient, h: WireHandlers)
     h.handle("server:member_removed", [{"serverPublicId": "S1", "memberPublicId": "U3", "reason": "kicked"}])
     assert len(client.members.cache) == 0
     assert [e for e, _, _ in client.dispatched] == ["guild_member_remove", "guild_member_remove", "guild_ban_add", "guild_member_remove"]
-    assert client.dispatched[0][1][0] is m1
-    assert client.dispatched[3][1][0] == {"serverPublicId": "S1", "memberPublicId": "U3", "reason": "kicked"}
+    left, banned, unknown = (client.dispatched[i][1][0] for i in (0, 1, 3))
+    assert isinstance(left, RemovedMember) and left == m1 and left.reason == "left"
+    assert left.roles.keys() == m1.roles.keys() and left.user is m1.user     # a copy of the cached member
+    assert banned.id == "U2" and banned.reason == "banned"
+    assert isinstance(unknown, RemovedMember) and (unknown.id, unknown.server_id, unknown.reason) == ("U3", "S1", "kicked")
+    assert unknown.user.id == "U3"                                          # not cached: built from the ids
 
 
 def test_member_update_refetches_then_dispatches(client: FakeClient, h: WireHandlers) -> None:
