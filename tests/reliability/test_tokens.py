@@ -319,3 +319,58 @@ def test_login_rest_failures_chain_no_token_in_any_frame_locals(world, emulator,
     text = _locals_text(info.value)
     assert "login" in text and " = " in text
     assert world.bot_token not in text
+
+
+def _strings_reachable_from(root: Any) -> list[str]:
+    """Every str reachable from ``root`` through ``gc.get_referents``, not following classes,
+    modules, functions or code (what a heap walk from the client itself would find)."""
+    import gc
+    import types
+
+    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType,
+            types.FrameType, types.WrapperDescriptorType, types.MethodDescriptorType)
+    seen: set[int] = set()
+    todo = [root]
+    found = []
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, str):
+            found.append(obj)
+        elif not isinstance(obj, skip):
+            todo.extend(gc.get_referents(obj))
+    return found
+
+
+def test_once_its_listeners_end_a_destroyed_client_holds_no_token(world, make_client):
+    """destroy() forgets the token at once; the copy that keeps a still-running listener's
+    traceback redacted lives only until the listeners that started before destroy() end."""
+    client = make_client()
+    client.login(world.bot_token, timeout=15)
+    entered, release = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        entered.set()
+        release.wait(10)
+
+    name = client.register_event("slow")
+    client.on(name, slow)
+    client.dispatch(name)
+    assert entered.wait(5)
+    client.destroy()
+    assert not any(world.bot_token in s for s in _strings_reachable_from(client._token))
+    release.set()
+    for thread in client._pool.threads:
+        thread.join(5)
+        assert not thread.is_alive()
+    leaks = [s for s in _strings_reachable_from(client) if world.bot_token in s]
+    assert leaks == []
+
+
+def test_a_destroyed_client_that_never_ran_a_listener_holds_no_token(world, make_client):
+    client = make_client()
+    client.login(world.bot_token, timeout=15)
+    client.destroy()
+    assert [s for s in _strings_reachable_from(client) if world.bot_token in s] == []
