@@ -7,7 +7,7 @@ Layout: ``store/`` (sqlite3 state and record shapes, one module per family of en
 mode, rooms, socket events, voice signalling), ``wire.py`` (bulk posts written to websockets as
 whole runs of frames), ``ops.py`` and ``ops_*.py`` (state changes with their fan-out),
 ``app.py``, ``routing.py`` and ``rest_*.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules,
-limiter, request journal), ``control.py`` (``EmulatorCore``, the ASGI application, and the
+limiter, request journal), ``guard.py`` (the web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASGI application, and the
 ``/_emulator`` routes), ``emulator.py`` (``Emulator``) and ``serving.py`` (its server thread),
 ``demo.py`` (``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the
 web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
@@ -26,6 +26,14 @@ Everything binds ``127.0.0.1`` on one port: REST at ``http://127.0.0.1:PORT/api/
 at ``http://127.0.0.1:PORT`` (path ``/socket.io/``, websocket transport accepted directly, auth
 ``{"token": ...}``, refusal ``Authentication failed``), control plane at
 ``http://127.0.0.1:PORT/_emulator``.
+
+Web surface (``guard.py``): only ``127.0.0.1``, ``localhost`` and ``[::1]`` with the port (and the
+bound interface, and ``Emulator(allowed_hosts=)`` / ``--allowed-host``) are answered; any other
+``Host`` gets 421 on every path, the socket.io upgrade included. Every answer but the page itself
+is JSON or plain text with ``X-Content-Type-Options: nosniff`` and ``Content-Security-Policy:
+default-src 'none'; frame-ancestors 'none'``. A control-plane request with another ``Origin``
+gets 403; a control-plane write (POST, PUT, PATCH, DELETE) without ``Content-Type:
+application/json`` gets 415. socket.io sends no CORS headers, and its refusals are JSON too.
 
 REST (``/api/v2``, ``Authorization: Bearer <token>``):
 
@@ -114,7 +122,8 @@ a channel does not get it in the category listing, is refused its reads (403), c
 or join it (voice), and receives none of its events (its voice events included).
 
 Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
-missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never
+missing permission, 404 unknown entity or route, 405 wrong method on a known path, 421 an unknown
+``Host``. Bad input never
 answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length caps: names and ids
 10,000 characters, URLs 2,048, descriptions 1,024, nicknames 64, ban reasons 512, integers
 (``maxAge``, ``maxUses``, ``position``) 0..2**31-1, role colours ``#rrggbb``. Request lines over
@@ -137,7 +146,8 @@ userPublicId}``. Anything else is dropped: bad payloads, unknown events, emits o
 ``disconnect``, undecodable Engine.IO or socket.io frames; the connection stays up. A leaver
 always receives its own ``voice:user-left``.
 
-Control routes (JSON, no auth; 400/404 as above):
+Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (415) and an
+``Origin``, if any, of the emulator's own (403); 400/404 as above):
 
 =========================================  =========================================================
 ``POST /reset``                            delete all state, faults, limiter, journal; 204
@@ -176,7 +186,8 @@ Control routes (JSON, no auth; 400/404 as above):
 ``POST /emit``                             ``{event, payload, toUser?, toServer?, toChannel?}`` raw event; 204
 ``GET /emits``                             -> ``{emits: [{event, payload, userId, at}]}`` client emits received
 ``POST /faults``                           ``{method, path (glob), status?, count? (null = all), retryAfter?,
-                                           delayMs?, body?, contentType?}`` -> 201 ``{fault: {id, ...}}``
+                                           delayMs?, body?, contentType?: "application/json"|"text/plain"}``
+                                           -> 201 ``{fault: {id, ...}}`` (never HTML: other types 400)
 ``GET /faults`` / ``DELETE /faults``       list / remove every fault rule
 ``POST /ratelimit`` ``{limit, windowMs, retryAfterFraction?}``  per-bucket limiter (``limit: null`` = off); 204
 ``POST /outage`` ``{seconds}``             refuse WebSocket upgrades (503) for a time (null lifts it); 204

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import socketio  # type: ignore[import-untyped]
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -32,6 +33,7 @@ from .app import (
     split_path,
 )
 from .faults import FaultTable, RateLimiter, RequestLog
+from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
 from .store import BadRequest, Forbidden, NotFound, Store
@@ -39,6 +41,9 @@ from .webui import page_file
 from .wire import Wire
 
 logger = logging.getLogger("service_client.emulator")
+
+#: Path prefix of socket.io (its polling transport and its WebSocket upgrades).
+SOCKETIO_PREFIX = "/socket.io"
 
 
 class _Body:
@@ -84,8 +89,10 @@ class EmulatorCore:
     """
 
     def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
-                 carry_from: EmulatorCore | None = None) -> None:
+                 carry_from: EmulatorCore | None = None, hosts: HostRules | None = None) -> None:
         self.store: Store = Store(db) if carry_from is None else carry_from.store
+        #: The ``Host`` headers and origins answered (default: the loopback names, any port).
+        self.hosts = hosts if hosts is not None else HostRules()
         self.rt = Realtime(self.store, ping_interval=ping_interval, ping_timeout=ping_timeout)
         self.ops = Operations(self.store, self.rt)
         self.faults: FaultTable = FaultTable() if carry_from is None else carry_from.faults
@@ -103,20 +110,22 @@ class EmulatorCore:
         self.control: Router[ControlHandler] = Router()
         self._control_routes()
         self._page_routes()
-        self.asgi = socketio.ASGIApp(self.rt.sio, other_asgi_app=self._http, socketio_path="socket.io")
+        self.asgi = socketio.ASGIApp(self.rt.sio, other_asgi_app=self._http, socketio_path=SOCKETIO_PREFIX[1:])
 
     # ------------------------------------------------------------------ ASGI
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Top-level ASGI entry: outage window for WebSockets, then socket.io or HTTP."""
-        if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
-            await receive()  # websocket.connect
-            if "websocket.http.response" in scope.get("extensions", {}):
-                await send({"type": "websocket.http.response.start", "status": 503,
-                            "headers": [(b"content-type", b"application/json")]})
-                await send({"type": "websocket.http.response.body", "body": b'{"error":"outage"}'})
-            else:
-                await send({"type": "websocket.close", "code": 1013})
+        """Top-level ASGI entry: unknown hosts refused, the outage window for WebSockets, then
+        socket.io or HTTP (every HTTP answer with the strict headers, :mod:`.guard`)."""
+        if scope["type"] in ("http", "websocket") and not self.hosts.allows(Headers(scope=scope).get("host", "")):
+            await refuse(scope, receive, send, 421, "Misdirected request: this emulator does not answer that host")
             return
+        if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
+            await refuse(scope, receive, send, 503, "outage", close_code=1013)
+            return
+        if scope["type"] == "http":
+            send = StrictHeaders(send).send
+            if scope["path"].startswith(SOCKETIO_PREFIX + "/"):
+                send = JsonErrors(send).send
         if scope["type"] == "websocket":
             send = Wire(send).send  # bulk posts write whole runs of frames (see wire.py)
             inner = receive
@@ -180,6 +189,9 @@ class EmulatorCore:
             await error_response(404, "Not found")(scope, receive, send)
 
     async def _control(self, scope: dict[str, Any], receive: Any, rel_raw: str) -> Response:
+        refused = control_refusal(scope, self.hosts)
+        if refused is not None:
+            return error_response(*refused)
         request = Request(scope, receive)
         matched = self.control.match(scope["method"].upper(), split_path(rel_raw))
         if isinstance(matched, int):

@@ -7,11 +7,12 @@ onto the server's loop and waits a bounded time.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from .app import API_PREFIX, CONTROL_PREFIX
 from .control import EmulatorCore, apply_settings
+from .guard import HostRules
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
 from .store import PROFILE_FIELDS
 
@@ -30,10 +31,20 @@ class Emulator:
         db: sqlite3 database: ``":memory:"`` (default) or a file path.
         ping_interval: Engine.IO ping interval, seconds.
         ping_timeout: Engine.IO ping timeout, seconds.
+        allowed_hosts: More ``Host`` names to answer besides ``127.0.0.1``, ``localhost`` and
+            ``[::1]`` with the emulator's port (and ``host``): ``"name"`` on any port,
+            ``"name:port"`` on that port only, or an IPv6 address. Every other ``Host`` gets
+            421, so that a page on a name rebound to this machine reaches nothing; control-plane
+            requests from these origins are accepted as the emulator's own.
+
+    Raises:
+        TypeError, ValueError: A bad argument (``allowed_hosts``: a string instead of a list, a
+            URL, a wildcard, a bad port).
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, db: str = ":memory:",
-                 ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
+                 ping_interval: float = 25.0, ping_timeout: float = 20.0,
+                 allowed_hosts: Iterable[str] = ()) -> None:
         if not isinstance(host, str) or not host:
             raise TypeError("host must be a non-empty string")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -43,9 +54,11 @@ class Emulator:
         for value, name in ((ping_interval, "ping_interval"), (ping_timeout, "ping_timeout")):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds")
+        HostRules(host, port, allowed_hosts)  # checks the names now, at the call site
         self.host = host
         self.port = port
         self.db = db
+        self.allowed_hosts: tuple[str, ...] = tuple(allowed_hosts)
         self.ping_interval = float(ping_interval)
         self.ping_timeout = float(ping_timeout)
         self.core: EmulatorCore | None = None
@@ -97,7 +110,7 @@ class Emulator:
         sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
-                                 carry_from=self._kept)
+                                 carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts))
         self._kept = None
         self._serving = ServerThread(self.core, sock)
         if not self._serving.start(timeout):
@@ -430,11 +443,13 @@ class Emulator:
             count: Requests affected; None = all until :meth:`clear_faults`.
             retry_after: Raw ``Retry-After`` header value.
             delay_ms: Delay before answering, milliseconds.
-            body: Body text instead of ``{"error": ...}`` (e.g. HTML, ``""``).
-            content_type: Content type of ``body``.
+            body: Body text instead of ``{"error": ...}`` (e.g. an HTML-looking proxy page, ``""``).
+            content_type: ``"application/json"`` (the default) or ``"text/plain"``: a fault
+                never answers HTML, which would run on the emulator's own origin.
 
         Raises:
-            TypeError, ValueError: Bad arguments.
+            TypeError, ValueError: Bad arguments (a ``content_type`` such as ``"text/html"``, a
+                ``retry_after`` with control characters).
         """
         assert self.core is not None
         return self.core.faults.add(method, path, status=status, count=count, retry_after=retry_after,

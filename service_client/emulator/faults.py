@@ -1,7 +1,7 @@
 """Fault injection, the optional rate limiter and the request journal of the emulator.
 
-Fault rules answer what the real service may answer (429 with ``Retry-After``, 5xx, HTML
-bodies, delays, connection resets); the limiter counts requests per bucket (method plus the
+Fault rules answer what the real service may answer (429 with ``Retry-After``, 5xx, bodies that
+are not JSON, delays, connection resets), as JSON or plain text, never as HTML; the limiter counts requests per bucket (method plus the
 first two path segments), as the service's rate limits do.
 
 All three classes are thread-safe (one small lock each): the REST app uses them on the
@@ -20,6 +20,36 @@ from typing import Any
 
 #: Statuses a fault may answer with when no body is given.
 FAULT_STATUSES = (200, 400, 401, 403, 404, 409, 429, 500, 502, 503, 504)
+#: The content types a fault may answer with: never HTML, which would run on the emulator's origin.
+FAULT_CONTENT_TYPES = ("application/json", "text/plain")
+#: Longest ``Retry-After`` text of a fault.
+MAX_RETRY_AFTER_CHARS = 256
+
+
+def _fault_content_type(value: Any) -> str | None:
+    """The media type of a fault's ``content_type`` (lower-cased, parameters dropped), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("content_type must be a string")
+    media = value.split(";", 1)[0].strip().lower()
+    if media not in FAULT_CONTENT_TYPES:
+        raise ValueError("content_type must be application/json or text/plain (a fault never serves HTML)")
+    return media
+
+
+def _retry_after(value: Any) -> str | None:
+    """The ``Retry-After`` header text of a fault: a string of printable ASCII, or a finite number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise TypeError("retry_after must be a string, a number or None")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("retry_after must be a finite number")
+    text = str(value)
+    if len(text) > MAX_RETRY_AFTER_CHARS or not all(" " <= ch <= "~" for ch in text):
+        raise ValueError(f"retry_after must be at most {MAX_RETRY_AFTER_CHARS} printable ASCII characters")
+    return text
 
 
 def bucket_key(method: str, path: str) -> str:
@@ -94,13 +124,15 @@ class FaultTable:
             count: Number of matching requests affected; None for all until cleared.
             retry_after: The raw ``Retry-After`` header value (seconds, fraction or HTTP-date).
             delay_ms: Delay before answering, milliseconds.
-            body: Body text to send instead of the default JSON ``{"error": ...}``.
-            content_type: Content type of ``body`` (default ``application/json`` for the default body,
-                ``text/html`` for a given one).
+            body: Body text to send instead of the default JSON ``{"error": ...}`` (any text: an
+                invalid-JSON or HTML-looking body tests a client's handling of a proxy page).
+            content_type: ``application/json`` (the default) or ``text/plain``, any case, with
+                parameters ignored. Never HTML: a fault answers on the emulator's own origin.
 
         Raises:
             TypeError: A wrongly typed argument.
-            ValueError: A bad status, count or delay.
+            ValueError: A bad status, count, delay, ``Retry-After`` (NaN, an infinity, a control
+                character, over 256 characters) or content type.
         """
         if not isinstance(method, str) or not method:
             raise TypeError("method must be a non-empty string")
@@ -118,8 +150,8 @@ class FaultTable:
         if body is not None and not isinstance(body, str):
             raise TypeError("body must be a string")
         fault = Fault(id=str(next(self._ids)), method=method.upper(), path=path, status=status, remaining=count,
-                      retry_after=None if retry_after is None else str(retry_after), delay_ms=float(delay_ms),
-                      body=body, content_type=content_type)
+                      retry_after=_retry_after(retry_after), delay_ms=float(delay_ms), body=body,
+                      content_type=_fault_content_type(content_type))
         with self._lock:
             self._faults.append(fault)
         return fault

@@ -153,9 +153,9 @@ class RestBase:
         headers = {}
         if fault.retry_after is not None:
             headers["Retry-After"] = fault.retry_after
-        if fault.body is not None:
+        if fault.body is not None:  # JSON unless the rule says text/plain; never HTML (see faults.py)
             return Response(fault.body.encode("utf-8"), status_code=fault.status, headers=headers,
-                            media_type=fault.content_type or "text/html")
+                            media_type=fault.content_type or "application/json")
         if fault.content_type is not None and fault.content_type != "application/json":
             return Response(b"", status_code=fault.status, headers=headers, media_type=fault.content_type)
         return error_response(fault.status, f"Injected fault {fault.status}", headers)

@@ -25,7 +25,9 @@ class RealtimeBase:
 
     def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
         self.store = store
-        self.sio = SocketServer(async_mode="asgi", cors_allowed_origins="*", logger=False,
+        # cors_allowed_origins=[]: no CORS headers, so no page of another site reads socket.io's
+        # answers (the emulator's own page is same-origin and needs none).
+        self.sio = SocketServer(async_mode="asgi", cors_allowed_origins=[], logger=False,
                                  engineio_logger=False, ping_interval=ping_interval,
                                  ping_timeout=ping_timeout, transports=["websocket", "polling"],
                                  max_http_buffer_size=MAX_PACKET_BYTES)
