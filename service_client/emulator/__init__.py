@@ -7,7 +7,8 @@ Layout: ``store/`` (sqlite3 state and record shapes, one module per family of en
 mode, rooms, socket events, voice signalling), ``wire.py`` (bulk posts written to websockets as
 whole runs of frames), ``ops.py`` and ``ops_*.py`` (state changes with their fan-out),
 ``app.py``, ``routing.py`` and ``rest_*.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules,
-limiter, request journal), ``guard.py`` (the web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASGI application, and the
+limiter, request journal), ``journal.py`` (the sizes kept to, the emit journal), ``guard.py`` (the
+web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASGI application, and the
 ``/_emulator`` routes), ``emulator.py`` (``Emulator``) and ``serving.py`` (its server thread),
 ``demo.py`` (``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the
 web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
@@ -33,7 +34,9 @@ bound interface, and ``Emulator(allowed_hosts=)`` / ``--allowed-host``) are answ
 is JSON or plain text with ``X-Content-Type-Options: nosniff`` and ``Content-Security-Policy:
 default-src 'none'; frame-ancestors 'none'``. A control-plane request with another ``Origin``
 gets 403; a control-plane write (POST, PUT, PATCH, DELETE) without ``Content-Type:
-application/json`` gets 415. socket.io sends no CORS headers, and its refusals are JSON too.
+application/json`` gets 415. socket.io sends no CORS headers. Bodies over ``max_body_bytes``
+(16 MiB) get 413 unread; both journals are rings (``journal_entries``, 10,000) keeping
+``journal_body_bytes`` (8,192) of each body, cut with ``…[truncated: N bytes in all]``.
 
 REST (``/api/v2``, ``Authorization: Bearer <token>``):
 
@@ -121,9 +124,10 @@ role overrides together, its own override (deny, then allow each time). A member
 a channel does not get it in the category listing, is refused its reads (403), cannot post in it
 or join it (voice), and receives none of its events (its voice events included).
 
-Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
-missing permission, 404 unknown entity or route, 405 wrong method on a known path, 421 an unknown
-``Host``. Bad input never
+Errors are ``{"error": text}``: 400 bad JSON/fields (JSON nested deeper than 64 levels, ``NaN``,
+``Infinity`` and numbers too large for a float included), 401 no or unknown token, 403 not a member or
+missing permission, 404 unknown entity or route, 405 wrong method on a known path, 413 a body over
+``max_body_bytes``, 421 an unknown ``Host``. Bad input never
 answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length caps: names and ids
 10,000 characters, URLs 2,048, descriptions 1,024, nicknames 64, ban reasons 512, integers
 (``maxAge``, ``maxUses``, ``position``) 0..2**31-1, role colours ``#rrggbb``. Request lines over
@@ -192,7 +196,8 @@ Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (4
 ``POST /ratelimit`` ``{limit, windowMs, retryAfterFraction?}``  per-bucket limiter (``limit: null`` = off); 204
 ``POST /outage`` ``{seconds}``             refuse WebSocket upgrades (503) for a time (null lifts it); 204
 ``POST /settings``                         ``{realisticRooms?, sendErrors?, refuseAuth?, voiceUrl?, limits?,
-                                           echo?: "normal"|"drop"|"duplicate"|"delay", echoDelayMs?}``; 204
+                                           echo?: "normal"|"drop"|"duplicate"|"delay", echoDelayMs?,
+                                           journalEntries?, journalBodyBytes?, maxBodyBytes?}``; 204
                                            (``reset`` restores the defaults; see ``Emulator.configure``)
 ``GET /snapshot``                          -> ``{tables: {table: [[column values]] sorted}, voice: {...}}``:
                                            the whole stored state, equal before and after a no-op

@@ -6,7 +6,6 @@ onto the server's loop and waits a bounded time.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
@@ -415,7 +414,10 @@ class Emulator:
         token inside strings, read ``[REDACTED]``; the webhook token of a webhook execution's path
         reads ``***`` inside strings, as in ``path``), None when empty or not JSON; ``userId`` is the
         public id of the user whose valid token came with the request, else None. Every request
-        is recorded with both, faults and unknown routes included.
+        is recorded with both, faults, unknown routes and bodies over the limit (413, ``body``
+        None) included. The journal keeps the newest ``journal_entries`` requests, oldest first,
+        and a ``body`` longer than ``journal_body_bytes`` as compact JSON reads as a string of
+        its first bytes ending ``…[truncated: N bytes in all]`` (see :meth:`configure`).
         """
         assert self.core is not None
         return self.core.log.snapshot()
@@ -449,7 +451,7 @@ class Emulator:
 
         Raises:
             TypeError, ValueError: Bad arguments (a ``content_type`` such as ``"text/html"``, a
-                ``retry_after`` with control characters).
+                NaN delay or ``retry_after``, a ``retry_after`` with control characters).
         """
         assert self.core is not None
         return self.core.faults.add(method, path, status=status, count=count, retry_after=retry_after,
@@ -470,13 +472,19 @@ class Emulator:
         self.core.limiter.configure(limit, window_s, retry_after_fraction=retry_after_fraction)
 
     def set_outage(self, seconds: float | None) -> None:
-        """Refuse WebSocket upgrades (503) for ``seconds``; None lifts it."""
+        """Refuse WebSocket upgrades (503) for ``seconds`` (0 to a day); None lifts it.
+
+        Raises:
+            TypeError: Not a number. ValueError: NaN, an infinity, negative, or over a day.
+        """
         assert self.core is not None
-        self.core.outage_until = None if seconds is None else time.monotonic() + float(seconds)
+        self.core.set_outage(seconds)
 
     def configure(self, *, realistic_rooms: bool | None = None, send_errors: bool | None = None,
                   refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
-                  echo_delay_ms: float | None = None, limits: bool | None = None) -> None:
+                  echo_delay_ms: float | None = None, limits: bool | None = None,
+                  journal_entries: int | None = None, journal_body_bytes: int | None = None,
+                  max_body_bytes: int | None = None) -> None:
         """Emulator settings; None leaves a setting unchanged; ``reset()`` restores the defaults.
 
         Args:
@@ -491,15 +499,24 @@ class Emulator:
             limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
                 over the embed limits (title 256, description 4096, 25 fields, field name 256,
                 field value 1024, footer 2048, author 256, 6000 in all) is refused (silently, or ``message:error``).
+            journal_entries: Entries each journal keeps, the REST journal (:meth:`requests`) and
+                the emit journal (:meth:`emits`): the newest, 1 to 1,000,000 (default 10,000).
+            journal_body_bytes: Bytes of a request body or emit payload a journal entry keeps,
+                as compact JSON, 16 to 16 MiB (default 8,192): a longer one reads as a string of
+                its first bytes ending ``…[truncated: N bytes in all]``.
+            max_body_bytes: Largest request body read, REST and control plane, 256 bytes to
+                1 GiB (default 16 MiB): a longer one is answered 413 before it is parsed.
 
         Raises:
-            ValueError: Unknown echo mode or a negative delay. TypeError: A flag is not a bool.
+            ValueError: Unknown echo mode, a delay outside 0..600000 ms (NaN included), a size
+                out of range. TypeError: A flag is not a bool, a size not an int, ``voice_url``
+                not a string.
         """
         assert self.core is not None
-        apply_settings(self.core.rt, realistic_rooms=realistic_rooms, send_errors=send_errors,
-                       refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits)
-        if voice_url is not None:
-            self.core.rt.voice_url = voice_url
+        apply_settings(self.core, realistic_rooms=realistic_rooms, send_errors=send_errors,
+                       refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits,
+                       voice_url=voice_url, journal_entries=journal_entries,
+                       journal_body_bytes=journal_body_bytes, max_body_bytes=max_body_bytes)
 
     # ------------------------------------------------------------------ sockets
     def connection_count(self) -> int:
@@ -521,11 +538,10 @@ class Emulator:
                                         to_channel=to_channel))
 
     def emits(self) -> list[dict[str, Any]]:
-        """The emit journal: every client emit received ``[{event, payload, userId, at}]``."""
-        async def run(c: EmulatorCore) -> list[dict[str, Any]]:
-            """The control step, run on the emulator's event loop."""
-            return [{k: v for k, v in e.items() if k != "sid"} for e in c.rt.journal]
-        return self._call(run)
+        """The emit journal: the client emits received ``[{event, payload, userId, at}]``, oldest
+        first; the newest ``journal_entries`` of them, each payload cut to ``journal_body_bytes``
+        (see :meth:`configure`)."""
+        return self._call(lambda c: _value(c.rt.journal.entries()))
 
     # ------------------------------------------------------------------ server extras
     def set_vanity_code(self, server_id: str, code: str | None) -> None:
