@@ -60,7 +60,8 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /chat/{cid}/search``: ``?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first
   (``before`` / ``after``: message ids of this channel)
 - ``DELETE /invites/{code}``: -> 204; MANAGE_INVITES on the invite's server
-- ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired
+- ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired; 403 to a member who may not
+  view its channel (anyone outside the server may resolve it)
 - ``GET /servers``: -> ``{"servers": [Server]}``
 - ``POST /servers``: ``{name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403
 - ``DELETE /servers/{sid}``: -> 204 (owner only)
@@ -75,8 +76,10 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /servers/{sid}/emojis``: -> ``{"emojis": [Emoji]}``
 - ``POST /servers/{sid}/emojis``: ``{name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}`` (MANAGE_SERVER; 409 name taken)
 - ``DELETE /servers/{sid}/emojis/{eid}``: -> 204 (MANAGE_SERVER)
-- ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES)
-- ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``
+- ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES); invites to
+  channels the caller may not view are left out
+- ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
+  403 to a channel the caller may not view
 - ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
 - ``GET /servers/{sid}/members``: ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
 - ``GET /servers/{sid}/members/{uid}``: -> bare Member; 404 if not a member

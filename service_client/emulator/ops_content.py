@@ -10,6 +10,7 @@ from .realtime import MAX_ID_CHARS, channel_room, server_room, user_room
 from .store import (
     CREATABLE_CHANNEL_TYPES,
     BadRequest,
+    Forbidden,
     NotFound,
     parse_permissions,
 )
@@ -218,13 +219,21 @@ class ContentOps(MemberOps):
 
     # ------------------------------------------------------------------ invites
     async def create_invite(self, sid: str, channel_id: Any, inviter_id: Any, *, max_age: Any = None,
-                            max_uses: Any = None) -> dict[str, Any]:
-        """Create an invite; return ``{"invite": ServerInvite}``."""
+                            max_uses: Any = None, viewer: str | None = None) -> dict[str, Any]:
+        """Create an invite; return ``{"invite": ServerInvite}``.
+
+        Raises:
+            BadRequest: A bad field, or a channel of another server. NotFound: Unknown channel.
+            Forbidden: ``viewer`` (the member asking) may not view the channel: an invite would
+                reveal its name.
+        """
         if channel_id is not None:
             need_str(channel_id, "channelPublicId")
             chan = self.store.channel_row(channel_id)
             if chan["server_id"] != sid:
                 raise BadRequest("channels.errors.not_in_server")
+            if viewer is not None and not self.store.can_view(channel_id, viewer):
+                raise Forbidden("channels.errors.no_access")
         opt_int(max_age, "maxAge")
         opt_int(max_uses, "maxUses")
         code = self.store.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
