@@ -81,7 +81,7 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
   403 to a channel the caller may not view
 - ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
-- ``GET /servers/{sid}/members``: ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
+- ``GET /servers/{sid}/members``: -> bare ``[Member]``; ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
 - ``GET /servers/{sid}/members/{uid}``: -> bare Member; 404 if not a member
 - ``PATCH /servers/{sid}/members/{uid}``: ``{roles?, nickname?}`` -> 204 (MANAGE_ROLES)
 - ``PUT /servers/{sid}/notifications``: ``{muted?, muteUntil?, mentionsOnly?}`` -> 204 (the caller's own)

@@ -114,13 +114,15 @@ class CoreRoutes(OverrideRoutes):
         return no_content()
 
     async def get_members(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/members[?search=]`` -> ``{"members": [...]}`` (VIEW_MEMBERS)."""
+        """``GET /servers/{sid}/members`` -> a bare array of Members; with ``?search=`` ->
+        ``{"members": [...]}`` (VIEW_MEMBERS). The bare array is the service's form: clients (and
+        published bots) read the list without a wrapper."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "VIEW_MEMBERS")
         members = self.store.members(sid, viewer=ctx.uid)
         search = ctx.q("search")
         if search is None:
-            return json_response({"members": members})
+            return json_response(members)
         needle = search.lower()
         out = []
         for m in members:

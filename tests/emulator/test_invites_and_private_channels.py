@@ -1,4 +1,5 @@
-"""Invites never reveal a channel the caller may not view."""
+"""Invites never reveal a channel the caller may not view; the member list comes as the service
+sends it."""
 
 from __future__ import annotations
 
@@ -56,3 +57,13 @@ def test_reading_an_invite_needs_the_right_to_view_its_channel(world, hidden):
     assert [i["code"] for i in listed.json()["invites"]] == [visible] and "secret-plans" not in listed.text
     assert {i["code"] for i in call(world, "GET", f"/servers/{sid}/invites", world.human_token,
                                      params={"all": "true"}).json()["invites"]} == {code, visible}
+
+
+# ---------------------------------------------------------------------------------- the member list
+def test_the_member_list_is_a_bare_array_and_a_search_is_wrapped(world):
+    sid = world.server["publicId"]
+    listed = call(world, "GET", f"/servers/{sid}/members", world.human_token).json()
+    assert isinstance(listed, list)
+    assert sorted(m["user"]["publicId"] for m in listed) == sorted([world.human["publicId"], world.bot["publicId"]])
+    found = call(world, "GET", f"/servers/{sid}/members", world.human_token, params={"search": "ali"}).json()
+    assert [m["publicId"] for m in found["members"]] == [world.human["publicId"]]
