@@ -71,8 +71,9 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /servers/{sid}/bans``: -> ``{"bans": [Ban]}`` (BAN_MEMBERS)
 - ``POST /servers/{sid}/boost``: -> 204: membership checked, no other effect
 - ``GET /servers/{sid}/categories``: -> ``{categories, uncategorizedChannels}``
-- ``POST /servers/{sid}/categories``: ``{name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
-- ``POST /servers/{sid}/channels``: -> 201 ``{"channel"}`` (MANAGE_CHANNELS)
+- ``POST /servers/{sid}/categories``: ``{name, isPrivate?}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
+- ``POST /servers/{sid}/channels``: -> 201 ``{"channel"}`` (MANAGE_CHANNELS); private channels and
+  categories also get a MEMBER override for their creator allowing VIEW_CHANNELS | SEND_MESSAGES
 - ``GET /servers/{sid}/emojis``: -> ``{"emojis": [Emoji]}``
 - ``POST /servers/{sid}/emojis``: ``{name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}`` (MANAGE_SERVER; 409 name taken)
 - ``DELETE /servers/{sid}/emojis/{eid}``: -> 204 (MANAGE_SERVER)

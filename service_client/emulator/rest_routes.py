@@ -157,18 +157,22 @@ class CoreRoutes(OverrideRoutes):
         return json_response(self.store.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/categories {name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)."""
+        """``POST /servers/{sid}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
+        (MANAGE_CHANNELS); a private one keeps the caller in (its own MEMBER override)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
-        return json_response({"category": await self.ops.create_category(sid, body.get("name"))}, 201)
+        category = await self.ops.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
+                                                  creator=ctx.uid)
+        return json_response({"category": category}, 201)
 
     async def post_channel(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS)."""
+        """``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS); a private one
+        keeps the caller in (its own MEMBER override)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
-        return json_response({"channel": await self.ops.create_channel(sid, body)}, 201)
+        return json_response({"channel": await self.ops.create_channel(sid, body, creator=ctx.uid)}, 201)
 
     async def get_stats(self, ctx: Ctx) -> Response:
         """``GET /servers/{sid}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""

@@ -1,12 +1,12 @@
-"""Invites never reveal a channel the caller may not view; the member list comes as the service
-sends it."""
+"""Invites never reveal a channel the caller may not view; the creator of a private channel or
+category keeps access to it; the member list comes as the service sends it."""
 
 from __future__ import annotations
 
 import pytest
 import requests
 
-VIEW, MANAGE_INVITES = 512, 16
+VIEW, SEND, MANAGE_CHANNELS, MANAGE_INVITES = 512, 1024, 4, 16
 
 
 def call(world, method, path, token, **kw):
@@ -67,3 +67,61 @@ def test_the_member_list_is_a_bare_array_and_a_search_is_wrapped(world):
     assert sorted(m["user"]["publicId"] for m in listed) == sorted([world.human["publicId"], world.bot["publicId"]])
     found = call(world, "GET", f"/servers/{sid}/members", world.human_token, params={"search": "ali"}).json()
     assert [m["publicId"] for m in found["members"]] == [world.human["publicId"]]
+
+
+# ---------------------------------------------------------------------------------- private channels
+@pytest.fixture
+def manager(world):
+    """carol: a member whose role may manage channels, neither owner nor administrator."""
+    emu, sid = world.emulator, world.server["publicId"]
+    carol = emu.create_user("carol")
+    role = emu.create_role(sid, "channel managers", MANAGE_CHANNELS | VIEW | SEND)["role"]
+    emu.add_member(sid, carol["user"]["publicId"], role_ids=[role["publicId"]])
+    return carol
+
+
+def test_the_creator_of_a_private_channel_can_read_and_send_in_it(world, manager, conns):
+    emu, sid = world.emulator, world.server["publicId"]
+    carol_id = manager["user"]["publicId"]
+    made = call(world, "POST", f"/servers/{sid}/channels", manager["token"],
+                json={"name": "ticket-1", "type": "TEXT", "isPrivate": True})
+    assert made.status_code == 201
+    cid = made.json()["channel"]["publicId"]
+    assert call(world, "GET", f"/channels/{cid}", manager["token"]).status_code == 200
+    overrides = call(world, "GET", f"/channels/{cid}/overrides", manager["token"]).json()["overrides"]
+    assert [(o["type"], o["targetId"], o["allow"], o["deny"]) for o in overrides] == [
+        ("MEMBER", carol_id, str(VIEW | SEND), "0")]
+    carol = conns(manager["token"], carol_id)
+    carol.emit("message:send", {"channelPublicId": cid, "content": "opened", "embeds": [], "nonce": "t1"})
+    assert carol.wait("message:new")["nonce"] == "t1"
+    # others still do not see it; the override is deleted like any other, and the access goes with it
+    assert call(world, "GET", f"/channels/{cid}", world.bot_token).status_code == 403
+    r = call(world, "DELETE", f"/channels/{cid}/overrides/{overrides[0]['id']}", world.human_token)
+    assert r.status_code == 204
+    assert call(world, "GET", f"/channels/{cid}", manager["token"]).status_code == 403
+    assert emu.overrides(cid) == []
+
+
+def test_the_creator_of_a_private_category_keeps_it_and_its_new_channels(world, manager):
+    sid = world.server["publicId"]
+    carol_id = manager["user"]["publicId"]
+    made = call(world, "POST", f"/servers/{sid}/categories", manager["token"], json={"name": "Staff", "isPrivate": True})
+    assert made.status_code == 201 and made.json()["category"]["isPrivate"] is True
+    cat = made.json()["category"]["publicId"]
+    overrides = call(world, "GET", f"/servers/{sid}/categories/{cat}/overrides", manager["token"]).json()["overrides"]
+    assert [(o["type"], o["targetId"], o["allow"]) for o in overrides] == [("MEMBER", carol_id, str(VIEW | SEND))]
+    inside = call(world, "POST", f"/servers/{sid}/channels", manager["token"],
+                  json={"name": "staff-chat", "type": "TEXT", "categoryId": cat}).json()["channel"]["publicId"]
+    assert call(world, "GET", f"/channels/{inside}", manager["token"]).status_code == 200
+    assert call(world, "GET", f"/channels/{inside}", world.bot_token).status_code == 403
+
+
+def test_a_public_channel_and_a_control_plane_channel_get_no_creator_override(world, manager):
+    emu, sid = world.emulator, world.server["publicId"]
+    public = call(world, "POST", f"/servers/{sid}/channels", manager["token"], json={"name": "open"}).json()
+    assert emu.overrides(public["channel"]["publicId"]) == []
+    seeded = requests.post(f"{emu.control_url}/servers/{sid}/channels", timeout=5,
+                           json={"name": "seeded", "type": "TEXT", "isPrivate": True}).json()["channel"]
+    assert emu.overrides(seeded["publicId"]) == []  # no user created it
+    r = call(world, "POST", f"/servers/{sid}/categories", manager["token"], json={"name": "C", "isPrivate": "yes"})
+    assert r.status_code == 400
