@@ -2,7 +2,7 @@
 
 A page of another origin tries the control plane as a cross-site form or script would; a fault
 rule tries to serve script on the emulator's own origin; a DNS-rebound name tries to reach the
-emulator.
+emulator; a user name with right-to-left overrides tries to turn the page's own words around.
 Each test looks only at what the browser did and what the emulator holds afterwards.
 """
 
@@ -23,6 +23,10 @@ from .conftest import sign_in
 pytestmark = pytest.mark.browser
 
 expect: Any = None  # playwright's expect, imported once a test runs (playwright may be missing)
+
+#: Right-to-left override: everything after it, to the end of its paragraph, is laid out reversed.
+RLO = "\u202e"
+
 
 @pytest.fixture(autouse=True)
 def _expect() -> None:
@@ -160,3 +164,48 @@ def test_the_page_works_under_an_allowed_name(launch_chromium: Callable[..., Any
         page.locator("#admin-channel-name").fill("made-from-the-page")  # a control-plane write, same origin
         page.get_by_role("button", name="Create channel").click()
         expect(page.locator('#channels .channel[data-name="made-from-the-page"]')).to_have_count(1)
+
+
+#: Left edges of the characters of ``word`` in the first text node of ``selector`` that holds it.
+CHAR_LEFTS = """([selector, word]) => {
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(word);
+    if (at < 0) continue;
+    return [...word].map((_, k) => {
+      const range = document.createRange();
+      range.setStart(node, at + k);
+      range.setEnd(node, at + k + 1);
+      return range.getBoundingClientRect().left;
+    });
+  }
+  return null;
+}"""
+
+
+def reads_left_to_right(page: Any, selector: str, word: str) -> bool:
+    lefts = page.evaluate(CHAR_LEFTS, [selector, word])
+    assert lefts is not None, (selector, word, page.locator(selector).inner_text())
+    return bool(all(a < b for a, b in zip(lefts, lefts[1:], strict=False)))
+
+
+def test_a_right_to_left_override_in_a_name_leaves_the_pages_words_alone(
+        emulator: Emulator, open_page: Any) -> None:
+    alice = emulator.create_user("alice")
+    mallory = emulator.create_user(RLO + "mallory")
+    created = emulator.create_server(RLO + "Evil Server", alice["user"]["publicId"],
+                                     channels=[{"name": "general", "type": "TEXT"}])
+    sid = created["server"]["publicId"]
+    emulator.add_member(sid, mallory["user"]["publicId"])
+    page = open_page("alice")
+    page.locator(f'#rail .server-btn[data-id="{sid}"]').click()
+    page.locator('#channels .channel[data-name="general"]').click()
+    mallory_page = open_page(RLO + "mallory")
+    mallory_page.locator('#channels .channel[data-name="general"]').click()
+    mallory_page.locator("#composer").press_sequentially("hi")
+    expect(page.locator("#typing")).to_contain_text("is typing")
+    assert reads_left_to_right(page, "#typing", "typing"), "the name turned 'is typing' around"
+    # a notice about a server whose name holds the override, with the page's words after it
+    emulator.delete_server(sid)
+    expect(page.locator("#notices .notice-text").filter(has_text="no longer in")).to_have_count(1)
+    assert reads_left_to_right(page, "#notices", "deleted"), "the server name turned the notice around"
