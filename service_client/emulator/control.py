@@ -78,6 +78,10 @@ class EmulatorCore:
         db: sqlite3 database (``":memory:"`` or a file path).
         ping_interval: Engine.IO ping interval, seconds.
         ping_timeout: Engine.IO ping timeout, seconds.
+        carry_from: A stopped core whose state, fault rules, limiter, journal, settings and sizes
+            this one takes over (a restart).
+        hosts: The ``Host`` headers and origins to answer (:class:`~.guard.HostRules`); default:
+            ``127.0.0.1``, ``localhost`` and ``[::1]`` on any port.
     """
 
     def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
@@ -523,8 +527,9 @@ class EmulatorCore:
         for key in ("realisticRooms", "sendErrors", "refuseAuth", "limits"):
             if key in body and not isinstance(body[key], bool):
                 raise BadRequest(f"{key} must be a boolean")
-        if "maxBodyBytes" in body and body["maxBodyBytes"] is None:
-            raise BadRequest("maxBodyBytes must be an integer")
+        for key in ("journalEntries", "journalBodyBytes", "maxBodyBytes"):
+            if key in body and body[key] is None:
+                raise BadRequest(f"{key} must be an integer")
         voice: dict[str, Any] = {}
         if "voiceUrl" in body:
             voice["voice_url"] = body["voiceUrl"]

@@ -139,7 +139,8 @@ def test_sizes_over_the_control_plane_and_their_defaults(world):
 @pytest.mark.parametrize("settings", [
     '{"journalEntries": 0}', '{"journalEntries": -1}', '{"journalEntries": 2.5}', '{"journalEntries": "9"}',
     '{"journalEntries": true}', '{"journalEntries": NaN}', '{"journalBodyBytes": 0}',
-    '{"journalBodyBytes": 1e999}', '{"maxBodyBytes": -5}', '{"maxBodyBytes": null}', '{"maxBodyBytes": 10}',
+    '{"journalBodyBytes": 1e999}', '{"journalBodyBytes": null}', '{"maxBodyBytes": -5}', '{"maxBodyBytes": null}',
+    '{"maxBodyBytes": 10}',
     '{"maxBodyBytes": 1e12}',
 ])
 def test_bad_sizes_are_refused_and_change_nothing(world, settings):
