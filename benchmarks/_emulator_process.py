@@ -60,6 +60,7 @@ class EmulatorProcess:
         self.base_url = self.root + "/api/v2"
         self.control_url = self.root + "/_emulator"
         self._control = requests.Session()
+        self._control.headers["Content-Type"] = "application/json"  # control-plane writes need it, bodiless ones too
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "service_client", "emulator", "--port", str(self.port)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

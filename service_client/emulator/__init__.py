@@ -7,7 +7,8 @@ Layout: ``store/`` (sqlite3 state and record shapes, one module per family of en
 mode, rooms, socket events, voice signalling), ``wire.py`` (bulk posts written to websockets as
 whole runs of frames), ``ops.py`` and ``ops_*.py`` (state changes with their fan-out),
 ``app.py``, ``routing.py`` and ``rest_*.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules,
-limiter, request journal), ``control.py`` (``EmulatorCore``, the ASGI application, and the
+limiter, request journal), ``journal.py`` (the sizes kept to, the emit journal), ``guard.py`` (the
+web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASGI application, and the
 ``/_emulator`` routes), ``emulator.py`` (``Emulator``) and ``serving.py`` (its server thread),
 ``demo.py`` (``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the
 web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
@@ -26,6 +27,16 @@ Everything binds ``127.0.0.1`` on one port: REST at ``http://127.0.0.1:PORT/api/
 at ``http://127.0.0.1:PORT`` (path ``/socket.io/``, websocket transport accepted directly, auth
 ``{"token": ...}``, refusal ``Authentication failed``), control plane at
 ``http://127.0.0.1:PORT/_emulator``.
+
+Web surface (``guard.py``): only ``127.0.0.1``, ``localhost`` and ``[::1]`` with the port (and the
+bound interface, and ``Emulator(allowed_hosts=)`` / ``--allowed-host``) are answered; any other
+``Host`` gets 421 on every path, the socket.io upgrade included. Every answer but the page itself
+is JSON or plain text with ``X-Content-Type-Options: nosniff`` and ``Content-Security-Policy:
+default-src 'none'; frame-ancestors 'none'``. A control-plane request with another ``Origin``
+gets 403; a control-plane write (POST, PUT, PATCH, DELETE) without ``Content-Type:
+application/json`` gets 415. socket.io sends no CORS headers. Bodies over ``max_body_bytes``
+(16 MiB) get 413 unread; both journals are rings (``journal_entries``, 10,000) keeping
+``journal_body_bytes`` (8,192) of each body, cut with ``…[truncated: N bytes in all]``.
 
 REST (``/api/v2``, ``Authorization: Bearer <token>``):
 
@@ -49,7 +60,8 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /chat/{cid}/search``: ``?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first
   (``before`` / ``after``: message ids of this channel)
 - ``DELETE /invites/{code}``: -> 204; MANAGE_INVITES on the invite's server
-- ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired
+- ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired; 403 to a member who may not
+  view its channel (anyone outside the server may resolve it)
 - ``GET /servers``: -> ``{"servers": [Server]}``
 - ``POST /servers``: ``{name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403
 - ``DELETE /servers/{sid}``: -> 204 (owner only)
@@ -59,15 +71,18 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /servers/{sid}/bans``: -> ``{"bans": [Ban]}`` (BAN_MEMBERS)
 - ``POST /servers/{sid}/boost``: -> 204: membership checked, no other effect
 - ``GET /servers/{sid}/categories``: -> ``{categories, uncategorizedChannels}``
-- ``POST /servers/{sid}/categories``: ``{name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
-- ``POST /servers/{sid}/channels``: -> 201 ``{"channel"}`` (MANAGE_CHANNELS)
+- ``POST /servers/{sid}/categories``: ``{name, isPrivate?}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
+- ``POST /servers/{sid}/channels``: -> 201 ``{"channel"}`` (MANAGE_CHANNELS); private channels and
+  categories also get a MEMBER override for their creator allowing VIEW_CHANNELS | SEND_MESSAGES
 - ``GET /servers/{sid}/emojis``: -> ``{"emojis": [Emoji]}``
 - ``POST /servers/{sid}/emojis``: ``{name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}`` (MANAGE_SERVER; 409 name taken)
 - ``DELETE /servers/{sid}/emojis/{eid}``: -> 204 (MANAGE_SERVER)
-- ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES)
-- ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``
+- ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES); invites to
+  channels the caller may not view are left out
+- ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
+  403 to a channel the caller may not view
 - ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
-- ``GET /servers/{sid}/members``: ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
+- ``GET /servers/{sid}/members``: -> bare ``[Member]``; ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
 - ``GET /servers/{sid}/members/{uid}``: -> bare Member; 404 if not a member
 - ``PATCH /servers/{sid}/members/{uid}``: ``{roles?, nickname?}`` -> 204 (MANAGE_ROLES)
 - ``PUT /servers/{sid}/notifications``: ``{muted?, muteUntil?, mentionsOnly?}`` -> 204 (the caller's own)
@@ -113,8 +128,10 @@ role overrides together, its own override (deny, then allow each time). A member
 a channel does not get it in the category listing, is refused its reads (403), cannot post in it
 or join it (voice), and receives none of its events (its voice events included).
 
-Errors are ``{"error": text}``: 400 bad JSON/fields, 401 no or unknown token, 403 not a member or
-missing permission, 404 unknown entity or route, 405 wrong method on a known path. Bad input never
+Errors are ``{"error": text}``: 400 bad JSON/fields (JSON nested deeper than 64 levels, ``NaN``,
+``Infinity`` and numbers too large for a float included), 401 no or unknown token, 403 not a member or
+missing permission, 404 unknown entity or route, 405 wrong method on a known path, 413 a body over
+``max_body_bytes``, 421 an unknown ``Host``. Bad input never
 answers 500 and never changes state (``tests/emulator/test_fuzz.py``). Length caps: names and ids
 10,000 characters, URLs 2,048, descriptions 1,024, nicknames 64, ban reasons 512, integers
 (``maxAge``, ``maxUses``, ``position``) 0..2**31-1, role colours ``#rrggbb``. Request lines over
@@ -137,7 +154,8 @@ userPublicId}``. Anything else is dropped: bad payloads, unknown events, emits o
 ``disconnect``, undecodable Engine.IO or socket.io frames; the connection stays up. A leaver
 always receives its own ``voice:user-left``.
 
-Control routes (JSON, no auth; 400/404 as above):
+Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (415) and an
+``Origin``, if any, of the emulator's own (403); 400/404 as above):
 
 =========================================  =========================================================
 ``POST /reset``                            delete all state, faults, limiter, journal; 204
@@ -176,12 +194,14 @@ Control routes (JSON, no auth; 400/404 as above):
 ``POST /emit``                             ``{event, payload, toUser?, toServer?, toChannel?}`` raw event; 204
 ``GET /emits``                             -> ``{emits: [{event, payload, userId, at}]}`` client emits received
 ``POST /faults``                           ``{method, path (glob), status?, count? (null = all), retryAfter?,
-                                           delayMs?, body?, contentType?}`` -> 201 ``{fault: {id, ...}}``
+                                           delayMs?, body?, contentType?: "application/json"|"text/plain"}``
+                                           -> 201 ``{fault: {id, ...}}`` (never HTML: other types 400)
 ``GET /faults`` / ``DELETE /faults``       list / remove every fault rule
 ``POST /ratelimit`` ``{limit, windowMs, retryAfterFraction?}``  per-bucket limiter (``limit: null`` = off); 204
 ``POST /outage`` ``{seconds}``             refuse WebSocket upgrades (503) for a time (null lifts it); 204
 ``POST /settings``                         ``{realisticRooms?, sendErrors?, refuseAuth?, voiceUrl?, limits?,
-                                           echo?: "normal"|"drop"|"duplicate"|"delay", echoDelayMs?}``; 204
+                                           echo?: "normal"|"drop"|"duplicate"|"delay", echoDelayMs?,
+                                           journalEntries?, journalBodyBytes?, maxBodyBytes?}``; 204
                                            (``reset`` restores the defaults; see ``Emulator.configure``)
 ``GET /snapshot``                          -> ``{tables: {table: [[column values]] sorted}, voice: {...}}``:
                                            the whole stored state, equal before and after a no-op

@@ -1,7 +1,9 @@
-"""``python -m service_client.emulator [--port N] [--db PATH] [--seed demo]``: serve the emulator.
+"""``python -m service_client.emulator [--port N] [--db PATH] [--seed demo] [--allowed-host NAME]``:
+serve the emulator.
 
 Prints the URLs (the web page's too) and, with ``--seed demo``, the demo tokens, then serves
-until Ctrl-C.
+until Ctrl-C. It answers only ``127.0.0.1``, ``localhost`` and ``[::1]`` with its port, plus each
+``--allowed-host`` (for instance the name a container or another machine uses to reach it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
 
     Args:
         argv: Command-line arguments (default ``sys.argv[1:]``): ``--port N`` (0 = free port),
-            ``--db PATH`` (sqlite3 file; default in memory), ``--seed demo``.
+            ``--db PATH`` (sqlite3 file; default in memory), ``--seed demo``, ``--allowed-host
+            NAME`` (repeatable: ``name``, ``name:port`` or an IPv6 address, see ``Emulator``).
 
     Returns:
         The process exit status (0 after Ctrl-C, 2 for bad arguments, 1 if it cannot start).
@@ -29,11 +32,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--db", default=":memory:", help="sqlite3 database file (default: in memory)")
     parser.add_argument("--seed", choices=["demo"], default=None, help="seed the demo world")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME", dest="allowed_hosts",
+                        help="also answer this Host (name: any port, name:port: that port); repeatable. "
+                             "Every other host but 127.0.0.1, localhost and [::1] gets 421")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    emu = Emulator(port=args.port, db=args.db)
+    try:
+        emu = Emulator(port=args.port, db=args.db, allowed_hosts=args.allowed_hosts)
+    except (TypeError, ValueError) as exc:
+        print(f"emulator: {exc}", file=sys.stderr)
+        return 2
     try:
         emu.start()
     except (OSError, RuntimeError) as exc:

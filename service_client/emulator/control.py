@@ -10,13 +10,13 @@ in-process ``Emulator`` (``emulator.py``) drives the same core from other thread
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import socketio  # type: ignore[import-untyped]
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -32,34 +32,31 @@ from .app import (
     split_path,
 )
 from .faults import FaultTable, RateLimiter, RequestLog
+from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse
+from .journal import Bounds, finite_number
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
+from .routing import json_object, read_body
 from .store import BadRequest, Forbidden, NotFound, Store
 from .webui import page_file
 from .wire import Wire
 
 logger = logging.getLogger("service_client.emulator")
 
+#: Path prefix of socket.io (its polling transport and its WebSocket upgrades).
+SOCKETIO_PREFIX = "/socket.io"
+
 
 class _Body:
-    """Parsed JSON body of a control request."""
+    """The raw body of a control request, parsed on demand."""
 
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
 
     def obj(self, *, optional: bool = False) -> dict[str, Any]:
-        """The JSON body as a dict (400 when it is not an object, or missing unless optional)."""
-        if not self.raw.strip():
-            if optional:
-                return {}
-            raise BadRequest("A JSON object body is required")
-        try:
-            data = json.loads(self.raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadRequest("Invalid JSON body") from exc
-        if not isinstance(data, dict):
-            raise BadRequest("The JSON body must be an object")
-        return data
+        """The JSON body as a dict (:func:`~.routing.json_object`: 400 when it is not an object,
+        nested too deeply, holds NaN, or is missing unless ``optional``)."""
+        return json_object(self.raw, optional=optional)
 
 
 #: A control route handler: ``(path params, body, request) -> response``.
@@ -81,16 +78,24 @@ class EmulatorCore:
         db: sqlite3 database (``":memory:"`` or a file path).
         ping_interval: Engine.IO ping interval, seconds.
         ping_timeout: Engine.IO ping timeout, seconds.
+        carry_from: A stopped core whose state, fault rules, limiter, journal, settings and sizes
+            this one takes over (a restart).
+        hosts: The ``Host`` headers and origins to answer (:class:`~.guard.HostRules`); default:
+            ``127.0.0.1``, ``localhost`` and ``[::1]`` on any port.
     """
 
     def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
-                 carry_from: EmulatorCore | None = None) -> None:
+                 carry_from: EmulatorCore | None = None, hosts: HostRules | None = None) -> None:
         self.store: Store = Store(db) if carry_from is None else carry_from.store
-        self.rt = Realtime(self.store, ping_interval=ping_interval, ping_timeout=ping_timeout)
+        #: The sizes journals and request bodies keep to (``configure``; ``reset`` restores them).
+        self.bounds: Bounds = Bounds() if carry_from is None else carry_from.bounds
+        #: The ``Host`` headers and origins answered (default: the loopback names, any port).
+        self.hosts = hosts if hosts is not None else HostRules()
+        self.rt = Realtime(self.store, ping_interval=ping_interval, ping_timeout=ping_timeout, bounds=self.bounds)
         self.ops = Operations(self.store, self.rt)
         self.faults: FaultTable = FaultTable() if carry_from is None else carry_from.faults
         self.limiter: RateLimiter = RateLimiter() if carry_from is None else carry_from.limiter
-        self.log: RequestLog = RequestLog() if carry_from is None else carry_from.log
+        self.log: RequestLog = RequestLog(self.bounds) if carry_from is None else carry_from.log
         if carry_from is not None:
             for attr in ("realistic_rooms", "send_errors", "refuse_auth", "voice_url", "voice_e2ee_key", "echo",
                          "echo_delay_ms", "limits"):
@@ -103,20 +108,22 @@ class EmulatorCore:
         self.control: Router[ControlHandler] = Router()
         self._control_routes()
         self._page_routes()
-        self.asgi = socketio.ASGIApp(self.rt.sio, other_asgi_app=self._http, socketio_path="socket.io")
+        self.asgi = socketio.ASGIApp(self.rt.sio, other_asgi_app=self._http, socketio_path=SOCKETIO_PREFIX[1:])
 
     # ------------------------------------------------------------------ ASGI
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Top-level ASGI entry: outage window for WebSockets, then socket.io or HTTP."""
-        if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
-            await receive()  # websocket.connect
-            if "websocket.http.response" in scope.get("extensions", {}):
-                await send({"type": "websocket.http.response.start", "status": 503,
-                            "headers": [(b"content-type", b"application/json")]})
-                await send({"type": "websocket.http.response.body", "body": b'{"error":"outage"}'})
-            else:
-                await send({"type": "websocket.close", "code": 1013})
+        """Top-level ASGI entry: unknown hosts refused, the outage window for WebSockets, then
+        socket.io or HTTP (every HTTP answer with the strict headers, :mod:`.guard`)."""
+        if scope["type"] in ("http", "websocket") and not self.hosts.allows(Headers(scope=scope).get("host", "")):
+            await refuse(scope, receive, send, 421, "Misdirected request: this emulator does not answer that host")
             return
+        if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
+            await refuse(scope, receive, send, 503, "outage", close_code=1013)
+            return
+        if scope["type"] == "http":
+            send = StrictHeaders(send).send
+            if scope["path"].startswith(SOCKETIO_PREFIX + "/"):
+                send = JsonErrors(send).send
         if scope["type"] == "websocket":
             send = Wire(send).send  # bulk posts write whole runs of frames (see wire.py)
             inner = receive
@@ -180,13 +187,16 @@ class EmulatorCore:
             await error_response(404, "Not found")(scope, receive, send)
 
     async def _control(self, scope: dict[str, Any], receive: Any, rel_raw: str) -> Response:
+        refused = control_refusal(scope, self.hosts)
+        if refused is not None:
+            return error_response(*refused)
         request = Request(scope, receive)
         matched = self.control.match(scope["method"].upper(), split_path(rel_raw))
         if isinstance(matched, int):
             return error_response(matched, "Method not allowed" if matched == 405 else "Not found")
         handler, params = matched
         try:
-            body = _Body(await request.body())
+            body = _Body(await read_body(request, self.bounds.max_body_bytes))
             return await handler(params, body, request)
         except HTTPError as exc:
             return error_response(exc.status, exc.message)
@@ -216,6 +226,7 @@ class EmulatorCore:
         self.rt.limits = False
         self.rt.voice_url = DEFAULT_VOICE_URL
         self.rt.voice_e2ee_key = None
+        self.bounds.reset()
         self.store.reset()
         self.faults.clear()
         self.limiter.configure(None)
@@ -469,7 +480,7 @@ class EmulatorCore:
         return no_content()
 
     async def _c_emits(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        return json_response({"emits": [{k: v for k, v in e.items() if k != "sid"} for e in self.rt.journal]})
+        return json_response({"emits": self.rt.journal.entries()})
 
     async def _c_faults(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -488,36 +499,47 @@ class EmulatorCore:
 
     async def _c_ratelimit(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        window_ms = body.get("windowMs", 1000)
-        if isinstance(window_ms, bool) or not isinstance(window_ms, (int, float)):
-            raise BadRequest("windowMs must be a number")
-        self.limiter.configure(body.get("limit"), window_ms / 1000.0,
-                               retry_after_fraction=bool(body.get("retryAfterFraction", False)))
+        window_ms = finite_number(body.get("windowMs", 1000), "windowMs", 0, MAX_WINDOW_MS)
+        fraction = body.get("retryAfterFraction", False)
+        if not isinstance(fraction, bool):
+            raise BadRequest("retryAfterFraction must be a boolean")
+        self.limiter.configure(body.get("limit"), window_ms / 1000.0, retry_after_fraction=fraction)
         return no_content()
 
     async def _c_outage(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        seconds = body.get("seconds")
+        self.set_outage(body.get("seconds"))
+        return no_content()
+
+    def set_outage(self, seconds: Any) -> None:
+        """Refuse WebSocket upgrades for ``seconds`` (a finite number in 0..86400); None lifts it.
+
+        Raises:
+            TypeError: Not a number. ValueError: NaN, an infinity, negative or over a day.
+        """
         if seconds is None:
             self.outage_until = None
-        elif isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise BadRequest("seconds must be a number or null")
         else:
-            self.outage_until = time.monotonic() + float(seconds)
-        return no_content()
+            self.outage_until = time.monotonic() + finite_number(seconds, "seconds", 0, MAX_OUTAGE_S)
 
     async def _c_settings(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         for key in ("realisticRooms", "sendErrors", "refuseAuth", "limits"):
             if key in body and not isinstance(body[key], bool):
                 raise BadRequest(f"{key} must be a boolean")
-        apply_settings(self.rt, realistic_rooms=body.get("realisticRooms"), send_errors=body.get("sendErrors"),
-                        refuse_auth=body.get("refuseAuth"), limits=body.get("limits"), echo=body.get("echo"),
-                        echo_delay_ms=body.get("echoDelayMs"))
+        for key in ("journalEntries", "journalBodyBytes", "maxBodyBytes"):
+            if key in body and body[key] is None:
+                raise BadRequest(f"{key} must be an integer")
+        voice: dict[str, Any] = {}
         if "voiceUrl" in body:
-            self.rt.voice_url = str(body["voiceUrl"])
+            voice["voice_url"] = body["voiceUrl"]
         if "voiceE2eeKey" in body:
-            self.rt.voice_e2ee_key = body["voiceE2eeKey"]
+            voice["voice_e2ee_key"] = body["voiceE2eeKey"] if body["voiceE2eeKey"] is not None else _CLEAR
+        apply_settings(self, realistic_rooms=body.get("realisticRooms"), send_errors=body.get("sendErrors"),
+                       refuse_auth=body.get("refuseAuth"), limits=body.get("limits"), echo=body.get("echo"),
+                       echo_delay_ms=body.get("echoDelayMs"), journal_entries=body.get("journalEntries"),
+                       journal_body_bytes=body.get("journalBodyBytes"), max_body_bytes=body.get("maxBodyBytes"),
+                       **voice)
         return no_content()
 
     async def _c_voice_join(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -539,8 +561,25 @@ class EmulatorCore:
         return no_content()
 
 
-def apply_settings(rt: Realtime, **settings: Any) -> None:
-    """Check then apply toggles (all or nothing). Raises TypeError / ValueError."""
+#: Longest limiter window, milliseconds (a day), and longest outage, seconds (a day).
+MAX_WINDOW_MS = 86_400_000
+MAX_OUTAGE_S = 86_400
+#: ``apply_settings(voice_e2ee_key=_CLEAR)`` sets the key back to None (None means "unchanged").
+_CLEAR = object()
+
+
+def apply_settings(core: EmulatorCore, **settings: Any) -> None:
+    """Check every given setting, then apply them all (all or nothing); None leaves one unchanged.
+
+    Settings: ``realistic_rooms``, ``send_errors``, ``refuse_auth``, ``limits`` (bools), ``echo``
+    (:data:`~.realtime.ECHO_MODES`), ``echo_delay_ms`` (0..600000), ``voice_url`` (str),
+    ``voice_e2ee_key`` (str, or ``_CLEAR``), ``journal_entries``, ``journal_body_bytes``,
+    ``max_body_bytes`` (ints, see :class:`~.journal.Bounds`).
+
+    Raises:
+        TypeError: A wrongly typed value. ValueError: A value out of range, or an unknown echo mode.
+    """
+    rt = core.rt
     for key in ("realistic_rooms", "send_errors", "refuse_auth", "limits"):
         value = settings.get(key)
         if value is not None and not isinstance(value, bool):
@@ -548,12 +587,24 @@ def apply_settings(rt: Realtime, **settings: Any) -> None:
     echo, delay = settings.get("echo"), settings.get("echo_delay_ms")
     if echo is not None and echo not in ECHO_MODES:
         raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}")
-    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float))
-                              or not 0 <= delay <= 600_000):
-        raise ValueError("echo_delay_ms must be a number of milliseconds in 0..600000")
-    for key, attr in (("realistic_rooms", "realistic_rooms"), ("send_errors", "send_errors"),
-                      ("refuse_auth", "refuse_auth"), ("limits", "limits"), ("echo", "echo")):
-        if settings.get(key) is not None:
-            setattr(rt, attr, settings[key])
     if delay is not None:
-        rt.echo_delay_ms = float(delay)
+        delay = finite_number(delay, "echo_delay_ms", 0, 600_000)
+    voice_url, e2ee_key = settings.get("voice_url"), settings.get("voice_e2ee_key")
+    if voice_url is not None and not isinstance(voice_url, str):
+        raise TypeError("voice_url must be a string")
+    if e2ee_key is not None and e2ee_key is not _CLEAR and not isinstance(e2ee_key, str):
+        raise TypeError("voice_e2ee_key must be a string or null")
+    sizes = Bounds.check(journal_entries=settings.get("journal_entries"),
+                         journal_body_bytes=settings.get("journal_body_bytes"),
+                         max_body_bytes=settings.get("max_body_bytes"))
+    for attr in ("realistic_rooms", "send_errors", "refuse_auth", "limits", "echo", "voice_url"):
+        if settings.get(attr) is not None:
+            setattr(rt, attr, settings[attr])
+    if delay is not None:
+        rt.echo_delay_ms = delay
+    if e2ee_key is not None:
+        rt.voice_e2ee_key = None if e2ee_key is _CLEAR else str(e2ee_key)
+    for attr, value in sizes.items():
+        setattr(core.bounds, attr, value)
+    core.log.trim()
+    rt.journal.trim()

@@ -6,13 +6,13 @@ onto the server's loop and waits a bounded time.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from .._content import decode_content
 from .app import API_PREFIX, CONTROL_PREFIX
 from .control import EmulatorCore, apply_settings
+from .guard import HostRules
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
 from .store import PROFILE_FIELDS
 
@@ -31,10 +31,20 @@ class Emulator:
         db: sqlite3 database: ``":memory:"`` (default) or a file path.
         ping_interval: Engine.IO ping interval, seconds.
         ping_timeout: Engine.IO ping timeout, seconds.
+        allowed_hosts: More ``Host`` names to answer besides ``127.0.0.1``, ``localhost`` and
+            ``[::1]`` with the emulator's port (and ``host``): ``"name"`` on any port,
+            ``"name:port"`` on that port only, or an IPv6 address. Every other ``Host`` gets
+            421, so that a page on a name rebound to this machine reaches nothing; control-plane
+            requests from these origins are accepted as the emulator's own.
+
+    Raises:
+        TypeError, ValueError: A bad argument (``allowed_hosts``: a string instead of a list, a
+            URL, a wildcard, a bad port).
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, db: str = ":memory:",
-                 ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
+                 ping_interval: float = 25.0, ping_timeout: float = 20.0,
+                 allowed_hosts: Iterable[str] = ()) -> None:
         if not isinstance(host, str) or not host:
             raise TypeError("host must be a non-empty string")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -44,9 +54,11 @@ class Emulator:
         for value, name in ((ping_interval, "ping_interval"), (ping_timeout, "ping_timeout")):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds")
+        HostRules(host, port, allowed_hosts)  # checks the names now, at the call site
         self.host = host
         self.port = port
         self.db = db
+        self.allowed_hosts: tuple[str, ...] = tuple(allowed_hosts)
         self.ping_interval = float(ping_interval)
         self.ping_timeout = float(ping_timeout)
         self.core: EmulatorCore | None = None
@@ -98,7 +110,7 @@ class Emulator:
         sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
-                                 carry_from=self._kept)
+                                 carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts))
         self._kept = None
         self._serving = ServerThread(self.core, sock)
         if not self._serving.start(timeout):
@@ -401,7 +413,10 @@ class Emulator:
         token inside strings, read ``[REDACTED]``; the webhook token of a webhook execution's path
         reads ``***`` inside strings, as in ``path``), None when empty or not JSON; ``userId`` is the
         public id of the user whose valid token came with the request, else None. Every request
-        is recorded with both, faults and unknown routes included.
+        is recorded with both, faults, unknown routes and bodies over the limit (413, ``body``
+        None) included. The journal keeps the newest ``journal_entries`` requests, oldest first,
+        and a ``body`` longer than ``journal_body_bytes`` as compact JSON reads as a string of
+        its first bytes ending ``…[truncated: N bytes in all]`` (see :meth:`configure`).
         """
         assert self.core is not None
         return self.core.log.snapshot()
@@ -429,11 +444,13 @@ class Emulator:
             count: Requests affected; None = all until :meth:`clear_faults`.
             retry_after: Raw ``Retry-After`` header value.
             delay_ms: Delay before answering, milliseconds.
-            body: Body text instead of ``{"error": ...}`` (e.g. HTML, ``""``).
-            content_type: Content type of ``body``.
+            body: Body text instead of ``{"error": ...}`` (e.g. an HTML-looking proxy page, ``""``).
+            content_type: ``"application/json"`` (the default) or ``"text/plain"``: a fault
+                never answers HTML, which would run on the emulator's own origin.
 
         Raises:
-            TypeError, ValueError: Bad arguments.
+            TypeError, ValueError: Bad arguments (a ``content_type`` such as ``"text/html"``, a
+                NaN delay or ``retry_after``, a ``retry_after`` with control characters).
         """
         assert self.core is not None
         return self.core.faults.add(method, path, status=status, count=count, retry_after=retry_after,
@@ -454,13 +471,19 @@ class Emulator:
         self.core.limiter.configure(limit, window_s, retry_after_fraction=retry_after_fraction)
 
     def set_outage(self, seconds: float | None) -> None:
-        """Refuse WebSocket upgrades (503) for ``seconds``; None lifts it."""
+        """Refuse WebSocket upgrades (503) for ``seconds`` (0 to a day); None lifts it.
+
+        Raises:
+            TypeError: Not a number. ValueError: NaN, an infinity, negative, or over a day.
+        """
         assert self.core is not None
-        self.core.outage_until = None if seconds is None else time.monotonic() + float(seconds)
+        self.core.set_outage(seconds)
 
     def configure(self, *, realistic_rooms: bool | None = None, send_errors: bool | None = None,
                   refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
-                  echo_delay_ms: float | None = None, limits: bool | None = None) -> None:
+                  echo_delay_ms: float | None = None, limits: bool | None = None,
+                  journal_entries: int | None = None, journal_body_bytes: int | None = None,
+                  max_body_bytes: int | None = None) -> None:
         """Emulator settings; None leaves a setting unchanged; ``reset()`` restores the defaults.
 
         Args:
@@ -475,15 +498,24 @@ class Emulator:
             limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
                 over the embed limits (title 256, description 4096, 25 fields, field name 256,
                 field value 1024, footer 2048, author 256, 6000 in all) is refused (silently, or ``message:error``).
+            journal_entries: Entries each journal keeps, the REST journal (:meth:`requests`) and
+                the emit journal (:meth:`emits`): the newest, 1 to 1,000,000 (default 10,000).
+            journal_body_bytes: Bytes of a request body or emit payload a journal entry keeps,
+                as compact JSON, 16 to 16 MiB (default 8,192): a longer one reads as a string of
+                its first bytes ending ``…[truncated: N bytes in all]``.
+            max_body_bytes: Largest request body read, REST and control plane, 256 bytes to
+                1 GiB (default 16 MiB): a longer one is answered 413 before it is parsed.
 
         Raises:
-            ValueError: Unknown echo mode or a negative delay. TypeError: A flag is not a bool.
+            ValueError: Unknown echo mode, a delay outside 0..600000 ms (NaN included), a size
+                out of range. TypeError: A flag is not a bool, a size not an int, ``voice_url``
+                not a string.
         """
         assert self.core is not None
-        apply_settings(self.core.rt, realistic_rooms=realistic_rooms, send_errors=send_errors,
-                       refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits)
-        if voice_url is not None:
-            self.core.rt.voice_url = voice_url
+        apply_settings(self.core, realistic_rooms=realistic_rooms, send_errors=send_errors,
+                       refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits,
+                       voice_url=voice_url, journal_entries=journal_entries,
+                       journal_body_bytes=journal_body_bytes, max_body_bytes=max_body_bytes)
 
     # ------------------------------------------------------------------ sockets
     def connection_count(self) -> int:
@@ -505,11 +537,10 @@ class Emulator:
                                         to_channel=to_channel))
 
     def emits(self) -> list[dict[str, Any]]:
-        """The emit journal: every client emit received ``[{event, payload, userId, at}]``."""
-        async def run(c: EmulatorCore) -> list[dict[str, Any]]:
-            """The control step, run on the emulator's event loop."""
-            return [{k: v for k, v in e.items() if k != "sid"} for e in c.rt.journal]
-        return self._call(run)
+        """The emit journal: the client emits received ``[{event, payload, userId, at}]``, oldest
+        first; the newest ``journal_entries`` of them, each payload cut to ``journal_body_bytes``
+        (see :meth:`configure`)."""
+        return self._call(lambda c: _value(c.rt.journal.entries()))
 
     # ------------------------------------------------------------------ server extras
     def set_vanity_code(self, server_id: str, code: str | None) -> None:

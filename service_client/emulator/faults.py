@@ -1,7 +1,7 @@
 """Fault injection, the optional rate limiter and the request journal of the emulator.
 
-Fault rules answer what the real service may answer (429 with ``Retry-After``, 5xx, HTML
-bodies, delays, connection resets); the limiter counts requests per bucket (method plus the
+Fault rules answer what the real service may answer (429 with ``Retry-After``, 5xx, bodies that
+are not JSON, delays, connection resets), as JSON or plain text, never as HTML; the limiter counts requests per bucket (method plus the
 first two path segments), as the service's rate limits do.
 
 All three classes are thread-safe (one small lock each): the REST app uses them on the
@@ -15,11 +15,44 @@ import itertools
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from .journal import Bounds, Ring, clip, finite_number
 
 #: Statuses a fault may answer with when no body is given.
 FAULT_STATUSES = (200, 400, 401, 403, 404, 409, 429, 500, 502, 503, 504)
+#: The content types a fault may answer with: never HTML, which would run on the emulator's origin.
+FAULT_CONTENT_TYPES = ("application/json", "text/plain")
+#: Longest delay of a fault, milliseconds (ten minutes), and longest ``Retry-After`` text.
+MAX_DELAY_MS = 600_000
+MAX_RETRY_AFTER_CHARS = 256
+
+
+def _fault_content_type(value: Any) -> str | None:
+    """The media type of a fault's ``content_type`` (lower-cased, parameters dropped), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("content_type must be a string")
+    media = value.split(";", 1)[0].strip().lower()
+    if media not in FAULT_CONTENT_TYPES:
+        raise ValueError("content_type must be application/json or text/plain (a fault never serves HTML)")
+    return media
+
+
+def _retry_after(value: Any) -> str | None:
+    """The ``Retry-After`` header text of a fault: a string of printable ASCII, or a finite number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise TypeError("retry_after must be a string, a number or None")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("retry_after must be a finite number")
+    text = str(value)
+    if len(text) > MAX_RETRY_AFTER_CHARS or not all(" " <= ch <= "~" for ch in text):
+        raise ValueError(f"retry_after must be at most {MAX_RETRY_AFTER_CHARS} printable ASCII characters")
+    return text
 
 
 def bucket_key(method: str, path: str) -> str:
@@ -94,13 +127,15 @@ class FaultTable:
             count: Number of matching requests affected; None for all until cleared.
             retry_after: The raw ``Retry-After`` header value (seconds, fraction or HTTP-date).
             delay_ms: Delay before answering, milliseconds.
-            body: Body text to send instead of the default JSON ``{"error": ...}``.
-            content_type: Content type of ``body`` (default ``application/json`` for the default body,
-                ``text/html`` for a given one).
+            body: Body text to send instead of the default JSON ``{"error": ...}`` (any text: an
+                invalid-JSON or HTML-looking body tests a client's handling of a proxy page).
+            content_type: ``application/json`` (the default) or ``text/plain``, any case, with
+                parameters ignored. Never HTML: a fault answers on the emulator's own origin.
 
         Raises:
             TypeError: A wrongly typed argument.
-            ValueError: A bad status, count or delay.
+            ValueError: A bad status, count, delay, ``Retry-After`` (NaN, an infinity, a control
+                character, over 256 characters) or content type.
         """
         if not isinstance(method, str) or not method:
             raise TypeError("method must be a non-empty string")
@@ -111,15 +146,14 @@ class FaultTable:
             raise ValueError("status must be an HTTP status code")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             raise ValueError("count must be a positive integer or None")
-        if isinstance(delay_ms, bool) or not isinstance(delay_ms, (int, float)) or delay_ms < 0:
-            raise ValueError("delay_ms must be a non-negative number")
-        if status is None and not delay_ms:
+        delay = finite_number(delay_ms, "delay_ms", 0, MAX_DELAY_MS)
+        if status is None and not delay:
             raise ValueError("a fault needs a status or a delay_ms")
         if body is not None and not isinstance(body, str):
             raise TypeError("body must be a string")
         fault = Fault(id=str(next(self._ids)), method=method.upper(), path=path, status=status, remaining=count,
-                      retry_after=None if retry_after is None else str(retry_after), delay_ms=float(delay_ms),
-                      body=body, content_type=content_type)
+                      retry_after=_retry_after(retry_after), delay_ms=delay, body=body,
+                      content_type=_fault_content_type(content_type))
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -187,12 +221,13 @@ class RateLimiter:
         """Set ``limit`` requests per ``window_s`` seconds per bucket; None turns it off.
 
         Raises:
-            ValueError: A non-positive limit or window.
+            ValueError: A non-positive limit, or a window that is not positive and finite.
         """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ValueError("limit must be a positive integer or None")
-        if isinstance(window_s, bool) or not isinstance(window_s, (int, float)) or window_s <= 0:
-            raise ValueError("window_s must be a positive number of seconds")
+        if isinstance(window_s, bool) or not isinstance(window_s, (int, float)) or not math.isfinite(window_s) \
+                or window_s <= 0:
+            raise ValueError("window_s must be a positive, finite number of seconds")
         with self._lock:
             self.limit = limit
             self.window_s = float(window_s)
@@ -218,16 +253,19 @@ class RateLimiter:
             return str(max(1, math.ceil(left)))
 
 
-@dataclass
-class RequestLog:
-    """Journal of REST requests with arrival/completion times and the peak in flight. Thread-safe."""
+class RequestLog(Ring):
+    """Journal of REST requests with arrival/completion times and the peak in flight: a
+    :class:`~.journal.Ring` of the newest ``bounds.journal_entries`` entries, each body cut to
+    ``bounds.journal_body_bytes`` (:func:`~.journal.clip`). Thread-safe.
 
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    in_flight: int = 0
-    max_in_flight: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    Args:
+        bounds: The sizes to keep to (default: a :class:`~.journal.Bounds` of its own).
+    """
 
-    _live: set[int] = field(default_factory=set)
+    def __init__(self, bounds: Bounds | None = None) -> None:
+        super().__init__(bounds if bounds is not None else Bounds())
+        self.max_in_flight = 0
+        self._live: set[int] = set()
 
     def begin(self, entry: dict[str, Any]) -> None:
         """Record a request's arrival (the entry is completed by :meth:`end`). A webhook token in
@@ -235,10 +273,15 @@ class RequestLog:
         if isinstance(entry.get("path"), str):
             entry["path"] = redact_webhook_path(entry["path"])
         with self._lock:
-            self.entries.append(entry)
+            self._push(entry)
             self._live.add(id(entry))
-            self.in_flight = len(self._live)
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.max_in_flight = max(self.max_in_flight, len(self._live))
+
+    def record_body(self, entry: dict[str, Any], body: Any) -> None:
+        """Set an entry's ``body`` (parsed JSON, secrets already redacted), cut to the bound."""
+        clipped = clip(body, self.bounds.journal_body_bytes)
+        with self._lock:
+            entry["body"] = clipped
 
     def end(self, entry: dict[str, Any], status: int) -> None:
         """Record a request's completion with its status."""
@@ -246,20 +289,18 @@ class RequestLog:
             entry["status"] = status
             entry["endedAt"] = time.time() * 1000.0
             self._live.discard(id(entry))
-            self.in_flight = len(self._live)
 
     def snapshot(self) -> list[dict[str, Any]]:
-        """Return a copy of the journal."""
+        """Return a copy of the journal, oldest first."""
         with self._lock:
-            return [dict(e, headers=dict(e.get("headers", {}))) for e in self.entries]
+            return [dict(e, headers=dict(e.get("headers", {}))) for e in self._entries]
 
     def clear(self) -> None:
         """Empty the journal and reset the peak. Requests still in flight from before the clear
         (say, a delayed request a previous test abandoned) no longer count as in flight."""
         with self._lock:
-            self.entries = []
+            self._entries.clear()
             self._live = set()
-            self.in_flight = 0
             self.max_in_flight = 0
 
     def peak(self) -> int:

@@ -10,6 +10,7 @@ from .realtime import MAX_ID_CHARS, channel_room, server_room, user_room
 from .store import (
     CREATABLE_CHANNEL_TYPES,
     BadRequest,
+    Forbidden,
     NotFound,
     parse_permissions,
 )
@@ -76,9 +77,13 @@ class ContentOps(MemberOps):
         return roles
 
     # ------------------------------------------------------------------ channels
-    async def create_channel(self, sid: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def create_channel(self, sid: str, body: dict[str, Any], *, creator: str | None = None) -> dict[str, Any]:
         """Create a channel from a ``POST /servers/{sid}/channels`` body (``{name, type?, categoryId?,
-        isPrivate?}``); join rooms; broadcast ``server:channels_updated``."""
+        isPrivate?}``); join rooms; broadcast ``server:channels_updated``.
+
+        A private channel made by a member (``creator``, the REST caller) also gets that member's
+        own override allowing VIEW_CHANNELS and SEND_MESSAGES (:meth:`~.Store.grant_creator`).
+        """
         name = need_str(body.get("name"), "name")
         ctype = body.get("type", "TEXT")
         if ctype not in CREATABLE_CHANNEL_TYPES:
@@ -95,14 +100,27 @@ class ContentOps(MemberOps):
             raise BadRequest("isPrivate must be a boolean")
         cid = self.store.create_channel(sid, name, ctype, category_id=category_id, is_private=is_private)
         self.store.inherit_category(cid)
+        if is_private and creator is not None:
+            self.store.grant_creator(sid, cid, creator)
         await self.rt.on_channel_created(sid, cid)
         await self.rt.emit("server:channels_updated", {"serverPublicId": sid}, server_room(sid))
         return self.store.channel(cid)
 
-    async def create_category(self, sid: str, name: Any) -> dict[str, Any]:
-        """Create a category; broadcast ``server:categories_updated``."""
+    async def create_category(self, sid: str, name: Any, *, is_private: Any = False,
+                              creator: str | None = None) -> dict[str, Any]:
+        """Create a category; broadcast ``server:categories_updated``. A private one made by a
+        member (``creator``) also gets that member's own override allowing VIEW_CHANNELS and
+        SEND_MESSAGES, which its new channels inherit.
+
+        Raises:
+            BadRequest: A bad name, or ``is_private`` not a bool. NotFound: Unknown server.
+        """
         need_str(name, "name")
-        cat_id = self.store.create_category(sid, name)
+        if not isinstance(is_private, bool):
+            raise BadRequest("isPrivate must be a boolean")
+        cat_id = self.store.create_category(sid, name, is_private=is_private)
+        if is_private and creator is not None:
+            self.store.grant_creator(sid, cat_id, creator)
         await self.rt.emit("server:categories_updated", {"serverPublicId": sid}, server_room(sid))
         return self.store.category(sid, cat_id)
 
@@ -218,13 +236,21 @@ class ContentOps(MemberOps):
 
     # ------------------------------------------------------------------ invites
     async def create_invite(self, sid: str, channel_id: Any, inviter_id: Any, *, max_age: Any = None,
-                            max_uses: Any = None) -> dict[str, Any]:
-        """Create an invite; return ``{"invite": ServerInvite}``."""
+                            max_uses: Any = None, viewer: str | None = None) -> dict[str, Any]:
+        """Create an invite; return ``{"invite": ServerInvite}``.
+
+        Raises:
+            BadRequest: A bad field, or a channel of another server. NotFound: Unknown channel.
+            Forbidden: ``viewer`` (the member asking) may not view the channel: an invite would
+                reveal its name.
+        """
         if channel_id is not None:
             need_str(channel_id, "channelPublicId")
             chan = self.store.channel_row(channel_id)
             if chan["server_id"] != sid:
                 raise BadRequest("channels.errors.not_in_server")
+            if viewer is not None and not self.store.can_view(channel_id, viewer):
+                raise Forbidden("channels.errors.no_access")
         opt_int(max_age, "maxAge")
         opt_int(max_uses, "maxUses")
         code = self.store.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)

@@ -16,9 +16,9 @@ reactions, moderation) and this module (event registration).
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
+from .journal import Bounds
 from .rt_messages import MessageEvents
 from .socket_server import (
     ACTIVITY_TYPES,
@@ -52,8 +52,9 @@ class Realtime(MessageEvents):
         ping_timeout: Engine.IO ping timeout, seconds.
     """
 
-    def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
-        super().__init__(store, ping_interval=ping_interval, ping_timeout=ping_timeout)
+    def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
+                 bounds: Bounds | None = None) -> None:
+        super().__init__(store, ping_interval=ping_interval, ping_timeout=ping_timeout, bounds=bounds)
         self._register()
 
     def _register(self) -> None:
@@ -84,10 +85,7 @@ class Realtime(MessageEvents):
     def _journaled(self, name: str, handler: Any) -> Any:
         async def wrapper(sid: str, *args: Any) -> Any:
             """Call the socket event handler, dropping malformed input instead of raising."""
-            self.journal.append({"event": name, "payload": args[0] if args else None, "sid": sid,
-                                 "userId": self.sessions.get(sid), "at": time.time() * 1000.0})
-            if len(self.journal) > 10_000:
-                del self.journal[:5_000]
+            self.journal.record(name, args[0] if args else None, sid, self.sessions.get(sid))
             try:
                 return await handler(sid, *args)
             except Exception:  # a bad payload must never kill the connection
@@ -96,5 +94,4 @@ class Realtime(MessageEvents):
         return wrapper
 
     async def _on_unknown(self, event: str, sid: str, *args: Any) -> None:
-        self.journal.append({"event": event, "payload": args[0] if args else None, "sid": sid,
-                             "userId": self.sessions.get(sid), "at": time.time() * 1000.0})
+        self.journal.record(event, args[0] if args else None, sid, self.sessions.get(sid))

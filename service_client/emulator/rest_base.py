@@ -15,7 +15,7 @@ from starlette.responses import Response
 from .faults import FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
 from .ops import Operations
 from .realtime import Realtime
-from .routing import Ctx, Handler, HTTPError, Router, error_response, journal_body, split_path
+from .routing import Ctx, Handler, HTTPError, Router, error_response, journal_body, read_body, split_path
 from .store import BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator.app")
@@ -88,7 +88,10 @@ class RestBase:
 
     async def _answer(self, scope: dict[str, Any], request: Request, method: str, rel_raw: str,
                       query_string: str, headers: dict[str, str], entry: dict[str, Any]) -> Response | None:
-        raw_body = await self._journal_caller(request, headers, entry, rel_raw)
+        try:
+            raw_body = await self._journal_caller(request, headers, entry, rel_raw)
+        except HTTPError as exc:  # 413: the body is over the limit, and was never parsed
+            return error_response(exc.status, exc.message)
         delay_ms, fault = self.faults.take(method, rel_raw)
         if delay_ms:
             await asyncio.sleep(delay_ms / 1000.0)
@@ -125,16 +128,21 @@ class RestBase:
 
     async def _journal_caller(self, request: Request, headers: dict[str, str], entry: dict[str, Any],
                               rel_raw: str) -> bytes:
-        """Read the request body and record in the journal entry who sent what: ``userId`` (the
-        public id of the user whose valid bearer token came with the request, else None) and
-        ``body`` (the parsed JSON with secrets redacted, None when empty or not JSON; inside
-        strings the bearer token reads ``[REDACTED]`` and the webhook token of the path ``***``,
-        as in the journal's path).
-        Every request is recorded so, faults and unknown routes included. Returns the raw body."""
-        raw_body = await request.body()
+        """Record in the journal entry who sent what: ``userId`` (the public id of the user
+        whose valid bearer token came with the request, else None), then read the body (at most
+        ``bounds.max_body_bytes``) and record it as ``body`` (the parsed JSON with secrets
+        redacted, None when empty or not JSON; inside strings the bearer token reads
+        ``[REDACTED]`` and the webhook token of the path ``***``, as in the journal's path; cut
+        to ``bounds.journal_body_bytes``).
+        Every request is recorded so, faults and unknown routes included. Returns the raw body.
+
+        Raises:
+            HTTPError: 413, the body is over the limit (``userId`` is recorded, ``body`` is not).
+        """
         auth = headers.get("authorization", "")
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
         entry["userId"] = self.store.user_by_token(token) if token else None
+        raw_body = await read_body(request, self.log.bounds.max_body_bytes)
         secrets = [token] if token else []
         webhook_tokens: list[str] = []
         segments = split_path(rel_raw)
@@ -143,7 +151,7 @@ class RestBase:
             raw_segment = rel_raw.split("/")[3] if len(rel_raw.split("/")) > 3 else ""
             if raw_segment and raw_segment != segments[2]:
                 webhook_tokens.append(raw_segment)   # the percent-encoded form, as sent
-        entry["body"] = journal_body(raw_body, secrets, webhook_tokens)
+        self.log.record_body(entry, journal_body(raw_body, secrets, webhook_tokens))
         return raw_body
 
     @staticmethod
@@ -153,9 +161,9 @@ class RestBase:
         headers = {}
         if fault.retry_after is not None:
             headers["Retry-After"] = fault.retry_after
-        if fault.body is not None:
+        if fault.body is not None:  # JSON unless the rule says text/plain; never HTML (see faults.py)
             return Response(fault.body.encode("utf-8"), status_code=fault.status, headers=headers,
-                            media_type=fault.content_type or "text/html")
+                            media_type=fault.content_type or "application/json")
         if fault.content_type is not None and fault.content_type != "application/json":
             return Response(b"", status_code=fault.status, headers=headers, media_type=fault.content_type)
         return error_response(fault.status, f"Injected fault {fault.status}", headers)

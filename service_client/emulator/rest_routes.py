@@ -114,13 +114,15 @@ class CoreRoutes(OverrideRoutes):
         return no_content()
 
     async def get_members(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/members[?search=]`` -> ``{"members": [...]}`` (VIEW_MEMBERS)."""
+        """``GET /servers/{sid}/members`` -> a bare array of Members; with ``?search=`` ->
+        ``{"members": [...]}`` (VIEW_MEMBERS). The bare array is the service's form: clients (and
+        published bots) read the list without a wrapper."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "VIEW_MEMBERS")
         members = self.store.members(sid, viewer=ctx.uid)
         search = ctx.q("search")
         if search is None:
-            return json_response({"members": members})
+            return json_response(members)
         needle = search.lower()
         out = []
         for m in members:
@@ -155,18 +157,22 @@ class CoreRoutes(OverrideRoutes):
         return json_response(self.store.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/categories {name}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)."""
+        """``POST /servers/{sid}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
+        (MANAGE_CHANNELS); a private one keeps the caller in (its own MEMBER override)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
-        return json_response({"category": await self.ops.create_category(sid, body.get("name"))}, 201)
+        category = await self.ops.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
+                                                  creator=ctx.uid)
+        return json_response({"category": category}, 201)
 
     async def post_channel(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS)."""
+        """``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS); a private one
+        keeps the caller in (its own MEMBER override)."""
         sid = ctx.params["sid"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
-        return json_response({"channel": await self.ops.create_channel(sid, body)}, 201)
+        return json_response({"channel": await self.ops.create_channel(sid, body, creator=ctx.uid)}, 201)
 
     async def get_stats(self, ctx: Ctx) -> Response:
         """``GET /servers/{sid}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
@@ -214,24 +220,38 @@ class CoreRoutes(OverrideRoutes):
         self._need_perm(sid, ctx.uid, "BAN_MEMBERS")
         return json_response({"bans": self.store.bans(sid)})
 
+    def _invite_visible(self, channel_id: str | None, uid: str) -> bool:
+        """Whether a member may see an invite to ``channel_id``: as it may see the channel (an
+        invite to no channel, or to one deleted since, shows none)."""
+        if channel_id is None or self.store._one("SELECT 1 FROM channels WHERE id=?", (channel_id,)) is None:
+            return True
+        return bool(self.store.can_view(channel_id, uid))
+
     async def get_invites(self, ctx: Ctx) -> Response:
         """``GET /servers/{sid}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
-        without ``all=true`` -> ``{"invite": own invite | null}``."""
+        without ``all=true`` -> ``{"invite": own invite | null}``. Invites to channels the caller
+        may not view are left out."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         if ctx.q("all") == "true":
             self._need_perm(sid, ctx.uid, "MANAGE_INVITES")
-            return json_response({"invites": self.store.invites(sid)})
-        own = self.store.invites(sid, inviter=ctx.uid)
-        return json_response({"invite": own[-1] if own else None})
+            invites = self.store.invites(sid)
+        else:
+            invites = self.store.invites(sid, inviter=ctx.uid)
+        shown = [i for i in invites if self._invite_visible((i["channel"] or {}).get("publicId"), ctx.uid)]
+        if ctx.q("all") == "true":
+            return json_response({"invites": shown})
+        return json_response({"invite": shown[-1] if shown else None})
 
     async def post_invite(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``."""
+        """``POST /servers/{sid}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
+        403 to a channel the caller may not view."""
         sid = ctx.params["sid"]
         self._server_access(sid, ctx.uid)
         body = ctx.body()
         result = await self.ops.create_invite(sid, body.get("channelPublicId"), ctx.uid,
-                                              max_age=body.get("maxAge"), max_uses=body.get("maxUses"))
+                                              max_age=body.get("maxAge"), max_uses=body.get("maxUses"),
+                                              viewer=ctx.uid)
         return json_response(result, 201)
 
     async def get_channel(self, ctx: Ctx) -> Response:
@@ -352,7 +372,11 @@ class CoreRoutes(OverrideRoutes):
         return json_response(self.store.user(ctx.params["uid"], viewer=ctx.uid))
 
     async def get_invite(self, ctx: Ctx) -> Response:
-        """``GET /invites/{code}`` -> resolved invite; 404 unknown or expired."""
+        """``GET /invites/{code}`` -> resolved invite; 404 unknown or expired; 403 for a member of
+        its server who may not view its channel. Anyone outside the server may resolve it."""
+        row = self.store.invite_row(ctx.params["code"])
+        if self.store.is_member(row["server_id"], ctx.uid) and not self._invite_visible(row["channel_id"], ctx.uid):
+            raise Forbidden("channels.errors.no_access")
         return json_response(self.store.resolved_invite(ctx.params["code"], ctx.uid))
 
     async def delete_invite(self, ctx: Ctx) -> Response:

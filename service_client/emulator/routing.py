@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -84,14 +85,96 @@ def redact_secrets(value: Any, tokens: list[str] | tuple[str, ...] = (),
 def journal_body(raw: bytes, tokens: list[str] | tuple[str, ...] = (),
                  webhook_tokens: list[str] | tuple[str, ...] = ()) -> Any:
     """The request journal's ``body``: the parsed JSON body with secrets redacted
-    (:func:`redact_secrets`), or None when the body is empty or not JSON."""
+    (:func:`redact_secrets`), or None when the body is empty or not JSON (:func:`parse_json`)."""
     if not raw.strip():
         return None
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        data = parse_json(raw)
+    except BadRequest:
         return None
     return redact_secrets(data, tokens, webhook_tokens)
+
+
+#: Deepest nesting of arrays and objects a JSON body may have (the body itself is level 1).
+MAX_JSON_DEPTH = 64
+
+
+def _not_json(name: str) -> Any:
+    raise BadRequest(f"Invalid JSON body: {name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise BadRequest(f"Invalid JSON body: {text} is too large a number")
+    return value
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parse a JSON request body strictly.
+
+    ``NaN``, ``Infinity`` and numbers too large for a float are refused (Python's ``json`` reads
+    them), as is nesting deeper than :data:`MAX_JSON_DEPTH`, so no setting can become NaN and no
+    later step can exhaust the stack.
+
+    Raises:
+        BadRequest: Not UTF-8 JSON, one of the values above, or nested too deeply.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_not_json, parse_float=_finite_float)
+    except RecursionError as exc:
+        raise BadRequest(f"Invalid JSON body: nested deeper than {MAX_JSON_DEPTH} levels") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest("Invalid JSON body") from exc
+    level: list[tuple[Any, int]] = [(value, 1)]
+    while level:
+        node, depth = level.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise BadRequest(f"Invalid JSON body: nested deeper than {MAX_JSON_DEPTH} levels")
+        level.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return value
+
+
+def json_object(raw: bytes, *, optional: bool = False) -> dict[str, Any]:
+    """The JSON object of a request body (:func:`parse_json`); an empty body gives ``{}`` when
+    ``optional``.
+
+    Raises:
+        BadRequest: Empty (unless ``optional``), not JSON, or not an object.
+    """
+    if not raw.strip():
+        if optional:
+            return {}
+        raise BadRequest("A JSON object body is required")
+    data = parse_json(raw)
+    if not isinstance(data, dict):
+        raise BadRequest("The JSON body must be an object")
+    return data
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """Read a request body of at most ``limit`` bytes, as it streams in.
+
+    Raises:
+        HTTPError: 413 when the body (announced by ``Content-Length`` or as it arrives) is
+            longer: nothing of it is parsed.
+        starlette.requests.ClientDisconnect: The client went away first.
+    """
+    too_long = HTTPError(413, f"The request body is over the limit of {limit} bytes")
+    announced = request.headers.get("content-length", "")
+    if announced.isdigit() and int(announced) > limit:
+        raise too_long
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_long
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @dataclass
@@ -106,16 +189,10 @@ class Ctx:
     _json: Any = field(default=_MISSING)
 
     def body(self) -> dict[str, Any]:
-        """Return the JSON object body. Raises BadRequest for bad JSON or a non-object."""
+        """Return the JSON object body (:func:`json_object`). Raises BadRequest for an empty
+        body, bad JSON (:func:`parse_json`) or a non-object."""
         if self._json is _MISSING:
-            if not self.raw_body.strip():
-                raise BadRequest("A JSON object body is required")
-            try:
-                self._json = json.loads(self.raw_body)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise BadRequest("Invalid JSON body") from exc
-        if not isinstance(self._json, dict):
-            raise BadRequest("The JSON body must be an object")
+            self._json = json_object(self.raw_body)
         return dict(self._json)
 
     def body_or_empty(self) -> dict[str, Any]:

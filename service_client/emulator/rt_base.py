@@ -8,6 +8,7 @@ from typing import Any
 from engineio import packet as eio_packet  # type: ignore[import-untyped]
 from socketio import packet as sio_packet  # type: ignore[import-untyped]
 
+from .journal import Bounds, EmitJournal
 from .socket_server import (
     DEFAULT_VOICE_URL,
     MAX_PACKET_BYTES,
@@ -23,9 +24,12 @@ from .wire import MessageRun, RunPacket, Wire
 class RealtimeBase:
     """Sessions, emits and rooms (see :class:`~.realtime.Realtime`)."""
 
-    def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0) -> None:
+    def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
+                 bounds: Bounds | None = None) -> None:
         self.store = store
-        self.sio = SocketServer(async_mode="asgi", cors_allowed_origins="*", logger=False,
+        # cors_allowed_origins=[]: no CORS headers, so no page of another site reads socket.io's
+        # answers (the emulator's own page is same-origin and needs none).
+        self.sio = SocketServer(async_mode="asgi", cors_allowed_origins=[], logger=False,
                                  engineio_logger=False, ping_interval=ping_interval,
                                  ping_timeout=ping_timeout, transports=["websocket", "polling"],
                                  max_http_buffer_size=MAX_PACKET_BYTES)
@@ -43,8 +47,8 @@ class RealtimeBase:
         self.voice_e2ee_key: str | None = None
         # channel id -> {user id: voice user record}
         self.voice: dict[str, dict[str, dict[str, Any]]] = {}
-        # emit journal: every client emit received
-        self.journal: list[dict[str, Any]] = []
+        #: Every client emit received, a ring bounded by ``bounds`` (see :class:`~.journal.EmitJournal`).
+        self.journal = EmitJournal(bounds if bounds is not None else Bounds())
 
     # ------------------------------------------------------------------ plumbing
 

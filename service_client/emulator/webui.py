@@ -17,7 +17,7 @@ from importlib import resources
 
 from starlette.responses import Response
 
-__all__ = ["PAGE_FILES", "page_file"]
+__all__ = ["PAGE_CSP", "PAGE_FILES", "page_file"]
 
 #: Served name -> (path inside the package's ``static/`` folder, content type).
 PAGE_FILES: dict[str, tuple[str, str]] = {
@@ -29,13 +29,13 @@ PAGE_FILES: dict[str, tuple[str, str]] = {
     "VENDORED.txt": ("vendor/VENDORED.txt", "text/plain; charset=utf-8"),
 }
 
-#: Everything the page loads comes from the emulator itself; socket.io connects to the same origin.
-_HEADERS = {
-    "Content-Security-Policy": ("default-src 'self'; img-src 'self' data:; object-src 'none'; "
-                                "base-uri 'none'; frame-ancestors 'none'"),
-    "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-cache",
-}
+#: The page's own policy: everything it loads comes from the emulator itself, socket.io connects
+#: to the same origin, and nothing may frame it. Only the page gets it: its files, like every other
+#: answer of the emulator, get the policy that allows nothing (``guard.StrictHeaders``).
+PAGE_CSP = ("default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+            "frame-ancestors 'none'")
+_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+_PAGE_HEADERS = {**_HEADERS, "Content-Security-Policy": PAGE_CSP}
 
 
 @cache
@@ -54,8 +54,9 @@ def page_file(name: str) -> Response | None:
             Nothing else is served: no path is ever joined from request input.
 
     Returns:
-        A 200 response with the file's content type, a content security policy that allows only
-        the emulator's own origin, and ``Cache-Control: no-cache``; None for an unknown name.
+        A 200 response with the file's content type, ``nosniff`` and ``Cache-Control: no-cache``;
+        the page (``index.html``) with a content security policy that allows only the emulator's
+        own origin. None for an unknown name.
 
     Raises:
         OSError: The file is missing from the installed package (a broken install).
@@ -64,4 +65,5 @@ def page_file(name: str) -> Response | None:
     if entry is None:
         return None
     relative, content_type = entry
-    return Response(_read(relative), status_code=200, media_type=content_type, headers=_HEADERS)
+    headers = _PAGE_HEADERS if name == "index.html" else _HEADERS
+    return Response(_read(relative), status_code=200, media_type=content_type, headers=headers)

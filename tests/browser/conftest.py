@@ -68,23 +68,37 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture
-def chromium_context(tmp_path: Any) -> Iterator[Any]:
-    """A new headless Chromium with a fresh user-data directory; its single browser context."""
+def launch_chromium(tmp_path: Any) -> Iterator[Callable[..., Any]]:
+    """Start a new headless Chromium (fresh user-data directory) with extra command-line flags;
+    returns its single browser context. Every one started is closed at teardown."""
     if _chromium_problem is not None:
         pytest.skip(_chromium_problem)
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="playwright is not installed: pip install -e '.[emulator,test]'")
+    started: list[Any] = []
     with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 760},
-        )
-        context.set_default_timeout(UI_TIMEOUT_MS)
-        sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+
+        def launch(*flags: str) -> Any:
+            context = pw.chromium.launch_persistent_context(
+                str(tmp_path / f"chromium-profile-{len(started)}"), executable_path=CHROMIUM, headless=True,
+                args=CHROMIUM_FLAGS + list(flags), viewport={"width": 1280, "height": 760},
+            )
+            started.append(context)
+            context.set_default_timeout(UI_TIMEOUT_MS)
+            sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+            return context
+
         try:
-            yield context
+            yield launch
         finally:
-            context.close()
+            for context in started:
+                context.close()
+
+
+@pytest.fixture
+def chromium_context(launch_chromium: Callable[..., Any]) -> Any:
+    """A new headless Chromium with a fresh user-data directory; its single browser context."""
+    return launch_chromium()
 
 
 class PageErrors:

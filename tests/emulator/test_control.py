@@ -12,6 +12,9 @@ import socketio
 
 from service_client.emulator import Emulator, seed_demo
 
+#: Every control-plane write carries a JSON content type (the emulator refuses others: 415).
+JSON = {"Content-Type": "application/json"}
+
 
 def test_control_seed_flow(emulator):
     c = emulator.control_url
@@ -40,20 +43,21 @@ def test_control_seed_flow(emulator):
     assert bulk == {"count": 2}
     msgs = requests.get(c + f"/channels/{cid}/messages", timeout=5).json()["messages"]
     assert [m["content"] for m in msgs] == ["x &amp; y", "1", "2"]
-    r = requests.delete(c + f"/servers/{sid}/members/{bot['user']['publicId']}", timeout=5)
+    r = requests.delete(c + f"/servers/{sid}/members/{bot['user']['publicId']}", headers=JSON, timeout=5)
     assert r.status_code == 204
-    assert requests.delete(c + f"/servers/{sid}/members/{bot['user']['publicId']}", timeout=5).status_code == 404
+    assert requests.delete(c + f"/servers/{sid}/members/{bot['user']['publicId']}", headers=JSON,
+                           timeout=5).status_code == 404
     assert requests.get(c + "/connections", timeout=5).json() == {"count": 0}
-    assert requests.post(c + "/reset", timeout=5).status_code == 204
+    assert requests.post(c + "/reset", headers=JSON, timeout=5).status_code == 204
     assert requests.get(c + f"/channels/{cid}/messages", timeout=5).status_code == 404
 
 
 def test_control_errors(emulator):
     c = emulator.control_url
-    assert requests.post(c + "/users", data=b"{bad", timeout=5).status_code == 400
+    assert requests.post(c + "/users", data=b"{bad", headers=JSON, timeout=5).status_code == 400
     assert requests.post(c + "/users", json={"name": ""}, timeout=5).status_code == 400
     assert requests.post(c + "/servers", json={"name": "S", "ownerId": "nope"}, timeout=5).status_code == 404
-    assert requests.put(c + "/users", timeout=5).status_code == 405  # GET lists the users (the web page)
+    assert requests.put(c + "/users", headers=JSON, timeout=5).status_code == 405  # GET lists the users (the web page)
     assert requests.get(c + "/nothing", timeout=5).status_code == 404
     assert requests.post(c + "/messages", json={"channelId": "1", "authorId": "2", "content": 5},
                          timeout=5).status_code == 400

@@ -57,10 +57,10 @@ def test_fault_glob_and_method(world):
 
 def test_fault_non_json_200_and_empty(world):
     emu = world.emulator
-    emu.add_fault("GET", "/auth/me", status=200, body="<html>proxy</html>", content_type="text/html")
+    emu.add_fault("GET", "/auth/me", status=200, body="<html>proxy</html>", content_type="text/plain")
     r = _get(world, "/auth/me")
     assert r.status_code == 200 and r.text == "<html>proxy</html>"
-    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["content-type"].startswith("text/plain")  # never text/html: see test_web_surface
     emu.add_fault("GET", "/auth/me", status=200, body="")
     r = _get(world, "/auth/me")
     assert r.status_code == 200 and r.content == b""
@@ -159,7 +159,7 @@ def test_control_routes_for_faults_and_limiter(world):
     assert _get(world, "/auth/me").status_code == 504
     requests.post(emu.control_url + "/faults", json={"method": "GET", "path": "/auth/me", "status": 500,
                                                     "count": None}, timeout=5)
-    assert requests.delete(emu.control_url + "/faults", timeout=5).status_code == 204
+    assert requests.delete(emu.control_url + "/faults", json={}, timeout=5).status_code == 204
     assert _get(world, "/auth/me").status_code == 200
     assert requests.post(emu.control_url + "/faults", json={"status": "x"}, timeout=5).status_code == 400
     r = requests.post(emu.control_url + "/ratelimit", json={"limit": 1, "windowMs": 5000}, timeout=5)
@@ -169,7 +169,7 @@ def test_control_routes_for_faults_and_limiter(world):
     assert _get(world, "/auth/me").status_code == 200
     log = requests.get(emu.control_url + "/requests", timeout=5).json()
     assert log["requests"][-1]["path"] == "/auth/me" and "maxInFlight" in log
-    assert requests.delete(emu.control_url + "/requests", timeout=5).status_code == 204
+    assert requests.delete(emu.control_url + "/requests", json={}, timeout=5).status_code == 204
     assert requests.get(emu.control_url + "/requests", timeout=5).json()["requests"] == []
 
 

@@ -246,7 +246,7 @@ def test_control_ban_of_a_non_member(world, conns):
     emu.ban(sid, dave, reason=None)
     assert bot.none("server:member_removed")                          # was not a member
     assert [b["user"]["publicId"] for b in emu.bans(sid)] == [dave]
-    r = requests.delete(f"{emu.control_url}/servers/{sid}/bans/{dave}", timeout=5)
+    r = requests.delete(f"{emu.control_url}/servers/{sid}/bans/{dave}", json={}, timeout=5)
     assert r.status_code == 204 and bot.wait("server:ban_revoked")["userPublicId"] == dave
     with pytest.raises(ValueError):
         emu.unban(sid, dave)

@@ -77,7 +77,7 @@ ROUTES = [
     Route("PATCH", "/servers/{sid}/roles/{rid}", {"name": "str", "color": "color", "hoist": "bool",
                                                   "permissions": "perm", "position": "int?"}),
     Route("DELETE", "/servers/{sid}/roles/{rid}"),
-    Route("POST", "/servers/{sid}/categories", {"name": "str"}),
+    Route("POST", "/servers/{sid}/categories", {"name": "str", "isPrivate": "bool"}),
     Route("GET", "/servers/{sid}/invites", query=("all",)),
     Route("POST", "/servers/{sid}/invites", {"channelPublicId": "str?", "maxAge": "int?", "maxUses": "int?"}),
     Route("PATCH", "/channels/{cid}", {"name": "str", "description": "str?"}),

@@ -129,10 +129,11 @@ def test_create_private_channel_with_overwrites(env: Any) -> None:
     ]
     got = channel.overwrites()
     assert all(isinstance(o, PermissionOverwrite) for o in got)
+    # the creator's own override comes first: creating a private channel made it
     assert [(o.type, o.target_id, o.allow, o.deny) for o in got] == [
-        ("ROLE", guild.roles.everyone.id, Permissions(0), VIEW), ("MEMBER", env.cu, VIEW | SEND, Permissions(0)),
-        ("ROLE", env.staff_id, VIEW | SEND, Permissions(0)), ("MEMBER", bot_id, VIEW | SEND, Permissions(0))]
-    assert got[1].target_name == "carol" and got[2].target_name == "Staff"
+        ("MEMBER", bot_id, VIEW | SEND, Permissions(0)), ("ROLE", guild.roles.everyone.id, Permissions(0), VIEW),
+        ("MEMBER", env.cu, VIEW | SEND, Permissions(0)), ("ROLE", env.staff_id, VIEW | SEND, Permissions(0))]
+    assert got[2].target_name == "carol" and got[3].target_name == "Staff"
     # the opener, staff and the bot read it; another member neither sees nor reads it
     eve = env.emu.create_user("eve")
     env.emu.add_member(env.sid, eve["user"]["publicId"])

@@ -2,7 +2,9 @@
  * The emulator's chat page. A real client of the emulated service: REST under /api/v2 with the
  * chosen user's token, and socket.io (the vendored socket.io-client, websocket transport only).
  * The control plane (/_emulator) is used only for the user list ("who are you") and for the
- * "as admin" actions. Every piece of user text reaches the DOM through textContent, never HTML.
+ * "as admin" actions. Every piece of user text reaches the DOM through textContent, never HTML,
+ * and is bidi-isolated (a <bdi>, or FSI...PDI in attributes), so that right-to-left marks or
+ * overrides in a name cannot turn the page's own words around.
  */
 "use strict";
 
@@ -52,11 +54,37 @@
   };
 
   // ------------------------------------------------------------------ small helpers
-  function el(tag, cls, text) {
+  /**
+   * An element with a class and content: a string (always as text, never HTML), a node, or an
+   * array of both (strings become text nodes).
+   */
+  function el(tag, cls, content) {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (Array.isArray(content)) node.append(...content.map((part) => (part instanceof Node ? part : String(part))));
+    else if (content instanceof Node) node.append(content);
+    else if (content !== undefined && content !== null) node.textContent = String(content);
     return node;
+  }
+
+  /**
+   * Text someone else chose (a name, a message, an error's detail) as an isolated run: a <bdi>,
+   * inside which right-to-left marks and overrides stay, whatever page text comes around it.
+   */
+  function bdi(text) {
+    return el("bdi", null, text === undefined || text === null ? "" : String(text));
+  }
+
+  /** The same for attributes (title, placeholder), where no markup goes: FSI ... PDI around it. */
+  function isolated(text) {
+    return "\u2068" + String(text) + "\u2069";
+  }
+
+  /** Bidi control characters, shown escaped in the event log (which shows JSON as it came). */
+  const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+  function showControls(text) {
+    return text.replace(BIDI_CONTROLS, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
   }
 
   /** The service stores content with &, < and > escaped; decode exactly those, in one pass. */
@@ -111,10 +139,11 @@
     return node;
   }
 
+  /** An error notice: ``what`` (text, or parts with isolated names) failed, and why. */
   function failed(what, err) {
     const status = err && err.status;
     const prefix = status === 403 ? "Forbidden (403)" : status ? `Error ${status}` : "Error";
-    notice("error", `${what}: ${prefix}: ${err && err.detail ? err.detail : err}`);
+    notice("error", [].concat(what, `: ${prefix}: `, bdi(err && err.detail ? err.detail : err)));
   }
 
   // ------------------------------------------------------------------ HTTP
@@ -214,7 +243,7 @@
       try {
         handler(payload);
       } catch (err) {
-        notice("error", `Could not handle ${event}: ${err.message}`);
+        notice("error", ["Could not handle ", bdi(event), `: ${err.message}`]);
       }
     });
   }
@@ -247,11 +276,11 @@
     const list = $("events");
     const item = el("li", "event");
     item.dataset.event = event;
-    item.append(el("code", "event-name", event));
+    item.append(el("code", "event-name", bdi(showControls(event))));
     let text = "";
     try { text = JSON.stringify(payload); } catch (e) { text = String(payload); }
     if (text && text.length > 300) text = text.slice(0, 300) + "\u2026";
-    item.append(el("span", "event-payload", " " + (text || "")));
+    item.append(el("span", "event-payload", [" ", bdi(showControls(text || ""))]));
     list.prepend(item);
     while (list.children.length > EVENT_LOG_SIZE) list.lastElementChild.remove();
   }
@@ -269,16 +298,33 @@
     const who = $("who");
     who.replaceChildren(el("option", null, "(pick a user)"));
     who.firstElementChild.value = "";
+    userOptions(who, S.userList, true);
     for (const entry of S.userList) {
-      const opt = el("option", null, userName(entry.user) + (entry.user.isBot ? " (bot)" : "") +
-        (entry.token ? "" : " (token revoked)"));
-      opt.value = entry.user.publicId;
-      opt.disabled = !entry.token;
-      who.append(opt);
       S.users.set(entry.user.publicId, Object.assign({}, S.users.get(entry.user.publicId), entry.user));
     }
     if (selectId) who.value = selectId;
     fillUserSelects();
+  }
+
+  /**
+   * One option per user, labelled with the name alone (an option takes no markup to isolate a
+   * name from words after it), under the groups "people" and "bots", and with ``revoked``
+   * "token revoked" (disabled options).
+   */
+  function userOptions(select, entries, revoked) {
+    const groups = new Map();
+    for (const entry of entries) {
+      const label = revoked && !entry.token ? "token revoked" : entry.user.isBot ? "bots" : "people";
+      if (!groups.has(label)) {
+        groups.set(label, document.createElement("optgroup"));
+        groups.get(label).label = label;
+      }
+      const opt = el("option", null, userName(entry.user));
+      opt.value = entry.user.publicId;
+      opt.disabled = revoked && !entry.token;
+      groups.get(label).append(opt);
+    }
+    for (const label of ["people", "bots", "token revoked"]) if (groups.has(label)) select.append(groups.get(label));
   }
 
   function fillUserSelects() {
@@ -287,12 +333,7 @@
       const select = $(id);
       const keep = select.value;
       select.replaceChildren();
-      for (const entry of S.userList) {
-        if (id === "dm-user" && entry.user.publicId === me) continue;
-        const opt = el("option", null, userName(entry.user) + (entry.user.isBot ? " (bot)" : ""));
-        opt.value = entry.user.publicId;
-        select.append(opt);
-      }
+      userOptions(select, S.userList.filter((e) => id !== "dm-user" || e.user.publicId !== me), false);
       if (keep && [...select.options].some((o) => o.value === keep)) select.value = keep;
     }
   }
@@ -378,7 +419,7 @@
     rail.replaceChildren();
     const entries = [[DM_VIEW, { name: "Direct messages" }], ...S.servers.entries()];
     for (const [sid, server] of entries) {
-      const btn = el("button", "server-btn", sid === DM_VIEW ? "DM" : initials(server.name));
+      const btn = el("button", "server-btn", sid === DM_VIEW ? "DM" : bdi(initials(server.name)));
       btn.type = "button";
       btn.dataset.id = sid;
       btn.title = server.name;
@@ -406,7 +447,7 @@
     }
     $("dm-tools").hidden = true;
     const server = S.servers.get(sid);
-    $("server-name").textContent = server ? server.name : sid;
+    $("server-name").replaceChildren(bdi(server ? server.name : sid));
     await Promise.all([loadListing(sid), loadMembers(sid)]);
     if (S.server !== sid) return;
     const current = S.channels.get(S.channel);
@@ -421,7 +462,7 @@
     const server = S.servers.get(sid);
     if (!server) return;
     S.servers.delete(sid);
-    notice("warn", `You are no longer in ${server.name} (${why}).`);
+    notice("warn", ["You are no longer in ", bdi(server.name), ` (${why}).`]);
     if (S.server === sid) {
       S.server = null;
       clearChat("");
@@ -454,7 +495,7 @@
     box.replaceChildren();
     for (const group of groups) {
       if (group.name !== null) {
-        box.append(el("div", "category", (group.isPrivate ? "\u{1F512} " : "") + group.name));
+        box.append(el("div", "category", [group.isPrivate ? "\u{1F512} " : "", bdi(group.name)]));
       }
       for (const raw of group.channels) {
         const ch = Object.assign({}, raw, { serverPublicId: sid });
@@ -475,7 +516,7 @@
     btn.type = "button";
     btn.dataset.id = ch.publicId;
     btn.dataset.name = ch.name;
-    btn.append(el("span", "channel-prefix", voice ? "\u{1F50A}" : "#"), el("span", "channel-label", ch.name));
+    btn.append(el("span", "channel-prefix", voice ? "\u{1F50A}" : "#"), el("span", "channel-label", bdi(ch.name)));
     if (ch.isPrivate) btn.append(el("span", "channel-lock", "\u{1F512}"));
     if (voice) {
       btn.disabled = true;
@@ -513,10 +554,11 @@
     S.channel = cid;
     S.unread.delete(cid);
     markChannels();
-    $("channel-name").textContent = ch.type === "DM" ? "@" + ch.name : "#" + ch.name;
+    const sigil = ch.type === "DM" ? "@" : "#";
+    $("channel-name").replaceChildren(sigil, bdi(ch.name));
     const composer = $("composer");
     composer.disabled = false;
-    composer.placeholder = `Message ${$("channel-name").textContent} (Enter sends, Shift+Enter: new line)`;
+    composer.placeholder = `Message ${sigil}${isolated(ch.name)} (Enter sends, Shift+Enter: new line)`;
     setReply(null);
     renderTyping();
     await loadHistory(cid);
@@ -532,7 +574,7 @@
       data = await api("GET", `/chat/${enc(cid)}?limit=${HISTORY_LIMIT}`);
     } catch (err) {
       if (gen !== S.channelGen) return;
-      $("messages").append(el("p", "chat-error", `You cannot read this channel: ${err.status} ${err.detail}`));
+      $("messages").append(el("p", "chat-error", [`You cannot read this channel: ${err.status} `, bdi(err.detail)]));
       failed("Reading the channel", err);
       return;
     }
@@ -586,7 +628,7 @@
       const dot = el("span", "dot");
       dot.dataset.user = ch.recipientId || "";
       setDot(dot, ch.recipientId);
-      btn.append(dot, el("span", "channel-label", ch.name));
+      btn.append(dot, el("span", "channel-label", bdi(ch.name)));
       if (cid === S.channel) btn.classList.add("active");
       if (S.unread.has(cid)) btn.classList.add("unread");
       btn.addEventListener("click", () => selectChannel(cid));
@@ -628,7 +670,7 @@
       if (gen !== S.generation || S.server !== sid) return;
       S.members.clear();
       $("members").replaceChildren(el("p", "members-error",
-        `You may not list this server's members (${err.status}: ${err.detail}).`));
+        [`You may not list this server's members (${err.status}: `, bdi(err.detail), ")."]));
       return;
     }
     if (gen !== S.generation || S.server !== sid) return;
@@ -656,13 +698,13 @@
       const dot = el("span", "dot");
       dot.dataset.user = uid;
       setDot(dot, uid);
-      row.append(dot, el("span", "member-name", m.nickname || userName(m.user)));
+      row.append(dot, el("span", "member-name", bdi(m.nickname || userName(m.user))));
       if (m.user.isBot) row.append(el("span", "badge", "BOT"));
       if (m.isOwner) row.append(el("span", "owner", "\u{1F451}"));
       if (!S.me || uid !== S.me.publicId) {
         const dm = el("button", "member-dm", "DM");
         dm.type = "button";
-        dm.title = "Open a DM with " + userName(m.user);
+        dm.title = "Open a DM with " + isolated(userName(m.user));
         dm.addEventListener("click", () => openDM(uid));
         row.append(dm);
       }
@@ -737,18 +779,18 @@
       const ref = el("div", "reply-ref");
       ref.append(el("span", "reply-arrow", "\u21AA "));
       if (target) {
-        ref.append(el("span", "reply-author", userName(target.author)),
-                   el("span", "reply-snippet", " " + decodeContent(target.content).slice(0, 80)));
+        ref.append(el("span", "reply-author", bdi(userName(target.author))),
+                   el("span", "reply-snippet", [" ", bdi(decodeContent(target.content).slice(0, 80))]));
       } else {
         ref.append(el("span", "reply-snippet", "a reply to an earlier message"));
       }
       node.append(ref);
     }
     const head = el("div", "head");
-    const name = el("button", "author", author ? userName(author) : "(system)");
+    const name = el("button", "author", author ? bdi(userName(author)) : "(system)");
     name.type = "button";
     if (author && !mine) {
-      name.title = "Open a DM with " + userName(author);
+      name.title = "Open a DM with " + isolated(userName(author));
       name.addEventListener("click", () => openDM(author.publicId));
     } else {
       name.disabled = true;
@@ -762,7 +804,7 @@
     head.append(messageActions(msg, mine));
     node.append(head);
     const content = decodeContent(msg.content);
-    if (content) node.append(el("div", "content", content));
+    if (content) node.append(el("div", "content", bdi(content)));
     for (const embed of msg.embeds || []) {
       if (embed && typeof embed === "object") node.append(renderEmbed(embed));
     }
@@ -801,10 +843,10 @@
     if (Number.isInteger(embed.color)) {
       box.style.borderLeftColor = "#" + (embed.color & 0xffffff).toString(16).padStart(6, "0");
     }
-    if (embed.author && embed.author.name) box.append(el("div", "embed-author", embed.author.name));
+    if (embed.author && embed.author.name) box.append(el("div", "embed-author", bdi(embed.author.name)));
     if (embed.title) {
       const safeUrl = typeof embed.url === "string" && /^https?:\/\//i.test(embed.url);
-      const title = el(safeUrl ? "a" : "div", "embed-title", embed.title);
+      const title = el(safeUrl ? "a" : "div", "embed-title", bdi(embed.title));
       if (safeUrl) {
         title.href = embed.url;
         title.target = "_blank";
@@ -812,21 +854,21 @@
       }
       box.append(title);
     }
-    if (embed.description) box.append(el("div", "embed-description", embed.description));
+    if (embed.description) box.append(el("div", "embed-description", bdi(embed.description)));
     if (Array.isArray(embed.fields) && embed.fields.length) {
       const fields = el("div", "embed-fields");
       for (const f of embed.fields) {
         if (!f || typeof f !== "object") continue;
         const field = el("div", "embed-field" + (f.inline ? " inline" : ""));
-        field.append(el("div", "embed-field-name", f.name), el("div", "embed-field-value", f.value));
+        field.append(el("div", "embed-field-name", bdi(f.name)), el("div", "embed-field-value", bdi(f.value)));
         fields.append(field);
       }
       box.append(fields);
     }
     const footer = [];
-    if (embed.footer && embed.footer.text) footer.push(embed.footer.text);
-    if (embed.timestamp) footer.push(new Date(embed.timestamp).toLocaleString());
-    if (footer.length) box.append(el("div", "embed-footer", footer.join(" \u2022 ")));
+    if (embed.footer && embed.footer.text) footer.push(bdi(embed.footer.text));
+    if (embed.timestamp) footer.push((footer.length ? " \u2022 " : "") + new Date(embed.timestamp).toLocaleString());
+    if (footer.length) box.append(el("div", "embed-footer", footer));
     return box;
   }
 
@@ -843,8 +885,8 @@
       const chip = el("button", "reaction" + (mine ? " mine" : ""));
       chip.type = "button";
       chip.dataset.emoji = emoji;
-      chip.title = entries.map((r) => r.userName || r.userPublicId).join(", ");
-      chip.append(el("span", "reaction-emoji", emoji), el("span", "reaction-count", entries.length));
+      chip.title = entries.map((r) => isolated(r.userName || r.userPublicId)).join(", ");
+      chip.append(el("span", "reaction-emoji", bdi(emoji)), el("span", "reaction-count", entries.length));
       chip.addEventListener("click", () => react(mid, emoji));
       bar.append(chip);
     }
@@ -888,8 +930,8 @@
       return;
     }
     const target = S.msgs.get(mid);
-    $("reply-text").textContent = "Replying to " + (target ? userName(target.author) + ": " +
-      decodeContent(target.content).slice(0, 60) : "a message");
+    $("reply-text").replaceChildren("Replying to ", ...(target ? [bdi(userName(target.author)), ": ",
+      bdi(decodeContent(target.content).slice(0, 60))] : ["a message"]));
     bar.hidden = false;
     $("composer").focus();
   }
@@ -908,12 +950,12 @@
     composer.value = "";
     setReply(null);
     stopTyping();
-    const node = el("div", "pending-item", "Sending: " + text.slice(0, 80));
+    const node = el("div", "pending-item", ["Sending: ", bdi(text.slice(0, 80))]);
     $("pending").append(node);
     const timer = setTimeout(() => {
       S.pending.delete(nonce);
       node.className = "pending-item failed";
-      node.textContent = "Not delivered: " + text.slice(0, 80);
+      node.replaceChildren("Not delivered: ", bdi(text.slice(0, 80)));
       setTimeout(() => node.remove(), 15000);
       notice("error", `Your message was not delivered: the service sent no echo within ` +
         `${SEND_TIMEOUT_MS / 1000} s. It refuses sends silently, for example where you may not send.`);
@@ -960,8 +1002,10 @@
 
   function renderTyping() {
     const names = [...S.typers.values()].filter((t) => t.channel === S.channel).map((t) => t.name);
-    $("typing").textContent = !names.length ? "" :
-      names.length === 1 ? `${names[0]} is typing\u2026` : `${names.join(", ")} are typing\u2026`;
+    const parts = [];
+    names.forEach((name, i) => parts.push(...(i ? [", "] : []), bdi(name)));
+    if (names.length) parts.push(names.length === 1 ? " is typing\u2026" : " are typing\u2026");
+    $("typing").replaceChildren(...parts);
   }
 
   // ------------------------------------------------------------------ socket event handlers
@@ -1000,8 +1044,8 @@
     "message:error": (data) => {
       const entry = S.pending.get(data.nonce);
       settlePending(data.nonce);
-      notice("error", `The service refused your message${entry ? ` "${entry.text.slice(0, 40)}"` : ""}: ` +
-        `${data.error}`);
+      notice("error", ["The service refused your message", ...(entry ? [' "', bdi(entry.text.slice(0, 40)), '"'] : []),
+        ": ", bdi(data.error)]);
     },
     "typing:start": (data) => {
       const uid = data.userPublicId;
@@ -1029,7 +1073,7 @@
     "server:joined": (server) => {
       S.servers.set(server.publicId, server);
       renderRail();
-      notice("info", `You joined ${server.name}.`);
+      notice("info", ["You joined ", bdi(server.name), "."]);
     },
     "server:updated": (data) => {
       const server = S.servers.get(data.serverPublicId);
@@ -1037,7 +1081,7 @@
       if ("name" in data) server.name = data.name;
       if ("imageUrl" in data) server.imageUrl = data.imageUrl;
       renderRail();
-      if (S.server === data.serverPublicId) $("server-name").textContent = server.name;
+      if (S.server === data.serverPublicId) $("server-name").replaceChildren(bdi(server.name));
     },
     "server:deleted": (data) => removeServer(data.serverPublicId, "the server was deleted"),
     "server:you_removed": (data) => removeServer(data.serverPublicId, "you were removed"),
@@ -1051,7 +1095,7 @@
     "dm:new": (record) => {
       if (record && record.publicId && !S.dms.has(record.publicId)) {
         addDM(record, true);
-        notice("info", `New DM with ${(record.recipient && record.recipient.name) || "someone"}.`);
+        notice("info", ["New DM with ", bdi((record.recipient && record.recipient.name) || "someone"), "."]);
       }
     },
   };
@@ -1082,7 +1126,7 @@
     if ($("admin-channel-private").checked) body.isPrivate = true;
     try {
       const data = await control("POST", `/servers/${enc(sid)}/channels`, body);
-      notice("info", `Created #${data.channel.name} through the control plane.`);
+      notice("info", ["Created #", bdi(data.channel.name), " through the control plane."]);
       $("admin-channel-name").value = "";
     } catch (err) {
       failed("Creating the channel", err);
@@ -1097,9 +1141,9 @@
     try {
       if (add) await control("POST", `/servers/${enc(sid)}/members`, { userId: uid });
       else await control("DELETE", `/servers/${enc(sid)}/members/${enc(uid)}`);
-      notice("info", `${add ? "Added" : "Kicked"} ${who} through the control plane.`);
+      notice("info", [add ? "Added " : "Kicked ", bdi(who), " through the control plane."]);
     } catch (err) {
-      failed(add ? `Adding ${who}` : `Kicking ${who}`, err);
+      failed([add ? "Adding " : "Kicking ", bdi(who)], err);
     }
   }
 

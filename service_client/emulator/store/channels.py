@@ -289,11 +289,28 @@ class ChannelStore(ServerStore):
         count = self._one("SELECT COUNT(*) FROM overrides WHERE scope_id=?", (scope_id,))
         if count is not None and int(count[0]) >= MAX_OVERRIDES:
             raise BadRequest("channels.errors.too_many_overrides")
+        self._insert_override(sid, scope_id, target_id, kind, allow, deny)
+        return True
+
+    def _insert_override(self, sid: str, scope_id: str, target_id: str, kind: str, allow: int, deny: int) -> None:
+        """Add a new override after every existing one (``seq``)."""
         seq = self._one("SELECT COALESCE(MAX(seq), 0) + 1 FROM overrides")
         self.conn.execute(
             "INSERT INTO overrides(id, server_id, scope_id, target_id, type, allow, deny, seq) VALUES (?,?,?,?,?,?,?,?)",
             (self.new_id(), sid, scope_id, target_id, kind, str(allow), str(deny), int(seq[0]) if seq else 1))
-        return True
+
+    def grant_creator(self, sid: str, scope_id: str, uid: str) -> None:
+        """Give the member who created a private channel or category its own MEMBER override
+        allowing VIEW_CHANNELS and SEND_MESSAGES: merged into an override it already has there
+        (copied from a category), else a new one, even when the scope is at :data:`MAX_OVERRIDES`
+        (the creator never loses what it just made)."""
+        bits = PERM["VIEW_CHANNELS"] | PERM["SEND_MESSAGES"]
+        row = self._one("SELECT id, allow, deny FROM overrides WHERE scope_id=? AND target_id=?", (scope_id, uid))
+        if row is not None:
+            self.conn.execute("UPDATE overrides SET type='MEMBER', allow=?, deny=? WHERE id=?",
+                              (str(int(row["allow"]) | bits), str(int(row["deny"]) & ~bits), row["id"]))
+            return
+        self._insert_override(sid, scope_id, uid, "MEMBER", bits, 0)
 
     def delete_override(self, scope_id: str, override_id: str) -> None:
         """Delete one override of a scope. Raises NotFound."""
