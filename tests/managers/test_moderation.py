@@ -52,7 +52,8 @@ def test_kick_removes_the_member_and_fires_guild_member_remove(bot: Client, emul
     removed = Recorder(bot, "guild_member_remove")
     guild = bot.guilds.cache[sid(world)]
     guild.kick(member)
-    assert removed.get() is member
+    gone = removed.get()
+    assert gone == member and gone.reason == "kicked" and gone.display_name == member.display_name
     assert bot.members.get(sid(world), member.id) is None
     with pytest.raises(LookupError):
         emulator.member(sid(world), member.id)
@@ -77,7 +78,8 @@ def test_ban_fires_guild_ban_add_and_is_listed_then_unban_fires_guild_ban_remove
     lifted = Recorder(bot, "guild_ban_remove")
     guild = bot.guilds.cache[sid(world)]
     member.ban(reason="spam", delete_history="1d")
-    assert removed.get() is member
+    gone = removed.get()
+    assert gone == member and gone.reason == "banned"
     assert banned.get()["memberPublicId"] == member.id
     bans = guild.fetch_bans()
     assert [(b.user.id, b.reason) for b in bans] == [(member.id, "spam")]
