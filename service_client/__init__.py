@@ -26,9 +26,11 @@ from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
 from .commands import Command, load_commands
-from .dispatcher import CommandContext, CommandDispatcher
+from .dispatcher import CommandContext, CommandDispatcher, Converter
 from .errors import (
+    BadArgumentError,
     ChannelOverwriteError,
+    CommandArgumentError,
     CommandCooldownError,
     CommandError,
     CommandInvokeError,
@@ -72,6 +74,7 @@ from .rest.redis_buckets import RedisBucketStore
 
 __all__ = [
     "AuditLogEntry",
+    "BadArgumentError",
     "Ban",
     "BucketStore",
     "Category",
@@ -81,6 +84,7 @@ __all__ = [
     "ClientState",
     "Collection",
     "Command",
+    "CommandArgumentError",
     "CommandContext",
     "CommandCooldownError",
     "CommandDispatcher",
@@ -91,6 +95,7 @@ __all__ = [
     "CommandPermissionError",
     "CommandSyntaxError",
     "CommandUsageError",
+    "Converter",
     "DMChannel",
     "EmbedBuilder",
     "Emoji",
