@@ -40,7 +40,6 @@ import threading
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Union
 
 from ..errors import BadArgumentError, ServiceAPIError
@@ -124,7 +123,6 @@ class Converter(Protocol[_T_co]):
         ...  # pragma: no cover - a protocol
 
 
-@dataclass(frozen=True)
 class ArgumentType:
     """How the text of one parameter becomes its value (one per annotation).
 
@@ -137,10 +135,22 @@ class ArgumentType:
         optional: The annotation admits None (``Optional[X]``, ``X | None``).
     """
 
-    label: str | None
-    expected: str
-    convert: ConverterFunction
-    optional: bool = False
+    __slots__ = ("convert", "expected", "label", "optional")
+
+    def __init__(
+        self, label: str | None, expected: str, convert: ConverterFunction, optional: bool = False
+    ) -> None:
+        self.label = label
+        self.expected = expected
+        self.convert = convert
+        self.optional = optional
+
+    def as_optional(self) -> ArgumentType:
+        """The same type, admitting None."""
+        return ArgumentType(self.label, self.expected, self.convert, optional=True)
+
+    def __repr__(self) -> str:
+        return f"<ArgumentType label={self.label!r} optional={self.optional}>"
 
 
 def _text(ctx: CommandContext, argument: str) -> str:
@@ -508,7 +518,7 @@ class ConverterRegistry:
             options = [a for a in typing.get_args(annotation) if a is not type(None)]
             kinds = [self.resolve(a) for a in options]
             kind = kinds[0] if len(kinds) == 1 else _union(kinds)
-            return replace(kind, optional=True) if len(options) < len(typing.get_args(annotation)) else kind
+            return kind.as_optional() if len(options) < len(typing.get_args(annotation)) else kind
         builtin = _hashable_get(_BUILTINS, annotation)
         if builtin is not None:
             return builtin

@@ -32,7 +32,6 @@ import sys
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadArgumentError
@@ -74,7 +73,6 @@ class UnclosedQuote(ArgumentProblem):
         self.quote = quote
 
 
-@dataclass(frozen=True)
 class ParameterSpec:
     """One parameter of a command after the context.
 
@@ -91,12 +89,18 @@ class ParameterSpec:
             ``[reason...]``.
     """
 
-    name: str
-    kind: str
-    type: ArgumentType
-    required: bool
-    default: Any
-    token: str
+    __slots__ = ("default", "kind", "name", "required", "token", "type")
+
+    def __init__(self, name: str, kind: str, type: ArgumentType, required: bool, default: Any) -> None:
+        self.name = name
+        self.kind = kind
+        self.type = type
+        self.required = required
+        self.default = default
+        self.token = _token(name, kind, type, required)
+
+    def __repr__(self) -> str:
+        return f"<ParameterSpec {self.token}>"
 
 
 class MissingArgument(ArgumentProblem):
@@ -224,7 +228,6 @@ def _unescape(word: str) -> str:
     return "".join(out)
 
 
-@dataclass
 class BoundArguments:
     """The arguments of one call of ``execute`` after the context.
 
@@ -234,23 +237,28 @@ class BoundArguments:
         texts: The text read for each parameter, as typed, in order.
     """
 
-    args: list[Any] = field(default_factory=list)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    texts: list[str] = field(default_factory=list)
+    __slots__ = ("args", "kwargs", "texts")
+
+    def __init__(self) -> None:
+        self.args: list[Any] = []
+        self.kwargs: dict[str, Any] = {}
+        self.texts: list[str] = []
 
 
-@dataclass(frozen=True)
 class CommandSignature:
     """A command's parameters after the context, compiled once.
 
-    Attributes:
+    Args:
         parameters: The parameters read from a message, in order.
         passthrough: ``execute`` could not be introspected: every word is
             passed as it is, nothing is checked.
     """
 
-    parameters: tuple[ParameterSpec, ...] = ()
-    passthrough: bool = False
+    __slots__ = ("parameters", "passthrough")
+
+    def __init__(self, parameters: tuple[ParameterSpec, ...] = (), *, passthrough: bool = False) -> None:
+        self.parameters = parameters
+        self.passthrough = passthrough
 
     @property
     def tokens(self) -> list[str]:
@@ -398,16 +406,7 @@ def compile_signature(execute: Callable[..., Any], converters: ConverterRegistry
         has_rest = has_rest or kind == "rest"
         declared = param.default is not inspect.Parameter.empty
         required = kind != "words" and not declared and not converter.optional
-        specs.append(
-            ParameterSpec(
-                name=param.name,
-                kind=kind,
-                type=converter,
-                required=required,
-                default=param.default if declared else None,
-                token=_token(param.name, kind, converter, required),
-            )
-        )
+        specs.append(ParameterSpec(param.name, kind, converter, required, param.default if declared else None))
     return CommandSignature(tuple(specs))
 
 
