@@ -313,6 +313,21 @@ def test_a_member_not_cached_is_fetched_once(client, bot):
     assert [m.id for m in seen] == ["U7", "U7"] and len(client.requests) == 1
 
 
+def test_a_name_may_start_with_at_and_a_user_seen_before_is_fetched_as_a_member(client, bot):
+    seen: list[Member] = []
+
+    @bot.command()
+    def whois(ctx: CommandContext, member: Member) -> None:
+        seen.append(member)
+
+    client.users._upsert(user_rec("U7", "erin"))  # seen as a message author: a cached user, not a cached member
+    client.routes[("GET", "/servers/S1/members/U7")] = member_rec("U7", "S1", user=user_rec("U7", "erin"))
+    say(client, "!whois @carol")
+    say(client, "!whois @erin")
+    assert [m.id for m in seen] == ["U2", "U7"]
+    assert [r[1] for r in client.requests] == ["/servers/S1/members/U7"]  # no search: the id is known
+
+
 def test_a_member_name_not_cached_is_searched_then_fetched(client, bot):
     seen: list[Member] = []
 

@@ -26,15 +26,22 @@ def test_kick_a_mentioned_member_with_a_reason_that_has_an_apostrophe(bot_world,
         member.kick()
         ctx.reply(f"{member.display_name} was kicked: {reason}")
 
-    carol = bot_world.member
-    said = say("general", f"!kick {carol.mention} she didn't stop", as_user=bot_world.moderator)
+    carol, dave = bot_world.member, bot_world.add_user("dave")
+    # As typed in a chat window that makes mentions: <@id>.
+    said = say("general", f"!kick {dave.mention} he didn't stop", as_user=bot_world.moderator)
+    assert expect_reply(said).content == "dave was kicked: he didn't stop"
+    # As typed on the emulator's page: @name, found among the users the bot has seen (carol spoke).
+    expect_reply(say("general", "!kick @carol", as_user=carol))  # refused (no reason), but carol is seen now
+    said = say("general", "!kick @carol she didn't stop", as_user=bot_world.moderator)
     assert expect_reply(said).content == "carol was kicked: she didn't stop"
-    ((member, reason),) = seen
-    assert isinstance(member, Member)
-    assert (member.id, member.server_id, member.user.username) == (carol.id, bot_world.server.id, "carol")
-    assert reason == "she didn't stop"
-    with pytest.raises(LookupError):
-        bot_world.emulator.member(bot_world.server.id, carol.id)  # really kicked
+    assert [(m.id, m.server_id, m.user.username, reason) for m, reason in seen] == [
+        (dave.id, bot_world.server.id, "dave", "he didn't stop"),
+        (carol.id, bot_world.server.id, "carol", "she didn't stop"),
+    ]
+    assert all(isinstance(m, Member) for m, _ in seen)
+    for user in (dave, carol):
+        with pytest.raises(LookupError):
+            bot_world.emulator.member(bot_world.server.id, user.id)  # really kicked
 
 
 def test_a_bad_argument_is_answered_with_the_usage_and_not_logged_as_an_error(

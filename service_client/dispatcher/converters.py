@@ -3,24 +3,25 @@
 A part of :class:`~service_client.dispatcher.CommandDispatcher`. Each
 parameter of a command after the context is converted by its annotation:
 
-=====================================  ==============================================================
-Annotation                             Accepted text
-=====================================  ==============================================================
-none, ``str``, ``Any``                 anything, as typed
-``int``                                a whole number: ``42``, ``-3``
-``float``                              a finite number: ``2.5``, ``1e3``
-``bool``                               ``yes``/``no``, ``true``/``false``, ``on``/``off``, ``1``/``0``
-:class:`~service_client.User`          ``<@id>``, ``<@!id>``, an id, ``name#tag`` or a username
-:class:`~service_client.Member`        the same, or a nickname; a member of the command's server
-:class:`~service_client.Role`          ``<@&id>``, an id or a role name of the command's server
-:class:`~service_client.Channel`       ``<#id>``, an id, ``#name`` or ``name`` of the command's server
-``Literal["on", "off"]``               one of the values (letter case ignored when unambiguous)
-an :class:`enum.Enum`                  a member's name or its string value
-``Optional[X]``, ``X | None``          as ``X``; None when the word is absent or does not convert
-``Union[X, Y]``                        as ``X``, else as ``Y``
-a registered type                      what its converter accepts (:meth:`CommandDispatcher.converter`)
-a class with ``convert(ctx, text)``    what that method accepts (the :class:`Converter` protocol)
-=====================================  ==============================================================
+===================================  ================================================================
+Annotation                           Accepted text
+===================================  ================================================================
+none, ``str``, ``Any``               anything, as typed
+``int``                              a whole number: ``42``, ``-3``
+``float``                            a finite number: ``2.5``, ``1e3``
+``bool``                             ``yes``/``no``, ``true``/``false``, ``on``/``off``, ``1``/``0``
+:class:`~service_client.User`        ``<@id>``, ``<@!id>``, an id, ``name#tag`` or a username
+                                     (``@carol`` is ``carol``)
+:class:`~service_client.Member`      the same, or a nickname; a member of the command's server
+:class:`~service_client.Role`        ``<@&id>``, an id or a role name of the command's server
+:class:`~service_client.Channel`     ``<#id>``, an id, ``#name`` or ``name`` of the command's server
+``Literal["on", "off"]``             one of the values (letter case ignored when unambiguous)
+an :class:`enum.Enum`                a member's name or its string value
+``Optional[X]``, ``X | None``        as ``X``; None when the word is absent or does not convert
+``Union[X, Y]``                      as ``X``, else as ``Y``
+a registered type                    what its converter accepts (:meth:`CommandDispatcher.converter`)
+a class with ``convert(ctx, text)``  what that method accepts (the :class:`Converter` protocol)
+===================================  ================================================================
 
 A converter is a callable ``convert(ctx, argument) -> value``. It refuses the
 text by raising :class:`~service_client.errors.BadArgumentError` (its message
@@ -251,6 +252,19 @@ def _searched_member(ctx: CommandContext, server_id: str, name: str) -> Member |
     return _unless_missing(lambda: ctx.client.members.fetch(server_id, match.id)) or match
 
 
+def _typed_name(argument: str) -> str:
+    """A name as typed, without the ``@`` a user may put before it: ``@carol`` is ``carol``."""
+    return argument[1:] if argument.startswith("@") and len(argument) > 1 else argument
+
+
+def _seen_user(ctx: CommandContext, name: str) -> User | None:
+    """The one cached user with that name (a message author, a member...), else None."""
+    try:
+        return _by_name(ctx.client.users.cache.values(), name, _USER_NAMES, "users")
+    except BadArgumentError:  # several, maybe of other servers: let the server's own search tell
+        return None
+
+
 def _member(ctx: CommandContext, argument: str) -> Member:
     server_id = _server_of(ctx, "members")
     members = ctx.client.members
@@ -258,11 +272,16 @@ def _member(ctx: CommandContext, argument: str) -> Member:
     user_id = mentioned or argument
     found = members.get(server_id, user_id)
     if found is None and mentioned is None:
-        found = _by_name(members.for_guild(server_id).values(), argument, _MEMBER_NAMES, "members")
+        name = _typed_name(argument)
+        found = _by_name(members.for_guild(server_id).values(), name, _MEMBER_NAMES, "members")
+        seen = _seen_user(ctx, name) if found is None else None
+        if seen is not None:  # a user the bot has seen: their member, by id
+            user_id = seen.id
+            found = members.get(server_id, user_id)
     if found is None and _ID_TEXT.fullmatch(user_id):
         found = _unless_missing(lambda: members.fetch(server_id, user_id))
     if found is None and mentioned is None:
-        found = _searched_member(ctx, server_id, argument)
+        found = _searched_member(ctx, server_id, _typed_name(argument))
     if found is None:
         raise BadArgumentError(
             "that user is not a member of this server" if mentioned else "no member of this server has that name or id"
@@ -276,11 +295,11 @@ def _user(ctx: CommandContext, argument: str) -> User:
     user_id = mentioned or argument
     found = users.cache.get(user_id)
     if found is None and mentioned is None:
-        found = _by_name(users.cache.values(), argument, _USER_NAMES, "users")
+        found = _by_name(users.cache.values(), _typed_name(argument), _USER_NAMES, "users")
     if found is None and _ID_TEXT.fullmatch(user_id):
         found = _unless_missing(lambda: users.fetch(user_id))
     if found is None and mentioned is None and ctx.server_id is not None:
-        member = _searched_member(ctx, ctx.server_id, argument)
+        member = _searched_member(ctx, ctx.server_id, _typed_name(argument))
         found = member.user if member is not None else None
     if found is None:
         raise BadArgumentError("no user has that id" if mentioned else "no user has that name or id")
