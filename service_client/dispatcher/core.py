@@ -629,19 +629,20 @@ class CommandDispatcher(_HelpMixin):
                 _log.warning("could not answer an unknown command", exc_info=True)
 
     def _report(self, ctx: CommandContext, error: CommandError) -> None:
-        if self.reply_errors:
-            try:
-                ctx.message.reply(str(error))
-            except Exception:  # noqa: BLE001 - the error itself is still emitted below
-                _log.warning("could not report a command error to its author", exc_info=True)
-        if isinstance(error, CommandInvokeError) or self._error_listened():
-            self.client._dispatch("error", error, key=ctx.message.channel_id)
-        else:  # the author typed something the command does not take: not a failure of the bot
+        emit = isinstance(error, CommandInvokeError) or self._error_listened()
+        if not emit:  # the author typed something the command does not take: not a failure of the bot
             author = ctx.message.author
             _log.info(
                 "refused %s%s from %s in channel %s: %s", ctx.prefix, ctx.invoked_with,
                 author.id if author is not None else None, ctx.message.channel_id, error,
             )
+        if self.reply_errors:
+            try:
+                ctx.message.reply(str(error))
+            except Exception:  # noqa: BLE001 - the error itself is still emitted below
+                _log.warning("could not report a command error to its author", exc_info=True)
+        if emit:
+            self.client._dispatch("error", error, key=ctx.message.channel_id)
 
     def _error_listened(self) -> bool:
         """Whether the client has an ``error`` listener (True when it cannot tell)."""
