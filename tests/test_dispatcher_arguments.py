@@ -704,7 +704,7 @@ def test_a_registered_converter_converts_its_type(client, bot):
     def to_duration(ctx: CommandContext, argument: str) -> Duration:
         calls.append((ctx, argument))
         if argument[-1:] not in units or not argument[:-1].isdigit():
-            raise BadArgumentError("write a number then s, m or h")
+            raise BadArgumentError("write a number then s, m or h.")  # the reply has one full stop, not two
         return Duration(int(argument[:-1]) * units[argument[-1]])
 
     assert to_duration.__name__ == "to_duration"  # returned unchanged

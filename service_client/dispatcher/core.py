@@ -551,7 +551,8 @@ class CommandDispatcher(_HelpMixin):
             usage = self.usage(command)
             param = exc.parameter
             given = exc.given if len(exc.given) <= _GIVEN_SHOWN else exc.given[: _GIVEN_SHOWN - 1] + "…"
-            because = f": {exc.reason}" if exc.reason else ""
+            reason = (exc.reason or "").rstrip(". ")  # the reply puts its own full stop
+            because = f": {reason}" if reason else ""
             raise CommandArgumentError(
                 f'Bad argument {param.token}: expected {param.type.expected}, got "{given}"{because}. '
                 f"Usage: {usage}",
