@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from typing import Literal, Optional
+from typing import Literal
 
 from service_client import (
     BadArgumentError,
@@ -47,7 +47,7 @@ def remind(ctx: CommandContext, after: Duration, *, text: str) -> None:
 
 
 @commands.command()
-def give(ctx: CommandContext, member: Member, role: Role, mode: Literal["on", "off"], days: Optional[int] = None) -> None:
+def give(ctx: CommandContext, member: Member, role: Role, mode: Literal["on", "off"], days: int | None = None) -> None:
     """Give a member a role."""
     ctx.reply(f"{member.display_name} {role.name} {mode} {days}")
 
