@@ -26,10 +26,12 @@ from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
 from .commands import Command, load_commands
-from .dispatcher import CommandContext, CommandDispatcher
+from .dispatcher import CommandContext, CommandDispatcher, Converter
 from .errors import (
+    BadArgumentError,
     ChannelAccessError,
     ChannelOverwriteError,
+    CommandArgumentError,
     CommandCooldownError,
     CommandError,
     CommandInvokeError,
@@ -74,6 +76,7 @@ from .rest.redis_buckets import RedisBucketStore
 
 __all__ = [
     "AuditLogEntry",
+    "BadArgumentError",
     "Ban",
     "BucketStore",
     "Category",
@@ -84,6 +87,7 @@ __all__ = [
     "ClientState",
     "Collection",
     "Command",
+    "CommandArgumentError",
     "CommandContext",
     "CommandCooldownError",
     "CommandDispatcher",
@@ -94,6 +98,7 @@ __all__ = [
     "CommandPermissionError",
     "CommandSyntaxError",
     "CommandUsageError",
+    "Converter",
     "DMChannel",
     "EmbedBuilder",
     "Emoji",

@@ -12,10 +12,12 @@ The tree::
     ├── ChannelOverwriteError    .channel, .channel_id, .index, .target_type, .target_id; __cause__
     ├── ChannelAccessError       .channel_id, .action, .reason, .missing; a send, reaction or edit
     │                            that cannot succeed there (known before anything is sent)
+    ├── BadArgumentError         (also a ValueError) raised by an argument converter
     └── CommandError             .command_name, .context; str(e) is the text shown to the author
         ├── CommandNotFoundError     .name
-        ├── CommandSyntaxError       (unbalanced quotes)
-        ├── CommandUsageError        .usage
+        ├── CommandSyntaxError       (an opening double quote never closed)
+        ├── CommandUsageError        .usage, .parameter
+        │   └── CommandArgumentError .parameter, .expected, .given
         ├── CommandPermissionError   .missing (Permissions)
         ├── CommandCooldownError     .retry_after (seconds)
         └── CommandInvokeError       .original (also the __cause__)
@@ -26,7 +28,9 @@ The tree::
 The command errors are raised by
 :class:`~service_client.dispatcher.CommandDispatcher` for a message that
 names a command but cannot run it; the dispatcher reports each one to the
-author in the channel and emits it as the client's ``error`` event. The
+author in the channel and emits it as the client's ``error`` event (a
+refusal, anything but :class:`CommandInvokeError`, only while the client has
+an ``error`` listener; without one it is logged at INFO). The
 exception is :class:`CommandNotFoundError` (a word that names no command):
 the dispatcher only logs it at DEBUG, or replies its text with
 ``reply_unknown=True``, and never emits it, since several bots may share a
@@ -54,8 +58,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .permissions import Permissions
 
 __all__ = [
+    "BadArgumentError",
     "ChannelAccessError",
     "ChannelOverwriteError",
+    "CommandArgumentError",
     "CommandCooldownError",
     "CommandError",
     "CommandInvokeError",
@@ -356,8 +362,10 @@ class CommandError(ServiceError):
 
     Raised inside :class:`~service_client.dispatcher.CommandDispatcher`, which
     replies ``str(e)`` to the message and emits the error as the client's
-    ``error`` event. Pickling keeps every attribute except :attr:`context`
-    (it becomes None).
+    ``error`` event (a :class:`CommandInvokeError` always; the others, which
+    are refusals of what the author typed or may do, while the client has an
+    ``error`` listener, else they are logged at INFO). Pickling keeps every
+    attribute except :attr:`context` (it becomes None).
 
     Args:
         text: The message shown to the author.
@@ -410,7 +418,11 @@ class CommandNotFoundError(CommandError):
 
 
 class CommandSyntaxError(CommandError):
-    """The arguments cannot be split like a shell line (an unbalanced quote, a trailing backslash)."""
+    """The arguments cannot be read: a word starts with a double quote that is never closed.
+
+    Only double quotes (``"`` and ``“``) must be closed; an apostrophe or a
+    single quote that is not closed is ordinary text.
+    """
 
 
 class CommandUsageError(CommandError):
@@ -418,6 +430,8 @@ class CommandUsageError(CommandError):
 
     Attributes:
         usage: The usage line, e.g. ``"!warn <user_id> [reason...]"``.
+        parameter: The name of the required parameter that got no argument,
+            or None (too many words).
     """
 
     def __init__(
@@ -425,11 +439,67 @@ class CommandUsageError(CommandError):
         text: str,
         *,
         usage: str,
+        parameter: str | None = None,
         command_name: str | None = None,
         context: CommandContext | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.usage = usage
+        self.parameter = parameter
+
+
+class CommandArgumentError(CommandUsageError):
+    """An argument could not be converted to the type its parameter is annotated with.
+
+    For example ``!roll ten`` for ``def roll(ctx, sides: int)``, or a member
+    mention that names nobody of the server. ``str(e)`` names the parameter,
+    what it expected and what was given, then the usage line::
+
+        Bad argument <sides: integer>: expected a whole number, got "ten". Usage: !roll <sides: integer>
+
+    Not logged as an error: the author typed something wrong, the bot did not
+    fail. The converter's own exception, if any, is ``__cause__``.
+
+    Attributes:
+        parameter: The parameter's name (``"sides"``).
+        expected: What the parameter accepts, in words (``"a whole number"``).
+        given: The text the author typed for it, exactly.
+        usage: The command's usage line.
+    """
+
+    parameter: str
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        usage: str,
+        parameter: str,
+        expected: str,
+        given: str,
+        command_name: str | None = None,
+        context: CommandContext | None = None,
+    ) -> None:
+        super().__init__(text, usage=usage, parameter=parameter, command_name=command_name, context=context)
+        self.expected = expected
+        self.given = given
+
+
+class BadArgumentError(ServiceError, ValueError):
+    """Raised by an argument converter: the text cannot become a value of its type.
+
+    Raise it from a converter of your own (see
+    :meth:`CommandDispatcher.converter <service_client.CommandDispatcher.converter>`)
+    with a message for the author, saying why: the dispatcher then answers with a
+    :class:`CommandArgumentError` whose text ends with that message. A converter
+    may also raise a plain :class:`ValueError` or :class:`TypeError`; its text
+    is then not shown to the author (it may be an internal detail). Also a
+    :class:`ValueError`.
+
+    Args:
+        reason: Why the text was refused, written for the author, e.g.
+            ``"several members are named bob: use a mention or an id"``.
+    """
 
 
 class CommandPermissionError(CommandError):

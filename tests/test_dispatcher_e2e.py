@@ -99,12 +99,15 @@ def test_a_quoting_error_is_replied_and_emitted(world, emulator, bot, conversati
 
     @commands.command()
     def echo(ctx: CommandContext, *words: str) -> None:
-        raise AssertionError("must not run")
+        ctx.reply(" | ".join(words))
 
-    emulator.post_message(world.general["publicId"], world.human["publicId"], "!echo 'unclosed")
+    # An unclosed single quote is an apostrophe: ordinary text.
+    emulator.post_message(world.general["publicId"], world.human["publicId"], "!echo 'unclosed it's")
+    assert conversation.reply().content == "'unclosed | it's"
+    emulator.post_message(world.general["publicId"], world.human["publicId"], '!echo "unclosed')
     error = conversation.error()
     assert isinstance(error, CommandSyntaxError)
-    assert error.context is not None and error.context.message.content == "!echo 'unclosed"
+    assert error.context is not None and error.context.message.content == '!echo "unclosed'
     assert conversation.reply().content == str(error)
     assert bot.is_connected  # nothing crashed
 

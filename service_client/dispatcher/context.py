@@ -1,7 +1,8 @@
 """``CommandContext``: one command invocation, the first argument of a command's ``execute``.
 
 A :class:`~service_client.dispatcher.CommandDispatcher` builds one per
-command message and calls ``execute(ctx, *words)``.
+command message and calls ``execute(ctx, *args, **rest)`` with the converted
+arguments.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ class CommandContext:
     Attributes:
         message: The :class:`Message` that carried the command.
         command: The :class:`Command` being run (None for the built-in help).
-        args: The shell-split words after the command name.
+        args: The text read for each argument, as typed and before
+            conversion, in order: a word per positional parameter (quotes
+            removed), each word of ``*name``, the rest of the line for a
+            keyword-only parameter. For the built-in help, its words.
         prefix: The prefix the message started with.
         invoked_with: The command word as typed (a name or an alias).
         dispatcher: The :class:`CommandDispatcher` that runs the command.

@@ -3,7 +3,7 @@
 :func:`~service_client.commands.load_commands` only loads commands; a
 :class:`CommandDispatcher` runs them::
 
-    from service_client import Client, CommandDispatcher, Permissions
+    from service_client import Client, CommandDispatcher, Member, Permissions
 
     client = Client()
     commands = CommandDispatcher(client, prefix="!")
@@ -14,61 +14,70 @@
         ctx.reply("Pong!")
 
     @commands.command(requires=Permissions.KICK_MEMBERS, cooldown=10)
-    def warn(ctx, user_id, *reason):
-        \"\"\"Warn a member.\"\"\"
-        ctx.send(f"<@{user_id}>, you have been warned: {' '.join(reason) or 'no reason given'}")
+    def kick(ctx, member: Member, *, reason: str = "no reason given"):
+        \"\"\"Kick a member out of the server.\"\"\"
+        member.kick()
+        ctx.send(f"{member.display_name} was kicked: {reason}")
 
     client.load_commands("commands/")   # command files go to the same registry
     client.run(TOKEN)
 
-A message ``!warn U123 "spam in #general"`` then calls
-``warn(ctx, "U123", "spam in #general")``.
+A message ``!kick <@U123> she didn't stop`` then calls
+``kick(ctx, <the Member U123>, reason="she didn't stop")``.
 
 How a message is handled, in order:
 
 1. Messages without an author, from the bot itself, from other bots (unless
    ``ignore_bots=False``) and not starting with the prefix are ignored.
-2. The text after the prefix is split like a shell line (:func:`shlex.split`:
-   quotes group words, a backslash escapes). An unbalanced quote is a
-   :class:`~service_client.errors.CommandSyntaxError`.
-3. The first word names the command: a name or an alias of a command in the
-   registry (``client.commands`` by default), compared case-insensitively
-   unless ``case_insensitive=False``. ``help`` is built in while no command
-   of that name is registered. Another word is no command of this bot: the
-   message is left alone (logged at DEBUG), since several bots may share a
-   prefix; with ``reply_unknown=True`` the author gets "Unknown command
-   !nope. Try !help." instead. It is never emitted as ``error``.
-4. A command with ``requires`` runs only in a server, for an author whose
+2. The first word after the prefix names the command: a name or an alias of
+   a command in the registry (``client.commands`` by default), compared
+   case-insensitively unless ``case_insensitive=False``. ``help`` is built in
+   while no command of that name is registered. Another word is no command of
+   this bot: the message is left alone (logged at DEBUG), since several bots
+   may share a prefix; with ``reply_unknown=True`` the author gets "Unknown
+   command !nope. Try !help." instead. It is never emitted as ``error``.
+3. A command with ``requires`` runs only in a server, for an author whose
    member permissions there (roles, owner, administrator) hold every
    required flag; else :class:`~service_client.errors.CommandPermissionError`.
    Reading them may fetch the author's member (see :attr:`Message.member`).
-5. The remaining words must fit the parameters of ``execute`` after the
-   context; else :class:`~service_client.errors.CommandUsageError` with the
-   usage line.
-6. A command with a ``cooldown`` runs at most once per that many seconds for
+4. The text after the command's name is read for the parameters of
+   ``execute`` after the context (see :mod:`.parsing`): one word for each
+   positional parameter (quotes group words), every word left for
+   ``*name``, the rest of the line as typed for the first keyword-only
+   parameter; each is converted by the parameter's annotation (see
+   :mod:`.converters`). A word starting with a double quote that is never
+   closed is a :class:`~service_client.errors.CommandSyntaxError`; a missing
+   argument or a word too many a
+   :class:`~service_client.errors.CommandUsageError`; a text its converter
+   refuses a :class:`~service_client.errors.CommandArgumentError`; each with
+   the usage line.
+5. A command with a ``cooldown`` runs at most once per that many seconds for
    each user; else :class:`~service_client.errors.CommandCooldownError`.
-7. ``execute(ctx, *words)`` runs. If it raises, the author sees a short
-   notice and the exception is a
+6. ``execute(ctx, *args, **rest)`` runs. If it raises, the author sees a
+   short notice and the exception is a
    :class:`~service_client.errors.CommandInvokeError` (logged with its
-   traceback).
+   traceback). So is an exception of a converter other than ``ValueError``
+   and ``TypeError`` (a failed request, for example).
 
-Every failure of steps 2 and 4 to 7 is replied to the author's message in
-the channel (``str(error)``; ``reply_errors=False`` turns that off) and
-emitted as the client's ``error`` event, where ``error.context`` gives the
-message.
+Every failure of steps 3 to 6 is replied to the author's message in the
+channel (``str(error)``; ``reply_errors=False`` turns that off). A
+:class:`~service_client.errors.CommandInvokeError` is emitted as the
+client's ``error`` event (where ``error.context`` gives the message), and so
+is every other failure while the client has an ``error`` listener; without
+one, those refusals (the author typed something the command does not take)
+are only logged at INFO.
 
 Threads: the dispatcher listens to ``message_create``, so commands run on the
 client's worker pool, never on the socket reader thread, and the messages of
 one channel are handled one after another in arrival order: a slow command
-holds up later commands of its own channel only. Inside a command every
-blocking client call is allowed (``ctx.reply``, ``client.wait_for``, REST
-calls). The dispatcher itself is thread-safe.
+holds up later commands of its own channel only. Inside a command (and a
+converter) every blocking client call is allowed (``ctx.reply``,
+``client.wait_for``, REST calls). The dispatcher itself is thread-safe.
 """
 
 from __future__ import annotations
 
 import logging
-import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
@@ -76,6 +85,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..commands import Command
 from ..errors import (
+    CommandArgumentError,
     CommandCooldownError,
     CommandError,
     CommandInvokeError,
@@ -86,7 +96,18 @@ from ..errors import (
 )
 from ..permissions import Permissions
 from .context import CommandContext
+from .converters import ConverterFunction, ConverterRegistry, check_registration
 from .help import HELP, _HelpMixin, _names, _seconds
+from .parsing import (
+    ArgumentReader,
+    BoundArguments,
+    CommandSignature,
+    ConversionFailed,
+    MissingArgument,
+    TooManyArguments,
+    UnclosedQuote,
+    compile_signature,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -97,9 +118,14 @@ __all__ = ["CommandContext", "CommandDispatcher"]
 _log = logging.getLogger("service_client.dispatcher")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_C = TypeVar("_C", bound=ConverterFunction)
 
 #: Cooldown entries kept before expired ones are swept.
 _COOLDOWN_SWEEP_AT = 1024
+#: Compiled signatures kept (one per command seen) before the cache is cleared.
+_SIGNATURES_MAX = 512
+#: Characters of a refused argument quoted in the reply.
+_GIVEN_SHOWN = 100
 
 
 class CommandDispatcher(_HelpMixin):
@@ -180,7 +206,8 @@ class CommandDispatcher(_HelpMixin):
         self._cooldowns_lock = threading.Lock()  # guards _cooldowns
         self._cooldowns: dict[tuple[str, str], float] = {}
         self._signatures_lock = threading.Lock()  # guards _signatures
-        self._signatures: dict[Command, Any] = {}
+        self._signatures: dict[Command, CommandSignature] = {}
+        self._converters = ConverterRegistry()
         self._listening = False
         if listen:
             client.on("message_create", self._on_message)
@@ -289,13 +316,19 @@ class CommandDispatcher(_HelpMixin):
             ``command``.
 
         Raises:
-            TypeError: ``command`` is not a :class:`Command`.
+            TypeError: ``command`` is not a :class:`Command`, or its
+                ``execute`` cannot be called from a message: it does not take
+                the context as its first positional parameter, a parameter's
+                annotation cannot be resolved or has no converter (register
+                converters before the commands that use them), or a
+                keyword-only parameter after the first has no default.
             ValueError: Its name or an alias is already the name or an alias
                 of another registered command (letter case ignored when the
                 dispatcher is case-insensitive).
         """
         if not isinstance(command, Command):
             raise TypeError(f"command must be a Command, not {type(command).__name__}")
+        self._signature(command)  # a command that could never run is refused here, not at its first use
         words = {self._fold(w) for w in (command.name, *command.aliases)}
         with self._register_lock:
             for other in list(self.commands.values()):
@@ -309,6 +342,59 @@ class CommandDispatcher(_HelpMixin):
                     )
             self.commands[command.name] = command
         return command
+
+    def converter(
+        self, type_: Any, *, label: str | None = None, expected: str | None = None
+    ) -> Callable[[_C], _C]:
+        """Decorator: convert the arguments of parameters annotated ``type_`` with a function.
+
+        The function is called ``convert(ctx, argument)`` with the
+        :class:`CommandContext` and the text typed (one word, or the rest of
+        the line for a keyword-only parameter), on the worker thread that runs
+        the command; it may block (a REST request). It returns the value, or
+        refuses the text by raising
+        :class:`~service_client.errors.BadArgumentError` (its message is shown
+        to the author), :class:`ValueError` or :class:`TypeError`: the author
+        then gets a :class:`~service_client.errors.CommandArgumentError`
+        reply. Any other exception is a
+        :class:`~service_client.errors.CommandInvokeError`. ::
+
+            @commands.converter(Color, expected="a color such as #ff8800")
+            def to_color(ctx, argument):
+                if not re.fullmatch(r"#[0-9a-fA-F]{6}", argument):
+                    raise BadArgumentError("write # then six hex digits")
+                return Color(int(argument[1:], 16))
+
+        Also usable as a call: ``commands.converter(Color)(to_color)``. A
+        converter registered for ``int``, ``Member`` or another built-in type
+        replaces the built-in one. Register converters before the commands
+        that use them (:meth:`add` checks every annotation).
+
+        Args:
+            type_: The annotation it converts: a class, or a ``typing.NewType``.
+            label: Shown in the usage line: ``<when: label>``; default the
+                type's name in lower case.
+            expected: What it accepts, in words, for the error reply
+                ("expected <expected>, got ..."); default the label.
+
+        Returns:
+            A decorator that registers the function and returns it unchanged.
+
+        Raises:
+            TypeError: ``type_`` is not a class nor a NewType; ``label`` or
+                ``expected`` is not a str; the decorated object is not callable.
+            ValueError: ``label`` or ``expected`` is empty.
+        """
+        check_registration(type_, label=label, expected=expected)
+
+        def register(convert: _C) -> _C:
+            """Register ``convert`` for ``type_`` and return it unchanged."""
+            self._converters.register(type_, convert, label=label, expected=expected)
+            with self._signatures_lock:
+                self._signatures.clear()  # compiled commands pick the converter up
+            return convert
+
+        return register
 
     def get(self, word: str) -> Command | None:
         """The registered command whose name or alias is ``word`` (no prefix), or None."""
@@ -333,18 +419,21 @@ class CommandDispatcher(_HelpMixin):
 
         The listener registered at construction calls this for every
         ``message_create``. Failures are never raised: each is replied to the
-        author (unless ``reply_errors`` is False) and emitted as ``error``. A
-        word that names no command is not a failure: it is ignored, or
-        answered when ``reply_unknown`` is True.
+        author (unless ``reply_errors`` is False) and emitted as ``error``
+        (a refusal, i.e. anything but a
+        :class:`~service_client.errors.CommandInvokeError`, only while the
+        client has an ``error`` listener; else it is logged at INFO). A word
+        that names no command is not a failure: it is ignored, or answered
+        when ``reply_unknown`` is True. Converting the arguments may block on
+        REST requests (see :mod:`.converters`).
 
         Args:
             message: A received message.
 
         Returns:
             True when the message invoked one of this dispatcher's commands
-            (or the help, or could not be split into words), whether the
-            command ran or failed; False when it was ignored, an unknown
-            command word included.
+            (or the help), whether the command ran or was refused; False when
+            it was ignored, an unknown command word included.
         """
         author = message.author
         if author is None:
@@ -372,24 +461,18 @@ class CommandDispatcher(_HelpMixin):
         return True
 
     def _invoke(self, ctx: CommandContext, rest: str) -> None:
-        try:
-            words = shlex.split(rest)
-        except ValueError as exc:
-            raise CommandSyntaxError(
-                f"Could not read the arguments of {ctx.prefix}{ctx.invoked_with}: {exc}. "
-                'Put quotes around text with spaces, e.g. "two words", and close every quote.',
-                context=ctx,
-            ) from None
-        if not words:
-            return
-        word, args = words[0], words[1:]
+        parts = rest.split(None, 1)
+        word, text = parts[0], parts[1] if len(parts) > 1 else ""
         ctx.invoked_with = word
-        ctx.args = args
         command = self.get(word)
         if command is None:
             if self.help_command and self._fold(word) == HELP:
-                text = self.help_text(args[0] if args else None)
-                self._call(ctx, HELP, word, lambda: ctx.reply(text))
+                try:
+                    ctx.args = ArgumentReader(text).read_all()
+                except UnclosedQuote as exc:
+                    raise self._syntax_error(ctx, exc) from None
+                help_text = self.help_text(ctx.args[0] if ctx.args else None)
+                self._call(ctx, HELP, word, lambda: ctx.reply(help_text))
                 return
             raise CommandNotFoundError(
                 f"Unknown command {ctx.prefix}{word}."
@@ -399,22 +482,16 @@ class CommandDispatcher(_HelpMixin):
             )
         ctx.command = command
         self._check_permissions(ctx, command)
-        self._check_arguments(ctx, command, args)
+        bound = self._bind(ctx, command, text)
         self._take_cooldown(ctx, command)
-        self._call(ctx, command.name, word, lambda: command.execute(ctx, *args))
+        self._call(ctx, command.name, word, lambda: command.execute(ctx, *bound.args, **bound.kwargs))
 
     @staticmethod
     def _call(ctx: CommandContext, name: str, word: str, run: Callable[[], object]) -> None:
         try:
             run()
         except Exception as exc:
-            _log.error("command %r raised", name, exc_info=True)
-            raise CommandInvokeError(
-                f"Sorry, {ctx.prefix}{word} failed because of an internal error.",
-                original=exc,
-                command_name=name,
-                context=ctx,
-            ) from exc
+            raise _internal_error(ctx, name, word, exc) from exc
 
     def _check_permissions(self, ctx: CommandContext, command: Command) -> None:
         required = command.requires
@@ -448,17 +525,77 @@ class CommandDispatcher(_HelpMixin):
                 context=ctx,
             )
 
-    def _check_arguments(self, ctx: CommandContext, command: Command, args: list[str]) -> None:
-        signature = self._signature(command)
-        if signature is None:
-            return
+    def _bind(self, ctx: CommandContext, command: Command, text: str) -> BoundArguments:
+        """Read and convert the arguments of ``command`` from ``text``; sets ``ctx.args``."""
+        word = ctx.invoked_with
         try:
-            signature.bind(ctx, *args)
-        except TypeError:
+            bound = self._signature(command).bind(ctx, text)
+        except UnclosedQuote as exc:
+            raise self._syntax_error(ctx, exc) from None
+        except MissingArgument as exc:
+            usage = self.usage(command)
+            missing = "" if not text.strip() else f"Missing {exc.parameter.token}. "  # bare "!cmd": the usage says it
+            raise CommandUsageError(
+                f"{missing}Usage: {usage}",
+                usage=usage,
+                parameter=exc.parameter.name,
+                command_name=command.name,
+                context=ctx,
+            ) from None
+        except TooManyArguments:
             usage = self.usage(command)
             raise CommandUsageError(
-                f"Usage: {usage}", usage=usage, command_name=command.name, context=ctx
+                f"Too many arguments. Usage: {usage}", usage=usage, command_name=command.name, context=ctx
             ) from None
+        except ConversionFailed as exc:
+            usage = self.usage(command)
+            param = exc.parameter
+            given = exc.given if len(exc.given) <= _GIVEN_SHOWN else exc.given[: _GIVEN_SHOWN - 1] + "…"
+            reason = (exc.reason or "").rstrip(". ")  # the reply puts its own full stop
+            because = f": {reason}" if reason else ""
+            raise CommandArgumentError(
+                f'Bad argument {param.token}: expected {param.type.expected}, got "{given}"{because}. '
+                f"Usage: {usage}",
+                usage=usage,
+                parameter=param.name,
+                expected=param.type.expected,
+                given=exc.given,
+                command_name=command.name,
+                context=ctx,
+            ) from exc.__cause__
+        except Exception as exc:  # a converter's request failed, its code is broken...
+            raise _internal_error(ctx, command.name, word, exc) from exc
+        ctx.args = bound.texts
+        return bound
+
+    @staticmethod
+    def _syntax_error(ctx: CommandContext, exc: UnclosedQuote) -> CommandSyntaxError:
+        return CommandSyntaxError(
+            f"Could not read the arguments of {ctx.prefix}{ctx.invoked_with}: {exc}. "
+            'Put quotes around text with spaces, e.g. "two words", and close every quote.',
+            command_name=ctx.command.name if ctx.command is not None else None,
+            context=ctx,
+        )
+
+    def _signature(self, command: Command) -> CommandSignature:
+        """The compiled parameters of ``command`` (cached per command).
+
+        Raises:
+            TypeError: ``command.execute`` cannot be called from a message (the reason).
+        """
+        with self._signatures_lock:
+            cached = self._signatures.get(command)
+        if cached is not None:
+            return cached
+        try:
+            compiled = compile_signature(command.execute, self._converters)
+        except TypeError as exc:  # not cached: the next use says it again
+            raise TypeError(f"command {command.name!r} cannot be called from a message: {exc}") from exc
+        with self._signatures_lock:
+            if len(self._signatures) >= _SIGNATURES_MAX:
+                self._signatures.clear()
+            self._signatures[command] = compiled
+        return compiled
 
     def _take_cooldown(self, ctx: CommandContext, command: Command) -> None:
         if not command.cooldown:
@@ -493,12 +630,25 @@ class CommandDispatcher(_HelpMixin):
                 _log.warning("could not answer an unknown command", exc_info=True)
 
     def _report(self, ctx: CommandContext, error: CommandError) -> None:
+        emit = isinstance(error, CommandInvokeError) or self._error_listened()
+        if not emit:  # the author typed something the command does not take: not a failure of the bot
+            author = ctx.message.author
+            _log.info(
+                "refused %s%s from %s in channel %s: %s", ctx.prefix, ctx.invoked_with,
+                author.id if author is not None else None, ctx.message.channel_id, error,
+            )
         if self.reply_errors:
             try:
                 ctx.message.reply(str(error))
             except Exception:  # noqa: BLE001 - the error itself is still emitted below
                 _log.warning("could not report a command error to its author", exc_info=True)
-        self.client._dispatch("error", error, key=ctx.message.channel_id)
+        if emit:
+            self.client._dispatch("error", error, key=ctx.message.channel_id)
+
+    def _error_listened(self) -> bool:
+        """Whether the client has an ``error`` listener (True when it cannot tell)."""
+        listeners = getattr(self.client, "listeners", None)
+        return not callable(listeners) or bool(listeners("error"))
 
     def _on_message(self, message: Message) -> None:
         """The ``message_create`` listener (worker pool)."""
@@ -511,6 +661,17 @@ class CommandDispatcher(_HelpMixin):
 
     def __repr__(self) -> str:
         return f"<CommandDispatcher prefix={self.prefix!r} commands={len(self.commands)}>"
+
+
+def _internal_error(ctx: CommandContext, name: str, word: str, exc: Exception) -> CommandInvokeError:
+    """Log ``exc`` (a failure of the bot's code) with its traceback; the error to report."""
+    _log.error("command %r raised", name, exc_info=exc)
+    return CommandInvokeError(
+        f"Sorry, {ctx.prefix}{word} failed because of an internal error.",
+        original=exc,
+        command_name=name,
+        context=ctx,
+    )
 
 
 def _normalise_prefixes(prefix: object) -> tuple[str, ...]:

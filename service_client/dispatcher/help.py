@@ -7,20 +7,15 @@ read from the parameters of its ``execute``, and the text the built-in
 
 from __future__ import annotations
 
-import inspect
-import threading
 from collections.abc import MutableMapping
-from typing import Any
 
-from .._defaults import MISSING
 from ..commands import Command
 from ..permissions import Permissions
+from .parsing import CommandSignature
 
 #: The name of the built-in help command.
 HELP = "help"
-#: Signatures kept (one per command seen) before the cache is cleared.
-_SIGNATURES_MAX = 512
-#: Marker in the signature cache for callables that cannot be introspected.
+
 
 class _HelpMixin:
     """Usage lines and help text of a :class:`~service_client.dispatcher.CommandDispatcher`."""
@@ -29,8 +24,6 @@ class _HelpMixin:
     commands: MutableMapping[str, Command]
     help_command: bool
     _prefixes: tuple[str, ...]
-    _signatures_lock: threading.Lock
-    _signatures: dict[Command, Any]
 
     @property
     def prefix(self) -> str:  # pragma: no cover - CommandDispatcher defines it
@@ -44,12 +37,20 @@ class _HelpMixin:
     def _fold(self, word: str) -> str:  # pragma: no cover - CommandDispatcher defines it
         raise NotImplementedError
 
+    def _signature(self, command: Command) -> CommandSignature:  # pragma: no cover - CommandDispatcher defines it
+        raise NotImplementedError
+
     def usage(self, command: Command | str) -> str:
         """The usage line of a command, from the parameters of its ``execute`` after the context.
 
-        ``<name>`` for a required word, ``[name]`` for an optional one,
-        ``[name...]`` for ``*name``; e.g. ``"!warn <user_id> [reason...]"``.
-        Just the command when ``execute`` cannot be introspected.
+        ``<name>`` for a required word, ``[name]`` for an optional one
+        (``Optional[X]`` or with a default), ``[name...]`` for ``*name``,
+        ``<name...>`` (``[name...]`` with a default) for the rest of the line;
+        a typed parameter adds its type, ``<count: integer>``, unless the name
+        says it (``<member>`` for ``member: Member``), and choices show as
+        ``<mode: on|off>``. E.g. ``"!kick <member> [reason...]"``. Just the
+        command when ``execute`` cannot be introspected or cannot be called
+        from a message.
 
         Args:
             command: A :class:`Command`, or the name or alias of a registered one
@@ -72,16 +73,11 @@ class _HelpMixin:
             command = found
         elif not isinstance(command, Command):
             raise TypeError(f"command must be a Command or a command name, got {type(command).__name__}")
-        parts = [self.prefix + command.name]
-        signature = self._signature(command)
-        if signature is not None:
-            for param in list(signature.parameters.values())[1:]:
-                if param.kind is param.VAR_POSITIONAL:
-                    parts.append(f"[{param.name}...]")
-                elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-                    empty = param.default is inspect.Parameter.empty
-                    parts.append(f"<{param.name}>" if empty else f"[{param.name}]")
-        return " ".join(parts)
+        try:
+            tokens = self._signature(command).tokens
+        except TypeError:  # a command that cannot run from a message: its name alone
+            tokens = []
+        return " ".join([self.prefix + command.name, *tokens])
 
     def help_text(self, name: str | None = None) -> str:
         """The text of the built-in help.
@@ -130,20 +126,6 @@ class _HelpMixin:
         if command.cooldown:
             notes.append(f"cooldown {_seconds(command.cooldown)}")
         return line + (f" ({'; '.join(notes)})" if notes else "")
-
-    def _signature(self, command: Command) -> inspect.Signature | None:
-        with self._signatures_lock:
-            cached = self._signatures.get(command)
-        if cached is None:
-            try:
-                cached = inspect.signature(command.execute)
-            except (TypeError, ValueError):  # builtins and odd callables: no argument check
-                cached = MISSING
-            with self._signatures_lock:
-                if len(self._signatures) >= _SIGNATURES_MAX:
-                    self._signatures.clear()
-                self._signatures[command] = cached
-        return None if cached is MISSING else cached
 
 
 def _names(flags: Permissions) -> str:
