@@ -21,6 +21,7 @@ GUIDES = [
     "commands",
     "presence-voice",
     "errors",
+    "common-errors",
     "rate-limits",
     "testing",
     "emulator-control",

@@ -64,7 +64,7 @@ def test_kick_removes_the_member_and_fires_guild_member_remove(bot: Client, emul
     emulator.add_member(sid(world), member.id)
     again = added.get()
     again.kick()
-    assert removed.get() is again and bot.members.get(sid(world), member.id) is None
+    assert removed.get() == again and bot.members.get(sid(world), member.id) is None
     assert emulator.bans(sid(world)) == []
 
 
