@@ -204,9 +204,10 @@ class MemberOps:
             return fail("invalid_request")
         reason = data.get("reason")
         history = data.get("deleteHistory")
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
+            return fail("invalid_request")
+        noted = {"reason": reason} if reason is not None else None
         if action == "ban":
-            if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
-                return fail("invalid_request")
             if history is not None and history not in DELETE_HISTORY_S:
                 return fail("invalid_request")
         try:
@@ -221,7 +222,7 @@ class MemberOps:
         if action == "unban":
             if not self.store.remove_ban(sid, target):
                 return fail("not_banned")
-            self.store.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target)
+            self.store.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
             return AckThen({}, lambda: self.rt.emit("server:ban_revoked", {"serverPublicId": sid,
                                                                             "userPublicId": target},
                                                     server_room(sid)))
@@ -231,7 +232,7 @@ class MemberOps:
             if not self.store.remove_member(sid, target):
                 return fail("not_found")
             await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
-            self.store.add_audit(sid, actor, "MEMBER_KICK", "USER", target)
+            self.store.add_audit(sid, actor, "MEMBER_KICK", "USER", target, noted)
             return AckThen({}, lambda: self._announce_removal(sid, target, "kicked"))
         try:
             self.store.user_row(target)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.responses import Response
 
 from .ops import Conflict
+from .ops_checks import MAX_REASON_CHARS
 from .rest_routes import CoreRoutes
 from .routing import Ctx, Handler, HTTPError, json_response, no_content
 from .store import BadRequest, NotFound
@@ -180,12 +182,18 @@ class ExtraRoutes(CoreRoutes):
                 details = ctx.body_or_empty()
             except BadRequest:
                 details = {}
+            reason = ctx.request.headers.get(AUDIT_REASON_HEADER)
+            if reason:
+                details["reason"] = unquote(reason)[:MAX_REASON_CHARS]
             self.store.add_audit(sid, ctx.uid or None, action, target_type, target, details)
             return response
 
         audited.__doc__ = handler.__doc__
         return audited
 
+
+#: The header a REST change carries its reason in; kept in the audit entry's ``details``.
+AUDIT_REASON_HEADER = "X-Audit-Log-Reason"
 
 #: REST actions written to a server's audit log when they succeed: ``(method, route template) ->
 #: (action, target type, target id source)``. The source is a path parameter, or ``"=<key>"``

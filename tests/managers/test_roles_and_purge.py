@@ -38,6 +38,8 @@ def test_add_and_remove_roles_change_only_those_roles(human: Client, emulator: A
     patches = [r for r in emulator.requests() if r["method"] == "PATCH"]
     assert [p["body"]["roles"][-2:] for p in patches] == [[red.id, blue.id]]
     assert patches[0]["headers"].get("x-audit-log-reason") == "colours"
+    [entry] = [e for e in emulator.audit_log(sid(world)) if e["actionType"] == "MEMBER_UPDATE"]
+    assert entry["details"]["reason"] == "colours"
     stale = member                                                             # no role of those
     after = stale.add_roles(green)                                             # reads fresh: keeps red, blue
     assert _names(after) == ["@everyone", "blue", "green", "red"]
@@ -127,5 +129,8 @@ def test_every_moderation_call_takes_a_reason(human: Client, make_client: Any, e
     sent = [(e["event"], e["payload"].get("reason")) for e in emulator.emits()
             if e["event"] in ("server:kick", "server:ban", "server:unban")]
     assert sent == [("server:kick", "off topic"), ("server:ban", "spam"), ("server:unban", "appealed")]
+    kept = {e["actionType"]: e["details"].get("reason") for e in emulator.audit_log(sid(world))
+            if e["actionType"] in ("MEMBER_KICK", "MEMBER_BAN", "MEMBER_UNBAN")}
+    assert kept == {"MEMBER_KICK": "off topic", "MEMBER_BAN": "spam", "MEMBER_UNBAN": "appealed"}
     with pytest.raises(ValueError, match="reason"):
         guild.kick(carol["user"]["publicId"], reason="  ")
