@@ -7,10 +7,9 @@ Run from the checkout after changing the catalog::
 
 It rewrites, between ``<generated:NAME>`` markers, the :data:`EventName`
 literal of ``events/catalog.py`` and the typed overloads of ``on``, ``once`` and
-``wait_for`` in ``client/listeners.py``; the whole of ``docs/events.rst``; and
-the event table of README.rst (between its ``events-start`` and
-``events-end`` comments). Pure functions render each part, so the tests
-compare them with the committed files without writing anything.
+``wait_for`` in ``client/listeners.py``; and the whole of ``docs/events.rst``,
+the event reference of the documentation. Pure functions render each part, so
+the tests compare them with the committed files without writing anything.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from collections.abc import Sequence
 
 from .catalog import EVENTS, EventArg, EventSpec
 
-__all__ = ["main", "render_all", "render_docs_page", "render_readme_table", "replace_region"]
+__all__ = ["main", "render_all", "render_docs_page", "replace_region"]
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
@@ -285,47 +284,6 @@ yours to choose:
 """
 
 
-def _readme_args(entry: EventSpec) -> str:
-    if not entry.args:
-        return "()"
-    return "(" + ", ".join(f"{a.name}: {a.type}" for a in entry.args) + ")"
-
-
-def render_readme_table() -> str:
-    """README.rst's event table: a simple table of every event (its last column unbounded)."""
-    rows = [(f"``{s.name}``", f"``{_readme_args(s)}``", s.key, s.when) for s in EVENTS]
-    header = ("Event", "Listener arguments", "Ordering key", "When it fires")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    last = max(len(r[3]) for r in [header, *rows])
-    rule = "  ".join("=" * w for w in [*widths, min(last, 60)])
-
-    def line(cells: tuple[str, str, str, str]) -> str:
-        """One table row: the first three cells padded to their column widths, then the last."""
-        return "  ".join(c.ljust(w) for c, w in zip(cells[:3], widths, strict=True)) + "  " + cells[3]
-
-    return "\n".join([
-        "Every event the client emits, with its listener's arguments (a raw payload is the",
-        "service's record as a ``dict[str, Any]``), its ordering key and when it fires; the cache",
-        "effect is applied before listeners run. ``on``, ``once`` and ``wait_for`` refuse any other",
-        "name (``ValueError``) unless registered with ``client.register_event(name)``:",
-        "",
-        rule,
-        line(header).rstrip(),
-        rule,
-        *(line(r) for r in rows),
-        rule,
-    ])
-
-
-def _replace_readme_table(text: str) -> str:
-    start, end = ".. events-start\n", ".. events-end\n"
-    head, sep, rest = text.partition(start)
-    _body, sep2, tail = rest.partition(end)
-    if not sep or not sep2:
-        raise ValueError("README.rst has no events-start / events-end markers")
-    return head + start + "\n" + render_readme_table() + "\n\n" + end + tail
-
-
 # -- files -----------------------------------------------------------------------------
 
 
@@ -334,13 +292,11 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
 
     Returns:
         {path: content}: ``events/catalog.py`` and ``client/listeners.py`` with
-        their regions filled, ``docs/events.rst`` whole, README.rst with its
-        table.
+        their regions filled, and ``docs/events.rst`` whole.
     """
     package = root / "service_client"
     names = package / "events" / "catalog.py"
     methods = package / "client" / "listeners.py"
-    readme = root / "README.rst"
     text = replace_region(names.read_text(), "EventName", render_event_name())
     code = methods.read_text()
     code = replace_region(code, "aliases", render_aliases())
@@ -351,7 +307,6 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
         names: text,
         methods: code,
         root / "docs" / "events.rst": render_docs_page(),
-        readme: _replace_readme_table(readme.read_text()),
     }
 
 

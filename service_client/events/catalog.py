@@ -10,11 +10,10 @@ this table:
 - the check that refuses an unknown name such as ``"mesage_create"`` with a
   :class:`ValueError` naming the closest known events;
 - the event list in the docstring of ``Client.on`` (``help(Client.on)``);
-- the event reference of the documentation (``docs/events.rst``) and the
-  event table of README.rst.
+- the event reference of the documentation (``docs/events.rst``).
 
-The generated parts (the overloads, :data:`EventName`, the documentation page
-and the README table) are rewritten with ``python -m
+The generated parts (the overloads, :data:`EventName` and the documentation
+page) are rewritten with ``python -m
 service_client.events._codegen`` after the catalog changes; a test fails while
 they differ from it.
 

@@ -1,7 +1,6 @@
 """The event catalog: names are checked, custom events are an explicit opt-in, ``wait_for``
 returns what its overloads promise, the library emits exactly the catalog's events, and every
-text derived from the catalog (overloads, ``help(Client.on)``, docs/events.rst, README's table)
-matches it."""
+text derived from the catalog (overloads, ``help(Client.on)``, docs/events.rst) matches it."""
 
 from __future__ import annotations
 
@@ -279,11 +278,4 @@ def test_the_event_reference_page_keeps_its_label_and_lists_every_event():
     assert page == render_docs_page()
     assert ".. _event-reference:" in page
     rows = re.findall(r"^   \* - ``([a-z_]+)``$", page, re.MULTILINE)
-    assert rows == [spec.name for spec in EVENTS]
-
-
-def test_the_readme_table_lists_exactly_the_catalogs_events():
-    readme = (ROOT / "README.rst").read_text()
-    section = readme.split(".. events-start\n", 1)[1].split(".. events-end\n", 1)[0]
-    rows = re.findall(r"^``([a-z_]+)``\s", section, re.MULTILINE)
     assert rows == [spec.name for spec in EVENTS]
