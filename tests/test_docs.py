@@ -1,6 +1,7 @@
 """The documentation site in docs/ stays whole: every guide is in the index, every public name in the
-API reference, every control route in its guide, no page cites material users do not have, and the
-testing guide's complete example passes. CI builds the site itself with ``sphinx -W``."""
+API reference, every emulator route in the route reference (and every control route in its guide and
+in the emulator's docstring), no page cites material users do not have, and the testing guide's
+complete example passes. CI builds the site itself with ``sphinx -W``."""
 
 from __future__ import annotations
 
@@ -86,6 +87,38 @@ def test_the_api_reference_documents_every_public_name():
         if f"service_client.emulator.{n}" not in documented
     ]
     assert missing == [], "add these names to a page of docs/api/"
+
+
+def _routes(router):
+    """``(method, path)`` of every route of an emulator router, the path with its ``{name}`` fields."""
+    for method, segments, _handler in router._routes:
+        yield method, "/" + "/".join(segments)
+
+
+def test_every_emulator_route_is_in_the_route_reference(emulator):
+    page = (DOCS / "emulator-routes.rst").read_text()
+    core = emulator.core
+    missing = [
+        f"{method} {prefix}{path}"
+        for prefix, router in (("/api/v2", core.rest.router), ("/_emulator", core.control))
+        for method, path in _routes(router)
+        if f"{method} {prefix}{path}" not in page
+    ]
+    assert missing == [], "document these routes in docs/emulator-routes.rst"
+
+
+def test_every_emulator_route_is_in_the_emulator_docstring(emulator):
+    import service_client.emulator as package
+
+    doc = package.__doc__ or ""
+    core = emulator.core
+    missing = [
+        f"{method} {path}"
+        for router in (core.rest.router, core.control)
+        for method, path in _routes(router)
+        if f"{method} {path}" not in doc and f"{method}`` ``{path}" not in doc
+    ]
+    assert missing == [], "document these routes in service_client/emulator/__init__.py"
 
 
 def test_every_control_route_is_in_the_control_plane_guide(emulator):
