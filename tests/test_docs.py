@@ -19,6 +19,7 @@ GUIDES = [
     "threads",
     "notebooks",
     "messages",
+    "servers",
     "commands",
     "presence-voice",
     "errors",
