@@ -186,35 +186,14 @@ def test_a_client_of_a_module_fixture_is_not_reported(module_client):
 '''
 
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.rst"
-
-
-def readme_testing_example() -> str:
-    """The Python code blocks of README.rst's "Testing your bot" section, as one test module."""
-    text = README.read_text()
-    section = text[text.index("Testing your bot\n"):text.index("\nNotebooks\n")]
-    blocks = []
-    for part in section.split(".. code-block:: python\n")[1:]:
-        lines = []
-        for line in part.splitlines()[1:]:
-            if line and not line.startswith("    "):
-                break
-            lines.append(line[4:])
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks) + "\n"
-
-
 @pytest.fixture(scope="module")
 def inner_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], str]:
-    """One inner pytest run of the inner test files and README's testing example:
-    (outcome per "module::test", output)."""
+    """One inner pytest run of the inner test files: (outcome per "module::test", output)."""
     where = tmp_path_factory.mktemp("inner")
     (where / "test_inner.py").write_text(INNER_TESTS)
     (where / "test_inner_clients.py").write_text(INNER_CLIENT_TESTS)
-    (where / "test_inner_readme.py").write_text(readme_testing_example())
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_inner.py", "test_inner_clients.py",
-         "test_inner_readme.py"],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_inner.py", "test_inner_clients.py"],
         cwd=where, capture_output=True, text=True, timeout=120,
     )
     found = re.findall(r"(test_inner\w*)\.py::(\w+) (PASSED|FAILED|ERROR)", proc.stdout)
@@ -408,18 +387,6 @@ def test_the_plugin_imports_no_emulator_until_a_fixture_needs_it() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_the_readme_testing_example_passes_as_written(inner_run):
-    found, stdout = inner_run
-    outcomes = outcomes_in(found, "test_inner_readme")
-    assert outcomes == {
-        "test_ping": "PASSED",
-        "test_shout_keeps_what_was_typed": "PASSED",
-        "test_unknown_commands_are_ignored": "PASSED",
-        "test_a_listener_may_fail_on_purpose": "PASSED",
-    }, stdout
-    assert "..." not in readme_testing_example()
 
 
 INNER_SWITCHED_OFF = '''
