@@ -154,6 +154,11 @@ userPublicId}``. Anything else is dropped: bad payloads, unknown events, emits o
 ``disconnect``, undecodable Engine.IO or socket.io frames; the connection stays up. A leaver
 always receives its own ``voice:user-left``.
 
+Presence follows the sockets: a user who never chose a status (stored ``offline``) becomes
+``online`` when a socket of it connects (``presence:update`` to its servers' rooms, not to its
+own sockets) and ``offline`` again when its last socket goes; a status the user chose
+(``presence:update``, ``PATCH /users/settings``, the control plane) stays as chosen.
+
 Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (415) and an
 ``Origin``, if any, of the emulator's own (403); 400/404 as above):
 

@@ -47,8 +47,11 @@ class MessageEvents(VoiceEvents):
         asyncio.get_running_loop().create_task(self._after_connect(sid, uid))
 
     async def _after_connect(self, sid: str, uid: str) -> None:
-        """Send one ``voice:state-update`` per non-empty voice channel of the user's servers."""
+        """Show the user online (:meth:`came_online`), then send one ``voice:state-update`` per
+        non-empty voice channel of the user's servers."""
         try:
+            if sid in self.sessions:  # still connected
+                await self.came_online(uid)
             servers = set(self.store.server_ids_of(uid))
             for cid, users in list(self.voice.items()):
                 if not users:
@@ -69,6 +72,7 @@ class MessageEvents(VoiceEvents):
         self.wires.pop(sid, None)
         if uid is None:
             return
+        await self.went_offline(uid)
         for users in list(self.voice.values()):
             entry = users.get(uid)
             if entry is not None and entry.get("socketId") == sid:
