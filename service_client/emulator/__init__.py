@@ -14,9 +14,12 @@ web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASG
 web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
 
 In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
-echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``react``/``reactions``, ``pins``,
-``snapshot``, ``set_vanity_code``, ``set_profile``, ``audit_log``, ``webhooks``, ``emojis``, and the
-seeding and fault methods below)::
+echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``kick``, ``leave_server``,
+``react``/``reactions``, ``typing``, ``pins``, ``snapshot``, ``dm_channel``, ``id_mark``,
+``set_vanity_code``, ``set_profile``, ``audit_log``, ``webhooks``, ``emojis``, and the seeding and
+fault methods below; the records they return are typed: ``UserRecord``, ``MemberRecord``,
+``RoleRecord``, ``MessageRecord``, ``RequestRecord``, ``EmitRecord``, ``CreatedUser`` in
+``records.py``)::
 
     from service_client.emulator import Emulator
     with Emulator() as emu:                      # 127.0.0.1, free port, in-memory sqlite
@@ -228,5 +231,17 @@ from __future__ import annotations
 from .control import EmulatorCore
 from .demo import seed_demo
 from .emulator import Emulator
+from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RequestRecord, RoleRecord, UserRecord
 
-__all__ = ["Emulator", "EmulatorCore", "seed_demo"]
+__all__ = [
+    "CreatedUser",
+    "EmitRecord",
+    "Emulator",
+    "EmulatorCore",
+    "MemberRecord",
+    "MessageRecord",
+    "RequestRecord",
+    "RoleRecord",
+    "UserRecord",
+    "seed_demo",
+]
