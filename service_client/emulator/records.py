@@ -19,7 +19,7 @@ __all__ = ["CreatedUser", "EmitRecord", "MemberRecord", "MessageRecord", "Reques
 class UserRecord(TypedDict):
     """A user: ``Emulator.user()``, ``create_user()["user"]``, a message's ``author``.
 
-    Keys:
+    Attributes:
         publicId: The user's id.
         name: The user's name.
         tag: A 4-digit discriminator (``"0001"``).
@@ -43,7 +43,7 @@ class UserRecord(TypedDict):
 class CreatedUser(TypedDict):
     """What ``Emulator.create_user()`` returns.
 
-    Keys:
+    Attributes:
         user: The new :class:`UserRecord`.
         token: Its token, the text a client logs in with (keep it out of logs).
     """
@@ -55,7 +55,7 @@ class CreatedUser(TypedDict):
 class RoleRecord(TypedDict):
     """A role of a server: an entry of :class:`MemberRecord` ``roles``, ``create_role()["role"]``.
 
-    Keys:
+    Attributes:
         publicId: The role's id.
         name: Its name (``"@everyone"`` for the server's default role).
         color: ``"#rrggbb"``, or None.
@@ -77,7 +77,7 @@ class RoleRecord(TypedDict):
 class MemberRecord(TypedDict):
     """A member of a server: ``Emulator.member()``, ``add_member()["member"]``.
 
-    Keys:
+    Attributes:
         publicId: The membership's own id (not the user's).
         userId: The member's user id.
         user: The member's :class:`UserRecord`.
@@ -115,7 +115,7 @@ class _MessageRecordKeys(TypedDict):
 class MessageRecord(_MessageRecordKeys, total=False):
     """A stored message: ``Emulator.messages()``, ``post_message()["message"]``, ``pins()``.
 
-    Keys:
+    Attributes:
         publicId: The message's id (ids increase with time: a later message has a larger one).
         content: The text, escaped as the service sends it (``&`` ``<`` ``>`` as ``&amp;``
             ``&lt;`` ``&gt;``); ``Emulator.messages(cid, decoded=True)`` gives it as typed.
@@ -137,7 +137,7 @@ class MessageRecord(_MessageRecordKeys, total=False):
 class RequestRecord(TypedDict):
     """One REST request the emulator received: an entry of ``Emulator.requests()``.
 
-    Keys:
+    Attributes:
         method: The HTTP method (``"GET"``).
         path: The raw path below ``/api/v2`` (``"/servers/123/members"``); a webhook token in it
             reads ``***``.
@@ -165,7 +165,7 @@ class RequestRecord(TypedDict):
 class EmitRecord(TypedDict):
     """One socket event a client emitted to the emulator: an entry of ``Emulator.emits()``.
 
-    Keys:
+    Attributes:
         event: The event name (``"message:send"``).
         payload: Its first argument as received (possibly cut, see
             ``Emulator.configure(journal_body_bytes=)``).
