@@ -274,6 +274,8 @@ class WorldActions(WorldBase):
             joiner = self._speaker(user)
         if self._is_member(joiner):
             raise ValueError(f"{joiner.name} is a member of {self.server.name} already")
+        if any(ban["user"]["publicId"] == joiner.id for ban in self.emulator.bans(self.server.id)):
+            raise ValueError(f"{joiner.name} is banned from {self.server.name}")
         self._join(joiner, [])
         return joiner
 
