@@ -99,11 +99,11 @@ import pytest
 from .client import Client, ClientState, _live_clients
 from .events import emitter
 
-# The helpers live apart from the fixtures and hooks that pytest loads from this module:
-# the seeded world in .testing.world, the listener error record in .testing.listener_errors.
-from .testing.listener_errors import ListenerErrors
-from .testing.world import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, SeenReaction, WorldObject, WorldUser
-from .testing.world import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
+# The helpers live apart from the fixtures and hooks that pytest loads from this module: the
+# world in .testing (world, actions, handles, recorder), the listener error record in
+# .testing.listener_errors.
+from .testing import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, ListenerErrors, SeenReaction, WorldObject, WorldUser
+from .testing import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
     from .emulator import Emulator

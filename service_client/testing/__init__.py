@@ -17,17 +17,11 @@ The emulator's record types (``MessageRecord``, ``MemberRecord``...) are in
 
 from __future__ import annotations
 
+from .base import EVENT_TIMEOUT_S, LOGIN_TIMEOUT_S
+from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
-from .world import (
-    EVENT_TIMEOUT_S,
-    LOGIN_TIMEOUT_S,
-    REPLY_TIMEOUT_S,
-    BotWorld,
-    ExpectedMessage,
-    SeenReaction,
-    WorldObject,
-    WorldUser,
-)
+from .recorder import SeenReaction
+from .world import REPLY_TIMEOUT_S, BotWorld, ExpectedMessage
 
 __all__ = [
     "EVENT_TIMEOUT_S",

@@ -82,15 +82,30 @@ class WorldActions(WorldBase):
             return False
         return True
 
-    def _removal(self, user: WorldUser, reason: str) -> tuple[EventName, Callable[..., bool]]:
-        """The event the bot sees when ``user`` goes with ``reason``, and how to recognise it."""
+    def _depart(self, user: WorldUser | str, reason: str, what: Callable[[str], str],
+                act: Callable[[str, str], None]) -> None:
+        """``user`` goes with ``reason`` (``left``, ``kicked``, ``banned``) by ``act(server_id,
+        user_id)``; the bot sees ``guild_member_remove`` (``guild_ban_add`` after it for a ban,
+        waited for; ``guild_delete`` when it is the bot itself). ``what(name)`` describes the
+        action done to the user called ``name``."""
+        __tracebackhide__ = True
+        target = self._speaker(user)
         sid = self.server.id
-        if user.id == self.bot.id:
-            return "guild_delete", lambda _r, guild: _id_of(guild, "serverPublicId") == sid
-        if reason == "banned":
-            return "guild_ban_add", lambda _r, data: data.get("memberPublicId") == user.id
-        return "guild_member_remove", lambda _r, member: (
-            member.id == user.id and member.server_id == sid and member.reason == reason)
+        event: EventName | None
+        matches: Callable[..., bool]
+        if reason == "banned" and not self._is_member(target):
+            event, matches = None, (lambda *_args: True)               # no member: no event
+        elif target.id == self.bot.id:
+            event, matches = "guild_delete", (lambda _r, guild: _id_of(guild, "serverPublicId") == sid)
+        elif reason == "banned":
+            event, matches = "guild_ban_add", (lambda _r, data: data.get("memberPublicId") == target.id)
+        else:
+            event = "guild_member_remove"
+
+            def matches(_r: Any, member: Any) -> bool:
+                return bool(member.id == target.id and member.server_id == sid and member.reason == reason)
+
+        self._acting(what(target.name), event, matches, lambda: act(sid, target.id))
 
     # -- messages ---------------------------------------------------------------------------------
 
@@ -300,10 +315,7 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds.
         """
         __tracebackhide__ = True
-        leaver = self._speaker(user)
-        event, matches = self._removal(leaver, "left")
-        self._acting(f"{leaver.name} leaves {self.server.name}", event, matches,
-                     lambda: self.emulator.leave_server(self.server.id, leaver.id))
+        self._depart(user, "left", lambda name: f"{name} leaves {self.server.name}", self.emulator.leave_server)
 
     def kick(self, user: WorldUser | str) -> None:
         """The owner kicks a member (the bot sees ``guild_member_remove`` with reason
@@ -315,10 +327,7 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds.
         """
         __tracebackhide__ = True
-        target = self._speaker(user)
-        event, matches = self._removal(target, "kicked")
-        self._acting(f"{self.owner.name} kicks {target.name}", event, matches,
-                     lambda: self.emulator.kick(self.server.id, target.id))
+        self._depart(user, "kicked", lambda name: f"{self.owner.name} kicks {name}", self.emulator.kick)
 
     def ban(self, user: WorldUser | str, *, reason: str | None = None) -> None:
         """The owner bans a user. A member is removed (the bot sees ``guild_member_remove`` with
@@ -335,14 +344,8 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds.
         """
         __tracebackhide__ = True
-        target = self._speaker(user)
-        if self._is_member(target):
-            event: EventName | None
-            event, matches = self._removal(target, "banned")
-        else:
-            event, matches = None, (lambda *_args: True)
-        self._acting(f"{self.owner.name} bans {target.name}", event, matches,
-                     lambda: self.emulator.ban(self.server.id, target.id, reason=reason))
+        self._depart(user, "banned", lambda name: f"{self.owner.name} bans {name}",
+                     lambda sid, uid: self.emulator.ban(sid, uid, reason=reason))
 
     # -- roles and channels -----------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client import Client, ClientState
 from ..models.message import Message
@@ -28,6 +28,24 @@ LOGIN_TIMEOUT_S = 15.0
 EVENT_TIMEOUT_S = 10.0
 #: How many of a channel's newest messages a failed expectation shows.
 REPORT_MESSAGES = 5
+
+
+_Named = TypeVar("_Named", WorldUser, WorldObject)
+
+
+def _named(items: list[_Named], name_or_id: str, kind: str) -> _Named:
+    """The item with this name, else with this id.
+
+    Raises:
+        LookupError: None; the text lists the names known.
+    """
+    for item in items:
+        if item.name == name_or_id:
+            return item
+    for item in items:
+        if item.id == name_or_id:
+            return item
+    raise LookupError(f"no {kind} {name_or_id!r} in this world; known: {', '.join(i.name for i in items)}")
 
 
 class WorldBase:
@@ -87,13 +105,7 @@ class WorldBase:
         """
         with self._lock:
             users = list(self._users)
-        for user in users:
-            if user.name == name_or_id:
-                return user
-        for user in users:
-            if user.id == name_or_id:
-                return user
-        raise LookupError(f"no user {name_or_id!r} in this world; known: {', '.join(u.name for u in users)}")
+        return _named(users, name_or_id, "user")
 
     def channel(self, name_or_id: str) -> WorldObject:
         """The world's channel with this name (else this id), :meth:`create_channel` ones included.
@@ -114,13 +126,7 @@ class WorldBase:
     def _find(self, kind: str, name_or_id: str) -> WorldObject:
         with self._lock:
             objects = [o for o in self._objects if o.kind == kind]
-        for obj in objects:
-            if obj.name == name_or_id:
-                return obj
-        for obj in objects:
-            if obj.id == name_or_id:
-                return obj
-        raise LookupError(f"no {kind} {name_or_id!r} in this world; known: {', '.join(o.name for o in objects)}")
+        return _named(objects, name_or_id, kind)
 
     def _role_id(self, role: Any) -> str:
         if isinstance(role, WorldObject):

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..models.message import Message
 from .actions import WorldActions
-from .base import EVENT_TIMEOUT_S, LOGIN_TIMEOUT_S
 from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import Recorder, SeenReaction, after_mark, scan_until
@@ -30,16 +29,7 @@ from .recorder import Recorder, SeenReaction, after_mark, scan_until
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
     from ..emulator import Emulator
 
-__all__ = [
-    "EVENT_TIMEOUT_S",
-    "LOGIN_TIMEOUT_S",
-    "REPLY_TIMEOUT_S",
-    "BotWorld",
-    "ExpectedMessage",
-    "SeenReaction",
-    "WorldObject",
-    "WorldUser",
-]
+__all__ = ["REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage"]
 
 #: Seconds the expectations (:meth:`BotWorld.expect_reply` and the others) wait by default.
 REPLY_TIMEOUT_S = 10.0

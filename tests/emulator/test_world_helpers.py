@@ -12,11 +12,15 @@ def _sid(world) -> str:
     return str(world.server["publicId"])
 
 
-def test_kick_is_the_owners_kick_with_its_fan_out_and_audit_entry(world, conns):
-    emu = world.emulator
-    bot_id = world.bot["publicId"]
-    human = conns(world.human_token, world.human["publicId"])
-    bot = conns(world.bot_token, bot_id)
+@pytest.fixture
+def readers(world, conns):
+    """Ordered socket readers of the human (the owner) and of the bot."""
+    return conns(world.human_token, world.human["publicId"]), conns(world.bot_token, world.bot["publicId"])
+
+
+def test_kick_is_the_owners_kick_with_its_fan_out_and_audit_entry(world, readers):
+    emu, bot_id = world.emulator, world.bot["publicId"]
+    human, bot = readers
     emu.kick(_sid(world), bot_id)
     assert human.wait("server:member_removed") == {"serverPublicId": _sid(world), "memberPublicId": bot_id,
                                                    "reason": "kicked"}
@@ -30,11 +34,9 @@ def test_kick_is_the_owners_kick_with_its_fan_out_and_audit_entry(world, conns):
         emu.kick(_sid(world), world.human["publicId"])
 
 
-def test_leave_server_is_the_members_own_leave(world, conns):
-    emu = world.emulator
-    bot_id = world.bot["publicId"]
-    human = conns(world.human_token, world.human["publicId"])
-    bot = conns(world.bot_token, bot_id)
+def test_leave_server_is_the_members_own_leave(world, readers):
+    emu, bot_id = world.emulator, world.bot["publicId"]
+    human, bot = readers
     emu.leave_server(_sid(world), bot_id)
     assert human.wait("server:member_remove") == {"serverPublicId": _sid(world), "memberPublicId": bot_id}
     assert bot.wait("server:you_left") == {"serverPublicId": _sid(world)}
