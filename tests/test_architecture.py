@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import pathlib
 import re
 import sys
@@ -147,6 +148,13 @@ def classified_imports(package_dir: pathlib.Path) -> Iterator[tuple[str, str, st
         yield from visit(tree, "module")
 
 
+@functools.cache
+def type_checking_imports(package_dir: pathlib.Path) -> tuple[tuple[str, str, int], ...]:
+    """``(module, name, line)`` of every import under ``TYPE_CHECKING`` (read once per package)."""
+    return tuple((module, name, line) for module, name, kind, line in classified_imports(package_dir)
+                 if kind == "type_checking")
+
+
 def layers(setup_cfg: pathlib.Path = ROOT / "setup.cfg") -> dict[str, int]:
     """Each top-level child of the package and its layer (0 lowest), from the import-linter
     contract in setup.cfg; the parts in :data:`APART` have none."""
@@ -228,8 +236,8 @@ def upward_type_imports(package_dir: pathlib.Path, table: dict[str, int]) -> lis
     :data:`UPWARD_TYPE_NAMES`, as ``module:line -> name`` lines."""
     root = package_dir.name
     bad = []
-    for module, name, kind, line in classified_imports(package_dir):
-        if kind != "type_checking" or not name.startswith(root + "."):
+    for module, name, line in type_checking_imports(package_dir):
+        if not name.startswith(root + "."):
             continue
         source, target = layer_of(module, table), layer_of(name, table)
         if source is None or target is None or target <= source:
@@ -252,8 +260,8 @@ def type_imports_across_apart(package_dir: pathlib.Path, table: dict[str, int],
         return pieces[1] if len(pieces) > 1 and pieces[0] == root else None
 
     bad = []
-    for module, name, kind, line in classified_imports(package_dir):
-        if kind != "type_checking" or not name.startswith(root + "."):
+    for module, name, line in type_checking_imports(package_dir):
+        if not name.startswith(root + "."):
             continue
         source, target = part(module), part(name)
         if source in apart and target not in apart:
