@@ -140,3 +140,16 @@ def test_expect_reaction_after_a_reaction_was_taken_back_and_given_again(bot_wor
     bot_world.unreact(said, "⭐", as_user="bob")
     bot_world.react(said, "⭐", as_user="bob")
     assert expect_reaction(said, author="bob").emoji == "⭐"            # a new reaction event
+
+
+def test_the_world_takes_one_bot_client(bot_world: BotWorld, bot_client: Client) -> None:
+    assert bot_world.bot_client is bot_client
+    bot_world.attach_bot(bot_client)                                     # the same one again: nothing changes
+    other = Client(base_url=bot_world.emulator.base_url, socket_url=bot_world.emulator.socket_url)
+    try:
+        with pytest.raises(ValueError, match="already has the bot's client"):
+            bot_world.attach_bot(other)
+    finally:
+        other.destroy()
+    with pytest.raises(TypeError, match="takes a service_client.Client, got str"):
+        bot_world.attach_bot("testbot")  # type: ignore[arg-type]
