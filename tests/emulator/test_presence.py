@@ -6,6 +6,9 @@ to see it online while it runs, and offline once it stopped.
 
 from __future__ import annotations
 
+import threading
+import time
+
 import requests
 
 from service_client.emulator import Emulator
@@ -19,6 +22,16 @@ def _status_seen_by(world, token: str, user_id: str) -> str:
                           headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert answer.status_code == 200, answer.text
     return next(m["user"]["status"] for m in answer.json() if m["userId"] == user_id)
+
+
+def _server_counts_connections(emulator, count: int, timeout: float = 10.0) -> None:
+    """Wait until the emulator counts ``count`` sockets. A socket's disconnect sends nothing to
+    anyone else, so there is no event to await: the count is read every 10 ms, at most
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while emulator.connection_count() != count:
+        assert time.monotonic() < deadline, f"the emulator did not count {count} connections in {timeout} s"
+        threading.Event().wait(0.01)
 
 
 def _is_presence_of(user_id: str, status: str):
@@ -46,6 +59,7 @@ def test_the_user_goes_offline_only_when_its_last_socket_goes(world, conns):
     second = conns(world.bot_token, bot_id)
     second.probe()                                     # connected and served
     first.close()
+    _server_counts_connections(world.emulator, 2)      # the server has handled first's disconnect
     assert [d for e, d in human.before_marker() if e == "presence:update" and d["userPublicId"] == bot_id] == []
     assert world.emulator.user(bot_id)["status"] == "online"
     second.close()
