@@ -74,6 +74,7 @@ def test_a_status_the_user_chose_stays_when_it_disconnects(world, conns):
     bot.emit("presence:update", {"status": "dnd"})
     human.wait("presence:update", check=_is_presence_of(bot_id, "dnd"))
     bot.close()
+    _server_counts_connections(world.emulator, 1)
     assert [d for e, d in human.before_marker() if e == "presence:update" and d["userPublicId"] == bot_id] == []
     assert world.emulator.user(bot_id)["status"] == "dnd"
 
