@@ -51,7 +51,7 @@ library never passes it to an exception. Every error round-trips through
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dispatcher import CommandContext
@@ -134,7 +134,7 @@ class ServiceAPIError(ServiceError):
         super().__init__(message)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_api_error, (type(self), self.__dict__.copy()))
+        return (_rebuild_from_state, (type(self), self.__dict__.copy()))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(status={self.status}, path={self.path!r})"
@@ -162,7 +162,12 @@ class RateLimitError(ServiceAPIError):
         super().__init__(status, path, body, data, message=message)
 
 
-def _rebuild_api_error(cls: type[ServiceAPIError], state: dict[str, Any]) -> ServiceAPIError:
+_E = TypeVar("_E", bound=ServiceError)
+
+
+def _rebuild_from_state(cls: type[_E], state: dict[str, Any]) -> _E:
+    """An error of ``cls`` with the attributes of ``state`` (its ``message`` as its text): how
+    the errors with keyword attributes come back from :mod:`pickle`."""
     err = cls.__new__(cls)
     Exception.__init__(err, state.get("message", ""))
     err.__dict__.update(state)
@@ -223,7 +228,7 @@ class GatewayError(ServiceError):
         super().__init__(self.message)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_gateway_error, (type(self), self.__dict__.copy()))
+        return (_rebuild_from_state, (type(self), self.__dict__.copy()))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, event={self.event!r})"
@@ -241,13 +246,6 @@ class GatewayTimeoutError(GatewayError, ServiceTimeoutError):
         self.timeout = timeout
         self.message = f"{event}: no answer within {timeout:g} s (code {code})"
         Exception.__init__(self, self.message)
-
-
-def _rebuild_gateway_error(cls: type[GatewayError], state: dict[str, Any]) -> GatewayError:
-    err = cls.__new__(cls)
-    Exception.__init__(err, state.get("message", ""))
-    err.__dict__.update(state)
-    return err
 
 
 class ChannelAccessError(ServiceError):
@@ -282,17 +280,10 @@ class ChannelAccessError(ServiceError):
         super().__init__(self.message)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_access_error, (type(self), self.__dict__.copy()))
+        return (_rebuild_from_state, (type(self), self.__dict__.copy()))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(channel_id={self.channel_id!r}, action={self.action!r}, reason={self.reason!r})"
-
-
-def _rebuild_access_error(cls: type[ChannelAccessError], state: dict[str, Any]) -> ChannelAccessError:
-    err = cls.__new__(cls)
-    Exception.__init__(err, state.get("message", ""))
-    err.__dict__.update(state)
-    return err
 
 
 class ChannelOverwriteError(ServiceError):
@@ -331,15 +322,7 @@ class ChannelOverwriteError(ServiceError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = {k: v for k, v in self.__dict__.items() if k != "channel"}
-        return (_rebuild_overwrite_error, (type(self), state))
-
-
-def _rebuild_overwrite_error(cls: type[ChannelOverwriteError], state: dict[str, Any]) -> ChannelOverwriteError:
-    err = cls.__new__(cls)
-    Exception.__init__(err, state.get("message", ""))
-    err.__dict__.update(state)
-    err.channel = None
-    return err
+        return (_rebuild_from_state, (type(self), {**state, "channel": None}))
 
 
 class InsecureHostWarning(UserWarning):

@@ -40,7 +40,16 @@ Fixtures:
   :meth:`BotWorld.expect_reply`, race-free (see there).
 - ``expect_message``: :meth:`BotWorld.expect_message`, for a message the bot
   posts on its own (no ``say`` before it); made before the action that
-  causes it, so it cannot miss it.
+  causes it, so it cannot miss it; ``since="start"`` for what the bot said
+  before the test body began (in its ``ready`` listener).
+- ``expect_dm`` and ``expect_reaction``: :meth:`BotWorld.expect_dm` (the
+  bot's next DM to a user) and :meth:`BotWorld.expect_reaction` (its next
+  reaction to a message).
+
+The people of ``bot_world`` act with its methods (``react``, ``unreact``,
+``typing``, ``dm``, ``join``, ``leave``, ``kick``, ``ban``, ``give_role``,
+``take_role``, ``create_channel``); with ``bot_client`` in the test, each
+returns once the bot's listeners of the event it caused have run.
 - ``service_emulator_server`` (an emulator for the session) and
   ``service_emulator`` (the same, reset before each test).
 - ``listener_errors`` (see below).
@@ -90,13 +99,14 @@ import pytest
 from .client import Client, ClientState, _live_clients
 from .events import emitter
 
-# The helpers live apart from the fixtures and hooks that pytest loads from this module:
-# the seeded world in .testing.world, the listener error record in .testing.listener_errors.
-from .testing.listener_errors import ListenerErrors
-from .testing.world import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, WorldObject, WorldUser
-from .testing.world import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
+# The helpers live apart from the fixtures and hooks that pytest loads from this module: the
+# world in .testing (world, actions, handles, recorder), the listener error record in
+# .testing.listener_errors.
+from .testing import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, ListenerErrors, SeenReaction, WorldObject, WorldUser
+from .testing import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
+    from .emulator import Emulator
     from .models.message import Message
 
 __all__ = [
@@ -104,12 +114,15 @@ __all__ = [
     "ClientLeftRunningWarning",
     "ExpectedMessage",
     "ListenerErrors",
+    "SeenReaction",
     "WorldObject",
     "WorldUser",
     "bot_client",
     "bot_factory",
     "bot_world",
+    "expect_dm",
     "expect_message",
+    "expect_reaction",
     "expect_reply",
     "listener_errors",
     "say",
@@ -173,10 +186,18 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """Fail the test call itself when its listeners raised unexpectedly so far."""
     outcome: Any = yield
     recorder = item.stash.get(_RECORDER_KEY, None)
-    if recorder is None or outcome.excinfo is not None or not hasattr(outcome, "force_exception"):
+    if recorder is None:
         return
     unexpected = recorder._unexpected()
-    if unexpected:
+    if not unexpected:
+        return
+    if outcome.excinfo is not None:
+        # The test failed already (a failed expectation of the world lists these errors in
+        # brief): their tracebacks go with that one failure, not into a second one at teardown.
+        item._service_client_reported = len(unexpected)  # type: ignore[attr-defined]
+        item.add_report_section("call", "listener errors", recorder._failure_text(unexpected))
+        return
+    if hasattr(outcome, "force_exception"):
         item._service_client_reported = len(unexpected)  # type: ignore[attr-defined]
         outcome.force_exception(pytest.fail.Exception(recorder._failure_text(unexpected), pytrace=False))
 
@@ -192,11 +213,11 @@ def listener_errors(_service_client_listener_errors: ListenerErrors) -> Listener
 
 
 #: The session's emulator while ``service_emulator_server`` runs (one entry), else empty.
-_SESSION_EMULATOR: list[Any] = []
+_SESSION_EMULATOR: list[Emulator] = []
 
 
 @pytest.fixture(scope="session")
-def service_emulator_server() -> Iterator[Any]:
+def service_emulator_server() -> Iterator[Emulator]:
     """A running in-process emulator (127.0.0.1, free port, in-memory), shared by the session.
 
     Yields:
@@ -215,7 +236,7 @@ def service_emulator_server() -> Iterator[Any]:
 
 
 @pytest.fixture
-def service_emulator(service_emulator_server: Any) -> Any:
+def service_emulator(service_emulator_server: Emulator) -> Emulator:
     """The session's emulator, reset (state, faults, limiter, journal, sockets) before the test."""
     service_emulator_server.reset()
     return service_emulator_server
@@ -278,13 +299,14 @@ def _service_client_running_clients(request: pytest.FixtureRequest) -> Iterator[
 
 
 @pytest.fixture
-def bot_world(service_emulator: Any) -> Iterator[BotWorld]:
+def bot_world(service_emulator: Emulator, _service_client_listener_errors: ListenerErrors) -> Iterator[BotWorld]:
     """A reset emulator seeded with a server, users, roles, channels and the bot as a member.
 
     Yields:
-        The :class:`BotWorld`; its users' clients are destroyed at teardown.
+        The :class:`BotWorld`; its users' clients are destroyed at teardown. A failed
+        expectation of it shows the test's listener errors.
     """
-    world = BotWorld(service_emulator)
+    world = BotWorld(service_emulator, listener_errors=_service_client_listener_errors)
     _OWN_WORLDS.add(world)
     try:
         yield world
@@ -313,7 +335,10 @@ def bot_factory() -> Callable[..., Client]:
 def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Iterator[Client]:
     """A :class:`~service_client.Client` logged in as ``bot_world.bot``, destroyed at teardown.
 
-    Made by the ``bot_factory`` fixture (``Client`` unless overridden), pointed at the emulator.
+    Made by the ``bot_factory`` fixture (``Client`` unless overridden), pointed at the emulator,
+    and handed to the world before its login (:meth:`BotWorld.attach_bot`): the world records
+    what the bot says from its first message on (``expect_message(..., since="start")``), and
+    the world's actions wait for the bot's listeners.
 
     Raises:
         TypeError: ``bot_factory`` did not return a Client.
@@ -323,6 +348,7 @@ def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Itera
     if not isinstance(client, Client):
         raise TypeError(f"bot_factory must return a service_client.Client, got {type(client).__name__}")
     _OWN_CLIENTS.add(client)
+    bot_world.attach_bot(client)
     try:
         client.login(bot_world.bot.token.get() or "", timeout=LOGIN_TIMEOUT_S)
         yield client
@@ -345,10 +371,35 @@ def expect_reply(bot_world: BotWorld) -> Callable[..., Message]:
 @pytest.fixture
 def expect_message(bot_world: BotWorld) -> Callable[..., ExpectedMessage]:
     """:meth:`BotWorld.expect_message` of the test's ``bot_world``:
-    ``expect_message(channel, timeout=10, check=None)``, made before the action::
+    ``expect_message(channel, timeout=10, check=None, since="now")``, made before the action::
 
         with expect_message("general") as got:
-            bot_world.add_user("dave")
+            bot_world.join("dave")
         assert got.result().content == "Welcome, dave!"
+
+        # what the bot said in its ready listener, before the test body began
+        assert expect_message("general", since="start").result().content == "Hello!"
     """
     return bot_world.expect_message
+
+
+@pytest.fixture
+def expect_dm(bot_world: BotWorld) -> Callable[..., Message]:
+    """:meth:`BotWorld.expect_dm` of the test's ``bot_world``: the bot's next DM to a user, sent
+    after the world's last action: ``expect_dm(user, since="action", timeout=10, check=None)``::
+
+        bot_world.join("dave")
+        assert expect_dm("dave").content == "Welcome to Test Server!"
+    """
+    return bot_world.expect_dm
+
+
+@pytest.fixture
+def expect_reaction(bot_world: BotWorld) -> Callable[..., SeenReaction]:
+    """:meth:`BotWorld.expect_reaction` of the test's ``bot_world``: the bot's next reaction to a
+    message said: ``expect_reaction(to=None, emoji=None, timeout=10, author=None)``::
+
+        said = say("general", "!vote pizza")
+        assert expect_reaction(said).emoji == "👍"
+    """
+    return bot_world.expect_reaction

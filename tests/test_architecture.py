@@ -7,6 +7,8 @@ apart; it leaves out imports under ``TYPE_CHECKING``. These tests check the rest
 - the imports inside functions are few, and each is on the allow-list below with its reason;
 - an import under ``TYPE_CHECKING`` that reaches a higher layer names only ``Client`` or
   ``CommandContext`` (what annotations of lower layers need);
+- the emulator stands apart from the layers: under ``TYPE_CHECKING`` only the top layer (the
+  test world and the plugin, for annotations) names it, and it names only the leaves (L0);
 - models hold a state, not the client: ``models/`` barely names the client.
 
 Each check is a function over a package directory; the ``*_catches_*`` tests run it on a
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import pathlib
 import re
 import sys
@@ -68,6 +71,14 @@ MAX_PACKAGE_FUNCTION_IMPORTS = 16
 
 #: What a lower layer may import from a higher one under ``TYPE_CHECKING`` (annotations only).
 UPWARD_TYPE_NAMES = frozenset({"Client", "CommandContext"})
+
+#: Top-level parts of the package that stand apart from the layers, neither above nor below
+#: them: the emulator is a server of its own. At run time it uses only the leaves (L0) and the
+#: library never imports it (import-linter holds both). Under ``TYPE_CHECKING`` the top layer
+#: may name it (the test world annotates with ``Emulator`` and its record types, without
+#: loading it: the plugin runs in sessions without the emulator extra), no other layer may, and
+#: it may name only the leaves.
+APART = frozenset({"emulator"})
 
 #: Most lines under ``models/`` that name the client (``Client`` or ``_client``).
 MAX_MODEL_LINES_NAMING_CLIENT = 5
@@ -137,9 +148,16 @@ def classified_imports(package_dir: pathlib.Path) -> Iterator[tuple[str, str, st
         yield from visit(tree, "module")
 
 
+@functools.cache
+def type_checking_imports(package_dir: pathlib.Path) -> tuple[tuple[str, str, int], ...]:
+    """``(module, name, line)`` of every import under ``TYPE_CHECKING`` (read once per package)."""
+    return tuple((module, name, line) for module, name, kind, line in classified_imports(package_dir)
+                 if kind == "type_checking")
+
+
 def layers(setup_cfg: pathlib.Path = ROOT / "setup.cfg") -> dict[str, int]:
     """Each top-level child of the package and its layer (0 lowest), from the import-linter
-    contract in setup.cfg; the emulator sits above them all."""
+    contract in setup.cfg; the parts in :data:`APART` have none."""
     config = configparser.ConfigParser()
     config.read(setup_cfg)
     lines = [line.strip() for line in config["importlinter:contract:layers"]["layers"].splitlines() if line.strip()]
@@ -147,7 +165,6 @@ def layers(setup_cfg: pathlib.Path = ROOT / "setup.cfg") -> dict[str, int]:
     for level, line in enumerate(reversed(lines)):
         for name in re.split(r"[|:]", line):
             out[name.strip()] = level
-    out["emulator"] = len(lines)
     return out
 
 
@@ -219,13 +236,41 @@ def upward_type_imports(package_dir: pathlib.Path, table: dict[str, int]) -> lis
     :data:`UPWARD_TYPE_NAMES`, as ``module:line -> name`` lines."""
     root = package_dir.name
     bad = []
-    for module, name, kind, line in classified_imports(package_dir):
-        if kind != "type_checking" or not name.startswith(root + "."):
+    for module, name, line in type_checking_imports(package_dir):
+        if not name.startswith(root + "."):
             continue
         source, target = layer_of(module, table), layer_of(name, table)
         if source is None or target is None or target <= source:
             continue
         if name.rsplit(".", 1)[-1] not in UPWARD_TYPE_NAMES:
+            bad.append(f"{module}:{line} -> {name}")
+    return bad
+
+
+def type_imports_across_apart(package_dir: pathlib.Path, table: dict[str, int],
+                              apart: frozenset[str] = APART) -> list[str]:
+    """``TYPE_CHECKING`` imports between a layered module and a part that stands apart that
+    break :data:`APART`'s rule (a layer below the top naming the apart part, or the apart part
+    naming a layer above the leaves), as ``module:line -> name`` lines."""
+    root = package_dir.name
+    top = max(table.values())
+
+    def part(name: str) -> str | None:
+        pieces = name.split(".")
+        return pieces[1] if len(pieces) > 1 and pieces[0] == root else None
+
+    bad = []
+    for module, name, line in type_checking_imports(package_dir):
+        if not name.startswith(root + "."):
+            continue
+        source, target = part(module), part(name)
+        if source in apart and target not in apart:
+            allowed = layer_of(name, table) in (None, 0)
+        elif target in apart and source not in apart:
+            allowed = layer_of(module, table) in (None, top)
+        else:
+            continue
+        if not allowed:
             bad.append(f"{module}:{line} -> {name}")
     return bad
 
@@ -270,10 +315,15 @@ def test_type_checking_imports_reach_up_only_for_client_and_command_context() ->
     assert upward_type_imports(PACKAGE, layers()) == []
 
 
+def test_only_the_top_layer_names_the_emulator_under_type_checking() -> None:
+    assert type_imports_across_apart(PACKAGE, layers()) == []
+
+
 def test_every_module_has_a_layer() -> None:
     table = layers()
     orphans = sorted({module.split(".")[1] for module, _ in source_files(PACKAGE)
-                      if module.count(".") >= 1 and layer_of(module, table) is None})
+                      if module.count(".") >= 1 and layer_of(module, table) is None
+                      and module.split(".")[1] not in APART})
     assert orphans == [], f"top-level modules with no layer in setup.cfg: {orphans}"
 
 
@@ -333,6 +383,35 @@ def test_the_type_checking_check_catches_an_upward_name(tmp_path: pathlib.Path) 
         "high.py": "",
     })
     assert upward_type_imports(package, {"low": 0, "high": 1}) == ["toypkg.low:3 -> toypkg.high.Manager"]
+
+
+def test_the_apart_check_lets_only_the_top_layer_name_the_emulator(tmp_path: pathlib.Path) -> None:
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "leaf.py": "",
+        "middle.py": """\
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from .emu import Emulator
+            """,
+        "top.py": """\
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from .emu import Emulator, Record
+            """,
+        "emu/__init__.py": """\
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from ..leaf import Secret
+                from ..middle import Helper
+            """,
+    })
+    table = {"leaf": 0, "middle": 1, "top": 2}
+    assert type_imports_across_apart(package, table, frozenset({"emu"})) == [
+        "toypkg.emu:4 -> toypkg.middle.Helper",
+        "toypkg.middle:3 -> toypkg.emu.Emulator",
+    ]
+    assert upward_type_imports(package, table) == []          # apart: never "above" or "below"
 
 
 def test_the_naming_check_counts_lines_that_name_the_client(tmp_path: pathlib.Path) -> None:

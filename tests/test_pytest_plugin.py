@@ -86,8 +86,11 @@ def test_a_raising_error_listener_fails(bot_client):
     def bad_error_listener(exc):
         raise KeyError("the error listener itself failed")
 
+    reported = threading.Event()
     bot_client.on("error", bad_error_listener)
+    bot_client.on("error", lambda exc: reported.set())   # runs once the failure above was recorded
     _raise_in_listener(bot_client, ValueError("first"))
+    assert reported.wait(5)   # before the test ends: else teardown's destroy() could drop the error task
 
 
 def test_a_client_the_test_built_itself_is_not_judged(service_emulator):
@@ -186,14 +189,46 @@ def test_a_client_of_a_module_fixture_is_not_reported(module_client):
 '''
 
 
+INNER_WORLD_TESTS = '''
+import pytest
+
+from service_client import Client
+
+
+@pytest.fixture
+def bot_factory(bot_world):
+    def build(**urls):
+        client = Client(**urls)
+        client.on("ready", lambda: client.send_message(bot_world.general.id, "Hello!"))
+        return client
+    return build
+
+
+def test_a_failed_expectation_prints_a_short_report(bot_world, bot_client, say, expect_reply):
+    @bot_client.on("message_create")
+    def broken(message):
+        if message.content == "!ping":
+            raise ValueError("the bot broke")
+
+    said = say("general", "!ping")
+    assert expect_reply(said, timeout=1).content == "Pong!"
+
+
+def test_what_the_bot_said_when_ready_needs_no_fixture_ordering(bot_client, expect_message):
+    assert expect_message("general", since="start").result().content == "Hello!"
+'''
+
+
 @pytest.fixture(scope="module")
 def inner_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], str]:
     """One inner pytest run of the inner test files: (outcome per "module::test", output)."""
     where = tmp_path_factory.mktemp("inner")
     (where / "test_inner.py").write_text(INNER_TESTS)
     (where / "test_inner_clients.py").write_text(INNER_CLIENT_TESTS)
+    (where / "test_inner_world.py").write_text(INNER_WORLD_TESTS)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_inner.py", "test_inner_clients.py"],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "test_inner.py", "test_inner_clients.py",
+         "test_inner_world.py"],
         cwd=where, capture_output=True, text=True, timeout=120,
     )
     found = re.findall(r"(test_inner\w*)\.py::(\w+) (PASSED|FAILED|ERROR)", proc.stdout)
@@ -209,10 +244,6 @@ def outcomes_in(found: dict[str, str], module: str) -> dict[str, str]:
 def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
     found, proc_stdout = inner_run
     outcomes = outcomes_in(found, "test_inner")
-    # The error listener runs after the failing listener, on the pool: its own failure lands in
-    # the test's call or, when the call has just returned, in its teardown (reported as ERROR).
-    if outcomes.get("test_a_raising_error_listener_fails") == "ERROR":
-        outcomes["test_a_raising_error_listener_fails"] = "FAILED"
     assert outcomes == {
         "test_unexpected_listener_error_fails": "FAILED",
         "test_handled_by_an_error_listener_passes": "PASSED",
@@ -316,8 +347,15 @@ def test_expect_reply_fails_with_what_the_channel_saw(bot_world: BotWorld, say: 
     first = say("random", "anyone there?", as_user="bob")
     say("random", "hello?", as_user="bob")
     assert expect_reply(first, author="bob").content == "hello?"   # another author than the bot
-    with pytest.raises(AssertionError, match=r"no reply from testbot to 'anyone there\?' within 0 s .*bob: 'hello\?'"):
+    with pytest.raises(AssertionError) as failed:
         expect_reply(first, timeout=0)                              # nobody runs the bot here
+    assert str(failed.value) == (
+        "expected a reply from testbot to 'anyone there?' (bob in #random) within 0 s\n"
+        "messages in #random (all, oldest first):\n"
+        "  bob: 'anyone there?'\n"
+        "  bob: 'hello?'\n"
+        "listener errors: none"
+    )
     stranger = Client(base_url=bot_world.emulator.base_url, socket_url=bot_world.emulator.socket_url)
     try:
         with pytest.raises(ValueError, match="returned by say"):
@@ -371,7 +409,8 @@ def test_expect_message_returns_what_the_bot_posts_on_its_own(
     assert rules.result().content == "Read the rules."
 
     quiet = expect_message("random", timeout=0)
-    with pytest.raises(AssertionError, match=r"no message from testbot in channel .* within 0 s"):
+    with pytest.raises(AssertionError, match=r"^expected a message from testbot in #random after expect_message\(\) "
+                                             r"was called, within 0 s\nno message in #random\n"):
         quiet.result()
     with pytest.raises(LookupError, match="known: general"):
         expect_message("genral")
@@ -387,6 +426,27 @@ def test_the_plugin_imports_no_emulator_until_a_fixture_needs_it() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_failed_expectation_is_one_short_failure_with_the_channel_and_the_listener_errors(inner_run):
+    found, stdout = inner_run
+    assert outcomes_in(found, "test_inner_world") == {
+        "test_a_failed_expectation_prints_a_short_report": "FAILED",   # one failure: no ERROR at teardown
+        "test_what_the_bot_said_when_ready_needs_no_fixture_ordering": "PASSED",
+    }, stdout
+    report = stdout[stdout.index("_ test_a_failed_expectation_prints_a_short_report _"):]
+    report = report[:report.index("short test summary info")]
+    assert (
+        "E       AssertionError: expected a reply from testbot to '!ping' (alice in #general) within 1 s\n"
+        "E       messages in #general (all, oldest first):\n"
+        "E         testbot: 'Hello!'\n"
+        "E         alice: '!ping'\n"
+        "E       listener errors:\n"
+        "E         ValueError: the bot broke (a 'message_create' listener)\n"
+    ) in report
+    # the tracebacks of the listener errors come with it, and no frame of the world's own code
+    assert "Captured listener errors call" in report and 'raise ValueError("the bot broke")' in report
+    assert "service_client/testing" not in report and "scan_until" not in report
 
 
 INNER_SWITCHED_OFF = '''

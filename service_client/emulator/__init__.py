@@ -14,9 +14,12 @@ web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASG
 web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
 
 In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
-echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``react``/``reactions``, ``pins``,
-``snapshot``, ``set_vanity_code``, ``set_profile``, ``audit_log``, ``webhooks``, ``emojis``, and the
-seeding and fault methods below)::
+echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``kick``, ``leave_server``,
+``react``/``reactions``, ``typing``, ``pins``, ``snapshot``, ``dm_channel``, ``id_mark``,
+``set_vanity_code``, ``set_profile``, ``audit_log``, ``webhooks``, ``emojis``, and the seeding and
+fault methods below; the records they return are typed: ``UserRecord``, ``MemberRecord``,
+``RoleRecord``, ``MessageRecord``, ``RequestRecord``, ``EmitRecord``, ``CreatedUser`` in
+``records.py``)::
 
     from service_client.emulator import Emulator
     with Emulator() as emu:                      # 127.0.0.1, free port, in-memory sqlite
@@ -154,6 +157,11 @@ userPublicId}``. Anything else is dropped: bad payloads, unknown events, emits o
 ``disconnect``, undecodable Engine.IO or socket.io frames; the connection stays up. A leaver
 always receives its own ``voice:user-left``.
 
+Presence follows the sockets: a user who never chose a status (stored ``offline``) becomes
+``online`` when a socket of it connects (``presence:update`` to its servers' rooms, not to its
+own sockets) and ``offline`` again when its last socket goes; a status the user chose
+(``presence:update``, ``PATCH /users/settings``, the control plane) stays as chosen.
+
 Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (415) and an
 ``Origin``, if any, of the emulator's own (403); 400/404 as above):
 
@@ -223,5 +231,17 @@ from __future__ import annotations
 from .control import EmulatorCore
 from .demo import seed_demo
 from .emulator import Emulator
+from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RequestRecord, RoleRecord, UserRecord
 
-__all__ = ["Emulator", "EmulatorCore", "seed_demo"]
+__all__ = [
+    "CreatedUser",
+    "EmitRecord",
+    "Emulator",
+    "EmulatorCore",
+    "MemberRecord",
+    "MessageRecord",
+    "RequestRecord",
+    "RoleRecord",
+    "UserRecord",
+    "seed_demo",
+]

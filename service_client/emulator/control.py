@@ -100,6 +100,8 @@ class EmulatorCore:
             for attr in ("realistic_rooms", "send_errors", "refuse_auth", "voice_url", "voice_e2ee_key", "echo",
                          "echo_delay_ms", "limits"):
                 setattr(self.rt, attr, getattr(carry_from.rt, attr))
+            for uid in carry_from.rt.auto_online:  # shown online by sockets that did not survive the stop
+                self.store.set_status(uid, "offline")
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
         #: HTTP requests being answered (their tasks), and whether the server is stopping.
@@ -216,6 +218,7 @@ class EmulatorCore:
     async def reset(self) -> None:
         """Delete all state, faults, limiter, journal; server-disconnect every socket."""
         await self.rt.server_disconnect(None)
+        self.rt.auto_online.clear()
         self.rt.voice.clear()
         self.rt.journal.clear()
         self.rt.realistic_rooms = False

@@ -7,14 +7,15 @@ onto the server's loop and waits a bounded time.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .._content import decode_content
 from .app import API_PREFIX, CONTROL_PREFIX
 from .control import EmulatorCore, apply_settings
 from .guard import HostRules
+from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RequestRecord, RoleRecord, UserRecord
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
-from .store import PROFILE_FIELDS
+from .store import PROFILE_FIELDS, BadRequest
 
 T = TypeVar("T")
 
@@ -169,9 +170,9 @@ class Emulator:
         """Delete all state (users, servers, messages), faults, limiter, journal; disconnect sockets."""
         self._call(lambda c: c.reset())
 
-    def create_user(self, name: str, *, bot: bool = False) -> dict[str, Any]:
-        """Create a user. Returns ``{"user": User, "token": str}``. Raises ValueError for a bad name."""
-        return self._call(lambda c: c.create_user(name, bot))
+    def create_user(self, name: str, *, bot: bool = False) -> CreatedUser:
+        """Create a user. Returns ``{"user": UserRecord, "token": str}``. Raises ValueError for a bad name."""
+        return cast(CreatedUser, self._call(lambda c: c.create_user(name, bot)))
 
     def users(self) -> list[dict[str, Any]]:
         """Every user with its token, oldest first: ``[{"user": User, "token": str | None}]``
@@ -208,13 +209,13 @@ class Emulator:
         """Return the current Server record. Raises LookupError for an unknown server."""
         return self._call(lambda c: _value(c.store.server(server_id)))
 
-    def user(self, user_id: str) -> dict[str, Any]:
-        """Return the current User record (own view). Raises LookupError for an unknown user."""
-        return self._call(lambda c: _value(c.store.user(user_id, viewer=user_id)))
+    def user(self, user_id: str) -> UserRecord:
+        """Return the current :class:`UserRecord` (own view). Raises LookupError for an unknown user."""
+        return cast(UserRecord, self._call(lambda c: _value(c.store.user(user_id, viewer=user_id))))
 
-    def member(self, server_id: str, user_id: str) -> dict[str, Any]:
-        """Return the nested Member record. Raises LookupError when not a member."""
-        return self._call(lambda c: _value(c.store.member(server_id, user_id)))
+    def member(self, server_id: str, user_id: str) -> MemberRecord:
+        """Return the :class:`MemberRecord`. Raises LookupError when not a member."""
+        return cast(MemberRecord, self._call(lambda c: _value(c.store.member(server_id, user_id))))
 
     def update_server(self, server_id: str, **fields: Any) -> dict[str, Any]:
         """Rename a server (``name=``) or change its icon (``imageUrl=``); broadcasts ``server:updated``."""
@@ -229,44 +230,87 @@ class Emulator:
         self._call(lambda c: c.ops.delete_server(server_id))
 
     def create_channel(self, server_id: str, name: str, type: str = "TEXT", *,
-                       category_id: str | None = None) -> dict[str, Any]:
-        """Create a channel; returns the Channel record (broadcasts ``server:channels_updated``)."""
+                       category_id: str | None = None, private: bool = False) -> dict[str, Any]:
+        """Create a channel; returns the Channel record (broadcasts ``server:channels_updated``).
+
+        Args:
+            server_id: The server.
+            name: The channel's name.
+            type: ``"TEXT"`` or ``"VOICE"``.
+            category_id: Its category, or None.
+            private: A private channel: only the owner and ADMINISTRATOR members see it until
+                an override (:meth:`set_override`) lets others in.
+
+        Raises:
+            ValueError: A bad name, type, category or ``private``. LookupError: Unknown server.
+        """
         body: dict[str, Any] = {"name": name, "type": type}
         if category_id is not None:
             body["categoryId"] = category_id
+        if private:
+            body["isPrivate"] = private
         return self._call(lambda c: c.ops.create_channel(server_id, body))
 
-    def add_member(self, server_id: str, user_id: str, *, role_ids: list[str] | None = None) -> dict[str, Any]:
+    def add_member(self, server_id: str, user_id: str, *,
+                   role_ids: list[str] | None = None) -> dict[str, MemberRecord]:
         """Add a user to a server (``server:joined`` to it, ``server:member_add`` to the server room).
 
         Returns:
-            ``{"member": Member}``.
+            ``{"member": MemberRecord}``.
         """
-        return self._call(lambda c: c.ops.add_member(server_id, user_id, role_ids))
+        return cast("dict[str, MemberRecord]", self._call(lambda c: c.ops.add_member(server_id, user_id, role_ids)))
 
     def remove_member(self, server_id: str, user_id: str) -> bool:
         """Remove a member (kick semantics: ``server:member_removed`` and ``server:you_removed``)."""
         return self._call(lambda c: c.ops.remove_member(server_id, user_id))
 
+    def kick(self, server_id: str, user_id: str) -> None:
+        """Kick a member as the server's owner would with ``server:kick``: the member is removed
+        (``server:member_removed`` with reason ``kicked`` to the server room,
+        ``server:you_removed`` to it) and the audit log gets ``MEMBER_KICK``.
+
+        Raises:
+            LookupError: Unknown server, or the user is not a member. ValueError: The user is
+                the owner.
+        """
+        self._call(lambda c: c.ops.kick(server_id, user_id))
+
+    def leave_server(self, server_id: str, user_id: str) -> None:
+        """Make a member leave a server as its ``POST /servers/{sid}/leave`` would
+        (``server:you_left`` to it, ``server:member_remove`` to the server room).
+
+        Raises:
+            LookupError: Unknown server, or the user is not a member. ValueError: The user is
+                the owner, who cannot leave.
+        """
+        async def run(c: EmulatorCore) -> None:
+            """The control step, run on the emulator's event loop."""
+            if c.store.server_row(server_id)["owner_id"] == user_id:
+                raise BadRequest("servers.errors.owner_cannot_leave")
+            await c.ops.leave_server(server_id, user_id)
+        self._call(run)
+
     def update_member(self, server_id: str, user_id: str, *, roles: list[str] | None = None,
-                      nickname: Any = ...) -> dict[str, Any]:
-        """Replace a member's roles and/or nickname; broadcasts ``server:member_update``. Returns the Member."""
+                      nickname: Any = ...) -> MemberRecord:
+        """Replace a member's roles (ids) and/or nickname; broadcasts ``server:member_update``.
+        Returns the :class:`MemberRecord`."""
         fields: dict[str, Any] = {}
         if roles is not None:
             fields["roles"] = roles
         if nickname is not ...:
             fields["nickname"] = nickname
 
-        async def run(c: EmulatorCore) -> dict[str, Any]:
+        async def run(c: EmulatorCore) -> MemberRecord:
             """The control step, run on the emulator's event loop."""
             await c.ops.update_member(server_id, user_id, fields)
-            return c.store.member(server_id, user_id)
+            return cast(MemberRecord, c.store.member(server_id, user_id))
         return self._call(run)
 
     def create_role(self, server_id: str, name: str, permissions: int | str = 0, *, color: str | None = None,
-                    hoist: bool = False) -> dict[str, Any]:
-        """Create a role (``permissions`` int or decimal string). Returns ``{"role": Role}``."""
-        return self._call(lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist))
+                    hoist: bool = False) -> dict[str, RoleRecord]:
+        """Create a role (``permissions`` int or decimal string). Returns ``{"role": RoleRecord}``."""
+        return cast("dict[str, RoleRecord]", self._call(
+            lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist)))
 
     def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
         """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
@@ -290,18 +334,35 @@ class Emulator:
         """Open the DM between two users (as ``user_id``); returns the DM record from its side."""
         return self._call(lambda c: c.ops.open_dm(user_id, other_id))
 
+    def dm_channel(self, user_id: str, other_id: str) -> str | None:
+        """The id of the DM channel between two users, or None when it was never opened.
+
+        Opens nothing and sends nothing (unlike :meth:`open_dm`).
+        """
+        return self._call(lambda c: _value(c.store.dm_channel_id(user_id, other_id)))
+
+    def id_mark(self) -> str:
+        """An id that orders everything by when it was stored: every id the emulator gave out
+        before this call is smaller, every id it gives out later is larger (compare them as
+        integers). A test takes a mark before an action, then knows a message whose
+        ``publicId`` is larger was stored after the mark. Stores nothing.
+        """
+        return self._call(lambda c: _value(c.store.new_id()))
+
     # ------------------------------------------------------------------ messages
     def post_message(self, channel_id: str, author_id: str, content: str, *,
-                     embeds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """Store and deliver a message as ``author_id`` (as a socket send would). Returns ``{"message"}``."""
-        return self._call(lambda c: c.ops.post_message(channel_id, author_id, content, embeds))
+                     embeds: list[dict[str, Any]] | None = None) -> dict[str, MessageRecord]:
+        """Store and deliver a message as ``author_id`` (as a socket send would).
+        Returns ``{"message": MessageRecord}``."""
+        return cast("dict[str, MessageRecord]",
+                    self._call(lambda c: c.ops.post_message(channel_id, author_id, content, embeds)))
 
     def post_messages(self, channel_id: str, author_id: str, contents: list[str]) -> int:
         """Store many messages in one transaction and deliver them in order; returns the count."""
         return self._call(lambda c: c.ops.post_messages(channel_id, author_id, list(contents)))
 
-    def messages(self, channel_id: str, *, decoded: bool = False) -> list[dict[str, Any]]:
-        """Every stored Message record of a channel, chronological.
+    def messages(self, channel_id: str, *, decoded: bool = False) -> list[MessageRecord]:
+        """Every stored :class:`MessageRecord` of a channel, chronological.
 
         Args:
             channel_id: The channel (or DM) id.
@@ -313,13 +374,16 @@ class Emulator:
         Raises:
             LookupError: Unknown channel.
         """
-        records = self._call(lambda c: c.messages(channel_id))
+        records = cast("list[MessageRecord]", self._call(lambda c: c.messages(channel_id)))
         if not decoded:
             return records
-        return [
-            {**r, "content": decode_content(r["content"])} if isinstance(r.get("content"), str) else dict(r)
-            for r in records
-        ]
+        out: list[MessageRecord] = []
+        for record in records:
+            copy = record.copy()
+            if isinstance(copy.get("content"), str):
+                copy["content"] = decode_content(copy["content"])
+            out.append(copy)
+        return out
 
     def ban(self, server_id: str, user_id: str, *, reason: str | None = None) -> None:
         """Ban a user as the server's owner would with ``server:ban`` (member removed, reason
@@ -352,9 +416,9 @@ class Emulator:
         """Return the stored reaction list of a message (the ``message:reaction`` snapshot form)."""
         return self._call(lambda c: _value(c.store.reactions(message_id)))
 
-    def pins(self, channel_id: str) -> list[dict[str, Any]]:
+    def pins(self, channel_id: str) -> list[MessageRecord]:
         """Return a channel's pinned messages, most recently pinned first."""
-        return self._call(lambda c: _value(c.store.pins(channel_id)))
+        return cast("list[MessageRecord]", self._call(lambda c: _value(c.store.pins(channel_id))))
 
     def snapshot(self) -> dict[str, Any]:
         """Return the whole stored state, for before/after comparisons (a refused request changes nothing).
@@ -403,8 +467,9 @@ class Emulator:
         return self._call(run)
 
     # ------------------------------------------------------------------ journal, faults, limiter
-    def requests(self) -> list[dict[str, Any]]:
-        """The REST journal: ``[{method, path, query, status, startedAt, endedAt, headers, body, userId}]``.
+    def requests(self) -> list[RequestRecord]:
+        """The REST journal: :class:`RequestRecord` ``{method, path, query, status, startedAt, endedAt,
+        headers, body, userId}`` entries.
 
         ``path`` is the raw path below ``/api/v2``, ``query`` the raw query string, times are epoch
         milliseconds (floats), ``status`` 0 for a reset fault; ``headers`` are lower-cased with
@@ -419,7 +484,7 @@ class Emulator:
         its first bytes ending ``…[truncated: N bytes in all]`` (see :meth:`configure`).
         """
         assert self.core is not None
-        return self.core.log.snapshot()
+        return cast("list[RequestRecord]", self.core.log.snapshot())
 
     def clear_requests(self) -> None:
         """Empty the journal and reset the in-flight peak."""
@@ -536,11 +601,21 @@ class Emulator:
         self._call(lambda c: c.ops.emit(event, payload, to_user=to_user, to_server=to_server,
                                         to_channel=to_channel))
 
-    def emits(self) -> list[dict[str, Any]]:
-        """The emit journal: the client emits received ``[{event, payload, userId, at}]``, oldest
-        first; the newest ``journal_entries`` of them, each payload cut to ``journal_body_bytes``
-        (see :meth:`configure`)."""
-        return self._call(lambda c: _value(c.rt.journal.entries()))
+    def emits(self) -> list[EmitRecord]:
+        """The emit journal: the client emits received, :class:`EmitRecord` ``{event, payload,
+        userId, at}`` entries, oldest first; the newest ``journal_entries`` of them, each payload
+        cut to ``journal_body_bytes`` (see :meth:`configure`)."""
+        return cast("list[EmitRecord]", self._call(lambda c: _value(c.rt.journal.entries())))
+
+    def typing(self, user_id: str, channel_id: str, *, stop: bool = False) -> None:
+        """Make a user start (or, with ``stop``, stop) typing in a channel, as its socket's
+        ``typing:start`` / ``typing:stop`` would: the event goes to the channel's room.
+
+        Raises:
+            LookupError: Unknown user or channel. PermissionError: The user may not view the
+                channel.
+        """
+        self._call(lambda c: c.rt.typing_as(user_id, channel_id, "typing:stop" if stop else "typing:start"))
 
     # ------------------------------------------------------------------ server extras
     def set_vanity_code(self, server_id: str, code: str | None) -> None:

@@ -268,6 +268,11 @@ class MemberOps:
         await self._acked(self.moderate("ban", owner, {"serverPublicId": sid, "userPublicId": uid,
                                                        "reason": reason}))
 
+    async def kick(self, sid: str, uid: str) -> None:
+        """Control plane: kick a member as the server's owner would (same checks and fan-out)."""
+        owner = self.store.server_row(sid)["owner_id"]
+        await self._acked(self.moderate("kick", owner, {"serverPublicId": sid, "userPublicId": uid}))
+
     async def unban(self, sid: str, uid: str) -> None:
         """Control plane: lift a ban as the server's owner would (``server:ban_revoked``)."""
         owner = self.store.server_row(sid)["owner_id"]

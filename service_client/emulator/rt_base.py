@@ -49,6 +49,9 @@ class RealtimeBase:
         self.voice: dict[str, dict[str, dict[str, Any]]] = {}
         #: Every client emit received, a ring bounded by ``bounds`` (see :class:`~.journal.EmitJournal`).
         self.journal = EmitJournal(bounds if bounds is not None else Bounds())
+        #: Users shown ``online`` because a socket of theirs connected while they had no chosen
+        #: status (stored ``offline``); they go back to ``offline`` when their last socket goes.
+        self.auto_online: set[str] = set()
 
     # ------------------------------------------------------------------ plumbing
 

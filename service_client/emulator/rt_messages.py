@@ -21,7 +21,7 @@ from .socket_server import (
     embed_within_limits,
     user_room,
 )
-from .store import NotFound
+from .store import Forbidden, NotFound
 from .wire import RUN_SIZE, MessageRun, Wire
 
 logger = logging.getLogger("service_client.emulator.realtime")
@@ -47,8 +47,11 @@ class MessageEvents(VoiceEvents):
         asyncio.get_running_loop().create_task(self._after_connect(sid, uid))
 
     async def _after_connect(self, sid: str, uid: str) -> None:
-        """Send one ``voice:state-update`` per non-empty voice channel of the user's servers."""
+        """Show the user online (:meth:`came_online`), then send one ``voice:state-update`` per
+        non-empty voice channel of the user's servers."""
         try:
+            if sid in self.sessions:  # still connected
+                await self.came_online(uid)
             servers = set(self.store.server_ids_of(uid))
             for cid, users in list(self.voice.items()):
                 if not users:
@@ -69,6 +72,7 @@ class MessageEvents(VoiceEvents):
         self.wires.pop(sid, None)
         if uid is None:
             return
+        await self.went_offline(uid)
         for users in list(self.voice.values()):
             entry = users.get(uid)
             if entry is not None and entry.get("socketId") == sid:
@@ -322,6 +326,20 @@ class MessageEvents(VoiceEvents):
         user = self.store.user(uid)
         await self.emit(event, {"channelPublicId": data, "userPublicId": uid, "userName": user["name"]},
                         channel_room(data), skip=[sid])
+
+    async def typing_as(self, uid: str, cid: str, event: str) -> None:
+        """Control plane: ``typing:start`` / ``typing:stop`` as a user's socket would send it, to
+        the channel's room (the user's own sockets included: none of them sent it).
+
+        Raises:
+            NotFound: Unknown user or channel. Forbidden: The user may not view the channel.
+        """
+        user = self.store.user(uid)
+        self.store.channel_row(cid)
+        if not self.store.can_view(cid, uid):
+            raise Forbidden("channels.errors.missing_permission")
+        await self.emit(event, {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]},
+                        channel_room(cid))
 
     async def _on_typing_start(self, sid: str, data: Any = None) -> None:
         await self._typing(sid, data, "typing:start")

@@ -20,10 +20,44 @@ class VoiceEvents(RealtimeBase):
         return [server_room(s) for s in self.store.server_ids_of(uid)] + [user_room(uid)]
 
     async def set_presence(self, uid: str, status: str) -> None:
-        """Store a status and broadcast ``presence:update`` (``invisible`` shown as ``offline``)."""
+        """Store a status the user chose and broadcast ``presence:update`` (``invisible`` shown
+        as ``offline``). A chosen status stays when the user's sockets go."""
+        self.auto_online.discard(uid)
+        await self._show_status(uid, status)
+
+    async def _show_status(self, uid: str, status: str, *, others_only: bool = False) -> None:
+        """Store ``status`` and broadcast it; ``others_only`` leaves out the user's own sockets."""
         self.store.set_status(uid, status)
         shown = "offline" if status == "invisible" else status
-        await self.emit("presence:update", {"userPublicId": uid, "status": shown}, self.presence_rooms(uid))
+        rooms = [server_room(s) for s in self.store.server_ids_of(uid)] if others_only else self.presence_rooms(uid)
+        await self.emit("presence:update", {"userPublicId": uid, "status": shown}, rooms,
+                        skip=self.sids_of(uid) if others_only else ())
+
+    async def came_online(self, uid: str) -> None:
+        """A socket of ``uid`` connected: a user with no chosen status (stored ``offline``) is
+        shown ``online`` (stored, ``presence:update`` to its servers' rooms, not to its own
+        sockets) until its last socket goes."""
+        if uid in self.auto_online:
+            return
+        try:
+            status = self.store.user(uid, viewer=uid)["status"]
+        except NotFound:
+            return
+        if status == "offline":
+            self.auto_online.add(uid)
+            await self._show_status(uid, "online", others_only=True)
+
+    async def went_offline(self, uid: str) -> None:
+        """A socket of ``uid`` went: when it was the last one of a user shown ``online`` by
+        :meth:`came_online`, the user is ``offline`` again (stored, ``presence:update``)."""
+        if uid not in self.auto_online or self.sids_of(uid):
+            return
+        self.auto_online.discard(uid)
+        try:
+            self.store.user_row(uid)
+        except NotFound:
+            return
+        await self._show_status(uid, "offline", others_only=True)
 
     async def _on_presence(self, sid: str, data: Any = None) -> None:
         uid = self.sessions.get(sid)

@@ -1,16 +1,36 @@
-"""Testing a bot against the local emulator: the seeded world and the listener error record.
+"""Testing a bot against the local emulator: the world, its people and the listener error record.
 
 The pytest plugin (``service_client.pytest_plugin``, loaded by pytest) gives these as fixtures:
 
-- :mod:`.world`: :class:`BotWorld`, a seeded server with the bot and a human, and the
-  ``say`` / ``expect_reply`` helpers;
+- :mod:`.world`: :class:`BotWorld`, a seeded server with the bot and people who act
+  (``say``, ``dm``, ``react``, ``join``...) and the expectations that read what the bot did
+  (``expect_reply``, ``expect_message``, ``expect_dm``, ``expect_reaction``);
+- :mod:`.actions`: the people's actions, part of :class:`BotWorld`;
+- :mod:`.handles`: :class:`WorldUser` and :class:`WorldObject`;
+- :mod:`.recorder`: what the world's clients saw, and :class:`SeenReaction`;
 - :mod:`.listener_errors`: :class:`ListenerErrors`, the exceptions listeners raised
   during a test.
+
+The emulator's record types (``MessageRecord``, ``MemberRecord``...) are in
+``service_client.emulator``, which needs the ``emulator`` extra.
 """
 
 from __future__ import annotations
 
+from .base import EVENT_TIMEOUT_S, LOGIN_TIMEOUT_S
+from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
-from .world import LOGIN_TIMEOUT_S, REPLY_TIMEOUT_S, BotWorld, ExpectedMessage, WorldObject, WorldUser
+from .recorder import SeenReaction
+from .world import REPLY_TIMEOUT_S, BotWorld, ExpectedMessage
 
-__all__ = ["LOGIN_TIMEOUT_S", "REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage", "ListenerErrors", "WorldObject", "WorldUser"]
+__all__ = [
+    "EVENT_TIMEOUT_S",
+    "LOGIN_TIMEOUT_S",
+    "REPLY_TIMEOUT_S",
+    "BotWorld",
+    "ExpectedMessage",
+    "ListenerErrors",
+    "SeenReaction",
+    "WorldObject",
+    "WorldUser",
+]

@@ -117,6 +117,19 @@ class ListenerErrors:
             if not any(self._matches(exc, message, kind, pattern) for kind, pattern in expected)
         ]
 
+    def _brief(self, limit: int = 5) -> list[str]:
+        """One line per exception recorded so far (the last ``limit``), for a failure report:
+        ``ValueError: boom (a 'message_create' listener; expected)``."""
+        with self._lock:
+            errors, expected = list(self._errors), list(self._expected)
+        lines = []
+        for event, exc, message, _ in errors[-limit:]:
+            allowed = any(self._matches(exc, message, kind, pattern) for kind, pattern in expected)
+            lines.append(f"{type(exc).__name__}: {message} (a {event!r} listener{'; expected' if allowed else ''})")
+        if len(errors) > limit:
+            lines.insert(0, f"({len(errors) - limit} earlier ones left out)")
+        return lines
+
     def _failure_text(self, unexpected: list[tuple[str, str]]) -> str:
         """The text a test fails with: each unexpected exception's redacted traceback."""
         parts = [

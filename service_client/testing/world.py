@@ -1,138 +1,88 @@
 """The seeded world of the pytest plugin's bot fixtures, and the way a test talks to the bot.
 
-:class:`BotWorld` seeds a reset emulator with a server, users, roles and
-channels, and gives each speaking user a logged-in client that records every
-message it receives, so :meth:`BotWorld.say` and :meth:`BotWorld.expect_reply`
-cannot miss a reply that comes at once. The fixtures of
-:mod:`service_client.pytest_plugin` (``bot_world``, ``say``, ``expect_reply``,
-``expect_message``)
-hand these out; import the classes from ``service_client.pytest_plugin``.
+:class:`BotWorld` seeds a reset emulator with a server, users, roles and channels. Its users act
+as people would (:meth:`~BotWorld.say`, :meth:`~BotWorld.react`, :meth:`~BotWorld.join`,
+:meth:`~BotWorld.dm`...), each action returning once the bot's listeners have handled the event
+it caused, and its expectations (:meth:`~BotWorld.expect_reply`,
+:meth:`~BotWorld.expect_message`, :meth:`~BotWorld.expect_dm`,
+:meth:`~BotWorld.expect_reaction`) read what the clients of the world recorded, so an answer
+that comes at once is never missed and an answer to an earlier action is never taken for the
+answer to a later one. The fixtures of :mod:`service_client.pytest_plugin` hand these out;
+import the classes from ``service_client.pytest_plugin``.
+
+The emulator is only named in annotations here: the plugin loads in every pytest session, with
+or without the ``emulator`` extra.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from .._secret import Secret
-from ..client import Client
 from ..models.message import Message
+from .actions import WorldActions
+from .handles import WorldObject, WorldUser
+from .listener_errors import ListenerErrors
+from .recorder import Recorder, SeenReaction, after_mark, scan_until
 
-__all__ = ["LOGIN_TIMEOUT_S", "REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage", "WorldObject", "WorldUser"]
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
+    from ..emulator import Emulator
 
-#: Seconds :meth:`BotWorld.expect_reply` waits by default.
+__all__ = ["REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage"]
+
+#: Seconds the expectations (:meth:`BotWorld.expect_reply` and the others) wait by default.
 REPLY_TIMEOUT_S = 10.0
-#: Seconds a login of the bot or of a speaking user may take.
-LOGIN_TIMEOUT_S = 15.0
 
 
-
-def _summary(messages: list[Message]) -> str:
-    """``"author: 'content'; ..."`` of ``messages`` for a failure text; ``"none"`` when empty."""
-    return "; ".join(f"{m.author.username if m.author else None}: {m.content!r}" for m in messages) or "none"
-
-class WorldUser:
-    """A user seeded in a :class:`BotWorld`; its token is held as a secret.
-
-    Attributes:
-        id: The user's public id.
-        name: The user's name.
-        bot: True for the bot account.
-        record: The User record the emulator returned (a dict).
-    """
-
-    __slots__ = ("id", "name", "bot", "record", "_token")
-
-    def __init__(self, created: Mapping[str, Any]) -> None:
-        record = dict(created["user"])
-        self.id: str = record["publicId"]
-        self.name: str = record["name"]
-        self.bot: bool = bool(record.get("isBot"))
-        self.record = record
-        self._token = Secret(created["token"])
-
-    @property
-    def token(self) -> Secret:
-        """The user's token, a :class:`~service_client._secret.Secret` (``token.get()`` gives the text)."""
-        return self._token
-
-    @property
-    def mention(self) -> str:
-        """The mention text ``<@id>``."""
-        return f"<@{self.id}>"
-
-    def __repr__(self) -> str:
-        return f"<WorldUser id={self.id!r} name={self.name!r} bot={self.bot!r}>"
+def _check_timeout(timeout: object) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
+    return float(timeout)
 
 
-class WorldObject:
-    """A server, channel or role seeded in a :class:`BotWorld`.
-
-    Attributes:
-        id: Its public id.
-        name: Its name.
-        kind: ``"server"``, ``"channel"`` or ``"role"``.
-        record: The record the emulator returned (a dict).
-    """
-
-    __slots__ = ("id", "name", "kind", "record")
-
-    def __init__(self, kind: str, record: Mapping[str, Any]) -> None:
-        self.kind = kind
-        self.record = dict(record)
-        self.id: str = self.record["publicId"]
-        self.name: str = self.record["name"]
-
-    def __repr__(self) -> str:
-        return f"<WorldObject kind={self.kind!r} id={self.id!r} name={self.name!r}>"
+def _check_callable(check: object) -> None:
+    if check is not None and not callable(check):
+        raise TypeError(f"check must be a callable or None, got {type(check).__name__}")
 
 
-class _Recorder:
-    """Every message a speaking user's client received, in arrival order (one channel's in order)."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.messages: list[Message] = []
-        self.consumed: set[str] = set()
-
-    def record(self, message: Message) -> None:
-        """Keep ``message`` (a ``message_create`` listener, on the worker pool) and wake every waiter."""
-        with self.cond:
-            self.messages.append(message)
-            self.cond.notify_all()
+def _authored_by(message: Message, user: WorldUser) -> bool:
+    return message.author is not None and message.author.id == user.id
 
 
 class ExpectedMessage:
     """A wait for the bot's next message in a channel, started by :meth:`BotWorld.expect_message`.
 
-    Recording starts when the handle is made. :meth:`result` blocks until a matching message
-    has arrived; as a context manager, the end of the ``with`` block waits for it (unless the
-    block raised) so :meth:`result` returns at once after it. Thread-safe.
+    Only messages stored after the handle was made count (or, made with ``since="start"``,
+    every message since the world began). :meth:`result` blocks until a matching message has
+    arrived; as a context manager, the end of the ``with`` block waits for it (unless the block
+    raised) so :meth:`result` returns at once after it. Thread-safe.
     """
 
     def __init__(
         self,
-        recorder: _Recorder,
-        start: int,
+        world: BotWorld,
+        recorder: Recorder,
+        mark: int,
         channel_id: str,
         author: WorldUser,
         check: Callable[[Message], bool] | None,
         timeout: float,
+        since: str,
     ) -> None:
+        self._world = world
         self._recorder = recorder
-        self._start = start
+        self._mark = mark
         self._channel_id = channel_id
         self._author = author
         self._check = check
         self._timeout = timeout
+        self._since = since
         self._lock = threading.Lock()  # guards _message
         self._message: Message | None = None
 
     def result(self, timeout: float | None = None) -> Message:
-        """The message: the first one of the bot in the channel since the handle was made.
+        """The message: the first one of the author in the channel since the handle's start.
 
         Args:
             timeout: Seconds to wait; default the ``timeout`` given to ``expect_message``.
@@ -142,57 +92,51 @@ class ExpectedMessage:
             one on every call.
 
         Raises:
-            AssertionError: None came within the timeout (the text lists the messages seen in
-                the channel meanwhile).
+            AssertionError: None came within the timeout. The text says what was expected and
+                shows the channel's last messages and the listener errors so far.
             ValueError: A bad ``timeout``.
             Exception: Whatever ``check`` raised.
         """
-        wait = self._timeout if timeout is None else timeout
-        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
-            raise ValueError(f"timeout must be a non-negative number of seconds, got {wait!r}")
-        recorder = self._recorder
-        deadline = time.monotonic() + wait
-        scanned = self._start
-        seen: list[Message] = []
-        while True:
+        __tracebackhide__ = True
+        wait = self._timeout if timeout is None else _check_timeout(timeout)
+        with self._lock:
+            if self._message is not None:
+                return self._message
+        world = self._world
+
+        def accept(message: Message) -> bool:
+            if message.channel_id != self._channel_id or not _authored_by(message, self._author):
+                return False
+            if not after_mark(message.id, self._mark):
+                return False
+            if self._check is not None and not self._check(message):  # the caller's code: no lock held
+                return False
             with self._lock:
                 if self._message is not None:
-                    return self._message
-            with recorder.cond:
-                fresh = recorder.messages[scanned:]
-            scanned += len(fresh)
-            # ``check`` is the caller's code: it runs with no lock held.
-            for message in fresh:
-                if message.channel_id != self._channel_id:
-                    continue
-                seen.append(message)
-                if message.author is None or message.author.id != self._author.id:
-                    continue
-                if self._check is not None and not self._check(message):
-                    continue
-                with recorder.cond, self._lock:
-                    if self._message is not None:
-                        return self._message
-                    if message.id not in recorder.consumed:
-                        recorder.consumed.add(message.id)
-                        self._message = message
-                        return message
-            with recorder.cond:
-                if len(recorder.messages) > scanned:
-                    continue
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    lines = _summary(seen)
-                    raise AssertionError(
-                        f"no message from {self._author.name} in channel {self._channel_id} within "
-                        f"{wait:g} s (messages seen there meanwhile: {lines})"
-                    )
-                recorder.cond.wait(remaining)
+                    return True
+                if not world._taken.message(message):
+                    return False
+                self._message = message
+                return True
+
+        start = "since the world began" if self._since == "start" else "after expect_message() was called"
+        scan_until(
+            self._recorder, lambda: self._recorder.messages, accept, wait,
+            lambda: world._report(
+                f"expected a message from {self._author.name} in {world._label(self._channel_id)} "
+                f"{start}{' passing check' if self._check is not None else ''}, within {wait:g} s",
+                self._channel_id,
+            ),
+        )
+        with self._lock:
+            assert self._message is not None
+            return self._message
 
     def __enter__(self) -> ExpectedMessage:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        __tracebackhide__ = True
         if exc_type is None:
             self.result()
 
@@ -201,8 +145,8 @@ class ExpectedMessage:
         return f"<ExpectedMessage channel={self._channel_id!r} author={self._author.name!r} {state}>"
 
 
-class BotWorld:
-    """A server with users, roles and channels on a reset emulator, and a way to talk to the bot.
+class BotWorld(WorldActions):
+    """A server with users, roles and channels on a reset emulator, and a way to act in it.
 
     Built by the ``bot_world`` fixture. The seeded objects:
 
@@ -221,16 +165,38 @@ class BotWorld:
     ========================  =====================================================================
 
     :meth:`user`, :meth:`channel` and :meth:`role` find them by name; :meth:`add_user` adds a
-    member. Talking to the bot: :meth:`say` posts as a user through that user's own logged-in
-    :class:`~service_client.Client` (made on first use, destroyed at teardown), and
-    :meth:`expect_reply` returns the bot's answer. Both return :class:`~service_client.Message`
-    objects, whose ``content`` is the text as typed (the service escapes ``& < >`` on the wire;
+    member.
+
+    Acting as people would: :meth:`say` posts through the user's own logged-in
+    :class:`~service_client.Client` (made on first use, destroyed at teardown); :meth:`dm`,
+    :meth:`react`, :meth:`unreact`, :meth:`typing`, :meth:`join`, :meth:`leave`, :meth:`kick`,
+    :meth:`ban`, :meth:`give_role`, :meth:`take_role` and :meth:`create_channel` do the rest.
+    Once the bot's client was handed to the world (the ``bot_client`` fixture does it, see
+    :meth:`attach_bot`), each of them returns only after the bot's listeners of the event it
+    caused have run, so whatever they did (a reply sent, a role given) is done.
+
+    Checking what the bot did: :meth:`expect_reply`, :meth:`expect_message`, :meth:`expect_dm`
+    and :meth:`expect_reaction`. Each returns something no earlier expectation returned, and
+    only what was stored after the point it names (the message answered, the call, the last
+    action), so an old message is never taken for the answer to a later action. When one
+    fails, the :class:`AssertionError` says what was expected and shows the channel's last
+    messages and the listener errors so far.
+
+    The messages returned are :class:`~service_client.Message` objects, whose ``content`` is
+    the text as typed (the service escapes ``& < >`` on the wire;
     ``emulator.messages(channel_id, decoded=True)`` reads stored messages the same way).
 
     Thread-safe.
 
+    Args:
+        emulator: A running emulator, freshly reset.
+        listener_errors: The test's listener error record, shown when an expectation fails
+            (the ``bot_world`` fixture passes it).
+
     Attributes:
         emulator: The running :class:`~service_client.emulator.Emulator`.
+        event_timeout: Seconds an action waits for the bot's listeners of the event it caused
+            (default 10); raise it for a bot whose listeners take longer.
     """
 
     #: Permissions of the ``Moderator`` role.
@@ -238,17 +204,8 @@ class BotWorld:
     #: Permissions of the ``Bot`` role.
     BOT_PERMISSIONS = MODERATOR_PERMISSIONS | (1 << 1) | (1 << 2)
 
-    def __init__(self, emulator: Any) -> None:
-        self.emulator = emulator
-        self._lock = threading.Lock()
-        self._users: list[WorldUser] = []
-        self._objects: list[WorldObject] = []
-        self._clients: dict[str, Future[Client]] = {}
-        self._made: list[Client] = []
-        self._recorders: dict[int, _Recorder] = {}
-        self._last_said: Message | None = None
-        self._known_channel_ids: set[str] = set()
-        self._closed = False
+    def __init__(self, emulator: Emulator, *, listener_errors: ListenerErrors | None = None) -> None:
+        super().__init__(emulator, listener_errors=listener_errors)
 
         owner = self._new_user("alice")
         made = emulator.create_server(
@@ -271,23 +228,16 @@ class BotWorld:
         self.general = self.channel("general")
         self.random = self.channel("random")
         self.voice = self.channel("voice")
-
-    def _new_user(self, name: str, *, bot: bool = False) -> WorldUser:
-        user = WorldUser(self.emulator.create_user(name, bot=bot))
-        with self._lock:
-            self._users.append(user)
-        return user
-
-    def _add(self, kind: str, record: Mapping[str, Any]) -> WorldObject:
-        obj = WorldObject(kind, record)
-        with self._lock:
-            self._objects.append(obj)
-        return obj
+        with self._lock:  # seeding is not an action: expect_dm() counts from the world's start
+            self._action_mark, self._last_action = 0, "none yet"
 
     # -- seeding and lookups ----------------------------------------------------------------------
 
-    def add_user(self, name: str, *, bot: bool = False, roles: Any = ()) -> WorldUser:
-        """Create a user and make it a member of the server.
+    def add_user(self, name: str, *, bot: bool = False, roles: Iterable[WorldObject | str] = ()) -> WorldUser:
+        """Create a user and make it a member of the server (the bot sees ``guild_member_add``).
+
+        Like :meth:`join` with a new name, plus the account type and roles; it waits for the
+        bot's listeners the same way.
 
         Args:
             name: The user's name.
@@ -300,183 +250,37 @@ class BotWorld:
         Raises:
             LookupError: A role name or id is unknown.
             ValueError: The emulator refused the name.
+            AssertionError: The bot's client did not get ``guild_member_add`` in time.
         """
+        __tracebackhide__ = True
         role_ids = [self._role_id(r) for r in roles]
         user = self._new_user(name, bot=bot)
-        self.emulator.add_member(self.server.id, user.id, role_ids=role_ids or None)
+        self._join(user, role_ids)
         return user
 
-    def user(self, name_or_id: str) -> WorldUser:
-        """The seeded user with this name (else this id).
-
-        Raises:
-            LookupError: No such user in this world.
-        """
+    def _said(self, to: Message | None, helper: str) -> Message:
+        if to is not None and not isinstance(to, Message):
+            raise TypeError(
+                f"{helper}() takes a message returned by say(), got {type(to).__name__}; to wait "
+                "for a message the bot posts in a channel on its own, use expect_message(channel)"
+            )
         with self._lock:
-            users = list(self._users)
-        for user in users:
-            if user.name == name_or_id:
-                return user
-        for user in users:
-            if user.id == name_or_id:
-                return user
-        raise LookupError(f"no user {name_or_id!r} in this world; known: {', '.join(u.name for u in users)}")
+            said = to if to is not None else self._last_said
+        if said is None:
+            raise ValueError(f"{helper}() needs a message: nothing was said yet (use say() first)")
+        return said
 
-    def channel(self, name_or_id: str) -> WorldObject:
-        """The seeded channel with this name (else this id).
-
-        Raises:
-            LookupError: No such channel in this world.
-        """
-        return self._find("channel", name_or_id)
-
-    def role(self, name_or_id: str) -> WorldObject:
-        """The seeded role with this name (else this id).
-
-        Raises:
-            LookupError: No such role in this world.
-        """
-        return self._find("role", name_or_id)
-
-    def _find(self, kind: str, name_or_id: str) -> WorldObject:
-        with self._lock:
-            objects = [o for o in self._objects if o.kind == kind]
-        for obj in objects:
-            if obj.name == name_or_id:
-                return obj
-        for obj in objects:
-            if obj.id == name_or_id:
-                return obj
-        raise LookupError(f"no {kind} {name_or_id!r} in this world; known: {', '.join(o.name for o in objects)}")
-
-    def _role_id(self, role: Any) -> str:
-        if isinstance(role, WorldObject):
-            return role.id
-        if isinstance(role, str):
-            return self.role(role).id
-        raise TypeError(f"a role must be a WorldObject or a role name, got {type(role).__name__}")
-
-    def _channel_id(self, channel: Any) -> str:
-        if isinstance(channel, str):
-            if not channel:
-                raise ValueError("channel must not be empty")
-            try:
-                return self.channel(channel).id
-            except LookupError as not_seeded:
-                # A channel this world did not seed (a DM, a channel made later) is fine if the
-                # emulator knows its id; a misspelt name is not, and would only time out later.
-                with self._lock:
-                    known = channel in self._known_channel_ids
-                if not known:
-                    try:
-                        self.emulator.messages(channel)
-                    except LookupError:
-                        raise LookupError(f"{not_seeded.args[0]} (and no channel has that id)") from None
-                    with self._lock:
-                        self._known_channel_ids.add(channel)
-                return channel
-        ident = channel.get("publicId") if isinstance(channel, Mapping) else getattr(channel, "id", None)
-        if isinstance(ident, str) and ident:
-            return ident
-        raise TypeError(
-            "channel must be a channel name or id, a WorldObject, a Channel or a channel record, "
-            f"got {type(channel).__name__}"
-        )
-
-    def _speaker(self, as_user: Any) -> WorldUser:
-        if as_user is None:
-            return self.owner
-        if isinstance(as_user, WorldUser):
-            return as_user
-        if isinstance(as_user, str):
-            return self.user(as_user)
-        ident = getattr(as_user, "id", None)
-        if isinstance(ident, str):
-            return self.user(ident)
-        raise TypeError(f"as_user must be a WorldUser, a user name or id, got {type(as_user).__name__}")
-
-    # -- talking to the bot ---------------------------------------------------------------------------
-
-    def clients(self) -> list[Client]:
-        """The clients this world has made so far: one per seeded user it spoke as (a copy).
-
-        The bot's own client is not among them: the ``bot_client`` fixture makes that one.
-        """
-        with self._lock:
-            return list(self._made)
-
-    def client_for(self, user: WorldUser | str) -> Client:
-        """The logged-in :class:`~service_client.Client` of a seeded user (made on first use).
-
-        It records every message it receives from the moment it is made, which is what
-        :meth:`expect_reply` reads. Destroyed at the fixture's teardown.
-
-        Raises:
-            LookupError: An unknown user name.
-            ServiceError: The login failed.
-        """
-        speaker = self._speaker(user)
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("this BotWorld was torn down")
-            pending = self._clients.get(speaker.id)
-            owner = pending is None
-            if pending is None:
-                pending = self._clients[speaker.id] = Future()
-        if not owner:
-            return pending.result(LOGIN_TIMEOUT_S + 5)
-        try:
-            client = Client(base_url=self.emulator.base_url, socket_url=self.emulator.socket_url, workers=1)
-            recorder = _Recorder()
-            client.on("message_create", recorder.record)
-            with self._lock:
-                self._recorders[id(client)] = recorder
-                self._made.append(client)
-            client.login(speaker.token.get() or "", timeout=LOGIN_TIMEOUT_S)
-        except BaseException as exc:
-            with self._lock:
-                self._clients.pop(speaker.id, None)
-            pending.set_exception(exc)
-            raise
-        pending.set_result(client)
-        return client
-
-    def say(self, channel: Any, text: str, *, as_user: WorldUser | str | None = None) -> Message:
-        """Post ``text`` in a channel as a seeded user, through that user's own socket.
-
-        Race-free with :meth:`expect_reply`: the user's client records every message it receives
-        from before the post, so a reply that comes at once is not missed.
-
-        Args:
-            channel: A channel name of this world (``"general"``), a channel id (a DM's too), a
-                :class:`WorldObject`, a :class:`~service_client.Channel` or a channel record.
-            text: The text, as typed (the service escapes it on the wire).
-            as_user: Who speaks: a :class:`WorldUser`, a user name or id; default ``alice``, the
-                server's owner.
-
-        Returns:
-            The posted :class:`~service_client.Message` (as the service echoed it).
-
-        Raises:
-            TypeError, ValueError, LookupError: A bad channel or user.
-            ServiceAuthError, TimeoutError: The send failed or was not echoed within 10 s.
-        """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        channel_id = self._channel_id(channel)
-        client = self.client_for(self._speaker(as_user))
-        message = client.send_message(channel_id, text)
-        with self._lock:
-            self._last_said = message
-        return message
+    def _quote(self, said: Message) -> str:
+        who = said.author.username if said.author is not None else "?"
+        return f"{said.content!r} ({who} in {self._label(said.channel_id or '')})"
 
     def expect_reply(
         self, to: Message | None = None, *, timeout: float = REPLY_TIMEOUT_S, author: WorldUser | str | None = None
     ) -> Message:
         """The bot's next message in the channel of ``to``, after ``to``.
 
-        Each call returns a message no earlier call returned, so two calls give the bot's first
-        two messages after ``to``. A message the bot sent before ``to`` never counts. To check
+        Each call returns a message no earlier expectation returned, so two calls give the bot's
+        first two messages after ``to``. A message stored before ``to`` never counts. To check
         that the bot ignored a message, say another one it answers and expect that answer as the
         first reply to the first message::
 
@@ -485,7 +289,8 @@ class BotWorld:
             assert expect_reply(ignored).content == "Pong!"   # nothing came in between
 
         Args:
-            to: A message returned by :meth:`say`; default the last one said.
+            to: A message returned by :meth:`say` or :meth:`dm` (a DM is answered in the DM);
+                default the last one said.
             timeout: Seconds to wait.
             author: Whose message counts as the reply: a :class:`WorldUser`, name or id;
                 default the world's bot.
@@ -495,52 +300,29 @@ class BotWorld:
             (``content`` decoded: the text as the bot sent it).
 
         Raises:
-            AssertionError: No such message within ``timeout`` (the text lists the messages
-                seen in that channel after ``to``).
+            AssertionError: No such message within ``timeout``. The text says what was expected
+                and shows the channel's last messages and the listener errors so far.
             TypeError: ``to`` is not a :class:`~service_client.Message` (a channel, say: use
                 :meth:`expect_message` for a message the bot posts on its own).
-            ValueError: Nothing was said yet, or ``to`` was not returned by :meth:`say`.
+            ValueError: Nothing was said yet, ``to`` was not returned by this world, or a bad
+                ``timeout``.
         """
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-            raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
-        if to is not None and not isinstance(to, Message):
-            raise TypeError(
-                f"expect_reply() takes a message returned by say(), got {type(to).__name__}; to wait "
-                "for a message the bot posts in a channel on its own, use expect_message(channel)"
-            )
-        with self._lock:
-            said = to if to is not None else self._last_said
-        if said is None:
-            raise ValueError("expect_reply() needs a message: nothing was said yet (use say() first)")
-        recorder = self._recorders.get(id(said.client))
-        if recorder is None:
-            raise ValueError("expect_reply() takes a message returned by say()")
+        __tracebackhide__ = True
+        wait = _check_timeout(timeout)
+        said = self._said(to, "expect_reply")
+        recorder = self._recorder_of(said, "expect_reply")
         replier = self.bot if author is None else self._speaker(author)
-        deadline = time.monotonic() + timeout
-        with recorder.cond:
-            while True:
-                seen: list[Message] = []
-                found_said = False
-                for message in recorder.messages:
-                    if message.id == said.id:
-                        found_said = True
-                    elif found_said and message.channel_id == said.channel_id:
-                        seen.append(message)
-                        if (
-                            message.author is not None
-                            and message.author.id == replier.id
-                            and message.id not in recorder.consumed
-                        ):
-                            recorder.consumed.add(message.id)
-                            return message
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    lines = _summary(seen)
-                    raise AssertionError(
-                        f"no reply from {replier.name} to {said.content!r} within {timeout} s "
-                        f"(messages after it in that channel: {lines})"
-                    )
-                recorder.cond.wait(remaining)
+        mark = int(said.id) if said.id.isdigit() else 0
+
+        def accept(message: Message) -> bool:
+            return (message.channel_id == said.channel_id and _authored_by(message, replier)
+                    and after_mark(message.id, mark) and self._taken.message(message))
+
+        return scan_until(
+            recorder, lambda: recorder.messages, accept, wait,
+            lambda: self._report(f"expected a reply from {replier.name} to {self._quote(said)} within {wait:g} s",
+                                 said.channel_id),
+        )
 
     def expect_message(
         self,
@@ -550,27 +332,29 @@ class BotWorld:
         check: Callable[[Message], bool] | None = None,
         author: WorldUser | str | None = None,
         as_user: WorldUser | str | None = None,
+        since: str = "now",
     ) -> ExpectedMessage:
         """Start waiting for the next message the bot posts in a channel, with no :meth:`say` before.
 
         For what the bot sends on its own (a welcome when a member joins, a scheduled
         announcement). Call it *before* the action that makes the bot post: it marks the
-        moment, and only messages arriving after it count, however soon they come. Use it as
+        moment, and only messages stored after it count, however soon they come. Use it as
         a context manager, which waits when the block ends, or keep the handle and call
         :meth:`ExpectedMessage.result`::
 
             with bot_world.expect_message("general") as got:
-                bot_world.add_user("dave")                   # the bot welcomes dave
+                bot_world.join("dave")                        # the bot welcomes dave
             assert got.result().content == "Welcome, dave!"
 
-            pending = bot_world.expect_message("general", check=lambda m: "dave" in m.content)
-            bot_world.add_user("dave")
-            assert pending.result().content == "Welcome, dave!"
+        For what the bot said before the test body began (in its ``ready`` listener, say), ask
+        for every message since the world began::
 
-        Each handle returns one message, and a message is returned by one handle only: the
-        first :meth:`ExpectedMessage.result` call takes the earliest matching message no
-        other handle took. So two handles made before the action, asked in turn, return the
-        bot's first two messages in order.
+            hello = bot_world.expect_message("general", since="start").result()
+
+        Each handle returns one message, and a message is returned by one expectation only:
+        the first :meth:`ExpectedMessage.result` call takes the earliest matching message no
+        other expectation took. So two handles made before the action, asked in turn, return
+        the bot's first two messages in order.
 
         Args:
             channel: A channel name of this world, a channel id, a :class:`WorldObject`, a
@@ -580,38 +364,189 @@ class BotWorld:
             check: Only a message for which ``check(message)`` is true counts.
             author: Whose message counts: a :class:`WorldUser`, name or id; default the bot.
             as_user: Whose client watches the channel (it must see it); default ``alice``,
-                the server's owner, who sees every channel of the server.
+                the server's owner, who sees every channel of the server. Not with
+                ``since="start"``.
+            since: ``"now"`` (default): messages stored after this call. ``"start"``: every
+                message since the world began, watched through the bot's own client, which the
+                world records from before its login (the ``bot_client`` fixture hands it over,
+                see :meth:`attach_bot`); it must see the channel.
 
         Returns:
             An :class:`ExpectedMessage` handle, already recording.
 
         Raises:
-            TypeError, ValueError, LookupError: A bad channel, user, ``timeout`` or ``check``
-                (before anything is recorded).
+            TypeError, ValueError, LookupError: A bad channel, user, ``timeout``, ``check`` or
+                ``since`` (before anything is recorded); ``since="start"`` with ``as_user``, or
+                with no bot client handed to the world.
             ServiceError: The watching user's client could not log in.
         """
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-            raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
-        if check is not None and not callable(check):
-            raise TypeError(f"check must be a callable or None, got {type(check).__name__}")
+        wait = _check_timeout(timeout)
+        _check_callable(check)
+        if since not in ("now", "start"):
+            raise ValueError(f"since must be 'now' or 'start', got {since!r}")
         channel_id = self._channel_id(channel)
         replier = self.bot if author is None else self._speaker(author)
+        if since == "start":
+            if as_user is not None:
+                raise ValueError("expect_message(since='start') watches through the bot's own client: "
+                                 "leave as_user out")
+            bot = self.bot_client
+            if bot is None:
+                raise ValueError("expect_message(since='start') needs the bot's client, which records from "
+                                 "before its login: use the bot_client fixture (or bot_world.attach_bot())")
+            with self._lock:
+                recorder = self._recorders[id(bot)]
+            return ExpectedMessage(self, recorder, 0, channel_id, replier, check, wait, since)
         client = self.client_for(self._speaker(as_user))
-        recorder = self._recorders[id(client)]
-        with recorder.cond:
-            start = len(recorder.messages)
-        return ExpectedMessage(recorder, start, channel_id, replier, check, float(timeout))
-
-    def close(self) -> None:
-        """Destroy the users' clients made by :meth:`client_for` (the fixture does it at teardown)."""
         with self._lock:
-            self._closed = True
-            clients, self._made = self._made, []
-        for client in clients:
-            client.destroy()
+            recorder = self._recorders[id(client)]
+        mark = int(self.emulator.id_mark())
+        return ExpectedMessage(self, recorder, mark, channel_id, replier, check, wait, since)
 
-    def __repr__(self) -> str:
-        return (
-            f"<BotWorld server={self.server.id!r} bot={self.bot.id!r} "
-            f"users={[u.name for u in self._users]!r}>"
+    def expect_dm(
+        self,
+        user: WorldUser | str,
+        *,
+        since: Message | str = "action",
+        timeout: float = REPLY_TIMEOUT_S,
+        check: Callable[[Message], bool] | None = None,
+    ) -> Message:
+        """The bot's next direct message to ``user``, sent after the world's last action.
+
+        The last action is the last :meth:`say`, :meth:`dm`, :meth:`react`, :meth:`join` or
+        other action of this world (the world's start when there was none), so a DM the bot
+        sent for an earlier action is never taken for the answer to the last one::
+
+            say("general", "!remind me", as_user="carol")
+            assert expect_dm("carol").content == "I will remind you."
+
+            dave = bot_world.join("dave")
+            assert expect_dm(dave).content.startswith("Welcome")
+
+        Each call returns a DM no earlier expectation returned, so two calls give the bot's
+        first two DMs to ``user``. With the bot's client handed to the world (the
+        ``bot_client`` fixture), the world watches through it and sees every DM the bot
+        sends; without it, through ``user``'s own client, made now if needed (a DM sent
+        before it was made is missed).
+
+        Args:
+            user: The recipient: a :class:`WorldUser`, a user name or id.
+            since: ``"action"`` (default): after the start of the world's last action.
+                ``"start"``: since the world began. A :class:`~service_client.Message`: after
+                that message.
+            timeout: Seconds to wait.
+            check: Only a message for which ``check(message)`` is true counts (it runs on the
+                test's thread).
+
+        Returns:
+            The DM, a :class:`~service_client.Message` (``content`` the text as the bot sent it).
+
+        Raises:
+            AssertionError: No such DM within ``timeout``. The text says what was expected and
+                shows the DM's last messages and the listener errors so far.
+            TypeError, ValueError, LookupError: A bad user (the bot itself included),
+                ``since``, ``timeout`` or ``check``.
+            Exception: Whatever ``check`` raised.
+        """
+        __tracebackhide__ = True
+        wait = _check_timeout(timeout)
+        _check_callable(check)
+        recipient = self._speaker(user)
+        if recipient.id == self.bot.id:
+            raise ValueError("expect_dm() waits for the bot's DM to another user, not to itself")
+        if isinstance(since, Message):
+            mark = int(since.id) if since.id.isdigit() else 0
+            after = f"after {since.content!r}"
+        elif since == "action":
+            with self._lock:
+                mark, action = self._action_mark, self._last_action
+            after = f"after the world's last action, {action}"
+        elif since == "start":
+            mark, after = 0, "since the world began"
+        else:
+            raise ValueError(f"since must be 'action', 'start' or a Message, got {since!r}")
+        bot = self.bot_client
+        watcher = bot if bot is not None else self.client_for(recipient)
+        with self._lock:
+            recorder = self._recorders[id(watcher)]
+        found: list[str] = []  # the DM channel's id, once it exists
+
+        def dm_id() -> str | None:
+            if not found:
+                ident = self.emulator.dm_channel(self.bot.id, recipient.id)
+                if ident is None:
+                    return None
+                with self._lock:
+                    self._labels.setdefault(ident, f"the DM of {recipient.name} and {self.bot.name}")
+                found.append(ident)
+            return found[0]
+
+        def accept(message: Message) -> bool:
+            if message.server_id is not None or not _authored_by(message, self.bot):
+                return False
+            if message.channel_id != dm_id() or not after_mark(message.id, mark):
+                return False
+            if check is not None and not check(message):
+                return False
+            return self._taken.message(message)
+
+        return scan_until(
+            recorder, lambda: recorder.messages, accept, wait,
+            lambda: self._report(f"expected a DM from {self.bot.name} to {recipient.name} {after}, within {wait:g} s",
+                                 dm_id()),
+        )
+
+    def expect_reaction(
+        self,
+        to: Message | None = None,
+        *,
+        emoji: str | None = None,
+        timeout: float = REPLY_TIMEOUT_S,
+        author: WorldUser | str | None = None,
+    ) -> SeenReaction:
+        """The bot's next reaction to ``to``, in the style of :meth:`expect_reply`.
+
+        ::
+
+            said = say("general", "!vote pizza")
+            assert expect_reaction(said).emoji == "👍"
+
+        Each call returns a reaction no earlier call returned; a reaction removed and added
+        again counts again.
+
+        Args:
+            to: A message returned by :meth:`say`, :meth:`dm` or an expectation; default the
+                last one said.
+            emoji: Only this emoji counts; default any.
+            timeout: Seconds to wait.
+            author: Whose reaction counts: a :class:`WorldUser`, name or id; default the bot.
+
+        Returns:
+            A :class:`SeenReaction` (``message_id``, ``emoji``, ``user_id``, ``user_name``).
+
+        Raises:
+            AssertionError: No such reaction within ``timeout``. The text says what was
+                expected and shows the channel's last messages and the listener errors so far.
+            TypeError, ValueError: As :meth:`expect_reply`; ``emoji`` not a non-empty str.
+        """
+        __tracebackhide__ = True
+        wait = _check_timeout(timeout)
+        if emoji is not None and (not isinstance(emoji, str) or not emoji):
+            raise TypeError(f"emoji must be a non-empty str or None, got {emoji!r}")
+        said = self._said(to, "expect_reaction")
+        recorder = self._recorder_of(said, "expect_reaction")
+        reactor = self.bot if author is None else self._speaker(author)
+
+        def accept(reaction: SeenReaction) -> bool:
+            return (reaction.message_id == said.id and reaction.user_id == reactor.id
+                    and (emoji is None or reaction.emoji == emoji) and self._taken.reaction(reaction))
+
+        wanted = f"{emoji} " if emoji is not None else ""
+        return scan_until(
+            recorder, lambda: recorder.reactions, accept, wait,
+            lambda: self._report(
+                f"expected a {wanted}reaction from {reactor.name} to {self._quote(said)} within {wait:g} s"
+                f" (reactions it has now: {self._reactions_now(said.id)})",
+                said.channel_id,
+            ),
         )

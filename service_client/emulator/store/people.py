@@ -118,6 +118,12 @@ class PeopleStore(StoreBase):
             self.conn.execute("INSERT INTO dms VALUES (?,?,?)", (cid, a, b))
         return cid, True
 
+    def dm_channel_id(self, uid: str, other: str) -> str | None:
+        """The id of the DM between two users, or None when it was never opened (opens nothing)."""
+        a, b = sorted((uid, other))
+        row = self._one("SELECT channel_id FROM dms WHERE user_a=? AND user_b=?", (a, b))
+        return None if row is None else str(row[0])
+
     def dm_record(self, cid: str, viewer: str) -> dict[str, Any]:
         """Return the DM record (with ``recipient``) from ``viewer``'s side."""
         row = self._one("SELECT * FROM dms WHERE channel_id=?", (cid,))
