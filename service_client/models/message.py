@@ -83,7 +83,9 @@ class _Layout:
 
     ``full``: the bits of the slot keys among ``keys``; ``rest``: the values
     of the other keys, in order, for a message whose mask is ``full``;
-    ``shared``: value tuples of constants, each as a message's ``_extra``.
+    ``shared``: the ``_extra`` of the messages whose other values are the
+    constants of a key (null, true or false only: no value equal to one of
+    them is then of another type).
     """
 
     __slots__ = ("keys", "full", "rest", "shared", "positions")
@@ -97,16 +99,12 @@ class _Layout:
         #: Per mask: each key kept among the other values -> its index in ``_extra``.
         self.positions: dict[int, dict[str, int]] = {}
 
-    def extra(self, rest: tuple[Any, ...]) -> tuple[Any, ...]:
-        """A message's ``_extra`` for the other values ``rest``: shared when they are constants."""
-        if not all(map(_CONSTANT_TYPES.__contains__, map(type, rest))):
-            return (self.keys, *rest)
-        shared = self.shared.get(rest)
-        if shared is None:
-            shared = (self.keys, *rest)
-            if len(self.shared) < _SHARED_MAX:
-                self.shared[rest] = shared
-        return shared
+    def share(self, rest: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A message's ``_extra`` for the other values ``rest`` (null, true or false only)."""
+        extra = (self.keys, *rest)
+        if len(self.shared) < _SHARED_MAX:
+            self.shared[rest] = extra
+        return extra
 
     def position(self, mask: int, key: str) -> int:
         """The index in ``_extra`` of ``key``'s value for a message of ``mask``; 0 when absent."""
@@ -213,64 +211,66 @@ class Message(Model):
 
     def _build(self, state: State, data: dict[str, Any], author: User | None, shared: bool) -> None:
         """Fill the slots from ``data``; ``shared``: ``author`` is known to be the record's author."""
-        layout = _LAYOUTS.get(tuple(data)) or _layout(tuple(data))
+        keys = tuple(data)
+        layout = _LAYOUTS.get(keys) or _layout(keys)
+        mask = layout.full  # every slot key of the record, a bit cleared for a value kept as it came
         get = data.get
         self._state = state
         ident = get("publicId")
-        if type(ident) is str and ident:  # message ids are unique: not interned
-            mask = _ID
-        else:
+        if type(ident) is not str or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
             if ident is None:
                 raise ValueError("message record has no publicId")
-            mask = 0
+            mask &= ~_ID
         self.id = ident
-        author_data = get("author")
-        if author is None and isinstance(author_data, dict):
-            try:
-                author = User(state, author_data)
-            except (TypeError, ValueError):
-                author = None
-        if author is not None and (
-            shared
-            or isinstance(author_data, dict)
-            and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
-        ):
-            mask |= _AUTHOR
+        if author is None or not shared:
+            author_data = get("author")
+            if author is None and isinstance(author_data, dict):
+                try:
+                    author = User(state, author_data)
+                except (TypeError, ValueError):
+                    author = None
+            if not (
+                author is not None
+                and isinstance(author_data, dict)
+                and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
+            ):
+                mask &= ~_AUTHOR
         self.author = author
         value = get("channelPublicId")
         if type(value) is str and value:
             value = _intern(value)
-            mask |= _CHANNEL
         else:
             value = read_id(data, "channelPublicId", "channelId")
+            mask &= ~_CHANNEL
         self.channel_id = value
         value = get("serverPublicId")
         if type(value) is str and value:
             value = _intern(value)
-            mask |= _SERVER
         else:
             value = read_id(data, "serverPublicId", "serverId")
+            mask &= ~_SERVER
         self.server_id = value
         value = get("content")
-        if type(value) is str:
-            mask |= _TEXT
-            self._text = value
-        else:
-            self._text = None
-        packed = pack_time(get("createdAt"))
-        if packed is not None:
-            mask |= _CREATED
-        self._created = packed
+        if type(value) is not str:
+            value = None
+            mask &= ~_TEXT
+        self._text = value
+        packed = self._created = pack_time(get("createdAt"))
+        if packed is None:
+            mask &= ~_CREATED
         value = get("embeds")
-        if type(value) is list and not value:
-            mask |= _NO_EMBEDS
+        if type(value) is not list or value:
+            mask &= ~_NO_EMBEDS
         self._wire_mask = mask
-        if mask == layout.full:  # the usual record: its other values in one C call
+        if mask == layout.full:  # the usual record: its other values in one call
             rest = layout.rest(data)
         else:
             rest = tuple(v for k, v in data.items() if not mask & _SLOT_BITS.get(k, 0))
-        self._extra = layout.extra(rest)
+        if all(map(_CONSTANT_TYPES.__contains__, map(type, rest))):
+            self._extra = layout.shared.get(rest) or layout.share(rest)
+        else:
+            self._extra = (keys, *rest)
 
     # -- the record ------------------------------------------------------------
 
