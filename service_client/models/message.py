@@ -50,6 +50,7 @@ _SERVER = 8  # serverPublicId: a non-empty str, interned, in ``server_id``
 _TEXT = 16  # content: a str, as on the wire, in ``_text``
 _CREATED = 32  # createdAt: the service's exact time format, packed into ``_created`` (epoch ms)
 _NO_EMBEDS = 64  # embeds: an empty list (kept as this bit alone)
+_UNPINNED = 128  # pinned: false (kept as this bit alone)
 _SLOT_BITS: dict[str, int] = {
     "publicId": _ID,
     "author": _AUTHOR,
@@ -58,14 +59,12 @@ _SLOT_BITS: dict[str, int] = {
     "content": _TEXT,
     "createdAt": _CREATED,
     "embeds": _NO_EMBEDS,
+    "pinned": _UNPINNED,
 }
 
-#: Most record layouts (key tuples) remembered, and most shared value tuples per layout. When
-#: full, a new layout clears the table and a new value tuple is not shared (only sharing is lost).
+#: Most record layouts (key tuples) remembered: when full, a new one clears the table (only
+#: sharing is lost).
 _LAYOUTS_MAX = 1024
-_SHARED_MAX = 256
-#: The types of the values a shared value tuple may hold (values equal to them are the same object).
-_CONSTANT_TYPES = frozenset((type(None), bool))
 
 
 def _values_of(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -83,28 +82,22 @@ class _Layout:
 
     ``full``: the bits of the slot keys among ``keys``; ``rest``: the values
     of the other keys, in order, for a message whose mask is ``full``;
-    ``shared``: the ``_extra`` of the messages whose other values are the
-    constants of a key (null, true or false only: no value equal to one of
-    them is then of another type).
+    ``nulls``: the ``_extra`` of such a message when those values are all
+    null (the usual record), shared.
     """
 
-    __slots__ = ("keys", "full", "rest", "shared", "positions")
+    __slots__ = ("keys", "full", "rest", "null_values", "nulls", "positions")
 
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
         bits = [_SLOT_BITS.get(key, 0) for key in keys]
         self.full = sum(bits)
-        self.rest = _values_of(tuple(key for key, bit in zip(keys, bits, strict=True) if not bit))
-        self.shared: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        others = tuple(key for key, bit in zip(keys, bits, strict=True) if not bit)
+        self.rest = _values_of(others)
+        self.null_values: tuple[None, ...] = (None,) * len(others)
+        self.nulls = (keys, *self.null_values)
         #: Per mask: each key kept among the other values -> its index in ``_extra``.
         self.positions: dict[int, dict[str, int]] = {}
-
-    def share(self, rest: tuple[Any, ...]) -> tuple[Any, ...]:
-        """A message's ``_extra`` for the other values ``rest`` (null, true or false only)."""
-        extra = (self.keys, *rest)
-        if len(self.shared) < _SHARED_MAX:
-            self.shared[rest] = extra
-        return extra
 
     def position(self, mask: int, key: str) -> int:
         """The index in ``_extra`` of ``key``'s value for a message of ``mask``; 0 when absent."""
@@ -158,8 +151,7 @@ class Message(Model):
     # The record is kept compact: the keys the slots below hold are marked in ``_wire_mask``
     # (the ids as their interned strings, ``createdAt`` packed, the author's record not copied
     # when it is the shared cached user's); ``_extra`` is the record's key tuple followed by the
-    # other values in key order, one tuple shared by every message whose other values are the
-    # same constants (null, true, false).
+    # other values in key order (one tuple shared by every message whose other values are null).
     __slots__ = ("id", "author", "channel_id", "server_id", "_text", "_created")
 
     id: str
@@ -262,15 +254,14 @@ class Message(Model):
         value = get("embeds")
         if type(value) is not list or value:
             mask &= ~_NO_EMBEDS
+        if get("pinned") is not False:
+            mask &= ~_UNPINNED
         self._wire_mask = mask
-        if mask == layout.full:  # the usual record: its other values in one call
+        if mask == layout.full:  # the usual record: its other values in one call, shared when null
             rest = layout.rest(data)
+            self._extra = layout.nulls if rest == layout.null_values else (layout.keys, *rest)
         else:
-            rest = tuple(v for k, v in data.items() if not mask & _SLOT_BITS.get(k, 0))
-        if all(map(_CONSTANT_TYPES.__contains__, map(type, rest))):
-            self._extra = layout.shared.get(rest) or layout.share(rest)
-        else:
-            self._extra = (keys, *rest)
+            self._extra = (layout.keys, *(v for k, v in data.items() if not mask & _SLOT_BITS.get(k, 0)))
 
     # -- the record ------------------------------------------------------------
 
@@ -306,8 +297,10 @@ class Message(Model):
             elif bit == _CREATED:
                 assert self._created is not None
                 out[key] = unpack_time(self._created)
-            else:
+            elif bit == _NO_EMBEDS:
                 out[key] = []
+            else:
+                out[key] = False
         return out
 
     def _extra_get(self, key: str, default: Any = None) -> Any:
@@ -365,7 +358,7 @@ class Message(Model):
     @property
     def pinned(self) -> bool:
         """Whether the record says the message is pinned."""
-        return self._extra_get("pinned") is True
+        return not self._wire_mask & _UNPINNED and self._extra_get("pinned") is True
 
     @property
     def channel(self) -> Channel | None:
