@@ -351,7 +351,7 @@ class EventEmitter:
         """Call every listener with each argument tuple in turn; stop when the pool is shut down."""
         pool = self._pool
         for args in items:
-            if pool.closed:  # shut down meanwhile: the rest is dropped like queued tasks
+            if pool._closed:  # shut down meanwhile: the rest is dropped like queued tasks
                 return
             for fn in fns:
                 try:
