@@ -6,8 +6,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .._state import StateLike, state_of
 from .._defaults import MISSING
+from .._state import StateLike, state_of
 from ._base import Model, as_dict, read_bool, read_id, read_str
 
 __all__ = ["User"]
