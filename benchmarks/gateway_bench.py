@@ -219,6 +219,15 @@ def measure_ours(
         client.destroy()
 
 
+def _join_and_prepare(hose: FirehoseProcess, ws: Any, recv: Any, count: int) -> None:
+    """Read the open packet, join the default namespace, and have the run's frames encoded."""
+    recv()  # the open packet
+    ws.send("40")
+    recv()  # the CONNECT answer
+    hose.wait_sessions(1)
+    hose.prepare(count)
+
+
 def measure_raw(hose: FirehoseProcess, count: int) -> float:
     """Events per second of a bare websocket-client ``recv()`` + ``json.loads`` loop."""
     import websocket
@@ -226,11 +235,7 @@ def measure_raw(hose: FirehoseProcess, count: int) -> float:
     hose.wait_sessions(0)
     ws = websocket.create_connection(hose.ws_url, skip_utf8_validation=True, timeout=30)
     try:
-        ws.recv()  # the open packet
-        ws.send("40")
-        ws.recv()  # the CONNECT answer
-        hose.wait_sessions(1)
-        hose.prepare(count)
+        _join_and_prepare(hose, ws, ws.recv, count)
         recv = ws.recv
         loads = json.loads
         seen = 0
@@ -298,11 +303,7 @@ def measure_floor(hose: FirehoseProcess, count: int) -> float:
     try:
         assert ws.sock is not None
         reader = FrameReader(ws.sock, lambda opcode, payload: None)
-        reader.recv_batch()  # the open packet
-        ws.send("40")
-        reader.recv_batch()  # the CONNECT answer
-        hose.wait_sessions(1)
-        hose.prepare(count)
+        _join_and_prepare(hose, ws, reader.recv_batch, count)
         recv_batch = reader.recv_batch
         seen = 0
         start = time.perf_counter()
