@@ -25,6 +25,7 @@ GUIDES = [
     "testing",
     "emulator-control",
     "emulator-page",
+    "performance",
 ]
 
 
