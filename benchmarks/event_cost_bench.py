@@ -7,9 +7,10 @@ stand-in for the socket (256 KiB a read, as the real reader asks), and every
 event goes through the real parsers, the author merge into ``client.users``,
 the :class:`~service_client.Message`, the event emitter and the worker pool
 to a ``message_create`` listener that counts it. No other process shares the
-work, so the figure moves much less than the socket rates of
-``gateway_bench.py`` when the machine is loaded; compare two versions with
-alternating runs.
+work and no socket or scheduler of another process is timed; the CPU time
+per instruction still varies with the machine's load, so compare two
+versions with alternating runs, or count instructions (``valgrind
+--tool=callgrind``) where the load is high.
 
 Prints ``name: value`` lines:
 
