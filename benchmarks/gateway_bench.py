@@ -10,7 +10,8 @@ Two servers run, each in its own process, so neither shares the client's GIL:
   transport, so the figures are those of the reading side.
 
 Prints ``name: value`` lines, all measured in one run (medians of ``--repeat``
-runs of each throughput figure, every run printed too):
+runs of each throughput figure, interleaved, every run printed too; each ratio
+is the median of the per-run ratios):
 
 - ``firehose_events_per_s``: ours, counted at a ``message_create`` listener
   (from the command to the server until the listener saw the last event);
@@ -20,6 +21,24 @@ runs of each throughput figure, every run printed too):
 - ``socketio_events_per_s``: python-socketio's synchronous client with a plain
   ``message:new`` handler, on the same firehose;
 - ``firehose_ratio_vs_socketio``: ours / python-socketio's (goal >= 3);
+  python-socketio reads ``min(--events, 20000)`` frames (it is some twenty
+  times slower than ours);
+- ``firehose_events_per_s_node``: the reference JS client, Node's
+  ``socket.io-client`` (the version pinned in ``benchmarks/node_peer/package.json``,
+  installed by ``npm`` into a temporary folder at each run), counting events
+  in an ``onAny`` handler; skipped, with a line saying why, when ``node`` or
+  ``npm`` is not on the ``PATH`` or the install fails;
+- ``firehose_ratio_vs_node``: ours / the JS client's (goal >= 0.6, and >= 0.75
+  with the ``speedups`` extra);
+- ``floor_events_per_s``: the floor of the socket path: our own frame reader
+  (:class:`service_client.gateway.reader.FrameReader`) on a websocket
+  opened the way the client opens it, splitting the frames and counting the
+  ``42`` ones, with no JSON decoding, no model and no listener. It shows how
+  close to the socket's limit the rest of the path is;
+- ``firehose_ratio_vs_floor``: ours / the floor;
+- ``firehose_cpu_us_per_event``: CPU time of this process (every thread of
+  the client) per event during our runs, microseconds: a figure less
+  sensitive than the wall-clock rate to other load on the machine;
 - ``emulator_events_per_s`` and the other lines of ``benchmarks/emulator_bench.py``
   (the emulator's own socket throughput), relayed when that script exists;
 - ``send_p50_ms``, ``send_p99_ms``: ``--sends`` sequential ``send_message``
@@ -28,7 +47,8 @@ runs of each throughput figure, every run printed too):
   ``service_client[speedups]`` extra, else ``json``; ``--decoder json`` forces
   the standard library).
 
-Run: ``python benchmarks/gateway_bench.py [--events N] [--sends N] [--repeat N] [--decoder json]``.
+Run: ``python benchmarks/gateway_bench.py [--events N] [--sends N] [--repeat N] [--decoder json] [--skip-node]``
+(``--events`` defaults to 100,000 frames per run).
 """
 
 from __future__ import annotations
@@ -37,6 +57,7 @@ import argparse
 import json
 import os
 import queue
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,6 +73,12 @@ HERE = Path(__file__).resolve().parent
 
 #: Seconds a stream may take before the run is declared failed.
 STREAM_TIMEOUT_S = 120.0
+#: Most frames python-socketio's client is given per run (it is some twenty times slower).
+SOCKETIO_EVENTS_MAX = 20_000
+#: The reference JS client: its script and its pinned package.json.
+NODE_PEER = HERE / "node_peer"
+#: Seconds ``npm install`` may take.
+NPM_TIMEOUT_S = 300
 
 
 class _Lines:
@@ -158,8 +185,10 @@ def make_world(emu: EmulatorProcess) -> dict[str, Any]:
     return {"bot_token": bot["token"], "channel_id": channel_id, "record": posted["message"]}
 
 
-def measure_ours(emu: EmulatorProcess, hose: FirehoseProcess, world: dict[str, Any], count: int) -> float:
-    """Events per second at a ``message_create`` listener of our client."""
+def measure_ours(
+    emu: EmulatorProcess, hose: FirehoseProcess, world: dict[str, Any], count: int
+) -> tuple[float, float]:
+    """Events per second at a ``message_create`` listener of our client, and CPU microseconds per event."""
     from service_client import Client
 
     hose.wait_sessions(0)  # the previous client is gone: every frame goes to this one
@@ -177,15 +206,26 @@ def measure_ours(emu: EmulatorProcess, hose: FirehoseProcess, world: dict[str, A
     try:
         hose.wait_sessions(1)
         hose.prepare(count)
+        cpu = time.process_time()
         start = time.perf_counter()
         hose.fire(count)
         if not done.wait(STREAM_TIMEOUT_S):
             raise SystemExit(f"our client received {seen[0]} of {count} events")
         elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu
         hose.fired()
-        return count / elapsed
+        return count / elapsed, cpu / count * 1e6
     finally:
         client.destroy()
+
+
+def _join_and_prepare(hose: FirehoseProcess, ws: Any, recv: Any, count: int) -> None:
+    """Read the open packet, join the default namespace, and have the run's frames encoded."""
+    recv()  # the open packet
+    ws.send("40")
+    recv()  # the CONNECT answer
+    hose.wait_sessions(1)
+    hose.prepare(count)
 
 
 def measure_raw(hose: FirehoseProcess, count: int) -> float:
@@ -195,11 +235,7 @@ def measure_raw(hose: FirehoseProcess, count: int) -> float:
     hose.wait_sessions(0)
     ws = websocket.create_connection(hose.ws_url, skip_utf8_validation=True, timeout=30)
     try:
-        ws.recv()  # the open packet
-        ws.send("40")
-        ws.recv()  # the CONNECT answer
-        hose.wait_sessions(1)
-        hose.prepare(count)
+        _join_and_prepare(hose, ws, ws.recv, count)
         recv = ws.recv
         loads = json.loads
         seen = 0
@@ -255,6 +291,105 @@ def measure_socketio(hose: FirehoseProcess, world: dict[str, Any], count: int) -
         sio.disconnect()
 
 
+def measure_floor(hose: FirehoseProcess, count: int) -> float:
+    """Events per second of our frame reader alone: frames split and counted, nothing decoded."""
+    import websocket
+
+    from service_client.gateway.reader import FrameReader
+
+    hose.wait_sessions(0)
+    ws = websocket.WebSocket(skip_utf8_validation=True)
+    ws.connect(hose.ws_url, timeout=30)
+    try:
+        assert ws.sock is not None
+        reader = FrameReader(ws.sock, lambda opcode, payload: None)
+        _join_and_prepare(hose, ws, reader.recv_batch, count)
+        recv_batch = reader.recv_batch
+        seen = 0
+        start = time.perf_counter()
+        hose.fire(count)
+        while seen < count:  # no frame for 30 s: the socket timeout ends the run
+            for message in recv_batch():
+                if message[:2] == b"42":
+                    seen += 1
+        elapsed = time.perf_counter() - start
+        hose.fired()
+        return count / elapsed
+    finally:
+        ws.close()
+
+
+class NodePeer:
+    """The reference JS client (``benchmarks/node_peer``), installed with npm into a temporary folder.
+
+    Attributes:
+        skipped: Why the JS client cannot run here, else None.
+    """
+
+    def __init__(self) -> None:
+        self.skipped: str | None = None
+        self._dir: str | None = None
+        node, npm = shutil.which("node"), shutil.which("npm")
+        if node is None or npm is None:
+            self.skipped = "node and npm are not both on the PATH"
+            return
+        self._node = node
+        self._dir = tempfile.mkdtemp(prefix="gateway-bench-node-")
+        for name in ("package.json", "firehose_client.js"):
+            shutil.copy(NODE_PEER / name, self._dir)
+        try:
+            result = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"],
+                cwd=self._dir, capture_output=True, text=True, timeout=NPM_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            self.skipped = f"npm install took more than {NPM_TIMEOUT_S} s"
+            return
+        if result.returncode:
+            last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+            self.skipped = f"npm install failed ({last})"
+
+    @property
+    def version(self) -> str:
+        """The installed socket.io-client version."""
+        assert self._dir is not None
+        path = Path(self._dir, "node_modules", "socket.io-client", "package.json")
+        return str(json.loads(path.read_text(encoding="utf-8"))["version"])
+
+    def measure(self, hose: FirehoseProcess, world: dict[str, Any], count: int) -> float:
+        """Events per second counted by the JS client's ``onAny`` handler."""
+        assert self._dir is not None
+        hose.wait_sessions(0)
+        proc = subprocess.Popen(
+            [self._node, "firehose_client.js", hose.url, world["bot_token"], str(count)],
+            cwd=self._dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        try:
+            lines = _Lines(proc, "node")
+            lines.wait_for("connected", 30)
+            hose.wait_sessions(1)
+            hose.prepare(count)
+            start = time.perf_counter()
+            hose.fire(count)
+            lines.wait_for("done", STREAM_TIMEOUT_S)
+            elapsed = time.perf_counter() - start
+            hose.fired()
+            return count / elapsed
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()  # the script exits when its input ends
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def remove(self) -> None:
+        """Delete the temporary folder."""
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
 def measure_sends(emu: EmulatorProcess, world: dict[str, Any], count: int) -> list[float]:
     """Milliseconds of each of ``count`` sequential ``send_message`` round trips to the emulator."""
     from service_client import Client
@@ -291,36 +426,59 @@ def _median_of(name: str, runs: list[float]) -> float:
     return statistics.median(runs)
 
 
+def _print_ratio(name: str, ours: list[float], other: list[float]) -> None:
+    """Print the per-run ratios ours / other (``NAME_runs``) and their median (``NAME``)."""
+    ratios = [o / r for o, r in zip(ours, other, strict=True)]
+    print(f"{name}_runs: {' '.join(f'{r:.2f}' for r in ratios)}")
+    print(f"{name}: {statistics.median(ratios):.2f}")
+
+
 def main() -> None:
     """Start both servers, run every measurement and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--sends", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each throughput figure (median shown)")
     parser.add_argument("--decoder", choices=("auto", "json"), default="auto",
                         help="json: our reader uses the standard library even when msgspec is installed")
     parser.add_argument("--skip-emulator-bench", action="store_true")
+    parser.add_argument("--skip-node", action="store_true", help="do not install and run the JS client")
     args = parser.parse_args()
     if args.decoder == "json":
         os.environ["SERVICE_CLIENT_JSON"] = "json"
+    node = None if args.skip_node else NodePeer()
+    node_version: str | None = None
     emu = EmulatorProcess()
     hose: FirehoseProcess | None = None
+    sio_count = min(args.events, SOCKETIO_EVENTS_MAX)
     try:
         world = make_world(emu)
         hose = FirehoseProcess(world["record"])
         measure_ours(emu, hose, world, 500)  # warm-up: imports, caches
         ours_runs: list[float] = []
+        cpu_runs: list[float] = []
         raw_runs: list[float] = []
         sio_runs: list[float] = []
+        node_runs: list[float] = []
+        floor_runs: list[float] = []
         for _ in range(args.repeat):  # interleaved, so load changes hit every figure alike
-            ours_runs.append(measure_ours(emu, hose, world, args.events))
+            rate, cpu = measure_ours(emu, hose, world, args.events)
+            ours_runs.append(rate)
+            cpu_runs.append(cpu)
             raw_runs.append(measure_raw(hose, args.events))
-            sio_runs.append(measure_socketio(hose, world, args.events))
+            if node is not None and node.skipped is None:
+                node_runs.append(node.measure(hose, world, args.events))
+            floor_runs.append(measure_floor(hose, args.events))
+            sio_runs.append(measure_socketio(hose, world, sio_count))
         sends = sorted(measure_sends(emu, world, args.sends))
     finally:
         if hose is not None:
             hose.stop()
         emu.stop()
+        if node is not None:
+            if node.skipped is None:
+                node_version = node.version
+            node.remove()
     try:
         from service_client.gateway import decoder as _decoder
 
@@ -331,12 +489,27 @@ def main() -> None:
     print(f"json_decoder: {decoder_name}")
     ours = _median_of("firehose_events_per_s", ours_runs)
     raw = _median_of("raw_events_per_s", raw_runs)
+    floor = _median_of("floor_events_per_s", floor_runs)
     sio = _median_of("socketio_events_per_s", sio_runs)
+    print(f"firehose_cpu_us_per_event_runs: {' '.join(f'{c:.2f}' for c in cpu_runs)}")
     print(f"firehose_events_per_s: {ours:.0f}")
+    print(f"firehose_cpu_us_per_event: {statistics.median(cpu_runs):.2f}")
     print(f"raw_events_per_s: {raw:.0f}")
+    _print_ratio("firehose_ratio_vs_raw", ours_runs, raw_runs)
+    if node is None:
+        print("firehose_events_per_s_node: skipped (--skip-node)")
+    elif node.skipped is not None:
+        print(f"firehose_events_per_s_node: skipped ({node.skipped})")
+    else:
+        print(f"node_socketio_client_version: {node_version}")
+        node_rate = _median_of("firehose_events_per_s_node", node_runs)
+        print(f"firehose_events_per_s_node: {node_rate:.0f}")
+        _print_ratio("firehose_ratio_vs_node", ours_runs, node_runs)
+    print(f"floor_events_per_s: {floor:.0f}")
+    _print_ratio("firehose_ratio_vs_floor", ours_runs, floor_runs)
+    print(f"socketio_events: {sio_count}")
     print(f"socketio_events_per_s: {sio:.0f}")
-    print(f"firehose_ratio_vs_raw: {statistics.median(o / r for o, r in zip(ours_runs, raw_runs, strict=True)):.2f}")
-    print(f"firehose_ratio_vs_socketio: {statistics.median(o / s for o, s in zip(ours_runs, sio_runs, strict=True)):.2f}")
+    _print_ratio("firehose_ratio_vs_socketio", ours_runs, sio_runs)
     print(f"sends: {args.sends}")
     print(f"send_p50_ms: {statistics.median(sends):.2f}")
     print(f"send_p99_ms: {sends[min(len(sends) - 1, int(len(sends) * 0.99))]:.2f}")

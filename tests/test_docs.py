@@ -28,6 +28,7 @@ GUIDES = [
     "testing",
     "emulator-control",
     "emulator-page",
+    "performance",
 ]
 
 

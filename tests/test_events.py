@@ -408,3 +408,102 @@ def test_a_used_event_slot_ignores_later_emits():
     finally:
         emitter.close()
         pool.shutdown()
+
+
+# -- the events of a handoff batch: one pool task per key and listener set -----------------------
+
+
+def test_events_of_a_batch_keep_their_order_per_key_and_interleave_across_keys(emitter):
+    from service_client.events import handoff_batch
+
+    seen: list[tuple[str, int]] = []
+    lock = threading.Lock()
+    done = threading.Event()
+
+    @emitter.on("msg")
+    def listener(key: str, i: int) -> None:
+        with lock:
+            seen.append((key, i))
+            if len(seen) == 600:
+                done.set()
+
+    with handoff_batch():
+        for i in range(200):
+            emitter.emit("msg", "a", i, key="a")
+            emitter.emit("msg", "b", i, key="b")
+            emitter.emit("msg", "a", 1000 + i, key="a")
+    assert done.wait(5)
+    a_order = [i for key, i in seen if key == "a"]
+    assert a_order == [n for i in range(200) for n in (i, 1000 + i)]
+    assert [i for key, i in seen if key == "b"] == list(range(200))
+
+
+def test_a_raising_listener_in_a_batch_spoils_neither_the_other_listeners_nor_later_events(
+    emitter, listener_errors
+):
+    from service_client.events import handoff_batch
+
+    listener_errors.expect(ValueError, match="bad 3")
+    got: list[int] = []
+    done = threading.Event()
+
+    @emitter.on("msg")
+    def first(i: int) -> None:
+        if i == 3:
+            raise ValueError("bad 3")
+
+    @emitter.on("msg")
+    def second(i: int) -> None:
+        got.append(i)
+        if i == 9:
+            done.set()
+
+    with handoff_batch():
+        for i in range(10):
+            emitter.emit("msg", i, key="k")
+    assert done.wait(5)
+    assert got == list(range(10))
+
+
+def test_a_listener_added_during_a_batch_gets_only_the_events_emitted_after(emitter):
+    from service_client.events import handoff_batch
+
+    early: list[int] = []
+    late: list[int] = []
+    done = threading.Event()
+    emitter.on("msg", early.append)
+    with handoff_batch():
+        emitter.emit("msg", 1, key="k")
+        emitter.on("msg", lambda i: (late.append(i), i == 2 and done.set()))
+        emitter.emit("msg", 2, key="k")
+    assert done.wait(5)
+    assert early == [1, 2]
+    assert late == [2]
+
+
+def test_a_shutdown_during_a_batch_run_drops_its_later_events():
+    from service_client.events import handoff_batch
+
+    pool = OrderedWorkerPool(1, name="test-run")
+    em = EventEmitter(pool, name="test-run")
+    gate = threading.Event()
+    ran: list[int] = []
+
+    def listener(i: int) -> None:
+        if i == 0:
+            assert gate.wait(5)
+            pool.shutdown(0)
+        ran.append(i)
+
+    em.on("msg", listener)
+    try:
+        with handoff_batch():
+            for i in range(5):
+                em.emit("msg", i, key="k")
+        gate.set()
+        for thread in pool.threads:
+            thread.join(5)
+        assert ran == [0]
+    finally:
+        em.close()
+        pool.shutdown()

@@ -189,3 +189,98 @@ def test_a_waiting_key_runs_before_the_next_task_of_a_busy_one() -> None:
         assert order.names == ["a1", "b1", "a2", "b2"]
     finally:
         pool.shutdown()
+
+
+# -- items of one key joining one task ------------------------------------------------------------
+
+
+class Items:
+    """A function for submit_item: records every call's items, and an Event once ``count`` items ran."""
+
+    def __init__(self, count: int) -> None:
+        self.calls: list[list[int]] = []
+        self.lock = threading.Lock()
+        self.called = threading.Event()
+        self.done = threading.Event()
+        self.count = count
+
+    def __call__(self, items: list[int]) -> None:
+        with self.lock:
+            self.calls.append(list(items))
+            self.called.set()
+            if sum(map(len, self.calls)) >= self.count:
+                self.done.set()
+
+    @property
+    def ran(self) -> list[int]:
+        return [item for call in self.calls for item in call]
+
+
+def test_items_of_one_key_join_one_call_in_order(pool: OrderedWorkerPool) -> None:
+    items = Items(100)
+    with handoff_batch():
+        for i in range(100):
+            assert pool.submit_item(items, i, key="k")
+    assert items.done.wait(5)
+    assert items.ran == list(range(100))
+    assert [len(call) for call in items.calls] == [64, 36]  # at most 64 items a call
+
+
+def test_items_never_join_across_another_task_of_their_key(pool: OrderedWorkerPool) -> None:
+    items = Items(4)
+    order = Order()
+    with handoff_batch():
+        pool.submit_item(items, 1, key="k")
+        pool.submit_item(items, 2, key="k")
+        event = order.add(pool, "between")
+        pool.submit_item(lambda batch: (order("after"), items(batch)), 3, key="k")
+        order.task("after")
+        pool.submit_item(items, 4, key="k")
+    assert items.done.wait(5) and event.wait(5)
+    assert items.ran == [1, 2, 3, 4]
+    assert items.calls[0] == [1, 2]
+    assert order.names == ["between", "after"]
+
+
+def test_items_never_join_across_a_reservation(pool: OrderedWorkerPool) -> None:
+    items = Items(2)
+    with handoff_batch():
+        pool.submit_item(items, 1, key="k")
+        slot = pool.reserve(key="k")
+        pool.submit_item(items, 2, key="k")
+    assert items.called.wait(5)
+    assert not items.done.wait(0.2)  # 2 waits behind the unfilled slot
+    assert items.calls == [[1]]
+    slot.fill(None)
+    assert items.done.wait(5)
+    assert items.calls == [[1], [2]]
+
+
+def test_items_without_key_or_outside_a_block_run_alone(pool: OrderedWorkerPool) -> None:
+    items = Items(4)
+    with handoff_batch():
+        pool.submit_item(items, 1)
+        pool.submit_item(items, 2)
+    pool.submit_item(items, 3, key="k")
+    pool.submit_item(items, 4, key="k")
+    assert items.done.wait(5)
+    assert sorted(map(tuple, items.calls)) == [(1,), (2,), (3,), (4,)]
+
+
+def test_items_of_different_keys_or_functions_do_not_join(pool: OrderedWorkerPool) -> None:
+    first, second = Items(2), Items(1)
+    with handoff_batch():
+        pool.submit_item(first, 1, key="a")
+        pool.submit_item(first, 2, key="b")
+        pool.submit_item(second, 3, key="a")
+    assert first.done.wait(5) and second.done.wait(5)
+    assert sorted(map(tuple, first.calls)) == [(1,), (2,)]
+    assert second.calls == [[3]]
+
+
+def test_a_shut_down_pool_refuses_items(pool: OrderedWorkerPool) -> None:
+    pool.shutdown()
+    assert pool.closed
+    with handoff_batch():
+        assert pool.submit_item(Items(1), 1, key="k") is False
+    assert pool.submit_item(Items(1), 1, key="k") is False

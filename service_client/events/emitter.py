@@ -47,6 +47,9 @@ log = logging.getLogger("service_client.events")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Runs an event's listeners for each argument tuple of a list (:meth:`EventEmitter._run_each`).
+_Runner = Callable[[list[tuple[Any, ...]]], None]
+
 #: Called as ``hook(event, exc)`` for every exception a listener raises (the pytest plugin
 #: uses this to fail a test whose listeners raised). A hook must be quick and never raise.
 _listener_error_hooks: list[Callable[[str, BaseException, str], None]] = []
@@ -125,7 +128,8 @@ class EventSlot:
         """
         if self._slot.filled:  # emitted or cancelled already: no listener or waiter is touched
             return
-        self._slot.fill(self._emitter._prepare(event, args))
+        runner = self._emitter._prepare(event, args)
+        self._slot.fill(None if runner is None else functools.partial(runner, [args]))
 
     def cancel(self) -> None:
         """Give the place up: nothing is emitted, the key's later events proceed."""
@@ -168,9 +172,10 @@ class EventEmitter:
         self._closing = closing
         self._listeners_lock = threading.Lock()  # guards _listeners and _waiters
         self._listeners: dict[str, list[tuple[Callable[..., Any], bool]]] = {}
-        #: Per event: its listeners in call order and whether one is a ``once`` listener. An
-        #: immutable snapshot replaced (under the lock) at every change, read by emit without it.
-        self._calls: dict[str, tuple[tuple[Callable[..., Any], ...], bool]] = {}
+        #: Per event: its listeners in call order, whether one is a ``once`` listener, and the
+        #: function running them for a list of argument tuples. An immutable snapshot replaced
+        #: (under the lock) at every change, read by emit without it.
+        self._calls: dict[str, tuple[tuple[Callable[..., Any], ...], bool, _Runner]] = {}
         self._waiters: list[_Waiter] = []
         # Events for the waiter thread, each with the waiters registered when it was emitted.
         self._waiter_queue: collections.deque[tuple[tuple[Any, ...], list[_Waiter]] | None] = collections.deque()
@@ -221,7 +226,8 @@ class EventEmitter:
         """Rebuild the call snapshot of ``event`` (``_listeners_lock`` held)."""
         entries = self._listeners.get(event)
         if entries:
-            self._calls[event] = (tuple(fn for fn, _ in entries), any(once for _, once in entries))
+            fns = tuple(fn for fn, _ in entries)
+            self._calls[event] = (fns, any(once for _, once in entries), self._runner(event, fns))
         else:
             self._calls.pop(event, None)
 
@@ -279,13 +285,15 @@ class EventEmitter:
             *args: The listener arguments.
             key: Ordering key (channel id, else server id), or None.
         """
+        # Inside the reader's handoff batch, the events of one key for the same listeners join
+        # one pool task (run in order by _run_each).
         calls = self._calls.get(event)
-        if calls is not None and not calls[1] and not self._waiters:  # the common case, inline
-            self._pool.submit(functools.partial(self._run, event, calls[0], args), key=key)
+        if calls is not None and not calls[1] and not self._waiters:  # the common case
+            self._pool.submit_item(calls[2], args, key=key)
             return
-        task = self._prepare(event, args)
-        if task is not None:
-            self._pool.submit(task, key=key)
+        runner = self._prepare(event, args)
+        if runner is not None:
+            self._pool.submit_item(runner, args, key=key)
 
     def reserve(self, *, key: Any = None) -> EventSlot:
         """Reserve the next place in ``key``'s order for an event emitted later.
@@ -303,45 +311,53 @@ class EventEmitter:
         """
         return EventSlot(self, self._pool.reserve(key=key))
 
-    def _prepare(self, event: str, args: tuple[Any, ...]) -> Callable[[], None] | None:
-        """Queue ``event`` for the waiters registered now; return the listeners' task, if any.
+    def _prepare(self, event: str, args: tuple[Any, ...]) -> _Runner | None:
+        """Queue ``event`` for the waiters registered now; the function running its listeners, if any.
 
         The listeners are those registered when this runs (an immutable
         snapshot, read without the lock unless a ``once`` listener must be
-        removed exactly once).
+        removed exactly once). The function takes a list of argument tuples.
         """
         calls = self._calls.get(event)
+        runner: _Runner | None = None
         if calls is not None and calls[1]:
             with self._listeners_lock:
                 entries = self._listeners.get(event)
                 if entries:
-                    fns: tuple[Callable[..., Any], ...] = tuple(fn for fn, _ in entries)
+                    runner = self._runner(event, tuple(fn for fn, _ in entries))
                     self._listeners[event] = [e for e in entries if not e[1]]
                     self._refresh(event)
-                else:
-                    fns = ()
-        else:
-            fns = calls[0] if calls is not None else ()
+        elif calls is not None:
+            runner = calls[2]
         if self._waiters:
             with self._listeners_lock:
                 waiters = [w for w in self._waiters if w.event == event]
             if waiters:
                 self._waiter_queue.append((args, waiters))
                 self._waiter_wake.set()
-        if fns:
-            return functools.partial(self._run, event, fns, args)
+        if runner is not None:
+            return runner
         if event == "error" and args and isinstance(args[0], BaseException):
             self._report("an 'error' event had no listener", args[0])
         elif event == "error" and args:
             self._report(f"an 'error' event had no listener: {args[0]!r}", None)
         return None
 
-    def _run(self, event: str, fns: tuple[Callable[..., Any], ...], args: tuple[Any, ...]) -> None:
-        for fn in fns:
-            try:
-                fn(*args)
-            except Exception as exc:  # noqa: BLE001 - reported by _listener_failed, never lost
-                self._listener_failed(event, fn, exc)
+    def _runner(self, event: str, fns: tuple[Callable[..., Any], ...]) -> _Runner:
+        """The function running ``fns`` for each argument tuple of a list."""
+        return functools.partial(self._run_each, event, fns)
+
+    def _run_each(self, event: str, fns: tuple[Callable[..., Any], ...], items: list[tuple[Any, ...]]) -> None:
+        """Call every listener with each argument tuple in turn; stop when the pool is shut down."""
+        pool = self._pool
+        for args in items:
+            if pool._closed:  # shut down meanwhile: the rest is dropped like queued tasks
+                return
+            for fn in fns:
+                try:
+                    fn(*args)
+                except Exception as exc:  # noqa: BLE001 - reported by _listener_failed, never lost
+                    self._listener_failed(event, fn, exc)
 
     def _listener_failed(self, event: str, fn: Callable[..., Any], exc: Exception) -> None:
         """One report per exception: to the ``error`` listeners, else to the log or stderr."""

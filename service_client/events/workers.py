@@ -10,7 +10,9 @@ task holds every later task back until it has run
 
 :func:`handoff_batch` lets one thread (the socket reader) hand the tasks of a
 whole batch of events over under one lock, with one wakeup, without changing
-their order relative to anything else that thread does.
+their order relative to anything else that thread does; inside it, the items
+of :meth:`OrderedWorkerPool.submit_item` for one key and one function join
+one task.
 
 Import these from :mod:`service_client.events`; this module is where they live.
 Thread-safe.
@@ -19,6 +21,7 @@ Thread-safe.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import logging
 import threading
@@ -36,9 +39,34 @@ _thread_ids = itertools.count()
 _RUN_MAX = 64
 
 
+class _Noted:
+    """The tasks one thread noted in its :func:`handoff_batch` block, in order."""
+
+    __slots__ = ("runs", "tasks")
+
+    def __init__(self) -> None:
+        self.tasks: list[tuple[OrderedWorkerPool, Callable[[], None], Any]] = []
+        #: Per key: its last noted task when that is a :class:`_Run` more items may join.
+        self.runs: dict[Any, _Run] = {}
+
+
+class _Run:
+    """A task calling ``fn(items)`` once for the items of one key noted one after another."""
+
+    __slots__ = ("fn", "items", "pool")
+
+    def __init__(self, pool: OrderedWorkerPool, fn: Callable[[list[Any]], None], item: Any) -> None:
+        self.pool = pool
+        self.fn = fn
+        self.items = [item]
+
+    def __call__(self) -> None:
+        self.fn(self.items)
+
+
 class _Local(threading.local):
-    #: The tasks this thread submitted during :func:`handoff_batch`, in order, else None.
-    batch: list[tuple[OrderedWorkerPool, Callable[[], None], Any]] | None = None
+    #: What this thread noted during :func:`handoff_batch`, else None.
+    batch: _Noted | None = None
 
 
 _local = _Local()
@@ -52,7 +80,7 @@ class _HandoffBatch:
     def __enter__(self) -> None:
         self._outer = _local.batch is not None
         if not self._outer:
-            _local.batch = []
+            _local.batch = _Noted()
 
     def __exit__(self, *exc: object) -> None:
         if not self._outer:
@@ -81,15 +109,16 @@ def handoff_batch() -> _HandoffBatch:
 
 def flush_handoff() -> None:
     """Queue the tasks this thread noted in its :func:`handoff_batch` block now (else nothing)."""
-    batch = _local.batch
-    if not batch:
+    noted = _local.batch
+    if noted is None or not noted.tasks:
         return
-    items = batch[:]
-    batch.clear()
+    tasks = noted.tasks
+    noted.tasks = []
+    noted.runs.clear()
     start = 0
-    for index in range(1, len(items) + 1):
-        if index == len(items) or items[index][0] is not items[start][0]:
-            items[start][0]._submit_all([(fn, key) for _, fn, key in items[start:index]])
+    for index in range(1, len(tasks) + 1):
+        if index == len(tasks) or tasks[index][0] is not tasks[start][0]:
+            tasks[start][0]._submit_all([(fn, key) for _, fn, key in tasks[start:index]])
             start = index
 
 
@@ -153,11 +182,12 @@ class OrderedWorkerPool:
         Returns:
             True when queued, False when the pool is shut down (nothing runs).
         """
-        batch = _local.batch
-        if batch is not None:  # inside handoff_batch(): queued when the block ends
+        noted = _local.batch
+        if noted is not None:  # inside handoff_batch(): queued when the block ends
             if self._closed:
                 return False
-            batch.append((self, fn, key))
+            noted.tasks.append((self, fn, key))
+            noted.runs.pop(key, None)  # a later item of this key must not join a run before fn
             return True
         with self._lock:
             if self._closed:
@@ -167,6 +197,42 @@ class OrderedWorkerPool:
                 return True
             self._enqueue(fn, key)
             return True
+
+    def submit_item(self, fn: Callable[[list[Any]], None], item: Any, *, key: Any = None) -> bool:
+        """Queue ``fn([item])`` to run on the pool after every earlier task of ``key``.
+
+        Inside :func:`handoff_batch`, items submitted one after another for the
+        same ``fn`` and ``key`` (not None) join one task: ``fn(items)`` with
+        them in submission order (at most 64 items a task). Nothing else
+        changes: the items keep their order relative to every other task of
+        ``key``. ``fn`` should check :attr:`closed` between items, so that a
+        shutdown drops the rest of them as it drops queued tasks.
+
+        Args:
+            fn: A callable taking a list of items; its exceptions are logged.
+            item: Any value.
+            key: Ordering key (hashable); None means "no ordering".
+
+        Returns:
+            True when queued, False when the pool is shut down (nothing runs).
+        """
+        noted = _local.batch
+        if noted is None or key is None:
+            return self.submit(functools.partial(fn, [item]), key=key)
+        if self._closed:
+            return False
+        run = noted.runs.get(key)
+        if run is not None and run.fn is fn and run.pool is self and len(run.items) < _RUN_MAX:
+            run.items.append(item)
+            return True
+        run = noted.runs[key] = _Run(self, fn, item)
+        noted.tasks.append((self, run, key))
+        return True
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` was called."""
+        return self._closed
 
     def _submit_all(self, tasks: list[tuple[Callable[[], None], Any]]) -> None:
         """Queue ``(fn, key)`` tasks in order under one lock (dropped when shut down)."""

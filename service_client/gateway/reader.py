@@ -14,6 +14,7 @@ from its bytes with the fast decoder of :mod:`.decoder`, when there is one.
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from collections.abc import Callable
@@ -49,6 +50,11 @@ READ_CHUNK: Final = 256 * 1024
 MAX_MESSAGE: Final = 64 * 1024 * 1024
 
 _DATA_OPCODES: Final = frozenset((0, 1, 2, 8, 9, 10))
+
+#: The standard library's JSON scanner without its Python wrapper (``raw_decode`` minus the
+#: leading-space skip, which a frame's ``[`` at offset 2 does not need): ``(value, end)``, or
+#: StopIteration (no value at the offset), ValueError (malformed JSON).
+_scan_once: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class BinaryMessage(bytes):
@@ -141,23 +147,25 @@ class FrameReader:
         append = out.append
         while True:
             if not self._parts:
-                # The common frame inline: a final, unmasked text frame under 64 KiB.
+                # The common frame inline: a final, unmasked text frame under 64 KiB, copied
+                # once (through a view of the buffer, released before the buffer changes).
                 pos = self._pos
                 size = len(buf)
-                while pos + 2 <= size and buf[pos] == 0x81:
-                    length = buf[pos + 1]
-                    if length < 126:
-                        start = pos + 2
-                    elif length == 126 and pos + 4 <= size:
-                        length = buf[pos + 2] << 8 | buf[pos + 3]
-                        start = pos + 4
-                    else:
-                        break
-                    end = start + length
-                    if end > size:
-                        break
-                    append(bytes(buf[start:end]))
-                    pos = end
+                with memoryview(buf) as view:
+                    while pos + 2 <= size and buf[pos] == 0x81:
+                        length = buf[pos + 1]
+                        if length < 126:
+                            start = pos + 2
+                        elif length == 126 and pos + 4 <= size:
+                            length = buf[pos + 2] << 8 | buf[pos + 3]
+                            start = pos + 4
+                        else:
+                            break
+                        end = start + length
+                        if end > size:
+                            break
+                        append(view[start:end].tobytes())
+                        pos = end
                 self._pos = pos
             message = take(False)
             if message is None:
@@ -277,8 +285,8 @@ def fast_event(message: bytes, loads: Callable[[Any], Any] | None) -> list[Any] 
     else:
         try:
             text = message.decode("utf-8")
-            payload, end = framing._raw_decode(text, 2)
-        except (ValueError, RecursionError):  # UnicodeDecodeError included
+            payload, end = _scan_once(text, 2)
+        except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError included
             return None
         if end != len(text):
             return None

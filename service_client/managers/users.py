@@ -162,9 +162,13 @@ class UserManager(BaseManager[str, User]):
             ValueError: The record has no id.
         """
         if isinstance(data, dict):  # the common case, a known author: no new User built
-            known = self.cache.get(read_id(data, "publicId", "id", "userPublicId", "userId") or "")
+            ident = data.get("publicId")
+            if type(ident) is not str:
+                ident = read_id(data, "publicId", "id", "userPublicId", "userId")
+            known = self.cache.get(ident or "")
             if known is not None:
-                _merge_into(known, data)  # a record's raw form is the record itself
+                if not known._is_record(data):
+                    _merge_into(known, data)  # a record's raw form is the record itself
                 return known
         user = User(self._state, data)
         with self.cache.atomic():
@@ -210,6 +214,8 @@ def _merge_into(user: User, data: dict[str, Any]) -> None:
     Keys absent from ``data`` keep their cached value (a message author
     without ``status`` does not reset the presence).
     """
+    if user._is_record(data):  # the record the user was built from: the usual repeated author
+        return
     old = user.raw
     if all(old.get(k, MISSING) == v for k, v in data.items()):
         return

@@ -122,6 +122,7 @@ def parse_time(value: Any) -> datetime | None:
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _EPOCH_NAIVE = datetime(1970, 1, 1)
 _ONE_MS = timedelta(milliseconds=1)
+_fromisoformat = datetime.fromisoformat
 
 
 def pack_time(value: Any) -> float | None:
@@ -136,17 +137,21 @@ def pack_time(value: Any) -> float | None:
         :func:`unpack_time` reproduces character for character (the caller then
         keeps the original value).
     """
-    if not isinstance(value, str) or len(value) != 24 or value[23] != "Z" or value[10] != "T":
+    # The exact form ("-", "-", "T", ":", ":", "." every third character from the fifth, a "Z",
+    # and no hour 24) leaves fromisoformat only the ranges to check: the text then round-trips.
+    if (
+        type(value) is not str
+        or len(value) != 24
+        or value[4:20:3] != "--T::."
+        or value[23] != "Z"
+        or value[11:13] == "24"
+    ):
         return None
     try:
-        parsed = datetime.fromisoformat(value[:23])
+        parsed = _fromisoformat(value)
     except ValueError:
         return None
-    if parsed.tzinfo is not None:
-        return None
-    ms = (parsed - _EPOCH_NAIVE) // _ONE_MS
-    packed = float(ms)
-    return packed if unpack_time(packed) == value else None
+    return float((parsed - _EPOCH) // _ONE_MS)
 
 
 def unpack_time(ms: float) -> str:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import operator
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._content import decode_content, encode_content
-from .._state import StateLike, state_of
+from .._state import State, StateLike, state_of
 from .._validate import check_cache_flag
 from ..errors import ServiceAPIError
 from ..rest.route import Route
-from ._base import Model, as_dict, parse_time, read_id, share_keys
+from ._base import Model, as_dict, pack_time, parse_time, read_id, share_keys, time_of_ms, unpack_time
 from .embed import EmbedBuilder
 from .user import User
 
@@ -24,6 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Message", "decode_content", "encode_content"]
 
 _intern = sys.intern
+_getter = operator.itemgetter
+
+
 def _copy_json(value: Any) -> Any:
     """A copy of decoded JSON: dicts and lists copied at every level, other values shared."""
     kind = type(value)
@@ -35,6 +39,91 @@ def _copy_json(value: Any) -> Any:
 
 
 _CONTAINERS = (dict, list)
+
+# The record keys a message keeps in its own slots, each with its bit in ``_wire_mask`` (set
+# when the record held that key in the form the slot keeps; otherwise the value stays with the
+# other values, as it came).
+_ID = 1  # publicId: a non-empty str, in ``id``
+_AUTHOR = 2  # author: the record of the shared cached ``author`` (raw shows its current record)
+_CHANNEL = 4  # channelPublicId: a non-empty str, interned, in ``channel_id``
+_SERVER = 8  # serverPublicId: a non-empty str, interned, in ``server_id``
+_TEXT = 16  # content: a str, as on the wire, in ``_text``
+_CREATED = 32  # createdAt: the service's exact time format, packed into ``_created`` (epoch ms)
+_NO_EMBEDS = 64  # embeds: an empty list (kept as this bit alone)
+_UNPINNED = 128  # pinned: false (kept as this bit alone)
+_SLOT_BITS: dict[str, int] = {
+    "publicId": _ID,
+    "author": _AUTHOR,
+    "channelPublicId": _CHANNEL,
+    "serverPublicId": _SERVER,
+    "content": _TEXT,
+    "createdAt": _CREATED,
+    "embeds": _NO_EMBEDS,
+    "pinned": _UNPINNED,
+}
+
+#: Most record layouts (key tuples) remembered: when full, a new one clears the table (only
+#: sharing is lost).
+_LAYOUTS_MAX = 1024
+
+
+def _values_of(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A function giving the values of ``keys`` of a record, as a tuple, in that order."""
+    if not keys:
+        return lambda data: ()
+    if len(keys) == 1:
+        key = keys[0]
+        return lambda data: (data[key],)
+    return _getter(*keys)
+
+
+class _Layout:
+    """What every message whose record has one key tuple shares.
+
+    ``full``: the bits of the slot keys among ``keys``; ``rest``: the values
+    of the other keys, in order, for a message whose mask is ``full``;
+    ``nulls``: the ``_extra`` of such a message when those values are all
+    null (the usual record), shared.
+    """
+
+    __slots__ = ("keys", "full", "rest", "null_values", "nulls", "positions")
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+        bits = [_SLOT_BITS.get(key, 0) for key in keys]
+        self.full = sum(bits)
+        others = tuple(key for key, bit in zip(keys, bits, strict=True) if not bit)
+        self.rest = _values_of(others)
+        self.null_values: tuple[None, ...] = (None,) * len(others)
+        self.nulls = (keys, *self.null_values)
+        #: Per mask: each key kept among the other values -> its index in ``_extra``.
+        self.positions: dict[int, dict[str, int]] = {}
+
+    def position(self, mask: int, key: str) -> int:
+        """The index in ``_extra`` of ``key``'s value for a message of ``mask``; 0 when absent."""
+        positions = self.positions.get(mask)
+        if positions is None:
+            positions = {}
+            index = 1
+            for each in self.keys:
+                if not mask & _SLOT_BITS.get(each, 0):
+                    positions.setdefault(each, index)
+                    index += 1
+            self.positions[mask] = positions
+        return positions.get(key, 0)
+
+
+_LAYOUTS: dict[tuple[str, ...], _Layout] = {}
+
+
+def _layout(keys: tuple[str, ...]) -> _Layout:
+    layout = _LAYOUTS.get(keys)
+    if layout is None:
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.clear()
+        keys = share_keys(keys)
+        layout = _LAYOUTS[keys] = _Layout(keys)
+    return layout
 
 
 class Message(Model):
@@ -48,44 +137,32 @@ class Message(Model):
     ``replyToId``, ``editedAt``, ``pinned``.
 
     Lazy: the record is kept as it came, and only what routing a live event
-    needs (id, channel, server, nonce, author) is read when the message is
-    built; every other field is read from the record when first asked for
-    (``content`` is decoded once, times are parsed on each access).
+    needs (id, channel, server, author) is read when the message is built;
+    every other field is read from the record when asked for (``content``
+    is decoded and times are parsed on each access).
 
     Attributes:
         id: The message id.
         author: The :class:`User`, or None for system messages.
         channel_id: The channel id.
         server_id: The server id, or None for DMs.
-        nonce: The nonce echoed from a ``message:send``, else None.
     """
 
-    __slots__ = (
-        "id",
-        "author",
-        "channel_id",
-        "server_id",
-        "nonce",
-        "_keys",
-        "_values",
-        "_content",
-        "_shared_author",
-    )
+    # The record is kept compact: the keys the slots below hold are marked in ``_wire_mask``
+    # (the ids as their interned strings, ``createdAt`` packed, the author's record not copied
+    # when it is the shared cached user's); ``_extra`` is the record's key tuple followed by the
+    # other values in key order (one tuple shared by every message whose other values are null).
+    __slots__ = ("id", "author", "channel_id", "server_id", "_text", "_created")
 
     id: str
     author: User | None
     channel_id: str | None
     server_id: str | None
-    nonce: str | None
-    #: The record's keys, in order (one tuple shared by every message with the same keys).
-    _keys: tuple[str, ...]
-    #: The record's values, in the order of ``_keys``; ids as the interned strings of the
-    #: attributes, and None for ``author`` when ``_shared_author`` (``raw`` then shows the
-    #: shared user's current record).
-    _values: tuple[Any, ...]
-    #: The decoded content once read, else None.
-    _content: str | None
-    _shared_author: bool
+    #: ``content`` as on the wire, when a str (bit ``_TEXT``), else None.
+    _text: str | None
+    #: ``createdAt`` in epoch ms, when packed (bit ``_CREATED``), else None.
+    _created: float | None
+    _extra: tuple[Any, ...]
 
     def __init__(
         self, state: StateLike, data: Mapping[str, Any], *, author: User | None = None
@@ -105,76 +182,86 @@ class Message(Model):
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        self._build(state, as_dict(data, "message"), author)
+        self._build(state_of(state), as_dict(data, "message"), author, False)
 
     @classmethod
-    def _from_wire(
-        cls, state: StateLike, data: dict[str, Any], author: User | None, *, shared: bool | None = None
-    ) -> Message:
+    def _from_wire(cls, state: State, data: dict[str, Any], author: User | None) -> Message:
         """Build from a decoded socket payload, its author already resolved.
 
         Args:
-            state: The connection state of the client this model belongs to (the client
-                itself is accepted too).
+            state: The connection state of the client this model belongs to.
             data: The message record.
-            author: The author when already resolved (the cached user).
-            shared: True when ``author`` is known to be the user of the
-                record's ``author`` (same id); None checks it.
+            author: The cached user of the record's ``author`` (same id), or None
+                to build an uncached one from the record.
 
         Raises:
             ValueError: The record has no id.
         """
         message = cls.__new__(cls)
-        message._build(state, data, author, shared)
+        message._build(state, data, author, True)
         return message
 
-    def _build(self, state: StateLike, data: dict[str, Any], author: User | None, shared: bool | None = None) -> None:
+    def _build(self, state: State, data: dict[str, Any], author: User | None, shared: bool) -> None:
+        """Fill the slots from ``data``; ``shared``: ``author`` is known to be the record's author."""
+        keys = tuple(data)
+        layout = _LAYOUTS.get(keys) or _layout(keys)
+        mask = layout.full  # every slot key of the record, a bit cleared for a value kept as it came
         get = data.get
+        self._state = state
         ident = get("publicId")
         if type(ident) is not str or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
             if ident is None:
                 raise ValueError("message record has no publicId")
-        self._state = state_of(state)
+            mask &= ~_ID
         self.id = ident
-        author_data = get("author")
-        if author is None and isinstance(author_data, dict):
-            try:
-                author = User(self._state, author_data)
-            except (TypeError, ValueError):
-                author = None
-        self.author = author
-        nonce = get("nonce")
-        self.nonce = nonce if type(nonce) is str and nonce else None
-        self._content = None
-        if shared is None:
-            shared = (
+        if author is None or not shared:
+            author_data = get("author")
+            if author is None and isinstance(author_data, dict):
+                try:
+                    author = User(state, author_data)
+                except (TypeError, ValueError):
+                    author = None
+            if not (
                 author is not None
                 and isinstance(author_data, dict)
                 and read_id(author_data, "publicId", "id", "userPublicId", "userId") == author.id
-            )
-        self._shared_author = shared
-        # The record in its compact form: a shared key tuple and a tuple of values, without the
-        # author's record when it is the shared user's, and with the ids' interned strings.
-        keys = share_keys(tuple(data))
-        values = list(data.values())
-        index = keys.index
-        if shared:
-            values[index("author")] = None
-        value = get("channelPublicId")  # the usual spelling first, without a call
+            ):
+                mask &= ~_AUTHOR
+        self.author = author
+        value = get("channelPublicId")
         if type(value) is str and value:
-            value = values[index("channelPublicId")] = _intern(value)
+            value = _intern(value)
         else:
             value = read_id(data, "channelPublicId", "channelId")
+            mask &= ~_CHANNEL
         self.channel_id = value
         value = get("serverPublicId")
         if type(value) is str and value:
-            value = values[index("serverPublicId")] = _intern(value)
+            value = _intern(value)
         else:
             value = read_id(data, "serverPublicId", "serverId")
+            mask &= ~_SERVER
         self.server_id = value
-        self._keys = keys
-        self._values = tuple(values)
+        value = get("content")
+        if type(value) is not str:
+            value = None
+            mask &= ~_TEXT
+        self._text = value
+        packed = self._created = pack_time(get("createdAt"))
+        if packed is None:
+            mask &= ~_CREATED
+        value = get("embeds")
+        if type(value) is not list or value:
+            mask &= ~_NO_EMBEDS
+        if get("pinned") is not False:
+            mask &= ~_UNPINNED
+        self._wire_mask = mask
+        if mask == layout.full:  # the usual record: its other values in one call, shared when null
+            rest = layout.rest(data)
+            self._extra = layout.nulls if rest == layout.null_values else (layout.keys, *rest)
+        else:
+            self._extra = (layout.keys, *(v for k, v in data.items() if not mask & _SLOT_BITS.get(k, 0)))
 
     # -- the record ------------------------------------------------------------
 
@@ -186,37 +273,61 @@ class Message(Model):
         change the message. ``author`` is the author's current record (the
         shared cached user's, when the message was built with it).
         """
-        out: dict[str, Any] = {
-            key: _copy_json(value) if type(value) in _CONTAINERS else value
-            for key, value in zip(self._keys, self._values, strict=True)
-        }
-        if self._shared_author:
-            assert self.author is not None
-            out["author"] = self.author.raw
+        extra = self._extra
+        mask = self._wire_mask
+        out: dict[str, Any] = {}
+        index = 1
+        for key in extra[0]:
+            bit = mask & _SLOT_BITS.get(key, 0)
+            if not bit:
+                value = extra[index]
+                index += 1
+                out[key] = _copy_json(value) if type(value) in _CONTAINERS else value
+            elif bit == _ID:
+                out[key] = self.id
+            elif bit == _AUTHOR:
+                assert self.author is not None
+                out[key] = self.author.raw
+            elif bit == _CHANNEL:
+                out[key] = self.channel_id
+            elif bit == _SERVER:
+                out[key] = self.server_id
+            elif bit == _TEXT:
+                out[key] = self._text
+            elif bit == _CREATED:
+                assert self._created is not None
+                out[key] = unpack_time(self._created)
+            elif bit == _NO_EMBEDS:
+                out[key] = []
+            else:
+                out[key] = False
         return out
 
     def _extra_get(self, key: str, default: Any = None) -> Any:
-        """The value of a wire key, or ``default`` when absent (``author`` excepted)."""
-        try:
-            return self._values[self._keys.index(key)]
-        except ValueError:
-            return default
+        """The value of a wire key kept as it came, or ``default`` when absent (or kept in a slot)."""
+        extra = self._extra
+        index = (_LAYOUTS.get(extra[0]) or _layout(extra[0])).position(self._wire_mask, key)
+        return extra[index] if index else default
 
     # -- fields ------------------------------------------------------------------
 
     @property
+    def nonce(self) -> str | None:
+        """The nonce echoed from a ``message:send``, else None."""
+        value = self._extra_get("nonce")
+        return value if type(value) is str and value else None
+
+    @property
     def content(self) -> str:
         """The text, with the service's escaping undone (``""`` when the record has none)."""
-        text = self._content
-        if text is None:
-            value = self._extra_get("content")
-            text = decode_content(value) if isinstance(value, str) else ""
-            self._content = text
-        return text
+        text = self._text
+        return "" if text is None else decode_content(text)
 
     @property
     def created_at(self) -> datetime | None:
         """Creation time (UTC-aware), or None when missing or unparseable."""
+        if self._created is not None:
+            return time_of_ms(self._created)
         return parse_time(self._extra_get("createdAt"))
 
     @property
@@ -247,7 +358,7 @@ class Message(Model):
     @property
     def pinned(self) -> bool:
         """Whether the record says the message is pinned."""
-        return self._extra_get("pinned") is True
+        return not self._wire_mask & _UNPINNED and self._extra_get("pinned") is True
 
     @property
     def channel(self) -> Channel | None:

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from .._defaults import MISSING
 from .._state import StateLike, state_of
 from ._base import Model, as_dict, read_bool, read_id, read_str
 
@@ -91,9 +92,29 @@ class User(Model):
                 merged[key] = patch[key]
         self._parse(merged)
 
-    def _fields(self) -> tuple[Any, ...]:
-        """Everything :attr:`raw` is rebuilt from (equal states give equal records)."""
-        return (self.username, self.tag, self.avatar, self.bot, self.status, self._extra, self._wire_mask)
+    def _is_record(self, data: Mapping[str, Any]) -> bool:
+        """True when ``data`` equals :attr:`raw`, checked without building it; False may be wrong.
+
+        Exact for a record holding every key of ``_WIRE`` in its parsed form and at most one
+        other key (what the service sends); any other record answers False, and the caller
+        compares the slow way.
+        """
+        extra = self._extra
+        if extra is None:
+            if len(data) != 6:
+                return False
+        elif len(extra) != 2 or len(data) != 7 or data.get(extra[0][0], MISSING) != extra[1]:
+            return False
+        get = data.get
+        return (
+            self._wire_mask == 63
+            and get("publicId") == self.id
+            and get("name") == self.username
+            and get("status") == self.status
+            and get("tag", MISSING) == self.tag
+            and get("image", MISSING) == self.avatar
+            and get("isBot") == self.bot
+        )
 
     @property
     def tag_string(self) -> str:
@@ -110,3 +131,4 @@ class User(Model):
 
     def __str__(self) -> str:
         return self.tag_string
+

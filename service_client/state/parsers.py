@@ -57,9 +57,6 @@ __all__ = ["Parsers", "ReactionTracker", "diff_reactions"]
 
 log = logging.getLogger("service_client.gateway")
 
-#: Authors whose last merged record is remembered (the memo is cleared when full).
-_AUTHOR_MEMO_MAX = 1024
-
 class ReactionTracker:
     """The last reaction snapshot per message, bounded LRU.
 
@@ -146,8 +143,6 @@ class Parsers(ServerParsers):
         #: An OrderedDict: dropping the oldest is O(1) (a plain dict's first key is found by
         #: scanning past every slot deleted before it).
         self._message_channels: OrderedDict[str, str] = OrderedDict()
-        #: Per author id: the author record last merged, the cached user and its state then.
-        self._authors: dict[str, tuple[dict[str, Any], User, tuple[Any, ...]]] = {}
         self._table: dict[str, Callable[[Any], None]] = {
             "message:new": self._message_new,
             "message:updated": self._message_updated,
@@ -246,51 +241,33 @@ class Parsers(ServerParsers):
 
     def _message_new(self, payload: Any) -> None:
         data = payload if type(payload) is dict else _obj(payload)
+        state = self._state
         author: User | None = None
         author_data = data.get("author")
-        if isinstance(author_data, dict):
-            author_id = read_id(author_data, "publicId", "id", "userPublicId", "userId")
-            # A message posted through a webhook: the record says so (webhookId), or its author
-            # is a webhook this client has met (a service that does not mark them). It keeps its
-            # own uncached author (built by Message): the webhook's pseudo-user shares the
-            # webhook's id but may carry another name on every message.
-            if data.get("webhookId") is None and not self._state.users._is_webhook(author_id):
-                author = self._cached_author(author_data, author_id)
-        message = Message._from_wire(self._state, data, author, shared=author is not None)
-        if message.nonce is not None:
-            self._state.resolve_nonce(message.nonce, message)
+        # A message posted through a webhook: the record says so (webhookId), or its author is a
+        # webhook this client has met (a service that does not mark them). It keeps its own
+        # uncached author (built by Message): the webhook's pseudo-user shares the webhook's id
+        # but may carry another name on every message.
+        if isinstance(author_data, dict) and data.get("webhookId") is None:
+            users = state.users
+            if not users._webhook_ids or not users._is_webhook(
+                read_id(author_data, "publicId", "id", "userPublicId", "userId")
+            ):
+                try:
+                    author = users._upsert(author_data)  # a no-op for an unchanged known author
+                except (TypeError, ValueError) as exc:
+                    log.warning("message:new with a broken author: %s", exc)
+        message = Message._from_wire(state, data, author)
+        nonce = data.get("nonce")
+        if type(nonce) is str and nonce:
+            state.resolve_nonce(nonce, message)
         channel_id = message.channel_id
         if channel_id is not None:
             channels = self._message_channels
             channels[message.id] = channel_id
             if len(channels) > MESSAGE_CHANNELS_MAX:
                 channels.popitem(last=False)
-        self._state.dispatch("message_create", message, key=channel_id or message.server_id)
-
-    def _cached_author(self, record: dict[str, Any], author_id: str | None) -> User | None:
-        """The cached user for a message's author record (id ``author_id``), merged into ``state.users``.
-
-        The merge is skipped when the record equals the last one merged for
-        that author and the cached user has not changed since (nor been
-        replaced in the cache): merging it again would change nothing.
-        None (logged) for a record the user cache refuses.
-        """
-        users = self._state.users
-        memo = self._authors.get(author_id) if author_id is not None else None
-        if memo is not None:
-            last, user, state = memo
-            if last == record and user._fields() == state and users.cache.get(user.id) is user:
-                return user
-        try:
-            user = users._upsert(record)
-        except (TypeError, ValueError) as exc:
-            log.warning("message:new with a broken author: %s", exc)
-            return None
-        if author_id is not None:
-            if len(self._authors) >= _AUTHOR_MEMO_MAX:
-                self._authors.clear()
-            self._authors[author_id] = (dict(record), user, user._fields())
-        return user
+        state.dispatch("message_create", message, key=channel_id or message.server_id)
 
     def _message_updated(self, payload: Any) -> None:
         data = _obj(payload)

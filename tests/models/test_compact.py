@@ -30,6 +30,8 @@ from service_client.models import (
     VoiceState,
 )
 
+from service_client.models._base import pack_time, time_of_ms, unpack_time
+
 from .fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 
 
@@ -244,3 +246,72 @@ def test_message_client_reaches_the_bot(client: FakeClient) -> None:
     client.commands = {"help": object()}  # type: ignore[attr-defined]
     message = Message(client, message_rec())
     assert message.client.commands is client.commands  # type: ignore[attr-defined]
+
+
+def test_a_kept_message_from_the_handler_costs_under_300_bytes(client: FakeClient) -> None:
+    for i in range(100):
+        client.users._upsert(user_rec(f"U{i}", name=f"user{i}"))
+    handlers = WireHandlers(client)  # type: ignore[arg-type]
+    count = 3000
+    texts = [
+        json.dumps(message_rec(f"6000000000000{i:05d}", f"message number {i} &amp; more", author=user_rec(f"U{i % 100}",
+                               name=f"user{i % 100}"), createdAt=f"2026-01-02T03:04:{i % 60:02d}.{i % 1000:03d}Z",
+                               fileUrl=None))
+        for i in range(count)
+    ]
+    for text in texts[:10]:  # the record's layout and shared values exist before counting
+        handlers.handle("message:new", [json.loads(text)])
+    client.dispatched.clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for text in texts:
+            handlers.handle("message:new", [json.loads(text)])
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    kept = [args[0] for _event, args, _key in client.dispatched]
+    assert len(kept) == count
+    # Not counted: the fake's record of each dispatch and the handler's recent message -> channel map.
+    mine = [tracemalloc.Filter(False, "*fakes.py"), tracemalloc.Filter(False, "*parsers.py")]
+    diff = after.filter_traces(mine).compare_to(before.filter_traces(mine), "filename")
+    per_message = sum(s.size_diff for s in diff) / count
+    assert per_message < 300
+    assert kept[5].raw == json.loads(texts[5])
+
+
+_WIRE_TIMES = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59))
+
+
+@given(moment=_WIRE_TIMES)
+def test_packed_times_rebuild_their_exact_text(moment: datetime) -> None:
+    text = moment.isoformat(timespec="milliseconds") + "Z"
+    packed = pack_time(text)
+    assert packed is not None
+    assert unpack_time(packed) == text
+    assert time_of_ms(packed) == moment.replace(microsecond=moment.microsecond // 1000 * 1000, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text", [
+    "2026-W01-1T03:04:05.678Z",  # a week date
+    "2026-01-02T03:04:05,678Z",  # a comma before the fraction
+    "2026-01-02 03:04:05.678Z",
+    "2026-01-02T24:00:00.000Z",
+    "2026-01-02T03:04:05.678+",
+    "2026-02-30T03:04:05.678Z",
+    "2026-01-02T03:04:6\u0660.678Z",  # an Arabic-Indic digit
+    "2026-01-02T03:04:05.67Z",
+    None, 5, 1.5,
+])
+def test_times_in_any_other_form_are_not_packed(text: Any) -> None:
+    assert pack_time(text) is None
+
+
+@pytest.mark.parametrize("value", [False, 0, 0.0, None, True, 1, 1.0])
+def test_values_equal_to_a_shared_constant_keep_their_own_type(client: FakeClient, value: Any) -> None:
+    handlers = WireHandlers(client)  # type: ignore[arg-type]
+    for pinned in (False, True, None, value):
+        handlers.handle("message:new", [message_rec(pinned=pinned, fileUrl=None)])
+    raw = client.dispatched[-1][1][0].raw
+    assert raw["pinned"] == value and type(raw["pinned"]) is type(value)
+    assert client.dispatched[-1][1][0].pinned is (value is True)

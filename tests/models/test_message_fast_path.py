@@ -160,3 +160,14 @@ def test_raw_keeps_every_value_and_key_order_whatever_the_id_spellings(client: F
     assert list(msg.raw) == list(rec)
     client.users.cache["U1"]._update({"name": "renamed"})
     assert msg.raw["author"]["name"] == "renamed"  # the shared user's current record
+
+
+@pytest.mark.parametrize("missing", ["tag", "image", "isBot", "status", "name"])
+def test_an_author_record_with_another_key_instead_of_a_known_one_is_merged(client: FakeClient, h: WireHandlers,
+                                                                           missing: str) -> None:
+    author = user_rec("U1", "alice", tag=None, image=None)
+    h.handle("message:new", [message_rec("M1", author=dict(author))])
+    other = {k: v for k, v in author.items() if k != missing}
+    other["badge"] = "gold"
+    h.handle("message:new", [message_rec("M2", author=other)])
+    assert client.users.cache["U1"].raw["badge"] == "gold"
