@@ -284,3 +284,30 @@ def test_a_shut_down_pool_refuses_items(pool: OrderedWorkerPool) -> None:
     with handoff_batch():
         assert pool.submit_item(Items(1), 1, key="k") is False
     assert pool.submit_item(Items(1), 1, key="k") is False
+
+
+def test_when_idle_runs_at_once_after_shutdown_when_no_task_runs():
+    pool = OrderedWorkerPool(2, name="idle")
+    pool.submit(lambda: None, key="a")
+    pool.shutdown(1.0)
+    called = []
+    pool.when_idle(lambda: called.append(threading.current_thread().name))
+    assert called == [threading.current_thread().name]
+
+
+def test_when_idle_waits_for_the_task_that_runs_at_shutdown():
+    pool = OrderedWorkerPool(1, name="idle")
+    entered, release, idle = threading.Event(), threading.Event(), threading.Event()
+
+    def running() -> None:
+        entered.set()
+        release.wait(5)
+
+    pool.submit(running, key="a")
+    assert entered.wait(5)
+    pool.shutdown(0.05)                                  # the task goes on running
+    calls = []
+    pool.when_idle(lambda: (calls.append("idle"), idle.set()))
+    assert calls == []                                   # not while the task runs
+    release.set()
+    assert idle.wait(5) and calls == ["idle"]

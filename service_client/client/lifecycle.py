@@ -184,8 +184,9 @@ class Client(ClientEvents, ClientOperations):
         self._lifecycle = ClientState.NEW
         self._lifecycle_lock = threading.RLock()  # guards _lifecycle, _gateway, _token
         self._token = Secret(None)
-        # The token tracebacks are redacted with. Unlike _token it survives destroy(): a listener
-        # still running on the pool while the client shuts down must not print the token.
+        # The token tracebacks are redacted with. Unlike _token it outlives destroy() for as long
+        # as a listener that started before it still runs (its traceback must not print the
+        # token), and is cleared as soon as none does.
         self._redaction = Secret(None)
         self._destroyed = threading.Event()
         self._reconnect_base = reconnect_base
@@ -459,8 +460,11 @@ class Client(ClientEvents, ClientOperations):
         Leaves voice, closes the socket with no reconnection, ends pending
         ``send_message`` calls and queued or sleeping REST calls with
         :class:`ServiceError`, removes every listener, clears the token, sets
-        :attr:`ready_at` to None. Pending voice joins and ``wait_for`` calls
-        end at once with :class:`ServiceError`. Every client thread has stopped
+        :attr:`ready_at` to None. (A private copy that keeps the traceback of a
+        listener still running redacted lives until the listeners that started before
+        this call have returned; then nothing reachable from the client holds the
+        token.) Pending voice joins and ``wait_for`` calls end at once with
+        :class:`ServiceError`. Every client thread has stopped
         when it returns (within about 1 s), except the calling thread itself
         and a worker still running a listener, which ends as soon as that
         listener returns (queued events are dropped). Caches are left as they
@@ -492,6 +496,7 @@ class Client(ClientEvents, ClientOperations):
         self._rest.close()
         self._events.close(_defaults.DESTROY_JOIN_S / 2)
         self._pool.shutdown(_defaults.DESTROY_JOIN_S / 2)
+        self._pool.when_idle(self._redaction.clear)
 
     def __enter__(self) -> Client:
         return self

@@ -166,6 +166,7 @@ class OrderedWorkerPool:
         self._threads: list[threading.Thread] = []
         self._closed = False
         self._busy = 0  # tasks running now
+        self._idle_callbacks: list[Callable[[], None]] = []  # when_idle() callbacks not yet called
         self._anon = itertools.count()
         self._gates = 0  # barriers queued or running: later submissions are held
         self._held: collections.deque[tuple[Callable[[], None], Any]] = collections.deque()
@@ -397,6 +398,13 @@ class OrderedWorkerPool:
                 self._busy -= 1
                 rest = self._pending.get(key)
                 if rest is None:  # shut down while the tasks ran
+                    idle = self._take_idle_callbacks()
+                    if idle:
+                        lock.release()
+                        try:
+                            _call_each(idle)
+                        finally:
+                            lock.acquire()
                     continue
                 if not rest:
                     del self._pending[key]
@@ -428,8 +436,37 @@ class OrderedWorkerPool:
             if thread is not me:
                 thread.join(max(0.0, deadline - time.monotonic()))
 
+    def when_idle(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once the pool is shut down and no worker runs a task any more.
+
+        At once, on the calling thread, when that is already so; else on the worker that
+        finishes the last task still running (a listener that was running when
+        :meth:`shutdown` was called), right after it. A callback that raises is logged.
+        Thread-safe.
+        """
+        with self._lock:
+            self._idle_callbacks.append(callback)
+            idle = self._take_idle_callbacks()
+        _call_each(idle)
+
+    def _take_idle_callbacks(self) -> list[Callable[[], None]]:
+        """The callbacks to call now (under ``_lock``): all of them once closed and idle."""
+        if not self._closed or self._busy or not self._idle_callbacks:
+            return []
+        taken, self._idle_callbacks = self._idle_callbacks, []
+        return taken
+
     @property
     def threads(self) -> list[threading.Thread]:
         """The pool's threads started so far (a copy)."""
         with self._lock:
             return list(self._threads)
+
+
+def _call_each(callbacks: list[Callable[[], None]]) -> None:
+    """Call each callback; one that raises is logged and does not stop the others."""
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:  # noqa: BLE001 - an idle callback must not kill the worker
+            log.exception("a pool idle callback failed")
