@@ -57,7 +57,8 @@ ACTIVITY_DETAILS_MAX = 64
 #: Messages whose reactions the tracker remembers (least recently used first out); an evicted
 #: message's next reaction snapshot is diffed against nothing, so its reactions come out as adds.
 REACTION_TRACKER_MAX = 10_000
-#: Message ids whose channel is remembered, so that reaction events keep their channel's order.
+#: Recent messages remembered (as received), so that reaction events keep their channel's order
+#: and carry the message, its channel and its server.
 MESSAGE_CHANNELS_MAX = 10_000
 #: Default bound of one socket emit (waiting for the socket, then writing), seconds.
 EMIT_TIMEOUT_S = 10.0

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..models.guild import Guild  # noqa: F401 - named in the generated overloads
     from ..models.member import Member, RemovedMember  # noqa: F401
     from ..models.message import Message  # noqa: F401
+    from ..models.reaction import ReactionEvent  # noqa: F401
     from ..models.role import Role  # noqa: F401
     from ..models.user import User  # noqa: F401
 
@@ -70,9 +71,9 @@ _Events4 = Literal[
     "voice_call_cancelled",
 ]
 _Listener4 = TypeVar("_Listener4", bound="Callable[[dict[str, Any]], object]")
-# listener(dict[str, Any], User, str)
+# listener(ReactionEvent, User, str)
 _Events5 = Literal["message_reaction_add", "message_reaction_remove"]
-_Listener5 = TypeVar("_Listener5", bound="Callable[[dict[str, Any], User, str], object]")
+_Listener5 = TypeVar("_Listener5", bound="Callable[[ReactionEvent, User, str], object]")
 # listener(Guild)
 _Events6 = Literal["guild_create"]
 _Listener6 = TypeVar("_Listener6", bound="Callable[[Guild], object]")
@@ -169,12 +170,12 @@ class ClientEvents:
         """
     @overload
     def on(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
-        """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any],
+        """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent,
         User, str).
         """
     @overload
-    def on(self, event: _Events5, listener: Callable[[dict[str, Any], User, str], _R]) -> Callable[[dict[str, Any], User, str], _R]:
-        """Call form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any], User,
+    def on(self, event: _Events5, listener: Callable[[ReactionEvent, User, str], _R]) -> Callable[[ReactionEvent, User, str], _R]:
+        """Call form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent, User,
         str).
         """
     @overload
@@ -323,12 +324,12 @@ class ClientEvents:
         """
     @overload
     def once(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
-        """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any],
+        """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent,
         User, str).
         """
     @overload
-    def once(self, event: _Events5, listener: Callable[[dict[str, Any], User, str], _R]) -> Callable[[dict[str, Any], User, str], _R]:
-        """Call form for message_reaction_add, message_reaction_remove: a listener taking (dict[str, Any], User,
+    def once(self, event: _Events5, listener: Callable[[ReactionEvent, User, str], _R]) -> Callable[[ReactionEvent, User, str], _R]:
+        """Call form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent, User,
         str).
         """
     @overload
@@ -446,9 +447,9 @@ class ClientEvents:
         """
     @overload
     def wait_for(
-        self, event: _Events5, *, check: Callable[[dict[str, Any], User, str], object] | None = None, timeout: float | None = None
-    ) -> tuple[dict[str, Any], User, str]:
-        """Wait for message_reaction_add, message_reaction_remove; returns tuple[dict[str, Any], User, str]."""
+        self, event: _Events5, *, check: Callable[[ReactionEvent, User, str], object] | None = None, timeout: float | None = None
+    ) -> tuple[ReactionEvent, User, str]:
+        """Wait for message_reaction_add, message_reaction_remove; returns tuple[ReactionEvent, User, str]."""
     @overload
     def wait_for(
         self, event: _Events6, *, check: Callable[[Guild], object] | None = None, timeout: float | None = None

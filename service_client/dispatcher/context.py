@@ -81,8 +81,9 @@ class CommandContext:
         return self.message.member
 
     @property
-    def channel_id(self) -> str | None:
-        """The channel the command was written in."""
+    def channel_id(self) -> str:
+        """The channel the command was written in (a DM channel's id in a DM; then
+        :attr:`server_id` is None)."""
         return self.message.channel_id
 
     @property
@@ -132,14 +133,11 @@ class CommandContext:
         Same arguments, result and errors as :meth:`Client.send_message`.
 
         Raises:
-            ValueError: The message has no channel id.
             ServiceAuthError: The socket is not connected, or nothing to send.
+            ChannelAccessError: The bot cannot send there.
             TimeoutError: No echo within 10 s.
         """
-        channel_id = self.message.channel_id
-        if channel_id is None:
-            raise ValueError("cannot send: the command's message has no channel id")
-        return self.client.send_message(channel_id, options, content=content, embeds=embeds)
+        return self.client.send_message(self.message.channel_id, options, content=content, embeds=embeds)
 
     def __repr__(self) -> str:
         return (

@@ -155,7 +155,9 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec(
         "message_reaction_add",
         (
-            EventArg("info", _RAW, "``emoji``, ``messagePublicId`` and ``count`` (the emoji's users after this change)"),
+            EventArg("info", "ReactionEvent", "the reaction with its context: ``emoji``, ``count`` (the emoji's "
+                     "users after this change), ``added``, the message, channel, server and member (from the "
+                     "cache, else their ids); as a dict, ``emoji``, ``messagePublicId`` and ``count``"),
             EventArg("user", "User", "who reacted (the cached user, else one built from the payload)"),
             EventArg("message_id", "str", "the message's id"),
         ),
@@ -166,7 +168,8 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec(
         "message_reaction_remove",
         (
-            EventArg("info", _RAW, "``emoji``, ``messagePublicId`` and ``count`` (the emoji's users after this change)"),
+            EventArg("info", "ReactionEvent", "the reaction with its context, as for ``message_reaction_add`` "
+                     "(``added`` is False)"),
             EventArg("user", "User", "whose reaction went (the cached user, else one built from the payload)"),
             EventArg("message_id", "str", "the message's id"),
         ),

@@ -25,6 +25,7 @@ from .member import Member, RemovedMember
 from .message import Message
 from .overwrite import PermissionOverwrite
 from .profile import UserProfile
+from .reaction import ReactionEvent
 from .role import Role
 from .user import User
 from .voice_state import VoiceState
@@ -45,6 +46,7 @@ __all__ = [
     "Message",
     "PermissionOverwrite",
     "Permissions",
+    "ReactionEvent",
     "RemovedMember",
     "Role",
     "User",

@@ -261,7 +261,7 @@ class Channel(Model):
         ids: dict[str, None] = {}
         for index, item in enumerate(messages):
             if isinstance(item, Message):
-                if item.channel_id is not None and item.channel_id != self.id:
+                if item.channel_id != self.id:
                     raise ValueError(
                         f"messages[{index}] belongs to channel {item.channel_id}, not {self.id}"
                     )

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from .._content import decode_content, encode_content
 from .._state import State, StateLike, state_of
 from .._validate import check_cache_flag
-from ..errors import ServiceAPIError
+from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError
+from ..permissions import Permissions
 from ..rest.route import Route
 from ._base import Model, as_dict, pack_time, parse_time, read_id, share_keys, time_of_ms, unpack_time
 from .embed import EmbedBuilder
@@ -144,8 +145,8 @@ class Message(Model):
     Attributes:
         id: The message id.
         author: The :class:`User`, or None for system messages.
-        channel_id: The channel id.
-        server_id: The server id, or None for DMs.
+        channel_id: The channel id (a server channel's, or a DM channel's): every message has one.
+        server_id: The server id; None exactly for a message of a DM channel.
     """
 
     # The record is kept compact: the keys the slots below hold are marked in ``_wire_mask``
@@ -156,7 +157,7 @@ class Message(Model):
 
     id: str
     author: User | None
-    channel_id: str | None
+    channel_id: str
     server_id: str | None
     #: ``content`` as on the wire, when a str (bit ``_TEXT``), else None.
     _text: str | None
@@ -180,7 +181,7 @@ class Message(Model):
 
         Raises:
             TypeError: ``data`` is not a dict.
-            ValueError: The record has no id.
+            ValueError: The record has no id or no channel id.
         """
         self._build(state_of(state), as_dict(data, "message"), author, False)
 
@@ -195,7 +196,7 @@ class Message(Model):
                 to build an uncached one from the record.
 
         Raises:
-            ValueError: The record has no id.
+            ValueError: The record has no id or no channel id.
         """
         message = cls.__new__(cls)
         message._build(state, data, author, True)
@@ -234,6 +235,8 @@ class Message(Model):
             value = _intern(value)
         else:
             value = read_id(data, "channelPublicId", "channelId")
+            if value is None:
+                raise ValueError("message record has no channelPublicId")
             mask &= ~_CHANNEL
         self.channel_id = value
         value = get("serverPublicId")
@@ -363,8 +366,6 @@ class Message(Model):
     @property
     def channel(self) -> Channel | None:
         """The cached channel, or None."""
-        if self.channel_id is None:
-            return None
         return self._state.channels.cache.get(self.channel_id)
 
     @property
@@ -425,8 +426,6 @@ class Message(Model):
             ServiceAuthError: Not connected, or nothing to send.
             TimeoutError: No echo within 10 s.
         """
-        if self.channel_id is None:
-            raise ValueError("cannot reply: the message has no channel id")
         return self._state.send_message(
             self.channel_id, options, content=content, embeds=embeds, reply_to_id=self.id
         )
@@ -434,17 +433,24 @@ class Message(Model):
     def edit(self, content: str, *, embeds: Sequence[Any] | None = None) -> None:
         """Ask the service to edit this message (``message:edit``; fire-and-forget).
 
-        The local copy is not changed; a ``message_update``
-        event follows if the service accepts.
+        Only the author may edit a message: an edit of another user's message raises at
+        once, since the service would drop it without a word. The local copy is not
+        changed; a ``message_update`` event follows if the service accepts.
 
         Raises:
             TypeError: ``content`` is not a str.
+            ChannelAccessError: The message is not the bot's own (``reason``
+                ``"not_the_author"``); nothing is sent.
             ServiceAuthError: The socket is not connected.
             ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         if not isinstance(content, str):
             raise TypeError("content must be a str")
-
+        me = self._state.user
+        if me is not None and self.author is not None and self.author.id != me.id:
+            raise ChannelAccessError(self.channel_id, action="edit", reason="not_the_author",
+                                     detail=f"message {self.id} is {self.author.tag_string}'s, and only "
+                                     "the author may edit a message")
         payload_embeds = [e.to_dict() if isinstance(e, EmbedBuilder) else dict(e) for e in embeds or ()]
         self._state.emit(
             "message:edit",
@@ -454,18 +460,33 @@ class Message(Model):
     def delete(self) -> None:
         """Ask the service to delete this message (``message:delete``; fire-and-forget).
 
+        The bot may delete its own messages, and others' with MANAGE_MESSAGES in the
+        channel: when the caches show that it lacks it (see :meth:`Channel.permissions_for`),
+        this raises at once instead of sending what the service would drop.
+
         Raises:
+            ChannelAccessError: Another user's message, and the bot lacks MANAGE_MESSAGES
+                there as far as the caches show; nothing is sent.
             ServiceAuthError: The socket is not connected.
             ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
+        me = self._state.user
+        if me is None or self.author is None or self.author.id != me.id:
+            self._check_permission("delete", Permissions.MANAGE_MESSAGES)
         self._state.emit("message:delete", {"messagePublicId": self.id})
 
     def react(self, emoji: str) -> None:
-        """Toggle a reaction (``message:react``; fire-and-forget).
+        """Toggle the bot's reaction with ``emoji`` (``message:react``; fire-and-forget).
+
+        The service has one reaction event, which adds the bot's reaction when it is not
+        there and removes it when it is. :meth:`add_reaction` and :meth:`remove_reaction`
+        say which one you want.
 
         Raises:
             ValueError: ``emoji`` is empty.
             TypeError: ``emoji`` is not a str.
+            ChannelAccessError: The caches show that the bot lacks ADD_REACTION in the
+                channel; nothing is sent.
             ServiceAuthError: The socket is not connected.
             ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
@@ -473,7 +494,69 @@ class Message(Model):
             raise TypeError("emoji must be a str")
         if not emoji:
             raise ValueError("emoji must not be empty")
+        self._check_permission("react", Permissions.ADD_REACTION)
         self._state.emit("message:react", {"messagePublicId": self.id, "emoji": emoji})
+
+    def add_reaction(self, emoji: str) -> None:
+        """Add the bot's reaction with ``emoji``; nothing when it is there already. Blocks.
+
+        Asks the service who reacted with ``emoji`` (one request, as :meth:`reactions_for`),
+        then sends the reaction (``message:react``, which toggles) only when the bot is not
+        among them. A ``message_reaction_add`` event follows when the service applied it.
+        The reaction is sent, not awaited: a second call made before that event may find
+        the bot not among the users yet and toggle the reaction off again, so wait for the
+        event before acting on the same reaction again.
+
+        Raises:
+            ValueError, TypeError: As :meth:`react`.
+            ChannelAccessError: As :meth:`react`.
+            ServiceAPIError: The reactions could not be read (403 the channel is hidden).
+            ServiceAuthError: The socket is not connected.
+        """
+        if not self._bot_reacted(emoji):
+            self.react(emoji)
+
+    def remove_reaction(self, emoji: str) -> None:
+        """Remove the bot's reaction with ``emoji``; nothing when it is not there. Blocks.
+
+        The request and the toggle of :meth:`add_reaction`, the other way round. A
+        ``message_reaction_remove`` event follows.
+
+        Raises:
+            ValueError, TypeError: As :meth:`react`.
+            ChannelAccessError: As :meth:`react`.
+            ServiceAPIError: The reactions could not be read (403 the channel is hidden).
+            ServiceAuthError: The socket is not connected.
+        """
+        if self._bot_reacted(emoji):
+            self.react(emoji)
+
+    def _bot_reacted(self, emoji: str) -> bool:
+        """Whether the bot is among the users who reacted with ``emoji`` (one request)."""
+        me = self._state.user
+        if me is None:
+            raise ServiceAuthError("the bot is not logged in")
+        return any(user.id == me.id for user in self.reactions_for(emoji, cache=False))
+
+    def _check_permission(self, action: str, needed: Permissions) -> None:
+        """Raise when the caches show that the bot lacks ``needed`` in this message's channel.
+
+        Raises:
+            ChannelAccessError: The bot's permissions there are known and lack ``needed``.
+        """
+        me = self._state.user
+        channel = self._state.channels.cache.get(self.channel_id)
+        if me is None or channel is None or self.server_id is None:
+            return
+        member = self._state.members.get(self.server_id, me.id)
+        perms = channel.permissions_for(member) if member is not None else None
+        if perms is None:
+            return
+        missing = (needed | Permissions.VIEW_CHANNELS) & ~perms
+        if missing:
+            names = " and ".join(flag.name or "" for flag in Permissions if flag in missing)
+            raise ChannelAccessError(self.channel_id, action=action, reason="missing_permissions", missing=missing,
+                                     detail=f"the bot lacks {names} there (its roles and the channel's overwrites)")
 
     # -- pins and reactions over REST -------------------------------------------
 
@@ -494,8 +577,6 @@ class Message(Model):
         self._pin("DELETE")
 
     def _pin(self, method: str) -> None:
-        if self.channel_id is None:
-            raise ValueError("the message has no channel id")
         self._state.request(
             Route(method, "/chat/{channel_id}/pin/{message_id}", channel_id=self.channel_id, message_id=self.id)
         )
@@ -524,8 +605,6 @@ class Message(Model):
         if not emoji:
             raise ValueError("emoji must not be empty")
         check_cache_flag(cache)
-        if self.channel_id is None:
-            raise ValueError("the message has no channel id")
         data = self._state.request(
             Route("GET", "/chat/{channel_id}/reactions/{message_id}/details", channel_id=self.channel_id,
                   message_id=self.id),

@@ -38,6 +38,7 @@ from .._defaults import (
 from ..events.workers import flush_handoff
 from ..models._base import read_id, read_str
 from ..models.message import Message
+from ..models.reaction import ReactionEvent
 from ..models.user import User
 from .payload import (
     _CHANNEL_KEYS,
@@ -139,10 +140,11 @@ class Parsers(ServerParsers):
         """Bind to ``state`` and build the event table."""
         self._state = state
         self.reactions = ReactionTracker()
-        #: Channel of each recent message id (insertion order, bounded), from ``message:new``.
+        #: The recent messages by id (insertion order, bounded), from ``message:new``: their
+        #: channel keeps a reaction in its channel's order, and a reaction event carries them.
         #: An OrderedDict: dropping the oldest is O(1) (a plain dict's first key is found by
         #: scanning past every slot deleted before it).
-        self._message_channels: OrderedDict[str, str] = OrderedDict()
+        self._messages: OrderedDict[str, Message] = OrderedDict()
         self._table: dict[str, Callable[[Any], None]] = {
             "message:new": self._message_new,
             "message:updated": self._message_updated,
@@ -214,7 +216,8 @@ class Parsers(ServerParsers):
         remembered from ``message:new``), else its server, else the message id."""
         channel_id = read_id(data, *_CHANNEL_KEYS)
         if channel_id is None and message_id is not None:
-            channel_id = self._message_channels.get(message_id)
+            known = self._messages.get(message_id)
+            channel_id = known.channel_id if known is not None else None
         return channel_id or read_id(data, *_SERVER_KEYS) or message_id
 
     def _simple(self, python_event: str) -> Callable[[Any], None]:
@@ -261,13 +264,11 @@ class Parsers(ServerParsers):
         nonce = data.get("nonce")
         if type(nonce) is str and nonce:
             state.resolve_nonce(nonce, message)
-        channel_id = message.channel_id
-        if channel_id is not None:
-            channels = self._message_channels
-            channels[message.id] = channel_id
-            if len(channels) > MESSAGE_CHANNELS_MAX:
-                channels.popitem(last=False)
-        state.dispatch("message_create", message, key=channel_id or message.server_id)
+        messages = self._messages
+        messages[message.id] = message
+        if len(messages) > MESSAGE_CHANNELS_MAX:
+            messages.popitem(last=False)
+        state.dispatch("message_create", message, key=message.channel_id)
 
     def _message_updated(self, payload: Any) -> None:
         data = _obj(payload)
@@ -280,7 +281,7 @@ class Parsers(ServerParsers):
         self.reactions.drop(message_id)
         key = self._message_key(data, message_id)
         if message_id is not None:
-            self._message_channels.pop(message_id, None)
+            self._messages.pop(message_id, None)
         self._dispatch("message_delete", data, key=key)
 
     def _message_reaction(self, payload: Any) -> None:
@@ -301,8 +302,13 @@ class Parsers(ServerParsers):
             names[user_id] = read_str(entry, "userName")
         previous = self.reactions.replace(message_id, snapshot)
         key = self._message_key(data, message_id)
+        message = self._messages.get(message_id)
+        channel_id = read_id(data, *_CHANNEL_KEYS) or (message.channel_id if message is not None else None)
+        server_id = read_id(data, *_SERVER_KEYS) or (message.server_id if message is not None else None)
+        if server_id is None and channel_id is not None:
+            channel = self._state.channels.cache.get(channel_id)
+            server_id = channel.server_id if channel is not None else None
         for kind, emoji, user_id, count in diff_reactions(previous, snapshot):
-            info = {"emoji": emoji, "messagePublicId": message_id, "count": count}
             user = self._state.users.cache.get(user_id)
             if user is None:
                 record: dict[str, Any] = {"publicId": user_id}
@@ -310,8 +316,11 @@ class Parsers(ServerParsers):
                 if name is not None:
                     record["name"] = name
                 user = User(self._state, record)
-            event = "message_reaction_add" if kind == "add" else "message_reaction_remove"
-            self._dispatch(event, info, user, message_id, key=key)
+            added = kind == "add"
+            info = ReactionEvent(self._state, emoji=emoji, count=count, added=added, message_id=message_id, user=user,
+                                 message=message, channel_id=channel_id, server_id=server_id)
+            self._dispatch("message_reaction_add" if added else "message_reaction_remove", info, user, message_id,
+                           key=key)
 
     def _message_reaction_clear(self, payload: Any) -> None:
         data = _obj(payload)

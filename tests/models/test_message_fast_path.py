@@ -82,8 +82,8 @@ def test_changing_the_record_or_raw_afterwards_changes_nothing(client: FakeClien
 
 
 def test_content_missing_or_not_text_is_empty(client: FakeClient) -> None:
-    assert Message(client, {"publicId": "M1"}).content == ""
-    assert Message(client, {"publicId": "M1", "content": 5}).content == ""
+    assert Message(client, {"publicId": "M1", "channelPublicId": "C1"}).content == ""
+    assert Message(client, {"publicId": "M1", "channelPublicId": "C1", "content": 5}).content == ""
 
 
 # -- the remembered author merge --------------------------------------------------------------

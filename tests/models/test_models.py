@@ -233,10 +233,12 @@ def test_message_fields(client: FakeClient) -> None:
 
 
 def test_message_defaults_and_no_author(client: FakeClient) -> None:
-    m = Message(client, {"publicId": "M2"})
-    assert (m.content, m.author, m.channel_id, m.server_id, m.nonce, m.embeds, m.created_at) == ("", None, None, None, None, [], None)
-    assert Message(client, {"publicId": "M3", "author": {"name": "no id"}}).author is None
-    assert Message(client, {"publicId": "M4", "author": "weird"}).author is None
+    m = Message(client, {"publicId": "M2", "channelPublicId": "C1"})
+    assert (m.content, m.author, m.channel_id, m.server_id, m.nonce, m.embeds, m.created_at) == ("", None, "C1", None, None, [], None)
+    assert Message(client, {"publicId": "M3", "channelPublicId": "C1", "author": {"name": "no id"}}).author is None
+    assert Message(client, {"publicId": "M4", "channelPublicId": "C1", "author": "weird"}).author is None
+    with pytest.raises(ValueError, match="channelPublicId"):                # every message has a channel
+        Message(client, {"publicId": "M6"})
     assert Message(client, {"id": "M5", "channelId": "C9", "serverId": "S9"}).channel_id == "C9"
 
 
