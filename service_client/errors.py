@@ -343,8 +343,11 @@ class CommandLoadWarning(UserWarning):
 class CommandError(ServiceError):
     """A message named a command that could not run; ``str(e)`` is the text for the author.
 
-    Raised inside :class:`~service_client.dispatcher.CommandDispatcher`, which
-    replies ``str(e)`` to the message and emits the error as the client's
+    Raised inside :class:`~service_client.dispatcher.CommandDispatcher`, or by
+    a command itself to refuse in its own words (``raise CommandError("count
+    must be between 1 and 100")``; the dispatcher fills in ``command_name``
+    and ``context``). The dispatcher replies ``str(e)`` to the message and
+    emits the error as the client's
     ``error`` event (a :class:`CommandInvokeError` always; the others, which
     are refusals of what the author typed or may do, while the client has an
     ``error`` listener, else they are logged at INFO). Pickling keeps every

@@ -346,6 +346,21 @@ def test_a_type_error_raised_inside_the_command_is_an_invoke_error_not_a_usage_e
     assert "inside" not in message.replies[0]  # internals stay out of the chat
 
 
+def test_a_command_error_raised_by_the_command_is_its_refusal_shown_as_written(client, bot, caplog):
+    @bot.command()
+    def purge(ctx: CommandContext, count: int) -> None:
+        if count > 100:
+            raise CommandError("count must be at most 100.")
+
+    with caplog.at_level("INFO", logger="service_client.dispatcher"):
+        message = run(client, "!purge 500")
+    (error,) = client.errors
+    assert type(error) is CommandError
+    assert error.command_name == "purge" and error.context is not None and error.context.message is message
+    assert message.replies == ["count must be at most 100."]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]  # a refusal, not a failure of the bot
+
+
 def test_a_command_that_raises_is_logged_with_its_traceback(client, bot, caplog):
     @bot.command()
     def boom(ctx: CommandContext) -> None:

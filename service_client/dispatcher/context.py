@@ -67,9 +67,18 @@ class CommandContext:
         return self.dispatcher.client
 
     @property
-    def author(self) -> User | None:
-        """The message's author (None only for system messages, which never reach a command)."""
-        return self.message.author
+    def author(self) -> User:
+        """The message's author.
+
+        Raises:
+            LookupError: The message has no author (a system message: the
+                dispatcher never runs a command for one, so only a context
+                made by hand can raise this).
+        """
+        author = self.message.author
+        if author is None:
+            raise LookupError(f"message {self.message.id} has no author (a system message)")
+        return author
 
     @property
     def member(self) -> Member | None:

@@ -53,7 +53,11 @@ How a message is handled, in order:
    the usage line.
 5. A command with a ``cooldown`` runs at most once per that many seconds for
    each user; else :class:`~service_client.errors.CommandCooldownError`.
-6. ``execute(ctx, *args, **rest)`` runs. If it raises, the author sees a
+6. ``execute(ctx, *args, **rest)`` runs. If it raises a
+   :class:`~service_client.errors.CommandError` (``raise
+   CommandError("count must be between 1 and 100")``), that is the command's
+   own refusal: it is reported like the refusals above, with its text for
+   the author. Any other exception means the bot failed: the author sees a
    short notice and the exception is a
    :class:`~service_client.errors.CommandInvokeError` (logged with its
    traceback). So is an exception of a converter other than ``ValueError``
@@ -490,6 +494,12 @@ class CommandDispatcher(_HelpMixin):
     def _call(ctx: CommandContext, name: str, word: str, run: Callable[[], object]) -> None:
         try:
             run()
+        except CommandError as exc:  # the command refuses, in words for the author
+            if exc.command_name is None:
+                exc.command_name = name
+            if exc.context is None:
+                exc.context = ctx
+            raise
         except Exception as exc:
             raise _internal_error(ctx, name, word, exc) from exc
 
