@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._defaults import (
+    MESSAGE_CACHE_MAX,
     MESSAGE_CHANNELS_MAX,
     REACTION_TRACKER_MAX,
 )
@@ -140,10 +141,14 @@ class Parsers(ServerParsers):
         """Bind to ``state`` and build the event table."""
         self._state = state
         self.reactions = ReactionTracker()
-        #: The recent messages by id (insertion order, bounded), from ``message:new``: their
-        #: channel keeps a reaction in its channel's order, and a reaction event carries them.
-        #: An OrderedDict: dropping the oldest is O(1) (a plain dict's first key is found by
+        #: The channel of each recent message by id, from ``message:new``: a reaction keeps
+        #: its channel's order and names its channel. Bounded by ``_message_order``, the ids
+        #: in arrival order: a dict and a deque weigh about 40 bytes an entry, an OrderedDict
+        #: about 100, and dropping the oldest stays O(1) (a plain dict's first key is found by
         #: scanning past every slot deleted before it).
+        self._message_channels: dict[str, str] = {}
+        self._message_order: deque[str] = deque()
+        #: The most recent messages themselves (fewer: they weigh more), for reaction events.
         self._messages: OrderedDict[str, Message] = OrderedDict()
         self._table: dict[str, Callable[[Any], None]] = {
             "message:new": self._message_new,
@@ -216,8 +221,7 @@ class Parsers(ServerParsers):
         remembered from ``message:new``), else its server, else the message id."""
         channel_id = read_id(data, *_CHANNEL_KEYS)
         if channel_id is None and message_id is not None:
-            known = self._messages.get(message_id)
-            channel_id = known.channel_id if known is not None else None
+            channel_id = self._message_channels.get(message_id)
         return channel_id or read_id(data, *_SERVER_KEYS) or message_id
 
     def _simple(self, python_event: str) -> Callable[[Any], None]:
@@ -264,10 +268,16 @@ class Parsers(ServerParsers):
         nonce = data.get("nonce")
         if type(nonce) is str and nonce:
             state.resolve_nonce(nonce, message)
+        message_id = message.id
         messages = self._messages
-        messages[message.id] = message
-        if len(messages) > MESSAGE_CHANNELS_MAX:
+        messages[message_id] = message
+        if len(messages) > MESSAGE_CACHE_MAX:
             messages.popitem(last=False)
+        self._message_channels[message_id] = message.channel_id
+        order = self._message_order
+        order.append(message_id)
+        if len(order) > MESSAGE_CHANNELS_MAX:
+            self._message_channels.pop(order.popleft(), None)
         state.dispatch("message_create", message, key=message.channel_id)
 
     def _message_updated(self, payload: Any) -> None:
@@ -282,6 +292,7 @@ class Parsers(ServerParsers):
         key = self._message_key(data, message_id)
         if message_id is not None:
             self._messages.pop(message_id, None)
+            self._message_channels.pop(message_id, None)
         self._dispatch("message_delete", data, key=key)
 
     def _message_reaction(self, payload: Any) -> None:
@@ -303,7 +314,7 @@ class Parsers(ServerParsers):
         previous = self.reactions.replace(message_id, snapshot)
         key = self._message_key(data, message_id)
         message = self._messages.get(message_id)
-        channel_id = read_id(data, *_CHANNEL_KEYS) or (message.channel_id if message is not None else None)
+        channel_id = read_id(data, *_CHANNEL_KEYS) or self._message_channels.get(message_id)
         server_id = read_id(data, *_SERVER_KEYS) or (message.server_id if message is not None else None)
         if server_id is None and channel_id is not None:
             channel = self._state.channels.cache.get(channel_id)

@@ -150,6 +150,30 @@ def test_message_channel_memory_is_bounded(client: FakeClient, h: WireHandlers, 
     assert [k for _, _, k in client.dispatched] == ["M0", "C1", "C2", "C3"]
 
 
+def test_reaction_event_carries_the_message_while_remembered_and_its_channel_longer(
+        client: FakeClient, h: WireHandlers, monkeypatch: Any) -> None:
+    from service_client.state import parsers as handlers_module
+
+    monkeypatch.setattr(handlers_module, "MESSAGE_CACHE_MAX", 2)
+    monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 4)
+    for i in range(5):
+        h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}", sid="S1")])
+    client.dispatched.clear()
+    for i in range(5):
+        h.handle("message:reaction", [_reaction(f"M{i}", ("👍", "U1"))])
+    events = [args[0] for _, args, _ in client.dispatched]
+    assert [e.message.id if e.message is not None else None for e in events] == [None, None, None, "M3", "M4"]
+    assert [e.channel_id for e in events] == [None, "C1", "C2", "C3", "C4"]
+    assert [k for _, _, k in client.dispatched] == ["M0", "C1", "C2", "C3", "C4"]
+
+
+def test_default_bounds_keep_1000_messages_and_10000_channels(client: FakeClient, h: WireHandlers) -> None:
+    for i in range(10_005):
+        h.handle("message:new", [message_rec(f"M{i}", cid="C1")])
+    assert len(h._messages) == 1_000 and "M9004" not in h._messages and "M9005" in h._messages
+    assert len(h._message_channels) == 10_000 and "M4" not in h._message_channels
+
+
 def test_tracker_is_a_bounded_lru() -> None:
     t = ReactionTracker(max_messages=3)
     for mid in ("a", "b", "c"):
