@@ -5,7 +5,10 @@ Every public name is importable from here::
     from service_client import Client, CommandDispatcher, Message, ServiceAPIError
 
 Importing the package is light: requests, urllib3 and websocket-client load
-when the first :class:`Client` is created and when it logs in.
+when the first :class:`Client` is created and when it logs in; the command
+framework (:class:`CommandDispatcher`, :class:`CommandContext`,
+:class:`Converter`) and :class:`RedisBucketStore` when a name of theirs is
+first read from the package.
 
 To see a bot at work, install the ``emulator`` extra
 (``pip install 'service_client[emulator]'``) and run::
@@ -21,12 +24,13 @@ tests a bot against the same emulator.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any
 
+from . import rest as _rest
 from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
 from .commands import Command, load_commands
-from .dispatcher import CommandContext, CommandDispatcher, Converter
 from .errors import (
     BadArgumentError,
     ChannelAccessError,
@@ -73,7 +77,14 @@ from .models import (
     Webhook,
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
-from .rest.redis_buckets import RedisBucketStore
+
+if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
+    from .dispatcher import CommandContext, CommandDispatcher, Converter
+    from .rest.redis_buckets import RedisBucketStore
+
+#: Names loaded on first access (PEP 562), so that ``import service_client`` stays light for
+#: bots that use neither: the command framework (about 10 ms) and the Redis store.
+_DISPATCHER_EXPORTS = frozenset({"CommandContext", "CommandDispatcher", "Converter"})
 
 __all__ = [
     "AuditLogEntry",
@@ -133,3 +144,28 @@ __all__ = [
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def __getattr__(name: str) -> Any:
+    """Load a lazily exported name (PEP 562) on first access and keep it.
+
+    Args:
+        name: The attribute read from the package.
+
+    Returns:
+        The class: :class:`CommandContext`, :class:`CommandDispatcher`,
+        :class:`Converter` or :class:`RedisBucketStore`.
+
+    Raises:
+        AttributeError: ``name`` is not a name of this package.
+    """
+    if name in _DISPATCHER_EXPORTS:
+        from . import dispatcher
+
+        value = getattr(dispatcher, name)
+    elif name == "RedisBucketStore":
+        value = _rest.RedisBucketStore
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -4,7 +4,8 @@
 - :mod:`.retry`: :func:`backoff_delay`, :func:`parse_retry_after` (pure).
 - :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :func:`bucket_scope`.
 - :mod:`.redis_buckets`: :class:`RedisBucketStore`, the table shared by a
-  bot's processes (needs the ``redis`` extra only when built).
+  bot's processes (needs the ``redis`` extra only when built; the module
+  loads on first access).
 - :mod:`.queue`: the strict FIFO of the REST requests and the timer heap.
 - :mod:`.session`: :class:`RestSession`, the scheduling: queue, slots,
   buckets, retries and Futures.
@@ -18,11 +19,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .buckets import BucketStore, MemoryBucketStore, bucket_scope
-from .redis_buckets import RedisBucketStore
 from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
 from .route import Route, bucket_key, encode_query, encode_segment, redact_path
 
-if TYPE_CHECKING:  # pragma: no cover - the session loads on first use
+if TYPE_CHECKING:  # pragma: no cover - the session and the Redis store load on first use
+    from .redis_buckets import RedisBucketStore
     from .session import RestSession, validate_api_call_args
 
 #: Names of :mod:`.session`, which imports requests and urllib3: it loads on
@@ -31,16 +32,20 @@ _SESSION_EXPORTS = frozenset({"RestSession", "validate_api_call_args"})
 
 
 def __getattr__(name: str) -> Any:
-    """Load :class:`RestSession` and :func:`validate_api_call_args` on first access (PEP 562).
+    """Load :class:`RestSession`, :func:`validate_api_call_args` and :class:`RedisBucketStore`
+    on first access (PEP 562) and keep them.
 
     Raises:
         AttributeError: ``name`` is not exported by this package.
     """
-    if name not in _SESSION_EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import session
+    if name in _SESSION_EXPORTS:
+        from . import session
 
-    value = getattr(session, name)
+        value = getattr(session, name)
+    elif name == "RedisBucketStore":
+        from .redis_buckets import RedisBucketStore as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
