@@ -87,7 +87,8 @@ class Command:
             :class:`~service_client.dispatcher.CommandDispatcher` calls
             ``execute(ctx, *args)`` with a
             :class:`~service_client.dispatcher.CommandContext` and the
-            shell-split words after the command name; outside a dispatcher
+            words after the command name (spaces separate them, balanced quotes
+            group them, an apostrophe is text); outside a dispatcher
             the library imposes no signature.
         aliases: Other names a dispatcher accepts for this command, as a
             tuple in the given order without repeats. :func:`load_commands`

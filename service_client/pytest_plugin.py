@@ -364,14 +364,15 @@ def say(bot_world: BotWorld) -> Callable[..., Message]:
 
 @pytest.fixture
 def expect_reply(bot_world: BotWorld) -> Callable[..., Message]:
-    """:meth:`BotWorld.expect_reply` of the test's ``bot_world``: ``expect_reply(to=None, timeout=10)``."""
+    """:meth:`BotWorld.expect_reply` of the test's ``bot_world``: ``expect_reply(to=None, timeout=10, author=None)``."""
     return bot_world.expect_reply
 
 
 @pytest.fixture
 def expect_message(bot_world: BotWorld) -> Callable[..., ExpectedMessage]:
     """:meth:`BotWorld.expect_message` of the test's ``bot_world``:
-    ``expect_message(channel, timeout=10, check=None, since="now")``, made before the action::
+    ``expect_message(channel, timeout=10, check=None, author=None, as_user=None, since="now")``,
+    made before the action::
 
         with expect_message("general") as got:
             bot_world.join("dave")
