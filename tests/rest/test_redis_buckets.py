@@ -1,12 +1,12 @@
-"""RedisBucketStore against the real Redis server on 127.0.0.1:6379.
+"""RedisBucketStore against a real redis-server that this module starts on a free port.
 
 Shared blocks between stores, threads and processes (two Clients in two processes), blocks that
 only move later under concurrent writers, expiry, namespaces and token scopes, the learned pace,
 and fail-over through a TCP proxy the test controls (Redis stops answering, refuses, comes back).
 
 Each test writes under its own namespace (``service_client:test-<uuid>:``) and deletes those keys
-afterwards; nothing else in Redis is touched. Without a Redis server the tests skip with the
-reason, except under CI (``CI`` set), where they must run and fail instead.
+afterwards. Without the ``redis-server`` binary the tests skip with the reason, except under CI
+(``CI`` set), where they must run and fail instead.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import logging
 import os
 import queue
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -34,26 +33,29 @@ from service_client import Client, RateLimitError, RedisBucketStore  # noqa: E40
 from service_client.emulator import Emulator  # noqa: E402
 from service_client.rest import bucket_scope  # noqa: E402
 
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
-REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
+from .redis_proxy import RedisProxy, RedisServer  # noqa: E402
+
 CHILD = Path(__file__).with_name("redis_fleet_child.py")
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 @pytest.fixture(scope="module")
-def redis_url() -> str:
-    """The Redis URL, once a PING answered; otherwise skip (or fail under CI)."""
-    conn = redis.Redis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server of this module's own on a free port; without the binary skip (or fail under CI)."""
     try:
-        conn.ping()
-    except (redis.RedisError, OSError) as exc:
-        reason = f"no Redis answers on {REDIS_HOST}:{REDIS_PORT} ({type(exc).__name__}: {exc})"
+        server = RedisServer()
+    except (FileNotFoundError, RuntimeError) as exc:
         if os.environ.get("CI"):
-            pytest.fail(f"CI runs the Redis bucket store tests, but {reason}")
-        pytest.skip(reason)
-    finally:
-        conn.close()
-    return REDIS_URL
+            pytest.fail(f"CI runs the Redis bucket store tests, but {exc}")
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_url(redis_server: RedisServer) -> str:
+    """The URL of the module's Redis server."""
+    return redis_server.url
 
 
 @pytest.fixture
@@ -114,9 +116,9 @@ def test_a_block_reaches_a_store_that_never_saw_it(make_store: Callable[..., Red
 
 
 def test_a_redis_client_is_accepted_and_left_untouched(
-    make_store: Callable[..., RedisBucketStore], namespace: str
+    make_store: Callable[..., RedisBucketStore], namespace: str, redis_server: RedisServer
 ) -> None:
-    client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, socket_timeout=7)
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port, socket_timeout=7)
     store = RedisBucketStore(client, namespace=namespace)
     try:
         store.block("GET:x", 30.0, scope="s")
@@ -378,79 +380,9 @@ def test_the_pace_spares_the_429s_that_sharing_blocks_alone_earns(
 # ============================================================================ Redis failing
 
 
-class _Proxy:
-    """A TCP proxy to Redis: ``forward``, ``stall`` (accept, never answer) or ``reset`` (RST)."""
-
-    def __init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._lock = threading.Lock()
-        self._mode = "forward"
-        self._sockets: list[socket.socket] = []
-        threading.Thread(target=self._accept, name="test-redis-proxy", daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def set_mode(self, mode: str) -> None:
-        """Switch mode; every connection open so far is dropped (reset), as a failing server would."""
-        with self._lock:
-            self._mode = mode
-            old, self._sockets = self._sockets, []
-        for sock in old:
-            _reset(sock)
-
-    def close(self) -> None:
-        self._listener.close()
-        self.set_mode("reset")
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                mode = self._mode
-                if mode != "reset":
-                    self._sockets.append(client)
-            if mode == "reset":
-                _reset(client)
-            elif mode == "forward":
-                try:
-                    upstream = socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5)
-                except OSError:
-                    _reset(client)
-                    continue
-                with self._lock:
-                    self._sockets.append(upstream)
-                for src, dst in ((client, upstream), (upstream, client)):
-                    threading.Thread(target=_pump, args=(src, dst), name="test-redis-proxy-pump",
-                                     daemon=True).start()
-            # stall: keep the connection open and never answer
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    _reset(dst)
-
-
-def _reset(sock: socket.socket) -> None:
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    except OSError:
-        pass
-    sock.close()
-
-
 @pytest.fixture
-def proxy() -> Iterator[_Proxy]:
-    made = _Proxy()
+def proxy(redis_server: RedisServer) -> Iterator[RedisProxy]:
+    made = RedisProxy(redis_server.port)
     yield made
     made.close()
 
@@ -460,7 +392,7 @@ def _redis_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_fail_over_when_redis_stops_answering_then_comes_back(
-    make_store: Callable[..., RedisBucketStore], proxy: _Proxy, caplog: pytest.LogCaptureFixture
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="service_client.rest")
     store = make_store(proxy.url, retry_interval=0.2)
@@ -504,7 +436,7 @@ def test_fail_over_when_redis_stops_answering_then_comes_back(
 
 
 def test_a_short_stall_costs_a_wait_not_a_warning(
-    make_store: Callable[..., RedisBucketStore], proxy: _Proxy, caplog: pytest.LogCaptureFixture
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="service_client.rest")
     store = make_store(proxy.url)
@@ -522,7 +454,7 @@ def test_a_short_stall_costs_a_wait_not_a_warning(
 
 def test_the_bot_keeps_serving_while_redis_stalls(
     emulator: Emulator, world: Any, make_client: Callable[..., Client],
-    make_store: Callable[..., RedisBucketStore], proxy: _Proxy,
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy,
 ) -> None:
     proxy.set_mode("stall")
     store = make_store(proxy.url)
