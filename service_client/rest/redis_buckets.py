@@ -46,9 +46,11 @@ import logging
 import math
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ServiceError
 from .buckets import MemoryBucketStore
 
 if TYPE_CHECKING:  # the redis package is an optional extra, imported when a store is built
@@ -57,17 +59,17 @@ if TYPE_CHECKING:  # the redis package is an optional extra, imported when a sto
 
 __all__ = ["DEFAULT_REDIS_TIMEOUT_S", "DEFAULT_RETRY_INTERVAL_S", "RedisBucketStore"]
 
-_log = logging.getLogger("service_client.rest")
+_log = logging.getLogger("service_client.rest.redis")
 
 #: Bound of every Redis call (connect, and each reply), seconds.
 DEFAULT_REDIS_TIMEOUT_S = 0.05
-#: While Redis is down, the longest pause before one request tries it again, seconds.
+#: While Redis is down, the longest cool-down before one request probes it again, seconds.
 DEFAULT_RETRY_INTERVAL_S = 1.0
-#: After a failed call, how long requests wait before Redis is tried again, seconds; while
-#: down, the pause starts here and doubles after each failed try up to the retry interval.
-_FIRST_RETRY_S = 0.1
-#: How long Redis may fail before it counts as down and the process's own table answers, seconds.
-_SUSPECT_S = 0.5
+#: The first cool-down after a failed call, seconds; it doubles with each trip in a row.
+_FIRST_COOL_DOWN_S = 0.1
+#: How long Redis must answer after a cool-down before a failure counts as a new outage
+#: (the cool-downs start again from the first), seconds.
+_STABLE_S = 10.0
 #: How long a bucket's learned pace is kept after its last use, milliseconds.
 _PACE_TTL_MS = 600_000
 #: Longest window length the store learns, milliseconds (longer: blocks only).
@@ -228,9 +230,37 @@ def _import_redis() -> Any:
 
 
 class _Health(enum.Enum):
-    UP = "up"  # every call goes to Redis
-    SUSPECT = "suspect"  # a call just failed: requests wait while Redis is tried again
-    DOWN = "down"  # Redis failed for longer: this process's table answers
+    UP = "up"  # the circuit is closed: every call goes to Redis
+    DOWN = "down"  # open: this process's table answers until the cool-down ends
+    PROBING = "probing"  # one call tries Redis; the others answer locally meanwhile
+
+
+#: Connection settings a pool adds by itself; a store's own pool makes its own.
+_POOL_OWN_KEYS = ("maint_notifications", "oss_cluster_maint", "orig_", "himport_registry", "event_dispatcher")
+
+
+def _shown_url(url: str | None, options: dict[str, Any], connection_class: type, mod: Any) -> str:
+    """The Redis URL the store uses, its password (if any) shown as ``***``."""
+    if url is not None:
+        parts = urllib.parse.urlsplit(url)
+        netloc = parts.netloc
+        if parts.password is not None:
+            user = parts.username or ""
+            netloc = f"{user}:***@{netloc.rpartition('@')[2]}"
+        query = urllib.parse.urlencode(
+            [(k, "***" if k == "password" else v) for k, v in urllib.parse.parse_qsl(parts.query)]
+        )
+        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    auth = ""
+    if options.get("password"):
+        auth = f"{options.get('username') or ''}:***@"
+    elif options.get("username"):
+        auth = f"{options['username']}@"
+    db = options.get("db", 0)
+    if issubclass(connection_class, mod.UnixDomainSocketConnection):
+        return f"unix://{auth}{options.get('path', '')}?db={db}"
+    scheme = "rediss" if issubclass(connection_class, mod.SSLConnection) else "redis"
+    return f"{scheme}://{auth}{options.get('host', 'localhost')}:{options.get('port', 6379)}/{db}"
 
 
 class RedisBucketStore:
@@ -285,9 +315,10 @@ class RedisBucketStore:
         timeout: float = DEFAULT_REDIS_TIMEOUT_S,
         retry_interval: float = DEFAULT_RETRY_INTERVAL_S,
         pace: bool = True,
+        strict: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Build the store; nothing is sent to Redis until the first request."""
+        """Build the store; with ``strict`` False nothing is sent to Redis until the first request."""
         mod = _import_redis()
         for arg, value in (("timeout", timeout), ("retry_interval", retry_interval)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -299,25 +330,36 @@ class RedisBucketStore:
                 raise TypeError(f"namespace must be a str or None, not {type(namespace).__name__}")
             if not namespace or any(ch in "{} " or not ch.isprintable() for ch in namespace):
                 raise ValueError("namespace must be a non-empty str without braces, spaces or control characters")
-        if not isinstance(pace, bool):
-            raise TypeError(f"pace must be a bool, not {type(pace).__name__}")
+        for arg, flag in (("pace", pace), ("strict", strict)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{arg} must be a bool, not {type(flag).__name__}")
 
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        settings: dict[str, Any] = {
-            "socket_timeout": float(timeout),
-            "socket_connect_timeout": float(timeout),
-            "retry": Retry(NoBackoff(), 0),
-        }
         if isinstance(redis, str):
-            client = mod.Redis.from_url(redis, **settings)
+            options: dict[str, Any] = dict(mod.connection.parse_url(redis))  # ValueError: not a Redis URL
+            connection_class = options.pop("connection_class", mod.Connection)
         elif isinstance(redis, mod.Redis):
             pool = redis.connection_pool
-            kwargs = {**pool.connection_kwargs, **settings}
-            client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=pool.connection_class, **kwargs))
+            options = {k: v for k, v in pool.connection_kwargs.items() if not k.startswith(_POOL_OWN_KEYS)}
+            connection_class = pool.connection_class
         else:
             raise TypeError(f"redis must be a redis.Redis client or a URL str, not {type(redis).__name__}")
+        # The store's bound always holds: a timeout in the URL or the client may only lower it.
+        for name in ("socket_timeout", "socket_connect_timeout"):
+            given = options.get(name)
+            options[name] = float(timeout) if given is None else min(float(timeout), float(given))
+        options["retry"] = Retry(NoBackoff(), 0)
+        maint = getattr(mod, "maint_notifications", None)
+        if maint is not None:
+            # Maintenance notifications relax the socket timeouts while the server moves (to
+            # seconds): off, so that the bound above holds then too.
+            options["maint_notifications_config"] = maint.MaintNotificationsConfig(enabled=False)
+        self._url = _shown_url(redis if isinstance(redis, str) else None, options, connection_class, mod)
+        self._password = options.get("password")
+        self._timeout = max(options["socket_timeout"], options["socket_connect_timeout"])
+        client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=connection_class, **options))
 
         self._errors: tuple[type[BaseException], ...] = (mod.RedisError, OSError)
         self._client = client
@@ -336,11 +378,21 @@ class RedisBucketStore:
         self._local = MemoryBucketStore(clock=clock)
         # The permit each worker thread took last, to match it with a 429.
         self._permits = threading.local()
-        self._health_lock = threading.Lock()  # guards the four fields below
+        # The circuit breaker: after a failed call this process's table answers for a
+        # cool-down (redis-py's ExponentialBackoff of the trips in a row, up to
+        # retry_interval), then one call probes Redis while the others stay local.
+        self._cool_down = mod.backoff.ExponentialBackoff(cap=self._retry_interval, base=_FIRST_COOL_DOWN_S)
+        self._health_lock = threading.Lock()  # guards the fields below
         self._health = _Health.UP
-        self._failing_since = 0.0
-        self._next_try = 0.0
-        self._failed_tries = 0
+        self._generation = 0  # moves at every change of _health: a call's outcome counts in its own only
+        self._probe_at = 0.0  # while DOWN: when one call may probe Redis
+        self._trips = 0  # trips in a row (a trip soon after closing continues the run)
+        self._closed_at = -math.inf
+        self._announced = False  # the outage was logged (its end will be too) ...
+        self._said_back = False  # ... and its end was
+        self._ever_answered = False
+        if strict:
+            self._check()
 
     # ------------------------------------------------------------------ BucketStore
 
@@ -357,10 +409,9 @@ class RedisBucketStore:
 
         See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
         round trip (one Lua script), unless this process already knows the
-        bucket is blocked. When a call fails, requests wait (0.1 s at a
-        time) while Redis is tried again; after 0.5 s of failures Redis
-        counts as down and this process's table answers: the blocks it
-        recorded itself, no pace.
+        bucket is blocked. While the circuit is open (a call failed), this
+        process's table answers instead: the blocks it recorded itself, no
+        pace.
 
         Returns:
             ``0.0`` to send now (a permit is counted), else seconds to wait.
@@ -369,14 +420,14 @@ class RedisBucketStore:
         wait = self._local.wait_time(local_key)
         if wait > 0:
             return wait
-        reply, hold = self._run(
+        reply = self._run(
             self._acquire_script,
             self._keys(scope, key),
             [self._pace, _PACE_TTL_MS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS],
         )
         if reply is None:
             self._permits.last = None  # a request sent now carries no permit
-            return hold
+            return self._local.wait_time(local_key)
         wait_ms, window, number = (int(x) for x in reply)
         if wait_ms > 0:
             wait = wait_ms / 1000.0
@@ -401,7 +452,7 @@ class RedisBucketStore:
         window = number = 0
         if permit is not None and permit[0] == scope and permit[1] == key:
             window, number = permit[2], permit[3]
-        reply, _ = self._run(
+        reply = self._run(
             self._block_script,
             self._keys(scope, key),
             [math.ceil(delay * 1000.0), self._pace, _PACE_TTL_MS, _MAX_WINDOW_MS, number, window],
@@ -417,8 +468,18 @@ class RedisBucketStore:
         return self._namespace
 
     @property
+    def url(self) -> str:
+        """Where the store connects, as a Redis URL with any password shown as ``***``."""
+        return self._url
+
+    @property
+    def timeout(self) -> float:
+        """Bound of each connect and each reply, seconds: ``timeout``, or a lower one from the URL or client."""
+        return float(self._timeout)
+
+    @property
     def available(self) -> bool:
-        """True while Redis answers; False from a failed call until one succeeds again."""
+        """True while calls go to Redis; False while this process's own table answers (the circuit is open)."""
         return self._health is _Health.UP
 
     def close(self) -> None:
@@ -427,82 +488,113 @@ class RedisBucketStore:
 
     def __repr__(self) -> str:
         return (
-            f"RedisBucketStore(namespace={self._namespace!r}, redis={self._health.value}, "
-            f"local={len(self._local)})"
+            f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
+            f"redis={self._health.value}, local={len(self._local)})"
         )
 
     def _keys(self, scope: str, key: str) -> list[str]:
         base = f"{self.key_prefix}{{{scope}/{key}}}"
         return [base + ":block", base + ":pace"]
 
-    def _run(self, script: Script, keys: list[str], args: list[Any]) -> tuple[Any, float]:
+    def _describe(self, exc: BaseException) -> str:
+        """``Type: message`` of a Redis error, the password (if any) hidden."""
+        text = f"{type(exc).__name__}: {exc}"
+        if self._password:
+            text = text.replace(str(self._password), "***")
+        return text
+
+    def _check(self) -> None:
+        """``strict``: one PING (within the timeout); a failure raises a clear error."""
+        try:
+            self._client.ping()
+        except self._errors as exc:
+            self._client.close()
+            raise ServiceError(
+                f"Redis bucket store: cannot use {self._url} ({self._describe(exc)}); "
+                "strict=True, so the store does not run on this process's own table"
+            ) from None
+        self._ever_answered = True
+
+    def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         """Run a script within the timeout.
 
         Returns:
-            ``(reply, 0.0)``; or ``(None, hold)`` when Redis did not answer:
-            the caller waits ``hold`` seconds (Redis is being tried again) or,
-            with ``hold`` 0.0, answers from this process's table.
+            Its reply; or None when this process's table answers instead (the
+            circuit is open, or the call failed and opened it).
         """
+        generation = self._generation
         if self._health is not _Health.UP:
-            hold = self._may_try()
-            if hold is not None:
-                return None, hold
+            probe = self._may_probe()
+            if probe is None:
+                return None
+            generation = probe
         try:
             reply = script(keys=keys, args=args)
         except self._errors as exc:
-            return None, self._failed(exc)
-        if self._health is not _Health.UP:
-            self._answered()
-        return reply, 0.0
+            self._failed(exc, generation)
+            return None
+        if self._health is not _Health.UP or not self._ever_answered:
+            self._answered(generation)
+        return reply
 
-    def _may_try(self) -> float | None:
-        """None: this caller tries Redis. Else the caller's hold (0.0: answer locally)."""
+    def _may_probe(self) -> int | None:
+        """While the circuit is open: the generation of the one caller that probes Redis now, else None."""
         now = self._clock()
         with self._health_lock:
             if self._health is _Health.UP:
-                return None
-            if now >= self._next_try:  # this caller tries; the others keep waiting meanwhile
-                self._next_try = now + _FIRST_RETRY_S  # the try ends (within the timeout) before then
-                return None
-            if self._health is _Health.SUSPECT:
-                return max(0.001, self._next_try - now)
-            return 0.0
+                return self._generation
+            if self._health is _Health.DOWN and now >= self._probe_at:
+                self._health = _Health.PROBING  # this caller tries; the others answer locally meanwhile
+                self._generation += 1
+                return self._generation
+            return None
 
-    def _failed(self, exc: BaseException) -> float:
-        """Record a failed call; returns the caller's hold, as :meth:`_may_try`."""
+    def _failed(self, exc: BaseException, generation: int) -> None:
+        """Open the circuit for a cool-down, unless the failure belongs to an older state."""
         now = self._clock()
         with self._health_lock:
-            health = self._health
-            if health is _Health.UP:
-                self._health = _Health.SUSPECT
-                self._failing_since = now
-            elif health is _Health.SUSPECT and now - self._failing_since >= _SUSPECT_S:
-                self._health = _Health.DOWN
-                self._failed_tries = 0
-            elif health is _Health.DOWN:
-                self._failed_tries += 1
-            if self._health is _Health.SUSPECT:
-                self._next_try = now + _FIRST_RETRY_S
-                return _FIRST_RETRY_S
-            pause = min(self._retry_interval, _FIRST_RETRY_S * 2.0 ** min(self._failed_tries, 30))
-            self._next_try = now + pause
-            went_down = health is not _Health.DOWN
-        if went_down:
+            if generation != self._generation or self._health is _Health.DOWN:
+                return  # a call started before the circuit opened: its failure is already counted
+            if self._health is _Health.UP and now - self._closed_at >= _STABLE_S:
+                self._trips = 0  # Redis had answered for long: a new outage
+                self._announced = self._said_back = False
+            else:
+                self._trips += 1  # a failed probe, or a failure soon after closing: the run goes on
+            cool_down = float(self._cool_down.compute(self._trips))
+            self._health = _Health.DOWN
+            self._generation += 1
+            self._probe_at = now + cool_down
+            # One blip (the probe after it answers) is not worth a warning; a run of failures
+            # is, once; a Redis never reached since the store was built is an error, once.
+            level = logging.DEBUG
+            if not self._announced and (not self._ever_answered or self._trips >= 1):
+                level = logging.WARNING if self._ever_answered else logging.ERROR
+                self._announced = True
+        if level == logging.ERROR:
+            _log.error(
+                "Redis bucket store cannot use %s (%s); this process keeps its own bucket table (blocks "
+                "not shared, no pace) and tries Redis again every %g s at most",
+                self._url, self._describe(exc), self._retry_interval,
+            )
+        elif level == logging.WARNING:
             _log.warning(
-                "Redis bucket store failed for %g s (%s: %s); this process keeps its own bucket table "
-                "and keeps serving, trying Redis again every %g s at most",
-                _SUSPECT_S,
-                type(exc).__name__,
-                exc,
-                self._retry_interval,
+                "Redis bucket store at %s keeps failing (%s); this process keeps its own bucket table and "
+                "keeps serving, trying Redis again every %g s at most",
+                self._url, self._describe(exc), self._retry_interval,
             )
         else:
-            _log.debug("Redis bucket store still failing (%s)", type(exc).__name__)
-        return 0.0
+            _log.debug("Redis bucket store failed (%s); local for %g s", type(exc).__name__, cool_down)
 
-    def _answered(self) -> None:
+    def _answered(self, generation: int) -> None:
+        """Close the circuit after a successful probe."""
         with self._health_lock:
-            was_down = self._health is _Health.DOWN
+            self._ever_answered = True
+            if self._health is not _Health.PROBING or generation != self._generation:
+                return
             self._health = _Health.UP
-        if was_down:
-            _log.info("Redis bucket store answers again; buckets are shared again")
+            self._generation += 1
+            self._closed_at = self._clock()
+            say = self._announced and not self._said_back
+            self._said_back = self._said_back or say
+        if say:
+            _log.info("Redis bucket store answers again at %s; buckets are shared again", self._url)

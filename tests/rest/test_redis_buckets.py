@@ -29,11 +29,11 @@ import pytest
 
 redis = pytest.importorskip("redis", reason="redis-py is not installed: pip install -e '.[redis]'")
 
-from service_client import Client, RateLimitError, RedisBucketStore  # noqa: E402
+from service_client import Client, RateLimitError, RedisBucketStore, ServiceError  # noqa: E402
 from service_client.emulator import Emulator  # noqa: E402
 from service_client.rest import bucket_scope  # noqa: E402
 
-from .redis_proxy import RedisProxy, RedisServer  # noqa: E402
+from .redis_proxy import RedisProxy, RedisServer, free_port  # noqa: E402
 
 CHILD = Path(__file__).with_name("redis_fleet_child.py")
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -391,10 +391,18 @@ def _redis_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "Redis" in r.getMessage()]
 
 
+def _until(condition: Callable[[], bool], what: str, seconds: float = 10.0) -> None:
+    """Poll ``condition`` (something only a later call can show) until true, within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
 def test_fail_over_when_redis_stops_answering_then_comes_back(
     make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="service_client.rest")
+    caplog.set_level(logging.INFO, logger="service_client.rest.redis")
     store = make_store(proxy.url, retry_interval=0.2)
     direct = make_store()
     store.block("GET:a", 30.0, scope="s")  # forwarding: shared
@@ -402,18 +410,15 @@ def test_fail_over_when_redis_stops_answering_then_comes_back(
 
     proxy.set_mode("stall")  # Redis stops answering
     started = time.monotonic()
-    first = store.acquire("GET:b", scope="s")
+    assert store.acquire("GET:b", scope="s") == 0.0  # the call fails: this process's table answers
     assert time.monotonic() - started < 1.0, "a Redis call outlived its timeout"
-    assert 0 < first <= 0.1 and not store.available  # requests wait a moment while Redis is retried
-    deadline = time.monotonic() + 10
-    while (wait := store.acquire("GET:b", scope="s")) > 0:  # then this process's table answers
-        assert wait <= 0.1 and time.monotonic() < deadline
-        time.sleep(wait)
-    assert _redis_warnings(caplog) and len(_redis_warnings(caplog)) == 1
+    assert not store.available
+    # The cool-down ends, one call probes and fails: now it is an outage, said once.
+    _until(lambda: store.acquire("GET:b", scope="s") == 0.0 and bool(_redis_warnings(caplog)), "no warning")
     started = time.monotonic()
     for _ in range(200):
         assert store.acquire("GET:b", scope="s") == 0.0
-    assert time.monotonic() - started < 2.0  # no request waits on Redis, but the odd retry
+    assert time.monotonic() - started < 2.0  # no request waits on Redis, but the odd probe
     store.block("GET:c", 30.0, scope="s")  # recorded while Redis is away ...
     assert store.acquire("GET:c", scope="s") > 25  # ... and honoured in this process
     assert direct.acquire("GET:c", scope="s") == 0.0  # (other processes could not learn it)
@@ -425,31 +430,24 @@ def test_fail_over_when_redis_stops_answering_then_comes_back(
 
     proxy.set_mode("forward")  # Redis answers again
     direct.block("GET:d", 30.0, scope="s")
-    deadline = time.monotonic() + 10
-    while store.acquire("GET:d", scope="s") == 0.0:
-        assert time.monotonic() < deadline, "the store never went back to Redis"
-        time.sleep(0.05)
+    _until(lambda: store.acquire("GET:d", scope="s") > 0.0, "the store never went back to Redis")
     assert store.available
     assert any("answers again" in r.getMessage() for r in caplog.records)
     assert len(_redis_warnings(caplog)) == 1  # one warning for the whole outage
     assert store.acquire("GET:c", scope="s") > 20  # the block of the outage still holds here
 
 
-def test_a_short_stall_costs_a_wait_not_a_warning(
+def test_a_short_stall_costs_a_cool_down_not_a_warning(
     make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="service_client.rest")
+    caplog.set_level(logging.INFO, logger="service_client.rest.redis")
     store = make_store(proxy.url)
     assert store.acquire("GET:a", scope="s") == 0.0
     proxy.set_mode("stall")
-    hold = store.acquire("GET:a", scope="s")
-    assert 0 < hold <= 0.1 and not store.available
+    assert store.acquire("GET:a", scope="s") == 0.0 and not store.available  # local, no wait
     proxy.set_mode("forward")
-    deadline = time.monotonic() + 10
-    while (wait := store.acquire("GET:a", scope="s")) > 0:
-        assert time.monotonic() < deadline
-        time.sleep(wait)
-    assert store.available and _redis_warnings(caplog) == []
+    _until(lambda: store.acquire("GET:a", scope="s") >= 0.0 and store.available, "Redis never used again")
+    assert _redis_warnings(caplog) == []
 
 
 def test_the_bot_keeps_serving_while_redis_stalls(
@@ -470,3 +468,91 @@ def test_the_bot_keeps_serving_while_redis_stalls(
     tries = [e for e in emulator.requests() if e["path"] == f"/servers/{server}"]
     assert [e["status"] for e in tries] == [429, 200]
     assert tries[1]["startedAt"] >= tries[0]["endedAt"] + 1000 - 20
+
+
+# ============================================================================ configuration
+
+
+def test_a_timeout_in_the_url_can_lower_the_bound_but_never_raise_it(
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy
+) -> None:
+    store = make_store(proxy.url + "?socket_timeout=5&socket_connect_timeout=5")
+    assert store.acquire("GET:a", scope="s") == 0.0 and store.available  # connected through the proxy
+    proxy.set_mode("stall")
+    for candidate in (store, make_store(proxy.url + "?socket_timeout=5")):  # a live connection, a new one
+        started = time.monotonic()
+        candidate.acquire("GET:b", scope="s")
+        assert time.monotonic() - started < 1.0, "the URL's 5 s timeout overrode the store's bound"
+        assert not candidate.available
+    assert store.timeout == pytest.approx(0.05)
+    lower = make_store(proxy.url + "?socket_timeout=0.02&socket_connect_timeout=0.02")
+    assert lower.timeout == pytest.approx(0.02)
+
+
+@pytest.fixture(scope="module")
+def guarded_redis() -> Iterator[RedisServer]:
+    """A second redis-server, with a password."""
+    try:
+        server = RedisServer(password="right-horse-battery")
+    except (FileNotFoundError, RuntimeError) as exc:
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_a_wrong_password_is_one_clear_error_naming_the_url_without_the_password(
+    make_store: Callable[..., RedisBucketStore], guarded_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="service_client.rest.redis")
+    url = f"redis://:wrong-staple-9@127.0.0.1:{guarded_redis.port}/0"
+    store = make_store(url, retry_interval=0.05)
+    store.block("GET:a", 30.0, scope="s")
+    assert store.acquire("GET:a", scope="s") > 25  # runs on its own table
+    _until(lambda: store.acquire("GET:b", scope="s") >= 0.0 and len(caplog.records) >= 3, "no probe")
+    errors = _errors_logged(caplog)
+    assert len(errors) == 1, errors
+    assert f"redis://:***@127.0.0.1:{guarded_redis.port}/0" in errors[0]
+    assert "Authentication" in errors[0] or "password" in errors[0].lower()
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]  # the error says it all
+    assert all("wrong-staple-9" not in r.getMessage() for r in caplog.records)
+    assert store.url == f"redis://:***@127.0.0.1:{guarded_redis.port}/0"
+    assert "wrong-staple-9" not in repr(store) and "***" in repr(store)
+    right = make_store(guarded_redis.url)  # the right password works
+    right.block("GET:a", 30.0, scope="s")
+    assert make_store(guarded_redis.url).acquire("GET:a", scope="s") > 25
+
+
+def test_an_unreachable_url_is_one_clear_error(
+    make_store: Callable[..., RedisBucketStore], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="service_client.rest.redis")
+    url = f"redis://carol:pass-word-x@127.0.0.1:{free_port()}/3"  # nothing listens there
+    store = make_store(url, retry_interval=0.05)
+    for _ in range(3):
+        store.acquire("GET:a", scope="s")
+    errors = _errors_logged(caplog)
+    assert len(errors) == 1 and "redis://carol:***@127.0.0.1:" in errors[0] and "/3" in errors[0], errors
+    assert all("pass-word-x" not in r.getMessage() for r in caplog.records)
+
+
+def test_strict_raises_at_construction_instead_of_running_locally(
+    guarded_redis: RedisServer, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    bad = f"redis://:wrong-staple-9@127.0.0.1:{guarded_redis.port}/0"
+    with pytest.raises(ServiceError) as info:
+        RedisBucketStore(bad, namespace=namespace, strict=True)
+    text = str(info.value)
+    assert f"redis://:***@127.0.0.1:{guarded_redis.port}/0" in text and "wrong-staple-9" not in text
+    assert info.value.__cause__ is None and "strict" in text
+    with pytest.raises(ServiceError, match="cannot use redis://127.0.0.1:"):
+        RedisBucketStore(f"redis://127.0.0.1:{free_port()}/0", namespace=namespace, strict=True)
+    store = RedisBucketStore(guarded_redis.url, namespace=namespace, strict=True)  # reachable: fine
+    try:
+        assert store.available and store.acquire("GET:a", scope="s") == 0.0
+    finally:
+        store.close()
+    assert "wrong-staple-9" not in caplog.text
