@@ -51,7 +51,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ServiceError
-from .buckets import MemoryBucketStore
+from .buckets import MemoryBucketStore, PaceWait
 
 if TYPE_CHECKING:  # the redis package is an optional extra, imported when a store is built
     import redis as redis_module
@@ -110,10 +110,10 @@ if ws and (not we or now < we) then
   -- The window is open: hand out a permit unless its share is gone.
   local g = tonumber(s[3]) or 0
   if L and g >= L + p then
-    if we then return {we - now, 0, 0} end
+    if we then return {we - now, -1, 0} end
     -- Its end is not known yet: past the limit, one request per gap goes to find it.
     local last = tonumber(s[8]) or 0
-    if now - last < gap then return {gap - (now - last), 0, 0} end
+    if now - last < gap then return {gap - (now - last), -1, 0} end
     redis.call('HSET', KEYS[2], 'lg', now)
   end
   if not we and s[6] == '1' and now - ws > max_window then
@@ -376,6 +376,8 @@ class RedisBucketStore:
         # process recorded; it alone answers while Redis is down. Keys:
         # "<scope>/<bucket>".
         self._local = MemoryBucketStore(clock=clock)
+        # The pace waits Redis answered: until when this process knows a window's permits are taken.
+        self._local_pace = MemoryBucketStore(clock=clock)
         # The permit each worker thread took last, to match it with a 429.
         self._permits = threading.local()
         # The circuit breaker: after a failed call this process's table answers for a
@@ -397,27 +399,39 @@ class RedisBucketStore:
     # ------------------------------------------------------------------ BucketStore
 
     def wait_time(self, key: str, *, scope: str = "") -> float:
-        """Seconds ``key`` is known to be blocked, from this process's table only (no round trip).
+        """Seconds ``key`` is known to wait, from this process's table only (no round trip).
 
         See :meth:`~service_client.rest.buckets.BucketStore.wait_time`. A
         block another process recorded shows up at :meth:`acquire`.
+
+        Returns:
+            ``0.0`` when clear; the block's seconds left; or a
+            :class:`~service_client.rest.buckets.PaceWait` while this process
+            knows the current window's permits are all taken.
         """
-        return self._local.wait_time(f"{scope}/{key}")
+        local_key = f"{scope}/{key}"
+        wait = self._local.wait_time(local_key)
+        if wait > 0:
+            return wait
+        pace = self._local_pace.wait_time(local_key)
+        return PaceWait(pace) if pace > 0 else 0.0
 
     def acquire(self, key: str, *, scope: str = "") -> float:
         """Take one of the bucket's permits in Redis, or say how long to wait.
 
         See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
         round trip (one Lua script), unless this process already knows the
-        bucket is blocked. While the circuit is open (a call failed), this
+        bucket must wait. While the circuit is open (a call failed), this
         process's table answers instead: the blocks it recorded itself, no
         pace.
 
         Returns:
-            ``0.0`` to send now (a permit is counted), else seconds to wait.
+            ``0.0`` to send now (a permit is counted); else seconds to wait:
+            a block's, or a :class:`~service_client.rest.buckets.PaceWait`
+            when the window's permits are taken.
         """
         local_key = f"{scope}/{key}"
-        wait = self._local.wait_time(local_key)
+        wait = self.wait_time(key, scope=scope)
         if wait > 0:
             return wait
         reply = self._run(
@@ -431,6 +445,9 @@ class RedisBucketStore:
         wait_ms, window, number = (int(x) for x in reply)
         if wait_ms > 0:
             wait = wait_ms / 1000.0
+            if window == -1:  # the window's permits are taken: a pace wait, not a block
+                self._local_pace.block(local_key, wait)
+                return PaceWait(wait)
             self._local.block(local_key, wait)
             return wait
         self._permits.last = (scope, key, window, number)

@@ -11,6 +11,7 @@ afterwards. Without the ``redis-server`` binary the tests skip with the reason, 
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ import pytest
 
 redis = pytest.importorskip("redis", reason="redis-py is not installed: pip install -e '.[redis]'")
 
-from service_client import Client, RateLimitError, RedisBucketStore, ServiceError  # noqa: E402
+from service_client import Client, RateLimitError, RedisBucketStore, ServiceError, ServiceTimeoutError  # noqa: E402
 from service_client.emulator import Emulator  # noqa: E402
 from service_client.rest import bucket_scope  # noqa: E402
 
@@ -602,3 +603,34 @@ def test_a_partly_slow_redis_costs_no_more_than_a_dead_one(
     assert max(rates["slow"]) >= 0.6 * min(rates["dead"]), rates
     closes = sum(1 for r in caplog.records if "local for" in r.getMessage())
     assert closes <= 16, f"the store went local {closes} times in 2 s"
+
+
+# ============================================================================ pace waits
+
+
+def test_a_call_waits_for_a_pace_slot_only_within_its_own_timeout(
+    emulator: Emulator, world: Any, make_client: Callable[..., Client], make_store: Callable[..., RedisBucketStore],
+) -> None:
+    emulator.set_rate_limit(2, 0.6, retry_after_fraction=True)
+    bot = make_client(bucket_store=make_store())
+    bot.login(world.bot_token, timeout=15)
+    with concurrent.futures.ThreadPoolExecutor(6, thread_name_prefix="test-call") as pool:
+        # The store learns the bucket: 2 calls per 0.6 s window.
+        for future in [pool.submit(bot.api_call, "/auth/me", max_retries=50) for _ in range(12)]:
+            future.result(timeout=30)
+
+        def timed_call() -> tuple[float, BaseException | None]:
+            started = time.monotonic()
+            try:
+                bot.api_call("/auth/me", timeout_ms=200, max_retries=50)
+            except ServiceTimeoutError as exc:
+                return time.monotonic() - started, exc
+            return time.monotonic() - started, None
+
+        outcomes = [f.result(timeout=30) for f in [pool.submit(timed_call) for _ in range(12)]]
+    emulator.set_rate_limit(None)
+    timed_out = [(took, exc) for took, exc in outcomes if exc is not None]
+    assert timed_out, "12 calls at once with a 200 ms timeout all got a slot of a 2-per-0.6 s bucket"
+    assert all("rate-limit slot" in str(exc) for _, exc in timed_out)
+    # No call waited (much) past its own timeout for a slot: the pace wait is bounded.
+    assert max(took for took, _ in outcomes) < 1.5, outcomes
