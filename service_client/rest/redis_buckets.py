@@ -70,8 +70,11 @@ _FIRST_COOL_DOWN_S = 0.1
 #: How long Redis must answer after a cool-down before a failure counts as a new outage
 #: (the cool-downs start again from the first), seconds.
 _STABLE_S = 10.0
-#: How long a bucket's learned pace is kept after its last use, milliseconds.
-_PACE_TTL_MS = 600_000
+#: How long a bucket's pace hash is kept after its last use: this many of its windows
+#: (past the current window's end), at least _PACE_MIN_TTL_MS and at most _PACE_MAX_TTL_MS.
+_PACE_KEEP_WINDOWS = 8
+_PACE_MIN_TTL_MS = 2_000
+_PACE_MAX_TTL_MS = 240_000
 #: Longest window length the store learns, milliseconds (longer: blocks only).
 _MAX_WINDOW_MS = 120_000
 #: Clean saturated windows in a row before one more permit is offered (at most).
@@ -87,20 +90,33 @@ _PROBE_GAP_MS = 50
 #       start), so it lines up with the service's window and can be learned from
 #   p   1 when it offers one permit more than the limit (a probe)
 #   lg  the last permit past the limit, while its end is not known
+#   pw  the start of the window before it, when this one opened at that one's learned end
 # What was learned:
 #   L   the limit (requests per window)   q  1 while L is a first guess from a window
 #                                            that may not have lined up
-#   W   the length (the shortest seen from a window's start to the end of its block)
+#   W   the length (the latest seen from a lined-up window's start to the end of its block)
 #   a   the margin added to W             d  1 after one window accepted fewer than L
 #   H   the highest limit confirmed       c  clean saturated windows in a row
 #   e   clean saturated windows between two probes
 _ACQUIRE_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = tonumber(ARGV[6])
+if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
 local blocked = tonumber(redis.call('GET', KEYS[1]))
-if blocked and blocked > now then return {blocked - now, 0, 0} end
-if ARGV[1] ~= '1' then return {0, 0, 0} end
-local ttl, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if blocked and blocked > now then return {blocked - now, 0, 0, now} end
+if ARGV[1] ~= '1' then return {0, 0, 0, now} end
+local KEEP, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local MIN_TTL, MAX_TTL = tonumber(ARGV[7]), tonumber(ARGV[8])
+local function pace_ttl(now, ws, we, W, a)
+  -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
+  local span = 1000
+  if W then span = W + (a or 0) elseif we and ws then span = math.max(we - ws, 1)
+  elseif ws then span = math.max(now - ws, 1000) end
+  local left = 0
+  if we and we > now then left = we - now end
+  return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
+end
 local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg',
                      'L', 'q', 'W', 'a', 'd', 'H', 'c', 'e')
 local ws, we = tonumber(s[1]), tonumber(s[2])
@@ -110,18 +126,18 @@ if ws and (not we or now < we) then
   -- The window is open: hand out a permit unless its share is gone.
   local g = tonumber(s[3]) or 0
   if L and g >= L + p then
-    if we then return {we - now, -1, 0} end
+    if we then return {we - now, -1, 0, now} end
     -- Its end is not known yet: past the limit, one request per gap goes to find it.
     local last = tonumber(s[8]) or 0
-    if now - last < gap then return {gap - (now - last), -1, 0} end
+    if now - last < gap then return {gap - (now - last), -1, 0, now} end
     redis.call('HSET', KEYS[2], 'lg', now)
   end
   if not we and s[6] == '1' and now - ws > max_window then
     redis.call('HSET', KEYS[2], 'tr', 0)  -- open longer than any window learned: no longer lined up
   end
   g = redis.call('HINCRBY', KEYS[2], 'g', 1)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  return {0, ws, g}
+  redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[12])))
+  return {0, ws, g, now}
 end
 -- No window, or it is over: learn from it, then open the next one.
 local q, d = tonumber(s[10]) or 0, tonumber(s[13]) or 0
@@ -167,54 +183,89 @@ if ws then
 end
 redis.call('HSET', KEYS[2], 'ws', now, 'g', 1, 'r', 0, 'n', 0, 'tr', trusted, 'p', probe,
            'q', q, 'a', a, 'd', d, 'H', H, 'c', c, 'e', e)
-redis.call('HDEL', KEYS[2], 'lg')
+redis.call('HDEL', KEYS[2], 'lg', 'pw')
 if L then redis.call('HSET', KEYS[2], 'L', L) end
+local new_we = nil
 if W then
-  redis.call('HSET', KEYS[2], 'we', now + W + a)
+  new_we = now + W + a
+  redis.call('HSET', KEYS[2], 'we', new_we)
+  -- Opened at the learned end of the last window: if the service refuses its first permits,
+  -- the service's window had not ended, and the refusal tells its true length from there.
+  if ws and trusted == 1 and we and now - we < W and tonumber(s[4]) == 0 and s[5] ~= '1' then
+    redis.call('HSET', KEYS[2], 'pw', ws)
+  end
 else
   redis.call('HDEL', KEYS[2], 'we')
 end
-redis.call('PEXPIRE', KEYS[2], ttl)
-return {0, now, 1}
+redis.call('PEXPIRE', KEYS[2], pace_ttl(now, now, new_we, W, a))
+return {0, now, 1, now}
 """
 
 _BLOCK_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delay = tonumber(ARGV[1])
-local untl = now + delay
+-- The block counts from when the 429 was seen (ARGV[7], Redis time; 0: unknown, now), not from
+-- when this write lands: a write delayed by a stall blocks no longer than the service said.
+local at = tonumber(ARGV[7])
+if at <= 0 or at > now then at = now end
+local untl = at + tonumber(ARGV[1])
+if untl <= now then return 0 end  -- over already: a late write changes nothing
 local current = tonumber(redis.call('GET', KEYS[1]))
 if current and current >= untl then
   untl = current
-elseif delay > 0 then
-  redis.call('SET', KEYS[1], untl, 'PX', delay)
+else
+  redis.call('SET', KEYS[1], untl, 'PX', untl - now)
 end
 if ARGV[2] ~= '1' then return untl - now end
-local ttl, max_window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local KEEP, max_window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local idx, wid = tonumber(ARGV[5]), tonumber(ARGV[6])
-local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q')
+local MIN_TTL, MAX_TTL = tonumber(ARGV[8]), tonumber(ARGV[9])
+local function pace_ttl(now, ws, we, W, a)
+  -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
+  local span = 1000
+  if W then span = W + (a or 0) elseif we and ws then span = math.max(we - ws, 1)
+  elseif ws then span = math.max(now - ws, 1000) end
+  local left = 0
+  if we and we > now then left = we - now end
+  return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
+end
+local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'pw')
 local ws, we = tonumber(s[1]), tonumber(s[2])
+local W = tonumber(s[4])
 if ws and (not we or we > now) then
+  if (wid ~= 0 and wid ~= ws) or (wid == 0 and at < ws) then
+    -- A 429 of an earlier window, written late: the current window is none of its business.
+    return untl - now
+  end
   -- The window ends with the block.
-  if not we or we < untl then redis.call('HSET', KEYS[2], 'we', untl) end
+  if not we or we < untl then redis.call('HSET', KEYS[2], 'we', untl); we = untl end
   if wid == 0 then
     redis.call('HSET', KEYS[2], 'n', 1)
-  elseif wid == ws then
+  else
     redis.call('HINCRBY', KEYS[2], 'r', 1)
-    -- Its length is at most the time from its start to the end of the block, when it
-    -- lined up with the service's window and the refused request was one past the limit.
-    local L, W = tonumber(s[5]), tonumber(s[4])
+    -- The window's length follows what the service says, each time, both ways: from the start
+    -- of a lined-up window to the end of the block of a request past the limit ...
+    local L = tonumber(s[5])
     local seen = untl - ws
-    if s[3] == '1' and (not L or s[6] == '1' or idx > L) and seen <= max_window
-       and (not W or (seen < W and seen * 2 >= W)) then
-      redis.call('HSET', KEYS[2], 'W', seen)
+    local pw = tonumber(s[8])
+    if s[3] == '1' and (not L or s[6] == '1' or idx > L) and seen <= max_window then
+      W = seen
+      redis.call('HSET', KEYS[2], 'W', W)
+    elseif s[3] == '1' and L and idx <= L and pw and untl - pw <= max_window then
+      -- ... or, when a permit within the limit was refused, the service's window had not ended
+      -- at the learned length: it runs from the start of the window before to this block's end.
+      W = untl - pw
+      redis.call('HSET', KEYS[2], 'W', W)
+      redis.call('HDEL', KEYS[2], 'pw')
     end
   end
 else
   -- No window open: this block opens one (not lined up) that ends with it.
   redis.call('HSET', KEYS[2], 'ws', now, 'we', untl, 'g', 0, 'r', 0, 'n', 1, 'tr', 0, 'p', 0)
+  redis.call('HDEL', KEYS[2], 'pw')
+  ws, we = now, untl
 end
-redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[7])))
 return untl - now
 """
 
@@ -378,6 +429,8 @@ class RedisBucketStore:
         self._local = MemoryBucketStore(clock=clock)
         # The pace waits Redis answered: until when this process knows a window's permits are taken.
         self._local_pace = MemoryBucketStore(clock=clock)
+        # Redis server time minus this process's clock, ms, from the latest reply (None before one).
+        self._offset_ms: float | None = None
         # The permit each worker thread took last, to match it with a 429.
         self._permits = threading.local()
         # The circuit breaker: after a failed call this process's table answers for a
@@ -434,15 +487,24 @@ class RedisBucketStore:
         wait = self.wait_time(key, scope=scope)
         if wait > 0:
             return wait
+        started = self._clock()
+        offset = self._offset_ms
+        deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
         reply = self._run(
             self._acquire_script,
             self._keys(scope, key),
-            [self._pace, _PACE_TTL_MS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS],
+            [self._pace, _PACE_KEEP_WINDOWS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS, deadline,
+             _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
         )
         if reply is None:
             self._permits.last = None  # a request sent now carries no permit
             return self._local.wait_time(local_key)
-        wait_ms, window, number = (int(x) for x in reply)
+        wait_ms, window, number, server_ms = (int(x) for x in reply)
+        # Redis time minus this process's clock, to stamp later writes with the instant they were decided.
+        self._offset_ms = server_ms - (started + self._clock()) * 500.0
+        if window == -2:  # the script landed after this call's deadline (a stall): nothing was counted
+            self._permits.last = None
+            return self._local.wait_time(local_key)
         if wait_ms > 0:
             wait = wait_ms / 1000.0
             if window == -1:  # the window's permits are taken: a pace wait, not a block
@@ -469,10 +531,13 @@ class RedisBucketStore:
         window = number = 0
         if permit is not None and permit[0] == scope and permit[1] == key:
             window, number = permit[2], permit[3]
+        offset = self._offset_ms
+        seen_at = 0 if offset is None else math.floor(self._clock() * 1000.0 + offset)
         reply = self._run(
             self._block_script,
             self._keys(scope, key),
-            [math.ceil(delay * 1000.0), self._pace, _PACE_TTL_MS, _MAX_WINDOW_MS, number, window],
+            [math.ceil(delay * 1000.0), self._pace, _PACE_KEEP_WINDOWS, _MAX_WINDOW_MS, number, window, seen_at,
+             _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
         )
         if reply is not None and int(reply) / 1000.0 > delay:
             self._local.block(local_key, int(reply) / 1000.0)

@@ -634,3 +634,37 @@ def test_a_call_waits_for_a_pace_slot_only_within_its_own_timeout(
     assert all("rate-limit slot" in str(exc) for _, exc in timed_out)
     # No call waited (much) past its own timeout for a slot: the pace wait is bounded.
     assert max(took for took, _ in outcomes) < 1.5, outcomes
+
+
+# ============================================================================ stale writes and key hygiene
+
+
+def test_a_block_written_late_ends_when_the_service_said_not_later(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    store = make_store(timeout=3.0)  # a bound long enough that the stalled write still lands
+    assert store.acquire("GET:x", scope="s") == 0.0
+    raw.client_pause(400, all=False)  # Redis holds every write for 0.4 s: a stall
+    seen = time.monotonic()
+    store.block("GET:x", 1.0, scope="s")  # the 429 said 1 s; the write lands 0.4 s later
+    landed = time.monotonic() - seen
+    assert landed >= 0.3, f"the pause did not hold the write ({landed:.3f} s)"
+    wait = make_store().acquire("GET:x", scope="s")
+    elapsed = time.monotonic() - seen
+    assert wait <= 1.0 - elapsed + 0.05, f"a phantom block: {wait:.3f} s left {elapsed:.3f} s after a 1 s 429"
+    assert wait > 0.2
+
+
+def test_pace_keys_live_a_few_windows_not_ten_minutes(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    stores = [make_store() for _ in range(6)]
+    _run_fleet(stores, _FixedWindow(3, 0.3), 24)  # learns a 0.3 s window
+    pace_key = _block_key(stores[0], "s", "GET:x").replace(":block", ":pace")
+    assert raw.hget(pace_key, "W") is not None, "the window was not learned"
+    assert 0 < raw.pttl(pace_key) <= 8 * 600, raw.pttl(pace_key)  # a few windows of 0.3 s (and margin)
+    once = make_store()
+    for n in range(20):  # buckets used once: forgotten within seconds
+        once.acquire(f"GET:servers/{n}", scope="s")
+    ttls = [raw.pttl(_block_key(once, "s", f"GET:servers/{n}").replace(":block", ":pace")) for n in range(20)]
+    assert all(0 < ttl <= 10_000 for ttl in ttls), ttls
