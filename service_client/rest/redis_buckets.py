@@ -90,7 +90,6 @@ _PROBE_GAP_MS = 50
 #       start), so it lines up with the service's window and can be learned from
 #   p   1 when it offers one permit more than the limit (a probe)
 #   lg  the last permit past the limit, while its end is not known
-#   pw  the start of the window before it, when this one opened at that one's learned end
 # What was learned:
 #   L   the limit (requests per window)   q  1 while L is a first guess from a window
 #                                            that may not have lined up
@@ -183,17 +182,12 @@ if ws then
 end
 redis.call('HSET', KEYS[2], 'ws', now, 'g', 1, 'r', 0, 'n', 0, 'tr', trusted, 'p', probe,
            'q', q, 'a', a, 'd', d, 'H', H, 'c', c, 'e', e)
-redis.call('HDEL', KEYS[2], 'lg', 'pw')
+redis.call('HDEL', KEYS[2], 'lg')
 if L then redis.call('HSET', KEYS[2], 'L', L) end
 local new_we = nil
 if W then
   new_we = now + W + a
   redis.call('HSET', KEYS[2], 'we', new_we)
-  -- Opened at the learned end of the last window: if the service refuses its first permits,
-  -- the service's window had not ended, and the refusal tells its true length from there.
-  if ws and trusted == 1 and we and now - we < W and tonumber(s[4]) == 0 and s[5] ~= '1' then
-    redis.call('HSET', KEYS[2], 'pw', ws)
-  end
 else
   redis.call('HDEL', KEYS[2], 'we')
 end
@@ -229,7 +223,7 @@ local function pace_ttl(now, ws, we, W, a)
   if we and we > now then left = we - now end
   return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
 end
-local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'pw')
+local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a')
 local ws, we = tonumber(s[1]), tonumber(s[2])
 local W = tonumber(s[4])
 if ws and (not we or we > now) then
@@ -244,25 +238,17 @@ if ws and (not we or we > now) then
   else
     redis.call('HINCRBY', KEYS[2], 'r', 1)
     -- The window's length follows what the service says, each time, both ways: from the start
-    -- of a lined-up window to the end of the block of a request past the limit ...
+    -- of a lined-up window to the end of the block of a request past the limit.
     local L = tonumber(s[5])
     local seen = untl - ws
-    local pw = tonumber(s[8])
     if s[3] == '1' and (not L or s[6] == '1' or idx > L) and seen <= max_window then
       W = seen
       redis.call('HSET', KEYS[2], 'W', W)
-    elseif s[3] == '1' and L and idx <= L and pw and untl - pw <= max_window then
-      -- ... or, when a permit within the limit was refused, the service's window had not ended
-      -- at the learned length: it runs from the start of the window before to this block's end.
-      W = untl - pw
-      redis.call('HSET', KEYS[2], 'W', W)
-      redis.call('HDEL', KEYS[2], 'pw')
     end
   end
 else
   -- No window open: this block opens one (not lined up) that ends with it.
   redis.call('HSET', KEYS[2], 'ws', now, 'we', untl, 'g', 0, 'r', 0, 'n', 1, 'tr', 0, 'p', 0)
-  redis.call('HDEL', KEYS[2], 'pw')
   ws, we = now, untl
 end
 redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[7])))

@@ -331,8 +331,13 @@ class _FixedWindow:
             return self._start + self.window - now
 
 
-def _run_fleet(stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_goal: int) -> list[float]:
-    """Each store is one worker sending as fast as its store lets it; returns the times of the 429s."""
+def _run_fleet(
+    stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_goal: int, accepted_at: list[float] | None = None
+) -> list[float]:
+    """Each store is one worker sending as fast as its store lets it; returns the times of the 429s.
+
+    ``accepted_at``, when given, gets the time of each accepted request.
+    """
     accepted = [0]
     refusals: list[float] = []
     lock = threading.Lock()
@@ -348,6 +353,8 @@ def _run_fleet(stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_g
             with lock:
                 if retry_after is None:
                     accepted[0] += 1
+                    if accepted_at is not None:
+                        accepted_at.append(time.monotonic())
                     if accepted[0] >= accepted_goal:
                         finished.set()
                 else:
@@ -376,6 +383,21 @@ def test_the_pace_spares_the_429s_that_sharing_blocks_alone_earns(
     assert len(blocks_only) >= 20
     # With the pace, 429s teach the limit in the first windows, then only the odd probe is refused.
     assert len(paced) * 2 <= len(blocks_only), (len(paced), len(blocks_only))
+
+
+def test_the_learned_window_follows_the_service_when_it_shrinks_to_less_than_half(
+    make_store: Callable[..., RedisBucketStore],
+) -> None:
+    limit = 4
+    limiter = _FixedWindow(limit, 0.8)
+    stores = [make_store() for _ in range(10)]
+    _run_fleet(stores, limiter, limit * 4)  # a burst: the store learns a 0.8 s window
+    limiter.window = 0.3  # during the quiet spell the service's window becomes 0.3 s
+    _run_fleet(stores, limiter, limit * 6)  # a second burst: the next probe shows the new window
+    accepted: list[float] = []
+    _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet runs at the new limit
+    rate = (len(accepted) - limit) / (accepted[-1] - accepted[0])
+    assert rate >= 0.75 * limit / 0.3, f"{rate:.1f} calls/s against a limit of {limit / 0.3:.1f}"
 
 
 # ============================================================================ Redis failing
