@@ -223,7 +223,7 @@ local function pace_ttl(now, ws, we, W, a)
   if we and we > now then left = we - now end
   return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
 end
-local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a')
+local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'p')
 local ws, we = tonumber(s[1]), tonumber(s[2])
 local W = tonumber(s[4])
 if ws and (not we or we > now) then
@@ -241,7 +241,8 @@ if ws and (not we or we > now) then
     -- of a lined-up window to the end of the block of a request past the limit.
     local L = tonumber(s[5])
     local seen = untl - ws
-    if s[3] == '1' and (not L or s[6] == '1' or idx > L) and seen <= max_window then
+    -- (In a probe window any refusal will do: requests reach the service out of order.)
+    if s[3] == '1' and (not L or s[6] == '1' or idx > L or s[8] == '1') and seen <= max_window then
       W = seen
       redis.call('HSET', KEYS[2], 'W', W)
     end

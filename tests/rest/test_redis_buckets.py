@@ -393,7 +393,7 @@ def test_the_learned_window_follows_the_service_when_it_shrinks_to_less_than_hal
     stores = [make_store() for _ in range(10)]
     _run_fleet(stores, limiter, limit * 4)  # a burst: the store learns a 0.8 s window
     limiter.window = 0.3  # during the quiet spell the service's window becomes 0.3 s
-    _run_fleet(stores, limiter, limit * 6)  # a second burst: the next probe shows the new window
+    _run_fleet(stores, limiter, limit * 8)  # a second burst: the next probe shows the new window
     accepted: list[float] = []
     _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet runs at the new limit
     rate = (len(accepted) - limit) / (accepted[-1] - accepted[0])
