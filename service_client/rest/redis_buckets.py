@@ -28,15 +28,37 @@ What it shares, per bot (``scope``) and bucket key:
 Every instant is Redis server time (``TIME`` inside the scripts); processes
 only ever see delays, so their clocks may disagree.
 
-Every Redis call is bounded by ``timeout`` (50 ms by default), and Redis
-failing (down, slow, refusing connections) never stops the bot. After a
-failed call, requests wait 0.1 s at a time while one of them tries Redis
-again, so a short stall costs a short delay and no 429s. When
-Redis has failed for 0.5 s, the store logs one warning and answers from a
-table of its own process (the blocks this process recorded; no pace): the bot
-keeps serving as a single process would. It tries Redis again after 0.1 s,
-then at doubling intervals up to ``retry_interval``, one request paying for
-each try, and logs when Redis answers again.
+Writes carry the instant they were decided: a block counts from when its 429
+was seen (in Redis time, from the offset between this process's clock and
+the latest reply), so a write that a stall delays ends when the service
+said, not later; a 429 of an earlier window leaves the current window alone;
+an acquire that lands after its caller gave up counts nothing. The learned
+length follows each 429 of a lined-up window, both ways. The pace hash of a
+bucket expires a few of its windows after its last use.
+
+Every Redis call is bounded by ``timeout`` (50 ms by default; a timeout in
+the URL or client can only lower it), and Redis failing (down, slow, partly
+slow, refusing connections) never stops the bot: it is a circuit breaker.
+After a failed call this process answers from a table of its own (the blocks
+it recorded; no pace) for a cool-down, then one request probes Redis while
+the others stay local; the cool-down starts at 0.1 s and doubles (redis-py's
+``ExponentialBackoff``) with each failed probe, or failure soon after
+closing, up to ``retry_interval``. One blip logs nothing above DEBUG; a run
+of failures logs one WARNING, and one INFO when Redis answers again. A Redis
+never reached since the store was built (a wrong password, an unreachable
+URL) logs one ERROR naming the URL with its password hidden; with
+``strict=True`` the store checks at construction and raises instead.
+Logger: ``service_client.rest.redis``.
+
+When a window's permits are taken, :meth:`RedisBucketStore.acquire` answers a
+:class:`~service_client.rest.buckets.PaceWait`: the REST session waits for a
+pace slot only within the call's own timeout, then raises
+:class:`~service_client.errors.ServiceTimeoutError`.
+
+Known limits: a window that got shorter is found only at the next probe (one
+permit past the limit, at most every 16 windows); with whole-second
+``Retry-After`` values a sub-second window cannot be learned (it reads as a
+window of a second or more).
 """
 
 from __future__ import annotations
@@ -311,7 +333,7 @@ class RedisBucketStore:
     Keys (every one with an expiry)::
 
         service_client:[<namespace>:]{<scope>/<bucket>}:block   blocked-until, ms; expires with the block
-        service_client:[<namespace>:]{<scope>/<bucket>}:pace    the learned window; kept 10 min after last use
+        service_client:[<namespace>:]{<scope>/<bucket>}:pace    the learned window; kept 8 windows (2 s to 4 min) after last use
 
     ``<scope>`` is a one-way hash of the bot token (two bots never share a
     bucket; the token never reaches Redis) and ``<bucket>`` a bucket key such
@@ -328,12 +350,18 @@ class RedisBucketStore:
         namespace: An extra key prefix, to keep apart deployments that share
             one Redis (``"staging"``), or None.
         timeout: Bound of each connect and each reply, seconds (default
-            0.05). A call that runs over counts as Redis failing.
-        retry_interval: While Redis is down, the longest pause between two
-            attempts to use it again, seconds (default 1; the pauses start at
-            0.1 s and double).
+            0.05). A call that runs over counts as Redis failing. A
+            ``socket_timeout`` or ``socket_connect_timeout`` in the URL or
+            client can only lower it (see :attr:`timeout`).
+        retry_interval: While Redis is down, the longest cool-down before
+            one request probes it again, seconds (default 1; the cool-downs
+            start at 0.1 s and double).
         pace: Share the learned window (permits per window) as well as the
             blocks. With False only blocks are shared.
+        strict: Check at construction that Redis answers (one PING within
+            ``timeout``, password included) and raise if not, instead of
+            logging an ERROR and running on this process's own table. Only
+            the construction is strict: a later outage is handled as always.
         clock: This process's monotonic time, seconds (tests inject it).
 
     Raises:
@@ -343,6 +371,9 @@ class RedisBucketStore:
         ValueError: The URL is not a Redis URL; ``namespace`` is empty or
             holds braces, spaces or control characters; ``timeout`` or
             ``retry_interval`` is not a positive finite number.
+        ServiceError: ``strict`` is True and Redis did not answer the PING
+            (unreachable, refused, wrong password, over ``timeout``); the
+            text names the URL with its password hidden.
     """
 
     def __init__(
@@ -556,6 +587,7 @@ class RedisBucketStore:
         self._client.close()
 
     def __repr__(self) -> str:
+        """The URL (password hidden), namespace, circuit state and local table size."""
         return (
             f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
             f"redis={self._health.value}, local={len(self._local)})"
