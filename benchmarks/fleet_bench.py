@@ -26,6 +26,23 @@ table, once with every process on one :class:`RedisBucketStore`. Prints one
   minus the in-memory store's.
 - ``request_p50_us_memory`` / ``request_p50_us_redis``: median whole call,
   for scale.
+- ``bursts_second_throughput_ratio``: burst, quiet, burst. The Redis fleet
+  makes ``--burst-calls`` calls per process (15), stays quiet for
+  ``--quiet`` seconds (3), then makes as many again; the second burst's
+  accepted calls per second over the limit, as above (goal >= 0.9: what was
+  learned in the first burst must not slow the second).
+  ``bursts_first_throughput_ratio`` is the first burst's, for scale.
+- ``redis_partly_slow_throughput_ratio``: limiter off, one process, 5
+  callers for ``--slow-seconds`` (3 s) each run: calls per second with the
+  store's Redis behind a proxy that holds 10% of the replies 0.2 s (past the
+  store's 50 ms bound), over calls per second with Redis dead (the proxy
+  resets every connection); two runs of each, alternating (goal >= 0.9).
+  ``redis_partly_slow_calls_per_s`` / ``redis_dead_calls_per_s`` are the
+  rates.
+
+Every fleet call is made with ``timeout_ms=900000``: a call waits for a pace
+slot only within its own timeout, and these callers accept to wait for their
+turn behind the whole fleet.
 """
 
 from __future__ import annotations
@@ -46,12 +63,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _emulator_process import EmulatorProcess
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "rest"))
+from redis_proxy import RedisProxy  # the slow-Redis proxy of the tests
+
 from service_client import Client, MemoryBucketStore, RedisBucketStore
 from service_client.rest import BucketStore
 
 PATH = "/auth/me"
 #: Retries per call: enough that every call succeeds, whatever the store.
 MAX_RETRIES = 200
+#: Each fleet call's timeout, ms: long enough to wait for its pace slot behind the whole fleet.
+FLEET_TIMEOUT_MS = 900_000
 
 
 class _FallbackCounter(logging.Handler):
@@ -62,7 +84,7 @@ class _FallbackCounter(logging.Handler):
         self.count = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "Redis bucket store failed" in record.getMessage():
+        if "Redis bucket store" in record.getMessage():
             self.count += 1
 
 
@@ -74,40 +96,50 @@ def _bot_process(
     namespace: str,
     calls: int,
     ready: multiprocessing.synchronize.Barrier,
-    go: multiprocessing.synchronize.Event,
+    go: list[multiprocessing.synchronize.Event],
     results: Any,
 ) -> None:
-    """One bot process: log in, wait for the start, make ``calls`` calls at once, report."""
+    """One bot process: log in, then for each burst wait for its start, make ``calls`` calls at once, report."""
     token = token_queue.get(timeout=60)
     fallbacks = _FallbackCounter()
     logging.getLogger("service_client.rest").addHandler(fallbacks)
     store = RedisBucketStore(redis_url, namespace=namespace) if mode == "redis" else None
     client = Client(base_url=urls[0], socket_url=urls[1], bucket_store=store)
-    ok = failed = 0
     try:
         client.login(token, timeout=60)
         ready.wait(120)
-        go.wait(120)
         with concurrent.futures.ThreadPoolExecutor(calls, thread_name_prefix="fleet-call") as pool:
-            futures = [pool.submit(client.api_call, PATH, max_retries=MAX_RETRIES) for _ in range(calls)]
-            for future in futures:
-                try:
-                    future.result(timeout=600)
-                    ok += 1
-                except Exception:  # noqa: BLE001 - counted and reported
-                    failed += 1
+            for start in go:
+                start.wait(900)
+                ok = failed = 0
+                futures = [pool.submit(client.api_call, PATH, max_retries=MAX_RETRIES, timeout_ms=FLEET_TIMEOUT_MS)
+                           for _ in range(calls)]
+                for future in futures:
+                    try:
+                        future.result(timeout=900)
+                        ok += 1
+                    except Exception:  # noqa: BLE001 - counted and reported
+                        failed += 1
+                results.put((ok, failed, fallbacks.count))
     finally:
         client.destroy()
         if store is not None:
             store.close()
-        results.put((ok, failed, fallbacks.count))
 
 
-def fleet_run(emu: EmulatorProcess, token: str, mode: str, args: argparse.Namespace) -> dict[str, float]:
-    """One fleet run with ``mode`` ("memory" or "redis"); figures from the emulator's journal."""
+def fleet_run(
+    emu: EmulatorProcess, token: str, mode: str, args: argparse.Namespace, *, calls: int | None = None,
+    bursts: int = 1, quiet: float = 0.0,
+) -> list[dict[str, float]]:
+    """Fleet runs with ``mode`` ("memory" or "redis"): ``bursts`` bursts ``quiet`` seconds apart.
+
+    Returns:
+        The figures of each burst, from the emulator's journal.
+    """
+    calls = args.calls if calls is None else calls
     ctx = multiprocessing.get_context("spawn")
     ready = ctx.Barrier(args.processes + 1)
-    go = ctx.Event()
+    go = [ctx.Event() for _ in range(bursts)]
     results = ctx.Queue()
     tokens = ctx.Queue()
     namespace = f"fleet-bench-{uuid.uuid4().hex}"
@@ -115,7 +147,7 @@ def fleet_run(emu: EmulatorProcess, token: str, mode: str, args: argparse.Namesp
     procs = [
         ctx.Process(
             target=_bot_process,
-            args=(mode, (emu.base_url, emu.socket_url), tokens, args.redis_url, namespace, args.calls,
+            args=(mode, (emu.base_url, emu.socket_url), tokens, args.redis_url, namespace, calls,
                   ready, go, results),
             name=f"fleet-bot-{n}",
         )
@@ -126,31 +158,73 @@ def fleet_run(emu: EmulatorProcess, token: str, mode: str, args: argparse.Namesp
         tokens.put(token)  # through a queue, never on a command line
     ready.wait(180)
     emu.call("POST", "/ratelimit", {"limit": args.limit, "windowMs": args.window * 1000})
-    emu.call("DELETE", "/requests")
-    started = time.perf_counter()
-    go.set()
-    outcomes = [results.get(timeout=900) for _ in procs]
-    seconds = time.perf_counter() - started
+    figures = []
+    for n, start in enumerate(go):
+        if n:
+            time.sleep(quiet)  # the quiet spell between two bursts
+        emu.call("DELETE", "/requests")
+        started = time.perf_counter()
+        start.set()
+        outcomes = [results.get(timeout=900) for _ in procs]
+        seconds = time.perf_counter() - started
+        journal = [e for e in emu.call("GET", "/requests")["requests"] if e["path"] == PATH]
+        accepted = sorted(e["startedAt"] for e in journal if e["status"] == 200)
+        limited = sum(1 for e in journal if e["status"] == 429)
+        failed = sum(outcome[1] for outcome in outcomes)
+        fallbacks = sum(outcome[2] for outcome in outcomes)
+        if failed or len(accepted) != args.processes * calls:
+            raise RuntimeError(f"{mode}: {failed} calls failed, {len(accepted)} accepted")
+        span_s = (accepted[-1] - accepted[0]) / 1000.0
+        rate = (len(accepted) - args.limit) / span_s
+        figures.append({
+            "429s": limited,
+            "throughput_ratio": rate / (args.limit / args.window),
+            "seconds": seconds,
+            "fallbacks": fallbacks,
+        })
     for proc in procs:
         proc.join(30)
     emu.call("POST", "/ratelimit", {"limit": None})
-    journal = [e for e in emu.call("GET", "/requests")["requests"] if e["path"] == PATH]
-    accepted = sorted(e["startedAt"] for e in journal if e["status"] == 200)
-    limited = sum(1 for e in journal if e["status"] == 429)
-    failed = sum(outcome[1] for outcome in outcomes)
-    fallbacks = sum(outcome[2] for outcome in outcomes)
-    if failed or len(accepted) != args.processes * args.calls:
-        raise RuntimeError(f"{mode}: {failed} calls failed, {len(accepted)} accepted")
-    span_s = (accepted[-1] - accepted[0]) / 1000.0
-    rate = (len(accepted) - args.limit) / span_s
     if mode == "redis":
         _delete_keys(args.redis_url, namespace)
-    return {
-        "429s": limited,
-        "throughput_ratio": rate / (args.limit / args.window),
-        "seconds": seconds,
-        "fallbacks": fallbacks,
-    }
+    return figures
+
+
+def partly_slow(emu: EmulatorProcess, token: str, args: argparse.Namespace) -> dict[str, float]:
+    """Calls per second with a partly slow Redis and with a dead one (limiter off, one process)."""
+    emu.call("POST", "/ratelimit", {"limit": None})
+    port = int(args.redis_url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+    slow, dead = RedisProxy(port), RedisProxy(port)
+    slow.set_slow(0.1, 0.2)
+    dead.set_mode("reset")
+    namespace = f"fleet-bench-{uuid.uuid4().hex}"
+    rates: dict[str, list[float]] = {"slow": [], "dead": []}
+    try:
+        for name, proxy in (("dead", dead), ("slow", slow), ("dead", dead), ("slow", slow)):
+            store = RedisBucketStore(proxy.url, namespace=namespace)
+            client = Client(base_url=emu.base_url, socket_url=emu.socket_url, bucket_store=store)
+            try:
+                client.login(token, timeout=60)
+                stop = time.monotonic() + args.slow_seconds
+                count = [0]
+
+                def caller(client: Client = client, stop: float = stop, count: list[int] = count) -> None:
+                    while time.monotonic() < stop:
+                        client.api_call(PATH)
+                        count[0] += 1
+
+                with concurrent.futures.ThreadPoolExecutor(5, thread_name_prefix="slow-call") as pool:
+                    for future in [pool.submit(caller) for _ in range(5)]:
+                        future.result(timeout=args.slow_seconds + 60)
+                rates[name].append(count[0] / args.slow_seconds)
+            finally:
+                client.destroy()
+                store.close()
+    finally:
+        slow.close()
+        dead.close()
+    _delete_keys(args.redis_url, namespace)
+    return {"slow": statistics.fmean(rates["slow"]), "dead": statistics.fmean(rates["dead"])}
 
 
 def _delete_keys(redis_url: str, namespace: str) -> None:
@@ -238,14 +312,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=1.0, help="window, seconds")
     parser.add_argument("--overhead-calls", type=int, default=1000)
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--burst-calls", type=int, default=15, help="calls per process per burst")
+    parser.add_argument("--quiet", type=float, default=3.0, help="quiet spell between the bursts, seconds")
+    parser.add_argument("--slow-seconds", type=float, default=3.0, help="length of each partly-slow run, seconds")
     args = parser.parse_args(argv)
 
     emu = EmulatorProcess()
     try:
         token = emu.call("POST", "/users", {"name": "fleet-bot", "bot": True})["token"]
         over = overhead(emu, token, args)
-        memory = fleet_run(emu, token, "memory", args)
-        shared = fleet_run(emu, token, "redis", args)
+        slow = partly_slow(emu, token, args)
+        (memory,) = fleet_run(emu, token, "memory", args)
+        (shared,) = fleet_run(emu, token, "redis", args)
+        first, second = fleet_run(emu, token, "redis", args, calls=args.burst_calls, bursts=2, quiet=args.quiet)
     finally:
         emu.stop()
     lines = {
@@ -257,6 +336,12 @@ def main(argv: list[str] | None = None) -> int:
         "fleet_seconds_memory": memory["seconds"],
         "fleet_seconds_redis": shared["seconds"],
         "fleet_redis_fallbacks": shared["fallbacks"],
+        "bursts_first_throughput_ratio": first["throughput_ratio"],
+        "bursts_second_throughput_ratio": second["throughput_ratio"],
+        "bursts_429s": first["429s"] + second["429s"],
+        "redis_partly_slow_calls_per_s": slow["slow"],
+        "redis_dead_calls_per_s": slow["dead"],
+        "redis_partly_slow_throughput_ratio": slow["slow"] / slow["dead"],
         "redis_overhead_us": over["store_us_redis"] - over["store_us_memory"],
         "request_p50_us_memory": over["request_p50_us_memory"],
         "request_p50_us_redis": over["request_p50_us_redis"],

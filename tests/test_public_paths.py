@@ -189,6 +189,7 @@ PUBLIC_PATHS: dict[str, tuple[str, ...]] = {
     "service_client.rest": (
         "BucketStore",
         "MemoryBucketStore",
+        "PaceWait",
         "RETRY_STATUSES",
         "RedisBucketStore",
         "RestSession",

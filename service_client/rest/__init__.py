@@ -2,7 +2,8 @@
 
 - :mod:`.route`: :class:`Route`, :func:`encode_segment`, :func:`bucket_key` (pure).
 - :mod:`.retry`: :func:`backoff_delay`, :func:`parse_retry_after` (pure).
-- :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :func:`bucket_scope`.
+- :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :class:`PaceWait`,
+  :func:`bucket_scope`.
 - :mod:`.redis_buckets`: :class:`RedisBucketStore`, the table shared by a
   bot's processes (needs the ``redis`` extra only when built; the module
   loads on first access).
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .buckets import BucketStore, MemoryBucketStore, bucket_scope
+from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
 from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
 from .route import Route, bucket_key, encode_query, encode_segment, redact_path
 
@@ -53,6 +54,7 @@ __all__ = [
     "RETRY_STATUSES",
     "BucketStore",
     "MemoryBucketStore",
+    "PaceWait",
     "RedisBucketStore",
     "RestSession",
     "Route",

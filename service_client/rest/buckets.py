@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-__all__ = ["BucketStore", "MemoryBucketStore", "bucket_scope"]
+__all__ = ["BucketStore", "MemoryBucketStore", "PaceWait", "bucket_scope"]
 
 #: Entries kept before expired ones are swept on ``set``.
 _SWEEP_AT = 1024
@@ -43,6 +43,26 @@ def bucket_scope(token: str) -> str:
         with a fixed label).
     """
     return hashlib.sha256(b"service_client bucket scope\x00" + token.encode("utf-8")).hexdigest()[:32]
+
+
+class PaceWait(float):
+    """A wait for a pace slot, seconds: what a pacing store's ``acquire`` answers when a window's permits are taken.
+
+    A plain positive float from :meth:`BucketStore.acquire` is a block (a 429's
+    ``Retry-After``): the REST session waits it out, up to its
+    ``max_retry_after``. A ``PaceWait`` means the bucket is not blocked, but
+    the permits of its current window are all taken (by this process or
+    others sharing the store): the request may ask again after this many
+    seconds. The session waits for a pace slot only within the call's own
+    timeout (``timeout_ms``, counted from the first pace wait of an attempt);
+    when the slot cannot come within it, the call ends with
+    :class:`~service_client.errors.ServiceTimeoutError`.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"PaceWait({float(self)!r})"
 
 
 @runtime_checkable
@@ -84,7 +104,8 @@ class BucketStore(Protocol):
 
         Returns:
             ``0.0``: send now. A positive number: seconds to wait before
-            asking again (the request is not counted).
+            asking again (the request is not counted); a :class:`PaceWait`
+            when the wait is for a pace slot rather than a block.
         """
         ...
 

@@ -28,15 +28,37 @@ What it shares, per bot (``scope``) and bucket key:
 Every instant is Redis server time (``TIME`` inside the scripts); processes
 only ever see delays, so their clocks may disagree.
 
-Every Redis call is bounded by ``timeout`` (50 ms by default), and Redis
-failing (down, slow, refusing connections) never stops the bot. After a
-failed call, requests wait 0.1 s at a time while one of them tries Redis
-again, so a short stall costs a short delay and no 429s. When
-Redis has failed for 0.5 s, the store logs one warning and answers from a
-table of its own process (the blocks this process recorded; no pace): the bot
-keeps serving as a single process would. It tries Redis again after 0.1 s,
-then at doubling intervals up to ``retry_interval``, one request paying for
-each try, and logs when Redis answers again.
+Writes carry the instant they were decided: a block counts from when its 429
+was seen (in Redis time, from the offset between this process's clock and
+the latest reply), so a write that a stall delays ends when the service
+said, not later; a 429 of an earlier window leaves the current window alone;
+an acquire that lands after its caller gave up counts nothing. The learned
+length follows each 429 of a lined-up window, both ways. The pace hash of a
+bucket expires a few of its windows after its last use.
+
+Every Redis call is bounded by ``timeout`` (50 ms by default; a timeout in
+the URL or client can only lower it), and Redis failing (down, slow, partly
+slow, refusing connections) never stops the bot: it is a circuit breaker.
+After a failed call this process answers from a table of its own (the blocks
+it recorded; no pace) for a cool-down, then one request probes Redis while
+the others stay local; the cool-down starts at 0.1 s and doubles (redis-py's
+``ExponentialBackoff``) with each failed probe, or failure soon after
+closing, up to ``retry_interval``. One blip logs nothing above DEBUG; a run
+of failures logs one WARNING, and one INFO when Redis answers again. A Redis
+never reached since the store was built (a wrong password, an unreachable
+URL) logs one ERROR naming the URL with its password hidden; with
+``strict=True`` the store checks at construction and raises instead.
+Logger: ``service_client.rest.redis``.
+
+When a window's permits are taken, :meth:`RedisBucketStore.acquire` answers a
+:class:`~service_client.rest.buckets.PaceWait`: the REST session waits for a
+pace slot only within the call's own timeout, then raises
+:class:`~service_client.errors.ServiceTimeoutError`.
+
+Known limits: a window that got shorter is found only at the next probe (one
+permit past the limit, at most every 16 windows); with whole-second
+``Retry-After`` values a sub-second window cannot be learned (it reads as a
+window of a second or more).
 """
 
 from __future__ import annotations
@@ -46,10 +68,12 @@ import logging
 import math
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .buckets import MemoryBucketStore
+from ..errors import ServiceError
+from .buckets import MemoryBucketStore, PaceWait
 
 if TYPE_CHECKING:  # the redis package is an optional extra, imported when a store is built
     import redis as redis_module
@@ -57,19 +81,22 @@ if TYPE_CHECKING:  # the redis package is an optional extra, imported when a sto
 
 __all__ = ["DEFAULT_REDIS_TIMEOUT_S", "DEFAULT_RETRY_INTERVAL_S", "RedisBucketStore"]
 
-_log = logging.getLogger("service_client.rest")
+_log = logging.getLogger("service_client.rest.redis")
 
 #: Bound of every Redis call (connect, and each reply), seconds.
 DEFAULT_REDIS_TIMEOUT_S = 0.05
-#: While Redis is down, the longest pause before one request tries it again, seconds.
+#: While Redis is down, the longest cool-down before one request probes it again, seconds.
 DEFAULT_RETRY_INTERVAL_S = 1.0
-#: After a failed call, how long requests wait before Redis is tried again, seconds; while
-#: down, the pause starts here and doubles after each failed try up to the retry interval.
-_FIRST_RETRY_S = 0.1
-#: How long Redis may fail before it counts as down and the process's own table answers, seconds.
-_SUSPECT_S = 0.5
-#: How long a bucket's learned pace is kept after its last use, milliseconds.
-_PACE_TTL_MS = 600_000
+#: The first cool-down after a failed call, seconds; it doubles with each trip in a row.
+_FIRST_COOL_DOWN_S = 0.1
+#: How long Redis must answer after a cool-down before a failure counts as a new outage
+#: (the cool-downs start again from the first), seconds.
+_STABLE_S = 10.0
+#: How long a bucket's pace hash is kept after its last use: this many of its windows
+#: (past the current window's end), at least _PACE_MIN_TTL_MS and at most _PACE_MAX_TTL_MS.
+_PACE_KEEP_WINDOWS = 8
+_PACE_MIN_TTL_MS = 2_000
+_PACE_MAX_TTL_MS = 240_000
 #: Longest window length the store learns, milliseconds (longer: blocks only).
 _MAX_WINDOW_MS = 120_000
 #: Clean saturated windows in a row before one more permit is offered (at most).
@@ -88,17 +115,29 @@ _PROBE_GAP_MS = 50
 # What was learned:
 #   L   the limit (requests per window)   q  1 while L is a first guess from a window
 #                                            that may not have lined up
-#   W   the length (the shortest seen from a window's start to the end of its block)
+#   W   the length (the latest seen from a lined-up window's start to the end of its block)
 #   a   the margin added to W             d  1 after one window accepted fewer than L
 #   H   the highest limit confirmed       c  clean saturated windows in a row
 #   e   clean saturated windows between two probes
 _ACQUIRE_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = tonumber(ARGV[6])
+if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
 local blocked = tonumber(redis.call('GET', KEYS[1]))
-if blocked and blocked > now then return {blocked - now, 0, 0} end
-if ARGV[1] ~= '1' then return {0, 0, 0} end
-local ttl, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if blocked and blocked > now then return {blocked - now, 0, 0, now} end
+if ARGV[1] ~= '1' then return {0, 0, 0, now} end
+local KEEP, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local MIN_TTL, MAX_TTL = tonumber(ARGV[7]), tonumber(ARGV[8])
+local function pace_ttl(now, ws, we, W, a)
+  -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
+  local span = 1000
+  if W then span = W + (a or 0) elseif we and ws then span = math.max(we - ws, 1)
+  elseif ws then span = math.max(now - ws, 1000) end
+  local left = 0
+  if we and we > now then left = we - now end
+  return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
+end
 local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg',
                      'L', 'q', 'W', 'a', 'd', 'H', 'c', 'e')
 local ws, we = tonumber(s[1]), tonumber(s[2])
@@ -108,18 +147,18 @@ if ws and (not we or now < we) then
   -- The window is open: hand out a permit unless its share is gone.
   local g = tonumber(s[3]) or 0
   if L and g >= L + p then
-    if we then return {we - now, 0, 0} end
+    if we then return {we - now, -1, 0, now} end
     -- Its end is not known yet: past the limit, one request per gap goes to find it.
     local last = tonumber(s[8]) or 0
-    if now - last < gap then return {gap - (now - last), 0, 0} end
+    if now - last < gap then return {gap - (now - last), -1, 0, now} end
     redis.call('HSET', KEYS[2], 'lg', now)
   end
   if not we and s[6] == '1' and now - ws > max_window then
     redis.call('HSET', KEYS[2], 'tr', 0)  -- open longer than any window learned: no longer lined up
   end
   g = redis.call('HINCRBY', KEYS[2], 'g', 1)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  return {0, ws, g}
+  redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[12])))
+  return {0, ws, g, now}
 end
 -- No window, or it is over: learn from it, then open the next one.
 local q, d = tonumber(s[10]) or 0, tonumber(s[13]) or 0
@@ -167,52 +206,75 @@ redis.call('HSET', KEYS[2], 'ws', now, 'g', 1, 'r', 0, 'n', 0, 'tr', trusted, 'p
            'q', q, 'a', a, 'd', d, 'H', H, 'c', c, 'e', e)
 redis.call('HDEL', KEYS[2], 'lg')
 if L then redis.call('HSET', KEYS[2], 'L', L) end
+local new_we = nil
 if W then
-  redis.call('HSET', KEYS[2], 'we', now + W + a)
+  new_we = now + W + a
+  redis.call('HSET', KEYS[2], 'we', new_we)
 else
   redis.call('HDEL', KEYS[2], 'we')
 end
-redis.call('PEXPIRE', KEYS[2], ttl)
-return {0, now, 1}
+redis.call('PEXPIRE', KEYS[2], pace_ttl(now, now, new_we, W, a))
+return {0, now, 1, now}
 """
 
 _BLOCK_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delay = tonumber(ARGV[1])
-local untl = now + delay
+-- The block counts from when the 429 was seen (ARGV[7], Redis time; 0: unknown, now), not from
+-- when this write lands: a write delayed by a stall blocks no longer than the service said.
+local at = tonumber(ARGV[7])
+if at <= 0 or at > now then at = now end
+local untl = at + tonumber(ARGV[1])
+if untl <= now then return 0 end  -- over already: a late write changes nothing
 local current = tonumber(redis.call('GET', KEYS[1]))
 if current and current >= untl then
   untl = current
-elseif delay > 0 then
-  redis.call('SET', KEYS[1], untl, 'PX', delay)
+else
+  redis.call('SET', KEYS[1], untl, 'PX', untl - now)
 end
 if ARGV[2] ~= '1' then return untl - now end
-local ttl, max_window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local KEEP, max_window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local idx, wid = tonumber(ARGV[5]), tonumber(ARGV[6])
-local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q')
+local MIN_TTL, MAX_TTL = tonumber(ARGV[8]), tonumber(ARGV[9])
+local function pace_ttl(now, ws, we, W, a)
+  -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
+  local span = 1000
+  if W then span = W + (a or 0) elseif we and ws then span = math.max(we - ws, 1)
+  elseif ws then span = math.max(now - ws, 1000) end
+  local left = 0
+  if we and we > now then left = we - now end
+  return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
+end
+local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'p')
 local ws, we = tonumber(s[1]), tonumber(s[2])
+local W = tonumber(s[4])
 if ws and (not we or we > now) then
+  if (wid ~= 0 and wid ~= ws) or (wid == 0 and at < ws) then
+    -- A 429 of an earlier window, written late: the current window is none of its business.
+    return untl - now
+  end
   -- The window ends with the block.
-  if not we or we < untl then redis.call('HSET', KEYS[2], 'we', untl) end
+  if not we or we < untl then redis.call('HSET', KEYS[2], 'we', untl); we = untl end
   if wid == 0 then
     redis.call('HSET', KEYS[2], 'n', 1)
-  elseif wid == ws then
+  else
     redis.call('HINCRBY', KEYS[2], 'r', 1)
-    -- Its length is at most the time from its start to the end of the block, when it
-    -- lined up with the service's window and the refused request was one past the limit.
-    local L, W = tonumber(s[5]), tonumber(s[4])
+    -- The window's length follows what the service says, each time, both ways: from the start
+    -- of a lined-up window to the end of the block of a request past the limit.
+    local L = tonumber(s[5])
     local seen = untl - ws
-    if s[3] == '1' and (not L or s[6] == '1' or idx > L) and seen <= max_window
-       and (not W or (seen < W and seen * 2 >= W)) then
-      redis.call('HSET', KEYS[2], 'W', seen)
+    -- (In a probe window any refusal will do: requests reach the service out of order.)
+    if s[3] == '1' and (not L or s[6] == '1' or idx > L or s[8] == '1') and seen <= max_window then
+      W = seen
+      redis.call('HSET', KEYS[2], 'W', W)
     end
   end
 else
   -- No window open: this block opens one (not lined up) that ends with it.
   redis.call('HSET', KEYS[2], 'ws', now, 'we', untl, 'g', 0, 'r', 0, 'n', 1, 'tr', 0, 'p', 0)
+  ws, we = now, untl
 end
-redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[7])))
 return untl - now
 """
 
@@ -228,9 +290,37 @@ def _import_redis() -> Any:
 
 
 class _Health(enum.Enum):
-    UP = "up"  # every call goes to Redis
-    SUSPECT = "suspect"  # a call just failed: requests wait while Redis is tried again
-    DOWN = "down"  # Redis failed for longer: this process's table answers
+    UP = "up"  # the circuit is closed: every call goes to Redis
+    DOWN = "down"  # open: this process's table answers until the cool-down ends
+    PROBING = "probing"  # one call tries Redis; the others answer locally meanwhile
+
+
+#: Connection settings a pool adds by itself; a store's own pool makes its own.
+_POOL_OWN_KEYS = ("maint_notifications", "oss_cluster_maint", "orig_", "himport_registry", "event_dispatcher")
+
+
+def _shown_url(url: str | None, options: dict[str, Any], connection_class: type, mod: Any) -> str:
+    """The Redis URL the store uses, its password (if any) shown as ``***``."""
+    if url is not None:
+        parts = urllib.parse.urlsplit(url)
+        netloc = parts.netloc
+        if parts.password is not None:
+            user = parts.username or ""
+            netloc = f"{user}:***@{netloc.rpartition('@')[2]}"
+        query = urllib.parse.urlencode(
+            [(k, "***" if k == "password" else v) for k, v in urllib.parse.parse_qsl(parts.query)]
+        )
+        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    auth = ""
+    if options.get("password"):
+        auth = f"{options.get('username') or ''}:***@"
+    elif options.get("username"):
+        auth = f"{options['username']}@"
+    db = options.get("db", 0)
+    if issubclass(connection_class, mod.UnixDomainSocketConnection):
+        return f"unix://{auth}{options.get('path', '')}?db={db}"
+    scheme = "rediss" if issubclass(connection_class, mod.SSLConnection) else "redis"
+    return f"{scheme}://{auth}{options.get('host', 'localhost')}:{options.get('port', 6379)}/{db}"
 
 
 class RedisBucketStore:
@@ -243,7 +333,7 @@ class RedisBucketStore:
     Keys (every one with an expiry)::
 
         service_client:[<namespace>:]{<scope>/<bucket>}:block   blocked-until, ms; expires with the block
-        service_client:[<namespace>:]{<scope>/<bucket>}:pace    the learned window; kept 10 min after last use
+        service_client:[<namespace>:]{<scope>/<bucket>}:pace    the learned window; kept 8 windows (2 s to 4 min) after last use
 
     ``<scope>`` is a one-way hash of the bot token (two bots never share a
     bucket; the token never reaches Redis) and ``<bucket>`` a bucket key such
@@ -260,12 +350,18 @@ class RedisBucketStore:
         namespace: An extra key prefix, to keep apart deployments that share
             one Redis (``"staging"``), or None.
         timeout: Bound of each connect and each reply, seconds (default
-            0.05). A call that runs over counts as Redis failing.
-        retry_interval: While Redis is down, the longest pause between two
-            attempts to use it again, seconds (default 1; the pauses start at
-            0.1 s and double).
+            0.05). A call that runs over counts as Redis failing. A
+            ``socket_timeout`` or ``socket_connect_timeout`` in the URL or
+            client can only lower it (see :attr:`timeout`).
+        retry_interval: While Redis is down, the longest cool-down before
+            one request probes it again, seconds (default 1; the cool-downs
+            start at 0.1 s and double).
         pace: Share the learned window (permits per window) as well as the
             blocks. With False only blocks are shared.
+        strict: Check at construction that Redis answers (one PING within
+            ``timeout``, password included) and raise if not, instead of
+            logging an ERROR and running on this process's own table. Only
+            the construction is strict: a later outage is handled as always.
         clock: This process's monotonic time, seconds (tests inject it).
 
     Raises:
@@ -275,6 +371,9 @@ class RedisBucketStore:
         ValueError: The URL is not a Redis URL; ``namespace`` is empty or
             holds braces, spaces or control characters; ``timeout`` or
             ``retry_interval`` is not a positive finite number.
+        ServiceError: ``strict`` is True and Redis did not answer the PING
+            (unreachable, refused, wrong password, over ``timeout``); the
+            text names the URL with its password hidden.
     """
 
     def __init__(
@@ -285,9 +384,10 @@ class RedisBucketStore:
         timeout: float = DEFAULT_REDIS_TIMEOUT_S,
         retry_interval: float = DEFAULT_RETRY_INTERVAL_S,
         pace: bool = True,
+        strict: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Build the store; nothing is sent to Redis until the first request."""
+        """Build the store; with ``strict`` False nothing is sent to Redis until the first request."""
         mod = _import_redis()
         for arg, value in (("timeout", timeout), ("retry_interval", retry_interval)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -299,25 +399,36 @@ class RedisBucketStore:
                 raise TypeError(f"namespace must be a str or None, not {type(namespace).__name__}")
             if not namespace or any(ch in "{} " or not ch.isprintable() for ch in namespace):
                 raise ValueError("namespace must be a non-empty str without braces, spaces or control characters")
-        if not isinstance(pace, bool):
-            raise TypeError(f"pace must be a bool, not {type(pace).__name__}")
+        for arg, flag in (("pace", pace), ("strict", strict)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{arg} must be a bool, not {type(flag).__name__}")
 
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        settings: dict[str, Any] = {
-            "socket_timeout": float(timeout),
-            "socket_connect_timeout": float(timeout),
-            "retry": Retry(NoBackoff(), 0),
-        }
         if isinstance(redis, str):
-            client = mod.Redis.from_url(redis, **settings)
+            options: dict[str, Any] = dict(mod.connection.parse_url(redis))  # ValueError: not a Redis URL
+            connection_class = options.pop("connection_class", mod.Connection)
         elif isinstance(redis, mod.Redis):
             pool = redis.connection_pool
-            kwargs = {**pool.connection_kwargs, **settings}
-            client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=pool.connection_class, **kwargs))
+            options = {k: v for k, v in pool.connection_kwargs.items() if not k.startswith(_POOL_OWN_KEYS)}
+            connection_class = pool.connection_class
         else:
             raise TypeError(f"redis must be a redis.Redis client or a URL str, not {type(redis).__name__}")
+        # The store's bound always holds: a timeout in the URL or the client may only lower it.
+        for name in ("socket_timeout", "socket_connect_timeout"):
+            given = options.get(name)
+            options[name] = float(timeout) if given is None else min(float(timeout), float(given))
+        options["retry"] = Retry(NoBackoff(), 0)
+        maint = getattr(mod, "maint_notifications", None)
+        if maint is not None:
+            # Maintenance notifications relax the socket timeouts while the server moves (to
+            # seconds): off, so that the bound above holds then too.
+            options["maint_notifications_config"] = maint.MaintNotificationsConfig(enabled=False)
+        self._url = _shown_url(redis if isinstance(redis, str) else None, options, connection_class, mod)
+        self._password = options.get("password")
+        self._timeout = max(options["socket_timeout"], options["socket_connect_timeout"])
+        client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=connection_class, **options))
 
         self._errors: tuple[type[BaseException], ...] = (mod.RedisError, OSError)
         self._client = client
@@ -334,52 +445,89 @@ class RedisBucketStore:
         # process recorded; it alone answers while Redis is down. Keys:
         # "<scope>/<bucket>".
         self._local = MemoryBucketStore(clock=clock)
+        # The pace waits Redis answered: until when this process knows a window's permits are taken.
+        self._local_pace = MemoryBucketStore(clock=clock)
+        # Redis server time minus this process's clock, ms, from the latest reply (None before one).
+        self._offset_ms: float | None = None
         # The permit each worker thread took last, to match it with a 429.
         self._permits = threading.local()
-        self._health_lock = threading.Lock()  # guards the four fields below
+        # The circuit breaker: after a failed call this process's table answers for a
+        # cool-down (redis-py's ExponentialBackoff of the trips in a row, up to
+        # retry_interval), then one call probes Redis while the others stay local.
+        self._cool_down = mod.backoff.ExponentialBackoff(cap=self._retry_interval, base=_FIRST_COOL_DOWN_S)
+        self._health_lock = threading.Lock()  # guards the fields below
         self._health = _Health.UP
-        self._failing_since = 0.0
-        self._next_try = 0.0
-        self._failed_tries = 0
+        self._generation = 0  # moves at every change of _health: a call's outcome counts in its own only
+        self._probe_at = 0.0  # while DOWN: when one call may probe Redis
+        self._trips = 0  # trips in a row (a trip soon after closing continues the run)
+        self._closed_at = -math.inf
+        self._announced = False  # the outage was logged (its end will be too) ...
+        self._said_back = False  # ... and its end was
+        self._ever_answered = False
+        if strict:
+            self._check()
 
     # ------------------------------------------------------------------ BucketStore
 
     def wait_time(self, key: str, *, scope: str = "") -> float:
-        """Seconds ``key`` is known to be blocked, from this process's table only (no round trip).
+        """Seconds ``key`` is known to wait, from this process's table only (no round trip).
 
         See :meth:`~service_client.rest.buckets.BucketStore.wait_time`. A
         block another process recorded shows up at :meth:`acquire`.
+
+        Returns:
+            ``0.0`` when clear; the block's seconds left; or a
+            :class:`~service_client.rest.buckets.PaceWait` while this process
+            knows the current window's permits are all taken.
         """
-        return self._local.wait_time(f"{scope}/{key}")
+        local_key = f"{scope}/{key}"
+        wait = self._local.wait_time(local_key)
+        if wait > 0:
+            return wait
+        pace = self._local_pace.wait_time(local_key)
+        return PaceWait(pace) if pace > 0 else 0.0
 
     def acquire(self, key: str, *, scope: str = "") -> float:
         """Take one of the bucket's permits in Redis, or say how long to wait.
 
         See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
         round trip (one Lua script), unless this process already knows the
-        bucket is blocked. When a call fails, requests wait (0.1 s at a
-        time) while Redis is tried again; after 0.5 s of failures Redis
-        counts as down and this process's table answers: the blocks it
-        recorded itself, no pace.
+        bucket must wait. While the circuit is open (a call failed), this
+        process's table answers instead: the blocks it recorded itself, no
+        pace.
 
         Returns:
-            ``0.0`` to send now (a permit is counted), else seconds to wait.
+            ``0.0`` to send now (a permit is counted); else seconds to wait:
+            a block's, or a :class:`~service_client.rest.buckets.PaceWait`
+            when the window's permits are taken.
         """
         local_key = f"{scope}/{key}"
-        wait = self._local.wait_time(local_key)
+        wait = self.wait_time(key, scope=scope)
         if wait > 0:
             return wait
-        reply, hold = self._run(
+        started = self._clock()
+        offset = self._offset_ms
+        deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
+        reply = self._run(
             self._acquire_script,
             self._keys(scope, key),
-            [self._pace, _PACE_TTL_MS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS],
+            [self._pace, _PACE_KEEP_WINDOWS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS, deadline,
+             _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
         )
         if reply is None:
             self._permits.last = None  # a request sent now carries no permit
-            return hold
-        wait_ms, window, number = (int(x) for x in reply)
+            return self._local.wait_time(local_key)
+        wait_ms, window, number, server_ms = (int(x) for x in reply)
+        # Redis time minus this process's clock, to stamp later writes with the instant they were decided.
+        self._offset_ms = server_ms - (started + self._clock()) * 500.0
+        if window == -2:  # the script landed after this call's deadline (a stall): nothing was counted
+            self._permits.last = None
+            return self._local.wait_time(local_key)
         if wait_ms > 0:
             wait = wait_ms / 1000.0
+            if window == -1:  # the window's permits are taken: a pace wait, not a block
+                self._local_pace.block(local_key, wait)
+                return PaceWait(wait)
             self._local.block(local_key, wait)
             return wait
         self._permits.last = (scope, key, window, number)
@@ -401,10 +549,13 @@ class RedisBucketStore:
         window = number = 0
         if permit is not None and permit[0] == scope and permit[1] == key:
             window, number = permit[2], permit[3]
-        reply, _ = self._run(
+        offset = self._offset_ms
+        seen_at = 0 if offset is None else math.floor(self._clock() * 1000.0 + offset)
+        reply = self._run(
             self._block_script,
             self._keys(scope, key),
-            [math.ceil(delay * 1000.0), self._pace, _PACE_TTL_MS, _MAX_WINDOW_MS, number, window],
+            [math.ceil(delay * 1000.0), self._pace, _PACE_KEEP_WINDOWS, _MAX_WINDOW_MS, number, window, seen_at,
+             _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
         )
         if reply is not None and int(reply) / 1000.0 > delay:
             self._local.block(local_key, int(reply) / 1000.0)
@@ -417,8 +568,18 @@ class RedisBucketStore:
         return self._namespace
 
     @property
+    def url(self) -> str:
+        """Where the store connects, as a Redis URL with any password shown as ``***``."""
+        return self._url
+
+    @property
+    def timeout(self) -> float:
+        """Bound of each connect and each reply, seconds: ``timeout``, or a lower one from the URL or client."""
+        return float(self._timeout)
+
+    @property
     def available(self) -> bool:
-        """True while Redis answers; False from a failed call until one succeeds again."""
+        """True while calls go to Redis; False while this process's own table answers (the circuit is open)."""
         return self._health is _Health.UP
 
     def close(self) -> None:
@@ -426,83 +587,115 @@ class RedisBucketStore:
         self._client.close()
 
     def __repr__(self) -> str:
+        """The URL (password hidden), namespace, circuit state and local table size."""
         return (
-            f"RedisBucketStore(namespace={self._namespace!r}, redis={self._health.value}, "
-            f"local={len(self._local)})"
+            f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
+            f"redis={self._health.value}, local={len(self._local)})"
         )
 
     def _keys(self, scope: str, key: str) -> list[str]:
         base = f"{self.key_prefix}{{{scope}/{key}}}"
         return [base + ":block", base + ":pace"]
 
-    def _run(self, script: Script, keys: list[str], args: list[Any]) -> tuple[Any, float]:
+    def _describe(self, exc: BaseException) -> str:
+        """``Type: message`` of a Redis error, the password (if any) hidden."""
+        text = f"{type(exc).__name__}: {exc}"
+        if self._password:
+            text = text.replace(str(self._password), "***")
+        return text
+
+    def _check(self) -> None:
+        """``strict``: one PING (within the timeout); a failure raises a clear error."""
+        try:
+            self._client.ping()
+        except self._errors as exc:
+            self._client.close()
+            raise ServiceError(
+                f"Redis bucket store: cannot use {self._url} ({self._describe(exc)}); "
+                "strict=True, so the store does not run on this process's own table"
+            ) from None
+        self._ever_answered = True
+
+    def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         """Run a script within the timeout.
 
         Returns:
-            ``(reply, 0.0)``; or ``(None, hold)`` when Redis did not answer:
-            the caller waits ``hold`` seconds (Redis is being tried again) or,
-            with ``hold`` 0.0, answers from this process's table.
+            Its reply; or None when this process's table answers instead (the
+            circuit is open, or the call failed and opened it).
         """
+        generation = self._generation
         if self._health is not _Health.UP:
-            hold = self._may_try()
-            if hold is not None:
-                return None, hold
+            probe = self._may_probe()
+            if probe is None:
+                return None
+            generation = probe
         try:
             reply = script(keys=keys, args=args)
         except self._errors as exc:
-            return None, self._failed(exc)
-        if self._health is not _Health.UP:
-            self._answered()
-        return reply, 0.0
+            self._failed(exc, generation)
+            return None
+        if self._health is not _Health.UP or not self._ever_answered:
+            self._answered(generation)
+        return reply
 
-    def _may_try(self) -> float | None:
-        """None: this caller tries Redis. Else the caller's hold (0.0: answer locally)."""
+    def _may_probe(self) -> int | None:
+        """While the circuit is open: the generation of the one caller that probes Redis now, else None."""
         now = self._clock()
         with self._health_lock:
             if self._health is _Health.UP:
-                return None
-            if now >= self._next_try:  # this caller tries; the others keep waiting meanwhile
-                self._next_try = now + _FIRST_RETRY_S  # the try ends (within the timeout) before then
-                return None
-            if self._health is _Health.SUSPECT:
-                return max(0.001, self._next_try - now)
-            return 0.0
+                return self._generation
+            if self._health is _Health.DOWN and now >= self._probe_at:
+                self._health = _Health.PROBING  # this caller tries; the others answer locally meanwhile
+                self._generation += 1
+                return self._generation
+            return None
 
-    def _failed(self, exc: BaseException) -> float:
-        """Record a failed call; returns the caller's hold, as :meth:`_may_try`."""
+    def _failed(self, exc: BaseException, generation: int) -> None:
+        """Open the circuit for a cool-down, unless the failure belongs to an older state."""
         now = self._clock()
         with self._health_lock:
-            health = self._health
-            if health is _Health.UP:
-                self._health = _Health.SUSPECT
-                self._failing_since = now
-            elif health is _Health.SUSPECT and now - self._failing_since >= _SUSPECT_S:
-                self._health = _Health.DOWN
-                self._failed_tries = 0
-            elif health is _Health.DOWN:
-                self._failed_tries += 1
-            if self._health is _Health.SUSPECT:
-                self._next_try = now + _FIRST_RETRY_S
-                return _FIRST_RETRY_S
-            pause = min(self._retry_interval, _FIRST_RETRY_S * 2.0 ** min(self._failed_tries, 30))
-            self._next_try = now + pause
-            went_down = health is not _Health.DOWN
-        if went_down:
+            if generation != self._generation or self._health is _Health.DOWN:
+                return  # a call started before the circuit opened: its failure is already counted
+            if self._health is _Health.UP and now - self._closed_at >= _STABLE_S:
+                self._trips = 0  # Redis had answered for long: a new outage
+                self._announced = self._said_back = False
+            else:
+                self._trips += 1  # a failed probe, or a failure soon after closing: the run goes on
+            cool_down = float(self._cool_down.compute(self._trips))
+            self._health = _Health.DOWN
+            self._generation += 1
+            self._probe_at = now + cool_down
+            # One blip (the probe after it answers) is not worth a warning; a run of failures
+            # is, once; a Redis never reached since the store was built is an error, once.
+            level = logging.DEBUG
+            if not self._announced and (not self._ever_answered or self._trips >= 1):
+                level = logging.WARNING if self._ever_answered else logging.ERROR
+                self._announced = True
+        if level == logging.ERROR:
+            _log.error(
+                "Redis bucket store cannot use %s (%s); this process keeps its own bucket table (blocks "
+                "not shared, no pace) and tries Redis again every %g s at most",
+                self._url, self._describe(exc), self._retry_interval,
+            )
+        elif level == logging.WARNING:
             _log.warning(
-                "Redis bucket store failed for %g s (%s: %s); this process keeps its own bucket table "
-                "and keeps serving, trying Redis again every %g s at most",
-                _SUSPECT_S,
-                type(exc).__name__,
-                exc,
-                self._retry_interval,
+                "Redis bucket store at %s keeps failing (%s); this process keeps its own bucket table and "
+                "keeps serving, trying Redis again every %g s at most",
+                self._url, self._describe(exc), self._retry_interval,
             )
         else:
-            _log.debug("Redis bucket store still failing (%s)", type(exc).__name__)
-        return 0.0
+            _log.debug("Redis bucket store failed (%s); local for %g s", type(exc).__name__, cool_down)
 
-    def _answered(self) -> None:
+    def _answered(self, generation: int) -> None:
+        """Close the circuit after a successful probe."""
         with self._health_lock:
-            was_down = self._health is _Health.DOWN
+            self._ever_answered = True
+            if self._health is not _Health.PROBING or generation != self._generation:
+                return
             self._health = _Health.UP
-        if was_down:
-            _log.info("Redis bucket store answers again; buckets are shared again")
+            self._generation += 1
+            self._closed_at = self._clock()
+            say = self._announced and not self._said_back
+            self._said_back = self._said_back or say
+        if say:
+            _log.info("Redis bucket store answers again at %s; buckets are shared again", self._url)

@@ -51,9 +51,10 @@ from ..errors import (
     ServiceAPIError,
     ServiceAuthError,
     ServiceError,
+    ServiceTimeoutError,
     error_text,
 )
-from .buckets import BucketStore, MemoryBucketStore, bucket_scope
+from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
 from .queue import DelayQueue, FifoQueue
 from .retry import backoff_delay, parse_retry_after
 from .route import Route
@@ -83,6 +84,7 @@ class _Job:
         "attempts",
         "future",
         "max_retries",
+        "pace_deadline",
         "prepared",
         "ready_since",
         "route",
@@ -99,6 +101,8 @@ class _Job:
         self.max_retries = max_retries
         self.attempts = 0
         self.ready_since = time.monotonic()
+        #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.
+        self.pace_deadline: float | None = None
 
     def __repr__(self) -> str:
         return f"<_Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"
@@ -435,7 +439,7 @@ class RestSession:
             thread.start()
 
     def _bucket_wait(self, job: _Job, *, acquire: bool = False) -> float:
-        """Seconds ``job`` must still wait for its bucket (0 when clear).
+        """Seconds ``job`` must still wait for its bucket (0 when clear; a :class:`PaceWait` for a pace slot).
 
         With ``acquire`` (a worker about to send) the store may count the
         request; otherwise it is a look that takes nothing.
@@ -476,7 +480,26 @@ class RestSession:
             self._end_closed(job)
 
     def _park_on_bucket(self, job: _Job, wait: float) -> None:
-        if wait > self._max_retry_after:
+        """Park ``job`` for ``wait`` seconds, or end it when it may not wait that long.
+
+        A block (a 429's) longer than ``max_retry_after`` ends the call with
+        :class:`RateLimitError`; a :class:`PaceWait` (no pace slot yet) that would
+        end past the attempt's own timeout ends it with :class:`ServiceTimeoutError`.
+        """
+        if isinstance(wait, PaceWait):
+            now = time.monotonic()
+            if job.pace_deadline is None:
+                job.pace_deadline = now + job.timeout_ms / 1000.0
+            if now + wait > job.pace_deadline:
+                self._set_exception(
+                    job,
+                    ServiceTimeoutError(
+                        f"no rate-limit slot on bucket {job.route.bucket} within the call's timeout of "
+                        f"{job.timeout_ms:g} ms (the shared pace has the next one in {float(wait):.2f} s)"
+                    ),
+                )
+                return
+        elif wait > self._max_retry_after:
             self._set_exception(
                 job,
                 RateLimitError(
@@ -550,6 +573,7 @@ class RestSession:
         ``max_retry_after`` ends the call at once.
         """
         job.attempts += 1
+        job.pace_deadline = None  # the next attempt waits for a pace slot within its own timeout
         route = job.route
         started = time.monotonic()
         waited_ms = (started - job.ready_since) * 1000.0

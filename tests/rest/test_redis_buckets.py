@@ -1,22 +1,22 @@
-"""RedisBucketStore against the real Redis server on 127.0.0.1:6379.
+"""RedisBucketStore against a real redis-server that this module starts on a free port.
 
 Shared blocks between stores, threads and processes (two Clients in two processes), blocks that
 only move later under concurrent writers, expiry, namespaces and token scopes, the learned pace,
 and fail-over through a TCP proxy the test controls (Redis stops answering, refuses, comes back).
 
 Each test writes under its own namespace (``service_client:test-<uuid>:``) and deletes those keys
-afterwards; nothing else in Redis is touched. Without a Redis server the tests skip with the
-reason, except under CI (``CI`` set), where they must run and fail instead.
+afterwards. Without the ``redis-server`` binary the tests skip with the reason, except under CI
+(``CI`` set), where they must run and fail instead.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
 import queue
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -30,30 +30,33 @@ import pytest
 
 redis = pytest.importorskip("redis", reason="redis-py is not installed: pip install -e '.[redis]'")
 
-from service_client import Client, RateLimitError, RedisBucketStore  # noqa: E402
+from service_client import Client, RateLimitError, RedisBucketStore, ServiceError, ServiceTimeoutError  # noqa: E402
 from service_client.emulator import Emulator  # noqa: E402
 from service_client.rest import bucket_scope  # noqa: E402
 
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
-REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
+from .redis_proxy import RedisProxy, RedisServer, free_port  # noqa: E402
+
 CHILD = Path(__file__).with_name("redis_fleet_child.py")
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 @pytest.fixture(scope="module")
-def redis_url() -> str:
-    """The Redis URL, once a PING answered; otherwise skip (or fail under CI)."""
-    conn = redis.Redis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server of this module's own on a free port; without the binary skip (or fail under CI)."""
     try:
-        conn.ping()
-    except (redis.RedisError, OSError) as exc:
-        reason = f"no Redis answers on {REDIS_HOST}:{REDIS_PORT} ({type(exc).__name__}: {exc})"
+        server = RedisServer()
+    except (FileNotFoundError, RuntimeError) as exc:
         if os.environ.get("CI"):
-            pytest.fail(f"CI runs the Redis bucket store tests, but {reason}")
-        pytest.skip(reason)
-    finally:
-        conn.close()
-    return REDIS_URL
+            pytest.fail(f"CI runs the Redis bucket store tests, but {exc}")
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_url(redis_server: RedisServer) -> str:
+    """The URL of the module's Redis server."""
+    return redis_server.url
 
 
 @pytest.fixture
@@ -114,9 +117,9 @@ def test_a_block_reaches_a_store_that_never_saw_it(make_store: Callable[..., Red
 
 
 def test_a_redis_client_is_accepted_and_left_untouched(
-    make_store: Callable[..., RedisBucketStore], namespace: str
+    make_store: Callable[..., RedisBucketStore], namespace: str, redis_server: RedisServer
 ) -> None:
-    client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, socket_timeout=7)
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port, socket_timeout=7)
     store = RedisBucketStore(client, namespace=namespace)
     try:
         store.block("GET:x", 30.0, scope="s")
@@ -328,8 +331,13 @@ class _FixedWindow:
             return self._start + self.window - now
 
 
-def _run_fleet(stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_goal: int) -> list[float]:
-    """Each store is one worker sending as fast as its store lets it; returns the times of the 429s."""
+def _run_fleet(
+    stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_goal: int, accepted_at: list[float] | None = None
+) -> list[float]:
+    """Each store is one worker sending as fast as its store lets it; returns the times of the 429s.
+
+    ``accepted_at``, when given, gets the time of each accepted request.
+    """
     accepted = [0]
     refusals: list[float] = []
     lock = threading.Lock()
@@ -345,6 +353,8 @@ def _run_fleet(stores: list[RedisBucketStore], limiter: _FixedWindow, accepted_g
             with lock:
                 if retry_after is None:
                     accepted[0] += 1
+                    if accepted_at is not None:
+                        accepted_at.append(time.monotonic())
                     if accepted[0] >= accepted_goal:
                         finished.set()
                 else:
@@ -375,82 +385,27 @@ def test_the_pace_spares_the_429s_that_sharing_blocks_alone_earns(
     assert len(paced) * 2 <= len(blocks_only), (len(paced), len(blocks_only))
 
 
+def test_the_learned_window_follows_the_service_when_it_shrinks_to_less_than_half(
+    make_store: Callable[..., RedisBucketStore],
+) -> None:
+    limit = 4
+    limiter = _FixedWindow(limit, 0.8)
+    stores = [make_store() for _ in range(10)]
+    _run_fleet(stores, limiter, limit * 4)  # a burst: the store learns a 0.8 s window
+    limiter.window = 0.3  # during the quiet spell the service's window becomes 0.3 s
+    _run_fleet(stores, limiter, limit * 8)  # a second burst: the next probe shows the new window
+    accepted: list[float] = []
+    _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet runs at the new limit
+    rate = (len(accepted) - limit) / (accepted[-1] - accepted[0])
+    assert rate >= 0.75 * limit / 0.3, f"{rate:.1f} calls/s against a limit of {limit / 0.3:.1f}"
+
+
 # ============================================================================ Redis failing
 
 
-class _Proxy:
-    """A TCP proxy to Redis: ``forward``, ``stall`` (accept, never answer) or ``reset`` (RST)."""
-
-    def __init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._lock = threading.Lock()
-        self._mode = "forward"
-        self._sockets: list[socket.socket] = []
-        threading.Thread(target=self._accept, name="test-redis-proxy", daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def set_mode(self, mode: str) -> None:
-        """Switch mode; every connection open so far is dropped (reset), as a failing server would."""
-        with self._lock:
-            self._mode = mode
-            old, self._sockets = self._sockets, []
-        for sock in old:
-            _reset(sock)
-
-    def close(self) -> None:
-        self._listener.close()
-        self.set_mode("reset")
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                mode = self._mode
-                if mode != "reset":
-                    self._sockets.append(client)
-            if mode == "reset":
-                _reset(client)
-            elif mode == "forward":
-                try:
-                    upstream = socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5)
-                except OSError:
-                    _reset(client)
-                    continue
-                with self._lock:
-                    self._sockets.append(upstream)
-                for src, dst in ((client, upstream), (upstream, client)):
-                    threading.Thread(target=_pump, args=(src, dst), name="test-redis-proxy-pump",
-                                     daemon=True).start()
-            # stall: keep the connection open and never answer
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    _reset(dst)
-
-
-def _reset(sock: socket.socket) -> None:
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    except OSError:
-        pass
-    sock.close()
-
-
 @pytest.fixture
-def proxy() -> Iterator[_Proxy]:
-    made = _Proxy()
+def proxy(redis_server: RedisServer) -> Iterator[RedisProxy]:
+    made = RedisProxy(redis_server.port)
     yield made
     made.close()
 
@@ -459,10 +414,18 @@ def _redis_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "Redis" in r.getMessage()]
 
 
+def _until(condition: Callable[[], bool], what: str, seconds: float = 10.0) -> None:
+    """Poll ``condition`` (something only a later call can show) until true, within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
 def test_fail_over_when_redis_stops_answering_then_comes_back(
-    make_store: Callable[..., RedisBucketStore], proxy: _Proxy, caplog: pytest.LogCaptureFixture
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="service_client.rest")
+    caplog.set_level(logging.INFO, logger="service_client.rest.redis")
     store = make_store(proxy.url, retry_interval=0.2)
     direct = make_store()
     store.block("GET:a", 30.0, scope="s")  # forwarding: shared
@@ -470,18 +433,15 @@ def test_fail_over_when_redis_stops_answering_then_comes_back(
 
     proxy.set_mode("stall")  # Redis stops answering
     started = time.monotonic()
-    first = store.acquire("GET:b", scope="s")
+    assert store.acquire("GET:b", scope="s") == 0.0  # the call fails: this process's table answers
     assert time.monotonic() - started < 1.0, "a Redis call outlived its timeout"
-    assert 0 < first <= 0.1 and not store.available  # requests wait a moment while Redis is retried
-    deadline = time.monotonic() + 10
-    while (wait := store.acquire("GET:b", scope="s")) > 0:  # then this process's table answers
-        assert wait <= 0.1 and time.monotonic() < deadline
-        time.sleep(wait)
-    assert _redis_warnings(caplog) and len(_redis_warnings(caplog)) == 1
+    assert not store.available
+    # The cool-down ends, one call probes and fails: now it is an outage, said once.
+    _until(lambda: store.acquire("GET:b", scope="s") == 0.0 and bool(_redis_warnings(caplog)), "no warning")
     started = time.monotonic()
     for _ in range(200):
         assert store.acquire("GET:b", scope="s") == 0.0
-    assert time.monotonic() - started < 2.0  # no request waits on Redis, but the odd retry
+    assert time.monotonic() - started < 2.0  # no request waits on Redis, but the odd probe
     store.block("GET:c", 30.0, scope="s")  # recorded while Redis is away ...
     assert store.acquire("GET:c", scope="s") > 25  # ... and honoured in this process
     assert direct.acquire("GET:c", scope="s") == 0.0  # (other processes could not learn it)
@@ -493,36 +453,29 @@ def test_fail_over_when_redis_stops_answering_then_comes_back(
 
     proxy.set_mode("forward")  # Redis answers again
     direct.block("GET:d", 30.0, scope="s")
-    deadline = time.monotonic() + 10
-    while store.acquire("GET:d", scope="s") == 0.0:
-        assert time.monotonic() < deadline, "the store never went back to Redis"
-        time.sleep(0.05)
+    _until(lambda: store.acquire("GET:d", scope="s") > 0.0, "the store never went back to Redis")
     assert store.available
     assert any("answers again" in r.getMessage() for r in caplog.records)
     assert len(_redis_warnings(caplog)) == 1  # one warning for the whole outage
     assert store.acquire("GET:c", scope="s") > 20  # the block of the outage still holds here
 
 
-def test_a_short_stall_costs_a_wait_not_a_warning(
-    make_store: Callable[..., RedisBucketStore], proxy: _Proxy, caplog: pytest.LogCaptureFixture
+def test_a_short_stall_costs_a_cool_down_not_a_warning(
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="service_client.rest")
+    caplog.set_level(logging.INFO, logger="service_client.rest.redis")
     store = make_store(proxy.url)
     assert store.acquire("GET:a", scope="s") == 0.0
     proxy.set_mode("stall")
-    hold = store.acquire("GET:a", scope="s")
-    assert 0 < hold <= 0.1 and not store.available
+    assert store.acquire("GET:a", scope="s") == 0.0 and not store.available  # local, no wait
     proxy.set_mode("forward")
-    deadline = time.monotonic() + 10
-    while (wait := store.acquire("GET:a", scope="s")) > 0:
-        assert time.monotonic() < deadline
-        time.sleep(wait)
-    assert store.available and _redis_warnings(caplog) == []
+    _until(lambda: store.acquire("GET:a", scope="s") >= 0.0 and store.available, "Redis never used again")
+    assert _redis_warnings(caplog) == []
 
 
 def test_the_bot_keeps_serving_while_redis_stalls(
     emulator: Emulator, world: Any, make_client: Callable[..., Client],
-    make_store: Callable[..., RedisBucketStore], proxy: _Proxy,
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy,
 ) -> None:
     proxy.set_mode("stall")
     store = make_store(proxy.url)
@@ -538,3 +491,202 @@ def test_the_bot_keeps_serving_while_redis_stalls(
     tries = [e for e in emulator.requests() if e["path"] == f"/servers/{server}"]
     assert [e["status"] for e in tries] == [429, 200]
     assert tries[1]["startedAt"] >= tries[0]["endedAt"] + 1000 - 20
+
+
+# ============================================================================ configuration
+
+
+def test_a_timeout_in_the_url_can_lower_the_bound_but_never_raise_it(
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy
+) -> None:
+    store = make_store(proxy.url + "?socket_timeout=5&socket_connect_timeout=5")
+    assert store.acquire("GET:a", scope="s") == 0.0 and store.available  # connected through the proxy
+    proxy.set_mode("stall")
+    for candidate in (store, make_store(proxy.url + "?socket_timeout=5")):  # a live connection, a new one
+        started = time.monotonic()
+        candidate.acquire("GET:b", scope="s")
+        assert time.monotonic() - started < 1.0, "the URL's 5 s timeout overrode the store's bound"
+        assert not candidate.available
+    assert store.timeout == pytest.approx(0.05)
+    lower = make_store(proxy.url + "?socket_timeout=0.02&socket_connect_timeout=0.02")
+    assert lower.timeout == pytest.approx(0.02)
+
+
+@pytest.fixture(scope="module")
+def guarded_redis() -> Iterator[RedisServer]:
+    """A second redis-server, with a password."""
+    try:
+        server = RedisServer(password="right-horse-battery")
+    except (FileNotFoundError, RuntimeError) as exc:
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_a_wrong_password_is_one_clear_error_naming_the_url_without_the_password(
+    make_store: Callable[..., RedisBucketStore], guarded_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="service_client.rest.redis")
+    url = f"redis://:wrong-staple-9@127.0.0.1:{guarded_redis.port}/0"
+    store = make_store(url, retry_interval=0.05)
+    store.block("GET:a", 30.0, scope="s")
+    assert store.acquire("GET:a", scope="s") > 25  # runs on its own table
+    _until(lambda: store.acquire("GET:b", scope="s") >= 0.0 and len(caplog.records) >= 3, "no probe")
+    errors = _errors_logged(caplog)
+    assert len(errors) == 1, errors
+    assert f"redis://:***@127.0.0.1:{guarded_redis.port}/0" in errors[0]
+    assert "Authentication" in errors[0] or "password" in errors[0].lower()
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]  # the error says it all
+    assert all("wrong-staple-9" not in r.getMessage() for r in caplog.records)
+    assert store.url == f"redis://:***@127.0.0.1:{guarded_redis.port}/0"
+    assert "wrong-staple-9" not in repr(store) and "***" in repr(store)
+    right = make_store(guarded_redis.url)  # the right password works
+    right.block("GET:a", 30.0, scope="s")
+    assert make_store(guarded_redis.url).acquire("GET:a", scope="s") > 25
+
+
+def test_an_unreachable_url_is_one_clear_error(
+    make_store: Callable[..., RedisBucketStore], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="service_client.rest.redis")
+    url = f"redis://carol:pass-word-x@127.0.0.1:{free_port()}/3"  # nothing listens there
+    store = make_store(url, retry_interval=0.05)
+    for _ in range(3):
+        store.acquire("GET:a", scope="s")
+    errors = _errors_logged(caplog)
+    assert len(errors) == 1 and "redis://carol:***@127.0.0.1:" in errors[0] and "/3" in errors[0], errors
+    assert all("pass-word-x" not in r.getMessage() for r in caplog.records)
+
+
+def test_strict_raises_at_construction_instead_of_running_locally(
+    guarded_redis: RedisServer, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    bad = f"redis://:wrong-staple-9@127.0.0.1:{guarded_redis.port}/0"
+    with pytest.raises(ServiceError) as info:
+        RedisBucketStore(bad, namespace=namespace, strict=True)
+    text = str(info.value)
+    assert f"redis://:***@127.0.0.1:{guarded_redis.port}/0" in text and "wrong-staple-9" not in text
+    assert info.value.__cause__ is None and "strict" in text
+    with pytest.raises(ServiceError, match="cannot use redis://127.0.0.1:"):
+        RedisBucketStore(f"redis://127.0.0.1:{free_port()}/0", namespace=namespace, strict=True)
+    store = RedisBucketStore(guarded_redis.url, namespace=namespace, strict=True)  # reachable: fine
+    try:
+        assert store.available and store.acquire("GET:a", scope="s") == 0.0
+    finally:
+        store.close()
+    assert "wrong-staple-9" not in caplog.text
+
+
+def _calls_per_second(client: Client, seconds: float, threads: int = 4) -> float:
+    """Calls a client completes per second, ``threads`` callers for ``seconds``."""
+    done = [0] * threads
+    stop = threading.Event()
+
+    def call(n: int) -> None:
+        while not stop.is_set():
+            client.api_call("/auth/me")
+            done[n] += 1
+
+    workers = [threading.Thread(target=call, args=(n,), name=f"test-caller-{n}", daemon=True) for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    stop.wait(seconds)
+    stop.set()
+    for worker in workers:
+        worker.join(10)
+    return sum(done) / seconds
+
+
+def test_a_partly_slow_redis_costs_no_more_than_a_dead_one(
+    world: Any, make_client: Callable[..., Client], make_store: Callable[..., RedisBucketStore],
+    proxy: RedisProxy, redis_server: RedisServer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="service_client.rest.redis")
+    dead = RedisProxy(redis_server.port)
+    dead.set_mode("reset")
+    proxy.set_slow(0.1, 0.3)  # one reply in ten comes 0.3 s late: past the 50 ms bound
+    try:
+        rates: dict[str, list[float]] = {"dead": [], "slow": []}
+        for name, url in (("dead", dead.url), ("slow", proxy.url), ("dead", dead.url), ("slow", proxy.url)):
+            store = make_store(url)
+            bot = make_client(bucket_store=store)
+            bot.login(world.bot_token, timeout=15)
+            rates[name].append(_calls_per_second(bot, 1.0))
+            bot.destroy()
+    finally:
+        dead.close()
+    assert proxy.delayed >= 1, "the proxy delayed nothing"
+    # The circuit breaker keeps the store local for growing cool-downs: about as fast as with
+    # no Redis (the benchmark measures 0.9 or more; the margin here is for a busy machine).
+    assert max(rates["slow"]) >= 0.6 * min(rates["dead"]), rates
+    closes = sum(1 for r in caplog.records if "local for" in r.getMessage())
+    assert closes <= 16, f"the store went local {closes} times in 2 s"
+
+
+# ============================================================================ pace waits
+
+
+def test_a_call_waits_for_a_pace_slot_only_within_its_own_timeout(
+    emulator: Emulator, world: Any, make_client: Callable[..., Client], make_store: Callable[..., RedisBucketStore],
+) -> None:
+    emulator.set_rate_limit(2, 0.6, retry_after_fraction=True)
+    bot = make_client(bucket_store=make_store())
+    bot.login(world.bot_token, timeout=15)
+    with concurrent.futures.ThreadPoolExecutor(6, thread_name_prefix="test-call") as pool:
+        # The store learns the bucket: 2 calls per 0.6 s window.
+        for future in [pool.submit(bot.api_call, "/auth/me", max_retries=50) for _ in range(12)]:
+            future.result(timeout=30)
+
+        def timed_call() -> tuple[float, BaseException | None]:
+            started = time.monotonic()
+            try:
+                bot.api_call("/auth/me", timeout_ms=200, max_retries=50)
+            except ServiceTimeoutError as exc:
+                return time.monotonic() - started, exc
+            return time.monotonic() - started, None
+
+        outcomes = [f.result(timeout=30) for f in [pool.submit(timed_call) for _ in range(12)]]
+    emulator.set_rate_limit(None)
+    timed_out = [(took, exc) for took, exc in outcomes if exc is not None]
+    assert timed_out, "12 calls at once with a 200 ms timeout all got a slot of a 2-per-0.6 s bucket"
+    assert all("rate-limit slot" in str(exc) for _, exc in timed_out)
+    # No call waited (much) past its own timeout for a slot: the pace wait is bounded.
+    assert max(took for took, _ in outcomes) < 1.5, outcomes
+
+
+# ============================================================================ stale writes and key hygiene
+
+
+def test_a_block_written_late_ends_when_the_service_said_not_later(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    store = make_store(timeout=3.0)  # a bound long enough that the stalled write still lands
+    assert store.acquire("GET:x", scope="s") == 0.0
+    raw.client_pause(400, all=False)  # Redis holds every write for 0.4 s: a stall
+    seen = time.monotonic()
+    store.block("GET:x", 1.0, scope="s")  # the 429 said 1 s; the write lands 0.4 s later
+    landed = time.monotonic() - seen
+    assert landed >= 0.3, f"the pause did not hold the write ({landed:.3f} s)"
+    wait = make_store().acquire("GET:x", scope="s")
+    elapsed = time.monotonic() - seen
+    assert wait <= 1.0 - elapsed + 0.05, f"a phantom block: {wait:.3f} s left {elapsed:.3f} s after a 1 s 429"
+    assert wait > 0.2
+
+
+def test_pace_keys_live_a_few_windows_not_ten_minutes(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    stores = [make_store() for _ in range(6)]
+    _run_fleet(stores, _FixedWindow(3, 0.3), 24)  # learns a 0.3 s window
+    pace_key = _block_key(stores[0], "s", "GET:x").replace(":block", ":pace")
+    assert raw.hget(pace_key, "W") is not None, "the window was not learned"
+    assert 0 < raw.pttl(pace_key) <= 8 * 600, raw.pttl(pace_key)  # a few windows of 0.3 s (and margin)
+    once = make_store()
+    for n in range(20):  # buckets used once: forgotten within seconds
+        once.acquire(f"GET:servers/{n}", scope="s")
+    ttls = [raw.pttl(_block_key(once, "s", f"GET:servers/{n}").replace(":block", ":pace")) for n in range(20)]
+    assert all(0 < ttl <= 10_000 for ttl in ttls), ttls
