@@ -236,8 +236,10 @@ EVENTS: tuple[EventSpec, ...] = (
     ),
     EventSpec(
         "guild_ban_add",
-        _raw("``serverPublicId``, ``memberPublicId``, ``reason``"),
-        "A member was banned (right after its ``guild_member_remove``).",
+        _raw("``serverPublicId``, ``memberPublicId``, ``reason`` (always ``\"banned\"``: how the member "
+             "left, not the ban's reason)"),
+        "A member was banned (right after its ``guild_member_remove``). The reason given for the ban "
+        "is in :meth:`Guild.fetch_bans <service_client.Guild.fetch_bans>`.",
         _SERVER,
     ),
     EventSpec(
