@@ -68,7 +68,6 @@ import logging
 import math
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +91,9 @@ _FIRST_COOL_DOWN_S = 0.1
 #: How long Redis must answer after a cool-down before a failure counts as a new outage
 #: (the cool-downs start again from the first), seconds.
 _STABLE_S = 10.0
+#: Trips in a row counted at most: the cool-down has reached ``retry_interval`` long before,
+#: and ``2 ** trips`` must stay a float.
+_MAX_TRIPS = 30
 #: How long a bucket's pace hash is kept after its last use: this many of its windows
 #: (past the current window's end), at least _PACE_MIN_TTL_MS and at most _PACE_MAX_TTL_MS.
 _PACE_KEEP_WINDOWS = 8
@@ -123,9 +125,9 @@ _ACQUIRE_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local deadline = tonumber(ARGV[6])
-if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
 local blocked = tonumber(redis.call('GET', KEYS[1]))
 if blocked and blocked > now then return {blocked - now, 0, 0, now} end
+if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
 if ARGV[1] ~= '1' then return {0, 0, 0, now} end
 local KEEP, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local MIN_TTL, MAX_TTL = tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -136,7 +138,7 @@ local function pace_ttl(now, ws, we, W, a)
   elseif ws then span = math.max(now - ws, 1000) end
   local left = 0
   if we and we > now then left = we - now end
-  return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
+  return left + math.min(math.max(KEEP * span, MIN_TTL), MAX_TTL)  -- never before the window ends
 end
 local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg',
                      'L', 'q', 'W', 'a', 'd', 'H', 'c', 'e')
@@ -243,7 +245,7 @@ local function pace_ttl(now, ws, we, W, a)
   elseif ws then span = math.max(now - ws, 1000) end
   local left = 0
   if we and we > now then left = we - now end
-  return math.min(math.max(left + KEEP * span, MIN_TTL), MAX_TTL)
+  return left + math.min(math.max(KEEP * span, MIN_TTL), MAX_TTL)  -- never before the window ends
 end
 local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'p')
 local ws, we = tonumber(s[1]), tonumber(s[2])
@@ -299,18 +301,26 @@ class _Health(enum.Enum):
 _POOL_OWN_KEYS = ("maint_notifications", "oss_cluster_maint", "orig_", "himport_registry", "event_dispatcher")
 
 
-def _shown_url(url: str | None, options: dict[str, Any], connection_class: type, mod: Any) -> str:
-    """The Redis URL the store uses, its password (if any) shown as ``***``."""
-    if url is not None:
-        parts = urllib.parse.urlsplit(url)
-        netloc = parts.netloc
-        if parts.password is not None:
-            user = parts.username or ""
-            netloc = f"{user}:***@{netloc.rpartition('@')[2]}"
-        query = urllib.parse.urlencode(
-            [(k, "***" if k == "password" else v) for k, v in urllib.parse.parse_qsl(parts.query)]
-        )
-        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+def _parsed_url(mod: Any, url: str) -> dict[str, Any] | None:
+    """The connection options redis-py reads from ``url``, or None when it refuses it.
+
+    None rather than redis-py's error: its text may quote a part of the password, and an
+    exception raised outside the ``except`` block chains nothing. Also None when the URL
+    holds an ``@`` that redis-py did not read as the end of a user and password (a
+    password with an unencoded ``/``, ``?`` or ``#``): it would connect elsewhere.
+    """
+    try:
+        options = dict(mod.connection.parse_url(url))
+    except (ValueError, TypeError):
+        return None
+    if "@" in url and not (options.get("password") or options.get("username")):
+        return None  # an '@' that is not the user part's end: a password with an unencoded '/'
+    return options
+
+
+def _shown_url(options: dict[str, Any], connection_class: type, mod: Any) -> str:
+    """The Redis URL the store uses, built from the options redis-py parsed (so what it shows is
+    where it connects), its password (if any) shown as ``***``."""
     auth = ""
     if options.get("password"):
         auth = f"{options.get('username') or ''}:***@"
@@ -368,12 +378,16 @@ class RedisBucketStore:
         ImportError: The ``redis`` package is not installed.
         TypeError: ``redis`` is neither a ``redis.Redis`` nor a str, or
             another argument has the wrong type.
-        ValueError: The URL is not a Redis URL; ``namespace`` is empty or
+        ValueError: The URL is not a Redis URL redis-py can read, or holds an
+            ``@`` it would not read as the end of a password (a password with
+            an unencoded ``/``, ``?`` or ``#``: it would connect elsewhere;
+            the text never quotes the URL); ``namespace`` is empty or
             holds braces, spaces or control characters; ``timeout`` or
             ``retry_interval`` is not a positive finite number.
         ServiceError: ``strict`` is True and Redis did not answer the PING
             (unreachable, refused, wrong password, over ``timeout``); the
-            text names the URL with its password hidden.
+            text names the URL with its password hidden, and the error chains
+            nothing (redis-py's error and frames hold the password).
     """
 
     def __init__(
@@ -407,7 +421,17 @@ class RedisBucketStore:
         from redis.retry import Retry
 
         if isinstance(redis, str):
-            options: dict[str, Any] = dict(mod.connection.parse_url(redis))  # ValueError: not a Redis URL
+            parsed = _parsed_url(mod, redis)
+            if parsed is None:
+                known = redis.lower().startswith(("redis://", "rediss://", "unix://"))
+                redis = ""  # the URL may hold a password: not kept in this frame's locals
+                raise ValueError(
+                    "redis must be a Redis URL that redis-py can read; percent-encode any '/', '?', '#' "
+                    "or '@' in its password" if known else
+                    "redis must be a Redis URL with the scheme redis://, rediss:// or unix://"
+                )
+            options: dict[str, Any] = parsed
+            del parsed
             connection_class = options.pop("connection_class", mod.Connection)
         elif isinstance(redis, mod.Redis):
             pool = redis.connection_pool
@@ -425,7 +449,7 @@ class RedisBucketStore:
             # Maintenance notifications relax the socket timeouts while the server moves (to
             # seconds): off, so that the bound above holds then too.
             options["maint_notifications_config"] = maint.MaintNotificationsConfig(enabled=False)
-        self._url = _shown_url(redis if isinstance(redis, str) else None, options, connection_class, mod)
+        self._url = _shown_url(options, connection_class, mod)
         self._password = options.get("password")
         self._timeout = max(options["socket_timeout"], options["socket_connect_timeout"])
         client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=connection_class, **options))
@@ -465,6 +489,9 @@ class RedisBucketStore:
         self._said_back = False  # ... and its end was
         self._ever_answered = False
         if strict:
+            # The URL and the options hold the password: not in this frame's locals if it raises.
+            redis = ""
+            del options
             self._check()
 
     # ------------------------------------------------------------------ BucketStore
@@ -505,24 +532,31 @@ class RedisBucketStore:
         wait = self.wait_time(key, scope=scope)
         if wait > 0:
             return wait
-        started = self._clock()
-        offset = self._offset_ms
-        deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
-        reply = self._run(
-            self._acquire_script,
-            self._keys(scope, key),
-            [self._pace, _PACE_KEEP_WINDOWS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS, deadline,
-             _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
-        )
-        if reply is None:
-            self._permits.last = None  # a request sent now carries no permit
-            return self._local.wait_time(local_key)
-        wait_ms, window, number, server_ms = (int(x) for x in reply)
-        # Redis time minus this process's clock, to stamp later writes with the instant they were decided.
-        self._offset_ms = server_ms - (started + self._clock()) * 500.0
-        if window == -2:  # the script landed after this call's deadline (a stall): nothing was counted
-            self._permits.last = None
-            return self._local.wait_time(local_key)
+        for attempt in range(2):
+            started = self._clock()
+            offset = self._offset_ms
+            deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
+            reply = self._run(
+                self._acquire_script,
+                self._keys(scope, key),
+                [self._pace, _PACE_KEEP_WINDOWS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS, deadline,
+                 _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
+            )
+            if reply is None:
+                self._permits.last = None  # a request sent now carries no permit
+                return self._local.wait_time(local_key)
+            wait_ms, window, number, server_ms = (int(x) for x in reply)
+            # Redis time minus this process's clock, to stamp later writes with the instant they
+            # were decided.
+            self._offset_ms = server_ms - (started + self._clock()) * 500.0
+            if window != -2:
+                break
+            # The script landed after this call's deadline (a slow connect, a reloaded script,
+            # a thread held off): it saw no block but counted no permit. Ask once more with a
+            # fresh deadline; a second late answer sends without a permit.
+            if attempt:
+                self._permits.last = None
+                return self._local.wait_time(local_key)
         if wait_ms > 0:
             wait = wait_ms / 1000.0
             if window == -1:  # the window's permits are taken: a pace wait, not a block
@@ -587,7 +621,10 @@ class RedisBucketStore:
         self._client.close()
 
     def __repr__(self) -> str:
-        """The URL (password hidden), namespace, circuit state and local table size."""
+        """The URL (password hidden), namespace, circuit state and local table size; or
+        ``RedisBucketStore(<not built>)`` while construction has not finished."""
+        if not hasattr(self, "_local"):  # a store whose construction failed (a traceback's locals)
+            return "RedisBucketStore(<not built>)"
         return (
             f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
             f"redis={self._health.value}, local={len(self._local)})"
@@ -605,15 +642,22 @@ class RedisBucketStore:
         return text
 
     def _check(self) -> None:
-        """``strict``: one PING (within the timeout); a failure raises a clear error."""
+        """``strict``: one PING (within the timeout); a failure raises a clear error.
+
+        The error is raised outside the ``except`` block, so it chains nothing: redis-py's
+        error and its frames (whose locals hold the password) are not reachable from it.
+        """
+        failure: str | None = None
         try:
             self._client.ping()
         except self._errors as exc:
+            failure = self._describe(exc)
+        if failure is not None:
             self._client.close()
             raise ServiceError(
-                f"Redis bucket store: cannot use {self._url} ({self._describe(exc)}); "
+                f"Redis bucket store: cannot use {self._url} ({failure}); "
                 "strict=True, so the store does not run on this process's own table"
-            ) from None
+            )
         self._ever_answered = True
 
     def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
@@ -634,6 +678,9 @@ class RedisBucketStore:
         except self._errors as exc:
             self._failed(exc, generation)
             return None
+        except BaseException as exc:  # not Redis's: counted as a failure (the probe ends), then raised
+            self._failed(exc, generation)
+            raise
         if self._health is not _Health.UP or not self._ever_answered:
             self._answered(generation)
         return reply
@@ -660,7 +707,8 @@ class RedisBucketStore:
                 self._trips = 0  # Redis had answered for long: a new outage
                 self._announced = self._said_back = False
             else:
-                self._trips += 1  # a failed probe, or a failure soon after closing: the run goes on
+                # A failed probe, or a failure soon after closing: the run goes on.
+                self._trips = min(self._trips + 1, _MAX_TRIPS)
             cool_down = float(self._cool_down.compute(self._trips))
             self._health = _Health.DOWN
             self._generation += 1

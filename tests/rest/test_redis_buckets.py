@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -570,7 +571,8 @@ def test_strict_raises_at_construction_instead_of_running_locally(
         RedisBucketStore(bad, namespace=namespace, strict=True)
     text = str(info.value)
     assert f"redis://:***@127.0.0.1:{guarded_redis.port}/0" in text and "wrong-staple-9" not in text
-    assert info.value.__cause__ is None and "strict" in text
+    assert info.value.__cause__ is None and info.value.__context__ is None and "strict" in text
+    assert "wrong-staple-9" not in _library_locals(info.value)
     with pytest.raises(ServiceError, match="cannot use redis://127.0.0.1:"):
         RedisBucketStore(f"redis://127.0.0.1:{free_port()}/0", namespace=namespace, strict=True)
     store = RedisBucketStore(guarded_redis.url, namespace=namespace, strict=True)  # reachable: fine
@@ -690,3 +692,99 @@ def test_pace_keys_live_a_few_windows_not_ten_minutes(
         once.acquire(f"GET:servers/{n}", scope="s")
     ttls = [raw.pttl(_block_key(once, "s", f"GET:servers/{n}").replace(":block", ":pace")) for n in range(20)]
     assert all(0 < ttl <= 10_000 for ttl in ttls), ttls
+
+
+# ============================================================================ review findings
+
+
+def test_a_long_outage_ends_when_redis_answers_again(
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy
+) -> None:
+    now = [1000.0]
+    store = make_store(proxy.url, retry_interval=0.2, clock=lambda: now[0])
+    proxy.set_mode("reset")
+    for _ in range(1100):  # more failed probes in a row than 2 ** n stays a float for
+        now[0] += 1.0  # past each cool-down: every call probes, and fails
+        assert store.acquire("GET:a", scope="s") == 0.0
+    assert not store.available
+    proxy.set_mode("forward")
+    now[0] += 1.0
+    assert store.acquire("GET:a", scope="s") == 0.0
+    assert store.available, "the store never went back to Redis after a long outage"
+
+
+def test_a_probe_that_fails_in_another_way_does_not_keep_the_circuit_open(
+    make_store: Callable[..., RedisBucketStore], proxy: RedisProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    store = make_store(proxy.url, retry_interval=0.2, clock=lambda: now[0])
+    proxy.set_mode("reset")
+    assert store.acquire("GET:a", scope="s") == 0.0 and not store.available
+    proxy.set_mode("forward")
+    real = redis.Redis.evalsha
+
+    def broken(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug below the store")
+
+    monkeypatch.setattr(redis.Redis, "evalsha", broken)
+    now[0] += 1.0
+    with pytest.raises(RuntimeError):  # the probe's failure is not hidden ...
+        store.acquire("GET:a", scope="s")
+    monkeypatch.setattr(redis.Redis, "evalsha", real)
+    now[0] += 1.0
+    store.acquire("GET:a", scope="s")
+    assert store.available, "a probe that raised something else kept the store local for good"
+
+
+def test_an_acquire_that_lands_late_still_sees_a_block(
+    make_store: Callable[..., RedisBucketStore], redis_url: str
+) -> None:
+    shift = [0.0]
+    late = make_store(clock=lambda: time.monotonic() + shift[0])
+    assert late.acquire("GET:warm", scope="s") == 0.0  # learns Redis time against its clock
+    make_store().block("GET:a", 30.0, scope="s")  # another process
+    shift[0] = -10.0  # every deadline this store computes has passed when its script runs
+    assert late.acquire("GET:a", scope="s") > 25, "a late acquire sent into a fleet-wide block"
+    shift[0] = -20.0
+    assert late.acquire("GET:b", scope="s") == 0.0  # not blocked: asked again, and sent
+
+
+def test_the_pace_of_a_long_block_outlives_the_block(
+    make_store: Callable[..., RedisBucketStore], raw: Any
+) -> None:
+    store = make_store()
+    assert store.acquire("GET:a", scope="s") == 0.0
+    store.block("GET:a", 300.0, scope="s")  # a Retry-After longer than the longest pace TTL
+    pace_key = _block_key(store, "s", "GET:a").replace(":block", ":pace")
+    assert raw.exists(pace_key)
+    assert raw.pttl(pace_key) >= raw.pttl(_block_key(store, "s", "GET:a")), "the pace expires before the block"
+
+
+#: Where the library's and redis-py's frames come from (the test's own frames hold the URLs it wrote).
+_LIBRARY_DIRS = (str(Path(str(sys.modules["service_client"].__file__)).parent), str(Path(redis.__file__).parent))
+
+
+def _library_locals(exc: BaseException) -> str:
+    """The locals of the library's and redis-py's frames in ``exc``'s traceback and chain, as
+    ``TracebackException(capture_locals=True)`` records them (Sentry, pytest --showlocals)."""
+    seen: list[str] = []
+    current: BaseException | None = exc
+    while current is not None:
+        record = traceback.TracebackException.from_exception(current, capture_locals=True)
+        for frame in record.stack:
+            if frame.filename.startswith(_LIBRARY_DIRS):
+                seen.extend(f"{k}={v}" for k, v in (frame.locals or {}).items())
+        current = current.__cause__ or current.__context__
+    return "\n".join(seen)
+
+
+@pytest.mark.parametrize("url", [
+    "redis://:12/Xy9+secret@10.0.0.5:6379/0",  # connected to localhost:12 and printed it whole
+    "unix://:pa/secret@/tmp/x.sock",
+    "redis://:ab/secret@host:6379/0",  # redis-py's error quoted the password's start
+])
+def test_a_password_with_an_unencoded_slash_is_refused_without_showing_it(url: str) -> None:
+    with pytest.raises(ValueError, match="percent-encode") as info:
+        RedisBucketStore(url)
+    assert "secret" not in str(info.value) and info.value.__context__ is None
+    assert "secret" not in _library_locals(info.value)
