@@ -86,7 +86,9 @@ class ClientOperations:
             RateLimitError: 429 after retries, or a 429 whose ``Retry-After``
                 is beyond ``max_retry_after``.
             ServiceAPIError: Any other non-2xx after retries, or a 2xx whose body is not JSON.
-            ServiceTimeoutError: The last attempt timed out.
+            ServiceTimeoutError: The last attempt timed out; or, with a shared
+                bucket store (``RedisBucketStore``), the fleet's pace had no slot
+                for the call within ``timeout_ms`` (nothing was sent).
             ServiceError: A network failure after the last retry (cause chained),
                 or the client was destroyed while the call waited.
         """
