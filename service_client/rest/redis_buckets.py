@@ -121,16 +121,9 @@ _PROBE_GAP_MS = 50
 #   a   the margin added to W             d  1 after one window accepted fewer than L
 #   H   the highest limit confirmed       c  clean saturated windows in a row
 #   e   clean saturated windows between two probes
-_ACQUIRE_LUA = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local deadline = tonumber(ARGV[6])
-local blocked = tonumber(redis.call('GET', KEYS[1]))
-if blocked and blocked > now then return {blocked - now, 0, 0, now} end
-if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
-if ARGV[1] ~= '1' then return {0, 0, 0, now} end
-local KEEP, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local MIN_TTL, MAX_TTL = tonumber(ARGV[7]), tonumber(ARGV[8])
+#: The TTL of a pace hash, milliseconds (both scripts; KEEP, MIN_TTL and MAX_TTL are their
+#: arguments).
+_PACE_TTL_LUA = """
 local function pace_ttl(now, ws, we, W, a)
   -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
   local span = 1000
@@ -140,7 +133,21 @@ local function pace_ttl(now, ws, we, W, a)
   if we and we > now then left = we - now end
   return left + math.min(math.max(KEEP * span, MIN_TTL), MAX_TTL)  -- never before the window ends
 end
-local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg',
+"""
+_ACQUIRE_LUA = (
+    """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = tonumber(ARGV[6])
+local blocked = tonumber(redis.call('GET', KEYS[1]))
+if blocked and blocked > now then return {blocked - now, 0, 0, now} end
+if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
+if ARGV[1] ~= '1' then return {0, 0, 0, now} end
+local KEEP, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local MIN_TTL, MAX_TTL = tonumber(ARGV[7]), tonumber(ARGV[8])
+"""
+    + _PACE_TTL_LUA
+    + """local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg',
                      'L', 'q', 'W', 'a', 'd', 'H', 'c', 'e')
 local ws, we = tonumber(s[1]), tonumber(s[2])
 local L, W = tonumber(s[9]), tonumber(s[11])
@@ -218,8 +225,10 @@ end
 redis.call('PEXPIRE', KEYS[2], pace_ttl(now, now, new_we, W, a))
 return {0, now, 1, now}
 """
+)
 
-_BLOCK_LUA = """
+_BLOCK_LUA = (
+    """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- The block counts from when the 429 was seen (ARGV[7], Redis time; 0: unknown, now), not from
@@ -238,16 +247,9 @@ if ARGV[2] ~= '1' then return untl - now end
 local KEEP, max_window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local idx, wid = tonumber(ARGV[5]), tonumber(ARGV[6])
 local MIN_TTL, MAX_TTL = tonumber(ARGV[8]), tonumber(ARGV[9])
-local function pace_ttl(now, ws, we, W, a)
-  -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
-  local span = 1000
-  if W then span = W + (a or 0) elseif we and ws then span = math.max(we - ws, 1)
-  elseif ws then span = math.max(now - ws, 1000) end
-  local left = 0
-  if we and we > now then left = we - now end
-  return left + math.min(math.max(KEEP * span, MIN_TTL), MAX_TTL)  -- never before the window ends
-end
-local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'p')
+"""
+    + _PACE_TTL_LUA
+    + """local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'p')
 local ws, we = tonumber(s[1]), tonumber(s[2])
 local W = tonumber(s[4])
 if ws and (not we or we > now) then
@@ -279,6 +281,7 @@ end
 redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[7])))
 return untl - now
 """
+)
 
 
 def _import_redis() -> Any:
