@@ -25,7 +25,7 @@ from service_client.errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-from service_client.rest import RestSession, Route
+from service_client.rest import RestSession, Route, bucket_scope
 
 ME = Route("GET", "/auth/me")
 
@@ -206,14 +206,22 @@ def test_a_worker_re_checks_the_bucket_before_sending(
         assert 0.4 <= (entry["startedAt"] - second_block_end) / 1000.0 <= 0.4 * 1.5 + 0.3
 
 
-def test_a_parked_call_re_checks_the_bucket_after_waking(emulator: Emulator, session: RestSession) -> None:
+def test_a_parked_call_re_checks_the_bucket_after_waking(
+    emulator: Emulator, session: RestSession, bot_token: str
+) -> None:
     # A short block, then a longer one from a call that was already on the wire: a call parked on
     # the short block must wake, see the longer block and wait again.
-    emulator.add_fault("GET", "/servers/S1", status=429, retry_after="0.3")
+    # The long 429 lands 0.25 s in, well before the short block (0.6 s) ends.
+    emulator.add_fault("GET", "/servers/S1", status=429, retry_after="0.6")
     emulator.add_fault("GET", "/servers/S1/categories", status=429, retry_after="1", delay_ms=250)
-    short = session.submit(Route("GET", "/servers/{s}", s="S1"))
+    short_route = Route("GET", "/servers/{s}", s="S1")
+    short = session.submit(short_route)
     long = session.submit(Route("GET", "/servers/{s}/categories", s="S1"))
-    time.sleep(0.1)  # the short block is in place
+    scope = bucket_scope(bot_token)
+    deadline = time.monotonic() + 5.0
+    while session.bucket_store.wait_time(short_route.bucket, scope=scope) <= 0.0:  # the short block
+        assert time.monotonic() < deadline, "the short 429 never blocked the bucket"
+        time.sleep(0.005)
     parked = session.submit(Route("GET", "/servers/{s}/members/{u}", s="S1", u="U1"))
     _wait_all([short, long, parked])
     entries = _entries(emulator)
