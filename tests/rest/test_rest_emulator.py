@@ -95,6 +95,15 @@ def _overlap(entries: list[dict[str, Any]]) -> int:
     return peak
 
 
+def _until_blocked(session: RestSession, route: Route, token: str) -> None:
+    """Wait (bounded) until a 429 has blocked ``route``'s bucket in the session's bucket store."""
+    scope = bucket_scope(token)
+    deadline = time.monotonic() + 5.0
+    while session.bucket_store.wait_time(route.bucket, scope=scope) <= 0.0:
+        assert time.monotonic() < deadline, f"no 429 blocked the bucket {route.bucket}"
+        time.sleep(0.005)
+
+
 def _wait_all(futures: list[concurrent.futures.Future[Any]], timeout: float = 20.0) -> None:
     _, pending = concurrent.futures.wait(futures, timeout=timeout)
     assert not pending, f"{len(pending)} calls still pending"
@@ -150,10 +159,11 @@ def test_retry_after_is_honoured(emulator: Emulator, session: RestSession) -> No
     assert 0.6 <= gap_s <= 0.6 * 1.5 + 0.3
 
 
-def test_blocked_bucket_holds_every_call_to_it(emulator: Emulator, session: RestSession) -> None:
+def test_blocked_bucket_holds_every_call_to_it(emulator: Emulator, session: RestSession, bot_token: str) -> None:
     emulator.add_fault("GET", "/servers/*", status=429, retry_after="1")
-    first = session.submit(Route("GET", "/servers/{s}", s="S1"))
-    time.sleep(0.2)  # the 429 is back: the bucket GET:servers/S1 is blocked for 1 s
+    first_route = Route("GET", "/servers/{s}", s="S1")
+    first = session.submit(first_route)
+    _until_blocked(session, first_route, bot_token)  # the bucket GET:servers/S1 is blocked for 1 s
     same_bucket = [
         session.submit(Route("GET", "/servers/{s}/categories", s="S1")),
         session.submit(Route("GET", "/servers/{s}/members/{u}", s="S1", u="U1")),
@@ -217,11 +227,7 @@ def test_a_parked_call_re_checks_the_bucket_after_waking(
     short_route = Route("GET", "/servers/{s}", s="S1")
     short = session.submit(short_route)
     long = session.submit(Route("GET", "/servers/{s}/categories", s="S1"))
-    scope = bucket_scope(bot_token)
-    deadline = time.monotonic() + 5.0
-    while session.bucket_store.wait_time(short_route.bucket, scope=scope) <= 0.0:  # the short block
-        assert time.monotonic() < deadline, "the short 429 never blocked the bucket"
-        time.sleep(0.005)
+    _until_blocked(session, short_route, bot_token)  # the short block is in place
     parked = session.submit(Route("GET", "/servers/{s}/members/{u}", s="S1", u="U1"))
     _wait_all([short, long, parked])
     entries = _entries(emulator)
