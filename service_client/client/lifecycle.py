@@ -235,6 +235,7 @@ class Client(ClientEvents, ClientOperations):
 
     @user.setter
     def user(self, value: User | None) -> None:
+        """Set the logged-in user (the connection state holds it)."""
         self._connection.user = value
 
     @property

@@ -311,6 +311,7 @@ def _role(ctx: CommandContext, argument: str) -> Role:
     mentioned = _mentioned(ROLE_MENTION, argument)
 
     def lookup() -> Role | None:
+        """The role the argument names in the command's server, or None."""
         cache = guild.roles.cache
         found = cache.get(mentioned or argument)
         if found is None and mentioned is None:
@@ -334,6 +335,7 @@ def _channel(ctx: CommandContext, argument: str) -> Channel:
     name = argument[1:] if argument.startswith("#") and len(argument) > 1 else argument
 
     def lookup() -> Channel | None:
+        """The channel the argument names in the command's server, or None."""
         found = channels.cache.get(channel_id)
         if found is not None and server_id is not None and found.server_id != server_id:
             found = None  # a channel of another server
@@ -388,6 +390,7 @@ def _choices(values: Sequence[Any], texts: Mapping[str, Any]) -> ArgumentType:
             same.append(value)
 
     def convert(ctx: CommandContext, argument: str) -> Any:
+        """The choice the argument names (exact, then letter case ignored); raises BadArgumentError."""
         if argument in texts:
             return texts[argument]
         candidates = folded.get(argument.casefold(), [])
@@ -427,6 +430,7 @@ def _enumeration(cls: type[enum.Enum]) -> ArgumentType:
 
 def _union(options: Sequence[ArgumentType]) -> ArgumentType:
     def convert(ctx: CommandContext, argument: str) -> Any:
+        """The first option that accepts the argument; else raises the last refusal."""
         refusal: Exception | None = None
         for option in options:
             try:

@@ -103,6 +103,7 @@ class WorldActions(WorldBase):
             event = "guild_member_remove"
 
             def matches(_r: Any, member: Any) -> bool:
+                """True for the bot's event about this member leaving with this reason."""
                 return bool(member.id == target.id and member.server_id == sid and member.reason == reason)
 
         self._acting(what(target.name), event, matches, lambda: act(sid, target.id))
@@ -249,6 +250,7 @@ class WorldActions(WorldBase):
         client = self.client_for(sender)
 
         def send() -> Message:
+            """Open the DM of the sender and the bot and post the text in it."""
             channel = client.create_dm(self.bot.id)
             with self._lock:
                 self._labels.setdefault(channel.id, f"the DM of {sender.name} and {self.bot.name}")

@@ -105,6 +105,7 @@ class ExpectedMessage:
         world = self._world
 
         def accept(message: Message) -> bool:
+            """True for the awaited message: this channel, this author, after the mark, not taken yet."""
             if message.channel_id != self._channel_id or not _authored_by(message, self._author):
                 return False
             if not after_mark(message.id, self._mark):
@@ -315,6 +316,7 @@ class BotWorld(WorldActions):
         mark = int(said.id) if said.id.isdigit() else 0
 
         def accept(message: Message) -> bool:
+            """True for the reply: the said message's channel, the replier, after it, not taken yet."""
             return (message.channel_id == said.channel_id and _authored_by(message, replier)
                     and after_mark(message.id, mark) and self._taken.message(message))
 
@@ -472,6 +474,7 @@ class BotWorld(WorldActions):
         found: list[str] = []  # the DM channel's id, once it exists
 
         def dm_id() -> str | None:
+            """The id of the DM channel of the bot and the recipient, once it exists, else None."""
             if not found:
                 ident = self.emulator.dm_channel(self.bot.id, recipient.id)
                 if ident is None:
@@ -482,6 +485,7 @@ class BotWorld(WorldActions):
             return found[0]
 
         def accept(message: Message) -> bool:
+            """True for the bot's DM to the recipient, after the mark, not taken yet."""
             if message.server_id is not None or not _authored_by(message, self.bot):
                 return False
             if message.channel_id != dm_id() or not after_mark(message.id, mark):
@@ -538,6 +542,7 @@ class BotWorld(WorldActions):
         reactor = self.bot if author is None else self._speaker(author)
 
         def accept(reaction: SeenReaction) -> bool:
+            """True for the awaited reaction: that message, that user, that emoji, not taken yet."""
             return (reaction.message_id == said.id and reaction.user_id == reactor.id
                     and (emoji is None or reaction.emoji == emoji) and self._taken.reaction(reaction))
 
