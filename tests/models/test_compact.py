@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -30,6 +30,7 @@ from service_client.models import (
     VoiceState,
 )
 
+from service_client.models import _base
 from service_client.models._base import pack_time, time_of_ms, unpack_time
 
 from .fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
@@ -305,6 +306,25 @@ def test_packed_times_rebuild_their_exact_text(moment: datetime) -> None:
 ])
 def test_times_in_any_other_form_are_not_packed(text: Any) -> None:
     assert pack_time(text) is None
+
+
+def test_a_known_second_still_checks_each_fraction() -> None:
+    first = pack_time("2031-07-08T09:10:11.000Z")
+    assert first is not None
+    assert pack_time("2031-07-08T09:10:11.999Z") == first + 999
+    for text in ("2031-07-08T09:10:11.\u0661\u0662\u0663Z", "2031-07-08T09:10:11,123Z",
+                 "2031-07-08T09:10:11.12Z", "2031-07-08T09:10:11.+12Z", "2031-07-08T09:10:11.1234"):
+        assert pack_time(text) is None, text
+
+
+def test_the_memo_of_seconds_is_bounded_and_loses_no_exactness() -> None:
+    start = datetime(2030, 1, 1)
+    for second in range(_base._SECONDS_MAX + 10):
+        moment = start + timedelta(seconds=second, milliseconds=second % 1000)
+        text = moment.isoformat(timespec="milliseconds") + "Z"
+        packed = pack_time(text)
+        assert packed is not None and unpack_time(packed) == text
+    assert len(_base._SECONDS) <= _base._SECONDS_MAX
 
 
 @pytest.mark.parametrize("value", [False, 0, 0.0, None, True, 1, 1.0])
