@@ -105,7 +105,7 @@ def run(count: int, blob: bytes) -> tuple[float, float]:
     emitter.on("message_create", on_message)
     reader = ConnectionReader.__new__(ConnectionReader)
     reader._closed = False
-    reader._on_event = state.handle
+    reader._on_event = state.parsers.handle  # as the client wires it
     try:
         cpu = time.process_time()
         start = time.perf_counter()

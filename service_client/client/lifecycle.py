@@ -386,7 +386,7 @@ class Client(ClientEvents, ClientOperations):
         gateway = GatewayConnection(
             self.socket_url,
             auth=self._socket_auth,
-            on_event=self._connection.handle,
+            on_event=self._connection.parsers.handle,
             on_connect=self._on_socket_connect,
             on_disconnect=self._on_socket_disconnect,
             on_error=self._on_socket_error,

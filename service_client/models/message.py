@@ -62,6 +62,7 @@ _SLOT_BITS: dict[str, int] = {
     "embeds": _NO_EMBEDS,
     "pinned": _UNPINNED,
 }
+_ALL_SLOTS = sum(_SLOT_BITS.values())
 
 #: Most record layouts (key tuples) remembered: when full, a new one clears the table (only
 #: sharing is lost).
@@ -87,12 +88,14 @@ class _Layout:
     null (the usual record), shared.
     """
 
-    __slots__ = ("keys", "full", "rest", "null_values", "nulls", "positions")
+    __slots__ = ("keys", "full", "slots", "rest", "null_values", "nulls", "positions")
 
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
         bits = [_SLOT_BITS.get(key, 0) for key in keys]
         self.full = sum(bits)
+        #: The values of the slot keys, in ``_SLOT_BITS`` order, when the record has them all.
+        self.slots = _getter(*_SLOT_BITS) if self.full == _ALL_SLOTS else None
         others = tuple(key for key, bit in zip(keys, bits, strict=True) if not bit)
         self.rest = _values_of(others)
         self.null_values: tuple[None, ...] = (None,) * len(others)
@@ -115,6 +118,15 @@ class _Layout:
 
 
 _LAYOUTS: dict[tuple[str, ...], _Layout] = {}
+
+#: The channel id and the server id of the last message built ("" before the first), interned.
+_last_ids: list[str] = ["", ""]
+
+
+def _remember_id(index: int, value: str) -> str:
+    """``value`` interned, remembered as ``_last_ids[index]``."""
+    value = _last_ids[index] = _intern(value)
+    return value
 
 
 def _layout(keys: tuple[str, ...]) -> _Layout:
@@ -207,9 +219,19 @@ class Message(Model):
         keys = tuple(data)
         layout = _LAYOUTS.get(keys) or _layout(keys)
         mask = layout.full  # every slot key of the record, a bit cleared for a value kept as it came
-        get = data.get
         self._state = state
-        ident = get("publicId")
+        if layout.slots is not None:  # the usual record: every slot key, read in one call
+            ident, author_data, channel_id, server_id, text, created, embeds, pinned = layout.slots(data)
+        else:
+            get = data.get
+            ident = get("publicId")
+            author_data = get("author")
+            channel_id = get("channelPublicId")
+            server_id = get("serverPublicId")
+            text = get("content")
+            created = get("createdAt")
+            embeds = get("embeds")
+            pinned = get("pinned")
         if type(ident) is not str or not ident:  # message ids are unique: not interned
             ident = read_id(data, "id", "messagePublicId")
             if ident is None:
@@ -217,7 +239,6 @@ class Message(Model):
             mask &= ~_ID
         self.id = ident
         if author is None or not shared:
-            author_data = get("author")
             if author is None and isinstance(author_data, dict):
                 try:
                     author = User(state, author_data)
@@ -230,34 +251,34 @@ class Message(Model):
             ):
                 mask &= ~_AUTHOR
         self.author = author
-        value = get("channelPublicId")
-        if type(value) is str and value:
-            value = _intern(value)
+        # Ids are shared (interned); the last channel and server met are compared first, which
+        # spares most messages the hash of an intern.
+        if type(channel_id) is str and channel_id:
+            last = _last_ids[0]
+            channel_id = last if channel_id == last else _remember_id(0, channel_id)
         else:
-            value = read_id(data, "channelPublicId", "channelId")
-            if value is None:
+            channel_id = read_id(data, "channelPublicId", "channelId")
+            if channel_id is None:
                 raise ValueError("message record has no channelPublicId")
             mask &= ~_CHANNEL
-        self.channel_id = value
-        value = get("serverPublicId")
-        if type(value) is str and value:
-            value = _intern(value)
+        self.channel_id = channel_id
+        if type(server_id) is str and server_id:
+            last = _last_ids[1]
+            server_id = last if server_id == last else _remember_id(1, server_id)
         else:
-            value = read_id(data, "serverPublicId", "serverId")
+            server_id = read_id(data, "serverPublicId", "serverId")
             mask &= ~_SERVER
-        self.server_id = value
-        value = get("content")
-        if type(value) is not str:
-            value = None
+        self.server_id = server_id
+        if type(text) is not str:
+            text = None
             mask &= ~_TEXT
-        self._text = value
-        packed = self._created = pack_time(get("createdAt"))
+        self._text = text
+        packed = self._created = pack_time(created)
         if packed is None:
             mask &= ~_CREATED
-        value = get("embeds")
-        if type(value) is not list or value:
+        if type(embeds) is not list or embeds:
             mask &= ~_NO_EMBEDS
-        if get("pinned") is not False:
+        if pinned is not False:
             mask &= ~_UNPINNED
         self._wire_mask = mask
         if mask == layout.full:  # the usual record: its other values in one call, shared when null

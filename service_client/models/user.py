@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._defaults import MISSING
@@ -13,6 +14,8 @@ from ._base import Model, as_dict, read_bool, read_id, read_str
 __all__ = ["User"]
 
 _STATUSES = ("online", "idle", "dnd", "invisible", "offline")
+#: The values of a user record's own keys, in the order ``User._is_record`` compares them.
+_RECORD_VALUES: Callable[[Mapping[str, Any]], tuple[Any, ...]] = operator.itemgetter("publicId", "name", "status", "tag", "image", "isBot")
 _intern = sys.intern
 
 
@@ -105,16 +108,13 @@ class User(Model):
                 return False
         elif len(extra) != 2 or len(data) != 7 or data.get(extra[0][0], MISSING) != extra[1]:
             return False
-        get = data.get
-        return (
-            self._wire_mask == 63
-            and get("publicId") == self.id
-            and get("name") == self.username
-            and get("status") == self.status
-            and get("tag", MISSING) == self.tag
-            and get("image", MISSING) == self.avatar
-            and get("isBot") == self.bot
-        )
+        if self._wire_mask != 63:
+            return False
+        try:
+            values: tuple[Any, ...] = _RECORD_VALUES(data)
+        except KeyError:
+            return False
+        return values == (self.id, self.username, self.status, self.tag, self.avatar, self.bot)
 
     @property
     def tag_string(self) -> str:

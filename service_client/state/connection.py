@@ -7,7 +7,7 @@ and manager this object (``model._state``): the state implements the
 - the caches (the managers ``users``, ``guilds``, ``channels``, ``members``,
   ``voice_states``) and the bot's own ``user``;
 - the parsers of the socket events (:class:`~service_client.state.parsers.Parsers`),
-  called by the reader thread through :meth:`ConnectionState.handle`;
+  called by the reader thread (``parsers.handle``);
 - the reconcile of the server cache after a reconnect;
 - the nonce-keyed futures of ``send_message``.
 
@@ -234,8 +234,7 @@ class ConnectionState:
 
         Ignored once the client is destroyed (caches are never updated again). Never raises.
         """
-        if not self.closed:
-            self.parsers.handle(event, args)
+        self.parsers.handle(event, args)
 
     # -- the nonce-keyed send ------------------------------------------------------------
 

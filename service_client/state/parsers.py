@@ -59,6 +59,9 @@ __all__ = ["Parsers", "ReactionTracker", "diff_reactions"]
 
 log = logging.getLogger("service_client.gateway")
 
+#: ``Message.__new__``: a message built from a socket record skips ``__init__``'s checks.
+_new_message = Message.__new__
+
 class ReactionTracker:
     """The last reaction snapshot per message, bounded LRU.
 
@@ -194,12 +197,17 @@ class Parsers(ServerParsers):
         return list(self._table)
 
     def handle(self, event_name: str, args: list[Any]) -> None:
-        """Apply one socket event: cache effect, then ``state._dispatch``. Never raises.
+        """Apply one socket event: cache effect, then its Python event. Never raises.
+
+        The socket reader thread calls this for every event, in arrival order.
+        Ignored once the client is destroyed (caches are never updated again).
 
         Args:
             event_name: The socket event name (``"message:new"``...).
             args: The event's arguments (usually one payload).
         """
+        if self._state.closed:  # destroyed: caches are never updated again
+            return
         handler = self._table.get(event_name) if isinstance(event_name, str) else None
         if handler is None:
             log.debug("ignored unknown socket event %r", event_name)
@@ -260,11 +268,18 @@ class Parsers(ServerParsers):
             if not users._webhook_ids or not users._is_webhook(
                 read_id(author_data, "publicId", "id", "userPublicId", "userId")
             ):
-                try:
-                    author = users._upsert(author_data)  # a no-op for an unchanged known author
-                except (TypeError, ValueError) as exc:
-                    log.warning("message:new with a broken author: %s", exc)
-        message = Message._from_wire(state, data, author)
+                # users._upsert, with its common case inline: a known author, unchanged.
+                ident = author_data.get("publicId")
+                known = users.cache.get(ident) if type(ident) is str else None
+                if known is not None and known._is_record(author_data):
+                    author = known
+                else:
+                    try:
+                        author = users._upsert(author_data)
+                    except (TypeError, ValueError) as exc:
+                        log.warning("message:new with a broken author: %s", exc)
+        message = _new_message(Message)  # Message._from_wire, inline
+        message._build(state, data, author, True)
         nonce = data.get("nonce")
         if type(nonce) is str and nonce:
             state.resolve_nonce(nonce, message)
@@ -278,7 +293,8 @@ class Parsers(ServerParsers):
         order.append(message_id)
         if len(order) > MESSAGE_CHANNELS_MAX:
             self._message_channels.pop(order.popleft(), None)
-        state.dispatch("message_create", message, key=message.channel_id)
+        if not state.closed:  # state.dispatch, inline (once per message of a firehose)
+            state.events.emit("message_create", message, key=message.channel_id)
 
     def _message_updated(self, payload: Any) -> None:
         data = _obj(payload)

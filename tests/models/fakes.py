@@ -58,6 +58,8 @@ class FakeState:
         self.channels = ChannelManager(self)
         self.members = MemberManager(self)
         self.voice_states = VoiceStateManager(self)
+        #: The event registry (a connection state's ``events``): emits land in ``dispatched``.
+        self.events = _RecordingEvents(self)
 
     # -- REST -----------------------------------------------------------------
 
@@ -147,7 +149,7 @@ class FakeState:
 
     # -- helpers for tests ----------------------------------------------------
 
-    def events(self, name: str | None = None) -> list[tuple[str, tuple[Any, ...], Any]]:
+    def events_named(self, name: str | None = None) -> list[tuple[str, tuple[Any, ...], Any]]:
         return [d for d in self.dispatched if name is None or d[0] == name]
 
 

@@ -79,7 +79,7 @@ def _reaction(mid: str, *pairs: tuple[str, str]) -> dict[str, Any]:
 
 def test_first_snapshot_counts_as_adds_then_diffs(client: FakeClient, h: WireHandlers) -> None:
     h.handle("message:reaction", [_reaction("M1", ("👍", "U1"), ("👍", "U2"))])
-    adds = client.events("message_reaction_add")
+    adds = client.events_named("message_reaction_add")
     assert [(a[1][0], a[1][1].id, a[1][2]) for a in adds] == [
         ({"emoji": "👍", "messagePublicId": "M1", "count": 1}, "U1", "M1"),
         ({"emoji": "👍", "messagePublicId": "M1", "count": 2}, "U2", "M1"),
@@ -112,7 +112,7 @@ def test_clear_and_delete_drop_the_tracker_entry(client: FakeClient, h: WireHand
     h.handle("message:reaction", [_reaction("M1", ("👍", "U1"))])
     h.handle("message:reaction_clear", [{"messagePublicId": "M1"}])
     assert "M1" not in h.reactions
-    assert client.events("message_reaction_remove_all")[0][1][0] == {"messagePublicId": "M1"}
+    assert client.events_named("message_reaction_remove_all")[0][1][0] == {"messagePublicId": "M1"}
     h.handle("message:reaction", [_reaction("M2", ("👍", "U1"))])
     h.handle("message:deleted", [{"publicId": "M2", "channelPublicId": "C1"}])
     assert "M2" not in h.reactions
@@ -242,7 +242,7 @@ def test_member_add_nested_and_flat(client: FakeClient, h: WireHandlers) -> None
     h.handle("server:member_add", [{"serverPublicId": "S1", "member": member_rec("U1", "S1")}])
     h.handle("server:member_add", [{"serverPublicId": "S1", "member": {"publicId": "U2", "name": "flat", "tag": "0002", "isBot": False}}])
     assert set(client.members.cache) == {("S1", "U1"), ("S1", "U2")}
-    assert [a[0].id for _, a, _ in client.events("guild_member_add")] == ["U1", "U2"]
+    assert [a[0].id for _, a, _ in client.events_named("guild_member_add")] == ["U1", "U2"]
     assert client.users.cache["U2"].username == "flat"
 
 

@@ -171,3 +171,54 @@ def test_an_author_record_with_another_key_instead_of_a_known_one_is_merged(clie
     other["badge"] = "gold"
     h.handle("message:new", [message_rec("M2", author=other)])
     assert client.users.cache["U1"].raw["badge"] == "gold"
+
+
+@pytest.mark.parametrize("change", [
+    {"name": "alicia"}, {"status": "idle"}, {"tag": "0002"}, {"image": "b.png"}, {"isBot": True},
+    {"createdAt": "2026-02-02T00:00:00.000Z"},
+])
+def test_each_changed_author_field_is_merged(client: FakeClient, h: WireHandlers, change: dict[str, Any]) -> None:
+    author = user_rec("U1", "alice")
+    h.handle("message:new", [message_rec("M1", author=dict(author))])
+    cached = client.users.cache["U1"]
+    h.handle("message:new", [message_rec("M2", author={**author, **change})])
+    assert client.users.cache["U1"] is cached
+    assert cached.raw == {**author, **change}
+    assert _last_message(client).author is cached
+
+
+@pytest.mark.parametrize("missing", ["name", "status", "tag", "image", "isBot"])
+def test_an_author_record_lacking_a_key_keeps_the_cached_value(client: FakeClient, h: WireHandlers,
+                                                               missing: str) -> None:
+    author = user_rec("U1", "alice", image="a.png", tag="0001")
+    h.handle("message:new", [message_rec("M1", author=dict(author))])
+    cached = client.users.cache["U1"]
+    before = cached.raw
+    partial = {k: v for k, v in author.items() if k != missing}
+    h.handle("message:new", [message_rec("M2", author=partial)])
+    assert client.users.cache["U1"] is cached and cached.raw == before  # a merge keeps absent keys
+    assert _last_message(client).author is cached
+
+
+def test_ids_alternating_between_channels_and_servers_stay_exact_and_shared(client: FakeClient,
+                                                                          h: WireHandlers) -> None:
+    places = [("C1", "S1"), ("C2", "S2"), ("C1", "S1"), ("C3", None), ("C2", "S2"), ("C2", "S2")]
+    for number, (channel_id, server_id) in enumerate(places):
+        # Built ids (not literals): equal texts, distinct objects, as decoded JSON gives them.
+        record = message_rec(f"M{number}", channelPublicId="".join(["C", channel_id[1:]]),
+                             serverPublicId=None if server_id is None else "".join(["S", server_id[1:]]))
+        h.handle("message:new", [record])
+    messages = [args[0] for event, args, _ in client.dispatched if event == "message_create"]
+    assert [(m.channel_id, m.server_id) for m in messages] == places
+    assert [m.channel_id for m in messages if m.channel_id == "C2"][0] is messages[-1].channel_id
+    assert messages[0].channel_id is messages[2].channel_id
+    assert messages[1].server_id is messages[4].server_id
+    assert [key for event, _, key in client.dispatched if event == "message_create"] == [c for c, _ in places]
+
+
+def test_a_destroyed_state_ignores_every_event(client: FakeClient, h: WireHandlers) -> None:
+    client.closed = True
+    h.handle("message:new", [message_rec("M1", author=user_rec("U1", "alice"))])
+    h.handle("user:update", [{"userPublicId": "U1", "name": "alicia"}])
+    assert client.dispatched == []
+    assert "U1" not in client.users.cache
