@@ -58,10 +58,12 @@ ACTIVITY_DETAILS_MAX = 64
 #: message's next reaction snapshot is diffed against nothing, so its reactions come out as adds.
 REACTION_TRACKER_MAX = 10_000
 #: Message ids whose channel is remembered, so that reaction events keep their channel's order
-#: and carry their channel and server.
+#: and carry their channel and server: at least the last this many, fewer than twice as many at
+#: most (kept in two generations).
 MESSAGE_CHANNELS_MAX = 10_000
-#: Recent messages remembered whole (as received), so that a reaction event carries its message.
-#: A thousand, as discord.py keeps by default: ten thousand held about 3.6 MB.
+#: Recent messages remembered whole (as received), so that a reaction event carries its message:
+#: at least the last this many, fewer than twice as many at most (kept in two generations). A
+#: thousand, as discord.py keeps by default: ten thousand held about 3.6 MB.
 MESSAGE_CACHE_MAX = 1_000
 #: Default bound of one socket emit (waiting for the socket, then writing), seconds.
 EMIT_TIMEOUT_S = 10.0

@@ -22,8 +22,9 @@ class ReactionEvent(dict[str, Any]):
     As a dict it holds the keys ``emoji``, ``messagePublicId`` and ``count`` (the emoji's
     user count after the change). Its attributes carry the context: the message's channel
     and server, the member who reacted, and the message itself when the client still
-    remembers it (the last 1,000 messages it received, as they were received; the channel
-    of the last 10,000). Where the cache does not know an object, its id is there and the
+    remembers it (always for the last 1,000 messages it received, and for up to 999 older
+    ones, as they were received; the channel of the last 10,000 always, and of up to 9,999
+    older ones). Where the cache does not know an object, its id is there and the
     object is None. Reading an attribute makes no request. Not thread-safe to mutate; safe to read from any thread.
 
     Attributes:

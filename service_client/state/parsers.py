@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -145,14 +145,17 @@ class Parsers(ServerParsers):
         self._state = state
         self.reactions = ReactionTracker()
         #: The channel of each recent message by id, from ``message:new``: a reaction keeps
-        #: its channel's order and names its channel. Bounded by ``_message_order``, the ids
-        #: in arrival order: a dict and a deque weigh about 40 bytes an entry, an OrderedDict
-        #: about 100, and dropping the oldest stays O(1) (a plain dict's first key is found by
-        #: scanning past every slot deleted before it).
+        #: its channel's order and names its channel. Two generations, as for ``_messages``
+        #: below: at least the last MESSAGE_CHANNELS_MAX messages, fewer than twice as many.
         self._message_channels: dict[str, str] = {}
-        self._message_order: deque[str] = deque()
-        #: The most recent messages themselves (fewer: they weigh more), for reaction events.
-        self._messages: OrderedDict[str, Message] = OrderedDict()
+        self._message_channels_old: dict[str, str] = {}
+        #: The most recent messages themselves (fewer: they weigh more), for reaction events,
+        #: in two generations: when ``_messages`` holds MESSAGE_CACHE_MAX, it becomes
+        #: ``_messages_old`` and the older one is dropped whole. At least the last
+        #: MESSAGE_CACHE_MAX are remembered, fewer than twice as many at most, for two dict
+        #: writes a message (an ordered dict's eviction of the oldest cost more).
+        self._messages: dict[str, Message] = {}
+        self._messages_old: dict[str, Message] = {}
         self._table: dict[str, Callable[[Any], None]] = {
             "message:new": self._message_new,
             "message:updated": self._message_updated,
@@ -224,12 +227,22 @@ class Parsers(ServerParsers):
     def _dispatch(self, event: str, *args: Any, key: str | None) -> None:
         self._state.dispatch(event, *args, key=key)
 
+    def _channel_of(self, message_id: str) -> str | None:
+        """The channel id of ``message_id`` when it is still remembered, else None."""
+        channel_id = self._message_channels.get(message_id)
+        return self._message_channels_old.get(message_id) if channel_id is None else channel_id
+
+    def _remembered(self, message_id: str) -> Message | None:
+        """The message of ``message_id`` when it is still remembered whole, else None."""
+        message = self._messages.get(message_id)
+        return self._messages_old.get(message_id) if message is None else message
+
     def _message_key(self, data: Mapping[str, Any], message_id: str | None) -> str | None:
         """The ordering key of an event about a message: its channel (from the payload, else
         remembered from ``message:new``), else its server, else the message id."""
         channel_id = read_id(data, *_CHANNEL_KEYS)
         if channel_id is None and message_id is not None:
-            channel_id = self._message_channels.get(message_id)
+            channel_id = self._channel_of(message_id)
         return channel_id or read_id(data, *_SERVER_KEYS) or message_id
 
     def _simple(self, python_event: str) -> Callable[[Any], None]:
@@ -286,13 +299,14 @@ class Parsers(ServerParsers):
         message_id = message.id
         messages = self._messages
         messages[message_id] = message
-        if len(messages) > MESSAGE_CACHE_MAX:
-            messages.popitem(last=False)
-        self._message_channels[message_id] = message.channel_id
-        order = self._message_order
-        order.append(message_id)
-        if len(order) > MESSAGE_CHANNELS_MAX:
-            self._message_channels.pop(order.popleft(), None)
+        if len(messages) >= MESSAGE_CACHE_MAX:
+            self._messages_old = messages
+            self._messages = {}
+        channels = self._message_channels
+        channels[message_id] = message.channel_id
+        if len(channels) >= MESSAGE_CHANNELS_MAX:
+            self._message_channels_old = channels
+            self._message_channels = {}
         if not state.closed:  # state.dispatch, inline (once per message of a firehose)
             state.events.emit("message_create", message, key=message.channel_id)
 
@@ -308,7 +322,9 @@ class Parsers(ServerParsers):
         key = self._message_key(data, message_id)
         if message_id is not None:
             self._messages.pop(message_id, None)
+            self._messages_old.pop(message_id, None)
             self._message_channels.pop(message_id, None)
+            self._message_channels_old.pop(message_id, None)
         self._dispatch("message_delete", data, key=key)
 
     def _message_reaction(self, payload: Any) -> None:
@@ -329,8 +345,8 @@ class Parsers(ServerParsers):
             names[user_id] = read_str(entry, "userName")
         previous = self.reactions.replace(message_id, snapshot)
         key = self._message_key(data, message_id)
-        message = self._messages.get(message_id)
-        channel_id = read_id(data, *_CHANNEL_KEYS) or self._message_channels.get(message_id)
+        message = self._remembered(message_id)
+        channel_id = read_id(data, *_CHANNEL_KEYS) or self._channel_of(message_id)
         server_id = read_id(data, *_SERVER_KEYS) or (message.server_id if message is not None else None)
         if server_id is None and channel_id is not None:
             channel = self._state.channels.cache.get(channel_id)

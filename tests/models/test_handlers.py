@@ -142,12 +142,12 @@ def test_message_channel_memory_is_bounded(client: FakeClient, h: WireHandlers, 
     from service_client.state import parsers as handlers_module
 
     monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 3)
-    for i in range(4):
+    for i in range(7):  # M0-M2 fill a generation, M3-M5 the next (M0-M2 go), M6 starts a third
         h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}")])
     client.dispatched.clear()
-    for i in range(4):
+    for i in range(7):
         h.handle("message:reaction", [_reaction(f"M{i}", ("👍", "U1"))])
-    assert [k for _, _, k in client.dispatched] == ["M0", "C1", "C2", "C3"]
+    assert [k for _, _, k in client.dispatched] == ["M0", "M1", "M2", "C3", "C4", "C5", "C6"]
 
 
 def test_reaction_event_carries_the_message_while_remembered_and_its_channel_longer(
@@ -162,16 +162,39 @@ def test_reaction_event_carries_the_message_while_remembered_and_its_channel_lon
     for i in range(5):
         h.handle("message:reaction", [_reaction(f"M{i}", ("👍", "U1"))])
     events = [args[0] for _, args, _ in client.dispatched]
-    assert [e.message.id if e.message is not None else None for e in events] == [None, None, None, "M3", "M4"]
-    assert [e.channel_id for e in events] == [None, "C1", "C2", "C3", "C4"]
-    assert [k for _, _, k in client.dispatched] == ["M0", "C1", "C2", "C3", "C4"]
+    # Two generations of 2: M2 and M3 filled the older one, M4 is in the newer one; M0 and M1 are gone.
+    assert [e.message.id if e.message is not None else None for e in events] == [None, None, "M2", "M3", "M4"]
+    # Channels, two generations of 4: M0-M3 filled the older one, M4 is in the newer one.
+    assert [e.channel_id for e in events] == ["C0", "C1", "C2", "C3", "C4"]
+    assert [k for _, _, k in client.dispatched] == ["C0", "C1", "C2", "C3", "C4"]
+
+
+def test_a_deleted_message_is_forgotten_in_either_generation(client: FakeClient, h: WireHandlers,
+                                                             monkeypatch: Any) -> None:
+    from service_client.state import parsers as handlers_module
+
+    monkeypatch.setattr(handlers_module, "MESSAGE_CACHE_MAX", 2)
+    for i in range(3):  # M0 and M1 fill a generation, which becomes the older one; M2 starts the next
+        h.handle("message:new", [message_rec(f"M{i}", cid="C1", sid="S1")])
+    for mid in ("M1", "M2"):
+        h.handle("message:deleted", [{"publicId": mid, "channelPublicId": "C1"}])
+    client.dispatched.clear()
+    for mid in ("M0", "M1", "M2"):
+        h.handle("message:reaction", [_reaction(mid, ("👍", "U1"))])
+    events = [args[0] for _, args, _ in client.dispatched]
+    assert [e.message.id if e.message is not None else None for e in events] == ["M0", None, None]
 
 
 def test_default_bounds_keep_1000_messages_and_10000_channels(client: FakeClient, h: WireHandlers) -> None:
-    for i in range(10_005):
+    for i in range(20_005):
         h.handle("message:new", [message_rec(f"M{i}", cid="C1")])
-    assert len(h._messages) == 1_000 and "M9004" not in h._messages and "M9005" in h._messages
-    assert len(h._message_channels) == 10_000 and "M4" not in h._message_channels
+        assert min(i + 1, 1_000) <= len(h._messages) + len(h._messages_old) < 2_000
+        assert min(i + 1, 10_000) <= len(h._message_channels) + len(h._message_channels_old) < 20_000
+    # Generations of whole messages: ..., M19000-M19999, then M20000-; of channels: M10000-M19999, M20000-.
+    assert h._remembered("M19000") is not None and h._remembered("M20004") is not None
+    assert h._remembered("M18999") is None
+    assert h._channel_of("M10000") == "C1" and h._channel_of("M20004") == "C1"
+    assert h._channel_of("M9999") is None
 
 
 def test_tracker_is_a_bounded_lru() -> None:
