@@ -14,7 +14,18 @@ from .._validate import check_cache_flag
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError
 from ..permissions import Permissions
 from ..rest.route import Route
-from ._base import Model, as_dict, pack_time, parse_time, read_id, share_keys, time_of_ms, unpack_time
+from ._base import (
+    _MILLIS,
+    _SECONDS,
+    Model,
+    as_dict,
+    pack_time,
+    parse_time,
+    read_id,
+    share_keys,
+    time_of_ms,
+    unpack_time,
+)
 from .embed import EmbedBuilder
 from .user import User
 
@@ -273,7 +284,14 @@ class Message(Model):
             text = None
             mask &= ~_TEXT
         self._text = text
-        packed = self._created = pack_time(created)
+        # pack_time, its usual case inline: a second met lately and an exact fraction.
+        if type(created) is str and len(created) == 24 and created[23] == "Z":
+            base = _SECONDS.get(created[:19])
+            millis = _MILLIS.get(created[19:23])
+            packed = base + millis if base is not None and millis is not None else pack_time(created)
+        else:
+            packed = pack_time(created)
+        self._created = packed
         if packed is None:
             mask &= ~_CREATED
         if type(embeds) is not list or embeds:

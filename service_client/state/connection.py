@@ -233,6 +233,7 @@ class ConnectionState:
         """Apply one socket event (reader thread): cache update, then its Python event.
 
         Ignored once the client is destroyed (caches are never updated again). Never raises.
+        The same as ``parsers.handle``, which the client's socket calls directly.
         """
         self.parsers.handle(event, args)
 

@@ -53,12 +53,15 @@ def test_every_field_reads_the_record(client: FakeClient) -> None:
     assert msg.raw == json.loads(json.dumps(rec))
 
 
-@pytest.mark.parametrize("created", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.678+02:00", "x", None, 5])
+@pytest.mark.parametrize("created", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.678+02:00", "x", None, 5,
+                                     "2026-01-02T03:04:05,678Z", "2026-01-02T03:04:05.6\u0667\u0668Z"])
 def test_any_created_at_form_is_kept_and_parsed_on_access(client: FakeClient, created: Any) -> None:
     msg = Message(client, message_rec(createdAt=created))
     assert msg.raw["createdAt"] == created
     if created == "2026-01-02T03:04:05Z":
         assert msg.created_at == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    elif created == "2026-01-02T03:04:05,678Z":  # kept as it came (not packed), parsed on access
+        assert msg.created_at == datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
     elif created == "2026-01-02T03:04:05.678+02:00":
         assert msg.created_at == datetime(2026, 1, 2, 1, 4, 5, 678000, tzinfo=timezone.utc)
     elif created == 5:
