@@ -129,7 +129,7 @@ _fromisoformat = datetime.fromisoformat
 #: characters, ``2026-01-02T03:04:05``): messages that arrive together share their second, so
 #: most times are packed without a date parse. Cleared when full (only speed is lost).
 _SECONDS: dict[str, float] = {}
-_SECONDS_MAX = 4096
+_SECONDS_MAX = 1024
 #: A wire time's fraction (``.000`` to ``.999``) -> its milliseconds.
 _MILLIS: dict[str, int] = {f".{ms:03d}": ms for ms in range(1000)}
 
