@@ -9,8 +9,9 @@ the :class:`~service_client.Message`, the event emitter and the worker pool
 to a ``message_create`` listener that counts it. No other process shares the
 work and no socket or scheduler of another process is timed; the CPU time
 per instruction still varies with the machine's load, so compare two
-versions with alternating runs, or count instructions (``valgrind
---tool=callgrind``) where the load is high.
+versions with alternating runs, or count instructions
+(``benchmarks/event_instructions.py`` runs this replay under valgrind) where
+the load is high.
 
 Prints ``name: value`` lines:
 
