@@ -208,25 +208,15 @@ class Message(Model):
         """
         self._build(state_of(state), as_dict(data, "message"), author, False)
 
-    @classmethod
-    def _from_wire(cls, state: State, data: dict[str, Any], author: User | None) -> Message:
-        """Build from a decoded socket payload, its author already resolved.
+    def _build(self, state: State, data: dict[str, Any], author: User | None, shared: bool) -> None:
+        """Fill the slots from ``data``; ``shared``: ``author`` is known to be the record's author.
 
-        Args:
-            state: The connection state of the client this model belongs to.
-            data: The message record.
-            author: The cached user of the record's ``author`` (same id), or None
-                to build an uncached one from the record.
+        The socket's ``message:new`` parser calls this on ``Message.__new__(Message)``
+        with ``shared`` True (the author already resolved, None to build an uncached one).
 
         Raises:
             ValueError: The record has no id or no channel id.
         """
-        message = cls.__new__(cls)
-        message._build(state, data, author, True)
-        return message
-
-    def _build(self, state: State, data: dict[str, Any], author: User | None, shared: bool) -> None:
-        """Fill the slots from ``data``; ``shared``: ``author`` is known to be the record's author."""
         keys = tuple(data)
         layout = _LAYOUTS.get(keys) or _layout(keys)
         mask = layout.full  # every slot key of the record, a bit cleared for a value kept as it came

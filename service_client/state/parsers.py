@@ -62,6 +62,7 @@ log = logging.getLogger("service_client.gateway")
 #: ``Message.__new__``: a message built from a socket record skips ``__init__``'s checks.
 _new_message = Message.__new__
 
+
 class ReactionTracker:
     """The last reaction snapshot per message, bounded LRU.
 
@@ -291,8 +292,8 @@ class Parsers(ServerParsers):
                         author = users._upsert(author_data)
                     except (TypeError, ValueError) as exc:
                         log.warning("message:new with a broken author: %s", exc)
-        message = _new_message(Message)  # Message._from_wire, inline
-        message._build(state, data, author, True)
+        message = _new_message(Message)
+        message._build(state, data, author, True)  # ValueError: no id or no channel id
         nonce = data.get("nonce")
         if type(nonce) is str and nonce:
             state.resolve_nonce(nonce, message)
