@@ -79,7 +79,7 @@ class ConnectionState:
 
     Built by :class:`~service_client.Client`; implements the
     :class:`~service_client._state.State` port. Thread-safe: every method may be called
-    from any thread; :meth:`handle` is called by the socket reader thread only.
+    from any thread; ``parsers.handle`` is called by the socket reader thread only.
 
     Args:
         client: The owning client (:attr:`client`; models give it as ``model.client``).
@@ -228,14 +228,6 @@ class ConnectionState:
     def reserve_dispatch(self, *, key: str | None = None) -> EventSlot:
         """Reserve the next place in ``key``'s event order for an event emitted later."""
         return self.events.reserve(key=key)
-
-    def handle(self, event: str, args: list[Any]) -> None:
-        """Apply one socket event (reader thread): cache update, then its Python event.
-
-        Ignored once the client is destroyed (caches are never updated again). Never raises.
-        The same as ``parsers.handle``, which the client's socket calls directly.
-        """
-        self.parsers.handle(event, args)
 
     # -- the nonce-keyed send ------------------------------------------------------------
 
