@@ -274,7 +274,8 @@ def fast_event(message: bytes, loads: Callable[[Any], Any] | None) -> list[Any] 
         reports a malformed one exactly as without this path). The reader
         thread's loop calls it for every message it reads as bytes.
     """
-    if not (message.startswith(b"42[") and message.endswith(b"]")):
+    # A slice and an index: cheaper than startswith/endswith, which parse their arguments.
+    if message[:3] != b"42[" or message[-1] != 0x5D:  # 0x5D: "]"
         return None
     payload: Any
     if loads is not None:
