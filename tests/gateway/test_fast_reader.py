@@ -134,6 +134,9 @@ def test_fast_event_takes_only_plain_default_namespace_events(loads: Callable[[A
         b'42/ns,["x"]',  # another namespace
         b'43["x"]',
         b"2",
+        b"",
+        b"42[",  # the opening bracket is not the closing one
+        b"42]",
         b'42["bad \xff"]',  # not UTF-8
     ):
         assert fast_event(refused, loads) is None, refused
