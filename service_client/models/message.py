@@ -101,13 +101,17 @@ class _Layout:
 
     __slots__ = ("keys", "full", "slots", "rest", "null_values", "nulls", "positions")
 
-    def __init__(self, keys: tuple[str, ...]) -> None:
+    def __init__(self, keys: tuple[str, ...], seen: tuple[str, ...]) -> None:
         self.keys = keys
         bits = [_SLOT_BITS.get(key, 0) for key in keys]
         self.full = sum(bits)
+        # The getters read the key objects of the record met (``seen``), not equal copies: a
+        # decoder that hands out the same key objects again (msgspec caches them) is then
+        # read with no string comparison.
+        own = dict(zip(seen, seen, strict=True))
         #: The values of the slot keys, in ``_SLOT_BITS`` order, when the record has them all.
-        self.slots = _getter(*_SLOT_BITS) if self.full == _ALL_SLOTS else None
-        others = tuple(key for key, bit in zip(keys, bits, strict=True) if not bit)
+        self.slots = _getter(*(own[key] for key in _SLOT_BITS)) if self.full == _ALL_SLOTS else None
+        others = tuple(key for key, bit in zip(seen, bits, strict=True) if not bit)
         self.rest = _values_of(others)
         self.null_values: tuple[None, ...] = (None,) * len(others)
         self.nulls = (keys, *self.null_values)
@@ -145,8 +149,8 @@ def _layout(keys: tuple[str, ...]) -> _Layout:
     if layout is None:
         if len(_LAYOUTS) >= _LAYOUTS_MAX:
             _LAYOUTS.clear()
-        keys = share_keys(keys)
-        layout = _LAYOUTS[keys] = _Layout(keys)
+        # Filed under the key objects met, for the same reason as the getters.
+        layout = _LAYOUTS[keys] = _Layout(share_keys(keys), keys)
     return layout
 
 
