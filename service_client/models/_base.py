@@ -130,8 +130,8 @@ _fromisoformat = datetime.fromisoformat
 #: most times are packed without a date parse. Cleared when full (only speed is lost).
 _SECONDS: dict[str, float] = {}
 _SECONDS_MAX = 1024
-#: A wire time's fraction (``.000`` to ``.999``) -> its milliseconds.
-_MILLIS: dict[str, int] = {f".{ms:03d}": ms for ms in range(1000)}
+#: A wire time's end, its fraction and zone (``.000Z`` to ``.999Z``) -> its milliseconds.
+_MILLIS: dict[str, int] = {f".{ms:03d}Z": ms for ms in range(1000)}
 
 
 def pack_time(value: Any) -> float | None:
@@ -146,9 +146,9 @@ def pack_time(value: Any) -> float | None:
         :func:`unpack_time` reproduces character for character (the caller then
         keeps the original value).
     """
-    if type(value) is not str or len(value) != 24 or value[23] != "Z":
+    if type(value) is not str:
         return None
-    millis = _MILLIS.get(value[19:23])
+    millis = _MILLIS.get(value[19:])  # found: 24 characters, the last five ".dddZ"
     if millis is None:
         return None
     second = value[:19]

@@ -279,9 +279,9 @@ class Message(Model):
             mask &= ~_TEXT
         self._text = text
         # pack_time, its usual case inline: a second met lately and an exact fraction.
-        if type(created) is str and len(created) == 24 and created[23] == "Z":
+        if type(created) is str:
             base = _SECONDS.get(created[:19])
-            millis = _MILLIS.get(created[19:23])
+            millis = _MILLIS.get(created[19:])
             packed = base + millis if base is not None and millis is not None else pack_time(created)
         else:
             packed = pack_time(created)
