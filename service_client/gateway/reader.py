@@ -8,8 +8,9 @@ frames unmasked, fragments reassembled, pings answered, close reported).
 
 :meth:`FrameReader.recv_batch` hands the reader thread every message already
 buffered at once, so the per-message cost is one header parse and one copy.
-:func:`fast_event` decodes a default-namespace Socket.IO EVENT frame straight
-from its bytes with the fast decoder of :mod:`.decoder`, when there is one.
+The reader thread's loop decodes a default-namespace Socket.IO EVENT frame
+straight from its bytes, with the fast decoder of :mod:`.decoder` when there
+is one, else :func:`standard_loads`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .transport import (
     _short,
 )
 
-__all__ = ["BinaryMessage", "ConnectionReader", "FrameReader", "fast_event"]
+__all__ = ["BinaryMessage", "ConnectionReader", "FrameReader", "standard_loads"]
 
 #: Returned by ``_read_one`` when reading goes on (compared by identity; never a loss reason).
 _GO_ON: Final = "\x00go on"
@@ -258,42 +259,25 @@ class FrameReader:
             # opcode 10 (pong): nothing to do
 
 
-def fast_event(message: bytes, loads: Callable[[Any], Any] | None) -> list[Any] | None:
-    """A default-namespace EVENT without ack id, decoded, or None.
+def standard_loads(data: bytes) -> Any:
+    """The JSON value of ``data`` by the standard library; raises on anything it refuses.
 
-    Args:
-        message: A text message's bytes.
-        loads: The fast JSON decoder (raises on anything it refuses), or None
-            for the standard library (the UTF-8 text decoded strictly, then
-            the JSON array parsed in place, as :func:`.framing.decode` does).
+    The reader's decoder when msgspec is not used: the UTF-8 text is decoded
+    strictly, then one JSON value is parsed in place, as :func:`.framing.decode`
+    does.
 
-    Returns:
-        The EVENT's JSON array (event name first) when ``message`` is
-        ``42[...]`` and it decodes into a list starting with a string; else
-        None, and the caller decodes the message the standard way (which
-        reports a malformed one exactly as without this path). The reader
-        thread's loop calls it for every message it reads as bytes.
+    Raises:
+        UnicodeDecodeError: ``data`` is not UTF-8.
+        ValueError: Malformed JSON, or anything after the value.
+        StopIteration: No JSON value where one must start (at the start, or
+            inside an array or object).
+        RecursionError: Nesting too deep.
     """
-    # A slice and an index: cheaper than startswith/endswith, which parse their arguments.
-    if message[:3] != b"42[" or message[-1] != 0x5D:  # 0x5D: "]"
-        return None
-    payload: Any
-    if loads is not None:
-        try:
-            payload = loads(message[2:])  # a copy: cheaper than a memoryview and its slice
-        except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
-            return None
-    else:
-        try:
-            text = message.decode("utf-8")
-            payload, end = _scan_once(text, 2)
-        except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError included
-            return None
-        if end != len(text):
-            return None
-    if type(payload) is list and payload and type(payload[0]) is str:
-        return payload
-    return None
+    text = data.decode("utf-8")
+    value, end = _scan_once(text, 0)
+    if end != len(text):
+        raise ValueError("trailing data after the JSON value")
+    return value
 
 
 class ConnectionReader(ConnectionParts):
@@ -329,7 +313,7 @@ class ConnectionReader(ConnectionParts):
         (see :func:`service_client.events.handoff_batch`).
         """
         recv_batch = link.reader.recv_batch
-        loads = decoder.fast_loads
+        loads = decoder.fast_loads or standard_loads
         on_event = self._on_event
         while True:
             try:
@@ -348,11 +332,18 @@ class ConnectionReader(ConnectionParts):
                 for message in batch:
                     if self._closed:
                         return None
-                    if type(message) is bytes:
-                        # A plain event: decoded by fast_event; anything it refuses goes the
-                        # standard way below, which decides and reports it.
-                        payload = fast_event(message, loads)
-                        if payload is not None:
+                    # A plain event (a text message ``42[...]``, a default-namespace EVENT
+                    # without ack id) is decoded here, in place (a slice and an index are
+                    # cheaper than startswith/endswith, which parse their arguments); any
+                    # other message, or one the decoder refuses or whose array does not start
+                    # with an event name, goes the standard way (_read_one), which decides
+                    # and reports it exactly as without this path.
+                    if type(message) is bytes and message[:3] == b"42[" and message[-1] == 0x5D:  # "]"
+                        try:
+                            payload = loads(message[2:])  # a copy: cheaper than a memoryview and its slice
+                        except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
+                            payload = None
+                        if type(payload) is list and payload and type(payload[0]) is str:
                             event = payload[0]
                             if debug:
                                 _log.debug("event %s", event)

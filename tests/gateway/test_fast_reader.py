@@ -23,7 +23,7 @@ from websockets.sync.server import ServerConnection
 
 from service_client.events import OrderedWorkerPool
 from service_client.gateway import decoder
-from service_client.gateway.reader import BinaryMessage, fast_event
+from service_client.gateway.reader import BinaryMessage, standard_loads
 
 from .conftest import RawServer, Recorder, stay_silent
 from .test_frame_reader import Pair, frame
@@ -113,33 +113,22 @@ def test_text_messages_are_not_decoded_in_a_batch(pair: Pair) -> None:
     assert pair.reader.recv_batch() == [b"\xff\xfe", b"ok"]
 
 
-# -- fast_event -----------------------------------------------------------------------------------
+# -- standard_loads ------------------------------------------------------------------------------
 
 
-def _json_loads(data: Any) -> Any:
-    import json
-
-    return json.loads(bytes(data))
-
-
-@pytest.mark.parametrize("loads", [None, _json_loads] + ([_msgspec_loads()] if HAVE_MSGSPEC else []))
-def test_fast_event_takes_only_plain_default_namespace_events(loads: Callable[[Any], Any] | None) -> None:
-    assert fast_event(b'42["message:new",{"a":[1,2]},null]', loads) == ["message:new", {"a": [1, 2]}, None]
-    for refused in (
-        b'42["ws"] ',  # trailing whitespace: the standard path calls it malformed
-        b"42[not json]",
-        b"42[1]",  # not an event name
-        b"42[]",
-        b'421["acked"]',  # an ack id
-        b'42/ns,["x"]',  # another namespace
-        b'43["x"]',
-        b"2",
-        b"",
-        b"42[",  # the opening bracket is not the closing one
-        b"42]",
-        b'42["bad \xff"]',  # not UTF-8
-    ):
-        assert fast_event(refused, loads) is None, refused
+def test_standard_loads_reads_one_json_value_and_refuses_the_rest() -> None:
+    assert standard_loads(b'["message:new",{"a":[1,2]},null]') == ["message:new", {"a": [1, 2]}, None]
+    assert standard_loads(b'"\\ud800"') == "\ud800"  # a lone surrogate, as json.loads reads it
+    with pytest.raises(ValueError, match="trailing data"):
+        standard_loads(b'["ws"] ')
+    with pytest.raises(UnicodeDecodeError):
+        standard_loads(b'["bad \xff"]')
+    with pytest.raises(StopIteration):
+        standard_loads(b"[not json]")
+    with pytest.raises(ValueError, match="Expecting"):
+        standard_loads(b'{"a" 1}')
+    with pytest.raises(StopIteration):
+        standard_loads(b"")
 
 
 # -- the decoder module ------------------------------------------------------------------------------
@@ -181,6 +170,8 @@ def test_every_frame_is_reported_as_the_standard_path_reports_it(
         conn.send('42["surrogate","\\ud800"]')  # json: a lone surrogate; msgspec refuses it
         conn.send('42["n",12345678901234567890123,-0,1.5]')
         conn.send('42/other,["elsewhere"]')
+        for refused in ("42[1]", "42[]", '421["acked"]', '43["x"]', "", "42[", "42]", '42["x"]]'):
+            conn.send(refused)  # not a plain event with a name: the standard path decides
         for i in range(500):
             conn.send(f'42["seq",{i}]')
         conn.send('42["last"]')
@@ -198,13 +189,22 @@ def test_every_frame_is_reported_as_the_standard_path_reports_it(
             ("big", [float("inf")]),
             ("surrogate", ["\ud800"]),
             ("n", [12345678901234567890123, 0, 1.5]),
+            ("acked", []),
             *[("seq", [i]) for i in range(500)],
             ("last", []),
         ]
         warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-        assert len(warnings) == 2
-        assert warnings[0].startswith("dropped a malformed socket frame (9 chars): trailing data")
-        assert warnings[1] == "dropped a socket frame that is not valid UTF-8"
+        assert warnings == [
+            "dropped a malformed socket frame (9 chars): trailing data after the JSON payload at offset 8",
+            "dropped a socket frame that is not valid UTF-8",
+            *["dropped a malformed socket frame (5 chars): EVENT payload must be a JSON array starting with the"
+              " event name", "dropped a malformed socket frame (4 chars): EVENT payload must be a JSON array"
+              " starting with the event name"],
+            "dropped a malformed socket frame (7 chars): ACK without an ack id",
+            "dropped a malformed socket frame (0 chars): empty frame",
+            *["dropped a malformed socket frame (3 chars): invalid JSON payload at offset 2"] * 2,
+            "dropped a malformed socket frame (8 chars): trailing data after the JSON payload at offset 7",
+        ]
     finally:
         server.stop()
 
