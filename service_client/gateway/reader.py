@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -51,6 +52,9 @@ READ_CHUNK: Final = 256 * 1024
 MAX_MESSAGE: Final = 64 * 1024 * 1024
 
 _DATA_OPCODES: Final = frozenset((0, 1, 2, 8, 9, 10))
+
+#: A frame's first byte, its second byte and the 16-bit length that may follow them.
+_head: Final[Callable[[bytearray, int], tuple[int, int, int]]] = struct.Struct("!BBH").unpack_from
 
 #: The standard library's JSON scanner without its Python wrapper (``raw_decode`` minus the
 #: leading-space skip, which a frame's ``[`` at offset 2 does not need): ``(value, end)``, or
@@ -153,12 +157,17 @@ class FrameReader:
                 pos = self._pos
                 size = len(buf)
                 with memoryview(buf) as view:
-                    while pos + 2 <= size and buf[pos] == 0x81:
-                        length = buf[pos + 1]
+                    # The first four bytes in one call (a bytearray's index is a generic
+                    # lookup); a message whose frame is shorter than four bytes and is the
+                    # last one buffered goes the general way below.
+                    while pos + 4 <= size:
+                        flags, length, extended = _head(buf, pos)
+                        if flags != 0x81:  # FIN, text
+                            break
                         if length < 126:
                             start = pos + 2
-                        elif length == 126 and pos + 4 <= size:
-                            length = buf[pos + 2] << 8 | buf[pos + 3]
+                        elif length == 126:
+                            length = extended
                             start = pos + 4
                         else:
                             break
