@@ -73,7 +73,10 @@ def test_batches_of_frames_cut_anywhere_give_every_message_once_in_order(pair: P
 
 def test_frames_shorter_than_four_bytes_are_taken_anywhere_in_a_batch(pair: Pair) -> None:
     pair.send(frame("") + frame("a") + frame("x" * 200) + frame("") + frame("b") + frame(""))
-    assert pair.reader.recv_batch() == [b"", b"a", b"x" * 200, b"", b"b", b""]
+    got: list[bytes] = []
+    while len(got) < 6:  # one batch when the bytes arrive in one read
+        got.extend(pair.reader.recv_batch())
+    assert got == [b"", b"a", b"x" * 200, b"", b"b", b""]
 
 
 def test_batch_stops_at_a_partial_frame_and_resumes(pair: Pair) -> None:
