@@ -642,6 +642,11 @@ class RestSession:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""
         if not self._delays.put(due, job):
             self._end_closed(job)
+            return
+        if _log.isEnabledFor(logging.DEBUG):
+            route = job.route
+            _log.debug("%s %s: attempt %d/%d in %.0f ms", route.method, route.display_path, job.attempts + 1,
+                       job.max_retries + 1, max(0.0, due - time.monotonic()) * 1000.0)
 
     def _log_attempt(self, job: _Job, outcome: int | str, waited_ms: float, started: float) -> None:
         if _log.isEnabledFor(logging.DEBUG):

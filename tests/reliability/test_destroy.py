@@ -149,8 +149,10 @@ def test_destroy_ends_every_pending_call_at_once(world, make_client, emulator, w
 
     for name in calls:
         threading.Thread(target=run, args=(name,), name=f"test-{name}").start()
-    wait_until(lambda: emulator.max_in_flight() >= 5 and client._connection.pending_sends() == 1 and client.voice._pending)
-    time.sleep(0.2)  # let the sleeping retry and the queued call settle into their waits
+    rest = client._rest
+    # Every call in its wait: five on the wire, the sleeping retry parked, the last one in the FIFO.
+    wait_until(lambda: emulator.max_in_flight() >= 5 and client._connection.pending_sends() == 1
+               and client.voice._pending and len(rest._delays) == 1 and len(rest._fifo) == 1)
 
     started = time.monotonic()
     if where == "listener":

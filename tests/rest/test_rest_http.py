@@ -7,6 +7,7 @@ retries, Retry-After and backoff, timeouts, and what is never retried.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import email.utils
 import json
 import logging
@@ -108,6 +109,37 @@ def _scripted(rsps: responses.RequestsMock, method: str, path: str, script: Scri
     handler = Scripted(script)
     rsps.add_callback(method, BASE + path, callback=handler)
     return handler
+
+
+@contextlib.contextmanager
+def _retries_parked(*prefixes: str) -> Iterator[threading.Event]:
+    """An event set once the session logged a retry line starting with each of ``prefixes``.
+
+    The session logs that line (debug level) when it has handled an attempt's
+    answer and parked the call until its retry.
+    """
+    parked = threading.Event()
+    waiting = set(prefixes)
+    lock = threading.Lock()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            text = record.getMessage()
+            with lock:
+                waiting.difference_update([p for p in waiting if text.startswith(p)])
+                if not waiting:
+                    parked.set()
+
+    logger = logging.getLogger("service_client.rest")
+    watch = Watch(logging.DEBUG)
+    level = logger.level
+    logger.addHandler(watch)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield parked
+    finally:
+        logger.removeHandler(watch)
+        logger.setLevel(level)
 
 
 def _json_body(data: Any) -> str:
@@ -538,8 +570,9 @@ def test_retry_after_above_30s_is_not_capped(
 def test_502_503_do_not_block_the_bucket(rsps: responses.RequestsMock, session: RestSession) -> None:
     _scripted(rsps, "GET", "/servers/S1", [(503, {"Retry-After": "1"}, "")])
     other = _scripted(rsps, "GET", "/servers/S1/categories", [(200, JSON, "{}")])
-    future = session.submit(Route("GET", "/servers/S1"), max_retries=1)
-    time.sleep(0.1)  # let the first attempt get its 503
+    with _retries_parked("GET /servers/S1: attempt 2/2 in ") as parked:
+        future = session.submit(Route("GET", "/servers/S1"), max_retries=1)
+        assert parked.wait(5)  # the 503 was handled: its retry waits out the Retry-After
     started = time.monotonic()
     session.request(Route("GET", "/servers/S1/categories"))
     assert time.monotonic() - started < 0.5
@@ -602,9 +635,10 @@ def test_timeout_then_network_error_reports_the_last(rsps: responses.RequestsMoc
 def test_close_ends_queued_and_sleeping_calls_at_once(rsps: responses.RequestsMock, session: RestSession) -> None:
     _scripted(rsps, "GET", "/auth/me", [(503, {"Retry-After": "30"}, "")])
     _scripted(rsps, "GET", "/servers", [(429, {"Retry-After": "30"}, "")])
-    sleeping = session.submit(Route("GET", "/auth/me"))
-    blocked_first = session.submit(Route("GET", "/servers"))
-    time.sleep(0.2)
+    with _retries_parked("GET /auth/me: attempt 2/", "GET /servers: attempt 2/") as parked:
+        sleeping = session.submit(Route("GET", "/auth/me"))
+        blocked_first = session.submit(Route("GET", "/servers"))
+        assert parked.wait(5)  # both answered: one sleeps on its Retry-After, the other's 429 blocks the bucket
     waiting_on_bucket = [session.submit(Route("GET", "/servers")) for _ in range(3)]
     assert _rest_threads()
     started = time.monotonic()
