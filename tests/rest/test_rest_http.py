@@ -11,6 +11,7 @@ import contextlib
 import email.utils
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -714,16 +715,17 @@ def test_token_never_in_exceptions_or_debug_logs(
     assert TOKEN not in caplog.text
 
 
-def test_debug_log_line_per_attempt(
+def test_debug_log_line_per_attempt_and_per_retry(
     rsps: responses.RequestsMock, session: RestSession, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="service_client.rest")
     _scripted(rsps, "GET", "/servers/S1/members/U1", [(503, {}, ""), (200, JSON, "{}")])
     session.request(Route("GET", "/servers/{s}/members/{u}", s="S1", u="U1"))
     lines = [r.getMessage() for r in caplog.records if r.name == "service_client.rest"]
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert lines[0].startswith("GET /servers/S1/members/U1 -> 503 (attempt 1/4, bucket GET:servers/S1, waited ")
-    assert lines[1].startswith("GET /servers/S1/members/U1 -> 200 (attempt 2/4, bucket GET:servers/S1, waited ")
+    assert re.fullmatch(r"GET /servers/S1/members/U1: attempt 2/4 in \d+ ms", lines[1]), lines[1]
+    assert lines[2].startswith("GET /servers/S1/members/U1 -> 200 (attempt 2/4, bucket GET:servers/S1, waited ")
     assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "service_client.rest")
 
 
@@ -731,14 +733,15 @@ def test_webhook_token_is_redacted_in_errors_and_logs(
     rsps: responses.RequestsMock, session: RestSession, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="service_client.rest")
-    _scripted(rsps, "POST", "/webhooks/W1/hook-SECRET", [(404, JSON, _json_body({"error": "unknown webhook"}))])
+    _scripted(rsps, "POST", "/webhooks/W1/hook-SECRET",
+              [(503, {}, ""), (404, JSON, _json_body({"error": "unknown webhook"}))])  # a retry is logged too
     with pytest.raises(ServiceAPIError) as info:
         session.request(Route("POST", "/webhooks/{w}/{t}", w="W1", t="hook-SECRET"), body="{}")
     assert info.value.path == "/webhooks/W1/***"
     for text in _strings_of(info.value):
         assert "hook-SECRET" not in text
     assert "hook-SECRET" not in caplog.text
-    assert "/webhooks/W1/***" in caplog.text
+    assert "POST /webhooks/W1/***: attempt 2/" in caplog.text
 
 
 def test_session_cannot_be_pickled(session: RestSession) -> None:
