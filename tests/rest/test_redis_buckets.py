@@ -5,7 +5,8 @@ only move later under concurrent writers, expiry, namespaces and token scopes, t
 and fail-over through a TCP proxy the test controls (Redis stops answering, refuses, comes back).
 
 Each test writes under its own namespace (``service_client:test-<uuid>:``) and deletes those keys
-afterwards. Without the ``redis-server`` binary the tests skip with the reason, except under CI
+afterwards. Marked ``redis``: the default run leaves them out, ``python -m pytest -m redis`` runs
+them. Without the ``redis-server`` binary the tests skip with the reason, except under CI
 (``CI`` set), where they must run and fail instead.
 """
 
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytestmark = pytest.mark.redis  # left out of the default run: python -m pytest -m redis
 
 redis = pytest.importorskip("redis", reason="redis-py is not installed: pip install -e '.[redis]'")
 
