@@ -314,6 +314,7 @@ def test_login_rest_failures_chain_no_token_in_any_frame_locals(world, emulator,
         client = make_client()
         emulator.add_fault("GET", "/auth/me", status={"reset": 0, "503": 503}.get(kind),
                            delay_ms=3000 if kind == "timeout" else 0, count=None)
+    client._rest._backoff_base = 0.02  # the same four attempts, without 3.5 s of backoff
     with pytest.raises(ServiceError) as info:
         client.login(world.bot_token, timeout=1.5 if kind == "timeout" else 15)
     text = _locals_text(info.value)
