@@ -640,13 +640,14 @@ class RestSession:
 
     def _retry_later(self, job: _Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""
-        if not self._delays.put(due, job):
-            self._end_closed(job)
-            return
         if _log.isEnabledFor(logging.DEBUG):
+            # Logged before the job is parked: once parked, the timer may start its next attempt
+            # at once (and count it), so this line always comes before that attempt's own.
             route = job.route
             _log.debug("%s %s: attempt %d/%d in %.0f ms", route.method, route.display_path, job.attempts + 1,
                        job.max_retries + 1, max(0.0, due - time.monotonic()) * 1000.0)
+        if not self._delays.put(due, job):
+            self._end_closed(job)
 
     def _log_attempt(self, job: _Job, outcome: int | str, waited_ms: float, started: float) -> None:
         if _log.isEnabledFor(logging.DEBUG):

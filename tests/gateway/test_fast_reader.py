@@ -178,6 +178,7 @@ def test_every_frame_is_reported_as_the_standard_path_reports_it(
         conn.send('42["surrogate","\\ud800"]')  # json: a lone surrogate; msgspec refuses it
         conn.send('42["n",12345678901234567890123,-0,1.5]')
         conn.send('42/other,["elsewhere"]')
+        conn.send(b'42["binary"]')  # a binary message is never an event, whatever its bytes
         for refused in ("42[1]", "42[]", '421["acked"]', '43["x"]', "", "42[", "42]", '42["x"]]'):
             conn.send(refused)  # not a plain event with a name: the standard path decides
         for i in range(500):

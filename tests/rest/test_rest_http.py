@@ -117,7 +117,8 @@ def _retries_parked(*prefixes: str) -> Iterator[threading.Event]:
     """An event set once the session logged a retry line starting with each of ``prefixes``.
 
     The session logs that line (debug level) when it has handled an attempt's
-    answer and parked the call until its retry.
+    answer (a 429 has blocked its bucket by then) and is parking the call
+    until its retry.
     """
     parked = threading.Event()
     waiting = set(prefixes)
