@@ -162,14 +162,16 @@ def pack_time(value: Any) -> float | None:
 
 def _pack_second(second: str) -> float | None:
     """Epoch ms of ``YYYY-MM-DDTHH:MM:SS`` in the exact wire form (remembered), else None."""
-    # The exact form ("-", "-", "T", ":", ":" every third character from the fifth, and no
-    # hour 24) leaves fromisoformat only the ranges to check: the text then round-trips (the
-    # caller checked the fraction).
+    # Most other forms are refused at once ("-", "-", "T", ":", ":" every third character
+    # from the fifth, and no hour 24); the exact check is the round trip, since fromisoformat
+    # takes some texts it does not write back (a NUL in some places). Once per second met.
     if second[4:19:3] != "--T::" or second[11:13] == "24":
         return None
     try:
         parsed = _fromisoformat(second + "Z")
     except ValueError:
+        return None
+    if parsed.replace(tzinfo=None).isoformat() != second:
         return None
     base = float((parsed - _EPOCH) // _ONE_MS)
     if len(_SECONDS) >= _SECONDS_MAX:

@@ -302,6 +302,7 @@ def test_packed_times_rebuild_their_exact_text(moment: datetime) -> None:
     "2026-02-30T03:04:05.678Z",
     "2026-01-02T03:04:6\u0660.678Z",  # an Arabic-Indic digit
     "2026-01-02T03:04:05.67Z",
+    "2026-01-02T03:04:Z\x00.678Z",  # fromisoformat reads this as 03:04:00
     None, 5, 1.5,
 ])
 def test_times_in_any_other_form_are_not_packed(text: Any) -> None:
