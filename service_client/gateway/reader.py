@@ -57,8 +57,8 @@ _DATA_OPCODES: Final = frozenset((0, 1, 2, 8, 9, 10))
 _head: Final[Callable[[bytearray, int], tuple[int, int, int]]] = struct.Struct("!BBH").unpack_from
 
 #: The standard library's JSON scanner without its Python wrapper (``raw_decode`` minus the
-#: leading-space skip, which a frame's ``[`` at offset 2 does not need): ``(value, end)``, or
-#: StopIteration (no value at the offset), ValueError (malformed JSON).
+#: leading-space skip, which an event's JSON, starting with its ``[``, does not need):
+#: ``(value, end)``, or StopIteration (no value at the offset), ValueError (malformed JSON).
 _scan_once: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
