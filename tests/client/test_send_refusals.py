@@ -6,6 +6,7 @@ timeout names the channel, the nonce and the likely causes."""
 from __future__ import annotations
 
 import pickle
+import queue
 import time
 from typing import Any
 
@@ -21,7 +22,12 @@ def _sends(emulator: Any, after: int = 0) -> list[Any]:
 def test_a_send_the_overwrites_forbid_is_refused_before_anything_is_sent(
         bot: Client, human: Client, world: Any, emulator: Any) -> None:
     general = human.channels.fetch(world.general["publicId"])
+    updates: queue.Queue[Any] = queue.Queue()
+    bot.on("guild_channels_update", updates.put)
     general.set_overwrite(world.bot["publicId"], type="MEMBER", deny=Permissions.SEND_MESSAGES)
+    # The change is announced to the bot; a listing refresh it triggers replaces the cached
+    # channel (and forgets its overwrites), so the overwrites are read after it has run.
+    assert updates.get(timeout=10)["serverPublicId"] == world.server["publicId"]
     seen = bot.channels.fetch(world.general["publicId"])
     assert [o.target_id for o in seen.overwrites()] == [world.bot["publicId"]]   # now known to the bot
     assert seen.permissions_for(bot.guilds.cache[world.server["publicId"]].me) is not None
