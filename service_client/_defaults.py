@@ -50,6 +50,12 @@ DESTROY_JOIN_S = 1.0
 
 #: Default number of event worker threads.
 DEFAULT_WORKERS = 8
+#: Default bound of the events waiting for listeners (queued on the worker pool or being run), in
+#: all; one ordering key (a channel, else a server) may hold at most this divided by the number of
+#: workers (12,500 with 8). Events past it are dropped, newest first, counted and logged.
+DEFAULT_MAX_QUEUED_EVENTS = 100_000
+#: Shortest time between two log lines about dropped events, seconds (the counts add up meanwhile).
+EVENT_DROP_LOG_INTERVAL_S = 10.0
 #: Activity name limit, characters; longer names are cut without error.
 ACTIVITY_NAME_MAX = 128
 #: Activity details limit, characters; longer details are cut without error.

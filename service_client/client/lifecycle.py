@@ -115,6 +115,13 @@ class Client(ClientEvents, ClientOperations):
         socket_url: Socket host; default ``Client.socket_url``.
         site_url: Public web site (invite links); default: the origin of ``base_url``.
         workers: Threads of the listener pool (default 8).
+        max_queued_events: Most events waiting for listeners (queued or
+            running), in all (default 100,000); one channel (else server) may
+            hold at most ``max_queued_events // workers`` of them. An event past
+            either bound is dropped, never delivered to listeners (``wait_for``
+            still sees it): counted in :attr:`dropped_events` and reported in a
+            WARNING on the ``service_client.events`` logger (``sys.stderr``
+            when logging is not configured), at most one line every 10 s.
         max_retry_after: Longest ``Retry-After`` waited out, seconds (longer
             ones end the call at once: :class:`RateLimitError` for a 429,
             :class:`ServiceAPIError` for a 502, 503 or 504).
@@ -128,7 +135,8 @@ class Client(ClientEvents, ClientOperations):
 
     Raises:
         TypeError: An argument has the wrong type.
-        ValueError: A URL is not http(s)/ws(s) or ``workers`` is not positive;
+        ValueError: A URL is not http(s)/ws(s), ``workers`` is not positive or
+            ``max_queued_events`` is below 1;
             or only one of ``base_url`` / ``socket_url`` is given, pointing at
             another host (the emulator...), while the other would be the real
             service's default: the token would be sent to the real service.
@@ -152,6 +160,7 @@ class Client(ClientEvents, ClientOperations):
         socket_url: str | None = None,
         site_url: str | None = None,
         workers: int = _defaults.DEFAULT_WORKERS,
+        max_queued_events: int = _defaults.DEFAULT_MAX_QUEUED_EVENTS,
         max_retry_after: float = _defaults.DEFAULT_MAX_RETRY_AFTER_S,
         reconnect_base: float = _defaults.RECONNECT_BASE_S,
         reconnect_cap: float = _defaults.RECONNECT_CAP_S,
@@ -166,6 +175,10 @@ class Client(ClientEvents, ClientOperations):
             raise TypeError(f"site_url must be a str, got {type(site_url).__name__}")
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(f"workers must be a positive int, got {workers!r}")
+        if isinstance(max_queued_events, bool) or not isinstance(max_queued_events, int):
+            raise TypeError(f"max_queued_events must be an int, got {type(max_queued_events).__name__}")
+        if max_queued_events < 1:
+            raise ValueError(f"max_queued_events must be at least 1, got {max_queued_events!r}")
         for arg, value in (
             ("max_retry_after", max_retry_after),
             ("reconnect_base", reconnect_base),
@@ -200,7 +213,7 @@ class Client(ClientEvents, ClientOperations):
             max_retry_after=max_retry_after,
             bucket_store=bucket_store,
         )
-        self._pool = OrderedWorkerPool(workers)
+        self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
         self._events = EventEmitter(self._pool, redact=self._redact, closing=self._destroyed.is_set)
         self._custom_events: frozenset[str] = frozenset()  # names given to register_event()
         self._custom_events_lock = threading.Lock()  # guards replacing _custom_events
@@ -276,6 +289,15 @@ class Client(ClientEvents, ClientOperations):
         """True while the socket's namespace is connected (not merely opened)."""
         gateway = self._gateway
         return gateway is not None and gateway.connected
+
+    @property
+    def dropped_events(self) -> int:
+        """Events dropped, never delivered to listeners, because ``max_queued_events`` were waiting.
+
+        Counted since the client was created; each drop is also logged (see
+        ``max_queued_events``).
+        """
+        return self._pool.dropped_events
 
     def _dispatch(self, event: str, *args: Any, key: str | None = None) -> None:
         """Run the listeners of ``event`` on the pool (library use)."""

@@ -4,7 +4,8 @@
   source of the typed ``on``/``once``/``wait_for`` overloads and the events page).
 - :mod:`.emitter`: :class:`EventEmitter`, listeners and ``wait_for`` waiters.
 - :mod:`.workers`: :class:`OrderedWorkerPool`, which runs the tasks of one key (a channel,
-  else a server) in order, and the reader's batched handoff.
+  else a server) in order, and the reader's batched handoff; :mod:`._drops` reports the
+  events it drops at its bound.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ submission order while tasks of different keys run concurrently on up to
 event whose arguments are not known yet (a member to refetch) reserves its
 place in its key's order with :meth:`EventEmitter.reserve` and is filled in
 later. The socket reader hands the events of each batch of frames over
-together (:func:`handoff_batch`).
+together (:func:`handoff_batch`). The events waiting for listeners are
+bounded by the pool (``max_queued_events``): one past the bound is dropped for
+the listeners, counted and logged, while ``wait_for`` waiters still see it.
 
 ``wait_for`` waiters are completed off the pool, on a dedicated thread, so a
 listener may wait for a later event of its own channel without deadlock. An
@@ -39,6 +41,7 @@ from typing import Any, TypeVar
 
 from .._secret import REDACTED
 from ..errors import ServiceError
+from ._drops import _logging_reaches_a_handler
 from .workers import OrderedWorkerPool, _Slot, _thread_ids, flush_handoff, handoff_batch
 
 __all__ = ["EventEmitter", "EventSlot", "OrderedWorkerPool", "flush_handoff", "handoff_batch"]
@@ -71,24 +74,6 @@ def _remove_listener_error_hook(hook: Callable[[str, BaseException, str], None])
     with _hooks_lock:
         if hook in _listener_error_hooks:
             _listener_error_hooks.remove(hook)
-
-
-def _logging_reaches_a_handler(logger: logging.Logger) -> bool:
-    """True when a record of ``logger`` would reach a handler other than a NullHandler.
-
-    That is: the application configured logging (``logging.basicConfig``, a
-    handler of its own, a test runner's capture). The package's own
-    NullHandler does not count.
-    """
-    current: logging.Logger | None = logger
-    while current is not None:
-        for handler in current.handlers:
-            if not isinstance(handler, logging.NullHandler):
-                return True
-        if not current.propagate:
-            return False
-        current = current.parent
-    return False
 
 
 def _check_event(event: Any) -> None:
@@ -124,15 +109,22 @@ class EventSlot:
         The event counts as emitted at this call, not at the reservation: the
         listeners and ``wait_for`` waiters registered by now receive it.
         Waiters are completed at once (they do not wait for the earlier events
-        of the key).
+        of the key). When the place was dropped at the pool's bound (see
+        :class:`OrderedWorkerPool`), no listener runs, but the waiters still
+        receive the event.
         """
-        if self._slot.filled:  # emitted or cancelled already: no listener or waiter is touched
+        slot = self._slot
+        if slot.filled:  # emitted or cancelled already: no listener or waiter is touched
+            if slot.dropped:  # dropped at the pool's bound: no listener runs, waiters see it (once)
+                slot.dropped = False
+                self._emitter._prepare(event, args)
             return
         runner = self._emitter._prepare(event, args)
-        self._slot.fill(None if runner is None else functools.partial(runner, [args]))
+        slot.fill(None if runner is None else functools.partial(runner, [args]))
 
     def cancel(self) -> None:
         """Give the place up: nothing is emitted, the key's later events proceed."""
+        self._slot.dropped = False
         self._slot.fill(None)
 
 
@@ -278,7 +270,9 @@ class EventEmitter:
 
         Called by the library (usually on the socket reader thread); returns at
         once. Pending ``wait_for`` calls for ``event`` registered before this
-        call are completed on the waiter thread; later ones are not.
+        call are completed on the waiter thread; later ones are not. When the
+        pool's bound is reached, the listeners' call is dropped (see
+        :class:`OrderedWorkerPool`); the waiters still receive the event.
 
         Args:
             event: Event name.

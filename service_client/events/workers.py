@@ -14,6 +14,12 @@ their order relative to anything else that thread does; inside it, the items
 of :meth:`OrderedWorkerPool.submit_item` for one key and one function join
 one task.
 
+The events waiting for listeners are bounded (``max_queued_events``): an
+event that would pass the bound is dropped, counted
+(:attr:`OrderedWorkerPool.dropped_events`) and reported in a rate-limited
+WARNING, so that a listener that never returns cannot make the pool grow
+without end, and the thread handing events over never waits.
+
 Import these from :mod:`service_client.events`; this module is where they live.
 Thread-safe.
 """
@@ -21,13 +27,15 @@ Thread-safe.
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from .. import _defaults
+from ._drops import DropLog
 
 __all__ = ["OrderedWorkerPool", "flush_handoff", "handoff_batch"]
 
@@ -125,13 +133,15 @@ def flush_handoff() -> None:
 class _Slot:
     """A place in a key's order whose task is given later (:meth:`OrderedWorkerPool.reserve`)."""
 
-    __slots__ = ("fn", "filled", "key", "pool")
+    __slots__ = ("dropped", "filled", "fn", "key", "pool")
 
     def __init__(self, pool: OrderedWorkerPool, key: Any) -> None:
         self.pool = pool
         self.key = key
         self.fn: Callable[[], None] | None = None
         self.filled = False
+        #: Dropped at the pool's bound when reserved (so filled already): its task never runs.
+        self.dropped = False
 
     def fill(self, fn: Callable[[], None] | None) -> None:
         """Give the task (None: nothing to run); the key's later tasks may then proceed."""
@@ -150,14 +160,46 @@ class OrderedWorkerPool:
     were submitted; tasks with different keys (or ``key=None``) may run
     concurrently. Threads are named ``<name>-events-<n>`` and start lazily.
 
+    The events waiting for the pool are bounded. An *event* is an item of
+    :meth:`submit_item` or a place of :meth:`reserve`; it counts from its
+    submission until the task holding it has run. At most
+    ``max_queued_events`` of them count at once in all, and at most
+    ``max_queued_events // workers`` (at least 1) for one key, so that tasks
+    blocked in a few keys never take the room of the others. An event that
+    would pass either bound is dropped at once, the newest first: it never
+    runs, the events queued before it keep their order, and later events of
+    its key are accepted again once its backlog has room. Drops are counted
+    in :attr:`dropped_events` and reported on the ``service_client.events``
+    logger at WARNING level (on ``sys.stderr`` when logging is not
+    configured): one line at the first drop, then at most one line every
+    10 seconds with the count since the last line, and a last one at
+    :meth:`shutdown`. Tasks of :meth:`submit` and :meth:`submit_barrier` are
+    never counted or dropped.
+
     Args:
         workers: Number of threads (at least 1).
         name: Thread name prefix.
+        max_queued_events: Most events waiting for the pool or running, in
+            all (at least 1).
+
+    Raises:
+        TypeError: ``max_queued_events`` is not an int.
+        ValueError: ``workers`` is not a positive int, or ``max_queued_events`` is below 1.
     """
 
-    def __init__(self, workers: int = 8, *, name: str = "service_client") -> None:
+    def __init__(
+        self,
+        workers: int = 8,
+        *,
+        name: str = "service_client",
+        max_queued_events: int = _defaults.DEFAULT_MAX_QUEUED_EVENTS,
+    ) -> None:
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(f"workers must be a positive int, got {workers!r}")
+        if not isinstance(max_queued_events, int) or isinstance(max_queued_events, bool):
+            raise TypeError(f"max_queued_events must be an int, got {type(max_queued_events).__name__}")
+        if max_queued_events < 1:
+            raise ValueError(f"max_queued_events must be at least 1, got {max_queued_events!r}")
         self._workers = workers
         self._name = name
         self._lock = threading.Condition(threading.Lock())  # guards every field below
@@ -172,6 +214,22 @@ class OrderedWorkerPool:
         self._held: collections.deque[tuple[Callable[[], None], Any]] = collections.deque()
         self._barrier_threads: set[int] = set()  # idents of threads running a barrier
         self._parked: set[Any] = set()  # keys waiting for their first task, an unfilled slot
+        self._max_queued = max_queued_events
+        self._key_max = max(1, max_queued_events // workers)
+        self._queued = 0  # events submitted and not yet run, in all
+        self._queued_by_key: dict[Any, int] = {}  # the same per key (not None), only keys with some
+        self._dropped = 0  # events dropped since the start
+        self._drop_log = DropLog()  # those not reported yet
+
+    @property
+    def queued_events(self) -> int:
+        """Events (:meth:`submit_item` items, :meth:`reserve` places) submitted and not yet run."""
+        return self._queued
+
+    @property
+    def dropped_events(self) -> int:
+        """Events dropped since the pool was created because the queue was at its bound."""
+        return self._dropped
 
     def submit(self, fn: Callable[[], None], *, key: Any = None) -> bool:
         """Queue ``fn`` to run on the pool after every earlier task of ``key``.
@@ -209,19 +267,27 @@ class OrderedWorkerPool:
         ``key``. ``fn`` should check :attr:`closed` between items, so that a
         shutdown drops the rest of them as it drops queued tasks.
 
+        Each item is an event of the pool's bound: one that would pass it is
+        dropped (see the class). Inside :func:`handoff_batch`, the bound
+        applies when the block ends.
+
         Args:
             fn: A callable taking a list of items; its exceptions are logged.
             item: Any value.
             key: Ordering key (hashable); None means "no ordering".
 
         Returns:
-            True when queued, False when the pool is shut down (nothing runs).
+            True when queued (or noted inside :func:`handoff_batch`); False
+            when the pool is shut down or the item was dropped (nothing runs).
         """
         noted = _local.batch
-        if noted is None or key is None:
-            return self.submit(functools.partial(fn, [item]), key=key)
+        if noted is None:
+            return self._submit_all([(_Run(self, fn, item), key)])
         if self._closed:
             return False
+        if key is None:
+            noted.tasks.append((self, _Run(self, fn, item), key))
+            return True
         run = noted.runs.get(key)
         if run is not None and run.fn is fn and run.pool is self and len(run.items) < _RUN_MAX:
             run.items.append(item)
@@ -235,17 +301,69 @@ class OrderedWorkerPool:
         """True once :meth:`shutdown` was called."""
         return self._closed
 
-    def _submit_all(self, tasks: list[tuple[Callable[[], None], Any]]) -> None:
-        """Queue ``(fn, key)`` tasks in order under one lock (dropped when shut down)."""
+    def _submit_all(self, tasks: list[tuple[Callable[[], None], Any]]) -> bool:
+        """Queue ``(fn, key)`` tasks in order under one lock.
+
+        The events of a :class:`_Run` past the bound are dropped (the run is
+        cut, or left out). Returns False when the pool is shut down (nothing
+        is queued) or an event was dropped.
+        """
         with self._lock:
             if self._closed:
-                return
+                return False
+            dropped = self._dropped
             hold = self._gates and threading.get_ident() not in self._barrier_threads
+            counts = self._queued_by_key
+            key_max = self._key_max
             for fn, key in tasks:
+                if type(fn) is _Run:
+                    n = len(fn.items)
+                    if (
+                        key is not None
+                        and (count := counts.get(key, 0) + n) <= key_max
+                        and self._queued + n <= self._max_queued
+                    ):
+                        counts[key] = count
+                        self._queued += n
+                    else:
+                        taken = self._admit(key, n)
+                        if not taken:
+                            continue
+                        del fn.items[taken:]
                 if hold:
                     self._held.append((fn, key))
                 else:
                     self._enqueue(fn, key)
+            dropped = self._dropped != dropped
+        if self._drop_log.unreported:
+            self._report_drops()
+        return not dropped
+
+    def _admit(self, key: Any, n: int) -> int:
+        """How many of ``n`` new events of ``key`` fit the bounds, counted as queued (under ``_lock``).
+
+        The rest are counted as dropped, and an idle worker is woken to report
+        them when the time comes.
+        """
+        room = self._max_queued - self._queued
+        if key is not None:
+            room = min(room, self._key_max - self._queued_by_key.get(key, 0))
+        taken = max(0, min(n, room))
+        if taken:
+            self._queued += taken
+            if key is not None:
+                self._queued_by_key[key] = self._queued_by_key.get(key, 0) + taken
+        if taken < n:
+            self._dropped += n - taken
+            self._drop_log.note(key, n - taken)
+            self._lock.notify()  # an idle worker reports the drop once the interval has passed
+        return taken
+
+    def _report_drops(self, *, force: bool = False) -> None:
+        """Log the events dropped since the last line, at most once every 10 s (``force``: now)."""
+        self._drop_log.report(
+            total=self._dropped, key_max=self._key_max, max_queued=self._max_queued, force=force
+        )
 
     def reserve(self, *, key: Any = None) -> _Slot:
         """Reserve the next place in ``key``'s order for a task given later.
@@ -254,6 +372,9 @@ class OrderedWorkerPool:
         filled with :meth:`_Slot.fill` and has run; no worker thread waits
         meanwhile, and other keys are not affected. Used for an event whose
         arguments need a request first: it keeps its arrival position.
+
+        The place is an event of the pool's bound: when it would pass it, the
+        place is dropped at once (see the class), and filling it does nothing.
 
         Args:
             key: Ordering key (hashable); None means "no ordering".
@@ -267,10 +388,14 @@ class OrderedWorkerPool:
             if self._closed:
                 slot.filled = True
                 return slot
-            if self._gates and threading.get_ident() not in self._barrier_threads:
+            if not self._admit(key, 1):
+                slot.filled = slot.dropped = True
+            elif self._gates and threading.get_ident() not in self._barrier_threads:
                 self._held.append((slot, key))
             else:
                 self._enqueue(slot, key)
+        if self._drop_log.unreported:
+            self._report_drops()
         return slot
 
     def _fill(self, slot: _Slot, fn: Callable[[], None] | None) -> None:
@@ -372,21 +497,39 @@ class OrderedWorkerPool:
         while True:
             with lock:
                 while not self._ready and not self._closed:
-                    lock.wait()
+                    delay = None
+                    if self._drop_log.unreported:  # drops to report once the interval has passed
+                        delay = self._drop_log.next_at - time.monotonic()
+                        if delay <= 0:
+                            break
+                    lock.wait(delay)
                 if self._closed:
                     return
-                key = self._ready.popleft()
-                queue = self._pending[key]
-                # The key's next task, and, while no other key waits for a worker, those queued
-                # right behind it (up to _RUN_MAX, not past an unfilled slot): one lock round
-                # trip per run instead of per task, and a waiting key still goes first.
-                tasks = [queue.popleft()]
-                while queue and not self._ready and len(tasks) < _RUN_MAX:
-                    head = queue[0]
-                    if type(head) is _Slot and not head.filled:
-                        break
-                    tasks.append(queue.popleft())
-                self._busy += 1
+                if not self._ready:
+                    report = True
+                else:
+                    report = False
+                    key = self._ready.popleft()
+                    queue = self._pending[key]
+                    # The key's next task, and, while no other key waits for a worker, those queued
+                    # right behind it (up to _RUN_MAX, not past an unfilled slot): one lock round
+                    # trip per run instead of per task, and a waiting key still goes first.
+                    tasks = [queue.popleft()]
+                    while queue and not self._ready and len(tasks) < _RUN_MAX:
+                        head = queue[0]
+                        if type(head) is _Slot and not head.filled:
+                            break
+                        tasks.append(queue.popleft())
+                    self._busy += 1
+            if report:
+                self._report_drops()
+                continue
+            events = 0  # of the bound, freed once the tasks have run
+            for fn in tasks:
+                if type(fn) is _Run:
+                    events += len(fn.items)
+                elif type(fn) is _Slot:
+                    events += 1
             for fn in tasks:
                 if self._closed:  # shut down meanwhile: the rest is dropped like queued tasks
                     break
@@ -396,6 +539,14 @@ class OrderedWorkerPool:
                     log.exception("event task failed")
             with lock:
                 self._busy -= 1
+                if events and not self._closed:
+                    self._queued -= events
+                    count = self._queued_by_key.get(key)  # None for a key of unordered tasks
+                    if count is not None:
+                        if count > events:
+                            self._queued_by_key[key] = count - events
+                        else:
+                            del self._queued_by_key[key]
                 rest = self._pending.get(key)
                 if rest is None:  # shut down while the tasks ran
                     idle = self._take_idle_callbacks()
@@ -418,6 +569,7 @@ class OrderedWorkerPool:
         """Drop queued tasks and stop every thread.
 
         Idempotent; safe from inside a task (the calling thread is not joined).
+        Events dropped for the bound and not reported yet are reported now.
 
         Args:
             timeout: Seconds to wait, in all, for the threads to end.
@@ -428,8 +580,11 @@ class OrderedWorkerPool:
             self._ready.clear()
             self._held.clear()
             self._parked.clear()
+            self._queued = 0
+            self._queued_by_key.clear()
             threads = list(self._threads)
             self._lock.notify_all()
+        self._report_drops(force=True)
         deadline = time.monotonic() + timeout
         me = threading.current_thread()
         for thread in threads:
