@@ -34,8 +34,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
-import requests
-
 from .._defaults import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
@@ -48,17 +46,16 @@ from .._defaults import (
 from .._secret import Secret
 from ..errors import (
     RateLimitError,
-    ServiceAPIError,
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
-    error_text,
 )
+from .answer import classify, refusal_error
 from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
-from .queue import DelayQueue, FifoQueue
+from .queue import DelayQueue, FifoQueue, Job
 from .retry import backoff_delay, parse_retry_after
 from .route import Route
-from .transport import AttemptError, HttpTransport, chained, classify, prepare_base_url
+from .transport import AttemptError, HttpTransport, chained, prepare_base_url
 from .validation import (
     check_headers,
     check_max_retries,
@@ -75,37 +72,6 @@ _log = logging.getLogger("service_client.rest")
 
 #: Longest single wait of ``request()`` before it re-checks the session, seconds.
 _RESULT_POLL_S = 1.0
-
-
-class _Job:
-    """One call: its Future, its prepared request and its attempt count."""
-
-    __slots__ = (
-        "attempts",
-        "future",
-        "max_retries",
-        "pace_deadline",
-        "prepared",
-        "ready_since",
-        "route",
-        "timeout_ms",
-    )
-
-    def __init__(
-        self, route: Route, prepared: requests.PreparedRequest, timeout_ms: float, max_retries: int
-    ) -> None:
-        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self.route = route
-        self.prepared = prepared
-        self.timeout_ms = timeout_ms
-        self.max_retries = max_retries
-        self.attempts = 0
-        self.ready_since = time.monotonic()
-        #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.
-        self.pace_deadline: float | None = None
-
-    def __repr__(self) -> str:
-        return f"<_Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"
 
 
 # --------------------------------------------------------------------------- the session
@@ -196,9 +162,9 @@ class RestSession:
         self._state_lock = threading.Lock()
         self._closed = False
         self._token: Secret | None = None
-        self._live: set[_Job] = set()
-        self._fifo: FifoQueue[_Job] = FifoQueue()
-        self._delays: DelayQueue[_Job] = DelayQueue(
+        self._live: set[Job] = set()
+        self._fifo: FifoQueue[Job] = FifoQueue()
+        self._delays: DelayQueue[Job] = DelayQueue(
             self._dispatch, thread_name=f"{name}-rest-timer-1"
         )
         self._workers: list[threading.Thread] = []
@@ -323,7 +289,7 @@ class RestSession:
         bearer = secret.get() if authorized and secret is not None else None
         prepared = self._transport.prepare(route, data, caller_headers, bearer)
 
-        job = _Job(route, prepared, timeout_ms, max_retries)
+        job = Job(route, prepared, timeout_ms, max_retries)
         job.future.set_running_or_notify_cancel()
         with self._state_lock:
             if self._closed:
@@ -438,7 +404,7 @@ class RestSession:
             self._workers.append(thread)
             thread.start()
 
-    def _bucket_wait(self, job: _Job, *, acquire: bool = False) -> float:
+    def _bucket_wait(self, job: Job, *, acquire: bool = False) -> float:
         """Seconds ``job`` must still wait for its bucket (0 when clear; a :class:`PaceWait` for a pace slot).
 
         With ``acquire`` (a worker about to send) the store may count the
@@ -463,7 +429,7 @@ class RestSession:
         except Exception:  # noqa: BLE001
             _log.warning("bucket store block(%r) failed", key, exc_info=True)
 
-    def _dispatch(self, job: _Job) -> None:
+    def _dispatch(self, job: Job) -> None:
         """Send ``job`` to the back of the FIFO, or park it while its bucket is blocked.
 
         Runs on the submitting thread, the timer thread and the workers; takes
@@ -479,7 +445,7 @@ class RestSession:
         elif not self._fifo.put(job):
             self._end_closed(job)
 
-    def _park_on_bucket(self, job: _Job, wait: float) -> None:
+    def _park_on_bucket(self, job: Job, wait: float) -> None:
         """Park ``job`` for ``wait`` seconds, or end it when it may not wait that long.
 
         A block (a 429's) longer than ``max_retry_after`` ends the call with
@@ -516,10 +482,10 @@ class RestSession:
         if not self._delays.put(time.monotonic() + wait, job):
             self._end_closed(job)
 
-    def _end_closed(self, job: _Job) -> None:
+    def _end_closed(self, job: Job) -> None:
         self._set_exception(job, ServiceError("the REST session was closed; the call was cancelled"))
 
-    def _settle(self, job: _Job) -> bool:
+    def _settle(self, job: Job) -> bool:
         """Claim the right to complete ``job`` (exactly once)."""
         with self._state_lock:
             if job not in self._live:
@@ -527,14 +493,14 @@ class RestSession:
             self._live.discard(job)
             return True
 
-    def _set_result(self, job: _Job, value: Any) -> None:
+    def _set_result(self, job: Job, value: Any) -> None:
         if self._settle(job):
             try:
                 job.future.set_result(value)
             except concurrent.futures.InvalidStateError:
                 pass
 
-    def _set_exception(self, job: _Job, exc: BaseException) -> None:
+    def _set_exception(self, job: Job, exc: BaseException) -> None:
         # close() removed every job from _live before failing them itself.
         if self._settle(job) or not job.future.done():
             try:
@@ -565,7 +531,7 @@ class RestSession:
                     job, chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc, job.route)
                 )
 
-    def _attempt(self, job: _Job) -> None:
+    def _attempt(self, job: Job) -> None:
         """Send one attempt of ``job`` and act on the outcome: result, error or a retry later.
 
         A 429 blocks its bucket for ``Retry-After`` (else the backoff); 502, 503
@@ -594,7 +560,6 @@ class RestSession:
             self._set_result(job, answer.value)
             return
 
-        status, text, data = answer.status, answer.text, answer.data
         retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock())
         delay = (
             retry_after
@@ -602,32 +567,18 @@ class RestSession:
             else backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
         )
         now = time.monotonic()
-        if status == 429:
+        if answer.status == 429:
             self._block_bucket(route.bucket, delay)
-        retries_left = job.attempts <= job.max_retries
-        if retries_left and retry_after is not None and retry_after > self._max_retry_after:
-            message = (
-                f"API Error {status}: {error_text(text, data)} (Retry-After {retry_after:g} s is "
-                f"over the {self._max_retry_after:g} s this session waits)"
-            )
-            # RateLimitError means a 429 only; a 502/503/504 asking for too long a wait
-            # is an ordinary API error carrying its status.
-            self._set_exception(
-                job,
-                RateLimitError(status, route.display_path, text, data, retry_after=retry_after, message=message)
-                if status == 429
-                else ServiceAPIError(status, route.display_path, text, data, message=message),
-            )
-        elif retries_left:
+        error = refusal_error(
+            answer, route, retry_after, retries_left=job.attempts <= job.max_retries,
+            max_retry_after=self._max_retry_after,
+        )
+        if error is None:
             self._retry_later(job, now + delay)
-        elif status == 429:
-            self._set_exception(
-                job, RateLimitError(status, route.display_path, text, data, retry_after=retry_after)
-            )
         else:
-            self._set_exception(job, ServiceAPIError(status, route.display_path, text, data))
+            self._set_exception(job, error)
 
-    def _after_failure(self, job: _Job, err: AttemptError) -> None:
+    def _after_failure(self, job: Job, err: AttemptError) -> None:
         """Retry a timed-out or broken attempt later while retries remain, else fail the call."""
         if self._closed:
             self._end_closed(job)
@@ -638,7 +589,7 @@ class RestSession:
             return
         self._set_exception(job, err.final_error(job.route, job.attempts, job.timeout_ms))
 
-    def _retry_later(self, job: _Job, due: float) -> None:
+    def _retry_later(self, job: Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""
         if _log.isEnabledFor(logging.DEBUG):
             # Logged before the job is parked: once parked, the timer may start its next attempt
@@ -649,7 +600,7 @@ class RestSession:
         if not self._delays.put(due, job):
             self._end_closed(job)
 
-    def _log_attempt(self, job: _Job, outcome: int | str, waited_ms: float, started: float) -> None:
+    def _log_attempt(self, job: Job, outcome: int | str, waited_ms: float, started: float) -> None:
         if _log.isEnabledFor(logging.DEBUG):
             route = job.route
             _log.debug(

@@ -4,13 +4,14 @@
 changed afterwards), prepares requests with the default headers and the
 ``Authorization`` header, and makes one attempt at a time per calling thread:
 connect, send, read the headers and read the body, all within one per-attempt
-deadline. The outcome is a :class:`Reply` (any HTTP status, body read in full)
-or an :class:`AttemptError` saying what kind of failure it was: ``"timeout"``,
+deadline. The outcome is a :class:`~.answer.Reply` (any HTTP status, body read
+in full) or an :class:`AttemptError` saying what kind of failure it was: ``"timeout"``,
 ``"network"`` (both retried by the session), ``"programmer"`` (a malformed
 request, never retried) or ``"other"``.
 
 It knows nothing of queues, buckets, retries or Futures; the session
-(:mod:`.session`) schedules the attempts. Its connections register in a
+(:mod:`.session`) schedules the attempts, and :mod:`.answer` says what an
+answer means. Its connections register in a
 :class:`ConnectionRegistry` so that :meth:`HttpTransport.close` can shut their
 sockets down and end sends and reads blocked on them at once.
 
@@ -21,9 +22,7 @@ exceptions have them replaced by ``***``.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import socket
 import threading
 import time
@@ -41,25 +40,21 @@ import urllib3.connectionpool
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
-from ..errors import ServiceAPIError, ServiceError, ServiceTimeoutError, error_text
-from .retry import RETRY_STATUSES
+from ..errors import ServiceError, ServiceTimeoutError
+from .answer import Reply, has_path_secret, redact_webhook_tokens, shown_text
 from .route import Route
 
 __all__ = [
-    "Answer",
     "AttemptError",
     "ConnectionRegistry",
     "HttpTransport",
-    "Reply",
+    "RedactedCause",
     "chained",
-    "classify",
-    "redact_webhook_tokens",
+    "prepare_base_url",
 ]
 
 #: Bytes asked for per body read; each read is one socket receive at most.
 _READ_CHUNK = 64 * 1024
-#: The charset parameter of a Content-Type.
-_CHARSET_RE = re.compile(r";\s*charset=\"?([\w.:-]+)", re.IGNORECASE)
 
 #: requests exceptions that mean the request itself is malformed: never retried.
 _PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
@@ -69,22 +64,6 @@ _PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
     requests.exceptions.InvalidHeader,
     requests.exceptions.URLRequired,
 )
-
-#: A webhook token in a URL or path: ``/webhooks/<id>/<token>``.
-_WEBHOOK_TOKEN_RE = re.compile(r"(/webhooks/[^/?#\s'\"]+/)[^/?#\s'\"]+", re.IGNORECASE)
-
-
-def redact_webhook_tokens(text: str) -> str:
-    """Replace the token of every ``/webhooks/<id>/<token>`` in ``text`` by ``***``.
-
-    Args:
-        text: Any text, e.g. a log line or an exception message quoting a URL.
-
-    Returns:
-        ``text`` with each webhook token replaced (``text`` itself when it names no webhook).
-    """
-    return _WEBHOOK_TOKEN_RE.sub(r"\1***", text) if "ebhooks/" in text else text
-
 
 class _WebhookTokenLogFilter(logging.Filter):
     """Redacts webhook tokens from the request lines urllib3 logs (at DEBUG) with the URL path.
@@ -163,26 +142,11 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
     Returns:
         ``err`` itself, its ``__cause__`` set.
     """
-    if route is not None and _has_path_secret(route):
+    if route is not None and has_path_secret(route):
         err.__cause__ = RedactedCause(shown_text(f"{type(cause).__name__}: {cause}", route))
         return err
     err.__cause__ = _sanitized(cause)
     return err
-
-
-def _has_path_secret(route: Route) -> bool:
-    """True when the route's path holds a secret (a webhook token, given as a secret or in a raw path)."""
-    return route.has_secret or route.display_path != route.path.split("?", 1)[0]
-
-
-def shown_text(text: str, route: Route) -> str:
-    """``text`` as it may be shown for ``route``: a webhook token of the route's path (raw or
-    percent-encoded), and any webhook token quoted in a URL, replaced by ``***``.
-
-    An answer's body may quote the path it was asked for (an error page or a proxy's text):
-    error messages, bodies and parsed data are made of this text.
-    """
-    return route.redact(redact_webhook_tokens(text)) if _has_path_secret(route) else text
 
 
 class ConnectionRegistry:
@@ -293,120 +257,6 @@ class AttemptError(Exception):
         else:
             exc = ServiceError(f"{what} failed ({cause}); not retried")
         return chained(exc, self.cause, route)
-
-
-class Reply:
-    """An HTTP answer read in full.
-
-    Attributes:
-        status: The HTTP status code.
-        body: The body, content-decoded (gzip, deflate), as bytes.
-        content_type: The ``Content-Type`` header, ``""`` when absent.
-        retry_after: The raw ``Retry-After`` header, or None.
-    """
-
-    __slots__ = ("body", "content_type", "retry_after", "status")
-
-    def __init__(self, status: int, body: bytes, content_type: str, retry_after: str | None) -> None:
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.retry_after = retry_after
-
-    def text(self) -> str:
-        """The body decoded with the charset of its ``Content-Type`` (UTF-8 by default).
-
-        Undecodable bytes become U+FFFD; an unknown charset falls back to UTF-8; a
-        leading byte-order mark is dropped.
-        """
-        match = _CHARSET_RE.search(self.content_type)
-        encoding = match.group(1) if match else "utf-8"
-        try:
-            text = self.body.decode(encoding, errors="replace")
-        except LookupError:
-            text = self.body.decode("utf-8", errors="replace")
-        return text.lstrip("\ufeff")
-
-
-class Answer:
-    """What one HTTP answer means for its call (see :func:`classify`).
-
-    Exactly one of three cases:
-
-    - a value: ``error`` is None and ``retryable`` False; ``value`` is the
-      parsed JSON body, or None for a 204 or an empty 2xx body;
-    - a final error: ``error`` is the :class:`ServiceAPIError` to raise;
-    - a retryable refusal (429, 502, 503 or 504): ``retryable`` is True.
-
-    Attributes:
-        status: The HTTP status code.
-        text: The decoded body (``""`` for a value).
-        data: The body parsed as JSON, or None when it is empty or not JSON.
-        value: The call's result (the value case only).
-        error: The final error, or None.
-        retryable: True for a status the session may retry.
-    """
-
-    __slots__ = ("data", "error", "retryable", "status", "text", "value")
-
-    def __init__(
-        self,
-        status: int,
-        *,
-        text: str = "",
-        data: Any = None,
-        value: Any = None,
-        error: ServiceAPIError | None = None,
-        retryable: bool = False,
-    ) -> None:
-        self.status = status
-        self.text = text
-        self.data = data
-        self.value = value
-        self.error = error
-        self.retryable = retryable
-
-
-def classify(reply: Reply, route: Route) -> Answer:
-    """Classify an HTTP answer: the call's value, a final error, or a retryable refusal.
-
-    A 2xx gives its JSON body as the value (None for a 204 or an empty body);
-    a 2xx whose body is not JSON is a final :class:`ServiceAPIError`. A 429,
-    502, 503 or 504 is retryable; any other status is a final
-    :class:`ServiceAPIError` (``str(e)`` starts ``"API Error <status>: "``).
-
-    Args:
-        reply: The answer, body read in full.
-        route: The call's route (its redacted path goes in errors; a webhook token quoted
-            in the body is masked, see :func:`shown_text`).
-
-    Returns:
-        The :class:`Answer`.
-    """
-    status = reply.status
-    if 200 <= status < 300:
-        if status == 204 or not reply.body.strip():
-            return Answer(status)
-        text = reply.text()
-        if _has_path_secret(route):  # a webhook execution's answer never needs the token
-            text = shown_text(text, route)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            message = f"API Error {status}: the response body is not JSON: {error_text(text)}"
-            return Answer(
-                status, text=text, error=ServiceAPIError(status, route.display_path, text, None, message=message)
-            )
-        return Answer(status, text=text, value=value)
-
-    text = shown_text(reply.text(), route)
-    try:
-        data = json.loads(text) if text.strip() else None
-    except ValueError:
-        data = None
-    if status not in RETRY_STATUSES:
-        return Answer(status, text=text, data=data, error=ServiceAPIError(status, route.display_path, text, data))
-    return Answer(status, text=text, data=data, retryable=True)
 
 
 def prepare_base_url(base_url: str) -> str:
