@@ -79,7 +79,9 @@ class ClientOperations:
 
         Raises:
             ValueError: ``path`` does not start with ``/``, or a bad method,
-                ``timeout_ms`` or ``max_retries``.
+                ``timeout_ms`` or ``max_retries``, or a header value HTTP does not
+                allow (a control character, a character outside Latin-1,
+                whitespace at either end; the message names the header only).
             TypeError: ``body`` is not str/bytes/None, or ``headers`` is not a
                 mapping of str to str.
             ServiceAuthError: No token (before login, after destroy); nothing is sent.

@@ -267,7 +267,10 @@ class RestSession:
                 ``str``/``bytes``; ``json`` cannot be serialised; ``headers``,
                 ``params``, ``timeout_ms`` or ``max_retries`` have a wrong type.
             ValueError: ``body`` and ``json`` both given; a bad header name or
-                value; ``timeout_ms`` <= 0; ``max_retries`` < 0.
+                a header value HTTP does not allow (a control character, a
+                character outside Latin-1, whitespace at either end: the message
+                names the header, never the value); ``timeout_ms`` <= 0;
+                ``max_retries`` < 0.
             ServiceAuthError: No token is set (``authorized`` calls only), or
                 the session is closed (nothing is sent).
         """

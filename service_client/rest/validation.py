@@ -30,8 +30,12 @@ __all__ = [
 
 #: A header name: an RFC 9110 token.
 _HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-#: A header value: no CR, LF or NUL, no leading whitespace.
-_HEADER_VALUE_BAD_RE = re.compile(r"[\r\n\x00]|^[ \t]")
+#: A header value HTTP allows (an RFC 9110 field-value): visible ASCII and the
+#: printable Latin-1 characters (U+00A0 to U+00FF), with spaces and tabs inside but
+#: not at either end (nor U+00A0, which requests reads as whitespace there), and no
+#: control character (U+0000 to U+001F but the tab, U+007F to U+009F). Nothing outside
+#: Latin-1 can be sent.
+_HEADER_VALUE_RE = re.compile(r"(?:[\x21-\x7e\xa1-\xff](?:[\t\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa1-\xff])?)?")
 #: A token: visible ASCII only.
 _TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")
 
@@ -139,8 +143,11 @@ def check_headers(headers: Any) -> dict[str, str]:
 
     Raises:
         TypeError: ``headers`` is not a mapping, or a name or value is not a ``str``.
-        ValueError: A name is not an HTTP token, or a value holds CR, LF or NUL
-            or starts with whitespace.
+        ValueError: A name is not an HTTP token, or a value is not one HTTP
+            allows: it holds a control character (U+0000 to U+001F but the
+            tab, such as CR, LF, NUL or a vertical tab; U+007F to U+009F) or a
+            character outside Latin-1 (U+0100 and above), or starts or ends
+            with whitespace. The message names the header, never its value.
     """
     if headers is None:
         return {}
@@ -154,9 +161,10 @@ def check_headers(headers: Any) -> dict[str, str]:
             raise TypeError(f"headers: the value of {name!r} must be a str, not {type(value).__name__}")
         if not _HEADER_NAME_RE.match(name):
             raise ValueError(f"headers: {name!r} is not a valid header name")
-        if _HEADER_VALUE_BAD_RE.search(value):
+        if not _HEADER_VALUE_RE.fullmatch(value):
             raise ValueError(
-                f"headers: the value of {name!r} holds CR, LF or NUL or starts with whitespace"
+                f"headers: the value of {name!r} is not a valid HTTP header value (control characters, "
+                "characters outside Latin-1, and whitespace at either end are not allowed)"
             )
         if name.lower() == "authorization":
             continue

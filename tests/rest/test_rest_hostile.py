@@ -1,0 +1,196 @@
+"""The REST session against a hostile server, on real port-0 sockets.
+
+What a server (or anything on the network between) can send to hurt a bot:
+a redirect to another host, a status line, headers or TLS handshake trickled a
+byte at a time, an endless body, a compression bomb, JSON nested deeper than
+the parser can go. Each ends the call with a clear error, within its timeout,
+with bounded memory, and with no ERROR line. Also: header values HTTP does not
+allow are refused at the call site, and no traceback a handler or the caller
+can see (frame locals included) holds the token.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import select
+import socket
+import socketserver
+import threading
+import time
+import traceback
+import tracemalloc
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import urllib3.connectionpool
+
+from service_client.errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
+from service_client.rest import MemoryBucketStore, RestSession, Route, validate_api_call_args
+
+#: The bot token of every session here (a module constant: no test frame holds it in a local).
+TOKEN = "tok-HOSTILE-71c0e2"
+#: The size limit of the body tests, bytes (small, so that they stay fast and light).
+LIMIT = 1024 * 1024
+
+Answer = Callable[[socket.socket, threading.Event], None]
+
+
+# ============================================================================ a scriptable raw server
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _RawServer
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.settimeout(2.0)
+        try:
+            if self.server.read_head:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        return
+                    data += chunk
+                self.server.heads.append(data.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
+            else:
+                sock.recv(4096)  # a TLS ClientHello, say: whatever the client opens with
+            self.server.arrived.set()
+            self.server.answer(sock, self.server.stop)
+        except OSError:
+            return
+
+
+class _RawServer(socketserver.ThreadingTCPServer):
+    """Answers each connection with ``answer(sock, stop)``; handler threads are joined at close."""
+
+    daemon_threads = False
+    block_on_close = True
+    allow_reuse_address = True
+
+    def __init__(self, answer: Answer, *, read_head: bool) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.answer = answer
+        self.read_head = read_head
+        self.heads: list[str] = []
+        self.arrived = threading.Event()
+        self.stop = threading.Event()
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., _RawServer]]:
+    """Start raw servers (one thread each, plus one per connection); all are stopped and joined at teardown."""
+    running: list[tuple[_RawServer, threading.Thread]] = []
+
+    def start(answer: Answer, *, read_head: bool = True) -> _RawServer:
+        server = _RawServer(answer, read_head=read_head)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        running.append((server, thread))
+        return server
+
+    yield start
+    for server, thread in running:
+        server.stop.set()
+        server.shutdown()
+        server.server_close()  # joins the handler threads
+        thread.join(2.0)
+
+
+@pytest.fixture
+def session_for() -> Iterator[Callable[..., RestSession]]:
+    made: list[RestSession] = []
+
+    def make(server: _RawServer, *, scheme: str = "http", **kwargs: Any) -> RestSession:
+        kwargs.setdefault("backoff_base", 0.01)
+        rest = RestSession(f"{scheme}://127.0.0.1:{server.port}/v2", user_agent="service_client/test", **kwargs)
+        rest.token = TOKEN
+        made.append(rest)
+        return rest
+
+    yield make
+    for rest in made:
+        rest.close()
+
+
+def _answer_with(raw: bytes) -> Answer:
+    def answer(sock: socket.socket, stop: threading.Event) -> None:
+        sock.sendall(raw)
+
+    return answer
+
+
+def _trickled(first: bytes, rest: bytes, every_s: float = 0.05) -> Answer:
+    """Send ``first`` at once, then ``rest`` one byte per ``every_s`` (each receive well within any timeout)."""
+
+    def answer(sock: socket.socket, stop: threading.Event) -> None:
+        sock.sendall(first)
+        for byte in rest:
+            if stop.wait(every_s):
+                return
+            sock.sendall(bytes([byte]))
+
+    return answer
+
+
+def _http(status: str, body: bytes = b"", *headers: str) -> bytes:
+    lines = [f"HTTP/1.1 {status}", *headers, f"Content-Length: {len(body)}", "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body
+
+
+def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+# ============================================================================ header values
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\x0bv", "v\x0bw", "\x1cv", "v\x1f", "v\x7f", "v\x85", "v\x00", "v\rw", "v\nw",  # control characters
+        "\xa0v", "v\xa0",  # a no-break space at either end (requests reads it as whitespace)
+        "\u3000v", "v\u3000w", "caf\u00e9 \u0101", "\u2028", "\U0001f600",  # outside Latin-1
+        " v", "v ", "\tv", "v\t",  # whitespace at either end
+    ],
+)
+def test_a_header_value_http_does_not_allow_is_refused_at_the_call_site(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
+    caplog: pytest.LogCaptureFixture, value: str,
+) -> None:
+    server = serve(_answer_with(_http("200 OK", b"{}")))
+    session = session_for(server)
+    message = r"^headers: the value of 'X-Test' is not a valid HTTP header value"
+    with pytest.raises(ValueError, match=message):
+        validate_api_call_args("/auth/me", headers={"X-Test": value})
+    with pytest.raises(ValueError, match=message) as info:
+        session.request(Route("GET", "/auth/me"), headers={"X-Test": value})
+    assert repr(value) not in str(info.value)
+    assert TOKEN not in _locals_of(info.value)
+    assert server.heads == [] and _errors_logged(caplog) == []
+
+
+def test_header_values_http_allows_are_sent_as_given(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    server = serve(_answer_with(_http("200 OK", b"{}")))
+    session = session_for(server)
+    values = {"X-A": "caf\u00e9 \xa0 \u00ff", "X-B": "a\tb c", "X-C": "", "X-D": "!~"}
+    session.request(Route("GET", "/auth/me"), headers=values)
+    (head,) = server.heads
+    for name, value in values.items():
+        assert f"\r\n{name}: {value}\r\n" in head + "\r\n"
+
+
+def _locals_of(exc: BaseException) -> str:
+    """Every local of every frame of ``exc`` and of the exceptions it chains, as error trackers,
+    ``pytest --showlocals`` and ``TracebackException(capture_locals=True)`` record them."""
+    record = traceback.TracebackException.from_exception(exc, capture_locals=True)
+    return "".join(record.format())
