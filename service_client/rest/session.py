@@ -50,12 +50,12 @@ from ..errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-from .answer import classify, refusal_error
+from .answer import classify, has_path_secret, refusal_error
 from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
 from .queue import DelayQueue, FifoQueue, Job
 from .retry import backoff_delay, parse_retry_after
 from .route import Route
-from .transport import AttemptError, HttpTransport, chained, prepare_base_url
+from .transport import AttemptError, HttpTransport, chained, prepare_base_url, sanitized
 from .validation import (
     check_headers,
     check_max_retries,
@@ -69,6 +69,8 @@ from .validation import (
 __all__ = ["RestSession", "validate_api_call_args"]
 
 _log = logging.getLogger("service_client.rest")
+
+_CLOSED = "the REST session is closed (the client was destroyed); create a new Client"
 
 #: Longest single wait of ``request()`` before it re-checks the session, seconds.
 _RESULT_POLL_S = 1.0
@@ -283,23 +285,26 @@ class RestSession:
         if params is not None:
             route = route.with_query(params)
 
+        # Only the Secret (its repr is [REDACTED]) is held here: no local of this frame
+        # ever holds the token, whatever is raised from it.
         secret = self._token
         if self._closed:
-            raise ServiceAuthError("the REST session is closed (the client was destroyed); create a new Client")
+            raise ServiceAuthError(_CLOSED)
         if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
-
-        bearer = secret.get() if authorized and secret is not None else None
-        prepared = self._transport.prepare(route, data, caller_headers, bearer)
-
+        prepared = self._transport.prepare(route, data, caller_headers, secret if authorized else None)
         job = Job(route, prepared, timeout_ms, max_retries)
+        del prepared
         job.future.set_running_or_notify_cancel()
         with self._state_lock:
-            if self._closed:
-                raise ServiceAuthError("the REST session is closed (the client was destroyed); create a new Client")
-            self._live.add(job)
-            if not self._workers:
-                self._start_workers()
+            closed = self._closed  # close() may have run since the check above
+            if not closed:
+                self._live.add(job)
+                if not self._workers:
+                    self._start_workers()
+        if closed:
+            del job  # its request carries the Authorization header
+            raise ServiceAuthError(_CLOSED)
         self._dispatch(job)
         return job.future
 
@@ -420,17 +425,17 @@ class RestSession:
                 wait = store.acquire(key, scope=self._scope)
             else:
                 wait = store.wait_time(key, scope=self._scope)
-        except Exception:  # noqa: BLE001 - a failing store must not wedge calls
+        except Exception as exc:  # noqa: BLE001 - a failing store must not wedge calls
             _log.warning("bucket store %s(%r) failed; treating the bucket as clear",
-                         "acquire" if acquire else "wait_time", key, exc_info=True)
+                         "acquire" if acquire else "wait_time", key, exc_info=sanitized(exc))
             return 0.0
         return wait if wait > 0 else 0.0
 
     def _block_bucket(self, key: str, delay: float) -> None:
         try:
             self._buckets.block(key, delay, scope=self._scope)
-        except Exception:  # noqa: BLE001
-            _log.warning("bucket store block(%r) failed", key, exc_info=True)
+        except Exception as exc:  # noqa: BLE001
+            _log.warning("bucket store block(%r) failed", key, exc_info=sanitized(exc))
 
     def _dispatch(self, job: Job) -> None:
         """Send ``job`` to the back of the FIFO, or park it while its bucket is blocked.
@@ -528,11 +533,13 @@ class RestSession:
             try:
                 self._attempt(job)
             except Exception as exc:  # noqa: BLE001 - a worker never dies of one call
-                # A traceback may quote the URL: none for a route with a secret segment.
-                _log.error("unexpected error in a REST worker", exc_info=not job.route.has_secret)
-                self._set_exception(
-                    job, chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc, job.route)
-                )
+                # The frames' locals are cleared before the line is logged (a handler may record
+                # them: they hold the Authorization header); a traceback may quote the URL: none
+                # for a route with a secret in its path.
+                error = chained(ServiceError(f"unexpected error: {type(exc).__name__}"), sanitized(exc), job.route)
+                _log.error("unexpected error in a REST worker",
+                           exc_info=None if has_path_secret(job.route) else exc)
+                self._set_exception(job, error)
 
     def _attempt(self, job: Job) -> None:
         """Send one attempt of ``job`` and act on the outcome: result, error or a retry later.

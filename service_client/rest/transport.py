@@ -40,7 +40,8 @@ import urllib3.connectionpool
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
-from ..errors import ServiceError, ServiceTimeoutError
+from .._secret import Secret
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from .answer import Reply, has_path_secret, redact_webhook_tokens, shown_text
 from .route import Route
 
@@ -51,6 +52,7 @@ __all__ = [
     "RedactedCause",
     "chained",
     "prepare_base_url",
+    "sanitized",
 ]
 
 #: Bytes asked for per body read; each read is one socket receive at most.
@@ -99,7 +101,7 @@ class RedactedCause(Exception):
     """
 
 
-def _sanitized(exc: BaseException) -> BaseException:
+def sanitized(exc: BaseException) -> BaseException:
     """``exc`` with no secret left in it or in what it chains.
 
     A requests exception drops the request and response it carries (their headers hold the
@@ -130,7 +132,7 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
 
     A requests exception loses its request and response (their headers hold the
     token), and the frames of the cause and of everything it chains lose their locals
-    (see :func:`_sanitized`). For a route with a secret segment (a webhook token, given as a
+    (see :func:`sanitized`). For a route with a secret segment (a webhook token, given as a
     secret or in a raw ``api_call`` path) the cause is replaced by a
     :class:`RedactedCause` carrying its redacted text: transport errors quote the URL.
 
@@ -145,7 +147,7 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
     if route is not None and has_path_secret(route):
         err.__cause__ = RedactedCause(shown_text(f"{type(cause).__name__}: {cause}", route))
         return err
-    err.__cause__ = _sanitized(cause)
+    err.__cause__ = sanitized(cause)
     return err
 
 
@@ -315,9 +317,13 @@ class HttpTransport:
         }
 
     def prepare(
-        self, route: Route, data: bytes | None, headers: Mapping[str, str], bearer: str | None
+        self, route: Route, data: bytes | None, headers: Mapping[str, str], bearer: Secret | None
     ) -> requests.PreparedRequest:
         """Build the request of one call, sent unchanged by every attempt.
+
+        The ``Authorization`` header is added last, once everything that could
+        raise has run, and no local variable holds the token: a traceback of a
+        refused request records no token among its frames' locals.
 
         Args:
             route: Method and encoded path (query included).
@@ -332,20 +338,23 @@ class HttpTransport:
 
         Raises:
             ValueError: requests refused a header (the message quotes no value).
+            ServiceAuthError: ``bearer`` holds no token any more.
         """
         merged: CaseInsensitiveDict[str] = CaseInsensitiveDict(self._default_headers)
         merged.update(headers)
-        if bearer is not None:
-            merged["Authorization"] = f"Bearer {bearer}"
         prepared = requests.PreparedRequest()
         prepared.prepare_method(route.method)
         prepared.url = self._base_url + route.wire_path()
         try:
             prepared.prepare_headers(merged)
         except requests.exceptions.InvalidHeader:
-            # The requests message quotes the value, which may be the token.
+            # The requests message quotes the value.
             raise ValueError("headers: a header name or value is not valid") from None
         prepared.prepare_body(data, None)
+        if bearer is not None:
+            if not bearer:
+                raise ServiceAuthError("no token: log in before making REST calls")
+            prepared.headers["Authorization"] = f"Bearer {bearer.get()}"
         return prepared
 
     def send_once(self, prepared: requests.PreparedRequest, timeout_ms: float) -> Reply:

@@ -189,8 +189,95 @@ def test_header_values_http_allows_are_sent_as_given(
         assert f"\r\n{name}: {value}\r\n" in head + "\r\n"
 
 
+# ============================================================================ no token in frame locals
+
+
 def _locals_of(exc: BaseException) -> str:
     """Every local of every frame of ``exc`` and of the exceptions it chains, as error trackers,
     ``pytest --showlocals`` and ``TracebackException(capture_locals=True)`` record them."""
     record = traceback.TracebackException.from_exception(exc, capture_locals=True)
     return "".join(record.format())
+
+
+class _LocalsRecorder(logging.Handler):
+    """Records, when each line is emitted, the frame locals of its ``exc_info`` (as error trackers do)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.traces: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.traces.append(_locals_of(record.exc_info[1]))
+
+
+@pytest.fixture
+def recorder() -> Iterator[_LocalsRecorder]:
+    handler = _LocalsRecorder()
+    logger = logging.getLogger("service_client")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+
+
+class _FailingStore(MemoryBucketStore):
+    def __init__(self, failing: str) -> None:
+        super().__init__()
+        self.failing = failing
+
+    def acquire(self, key: str, *, scope: str = "") -> float:
+        if self.failing == "acquire":
+            raise RuntimeError("store down")
+        return super().acquire(key, scope=scope)
+
+    def block(self, key: str, delay: float, *, scope: str = "") -> None:
+        if self.failing == "block":
+            raise RuntimeError("store down")
+        super().block(key, delay, scope=scope)
+
+
+def _failing_urlopen(self: Any, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any) -> Any:
+    raise RuntimeError("the pool broke")  # its frame holds the request's headers, as urllib3's own do
+
+
+@pytest.mark.parametrize("path", ["worker", "store-acquire", "store-block"])
+def test_no_logged_traceback_holds_the_token_in_its_frame_locals(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
+    recorder: _LocalsRecorder, monkeypatch: pytest.MonkeyPatch, path: str,
+) -> None:
+    server = serve(_answer_with(_http("429 Too Many Requests", b"{}", "Retry-After: 0")))
+    if path == "worker":
+        monkeypatch.setattr(urllib3.connectionpool.HTTPConnectionPool, "urlopen", _failing_urlopen)
+        session = session_for(server)
+        with pytest.raises(ServiceError, match="^unexpected error: RuntimeError$"):
+            session.request(Route("GET", "/auth/me"), max_retries=0)
+    else:
+        session = session_for(server, bucket_store=_FailingStore(path.split("-")[1]))
+        with pytest.raises(ServiceAPIError):
+            session.request(Route("GET", "/auth/me"), max_retries=0)
+    assert recorder.traces, "a line with a traceback was expected"
+    for trace in recorder.traces:
+        assert " = " in trace  # frames and their locals were recorded
+        assert TOKEN not in trace
+
+
+def test_a_call_raced_by_close_raises_with_no_token_in_its_frame_locals(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve(_answer_with(_http("200 OK", b"{}")))
+    session = session_for(server)
+    prepare = session._transport.prepare
+
+    def prepare_while_closing(*args: Any, **kwargs: Any) -> Any:
+        session.close()  # close() lands between the call's two checks of the session
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(session._transport, "prepare", prepare_while_closing)
+    with pytest.raises(ServiceAuthError, match="closed") as info:
+        session.request(Route("GET", "/auth/me"))
+    trace = _locals_of(info.value)
+    assert "submit" in trace and " = " in trace
+    assert TOKEN not in trace
+    assert server.heads == []
