@@ -32,6 +32,8 @@ __all__ = [
 _CHARSET_RE = re.compile(r";\s*charset=\"?([\w.:-]+)", re.IGNORECASE)
 #: A webhook token in a URL or path: ``/webhooks/<id>/<token>``.
 _WEBHOOK_TOKEN_RE = re.compile(r"(/webhooks/[^/?#\s'\"]+/)[^/?#\s'\"]+", re.IGNORECASE)
+#: Characters of a redirect's ``Location`` quoted in its error message.
+_LOCATION_SHOWN = 300
 
 
 def redact_webhook_tokens(text: str) -> str:
@@ -69,15 +71,25 @@ class Reply:
         body: The body, content-decoded (gzip, deflate), as bytes.
         content_type: The ``Content-Type`` header, ``""`` when absent.
         retry_after: The raw ``Retry-After`` header, or None.
+        location: The raw ``Location`` header, or None.
     """
 
-    __slots__ = ("body", "content_type", "retry_after", "status")
+    __slots__ = ("body", "content_type", "location", "retry_after", "status")
 
-    def __init__(self, status: int, body: bytes, content_type: str, retry_after: str | None) -> None:
+    def __init__(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        retry_after: str | None,
+        *,
+        location: str | None = None,
+    ) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
         self.retry_after = retry_after
+        self.location = location
 
     def text(self) -> str:
         """The body decoded with the charset of its ``Content-Type`` (UTF-8 by default).
@@ -133,46 +145,73 @@ class Answer:
         self.retryable = retryable
 
 
+def _parse_json(text: str) -> tuple[Any, str | None]:
+    """``(value, None)`` for a JSON text, else ``(None, why it cannot be read)``.
+
+    A document nested deeper than the interpreter's recursion limit is refused
+    (``RecursionError``), as is anything that is not JSON.
+    """
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, "is JSON nested too deeply to parse (RecursionError)"
+    except ValueError:
+        return None, "is not JSON"
+
+
+def _final(status: int, route: Route, message: str, text: str = "", data: Any = None) -> Answer:
+    return Answer(
+        status, text=text, data=data, error=ServiceAPIError(status, route.display_path, text, data, message=message)
+    )
+
+
 def classify(reply: Reply, route: Route) -> Answer:
     """Classify an HTTP answer: the call's value, a final error, or a retryable refusal.
 
     A 2xx gives its JSON body as the value (None for a 204 or an empty body);
-    a 2xx whose body is not JSON is a final :class:`ServiceAPIError`. A 429,
-    502, 503 or 504 is retryable; any other status is a final
-    :class:`ServiceAPIError` (``str(e)`` starts ``"API Error <status>: "``).
+    a 2xx whose body is not JSON, or is JSON nested too deeply to parse, is a
+    final :class:`ServiceAPIError` naming the cause. A 3xx is a final
+    :class:`ServiceAPIError` naming the method, the path and the ``Location``
+    (redirects are never followed). A 429, 502, 503 or 504 is retryable; any other status is a final
+    :class:`ServiceAPIError`. Every message starts ``"API Error <status>: "``.
 
     Args:
-        reply: The answer, body read in full.
+        reply: The answer.
         route: The call's route (its redacted path goes in errors; a webhook token quoted
-            in the body is masked, see :func:`shown_text`).
+            in the body or the ``Location`` is masked, see :func:`shown_text`).
 
     Returns:
         The :class:`Answer`.
     """
     status = reply.status
+    what = f"{route.method} {route.display_path}"
     if 200 <= status < 300:
         if status == 204 or not reply.body.strip():
             return Answer(status)
         text = reply.text()
         if has_path_secret(route):  # a webhook execution's answer never needs the token
             text = shown_text(text, route)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            message = f"API Error {status}: the response body is not JSON: {error_text(text)}"
-            return Answer(
-                status, text=text, error=ServiceAPIError(status, route.display_path, text, None, message=message)
-            )
+        value, problem = _parse_json(text)
+        if problem is not None:
+            message = f"API Error {status}: the response body {problem}: {error_text(text)}"
+            return _final(status, route, message, text)
         return Answer(status, text=text, value=value)
 
     text = shown_text(reply.text(), route)
-    try:
-        data = json.loads(text) if text.strip() else None
-    except ValueError:
-        data = None
+    data = _parse_json(text)[0] if text.strip() else None
+    if 300 <= status < 400:
+        where = "(no Location)" if reply.location is None else f"to {_shown_location(reply.location, route)!r}"
+        message = f"API Error {status}: {what} was redirected {where}; redirects are not followed"
+        return _final(status, route, message, text, data)
     if status not in RETRY_STATUSES:
         return Answer(status, text=text, data=data, error=ServiceAPIError(status, route.display_path, text, data))
     return Answer(status, text=text, data=data, retryable=True)
+
+
+def _shown_location(location: str, route: Route) -> str:
+    """A ``Location`` header as quoted in an error: webhook tokens masked, cut to 300 characters."""
+    shown = shown_text(location, route)
+    return shown if len(shown) <= _LOCATION_SHOWN else shown[:_LOCATION_SHOWN] + "..."
 
 
 def refusal_error(

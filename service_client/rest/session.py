@@ -256,7 +256,7 @@ class RestSession:
         Returns:
             A Future resolving to the parsed JSON, or None for a 204 or an
             empty 2xx body. It fails with :class:`ServiceAPIError` (non-OK
-            answer after retries, or a 2xx that is not JSON),
+            answer after retries, a redirect, or a 2xx that is not JSON),
             :class:`RateLimitError` (429 after retries, or a 429 whose
             ``Retry-After`` is over ``max_retry_after`` seconds; a 502, 503 or
             504 asking for longer gives :class:`ServiceAPIError`), :class:`ServiceTimeoutError`
@@ -331,7 +331,10 @@ class RestSession:
             TypeError, ValueError, ServiceAuthError: As :meth:`submit`, before
                 anything is sent.
             ServiceAPIError: A non-OK answer after retries (``str(e)`` starts
-                ``"API Error <status>: "``), or a 2xx whose body is not JSON.
+                ``"API Error <status>: "``); a redirect (3xx, never followed;
+                the message names the method, the path and the ``Location``);
+                or a 2xx whose body is not JSON or is JSON nested too deeply to
+                parse.
             RateLimitError: A 429 after retries, or a 429 whose ``Retry-After``
                 is longer than ``max_retry_after`` (a 502, 503 or 504 asking for
                 longer raises :class:`ServiceAPIError` with its status).

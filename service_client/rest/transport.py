@@ -7,7 +7,8 @@ connect, send, read the headers and read the body, all within one per-attempt
 deadline. The outcome is a :class:`~.answer.Reply` (any HTTP status, body read
 in full) or an :class:`AttemptError` saying what kind of failure it was: ``"timeout"``,
 ``"network"`` (both retried by the session), ``"programmer"`` (a malformed
-request, never retried) or ``"other"``.
+request, never retried) or ``"other"``. Redirects are never followed: a 3xx is
+an answer like any other.
 
 It knows nothing of queues, buckets, retries or Futures; the session
 (:mod:`.session`) schedules the attempts, and :mod:`.answer` says what an
@@ -283,7 +284,7 @@ class HttpTransport:
     ``pool_maxsize`` connections per host). Proxies, certificate verification
     and client certificates come from the environment (``HTTPS_PROXY``,
     ``REQUESTS_CA_BUNDLE``, ...) once, at construction; redirects are never
-    followed.
+    followed; no cookie is kept or sent.
     """
 
     def __init__(self, base_url: str, *, user_agent: str, pool_maxsize: int) -> None:
@@ -365,7 +366,7 @@ class HttpTransport:
             timeout_ms: Bound of the whole attempt, milliseconds.
 
         Returns:
-            The answer, whatever its status, its body read in full.
+            The answer, whatever its status (a 3xx is not followed), its body read in full.
 
         Raises:
             AttemptError: The attempt failed before a full answer was read.
@@ -373,13 +374,11 @@ class HttpTransport:
         timeout_s = timeout_ms / 1000.0
         deadline = time.monotonic() + timeout_s
         try:
-            response = self._http.send(
-                prepared,
-                stream=True,
-                allow_redirects=False,
-                timeout=urllib3.Timeout(total=timeout_s),
-                **self._send_kwargs,
-            )
+            # The pool's adapter itself: requests.Session.send would start resolving a redirect
+            # (reading its body, extracting cookies) even with allow_redirects=False.
+            adapter = self._http.get_adapter(prepared.url or "")
+            timeout: Any = urllib3.Timeout(total=timeout_s)  # requests passes it on as is
+            response = adapter.send(prepared, stream=True, timeout=timeout, **self._send_kwargs)
         except requests.exceptions.Timeout as exc:
             raise AttemptError("timeout", exc) from None
         except _PROGRAMMER_ERRORS as exc:
@@ -400,11 +399,13 @@ class HttpTransport:
             # A fully read body has already returned its connection to the pool;
             # a partly read one is closed here rather than reused mid-answer.
             response.close()
+        headers = response.headers
         return Reply(
             response.status_code,
             body,
-            response.headers.get("Content-Type", ""),
-            response.headers.get("Retry-After"),
+            headers.get("Content-Type", ""),
+            headers.get("Retry-After"),
+            location=headers.get("Location"),
         )
 
     @staticmethod

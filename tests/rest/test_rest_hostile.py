@@ -149,6 +149,92 @@ def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
 
 
+# ============================================================================ redirects
+
+
+@pytest.mark.parametrize("status", ["301 Moved Permanently", "302 Found", "303 See Other",
+                                    "307 Temporary Redirect", "308 Permanent Redirect"])
+def test_a_redirect_ends_the_call_naming_it_and_is_never_followed(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
+    caplog: pytest.LogCaptureFixture, status: str,
+) -> None:
+    other = socket.socket()  # the host the redirect points to: it must see no connection at all
+    other.bind(("127.0.0.1", 0))
+    other.listen(8)
+    try:
+        location = f"http://127.0.0.1:{other.getsockname()[1]}/v2/servers/S1/roles"
+        server = serve(_answer_with(_http(status, b'{"error":"moved"}', f"Location: {location}")))
+        session = session_for(server)
+        with pytest.raises(ServiceAPIError) as info:
+            session.request(Route("POST", "/servers/{s}/roles", s="S1"), json={"name": "x"}, max_retries=3)
+        code = int(status.split()[0])
+        assert type(info.value) is ServiceAPIError and info.value.status == code
+        assert str(info.value) == (
+            f"API Error {code}: POST /servers/S1/roles was redirected to {location!r}; redirects are not followed"
+        )
+        assert info.value.path == "/servers/S1/roles" and info.value.data == {"error": "moved"}
+        assert len(server.heads) == 1  # not retried
+        assert select.select([other], [], [], 0)[0] == [], "a connection was made to the redirect's host"
+    finally:
+        other.close()
+    assert _errors_logged(caplog) == []
+
+
+def test_a_redirect_quoting_a_webhook_token_shows_it_masked(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    server = serve(_answer_with(_http("302 Found", b"", "Location: https://elsewhere.test/webhooks/W1/hook-SECRET")))
+    session = session_for(server)
+    with pytest.raises(ServiceAPIError) as info:
+        session.request(Route("POST", "/webhooks/{w}/{t}", w="W1", t="hook-SECRET"), body="{}", authorized=False)
+    assert "was redirected to 'https://elsewhere.test/webhooks/W1/***'" in str(info.value)
+    assert "hook-SECRET" not in str(info.value) and info.value.path == "/webhooks/W1/***"
+
+
+def test_a_redirect_without_location_says_so(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    session = session_for(serve(_answer_with(_http("301 Moved Permanently"))))
+    with pytest.raises(ServiceAPIError, match=r"^API Error 301: GET /auth/me was redirected \(no Location\)"):
+        session.request(Route("GET", "/auth/me"))
+
+
+# ============================================================================ odd answers
+
+
+_DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize("status", ["200 OK", "201 Created"])
+def test_a_2xx_nested_too_deeply_is_an_api_error_naming_the_cause(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
+    caplog: pytest.LogCaptureFixture, status: str,
+) -> None:
+    session = session_for(serve(_answer_with(_http(status, _DEEP, "Content-Type: application/json"))))
+    with pytest.raises(ServiceAPIError) as info:
+        session.request(Route("GET", "/chat/C1"))
+    code = int(status.split()[0])
+    assert info.value.status == code and info.value.data is None
+    assert str(info.value).startswith(
+        f"API Error {code}: the response body is JSON nested too deeply to parse (RecursionError): [[["
+    )
+    assert _errors_logged(caplog) == []
+
+
+@pytest.mark.parametrize("status", ["400 Bad Request", "503 Service Unavailable"])
+def test_an_error_answer_nested_too_deeply_keeps_its_status(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
+    caplog: pytest.LogCaptureFixture, status: str,
+) -> None:
+    session = session_for(serve(_answer_with(_http(status, _DEEP, "Content-Type: application/json"))))
+    with pytest.raises(ServiceAPIError) as info:
+        session.request(Route("GET", "/chat/C1"), max_retries=0)
+    code = int(status.split()[0])
+    assert info.value.status == code and info.value.data is None
+    assert str(info.value) == f"API Error {code}: " + "[" * 500
+    assert _errors_logged(caplog) == []
+
+
 # ============================================================================ header values
 
 
