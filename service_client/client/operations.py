@@ -88,8 +88,9 @@ class ClientOperations:
             RateLimitError: 429 after retries, or a 429 whose ``Retry-After``
                 is beyond ``max_retry_after``.
             ServiceAPIError: Any other non-2xx after retries (a 3xx is never
-                followed: the message names it and its ``Location``), or a 2xx
-                whose body is not JSON or is nested too deeply to parse.
+                followed: the message names it and its ``Location``), an answer
+                whose body is over ``Client(max_body_bytes=...)``, or a 2xx whose
+                body is not JSON or is nested too deeply to parse.
             ServiceTimeoutError: The last attempt timed out; or, with a shared
                 bucket store (``RedisBucketStore``), the fleet's pace had no slot
                 for the call within ``timeout_ms`` (nothing was sent).

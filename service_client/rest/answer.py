@@ -1,9 +1,8 @@
 """What an HTTP answer means for its call: the value, a final error, or a retryable refusal.
 
 Pure policy: no I/O, no ``requests`` import. :class:`Reply` is an answer read by
-the transport (status, body, a few headers); :func:`classify` turns it into an
-:class:`Answer`, and :func:`refusal_error` says how a retryable refusal ends
-when it may not be retried. Webhook tokens a body or a
+the transport (status, body up to the size limit, a few headers);
+:func:`classify` turns it into an :class:`Answer`. Webhook tokens a body or a
 header may quote (``/webhooks/<id>/<token>``) are replaced by ``***`` in
 everything built here (:func:`shown_text`).
 """
@@ -64,17 +63,20 @@ def shown_text(text: str, route: Route) -> str:
 
 
 class Reply:
-    """An HTTP answer read in full.
+    """An HTTP answer, its body read in full or up to the size limit.
 
     Attributes:
         status: The HTTP status code.
-        body: The body, content-decoded (gzip, deflate), as bytes.
+        body: The body, content-decoded (gzip, deflate), as bytes; ``b""`` when
+            it went over the limit.
         content_type: The ``Content-Type`` header, ``""`` when absent.
         retry_after: The raw ``Retry-After`` header, or None.
         location: The raw ``Location`` header, or None.
+        over_limit: The size limit in bytes the decoded body went over (the
+            rest of it was not read), or None when it was read in full.
     """
 
-    __slots__ = ("body", "content_type", "location", "retry_after", "status")
+    __slots__ = ("body", "content_type", "location", "over_limit", "retry_after", "status")
 
     def __init__(
         self,
@@ -84,12 +86,14 @@ class Reply:
         retry_after: str | None,
         *,
         location: str | None = None,
+        over_limit: int | None = None,
     ) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
         self.retry_after = retry_after
         self.location = location
+        self.over_limit = over_limit
 
     def text(self) -> str:
         """The body decoded with the charset of its ``Content-Type`` (UTF-8 by default).
@@ -172,7 +176,9 @@ def classify(reply: Reply, route: Route) -> Answer:
     a 2xx whose body is not JSON, or is JSON nested too deeply to parse, is a
     final :class:`ServiceAPIError` naming the cause. A 3xx is a final
     :class:`ServiceAPIError` naming the method, the path and the ``Location``
-    (redirects are never followed). A 429, 502, 503 or 504 is retryable; any other status is a final
+    (redirects are never followed). An answer whose body went over the size
+    limit is a final :class:`ServiceAPIError` saying so, whatever its status.
+    A 429, 502, 503 or 504 is retryable; any other status is a final
     :class:`ServiceAPIError`. Every message starts ``"API Error <status>: "``.
 
     Args:
@@ -185,6 +191,13 @@ def classify(reply: Reply, route: Route) -> Answer:
     """
     status = reply.status
     what = f"{route.method} {route.display_path}"
+    if reply.over_limit is not None:
+        return _final(
+            status,
+            route,
+            f"API Error {status}: the answer to {what} has a body over the {reply.over_limit} byte limit "
+            "(max_body_bytes); it was not read further",
+        )
     if 200 <= status < 300:
         if status == 204 or not reply.body.strip():
             return Answer(status)

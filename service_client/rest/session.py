@@ -37,6 +37,7 @@ from typing import Any, NoReturn
 from .._defaults import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
+    DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_AFTER_S,
     DEFAULT_TIMEOUT_MS,
@@ -57,6 +58,7 @@ from .retry import backoff_delay, parse_retry_after
 from .route import Route
 from .transport import AttemptError, HttpTransport, chained, prepare_base_url, sanitized
 from .validation import (
+    check_count,
     check_headers,
     check_max_retries,
     check_seconds,
@@ -100,6 +102,7 @@ class RestSession:
         user_agent: str,
         max_concurrency: int = MAX_CONCURRENT_REQUESTS,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER_S,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         bucket_store: BucketStore | None = None,
         backoff_base: float = BACKOFF_BASE_S,
         backoff_cap: float = BACKOFF_CAP_S,
@@ -116,6 +119,9 @@ class RestSession:
             max_retry_after: Longest ``Retry-After`` waited out, seconds; a
                 longer one ends the call at once: :class:`RateLimitError` for a
                 429, :class:`ServiceAPIError` for a 502, 503 or 504.
+            max_body_bytes: Largest answer body read, bytes once decoded (gzip,
+                deflate); a call whose answer is longer ends with
+                :class:`ServiceAPIError` (16 MiB by default).
             bucket_store: Where blocked buckets are recorded (any
                 :class:`BucketStore`, e.g. a ``RedisBucketStore`` shared by
                 several processes); a private :class:`MemoryBucketStore` by
@@ -129,19 +135,17 @@ class RestSession:
         Raises:
             TypeError: An argument has the wrong type.
             ValueError: ``base_url`` is not an http(s) URL, ``max_concurrency``
-                < 1, or a delay is negative or not finite.
+                or ``max_body_bytes`` < 1, or a delay is negative or not finite.
         """
         if not isinstance(base_url, str):
             raise TypeError(f"base_url must be a str, not {type(base_url).__name__}")
         if not isinstance(user_agent, str) or not user_agent:
             raise TypeError("user_agent must be a non-empty str")
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
-            raise TypeError(f"max_concurrency must be an int, not {type(max_concurrency).__name__}")
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        check_count("max_concurrency", max_concurrency, minimum=1)
         self._max_retry_after = check_seconds("max_retry_after", max_retry_after)
         self._backoff_base = check_seconds("backoff_base", backoff_base)
         self._backoff_cap = check_seconds("backoff_cap", backoff_cap)
+        check_count("max_body_bytes", max_body_bytes, minimum=1)
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty str")
         self._base_url = prepare_base_url(base_url)
@@ -158,7 +162,10 @@ class RestSession:
 
         # The requests.Session is configured once, never mutated afterwards.
         self._transport = HttpTransport(
-            self._base_url, user_agent=user_agent, pool_maxsize=max(max_concurrency, 5)
+            self._base_url,
+            user_agent=user_agent,
+            pool_maxsize=max(max_concurrency, 5),
+            max_body_bytes=max_body_bytes,
         )
 
         self._state_lock = threading.Lock()
@@ -255,14 +262,10 @@ class RestSession:
 
         Returns:
             A Future resolving to the parsed JSON, or None for a 204 or an
-            empty 2xx body. It fails with :class:`ServiceAPIError` (non-OK
-            answer after retries, a redirect, or a 2xx that is not JSON),
-            :class:`RateLimitError` (429 after retries, or a 429 whose
-            ``Retry-After`` is over ``max_retry_after`` seconds; a 502, 503 or
-            504 asking for longer gives :class:`ServiceAPIError`), :class:`ServiceTimeoutError`
-            (the last attempt timed out), :class:`ServiceError` (network
-            failure after the last retry, cause chained; or the session was
-            closed), or :class:`ValueError` (a malformed request, never retried).
+            empty 2xx body. It fails with the errors :meth:`request` raises
+            once the call is queued (ServiceAPIError, RateLimitError,
+            ServiceTimeoutError, ServiceError, or ValueError for a malformed
+            request, never retried).
 
         Raises:
             TypeError: ``route`` is not a :class:`Route`; ``body`` is not
@@ -333,14 +336,15 @@ class RestSession:
             ServiceAPIError: A non-OK answer after retries (``str(e)`` starts
                 ``"API Error <status>: "``); a redirect (3xx, never followed;
                 the message names the method, the path and the ``Location``);
-                or a 2xx whose body is not JSON or is JSON nested too deeply to
-                parse.
+                an answer whose body is over ``max_body_bytes``; or a 2xx whose
+                body is not JSON or is JSON nested too deeply to parse.
             RateLimitError: A 429 after retries, or a 429 whose ``Retry-After``
                 is longer than ``max_retry_after`` (a 502, 503 or 504 asking for
                 longer raises :class:`ServiceAPIError` with its status).
             ServiceTimeoutError: The last attempt timed out.
             ServiceError: A network failure after the last retry (cause
                 chained), or the session was closed meanwhile.
+            ValueError: A malformed request, found when it was sent (never retried).
         """
         future = self.submit(
             route,

@@ -4,10 +4,10 @@
 changed afterwards), prepares requests with the default headers and the
 ``Authorization`` header, and makes one attempt at a time per calling thread:
 connect, send, read the headers and read the body, all within one per-attempt
-deadline. The outcome is a :class:`~.answer.Reply` (any HTTP status, body read
-in full) or an :class:`AttemptError` saying what kind of failure it was: ``"timeout"``,
-``"network"`` (both retried by the session), ``"programmer"`` (a malformed
-request, never retried) or ``"other"``. Redirects are never followed: a 3xx is
+deadline. The outcome is a :class:`~.answer.Reply` (any HTTP status; the body
+read in full, or up to the size limit) or an :class:`AttemptError` saying what
+kind of failure it was: ``"timeout"``, ``"network"`` (both retried by the
+session), ``"programmer"`` (a malformed request, never retried) or ``"other"``. Redirects are never followed: a 3xx is
 an answer like any other.
 
 It knows nothing of queues, buckets, retries or Futures; the session
@@ -41,6 +41,7 @@ import urllib3.connectionpool
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
+from .._defaults import DEFAULT_MAX_BODY_BYTES
 from .._secret import Secret
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from .answer import Reply, has_path_secret, redact_webhook_tokens, shown_text
@@ -56,7 +57,8 @@ __all__ = [
     "sanitized",
 ]
 
-#: Bytes asked for per body read; each read is one socket receive at most.
+#: Bytes asked for per body read: each read is one socket receive at most, and
+#: decodes (gzip, deflate) to this many bytes at most.
 _READ_CHUNK = 64 * 1024
 
 #: requests exceptions that mean the request itself is malformed: never retried.
@@ -287,15 +289,25 @@ class HttpTransport:
     followed; no cookie is kept or sent.
     """
 
-    def __init__(self, base_url: str, *, user_agent: str, pool_maxsize: int) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        user_agent: str,
+        pool_maxsize: int,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
         """Build the ``requests.Session``; nothing is sent.
 
         Args:
             base_url: The REST base as returned by :func:`prepare_base_url`.
             user_agent: The ``User-Agent`` header.
             pool_maxsize: Connections kept per host.
+            max_body_bytes: Largest answer body read, in bytes once decoded (gzip,
+                deflate); a longer one is not read further (see :attr:`Reply.over_limit`).
         """
         self._base_url = base_url
+        self._max_body_bytes = max_body_bytes
         self._registry = ConnectionRegistry()
         self._http = requests.Session()
         adapter = _TrackingAdapter(self._registry, pool_connections=4, pool_maxsize=pool_maxsize)
@@ -366,7 +378,8 @@ class HttpTransport:
             timeout_ms: Bound of the whole attempt, milliseconds.
 
         Returns:
-            The answer, whatever its status (a 3xx is not followed), its body read in full.
+            The answer, whatever its status (a 3xx is not followed), its body read
+            in full, or up to the size limit (then :attr:`Reply.over_limit` is set).
 
         Raises:
             AttemptError: The attempt failed before a full answer was read.
@@ -394,7 +407,7 @@ class HttpTransport:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise AttemptError("network", exc) from None
         try:
-            body = self._read_body(response, deadline)
+            body, over_limit = self._read_body(response, deadline)
         finally:
             # A fully read body has already returned its connection to the pool;
             # a partly read one is closed here rather than reused mid-answer.
@@ -406,14 +419,23 @@ class HttpTransport:
             headers.get("Content-Type", ""),
             headers.get("Retry-After"),
             location=headers.get("Location"),
+            over_limit=over_limit,
         )
 
-    @staticmethod
-    def _read_body(response: requests.Response, deadline: float) -> bytes:
-        """Read the whole body, each socket receive bounded by the time left."""
+    def _read_body(self, response: requests.Response, deadline: float) -> tuple[bytes, int | None]:
+        """Read the body, decoded, each socket receive bounded by the time left.
+
+        Returns:
+            ``(body, None)``, or ``(b"", limit)`` as soon as the decoded body goes over
+            the size limit (nothing more is read or decoded).
+        """
+        limit = self._max_body_bytes
         raw = response.raw
-        read1 = getattr(raw, "read1", None)
+        declared = getattr(raw, "length_remaining", None)
+        if isinstance(declared, int) and declared > limit and not response.headers.get("Content-Encoding"):
+            return b"", limit
         chunks: list[bytes] = []
+        size = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -423,21 +445,19 @@ class HttpTransport:
             try:
                 if sock is not None:
                     sock.settimeout(remaining)
-                chunk = (
-                    read1(_READ_CHUNK, decode_content=True)
-                    if read1 is not None
-                    else raw.read(_READ_CHUNK, decode_content=True)
-                )
+                # At most this many decoded bytes per read (urllib3 decompresses no more than asked).
+                chunk = raw.read1(min(_READ_CHUNK, limit - size + 1), decode_content=True)
             except (TimeoutError, urllib3.exceptions.ReadTimeoutError) as exc:
                 raise AttemptError("timeout", exc) from None
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 raise AttemptError("network", exc) from None
             if not chunk:
                 break
+            size += len(chunk)
+            if size > limit:
+                return b"", limit
             chunks.append(chunk)
-        if time.monotonic() > deadline:
-            raise AttemptError("timeout", ServiceTimeoutError("the body read ran past the deadline"))
-        return b"".join(chunks)
+        return b"".join(chunks), None
 
     def close(self) -> None:
         """Shut every connection's socket down (blocked sends and reads fail at once), then close the pool."""

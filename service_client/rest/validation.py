@@ -19,6 +19,7 @@ from .route import Route
 
 __all__ = [
     "check_body",
+    "check_count",
     "check_seconds",
     "check_headers",
     "check_max_retries",
@@ -170,6 +171,25 @@ def check_headers(headers: Any) -> dict[str, str]:
             continue
         checked[name] = value
     return checked
+
+
+def check_count(arg: str, value: Any, *, minimum: int) -> int:
+    """A whole number (a count, a size in bytes) of at least ``minimum``.
+
+    Args:
+        arg: The argument's name, for the messages.
+        value: The value given.
+        minimum: The smallest value allowed.
+
+    Raises:
+        TypeError: ``value`` is not an int (``bool`` included).
+        ValueError: It is below ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{arg} must be an int, not {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{arg} must be >= {minimum}, got {value}")
+    return value
 
 
 def check_token(value: Any) -> str:

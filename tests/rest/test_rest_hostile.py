@@ -199,6 +199,84 @@ def test_a_redirect_without_location_says_so(
         session.request(Route("GET", "/auth/me"))
 
 
+# ============================================================================ body size
+
+
+def _endless_body(sock: socket.socket, stop: threading.Event) -> None:
+    sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+    chunk = b" " * 65536
+    for _ in range(1024):  # 64 MiB at most, should the client read on
+        if stop.is_set():
+            return
+        sock.sendall(chunk)
+
+
+def _gzip_bomb() -> bytes:
+    """16 MiB of spaces (16 times the limit), gzip-compressed to about 16 KiB without holding the 16 MiB."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b" " * (1024 * 1024)
+    parts = [packer.compress(block) for _ in range(16)]
+    parts.append(packer.flush())
+    return b"".join(parts)
+
+
+def _bomb_answer(sock: socket.socket, stop: threading.Event) -> None:
+    bomb = _gzip_bomb()
+    sock.sendall(_http("200 OK", bomb, "Content-Type: application/json", "Content-Encoding: gzip"))
+
+
+@pytest.mark.parametrize("answer", [_endless_body, _bomb_answer], ids=["endless", "gzip-bomb"])
+def test_a_body_over_the_limit_ends_the_call_without_reading_it(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
+    caplog: pytest.LogCaptureFixture, answer: Answer,
+) -> None:
+    session = session_for(serve(answer), max_body_bytes=LIMIT)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        with pytest.raises(ServiceAPIError) as info:
+            session.request(Route("GET", "/chat/C1"), timeout_ms=10_000, max_retries=2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.status == 200
+    assert str(info.value) == (
+        f"API Error 200: the answer to GET /chat/C1 has a body over the {LIMIT} byte limit (max_body_bytes); "
+        "it was not read further"
+    )
+    assert peak < 4 * LIMIT, f"reading the answer took {peak} bytes"
+    assert _errors_logged(caplog) == []
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_reading(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    def answer(sock: socket.socket, stop: threading.Event) -> None:
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10485760\r\n\r\n")
+        stop.wait(5.0)  # and then nothing: a reader waiting for the body would time out
+
+    session = session_for(serve(answer), max_body_bytes=LIMIT)
+    started = time.monotonic()
+    with pytest.raises(ServiceAPIError, match=f"over the {LIMIT} byte limit"):
+        session.request(Route("GET", "/chat/C1"), timeout_ms=3000, max_retries=0)
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_body_of_exactly_the_limit_is_read(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    body = b'"' + b"a" * 98 + b'"'
+    packed = gzip.compress(body)
+    session = session_for(serve(_answer_with(_http("200 OK", packed, "Content-Encoding: gzip"))), max_body_bytes=100)
+    assert session.request(Route("GET", "/chat/C1")) == "a" * 98
+
+
+@pytest.mark.parametrize(("value", "error"), [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_max_body_bytes_is_checked(value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match="max_body_bytes"):
+        RestSession("http://127.0.0.1:1/v2", user_agent="t", max_body_bytes=value)
+
+
 # ============================================================================ odd answers
 
 
