@@ -70,7 +70,9 @@ class ClientOperations:
             body: An already-serialised JSON str, or bytes; never serialised here.
             headers: Extra headers, merged on top of ours; ``Authorization`` is
                 never overridden, whatever its letter case.
-            timeout_ms: Per-attempt timeout, milliseconds, connect and read included.
+            timeout_ms: Per-attempt timeout, milliseconds: it bounds the whole
+                attempt (connect, send, headers and body), however slowly the
+                answer arrives.
             max_retries: Retries after the first attempt (on network failure,
                 timeout, 429, 502, 503, 504).
 

@@ -21,8 +21,9 @@ Futures. One attempt on the wire (connect, send, headers and body within one
 deadline, and what kind of failure ended it) is :mod:`.transport`'s; the
 argument checks are :mod:`.validation`'s.
 
-Threads: ``<name>-rest-<n>`` workers and one ``<name>-rest-timer-1`` timer,
-all daemons, started by the first call and stopped by :meth:`RestSession.close`.
+Threads: ``<name>-rest-<n>`` workers, one ``<name>-rest-timer-1`` timer and the
+transport's ``<name>-rest-watchdog-1`` (it ends attempts at their deadline), all
+daemons, started by the first call and stopped by :meth:`RestSession.close`.
 """
 
 from __future__ import annotations
@@ -166,6 +167,7 @@ class RestSession:
             user_agent=user_agent,
             pool_maxsize=max(max_concurrency, 5),
             max_body_bytes=max_body_bytes,
+            name=name,
         )
 
         self._state_lock = threading.Lock()
@@ -393,6 +395,7 @@ class RestSession:
             if thread is not current:
                 thread.join(max(0.0, deadline - time.monotonic()))
         self._delays.join(max(0.0, deadline - time.monotonic()))
+        self._transport.join(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> RestSession:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self

@@ -7,14 +7,17 @@ connect, send, read the headers and read the body, all within one per-attempt
 deadline. The outcome is a :class:`~.answer.Reply` (any HTTP status; the body
 read in full, or up to the size limit) or an :class:`AttemptError` saying what
 kind of failure it was: ``"timeout"``, ``"network"`` (both retried by the
-session), ``"programmer"`` (a malformed request, never retried) or ``"other"``. Redirects are never followed: a 3xx is
-an answer like any other.
+session), ``"programmer"`` (a malformed request, never retried) or ``"other"``.
+Redirects are never followed: a 3xx is an answer like any other.
 
 It knows nothing of queues, buckets, retries or Futures; the session
 (:mod:`.session`) schedules the attempts, and :mod:`.answer` says what an
-answer means. Its connections register in a
-:class:`ConnectionRegistry` so that :meth:`HttpTransport.close` can shut their
-sockets down and end sends and reads blocked on them at once.
+answer means. Its sockets register in a
+:class:`~.connections.ConnectionRegistry`: a watchdog thread shuts down the
+sockets of an attempt whose deadline has passed (a server that trickles its
+answer a byte at a time cannot hold it longer), and
+:meth:`HttpTransport.close` shuts them all down, ending sends and reads
+blocked on them at once.
 
 Webhook tokens travel in URL paths (``/webhooks/<id>/<token>``): the request
 lines urllib3 logs at DEBUG and the transport errors chained to the library's
@@ -24,20 +27,14 @@ exceptions have them replaced by ``***``.
 from __future__ import annotations
 
 import logging
-import socket
-import threading
 import time
 import traceback
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import requests
-import requests.adapters
 import requests.exceptions
 import urllib3
-import urllib3.connection
-import urllib3.connectionpool
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
@@ -45,11 +42,11 @@ from .._defaults import DEFAULT_MAX_BODY_BYTES
 from .._secret import Secret
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from .answer import Reply, has_path_secret, redact_webhook_tokens, shown_text
+from .connections import ConnectionRegistry, TrackingAdapter
 from .route import Route
 
 __all__ = [
     "AttemptError",
-    "ConnectionRegistry",
     "HttpTransport",
     "RedactedCause",
     "chained",
@@ -57,6 +54,10 @@ __all__ = [
     "sanitized",
 ]
 
+#: How long after an attempt's deadline the watchdog shuts its socket down, seconds. A server
+#: that is silent is timed out first by the socket timeout (its error is the cause the caller
+#: sees); the watchdog ends what that cannot: an answer that trickles in.
+_WATCHDOG_GRACE_S = 0.05
 #: Bytes asked for per body read: each read is one socket receive at most, and
 #: decodes (gzip, deflate) to this many bytes at most.
 _READ_CHUNK = 64 * 1024
@@ -154,67 +155,6 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
     return err
 
 
-class ConnectionRegistry:
-    """The live connections of one transport, so ``close()`` can abort reads on them. Thread-safe."""
-
-    def __init__(self) -> None:
-        self._conns_lock = threading.Lock()
-        self._conns: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
-
-    def add(self, conn: urllib3.connection.HTTPConnection) -> None:
-        """Track a connection (held weakly) so :meth:`abort_all` can reach it."""
-        with self._conns_lock:
-            self._conns.add(conn)
-
-    def abort_all(self) -> None:
-        """Shut every socket down so blocked sends and reads fail at once; errors are ignored."""
-        with self._conns_lock:
-            conns = list(self._conns)
-        for conn in conns:
-            sock = getattr(conn, "sock", None)
-            if sock is None:
-                continue
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def _tracking_pools(registry: ConnectionRegistry) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
-    class _HTTPConnection(urllib3.connection.HTTPConnection):
-        def connect(self) -> None:
-            """Connect, then register the socket with the session's registry."""
-            super().connect()
-            registry.add(self)
-
-    class _HTTPSConnection(urllib3.connection.HTTPSConnection):
-        def connect(self) -> None:
-            """Connect, then register the socket with the session's registry."""
-            super().connect()
-            registry.add(self)
-
-    class _HTTPPool(urllib3.connectionpool.HTTPConnectionPool):
-        ConnectionCls = _HTTPConnection
-
-    class _HTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
-        ConnectionCls = _HTTPSConnection
-
-    return {"http": _HTTPPool, "https": _HTTPSPool}
-
-
-class _TrackingAdapter(requests.adapters.HTTPAdapter):
-    """An HTTPAdapter whose connections register in a :class:`ConnectionRegistry`."""
-
-    def __init__(self, registry: ConnectionRegistry, **kwargs: Any) -> None:
-        self._registry = registry
-        super().__init__(**kwargs)
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        """Build the pool manager with connection classes that register their sockets."""
-        super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = _tracking_pools(self._registry)
-
-
 class AttemptError(Exception):
     """One attempt failed before an HTTP answer was read in full.
 
@@ -286,7 +226,9 @@ class HttpTransport:
     ``pool_maxsize`` connections per host). Proxies, certificate verification
     and client certificates come from the environment (``HTTPS_PROXY``,
     ``REQUESTS_CA_BUNDLE``, ...) once, at construction; redirects are never
-    followed; no cookie is kept or sent.
+    followed; no cookie is kept or sent. Its watchdog thread
+    (``<name>-rest-watchdog-1``) starts with the first attempt and stops at
+    :meth:`close`.
     """
 
     def __init__(
@@ -296,6 +238,7 @@ class HttpTransport:
         user_agent: str,
         pool_maxsize: int,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        name: str = "service_client",
     ) -> None:
         """Build the ``requests.Session``; nothing is sent.
 
@@ -305,12 +248,13 @@ class HttpTransport:
             pool_maxsize: Connections kept per host.
             max_body_bytes: Largest answer body read, in bytes once decoded (gzip,
                 deflate); a longer one is not read further (see :attr:`Reply.over_limit`).
+            name: Prefix of the watchdog thread's name.
         """
         self._base_url = base_url
         self._max_body_bytes = max_body_bytes
-        self._registry = ConnectionRegistry()
+        self._registry = ConnectionRegistry(watchdog_name=f"{name}-rest-watchdog-1")
         self._http = requests.Session()
-        adapter = _TrackingAdapter(self._registry, pool_connections=4, pool_maxsize=pool_maxsize)
+        adapter = TrackingAdapter(self._registry, pool_connections=4, pool_maxsize=pool_maxsize)
         self._http.mount("http://", adapter)
         self._http.mount("https://", adapter)
         self._default_headers: dict[str, str] = {
@@ -373,6 +317,11 @@ class HttpTransport:
     def send_once(self, prepared: requests.PreparedRequest, timeout_ms: float) -> Reply:
         """One attempt within ``timeout_ms``: connect, send, headers and body together.
 
+        The watchdog shuts the attempt's socket down at the deadline (50 ms after
+        it, so that a silent server is timed out by the socket timeout first),
+        whatever the attempt is doing then: connecting, in a TLS handshake,
+        sending, or reading a status line or headers that arrive a byte at a time.
+
         Args:
             prepared: A request from :meth:`prepare`.
             timeout_ms: Bound of the whole attempt, milliseconds.
@@ -386,6 +335,25 @@ class HttpTransport:
         """
         timeout_s = timeout_ms / 1000.0
         deadline = time.monotonic() + timeout_s
+        attempt = self._registry.begin(deadline + _WATCHDOG_GRACE_S)
+        try:
+            reply = self._exchange(prepared, timeout_s, deadline)
+        except AttemptError as err:
+            if err.kind == "timeout" or not attempt.expired:
+                raise
+        else:
+            if not attempt.expired and time.monotonic() <= deadline:
+                return reply
+        finally:
+            self._registry.end(attempt)
+        # The watchdog shut the socket down: whatever failure or short body that caused is the timeout.
+        raise AttemptError(
+            "timeout",
+            ServiceTimeoutError(f"the attempt ran past its {timeout_ms:g} ms deadline; its connection was shut down"),
+        )
+
+    def _exchange(self, prepared: requests.PreparedRequest, timeout_s: float, deadline: float) -> Reply:
+        """Send ``prepared`` through the pool's adapter (never following a redirect) and read the answer."""
         try:
             # The pool's adapter itself: requests.Session.send would start resolving a redirect
             # (reading its body, extracting cookies) even with allow_redirects=False.
@@ -460,6 +428,11 @@ class HttpTransport:
         return b"".join(chunks), None
 
     def close(self) -> None:
-        """Shut every connection's socket down (blocked sends and reads fail at once), then close the pool."""
+        """Shut every connection's socket down (blocked sends and reads fail at once), stop the
+        watchdog, then close the pool."""
         self._registry.abort_all()
         self._http.close()
+
+    def join(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the watchdog thread to end (after :meth:`close`)."""
+        self._registry.join(timeout)

@@ -199,6 +199,57 @@ def test_a_redirect_without_location_says_so(
         session.request(Route("GET", "/auth/me"))
 
 
+# ============================================================================ the whole attempt is bounded
+
+
+_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+
+
+@pytest.mark.parametrize(
+    ("first", "rest"),
+    [
+        (b"", _HEAD + b"\r\n{}"),  # the status line itself, a byte at a time
+        (_HEAD, b"X-Filler: " + b"a" * 80 + b"\r\n\r\n{}"),  # the headers
+    ],
+    ids=["status-line", "headers"],
+)
+def test_timeout_bounds_an_answer_head_trickled_a_byte_at_a_time(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession], first: bytes, rest: bytes
+) -> None:
+    session = session_for(serve(_trickled(first, rest)))  # 3.5 s of trickle or more
+    started = time.monotonic()
+    with pytest.raises(ServiceTimeoutError, match=r"^GET /auth/me timed out after 500 ms \(1 attempt\)"):
+        session.request(Route("GET", "/auth/me"), timeout_ms=500, max_retries=0)
+    elapsed = time.monotonic() - started
+    assert 0.5 <= elapsed <= 0.5 + 1.5  # slack for a loaded machine
+
+
+def test_each_retry_has_its_own_whole_deadline(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    server = serve(_trickled(b"", _HEAD + b"\r\n{}"))
+    session = session_for(server)
+    started = time.monotonic()
+    with pytest.raises(ServiceTimeoutError, match=r"timed out after 400 ms \(2 attempts\)"):
+        session.request(Route("GET", "/auth/me"), timeout_ms=400, max_retries=1)
+    elapsed = time.monotonic() - started
+    assert len(server.heads) == 2
+    assert 0.8 <= elapsed <= 0.8 + 1.5
+
+
+def test_timeout_bounds_a_tls_handshake_trickled_a_byte_at_a_time(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]
+) -> None:
+    # A TLS record header announcing 16 KiB of handshake, then its bytes one by one.
+    server = serve(_trickled(b"\x16\x03\x03\x40\x00", b"\x02" * 100), read_head=False)
+    session = session_for(server, scheme="https")
+    started = time.monotonic()
+    with pytest.raises(ServiceTimeoutError, match="timed out after 500 ms"):
+        session.request(Route("GET", "/auth/me"), timeout_ms=500, max_retries=0)
+    assert server.arrived.is_set()
+    assert time.monotonic() - started <= 0.5 + 1.5
+
+
 # ============================================================================ body size
 
 
