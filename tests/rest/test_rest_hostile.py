@@ -262,6 +262,15 @@ def _endless_body(sock: socket.socket, stop: threading.Event) -> None:
         sock.sendall(chunk)
 
 
+def _endless_chunks(sock: socket.socket, stop: threading.Event) -> None:
+    sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"10000\r\n" + b" " * 65536 + b"\r\n"
+    for _ in range(1024):  # 64 MiB at most, should the client read on
+        if stop.is_set():
+            return
+        sock.sendall(chunk)
+
+
 def _gzip_bomb() -> bytes:
     """16 MiB of spaces (16 times the limit), gzip-compressed to about 16 KiB without holding the 16 MiB."""
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
@@ -276,7 +285,9 @@ def _bomb_answer(sock: socket.socket, stop: threading.Event) -> None:
     sock.sendall(_http("200 OK", bomb, "Content-Type: application/json", "Content-Encoding: gzip"))
 
 
-@pytest.mark.parametrize("answer", [_endless_body, _bomb_answer], ids=["endless", "gzip-bomb"])
+@pytest.mark.parametrize(
+    "answer", [_endless_body, _endless_chunks, _bomb_answer], ids=["endless", "endless-chunked", "gzip-bomb"]
+)
 def test_a_body_over_the_limit_ends_the_call_without_reading_it(
     serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
     caplog: pytest.LogCaptureFixture, answer: Answer,
