@@ -186,7 +186,11 @@ def _tracking_pools(registry: ConnectionRegistry) -> dict[str, type[urllib3.conn
             is closed once :meth:`connect` is over.
             """
             sock = super()._new_conn()
-            self._handshake_sock = sock.dup()
+            try:
+                self._handshake_sock = sock.dup()
+            except OSError:  # out of descriptors: fail this connection, leak nothing
+                sock.close()
+                raise
             registry.add(self._handshake_sock)
             return sock
 
