@@ -23,7 +23,6 @@ import itertools
 import logging
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -226,9 +225,8 @@ class DelayQueue(Generic[T]):
             for item in due_items:
                 try:
                     self._on_due(item)
-                except Exception as exc:  # noqa: BLE001 - the timer thread must survive
-                    _cleared(exc)  # a handler may record frame locals: a request holds its token
-                    _log.error("REST scheduler callback failed", exc_info=exc)
+                except Exception:  # noqa: BLE001 - the timer thread must survive
+                    _log.exception("REST scheduler callback failed")
 
     def close(self) -> list[T]:
         """Close the queue and stop the timer thread (without waiting for it).
@@ -258,16 +256,3 @@ class DelayQueue(Generic[T]):
         with self._heap_lock:
             return len(self._heap)
 
-
-def _cleared(exc: BaseException) -> None:
-    """Clear the locals of every finished frame of ``exc`` and of the exceptions it chains."""
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        item = todo.pop()
-        if item is None or id(item) in seen:
-            continue
-        seen.add(id(item))
-        if item.__traceback__ is not None:
-            traceback.clear_frames(item.__traceback__)
-        todo.extend((item.__cause__, item.__context__))

@@ -176,7 +176,7 @@ class RestSession:
         self._live: set[Job] = set()
         self._fifo: FifoQueue[Job] = FifoQueue()
         self._delays: DelayQueue[Job] = DelayQueue(
-            self._dispatch, thread_name=f"{name}-rest-timer-1"
+            self._redispatch, thread_name=f"{name}-rest-timer-1"
         )
         self._workers: list[threading.Thread] = []
 
@@ -543,13 +543,25 @@ class RestSession:
             try:
                 self._attempt(job)
             except Exception as exc:  # noqa: BLE001 - a worker never dies of one call
-                # The frames' locals are cleared before the line is logged (a handler may record
-                # them: they hold the Authorization header); a traceback may quote the URL: none
-                # for a route with a secret in its path.
-                error = chained(ServiceError(f"unexpected error: {type(exc).__name__}"), sanitized(exc), job.route)
-                _log.error("unexpected error in a REST worker",
-                           exc_info=None if has_path_secret(job.route) else exc)
-                self._set_exception(job, error)
+                self._fail_unexpected(job, exc, "a REST worker")
+
+    def _redispatch(self, job: Job) -> None:
+        """The timer's callback for a parked job now due; a failure ends its call, never the timer."""
+        try:
+            self._dispatch(job)
+        except Exception as exc:  # noqa: BLE001
+            self._fail_unexpected(job, exc, "the REST timer")
+
+    def _fail_unexpected(self, job: Job, exc: Exception, where: str) -> None:
+        """End ``job`` with ``ServiceError("unexpected error: <type>")``, ``exc`` chained, and log it.
+
+        The frames' locals are cleared before the ERROR line is logged (a handler may record
+        them, and they hold the Authorization header); it has no traceback for a route with a
+        secret in its path (a traceback may quote the URL).
+        """
+        error = chained(ServiceError(f"unexpected error: {type(exc).__name__}"), sanitized(exc), job.route)
+        _log.error("unexpected error in %s", where, exc_info=None if has_path_secret(job.route) else exc)
+        self._set_exception(job, error)
 
     def _attempt(self, job: Job) -> None:
         """Send one attempt of ``job`` and act on the outcome: result, error or a retry later.

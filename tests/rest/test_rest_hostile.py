@@ -452,6 +452,13 @@ class _FailingStore(MemoryBucketStore):
     def __init__(self, failing: str) -> None:
         super().__init__()
         self.failing = failing
+        self.looks = 0
+
+    def wait_time(self, key: str, *, scope: str = "") -> float:
+        if self.failing == "wait_time":  # park the call once, then break the timer's dispatch of it
+            self.looks += 1
+            return 0.05 if self.looks == 1 else "soon"  # type: ignore[return-value]
+        return super().wait_time(key, scope=scope)
 
     def acquire(self, key: str, *, scope: str = "") -> float:
         if self.failing == "acquire":
@@ -468,7 +475,7 @@ def _failing_urlopen(self: Any, method: str, url: str, body: Any = None, headers
     raise RuntimeError("the pool broke")  # its frame holds the request's headers, as urllib3's own do
 
 
-@pytest.mark.parametrize("path", ["worker", "store-acquire", "store-block"])
+@pytest.mark.parametrize("path", ["worker", "timer", "store-acquire", "store-block"])
 def test_no_logged_traceback_holds_the_token_in_its_frame_locals(
     serve: Callable[..., _RawServer], session_for: Callable[..., RestSession],
     recorder: _LocalsRecorder, monkeypatch: pytest.MonkeyPatch, path: str,
@@ -479,6 +486,11 @@ def test_no_logged_traceback_holds_the_token_in_its_frame_locals(
         session = session_for(server)
         with pytest.raises(ServiceError, match="^unexpected error: RuntimeError$"):
             session.request(Route("GET", "/auth/me"), max_retries=0)
+    elif path == "timer":  # the call ends (its Future is not left pending) and the timer lives on
+        session = session_for(server, bucket_store=_FailingStore("wait_time"))
+        with pytest.raises(ServiceError, match="^unexpected error: TypeError$"):
+            session.submit(Route("GET", "/auth/me"), max_retries=0).result(timeout=5)
+        assert "service_client-rest-timer-1" in [t.name for t in threading.enumerate()]
     else:
         session = session_for(server, bucket_store=_FailingStore(path.split("-")[1]))
         with pytest.raises(ServiceAPIError):
