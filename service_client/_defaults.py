@@ -30,6 +30,9 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 #: Longest Retry-After waited out; longer ones raise RateLimitError at once, seconds.
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
+#: Largest REST answer body read, bytes once decoded (gzip, deflate): 16 MiB. A longer body is
+#: not read further and ends the call with ServiceAPIError.
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 #: Wait for the message:new echo of a send, seconds; then ``TimeoutError``.
 SEND_TIMEOUT_S = 10.0

@@ -183,13 +183,13 @@ def error_text(body: str, data: Any = None) -> str:
 
     Returns:
         The JSON ``error`` (else ``message``) field when the body is a JSON
-        object carrying one, else the first 500 characters of the body, else
-        ``"(empty body)"``.
+        object carrying one, else the first 500 characters of the body (also
+        for JSON nested too deeply to parse), else ``"(empty body)"``.
     """
     if data is None and body:
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
     if isinstance(data, dict):
         for key in ("error", "message"):

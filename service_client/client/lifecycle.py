@@ -125,6 +125,9 @@ class Client(ClientEvents, ClientOperations):
         max_retry_after: Longest ``Retry-After`` waited out, seconds (longer
             ones end the call at once: :class:`RateLimitError` for a 429,
             :class:`ServiceAPIError` for a 502, 503 or 504).
+        max_body_bytes: Largest REST answer body read, bytes once decoded
+            (gzip, deflate); 16 MiB by default. A longer answer is not read
+            further and its call raises :class:`ServiceAPIError`.
         reconnect_base: First reconnect delay, seconds (default 1).
         reconnect_cap: Longest reconnect delay, seconds (default 30).
         bucket_store: Where the REST session keeps its rate-limit buckets: a
@@ -136,7 +139,7 @@ class Client(ClientEvents, ClientOperations):
     Raises:
         TypeError: An argument has the wrong type.
         ValueError: A URL is not http(s)/ws(s), ``workers`` is not positive or
-            ``max_queued_events`` is below 1;
+            ``max_queued_events`` or ``max_body_bytes`` is below 1;
             or only one of ``base_url`` / ``socket_url`` is given, pointing at
             another host (the emulator...), while the other would be the real
             service's default: the token would be sent to the real service.
@@ -165,6 +168,7 @@ class Client(ClientEvents, ClientOperations):
         reconnect_base: float = _defaults.RECONNECT_BASE_S,
         reconnect_cap: float = _defaults.RECONNECT_CAP_S,
         bucket_store: BucketStore | None = None,
+        max_body_bytes: int = _defaults.DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         base = validate_url("base_url", base_url if base_url is not None else type(self).base_url)
         sock = validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
@@ -211,6 +215,7 @@ class Client(ClientEvents, ClientOperations):
             self.base_url,
             user_agent=f"service_client/{__version__} (python)",
             max_retry_after=max_retry_after,
+            max_body_bytes=max_body_bytes,
             bucket_store=bucket_store,
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)

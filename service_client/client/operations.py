@@ -70,7 +70,9 @@ class ClientOperations:
             body: An already-serialised JSON str, or bytes; never serialised here.
             headers: Extra headers, merged on top of ours; ``Authorization`` is
                 never overridden, whatever its letter case.
-            timeout_ms: Per-attempt timeout, milliseconds, connect and read included.
+            timeout_ms: Per-attempt timeout, milliseconds: it bounds the whole
+                attempt (connect, send, headers and body), however slowly the
+                answer arrives.
             max_retries: Retries after the first attempt (on network failure,
                 timeout, 429, 502, 503, 504).
 
@@ -79,13 +81,18 @@ class ClientOperations:
 
         Raises:
             ValueError: ``path`` does not start with ``/``, or a bad method,
-                ``timeout_ms`` or ``max_retries``.
+                ``timeout_ms`` or ``max_retries``, or a header value HTTP does not
+                allow (a control character, a character outside Latin-1,
+                whitespace at either end; the message names the header only).
             TypeError: ``body`` is not str/bytes/None, or ``headers`` is not a
                 mapping of str to str.
             ServiceAuthError: No token (before login, after destroy); nothing is sent.
             RateLimitError: 429 after retries, or a 429 whose ``Retry-After``
                 is beyond ``max_retry_after``.
-            ServiceAPIError: Any other non-2xx after retries, or a 2xx whose body is not JSON.
+            ServiceAPIError: Any other non-2xx after retries (a 3xx is never
+                followed: the message names it and its ``Location``), an answer
+                whose body is over ``Client(max_body_bytes=...)``, or a 2xx whose
+                body is not JSON or is nested too deeply to parse.
             ServiceTimeoutError: The last attempt timed out; or, with a shared
                 bucket store (``RedisBucketStore``), the fleet's pace had no slot
                 for the call within ``timeout_ms`` (nothing was sent).

@@ -10,8 +10,10 @@
 - :mod:`.queue`: the strict FIFO of the REST requests and the timer heap.
 - :mod:`.session`: :class:`RestSession`, the scheduling: queue, slots,
   buckets, retries and Futures.
-- :mod:`.transport`: one HTTP attempt over requests and urllib3, and what its
-  answer or failure means.
+- :mod:`.transport`: one HTTP attempt over requests and urllib3, and what kind
+  of failure ended it; :mod:`.connections`: its sockets and the watchdog that
+  ends an attempt at its deadline.
+- :mod:`.answer`: what an HTTP answer means for its call (pure).
 - :mod:`.validation`: the argument checks, :func:`validate_api_call_args`.
 """
 

@@ -12,10 +12,12 @@ for its bucket or for a retry holds no slot.
   are parked here, holding no slot and no worker; one timer thread hands each
   back when its time comes, in time order and, for equal times, in the order
   they were parked.
+- :class:`Job`: one call as the session schedules it.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import heapq
 import itertools
 import logging
@@ -23,9 +25,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-__all__ = ["DelayQueue", "FifoQueue"]
+from .route import Route
+
+if TYPE_CHECKING:  # pragma: no cover - requests loads with the session, not with the queues
+    import requests
+
+__all__ = ["DelayQueue", "FifoQueue", "Job"]
 
 _log = logging.getLogger("service_client.rest")
 
@@ -33,6 +40,48 @@ T = TypeVar("T")
 
 #: Longest single wait of an idle thread, seconds (every wait is bounded).
 _IDLE_WAIT_S = 1.0
+
+
+class Job:
+    """One call as the session schedules it: its Future, its prepared request and its attempt count.
+
+    Its ``repr`` shows the method, the redacted path and the attempts, never the request's headers.
+    """
+
+    __slots__ = (
+        "attempts",
+        "future",
+        "max_retries",
+        "pace_deadline",
+        "prepared",
+        "ready_since",
+        "route",
+        "timeout_ms",
+    )
+
+    def __init__(
+        self, route: Route, prepared: requests.PreparedRequest, timeout_ms: float, max_retries: int
+    ) -> None:
+        """A job not yet attempted, ready now.
+
+        Args:
+            route: The call's route.
+            prepared: The request every attempt sends (it carries the ``Authorization`` header).
+            timeout_ms: Bound of each attempt, milliseconds.
+            max_retries: Retries after the first attempt.
+        """
+        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.route = route
+        self.prepared = prepared
+        self.timeout_ms = timeout_ms
+        self.max_retries = max_retries
+        self.attempts = 0
+        self.ready_since = time.monotonic()
+        #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.
+        self.pace_deadline: float | None = None
+
+    def __repr__(self) -> str:
+        return f"<Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"
 
 
 class FifoQueue(Generic[T]):
@@ -206,3 +255,4 @@ class DelayQueue(Generic[T]):
     def __len__(self) -> int:
         with self._heap_lock:
             return len(self._heap)
+

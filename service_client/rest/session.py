@@ -21,8 +21,9 @@ Futures. One attempt on the wire (connect, send, headers and body within one
 deadline, and what kind of failure ended it) is :mod:`.transport`'s; the
 argument checks are :mod:`.validation`'s.
 
-Threads: ``<name>-rest-<n>`` workers and one ``<name>-rest-timer-1`` timer,
-all daemons, started by the first call and stopped by :meth:`RestSession.close`.
+Threads: ``<name>-rest-<n>`` workers, one ``<name>-rest-timer-1`` timer and the
+transport's ``<name>-rest-watchdog-1`` (it ends attempts at their deadline), all
+daemons, started by the first call and stopped by :meth:`RestSession.close`.
 """
 
 from __future__ import annotations
@@ -34,11 +35,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
-import requests
-
 from .._defaults import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
+    DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_AFTER_S,
     DEFAULT_TIMEOUT_MS,
@@ -48,18 +48,18 @@ from .._defaults import (
 from .._secret import Secret
 from ..errors import (
     RateLimitError,
-    ServiceAPIError,
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
-    error_text,
 )
+from .answer import classify, has_path_secret, refusal_error
 from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
-from .queue import DelayQueue, FifoQueue
+from .queue import DelayQueue, FifoQueue, Job
 from .retry import backoff_delay, parse_retry_after
 from .route import Route
-from .transport import AttemptError, HttpTransport, chained, classify, prepare_base_url
+from .transport import AttemptError, HttpTransport, chained, prepare_base_url, sanitized
 from .validation import (
+    check_count,
     check_headers,
     check_max_retries,
     check_seconds,
@@ -73,39 +73,10 @@ __all__ = ["RestSession", "validate_api_call_args"]
 
 _log = logging.getLogger("service_client.rest")
 
+_CLOSED = "the REST session is closed (the client was destroyed); create a new Client"
+
 #: Longest single wait of ``request()`` before it re-checks the session, seconds.
 _RESULT_POLL_S = 1.0
-
-
-class _Job:
-    """One call: its Future, its prepared request and its attempt count."""
-
-    __slots__ = (
-        "attempts",
-        "future",
-        "max_retries",
-        "pace_deadline",
-        "prepared",
-        "ready_since",
-        "route",
-        "timeout_ms",
-    )
-
-    def __init__(
-        self, route: Route, prepared: requests.PreparedRequest, timeout_ms: float, max_retries: int
-    ) -> None:
-        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self.route = route
-        self.prepared = prepared
-        self.timeout_ms = timeout_ms
-        self.max_retries = max_retries
-        self.attempts = 0
-        self.ready_since = time.monotonic()
-        #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.
-        self.pace_deadline: float | None = None
-
-    def __repr__(self) -> str:
-        return f"<_Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"
 
 
 # --------------------------------------------------------------------------- the session
@@ -132,6 +103,7 @@ class RestSession:
         user_agent: str,
         max_concurrency: int = MAX_CONCURRENT_REQUESTS,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER_S,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         bucket_store: BucketStore | None = None,
         backoff_base: float = BACKOFF_BASE_S,
         backoff_cap: float = BACKOFF_CAP_S,
@@ -148,6 +120,9 @@ class RestSession:
             max_retry_after: Longest ``Retry-After`` waited out, seconds; a
                 longer one ends the call at once: :class:`RateLimitError` for a
                 429, :class:`ServiceAPIError` for a 502, 503 or 504.
+            max_body_bytes: Largest answer body read, bytes once decoded (gzip,
+                deflate); a call whose answer is longer ends with
+                :class:`ServiceAPIError` (16 MiB by default).
             bucket_store: Where blocked buckets are recorded (any
                 :class:`BucketStore`, e.g. a ``RedisBucketStore`` shared by
                 several processes); a private :class:`MemoryBucketStore` by
@@ -161,19 +136,17 @@ class RestSession:
         Raises:
             TypeError: An argument has the wrong type.
             ValueError: ``base_url`` is not an http(s) URL, ``max_concurrency``
-                < 1, or a delay is negative or not finite.
+                or ``max_body_bytes`` < 1, or a delay is negative or not finite.
         """
         if not isinstance(base_url, str):
             raise TypeError(f"base_url must be a str, not {type(base_url).__name__}")
         if not isinstance(user_agent, str) or not user_agent:
             raise TypeError("user_agent must be a non-empty str")
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
-            raise TypeError(f"max_concurrency must be an int, not {type(max_concurrency).__name__}")
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        check_count("max_concurrency", max_concurrency, minimum=1)
         self._max_retry_after = check_seconds("max_retry_after", max_retry_after)
         self._backoff_base = check_seconds("backoff_base", backoff_base)
         self._backoff_cap = check_seconds("backoff_cap", backoff_cap)
+        check_count("max_body_bytes", max_body_bytes, minimum=1)
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty str")
         self._base_url = prepare_base_url(base_url)
@@ -190,16 +163,20 @@ class RestSession:
 
         # The requests.Session is configured once, never mutated afterwards.
         self._transport = HttpTransport(
-            self._base_url, user_agent=user_agent, pool_maxsize=max(max_concurrency, 5)
+            self._base_url,
+            user_agent=user_agent,
+            pool_maxsize=max(max_concurrency, 5),
+            max_body_bytes=max_body_bytes,
+            name=name,
         )
 
         self._state_lock = threading.Lock()
         self._closed = False
         self._token: Secret | None = None
-        self._live: set[_Job] = set()
-        self._fifo: FifoQueue[_Job] = FifoQueue()
-        self._delays: DelayQueue[_Job] = DelayQueue(
-            self._dispatch, thread_name=f"{name}-rest-timer-1"
+        self._live: set[Job] = set()
+        self._fifo: FifoQueue[Job] = FifoQueue()
+        self._delays: DelayQueue[Job] = DelayQueue(
+            self._redispatch, thread_name=f"{name}-rest-timer-1"
         )
         self._workers: list[threading.Thread] = []
 
@@ -287,21 +264,20 @@ class RestSession:
 
         Returns:
             A Future resolving to the parsed JSON, or None for a 204 or an
-            empty 2xx body. It fails with :class:`ServiceAPIError` (non-OK
-            answer after retries, or a 2xx that is not JSON),
-            :class:`RateLimitError` (429 after retries, or a 429 whose
-            ``Retry-After`` is over ``max_retry_after`` seconds; a 502, 503 or
-            504 asking for longer gives :class:`ServiceAPIError`), :class:`ServiceTimeoutError`
-            (the last attempt timed out), :class:`ServiceError` (network
-            failure after the last retry, cause chained; or the session was
-            closed), or :class:`ValueError` (a malformed request, never retried).
+            empty 2xx body. It fails with the errors :meth:`request` raises
+            once the call is queued (ServiceAPIError, RateLimitError,
+            ServiceTimeoutError, ServiceError, or ValueError for a malformed
+            request, never retried).
 
         Raises:
             TypeError: ``route`` is not a :class:`Route`; ``body`` is not
                 ``str``/``bytes``; ``json`` cannot be serialised; ``headers``,
                 ``params``, ``timeout_ms`` or ``max_retries`` have a wrong type.
             ValueError: ``body`` and ``json`` both given; a bad header name or
-                value; ``timeout_ms`` <= 0; ``max_retries`` < 0.
+                a header value HTTP does not allow (a control character, a
+                character outside Latin-1, whitespace at either end: the message
+                names the header, never the value); ``timeout_ms`` <= 0;
+                ``max_retries`` < 0.
             ServiceAuthError: No token is set (``authorized`` calls only), or
                 the session is closed (nothing is sent).
         """
@@ -314,23 +290,26 @@ class RestSession:
         if params is not None:
             route = route.with_query(params)
 
+        # Only the Secret (its repr is [REDACTED]) is held here: no local of this frame
+        # ever holds the token, whatever is raised from it.
         secret = self._token
         if self._closed:
-            raise ServiceAuthError("the REST session is closed (the client was destroyed); create a new Client")
+            raise ServiceAuthError(_CLOSED)
         if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
-
-        bearer = secret.get() if authorized and secret is not None else None
-        prepared = self._transport.prepare(route, data, caller_headers, bearer)
-
-        job = _Job(route, prepared, timeout_ms, max_retries)
+        prepared = self._transport.prepare(route, data, caller_headers, secret if authorized else None)
+        job = Job(route, prepared, timeout_ms, max_retries)
+        del prepared
         job.future.set_running_or_notify_cancel()
         with self._state_lock:
-            if self._closed:
-                raise ServiceAuthError("the REST session is closed (the client was destroyed); create a new Client")
-            self._live.add(job)
-            if not self._workers:
-                self._start_workers()
+            closed = self._closed  # close() may have run since the check above
+            if not closed:
+                self._live.add(job)
+                if not self._workers:
+                    self._start_workers()
+        if closed:
+            del job  # its request carries the Authorization header
+            raise ServiceAuthError(_CLOSED)
         self._dispatch(job)
         return job.future
 
@@ -357,13 +336,17 @@ class RestSession:
             TypeError, ValueError, ServiceAuthError: As :meth:`submit`, before
                 anything is sent.
             ServiceAPIError: A non-OK answer after retries (``str(e)`` starts
-                ``"API Error <status>: "``), or a 2xx whose body is not JSON.
+                ``"API Error <status>: "``); a redirect (3xx, never followed;
+                the message names the method, the path and the ``Location``);
+                an answer whose body is over ``max_body_bytes``; or a 2xx whose
+                body is not JSON or is JSON nested too deeply to parse.
             RateLimitError: A 429 after retries, or a 429 whose ``Retry-After``
                 is longer than ``max_retry_after`` (a 502, 503 or 504 asking for
                 longer raises :class:`ServiceAPIError` with its status).
             ServiceTimeoutError: The last attempt timed out.
             ServiceError: A network failure after the last retry (cause
                 chained), or the session was closed meanwhile.
+            ValueError: A malformed request, found when it was sent (never retried).
         """
         future = self.submit(
             route,
@@ -412,6 +395,7 @@ class RestSession:
             if thread is not current:
                 thread.join(max(0.0, deadline - time.monotonic()))
         self._delays.join(max(0.0, deadline - time.monotonic()))
+        self._transport.join(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> RestSession:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
@@ -438,7 +422,7 @@ class RestSession:
             self._workers.append(thread)
             thread.start()
 
-    def _bucket_wait(self, job: _Job, *, acquire: bool = False) -> float:
+    def _bucket_wait(self, job: Job, *, acquire: bool = False) -> float:
         """Seconds ``job`` must still wait for its bucket (0 when clear; a :class:`PaceWait` for a pace slot).
 
         With ``acquire`` (a worker about to send) the store may count the
@@ -451,19 +435,19 @@ class RestSession:
                 wait = store.acquire(key, scope=self._scope)
             else:
                 wait = store.wait_time(key, scope=self._scope)
-        except Exception:  # noqa: BLE001 - a failing store must not wedge calls
+        except Exception as exc:  # noqa: BLE001 - a failing store must not wedge calls
             _log.warning("bucket store %s(%r) failed; treating the bucket as clear",
-                         "acquire" if acquire else "wait_time", key, exc_info=True)
+                         "acquire" if acquire else "wait_time", key, exc_info=sanitized(exc))
             return 0.0
         return wait if wait > 0 else 0.0
 
     def _block_bucket(self, key: str, delay: float) -> None:
         try:
             self._buckets.block(key, delay, scope=self._scope)
-        except Exception:  # noqa: BLE001
-            _log.warning("bucket store block(%r) failed", key, exc_info=True)
+        except Exception as exc:  # noqa: BLE001
+            _log.warning("bucket store block(%r) failed", key, exc_info=sanitized(exc))
 
-    def _dispatch(self, job: _Job) -> None:
+    def _dispatch(self, job: Job) -> None:
         """Send ``job`` to the back of the FIFO, or park it while its bucket is blocked.
 
         Runs on the submitting thread, the timer thread and the workers; takes
@@ -479,7 +463,7 @@ class RestSession:
         elif not self._fifo.put(job):
             self._end_closed(job)
 
-    def _park_on_bucket(self, job: _Job, wait: float) -> None:
+    def _park_on_bucket(self, job: Job, wait: float) -> None:
         """Park ``job`` for ``wait`` seconds, or end it when it may not wait that long.
 
         A block (a 429's) longer than ``max_retry_after`` ends the call with
@@ -516,10 +500,10 @@ class RestSession:
         if not self._delays.put(time.monotonic() + wait, job):
             self._end_closed(job)
 
-    def _end_closed(self, job: _Job) -> None:
+    def _end_closed(self, job: Job) -> None:
         self._set_exception(job, ServiceError("the REST session was closed; the call was cancelled"))
 
-    def _settle(self, job: _Job) -> bool:
+    def _settle(self, job: Job) -> bool:
         """Claim the right to complete ``job`` (exactly once)."""
         with self._state_lock:
             if job not in self._live:
@@ -527,14 +511,14 @@ class RestSession:
             self._live.discard(job)
             return True
 
-    def _set_result(self, job: _Job, value: Any) -> None:
+    def _set_result(self, job: Job, value: Any) -> None:
         if self._settle(job):
             try:
                 job.future.set_result(value)
             except concurrent.futures.InvalidStateError:
                 pass
 
-    def _set_exception(self, job: _Job, exc: BaseException) -> None:
+    def _set_exception(self, job: Job, exc: BaseException) -> None:
         # close() removed every job from _live before failing them itself.
         if self._settle(job) or not job.future.done():
             try:
@@ -559,13 +543,27 @@ class RestSession:
             try:
                 self._attempt(job)
             except Exception as exc:  # noqa: BLE001 - a worker never dies of one call
-                # A traceback may quote the URL: none for a route with a secret segment.
-                _log.error("unexpected error in a REST worker", exc_info=not job.route.has_secret)
-                self._set_exception(
-                    job, chained(ServiceError(f"unexpected error: {type(exc).__name__}"), exc, job.route)
-                )
+                self._fail_unexpected(job, exc, "a REST worker")
 
-    def _attempt(self, job: _Job) -> None:
+    def _redispatch(self, job: Job) -> None:
+        """The timer's callback for a parked job now due; a failure ends its call, never the timer."""
+        try:
+            self._dispatch(job)
+        except Exception as exc:  # noqa: BLE001
+            self._fail_unexpected(job, exc, "the REST timer")
+
+    def _fail_unexpected(self, job: Job, exc: Exception, where: str) -> None:
+        """End ``job`` with ``ServiceError("unexpected error: <type>")``, ``exc`` chained, and log it.
+
+        The frames' locals are cleared before the ERROR line is logged (a handler may record
+        them, and they hold the Authorization header); it has no traceback for a route with a
+        secret in its path (a traceback may quote the URL).
+        """
+        error = chained(ServiceError(f"unexpected error: {type(exc).__name__}"), sanitized(exc), job.route)
+        _log.error("unexpected error in %s", where, exc_info=None if has_path_secret(job.route) else exc)
+        self._set_exception(job, error)
+
+    def _attempt(self, job: Job) -> None:
         """Send one attempt of ``job`` and act on the outcome: result, error or a retry later.
 
         A 429 blocks its bucket for ``Retry-After`` (else the backoff); 502, 503
@@ -594,7 +592,6 @@ class RestSession:
             self._set_result(job, answer.value)
             return
 
-        status, text, data = answer.status, answer.text, answer.data
         retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock())
         delay = (
             retry_after
@@ -602,32 +599,18 @@ class RestSession:
             else backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
         )
         now = time.monotonic()
-        if status == 429:
+        if answer.status == 429:
             self._block_bucket(route.bucket, delay)
-        retries_left = job.attempts <= job.max_retries
-        if retries_left and retry_after is not None and retry_after > self._max_retry_after:
-            message = (
-                f"API Error {status}: {error_text(text, data)} (Retry-After {retry_after:g} s is "
-                f"over the {self._max_retry_after:g} s this session waits)"
-            )
-            # RateLimitError means a 429 only; a 502/503/504 asking for too long a wait
-            # is an ordinary API error carrying its status.
-            self._set_exception(
-                job,
-                RateLimitError(status, route.display_path, text, data, retry_after=retry_after, message=message)
-                if status == 429
-                else ServiceAPIError(status, route.display_path, text, data, message=message),
-            )
-        elif retries_left:
+        error = refusal_error(
+            answer, route, retry_after, retries_left=job.attempts <= job.max_retries,
+            max_retry_after=self._max_retry_after,
+        )
+        if error is None:
             self._retry_later(job, now + delay)
-        elif status == 429:
-            self._set_exception(
-                job, RateLimitError(status, route.display_path, text, data, retry_after=retry_after)
-            )
         else:
-            self._set_exception(job, ServiceAPIError(status, route.display_path, text, data))
+            self._set_exception(job, error)
 
-    def _after_failure(self, job: _Job, err: AttemptError) -> None:
+    def _after_failure(self, job: Job, err: AttemptError) -> None:
         """Retry a timed-out or broken attempt later while retries remain, else fail the call."""
         if self._closed:
             self._end_closed(job)
@@ -638,7 +621,7 @@ class RestSession:
             return
         self._set_exception(job, err.final_error(job.route, job.attempts, job.timeout_ms))
 
-    def _retry_later(self, job: _Job, due: float) -> None:
+    def _retry_later(self, job: Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""
         if _log.isEnabledFor(logging.DEBUG):
             # Logged before the job is parked: once parked, the timer may start its next attempt
@@ -649,7 +632,7 @@ class RestSession:
         if not self._delays.put(due, job):
             self._end_closed(job)
 
-    def _log_attempt(self, job: _Job, outcome: int | str, waited_ms: float, started: float) -> None:
+    def _log_attempt(self, job: Job, outcome: int | str, waited_ms: float, started: float) -> None:
         if _log.isEnabledFor(logging.DEBUG):
             route = job.route
             _log.debug(

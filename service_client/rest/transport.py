@@ -4,15 +4,20 @@
 changed afterwards), prepares requests with the default headers and the
 ``Authorization`` header, and makes one attempt at a time per calling thread:
 connect, send, read the headers and read the body, all within one per-attempt
-deadline. The outcome is a :class:`Reply` (any HTTP status, body read in full)
-or an :class:`AttemptError` saying what kind of failure it was: ``"timeout"``,
-``"network"`` (both retried by the session), ``"programmer"`` (a malformed
-request, never retried) or ``"other"``.
+deadline. The outcome is a :class:`~.answer.Reply` (any HTTP status; the body
+read in full, or up to the size limit) or an :class:`AttemptError` saying what
+kind of failure it was: ``"timeout"``, ``"network"`` (both retried by the
+session), ``"programmer"`` (a malformed request, never retried) or ``"other"``.
+Redirects are never followed: a 3xx is an answer like any other.
 
 It knows nothing of queues, buckets, retries or Futures; the session
-(:mod:`.session`) schedules the attempts. Its connections register in a
-:class:`ConnectionRegistry` so that :meth:`HttpTransport.close` can shut their
-sockets down and end sends and reads blocked on them at once.
+(:mod:`.session`) schedules the attempts, and :mod:`.answer` says what an
+answer means. Its sockets register in a
+:class:`~.connections.ConnectionRegistry`: a watchdog thread shuts down the
+sockets of an attempt whose deadline has passed (a server that trickles its
+answer a byte at a time cannot hold it longer), and
+:meth:`HttpTransport.close` shuts them all down, ending sends and reads
+blocked on them at once.
 
 Webhook tokens travel in URL paths (``/webhooks/<id>/<token>``): the request
 lines urllib3 logs at DEBUG and the transport errors chained to the library's
@@ -21,45 +26,41 @@ exceptions have them replaced by ``***``.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-import socket
-import threading
 import time
 import traceback
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import requests
-import requests.adapters
 import requests.exceptions
 import urllib3
-import urllib3.connection
-import urllib3.connectionpool
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
-from ..errors import ServiceAPIError, ServiceError, ServiceTimeoutError, error_text
-from .retry import RETRY_STATUSES
+from .._defaults import DEFAULT_MAX_BODY_BYTES
+from .._secret import Secret
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from .answer import Reply, has_path_secret, redact_webhook_tokens, shown_text
+from .connections import ConnectionRegistry, TrackingAdapter
 from .route import Route
 
 __all__ = [
-    "Answer",
     "AttemptError",
-    "ConnectionRegistry",
     "HttpTransport",
-    "Reply",
+    "RedactedCause",
     "chained",
-    "classify",
-    "redact_webhook_tokens",
+    "prepare_base_url",
+    "sanitized",
 ]
 
-#: Bytes asked for per body read; each read is one socket receive at most.
+#: How long after an attempt's deadline the watchdog shuts its socket down, seconds. A server
+#: that is silent is timed out first by the socket timeout (its error is the cause the caller
+#: sees); the watchdog ends what that cannot: an answer that trickles in.
+_WATCHDOG_GRACE_S = 0.05
+#: Bytes asked for per body read: each read is one socket receive at most, and
+#: decodes (gzip, deflate) to this many bytes at most.
 _READ_CHUNK = 64 * 1024
-#: The charset parameter of a Content-Type.
-_CHARSET_RE = re.compile(r";\s*charset=\"?([\w.:-]+)", re.IGNORECASE)
 
 #: requests exceptions that mean the request itself is malformed: never retried.
 _PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
@@ -69,22 +70,6 @@ _PROGRAMMER_ERRORS: tuple[type[Exception], ...] = (
     requests.exceptions.InvalidHeader,
     requests.exceptions.URLRequired,
 )
-
-#: A webhook token in a URL or path: ``/webhooks/<id>/<token>``.
-_WEBHOOK_TOKEN_RE = re.compile(r"(/webhooks/[^/?#\s'\"]+/)[^/?#\s'\"]+", re.IGNORECASE)
-
-
-def redact_webhook_tokens(text: str) -> str:
-    """Replace the token of every ``/webhooks/<id>/<token>`` in ``text`` by ``***``.
-
-    Args:
-        text: Any text, e.g. a log line or an exception message quoting a URL.
-
-    Returns:
-        ``text`` with each webhook token replaced (``text`` itself when it names no webhook).
-    """
-    return _WEBHOOK_TOKEN_RE.sub(r"\1***", text) if "ebhooks/" in text else text
-
 
 class _WebhookTokenLogFilter(logging.Filter):
     """Redacts webhook tokens from the request lines urllib3 logs (at DEBUG) with the URL path.
@@ -120,7 +105,7 @@ class RedactedCause(Exception):
     """
 
 
-def _sanitized(exc: BaseException) -> BaseException:
+def sanitized(exc: BaseException) -> BaseException:
     """``exc`` with no secret left in it or in what it chains.
 
     A requests exception drops the request and response it carries (their headers hold the
@@ -151,7 +136,7 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
 
     A requests exception loses its request and response (their headers hold the
     token), and the frames of the cause and of everything it chains lose their locals
-    (see :func:`_sanitized`). For a route with a secret segment (a webhook token, given as a
+    (see :func:`sanitized`). For a route with a secret segment (a webhook token, given as a
     secret or in a raw ``api_call`` path) the cause is replaced by a
     :class:`RedactedCause` carrying its redacted text: transport errors quote the URL.
 
@@ -163,87 +148,11 @@ def chained(err: BaseException, cause: BaseException, route: Route | None = None
     Returns:
         ``err`` itself, its ``__cause__`` set.
     """
-    if route is not None and _has_path_secret(route):
+    if route is not None and has_path_secret(route):
         err.__cause__ = RedactedCause(shown_text(f"{type(cause).__name__}: {cause}", route))
         return err
-    err.__cause__ = _sanitized(cause)
+    err.__cause__ = sanitized(cause)
     return err
-
-
-def _has_path_secret(route: Route) -> bool:
-    """True when the route's path holds a secret (a webhook token, given as a secret or in a raw path)."""
-    return route.has_secret or route.display_path != route.path.split("?", 1)[0]
-
-
-def shown_text(text: str, route: Route) -> str:
-    """``text`` as it may be shown for ``route``: a webhook token of the route's path (raw or
-    percent-encoded), and any webhook token quoted in a URL, replaced by ``***``.
-
-    An answer's body may quote the path it was asked for (an error page or a proxy's text):
-    error messages, bodies and parsed data are made of this text.
-    """
-    return route.redact(redact_webhook_tokens(text)) if _has_path_secret(route) else text
-
-
-class ConnectionRegistry:
-    """The live connections of one transport, so ``close()`` can abort reads on them. Thread-safe."""
-
-    def __init__(self) -> None:
-        self._conns_lock = threading.Lock()
-        self._conns: weakref.WeakSet[urllib3.connection.HTTPConnection] = weakref.WeakSet()
-
-    def add(self, conn: urllib3.connection.HTTPConnection) -> None:
-        """Track a connection (held weakly) so :meth:`abort_all` can reach it."""
-        with self._conns_lock:
-            self._conns.add(conn)
-
-    def abort_all(self) -> None:
-        """Shut every socket down so blocked sends and reads fail at once; errors are ignored."""
-        with self._conns_lock:
-            conns = list(self._conns)
-        for conn in conns:
-            sock = getattr(conn, "sock", None)
-            if sock is None:
-                continue
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def _tracking_pools(registry: ConnectionRegistry) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
-    class _HTTPConnection(urllib3.connection.HTTPConnection):
-        def connect(self) -> None:
-            """Connect, then register the socket with the session's registry."""
-            super().connect()
-            registry.add(self)
-
-    class _HTTPSConnection(urllib3.connection.HTTPSConnection):
-        def connect(self) -> None:
-            """Connect, then register the socket with the session's registry."""
-            super().connect()
-            registry.add(self)
-
-    class _HTTPPool(urllib3.connectionpool.HTTPConnectionPool):
-        ConnectionCls = _HTTPConnection
-
-    class _HTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
-        ConnectionCls = _HTTPSConnection
-
-    return {"http": _HTTPPool, "https": _HTTPSPool}
-
-
-class _TrackingAdapter(requests.adapters.HTTPAdapter):
-    """An HTTPAdapter whose connections register in a :class:`ConnectionRegistry`."""
-
-    def __init__(self, registry: ConnectionRegistry, **kwargs: Any) -> None:
-        self._registry = registry
-        super().__init__(**kwargs)
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        """Build the pool manager with connection classes that register their sockets."""
-        super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = _tracking_pools(self._registry)
 
 
 class AttemptError(Exception):
@@ -295,120 +204,6 @@ class AttemptError(Exception):
         return chained(exc, self.cause, route)
 
 
-class Reply:
-    """An HTTP answer read in full.
-
-    Attributes:
-        status: The HTTP status code.
-        body: The body, content-decoded (gzip, deflate), as bytes.
-        content_type: The ``Content-Type`` header, ``""`` when absent.
-        retry_after: The raw ``Retry-After`` header, or None.
-    """
-
-    __slots__ = ("body", "content_type", "retry_after", "status")
-
-    def __init__(self, status: int, body: bytes, content_type: str, retry_after: str | None) -> None:
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.retry_after = retry_after
-
-    def text(self) -> str:
-        """The body decoded with the charset of its ``Content-Type`` (UTF-8 by default).
-
-        Undecodable bytes become U+FFFD; an unknown charset falls back to UTF-8; a
-        leading byte-order mark is dropped.
-        """
-        match = _CHARSET_RE.search(self.content_type)
-        encoding = match.group(1) if match else "utf-8"
-        try:
-            text = self.body.decode(encoding, errors="replace")
-        except LookupError:
-            text = self.body.decode("utf-8", errors="replace")
-        return text.lstrip("\ufeff")
-
-
-class Answer:
-    """What one HTTP answer means for its call (see :func:`classify`).
-
-    Exactly one of three cases:
-
-    - a value: ``error`` is None and ``retryable`` False; ``value`` is the
-      parsed JSON body, or None for a 204 or an empty 2xx body;
-    - a final error: ``error`` is the :class:`ServiceAPIError` to raise;
-    - a retryable refusal (429, 502, 503 or 504): ``retryable`` is True.
-
-    Attributes:
-        status: The HTTP status code.
-        text: The decoded body (``""`` for a value).
-        data: The body parsed as JSON, or None when it is empty or not JSON.
-        value: The call's result (the value case only).
-        error: The final error, or None.
-        retryable: True for a status the session may retry.
-    """
-
-    __slots__ = ("data", "error", "retryable", "status", "text", "value")
-
-    def __init__(
-        self,
-        status: int,
-        *,
-        text: str = "",
-        data: Any = None,
-        value: Any = None,
-        error: ServiceAPIError | None = None,
-        retryable: bool = False,
-    ) -> None:
-        self.status = status
-        self.text = text
-        self.data = data
-        self.value = value
-        self.error = error
-        self.retryable = retryable
-
-
-def classify(reply: Reply, route: Route) -> Answer:
-    """Classify an HTTP answer: the call's value, a final error, or a retryable refusal.
-
-    A 2xx gives its JSON body as the value (None for a 204 or an empty body);
-    a 2xx whose body is not JSON is a final :class:`ServiceAPIError`. A 429,
-    502, 503 or 504 is retryable; any other status is a final
-    :class:`ServiceAPIError` (``str(e)`` starts ``"API Error <status>: "``).
-
-    Args:
-        reply: The answer, body read in full.
-        route: The call's route (its redacted path goes in errors; a webhook token quoted
-            in the body is masked, see :func:`shown_text`).
-
-    Returns:
-        The :class:`Answer`.
-    """
-    status = reply.status
-    if 200 <= status < 300:
-        if status == 204 or not reply.body.strip():
-            return Answer(status)
-        text = reply.text()
-        if _has_path_secret(route):  # a webhook execution's answer never needs the token
-            text = shown_text(text, route)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            message = f"API Error {status}: the response body is not JSON: {error_text(text)}"
-            return Answer(
-                status, text=text, error=ServiceAPIError(status, route.display_path, text, None, message=message)
-            )
-        return Answer(status, text=text, value=value)
-
-    text = shown_text(reply.text(), route)
-    try:
-        data = json.loads(text) if text.strip() else None
-    except ValueError:
-        data = None
-    if status not in RETRY_STATUSES:
-        return Answer(status, text=text, data=data, error=ServiceAPIError(status, route.display_path, text, data))
-    return Answer(status, text=text, data=data, retryable=True)
-
-
 def prepare_base_url(base_url: str) -> str:
     """Normalise a REST base URL as requests would send it, without a trailing ``/``.
 
@@ -431,21 +226,35 @@ class HttpTransport:
     ``pool_maxsize`` connections per host). Proxies, certificate verification
     and client certificates come from the environment (``HTTPS_PROXY``,
     ``REQUESTS_CA_BUNDLE``, ...) once, at construction; redirects are never
-    followed.
+    followed; no cookie is kept or sent. Its watchdog thread
+    (``<name>-rest-watchdog-1``) starts with the first attempt and stops at
+    :meth:`close`.
     """
 
-    def __init__(self, base_url: str, *, user_agent: str, pool_maxsize: int) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        user_agent: str,
+        pool_maxsize: int,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        name: str = "service_client",
+    ) -> None:
         """Build the ``requests.Session``; nothing is sent.
 
         Args:
             base_url: The REST base as returned by :func:`prepare_base_url`.
             user_agent: The ``User-Agent`` header.
             pool_maxsize: Connections kept per host.
+            max_body_bytes: Largest answer body read, in bytes once decoded (gzip,
+                deflate); a longer one is not read further (see :attr:`Reply.over_limit`).
+            name: Prefix of the watchdog thread's name.
         """
         self._base_url = base_url
-        self._registry = ConnectionRegistry()
+        self._max_body_bytes = max_body_bytes
+        self._registry = ConnectionRegistry(watchdog_name=f"{name}-rest-watchdog-1")
         self._http = requests.Session()
-        adapter = _TrackingAdapter(self._registry, pool_connections=4, pool_maxsize=pool_maxsize)
+        adapter = TrackingAdapter(self._registry, pool_connections=4, pool_maxsize=pool_maxsize)
         self._http.mount("http://", adapter)
         self._http.mount("https://", adapter)
         self._default_headers: dict[str, str] = {
@@ -465,9 +274,13 @@ class HttpTransport:
         }
 
     def prepare(
-        self, route: Route, data: bytes | None, headers: Mapping[str, str], bearer: str | None
+        self, route: Route, data: bytes | None, headers: Mapping[str, str], bearer: Secret | None
     ) -> requests.PreparedRequest:
         """Build the request of one call, sent unchanged by every attempt.
+
+        The ``Authorization`` header is added last, once everything that could
+        raise has run, and no local variable holds the token: a traceback of a
+        refused request records no token among its frames' locals.
 
         Args:
             route: Method and encoded path (query included).
@@ -482,45 +295,71 @@ class HttpTransport:
 
         Raises:
             ValueError: requests refused a header (the message quotes no value).
+            ServiceAuthError: ``bearer`` holds no token any more.
         """
         merged: CaseInsensitiveDict[str] = CaseInsensitiveDict(self._default_headers)
         merged.update(headers)
-        if bearer is not None:
-            merged["Authorization"] = f"Bearer {bearer}"
         prepared = requests.PreparedRequest()
         prepared.prepare_method(route.method)
         prepared.url = self._base_url + route.wire_path()
         try:
             prepared.prepare_headers(merged)
         except requests.exceptions.InvalidHeader:
-            # The requests message quotes the value, which may be the token.
+            # The requests message quotes the value.
             raise ValueError("headers: a header name or value is not valid") from None
         prepared.prepare_body(data, None)
+        if bearer is not None:
+            if not bearer:
+                raise ServiceAuthError("no token: log in before making REST calls")
+            prepared.headers["Authorization"] = f"Bearer {bearer.get()}"
         return prepared
 
     def send_once(self, prepared: requests.PreparedRequest, timeout_ms: float) -> Reply:
         """One attempt within ``timeout_ms``: connect, send, headers and body together.
+
+        The watchdog shuts the attempt's socket down at the deadline (50 ms after
+        it, so that a silent server is timed out by the socket timeout first),
+        whatever the attempt is doing then: connecting, in a TLS handshake,
+        sending, or reading a status line or headers that arrive a byte at a time.
 
         Args:
             prepared: A request from :meth:`prepare`.
             timeout_ms: Bound of the whole attempt, milliseconds.
 
         Returns:
-            The answer, whatever its status, its body read in full.
+            The answer, whatever its status (a 3xx is not followed), its body read
+            in full, or up to the size limit (then :attr:`Reply.over_limit` is set).
 
         Raises:
             AttemptError: The attempt failed before a full answer was read.
         """
         timeout_s = timeout_ms / 1000.0
         deadline = time.monotonic() + timeout_s
+        attempt = self._registry.begin(deadline + _WATCHDOG_GRACE_S)
         try:
-            response = self._http.send(
-                prepared,
-                stream=True,
-                allow_redirects=False,
-                timeout=urllib3.Timeout(total=timeout_s),
-                **self._send_kwargs,
-            )
+            reply = self._exchange(prepared, timeout_s, deadline)
+        except AttemptError as err:
+            if err.kind == "timeout" or not attempt.expired:
+                raise
+        else:
+            if not attempt.expired and time.monotonic() <= deadline:
+                return reply
+        finally:
+            self._registry.end(attempt)
+        # The watchdog shut the socket down: whatever failure or short body that caused is the timeout.
+        raise AttemptError(
+            "timeout",
+            ServiceTimeoutError(f"the attempt ran past its {timeout_ms:g} ms deadline; its connection was shut down"),
+        )
+
+    def _exchange(self, prepared: requests.PreparedRequest, timeout_s: float, deadline: float) -> Reply:
+        """Send ``prepared`` through the pool's adapter (never following a redirect) and read the answer."""
+        try:
+            # The pool's adapter itself: requests.Session.send would start resolving a redirect
+            # (reading its body, extracting cookies) even with allow_redirects=False.
+            adapter = self._http.get_adapter(prepared.url or "")
+            timeout: Any = urllib3.Timeout(total=timeout_s)  # requests passes it on as is
+            response = adapter.send(prepared, stream=True, timeout=timeout, **self._send_kwargs)
         except requests.exceptions.Timeout as exc:
             raise AttemptError("timeout", exc) from None
         except _PROGRAMMER_ERRORS as exc:
@@ -536,24 +375,35 @@ class HttpTransport:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise AttemptError("network", exc) from None
         try:
-            body = self._read_body(response, deadline)
+            body, over_limit = self._read_body(response, deadline)
         finally:
             # A fully read body has already returned its connection to the pool;
             # a partly read one is closed here rather than reused mid-answer.
             response.close()
+        headers = response.headers
         return Reply(
             response.status_code,
             body,
-            response.headers.get("Content-Type", ""),
-            response.headers.get("Retry-After"),
+            headers.get("Content-Type", ""),
+            headers.get("Retry-After"),
+            location=headers.get("Location"),
+            over_limit=over_limit,
         )
 
-    @staticmethod
-    def _read_body(response: requests.Response, deadline: float) -> bytes:
-        """Read the whole body, each socket receive bounded by the time left."""
+    def _read_body(self, response: requests.Response, deadline: float) -> tuple[bytes, int | None]:
+        """Read the body, decoded, each socket receive bounded by the time left.
+
+        Returns:
+            ``(body, None)``, or ``(b"", limit)`` as soon as the decoded body goes over
+            the size limit (nothing more is read or decoded).
+        """
+        limit = self._max_body_bytes
         raw = response.raw
-        read1 = getattr(raw, "read1", None)
+        declared = getattr(raw, "length_remaining", None)
+        if isinstance(declared, int) and declared > limit and not response.headers.get("Content-Encoding"):
+            return b"", limit
         chunks: list[bytes] = []
+        size = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -563,23 +413,26 @@ class HttpTransport:
             try:
                 if sock is not None:
                     sock.settimeout(remaining)
-                chunk = (
-                    read1(_READ_CHUNK, decode_content=True)
-                    if read1 is not None
-                    else raw.read(_READ_CHUNK, decode_content=True)
-                )
+                # At most this many decoded bytes per read (urllib3 decompresses no more than asked).
+                chunk = raw.read1(min(_READ_CHUNK, limit - size + 1), decode_content=True)
             except (TimeoutError, urllib3.exceptions.ReadTimeoutError) as exc:
                 raise AttemptError("timeout", exc) from None
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 raise AttemptError("network", exc) from None
             if not chunk:
                 break
+            size += len(chunk)
+            if size > limit:
+                return b"", limit
             chunks.append(chunk)
-        if time.monotonic() > deadline:
-            raise AttemptError("timeout", ServiceTimeoutError("the body read ran past the deadline"))
-        return b"".join(chunks)
+        return b"".join(chunks), None
 
     def close(self) -> None:
-        """Shut every connection's socket down (blocked sends and reads fail at once), then close the pool."""
+        """Shut every connection's socket down (blocked sends and reads fail at once), stop the
+        watchdog, then close the pool."""
         self._registry.abort_all()
         self._http.close()
+
+    def join(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the watchdog thread to end (after :meth:`close`)."""
+        self._registry.join(timeout)

@@ -19,6 +19,7 @@ from .route import Route
 
 __all__ = [
     "check_body",
+    "check_count",
     "check_seconds",
     "check_headers",
     "check_max_retries",
@@ -30,8 +31,12 @@ __all__ = [
 
 #: A header name: an RFC 9110 token.
 _HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-#: A header value: no CR, LF or NUL, no leading whitespace.
-_HEADER_VALUE_BAD_RE = re.compile(r"[\r\n\x00]|^[ \t]")
+#: A header value HTTP allows (an RFC 9110 field-value): visible ASCII and the
+#: printable Latin-1 characters (U+00A0 to U+00FF), with spaces and tabs inside but
+#: not at either end (nor U+00A0, which requests reads as whitespace there), and no
+#: control character (U+0000 to U+001F but the tab, U+007F to U+009F). Nothing outside
+#: Latin-1 can be sent.
+_HEADER_VALUE_RE = re.compile(r"(?:[\x21-\x7e\xa1-\xff](?:[\t\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa1-\xff])?)?")
 #: A token: visible ASCII only.
 _TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")
 
@@ -139,8 +144,11 @@ def check_headers(headers: Any) -> dict[str, str]:
 
     Raises:
         TypeError: ``headers`` is not a mapping, or a name or value is not a ``str``.
-        ValueError: A name is not an HTTP token, or a value holds CR, LF or NUL
-            or starts with whitespace.
+        ValueError: A name is not an HTTP token, or a value is not one HTTP
+            allows: it holds a control character (U+0000 to U+001F but the
+            tab, such as CR, LF, NUL or a vertical tab; U+007F to U+009F) or a
+            character outside Latin-1 (U+0100 and above), or starts or ends
+            with whitespace. The message names the header, never its value.
     """
     if headers is None:
         return {}
@@ -154,14 +162,34 @@ def check_headers(headers: Any) -> dict[str, str]:
             raise TypeError(f"headers: the value of {name!r} must be a str, not {type(value).__name__}")
         if not _HEADER_NAME_RE.match(name):
             raise ValueError(f"headers: {name!r} is not a valid header name")
-        if _HEADER_VALUE_BAD_RE.search(value):
+        if not _HEADER_VALUE_RE.fullmatch(value):
             raise ValueError(
-                f"headers: the value of {name!r} holds CR, LF or NUL or starts with whitespace"
+                f"headers: the value of {name!r} is not a valid HTTP header value (control characters, "
+                "characters outside Latin-1, and whitespace at either end are not allowed)"
             )
         if name.lower() == "authorization":
             continue
         checked[name] = value
     return checked
+
+
+def check_count(arg: str, value: Any, *, minimum: int) -> int:
+    """A whole number (a count, a size in bytes) of at least ``minimum``.
+
+    Args:
+        arg: The argument's name, for the messages.
+        value: The value given.
+        minimum: The smallest value allowed.
+
+    Raises:
+        TypeError: ``value`` is not an int (``bool`` included).
+        ValueError: It is below ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{arg} must be an int, not {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{arg} must be >= {minimum}, got {value}")
+    return value
 
 
 def check_token(value: Any) -> str:

@@ -21,7 +21,8 @@ import urllib3
 
 from service_client import Client, __version__
 from service_client.emulator import Emulator
-from service_client.errors import RateLimitError
+from service_client._defaults import DEFAULT_MAX_BODY_BYTES
+from service_client.errors import RateLimitError, ServiceAPIError
 from service_client.rest import RestSession, Route, validate_api_call_args
 
 ME = Route("GET", "/auth/me")
@@ -147,3 +148,28 @@ def test_api_call_fails_fast_on_retry_after_61_by_default(emulator: Emulator, bo
     assert isinstance(error, RateLimitError)
     assert error.retry_after == 61.0
     assert len([e for e in emulator.requests() if e["path"] == "/auth/me"]) == 1
+
+
+# ============================================================================ the body size limit (Client option)
+
+
+def test_max_body_bytes_is_a_client_option_of_16_mib_by_default() -> None:
+    assert inspect.signature(Client).parameters["max_body_bytes"].default == DEFAULT_MAX_BODY_BYTES == 16 * 1024 * 1024
+    assert inspect.signature(RestSession).parameters["max_body_bytes"].default == DEFAULT_MAX_BODY_BYTES
+
+
+def test_max_body_bytes_caps_the_answers_of_a_client(world: Any, emulator: Emulator, make_client: Any) -> None:
+    client = make_client(max_body_bytes=20_000)
+    client.login(world.bot_token, timeout=15)  # the login's own answers are well under the limit
+    assert client.api_call("/auth/me")["user"]["name"] == "pingbot"
+    channel_id = world.general["publicId"]
+    emulator.post_messages(channel_id, world.human["publicId"], ["x" * 1000] * 30)
+    with pytest.raises(ServiceAPIError, match=r"has a body over the 20000 byte limit \(max_body_bytes\)") as info:
+        client.api_call(f"/chat/{channel_id}?limit=50")
+    assert info.value.status == 200
+
+
+@pytest.mark.parametrize(("value", "error"), [(0, ValueError), ("1", TypeError)])
+def test_max_body_bytes_of_a_client_is_checked(make_client: Any, value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match="max_body_bytes"):
+        make_client(max_body_bytes=value)
