@@ -421,6 +421,8 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         if silence <= 0:
             silence = self._connect_timeout
         ws.settimeout(silence)
+        # No complete message within the bound is silence too, however its bytes trickle in.
+        link.reader.set_silence(silence)
         number = next(_thread_numbers)
         reader = threading.Thread(
             target=self._reader_main,

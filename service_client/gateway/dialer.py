@@ -20,7 +20,7 @@ import websocket
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import framing
 from .framing import ConnectErrorPacket, ConnectPacket, EnginePacket, EngineType, FramingError, OpenPacket
-from .reader import FrameReader
+from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
 from .transport import (
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
@@ -66,7 +66,7 @@ class ConnectionDialer(ConnectionParts):
                 self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True
             )
             assert ws.sock is not None
-            reader = FrameReader(ws.sock, functools.partial(self._control, ws))
+            reader = FrameReader(ws.sock, functools.partial(self._control, ws), max_message=MIN_MESSAGE_CAP)
             open_packet = self._handshake(ws, reader, deadline)
             return _Link(ws, reader, open_packet)
         except BaseException as exc:
@@ -139,6 +139,7 @@ class ConnectionDialer(ConnectionParts):
                 if not isinstance(packet, OpenPacket):
                     raise FramingError("the first frame is not an Engine.IO open packet")
                 open_packet = packet
+                reader.set_max_message(message_cap(packet.max_payload))
                 self._send_connect(ws, deadline)
                 continue
             if isinstance(packet, ConnectPacket) and packet.namespace == "/":
