@@ -30,6 +30,7 @@ from . import framing
 from .framing import ConnectErrorPacket, ConnectPacket, EnginePacket, EngineType, FramingError, OpenPacket
 from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
 from .transport import (
+    _RAW_FRAME,
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
     _WATCH_TICK_S,
@@ -257,7 +258,9 @@ class ConnectionDialer(ConnectionParts):
         The packet holds the token, so it lives only inside this frame, which
         drops it before raising anything: a failure raises a new exception of
         the same kind, with no traceback or context leading to frames (this
-        one's or websocket-client's) that held the packet.
+        one's or websocket-client's) that held the packet. The frame is
+        written already formatted, so websocket-client's trace log (which
+        prints the frames its ``send`` writes) never shows it either.
 
         Raises:
             _Stopped: ``auth()`` returned None.
@@ -274,11 +277,14 @@ class ConnectionDialer(ConnectionParts):
             auth = None
             raise TypeError(f"auth() must return a dict or None, not {kind}")
         error: BaseException | None = None
-        packet: str | None = None
+        packet: str | bytes | None = None
         try:
             packet = framing.encode_connect(auth)
             auth = None
-            self._write(ws, packet, websocket.ABNF.OPCODE_TEXT, deadline)
+            # Formatted (and masked) here and written as it is: websocket-client's trace log,
+            # when turned on, prints every frame its send() writes, this one's token included.
+            packet = websocket.ABNF.create_frame(packet, websocket.ABNF.OPCODE_TEXT).format()
+            self._write(ws, packet, _RAW_FRAME, deadline)
         except _TIMEOUT_ERRORS:
             error = TimeoutError("sending the CONNECT packet timed out")
         except (TypeError, ValueError):
