@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-import select
+import selectors
 import socket
 import struct
 import time
@@ -56,6 +56,9 @@ __all__ = [
 
 #: Returned by ``_read_one`` when reading goes on (compared by identity; never a loss reason).
 _GO_ON: Final = "\x00go on"
+
+#: Waits for a socket to be readable: poll() where there is one, else select() (Windows).
+_Selector: Final[type[selectors.BaseSelector]] = getattr(selectors, "PollSelector", selectors.SelectSelector)
 
 #: Bytes asked of the socket per read.
 READ_CHUNK: Final = 256 * 1024
@@ -168,7 +171,7 @@ class FrameReader:
         self._silence = 0.0
         #: When the current wait for a message ends (monotonic), 0.0 before its first read.
         self._deadline = 0.0
-        self._poller: select.poll | None = None
+        self._poller: selectors.BaseSelector | None = None
         self.set_max_message(max_message)
 
     def set_max_message(self, size: int) -> None:
@@ -243,9 +246,9 @@ class FrameReader:
                 return
             poller = self._poller
             if poller is None:
-                poller = self._poller = select.poll()
-                poller.register(sock.fileno(), select.POLLIN)
-            if poller.poll(max(1, int(remaining * 1000 + 0.999))):
+                poller = self._poller = _Selector()
+                poller.register(sock, selectors.EVENT_READ)
+            if poller.select(remaining):
                 return
         raise TimeoutError(f"no complete message within {self._silence:g} s")
 
