@@ -174,24 +174,26 @@ def test_errors_of_a_live_connection_leave_no_token_in_frame_locals(frames: Fram
     # dropped transport, and at last a refused reconnection reported through on_error.
     def script(peer: Peer, number: int) -> None:
         peer.accept_upgrade()
-        peer.send(server_frame(encode_open("sid", 100, 100, max_payload=100_000)))
+        ping_ms = 100 if number == 2 else 5000  # a short silence bound only where it is the point
+        peer.send(server_frame(encode_open("sid", ping_ms, ping_ms, max_payload=100_000)))
         peer.read_frame()
         if number == 5:
             peer.send(server_frame('44{"message":"revoked"}'))
             peer.wait_closed()
             return
-        peer.send(server_frame('40{"sid":"ns"}'))
+        accepted = server_frame('40{"sid":"ns"}')
         if number == 1:
-            peer.send(server_frame('42["boom",1]'))
-            peer.send(server_frame("42[malformed"))
-            peer.send(b"\x81\x7f" + struct.pack("!Q", 200_000))  # over the cap
+            over_the_cap = b"\x81\x7f" + struct.pack("!Q", 200_000)
+            peer.send(accepted + server_frame('42["boom",1]') + server_frame("42[malformed") + over_the_cap)
+            peer.wait_closed()
         elif number == 2:
-            peer.send(b"\x81\x7e\x03\xe8")  # a frame that never ends
+            peer.send(accepted + b"\x81\x7e\x03\xe8")  # a frame that never ends
             peer.trickle(b"4" * 1000, 0.04)
         elif number == 3:
+            peer.send(accepted)
             peer.sock.shutdown(socket.SHUT_RDWR)  # the transport ends
         else:  # 4: the server disconnects the namespace, then refuses the next CONNECT
-            peer.send(server_frame("41"))
+            peer.send(accepted + server_frame("41"))
             peer.wait_closed()
 
     errors: list[BaseException] = []

@@ -201,24 +201,29 @@ PING_MS = 100
 
 
 def _connected_then(stall: str, stalled: threading.Event, connects: list[str]):
-    """A host that accepts; on the first connection it then starts a message and never ends it."""
+    """A host that accepts; on the first connection it then starts a message and never ends it.
+
+    The reconnection gets a healthy host with a long heartbeat (no ping timeout under load).
+    """
 
     def script(peer: Peer, number: int) -> None:
         peer.accept_upgrade()
-        peer.send(server_frame(encode_open("sid", PING_MS, PING_MS)))
+        ping_ms = PING_MS if number == 1 else 5000
+        peer.send(server_frame(encode_open("sid", ping_ms, ping_ms)))
         connects.append(peer.read_frame())
-        peer.send(server_frame('40{"sid":"ns"}'))
-        if number > 1:  # the reconnection: a healthy server from now on
-            while not peer.server.stopping.wait(PING_MS / 1000):
-                peer.send(server_frame("2"))
+        accepted = server_frame('40{"sid":"ns"}')
+        if number > 1:
+            peer.send(accepted)
+            peer.wait_closed()
             return
-        peer.send(server_frame('42["before",1]'))
-        stalled.set()
-        if stall == "frame":  # a 1,000-byte frame, one byte every 40 ms (each read well within the bound)
-            peer.send(b"\x81\x7e\x03\xe8")
+        # The answer, an event and the start of the message in one write: nothing before it is late.
+        if stall == "frame":  # a 1,000-byte frame, then one byte every 40 ms (each read well within the bound)
+            peer.send(accepted + server_frame('42["before",1]') + b"\x81\x7e\x03\xe8")
+            stalled.set()
             peer.trickle(b"4" * 1000, 0.04)
         else:  # a fragmented message: a whole fragment every 40 ms, the last never sent
-            peer.send(server_frame('42["never",', fin=False))
+            peer.send(accepted + server_frame('42["before",1]') + server_frame('42["never",', fin=False))
+            stalled.set()
             for _ in range(250):
                 if peer.server.stopping.wait(0.04):
                     return
