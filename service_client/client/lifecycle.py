@@ -27,7 +27,8 @@ Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
   applies cache updates, never runs listeners), plus the reconnect loop
   (``service_client-reconnect-<n>``) and, per connection, a write watchdog
   (``service_client-gateway-watchdog-<n>``) that drops a connection whose
-  write stalled past its bound;
+  write stalled past its bound, and per connection attempt a guard
+  (``service_client-gateway-handshake-<n>``) that ends it at its deadline;
 - ``service_client-rest-<n>``: the REST session's workers (5 requests on the
   wire at most, strict FIFO);
 - ``service_client-events-<n>``: the worker pool that runs listeners, keeping

@@ -8,7 +8,12 @@ stops everything; a callback exception never kills the reader; a
 server-initiated disconnect is reconnected like a network loss; a token
 refusal stops reconnecting; ``connected`` means the namespace is connected,
 not merely that a socket exists; pending acks fail when the transport drops,
-and each has its own timeout; the CONNECT wait is bounded (15 s by default).
+and each has its own timeout; a connection attempt is bounded as a whole
+(15 s by default), however slowly the server answers; a redirect answer to
+the upgrade is refused, never followed; once connected, no complete message
+within the heartbeat's silence bound is a lost connection, and a message over
+the server's ``maxPayload`` drops the connection (see
+:func:`~.reader.message_cap`).
 
 This module holds the lifecycle (connecting, closing, losing and
 reconnecting); one connection attempt (TCP, TLS, upgrade, handshake) is in
@@ -28,6 +33,8 @@ Threads (daemon, named with a per-process counter ``n``):
   Event (so ``close()`` interrupts it at once) and reconnects.
 * ``<name>-gateway-watchdog-<n>``: one per websocket, ending with it; checks
   four times a second whether a write has overrun its bound.
+* ``<name>-gateway-handshake-<n>``: one per connection attempt, ending with
+  it; shuts the attempt's socket down at its deadline.
 
 Why our own framing: python-socketio's synchronous client hands each event to a
 new thread and loses their order; here one thread decodes in arrival order.
@@ -253,11 +260,14 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         ``on_connect(True)`` before any event. There is no background retry of
         a failed first connection: on failure nothing is left running, and
         ``connect`` may be called again. No frame of a traceback it raises
-        holds the CONNECT packet or the token.
+        holds the CONNECT packet or the token. A redirect answer to the
+        upgrade is not followed: nothing is sent to another host.
 
         Args:
-            timeout: Bound of the whole attempt, seconds; ``connect_timeout``
-                when None.
+            timeout: Bound of the whole attempt, seconds (TCP, TLS, upgrade,
+                open packet and CONNECT answer together, however slowly the
+                server sends them; DNS resolution excepted);
+                ``connect_timeout`` when None.
 
         Raises:
             TypeError: ``timeout`` is not a number, or ``auth()`` returned
@@ -267,8 +277,9 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
                 message is the service's text), or ``auth()`` returned None.
             ServiceTimeoutError: No connection within ``timeout``.
             ServiceError: Network failure or a protocol violation (cause
-                chained), ``connect`` was already successful, or the connection
-                was closed.
+                chained), an HTTP answer other than ``101`` to the upgrade (a
+                redirect's status and Location are named), ``connect`` was
+                already successful, or the connection was closed.
         """
         if timeout is None:
             timeout = self._connect_timeout
@@ -421,6 +432,8 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         if silence <= 0:
             silence = self._connect_timeout
         ws.settimeout(silence)
+        # No complete message within the bound is silence too, however its bytes trickle in.
+        link.reader.set_silence(silence)
         number = next(_thread_numbers)
         reader = threading.Thread(
             target=self._reader_main,

@@ -4,6 +4,12 @@ The TCP connection is opened here (so ``close()`` can interrupt it by shutting
 the registered socket down); the CONNECT packet, which carries the token,
 lives only inside :meth:`ConnectionDialer._send_connect`, so no traceback's
 frame locals show it.
+
+An attempt is bounded as a whole: a guard thread shuts its socket down at the
+attempt's deadline, so a server answering one byte at a time (the HTTP
+upgrade's answer, the open packet, the CONNECT answer) cannot hold it longer
+than its timeout. A redirect answer to the upgrade is refused, never followed:
+the CONNECT packet goes only to the socket host given.
 """
 
 from __future__ import annotations
@@ -11,28 +17,81 @@ from __future__ import annotations
 import functools
 import socket
 import ssl
+import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 import websocket
 
+from .._defaults import DESTROY_JOIN_S
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import framing
 from .framing import ConnectErrorPacket, ConnectPacket, EnginePacket, EngineType, FramingError, OpenPacket
-from .reader import FrameReader
+from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
 from .transport import (
+    _RAW_FRAME,
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
+    _WATCH_TICK_S,
     ConnectionParts,
     _Link,
     _remaining,
     _short,
     _shutdown,
     _Stopped,
+    _thread_numbers,
 )
 
 __all__ = ["ConnectionDialer"]
+
+#: HTTP statuses websocket-client treats as redirects of the upgrade (none is followed here).
+_REDIRECTS: Final = frozenset((301, 302, 303, 307, 308))
+
+
+class _Guard:
+    """The deadline of one connection attempt: past it, the attempt's socket is shut down.
+
+    Shutting the socket down (as ``close()`` does) wakes whatever read or
+    write of the attempt is blocked; the attempt then reports a timeout.
+    """
+
+    __slots__ = ("deadline", "expired", "finished", "lock", "settled", "sock")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        #: The deadline passed before the attempt settled (its socket was shut down).
+        self.expired = False
+        #: The attempt settled (succeeded or failed): the deadline no longer applies.
+        self.settled = False
+        #: Set when the attempt settled: the guard thread ends.
+        self.finished = threading.Event()
+
+    def arm(self, sock: socket.socket) -> None:
+        """Watch ``sock`` (shut it down at once when the deadline already passed)."""
+        with self.lock:
+            self.sock = sock
+            if self.expired:
+                _shutdown(sock)
+
+    def expire(self) -> None:
+        """The deadline passed: shut the socket down unless the attempt settled first."""
+        with self.lock:
+            if self.settled:
+                return
+            self.expired = True
+            sock = self.sock
+            if sock is not None:
+                _shutdown(sock)
+
+    def settle(self) -> bool:
+        """The attempt is over; False when the deadline passed first (its socket is shut down)."""
+        with self.lock:
+            self.settled = True
+        self.finished.set()
+        return not self.expired
 
 
 class ConnectionDialer(ConnectionParts):
@@ -59,17 +118,23 @@ class ConnectionDialer(ConnectionParts):
         deadline = time.monotonic() + timeout
         sock: socket.socket | None = None
         ws: websocket.WebSocket | None = None
+        guard = _Guard(deadline)
+        watcher = self._start_guard(guard)
         try:
             sock = self._dial(deadline)
+            guard.arm(sock)
             ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
             ws.connect(  # type: ignore[no-untyped-call]
-                self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True
+                self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True, redirect_limit=0
             )
             assert ws.sock is not None
-            reader = FrameReader(ws.sock, functools.partial(self._control, ws))
+            reader = FrameReader(ws.sock, functools.partial(self._control, ws), max_message=MIN_MESSAGE_CAP)
             open_packet = self._handshake(ws, reader, deadline)
+            if not guard.settle():
+                raise TimeoutError("the deadline passed as the handshake ended")
             return _Link(ws, reader, open_packet)
         except BaseException as exc:
+            expired = not guard.settle()
             if ws is not None:
                 ws.shutdown()  # type: ignore[no-untyped-call]
             if sock is not None:
@@ -78,19 +143,51 @@ class ConnectionDialer(ConnectionParts):
                 sock.close()
             if self._stop.is_set():
                 raise ServiceError("the socket connection was closed while connecting") from exc
-            if isinstance(exc, ServiceError):
+            if isinstance(exc, (ServiceError, _Stopped)):
                 raise
-            if isinstance(exc, _TIMEOUT_ERRORS):
+            failed = isinstance(exc, (*_TRANSPORT_ERRORS, FramingError, UnicodeDecodeError))
+            if isinstance(exc, _TIMEOUT_ERRORS) or (expired and failed):
                 raise ServiceTimeoutError(
                     f"socket connection to {self._endpoint} timed out after {timeout:g} s"
                 ) from exc
             if isinstance(exc, websocket.WebSocketBadStatusException):
                 raise ServiceError(_refused_upgrade(self._endpoint, exc.status_code)) from exc
-            if isinstance(exc, (*_TRANSPORT_ERRORS, FramingError, UnicodeDecodeError)):
+            response = getattr(ws, "handshake_response", None)
+            if response is not None and response.status in _REDIRECTS:
+                location = response.headers.get("location")
+                raise ServiceError(_refused_redirect(self._endpoint, response.status, location)) from exc
+            if failed:
                 raise ServiceError(
                     f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
                 ) from exc
             raise
+        finally:
+            guard.finished.set()
+            watcher.join(DESTROY_JOIN_S)
+
+    def _start_guard(self, guard: _Guard) -> threading.Thread:
+        """Start the thread enforcing ``guard``'s deadline (joined by the attempt and by close())."""
+        thread = threading.Thread(
+            target=self._guard_main,
+            args=(guard,),
+            name=f"{self._name}-gateway-handshake-{next(_thread_numbers)}",
+            daemon=True,
+        )
+        with self._state_lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
+        return thread
+
+    def _guard_main(self, guard: _Guard) -> None:
+        """Wait for the attempt to settle; at its deadline, shut its socket down."""
+        while not self._stop.is_set():
+            remaining = guard.deadline - time.monotonic()
+            if remaining <= 0:
+                guard.expire()
+                return
+            if guard.finished.wait(min(remaining, _WATCH_TICK_S)):
+                return
 
     def _dial(self, deadline: float) -> socket.socket:
         """TCP (and TLS) connection, registered so close() can interrupt it."""
@@ -108,6 +205,7 @@ class ConnectionDialer(ConnectionParts):
                 sock.connect(address)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if self._secure:
+                    sock.settimeout(_remaining(deadline))  # the TLS handshake: what is left
                     context = ssl.create_default_context()
                     tls = context.wrap_socket(sock, server_hostname=self._host)
                     with self._state_lock:
@@ -139,6 +237,7 @@ class ConnectionDialer(ConnectionParts):
                 if not isinstance(packet, OpenPacket):
                     raise FramingError("the first frame is not an Engine.IO open packet")
                 open_packet = packet
+                reader.set_max_message(message_cap(packet.max_payload))
                 self._send_connect(ws, deadline)
                 continue
             if isinstance(packet, ConnectPacket) and packet.namespace == "/":
@@ -159,7 +258,9 @@ class ConnectionDialer(ConnectionParts):
         The packet holds the token, so it lives only inside this frame, which
         drops it before raising anything: a failure raises a new exception of
         the same kind, with no traceback or context leading to frames (this
-        one's or websocket-client's) that held the packet.
+        one's or websocket-client's) that held the packet. The frame is
+        written already formatted, so websocket-client's trace log (which
+        prints the frames its ``send`` writes) never shows it either.
 
         Raises:
             _Stopped: ``auth()`` returned None.
@@ -176,11 +277,14 @@ class ConnectionDialer(ConnectionParts):
             auth = None
             raise TypeError(f"auth() must return a dict or None, not {kind}")
         error: BaseException | None = None
-        packet: str | None = None
+        packet: str | bytes | None = None
         try:
             packet = framing.encode_connect(auth)
             auth = None
-            self._write(ws, packet, websocket.ABNF.OPCODE_TEXT, deadline)
+            # Formatted (and masked) here and written as it is: websocket-client's trace log,
+            # when turned on, prints every frame its send() writes, this one's token included.
+            packet = websocket.ABNF.create_frame(packet, websocket.ABNF.OPCODE_TEXT).format()
+            self._write(ws, packet, _RAW_FRAME, deadline)
         except _TIMEOUT_ERRORS:
             error = TimeoutError("sending the CONNECT packet timed out")
         except (TypeError, ValueError):
@@ -207,3 +311,17 @@ def _refused_upgrade(endpoint: str, status: int) -> str:
     else:
         hint = "socket_url should be the service's socket host (for the emulator, its socket_url)"
     return f"socket connection to {endpoint} failed: the server answered HTTP {status} to the socket upgrade; {hint}"
+
+
+def _refused_redirect(endpoint: str, status: int, location: str | None) -> str:
+    """What to tell about a socket upgrade the server answered with a redirect (never followed)."""
+    if location is None:
+        target = "no Location"
+    else:
+        shown = location if len(location) <= 200 else location[:200] + "..."
+        target = f"Location {shown!r}"
+    return (
+        f"socket connection to {endpoint} failed: the server answered HTTP {status} ({target}) to the "
+        "socket upgrade; redirects are not followed, since the connection then carries the token: "
+        "socket_url must be the socket host itself"
+    )

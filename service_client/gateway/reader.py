@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
+import selectors
 import socket
 import struct
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,15 +43,31 @@ from .transport import (
     _short,
 )
 
-__all__ = ["BinaryMessage", "ConnectionReader", "FrameReader", "standard_loads"]
+__all__ = [
+    "MAX_MESSAGE",
+    "MIN_MESSAGE_CAP",
+    "BinaryMessage",
+    "ConnectionReader",
+    "FrameReader",
+    "MessageTooLargeError",
+    "message_cap",
+    "standard_loads",
+]
 
 #: Returned by ``_read_one`` when reading goes on (compared by identity; never a loss reason).
 _GO_ON: Final = "\x00go on"
 
+#: Waits for a socket to be readable: poll() where there is one, else select() (Windows).
+_Selector: Final[type[selectors.BaseSelector]] = getattr(selectors, "PollSelector", selectors.SelectSelector)
+
 #: Bytes asked of the socket per read.
 READ_CHUNK: Final = 256 * 1024
-#: Largest message accepted from the server, bytes (a bound against a hostile peer).
+#: Largest message ever accepted from the server, bytes (a bound against a hostile peer): the
+#: cap of a connection whose server announces no ``maxPayload``, and the ceiling of any cap.
 MAX_MESSAGE: Final = 64 * 1024 * 1024
+#: Smallest message cap, bytes: a server announcing a smaller ``maxPayload`` still gets this much
+#: (and the reader's inline path, which takes frames of up to 65,535 bytes, needs no check).
+MIN_MESSAGE_CAP: Final = 64 * 1024
 
 _DATA_OPCODES: Final = frozenset((0, 1, 2, 8, 9, 10))
 
@@ -60,6 +78,31 @@ _head: Final[Callable[[bytearray, int], tuple[int, int, int]]] = struct.Struct("
 #: leading-space skip, which an event's JSON, starting with its ``[``, does not need):
 #: ``(value, end)``, or StopIteration (no value at the offset), ValueError (malformed JSON).
 _scan_once: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def message_cap(max_payload: int) -> int:
+    """The largest message accepted on a connection whose open packet announced ``max_payload``.
+
+    The server's ``maxPayload`` (the largest message it accepts) bounds what it
+    is trusted to send, within :data:`MIN_MESSAGE_CAP` and :data:`MAX_MESSAGE`.
+
+    Args:
+        max_payload: The open packet's ``maxPayload``, bytes (0 when not announced).
+
+    Returns:
+        The cap in bytes: :data:`MAX_MESSAGE` when ``max_payload`` is 0, else
+        ``max_payload`` clamped to ``[MIN_MESSAGE_CAP, MAX_MESSAGE]``.
+    """
+    if max_payload <= 0:
+        return MAX_MESSAGE
+    return max(MIN_MESSAGE_CAP, min(max_payload, MAX_MESSAGE))
+
+
+class MessageTooLargeError(websocket.WebSocketProtocolException):
+    """A message (one frame, or the fragments of one message together) over the reader's cap.
+
+    The message is not read: the connection cannot go on past it.
+    """
 
 
 class BinaryMessage(bytes):
@@ -79,23 +122,94 @@ class FrameReader:
     A timeout keeps the partial frame buffered, so a later call resumes where
     it stopped.
 
+    Two bounds hold against a hostile server: a message's size (one frame, or
+    a fragmented message's frames together) is capped (``max_message``), and,
+    once :meth:`set_silence` gave a bound, every wait for a message ends with
+    ``TimeoutError`` when no complete message came within it, however the
+    bytes trickle in (bytes of an unfinished frame, and control frames, do
+    not count as hearing from the server). Fragments are reassembled in time
+    linear in their number.
+
     Not thread-safe: only the thread that owns the connection reads.
 
     Args:
-        sock: The connected socket (its timeout bounds each blocking read).
+        sock: The connected socket (its timeout bounds each blocking read
+            until :meth:`set_silence` is called).
         on_control: Called with ``(opcode, payload)`` for a ping (9: answer
             it) or a close frame (8: echo it), on the reading thread.
+        max_message: The largest message accepted, bytes (see
+            :meth:`set_max_message`).
     """
 
-    __slots__ = ("_buf", "_on_control", "_opcode", "_parts", "_pos", "_sock")
+    __slots__ = (
+        "_buf",
+        "_deadline",
+        "_max_message",
+        "_on_control",
+        "_opcode",
+        "_parts",
+        "_poller",
+        "_pos",
+        "_silence",
+        "_size",
+        "_sock",
+    )
 
-    def __init__(self, sock: socket.socket, on_control: Callable[[int, bytes], None]) -> None:
+    def __init__(
+        self, sock: socket.socket, on_control: Callable[[int, bytes], None], *, max_message: int = MAX_MESSAGE
+    ) -> None:
         self._sock = sock
         self._buf = bytearray()
         self._pos = 0
         self._parts: list[bytes] = []
+        #: Bytes of the fragmented message being reassembled (its parts' total).
+        self._size = 0
         self._opcode = 0
         self._on_control = on_control
+        self._max_message = MAX_MESSAGE
+        #: The silence bound, seconds (0.0: none, each read waits the socket's timeout).
+        self._silence = 0.0
+        #: When the current wait for a message ends (monotonic), 0.0 before its first read.
+        self._deadline = 0.0
+        self._poller: selectors.BaseSelector | None = None
+        self.set_max_message(max_message)
+
+    def set_max_message(self, size: int) -> None:
+        """Cap the size of every message read from now on.
+
+        A frame whose length is over the cap, or a fragment that brings its
+        message over it, raises :class:`MessageTooLargeError` when it is
+        reached, before its payload is read.
+
+        Args:
+            size: The largest message accepted, bytes (at least
+                :data:`MIN_MESSAGE_CAP`, at most :data:`MAX_MESSAGE`).
+
+        Raises:
+            ValueError: ``size`` is outside ``[MIN_MESSAGE_CAP, MAX_MESSAGE]``.
+        """
+        if not MIN_MESSAGE_CAP <= size <= MAX_MESSAGE:
+            raise ValueError(f"size must be in [{MIN_MESSAGE_CAP}, {MAX_MESSAGE}] bytes, got {size!r}")
+        self._max_message = size
+
+    def set_silence(self, seconds: float) -> None:
+        """Bound every wait for a message by ``seconds`` from its start.
+
+        Sets the socket's timeout to ``seconds`` (the first read of a wait
+        relies on it); further reads of the same wait, while an unfinished
+        frame or message is buffered, wait only for the time left. A wait
+        past the bound raises ``TimeoutError``.
+
+        Args:
+            seconds: The bound, > 0 (the heartbeat's pingInterval + pingTimeout).
+
+        Raises:
+            ValueError: ``seconds`` is not positive.
+        """
+        if not seconds > 0:
+            raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        self._sock.settimeout(seconds)
+        self._silence = seconds
 
     def _fill(self, need: int) -> None:
         """Block until ``need`` bytes are buffered past the read position."""
@@ -105,10 +219,38 @@ class FrameReader:
             self._pos = 0
         recv = self._sock.recv
         while len(buf) < need:
+            if self._silence:
+                if self._deadline:
+                    self._await_bytes()
+                else:  # the first read of a wait for a message: the socket's timeout is the bound
+                    self._deadline = time.monotonic() + self._silence
             chunk = recv(READ_CHUNK)
             if not chunk:
                 raise websocket.WebSocketConnectionClosedException("connection closed by the peer")
             buf += chunk
+
+    def _await_bytes(self) -> None:
+        """Wait until the socket is readable, at most until the current wait for a message ends.
+
+        Called before every read of a wait but its first, which started the
+        wait's clock (see :meth:`_fill`).
+
+        Raises:
+            TimeoutError: The wait's bound has passed.
+        """
+        remaining = self._deadline - time.monotonic()
+        if remaining > 0:
+            sock = self._sock
+            pending = getattr(sock, "pending", None)  # TLS: bytes already decrypted
+            if pending is not None and pending():
+                return
+            poller = self._poller
+            if poller is None:
+                poller = self._poller = _Selector()
+                poller.register(sock, selectors.EVENT_READ)
+            if poller.select(remaining):
+                return
+        raise TimeoutError(f"no complete message within {self._silence:g} s")
 
     def recv(self) -> str | bytes:
         """The next message: str for text, bytes for binary.
@@ -116,10 +258,13 @@ class FrameReader:
         Raises:
             websocket.WebSocketConnectionClosedException: EOF or a close frame.
             websocket.WebSocketProtocolException: A frame breaking RFC 6455.
-            TimeoutError: The socket timeout passed (partial data is kept).
+            TimeoutError: The socket timeout, or the silence bound, passed
+                (partial data is kept).
             UnicodeDecodeError: A text message that is not UTF-8 (consumed).
             OSError: The socket failed.
+            MessageTooLargeError: A message over the cap (see :meth:`set_max_message`).
         """
+        self._deadline = 0.0
         message = self._take(True)
         assert message is not None
         if type(message) is bytes:
@@ -141,9 +286,12 @@ class FrameReader:
         Raises:
             websocket.WebSocketConnectionClosedException: EOF or a close frame.
             websocket.WebSocketProtocolException: A frame breaking RFC 6455.
-            TimeoutError: The socket timeout passed (partial data is kept).
+            TimeoutError: The socket timeout, or the silence bound, passed
+                (partial data is kept).
             OSError: The socket failed.
+            MessageTooLargeError: A message over the cap (see :meth:`set_max_message`).
         """
+        self._deadline = 0.0
         first = self._take(True)
         assert first is not None
         out = [first]
@@ -209,10 +357,12 @@ class FrameReader:
                     self._fill(head)
                     continue
                 length = int.from_bytes(buf[pos + 2 : pos + head], "big")
-                if length > MAX_MESSAGE:
+                if length > self._max_message:  # a shorter length is under MIN_MESSAGE_CAP
                     if not block:
                         return None
-                    raise websocket.WebSocketProtocolException(f"frame of {length} bytes is too large")
+                    raise MessageTooLargeError(
+                        f"a frame of {length} bytes is over the message limit of {self._max_message} bytes"
+                    )
             opcode = b0 & 0x0F
             if b1 & 0x80 or b0 & 0x70 or opcode not in _DATA_OPCODES:
                 if not block:
@@ -230,10 +380,16 @@ class FrameReader:
                     if not block:
                         return None
                     raise websocket.WebSocketProtocolException("continuation frame without a message")
-                if sum(map(len, self._parts)) + length > MAX_MESSAGE:
+                if self._size + length > self._max_message:  # a running total: linear reassembly
                     if not block:
                         return None
-                    raise websocket.WebSocketProtocolException("fragmented message is too large")
+                    raise MessageTooLargeError(
+                        f"a fragmented message is over the message limit of {self._max_message} bytes"
+                    )
+            elif length > 125 or not b0 & 0x80:  # RFC 6455 5.5: control frames are short and whole
+                if not block:
+                    return None
+                raise websocket.WebSocketProtocolException("control frame too long or fragmented")
             elif opcode == 8 and not block:
                 return None  # the close is reported by the next call, after this batch
             end = pos + head + length
@@ -249,17 +405,21 @@ class FrameReader:
                     return payload
                 self._opcode = 1
                 self._parts.append(payload)
+                self._size = length
             elif opcode == 2:
                 if b0 & 0x80:
                     return BinaryMessage(payload)
                 self._opcode = 2
                 self._parts.append(payload)
+                self._size = length
             elif opcode == 0:
                 self._parts.append(payload)
                 if b0 & 0x80:
                     data = b"".join(self._parts)
                     self._parts = []
+                    self._size = 0
                     return data if self._opcode == 1 else BinaryMessage(data)
+                self._size += length
             elif opcode == 9:
                 self._on_control(opcode, payload)
             elif opcode == 8:
@@ -331,6 +491,11 @@ class ConnectionReader(ConnectionParts):
                 return None if self._closed else REASON_PING_TIMEOUT
             except websocket.WebSocketConnectionClosedException:
                 return None if self._closed else REASON_TRANSPORT_CLOSE
+            except websocket.WebSocketProtocolException as exc:  # a message over the cap included
+                if self._closed:
+                    return None
+                _log.warning("the socket server broke the protocol (%s); reconnecting", _short(exc))
+                return REASON_TRANSPORT_ERROR
             except _TRANSPORT_ERRORS as exc:
                 if self._closed:
                     return None

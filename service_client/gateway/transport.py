@@ -71,6 +71,10 @@ _WATCH_TICK_S: Final = 0.25
 _CONTROL_WRITE_S: Final = EMIT_TIMEOUT_S
 #: Control frames waiting for the write lock, at most (a stalled socket is dropped anyway).
 _CONTROL_QUEUE_MAX: Final = 64
+#: The "opcode" of a frame given already formatted and masked: written to the socket as it is,
+#: so websocket-client's trace log (``websocket.enableTrace``), which prints every frame it
+#: sends, never sees it (the CONNECT frame carries the token).
+_RAW_FRAME: Final = -1
 
 #: Per-process counter of gateway threads (the ``n`` in thread names).
 _thread_numbers = itertools.count(1)

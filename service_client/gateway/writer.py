@@ -19,6 +19,7 @@ from . import framing
 from .transport import (
     _CONTROL_WRITE_S,
     _MIN_WRITE_S,
+    _RAW_FRAME,
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
     _WATCH_TICK_S,
@@ -80,10 +81,20 @@ class ConnectionWriter(ConnectionParts):
             _log.debug("control frame not sent: %s", _short(exc))
 
     def _write_locked(self, ws: websocket.WebSocket, data: str | bytes, opcode: int, deadline: float) -> None:
-        """Write one frame under ``_emit_lock``; the watchdog drops the socket past ``deadline``."""
+        """Write one frame under ``_emit_lock``; the watchdog drops the socket past ``deadline``.
+
+        With ``opcode`` ``_RAW_FRAME``, ``data`` is a whole formatted frame,
+        written as it is (websocket-client's trace log does not see it).
+        """
         self._writing = (ws, deadline)
         try:
-            ws.send(data, opcode)
+            if opcode == _RAW_FRAME:
+                sock = ws.sock
+                if sock is None:
+                    raise websocket.WebSocketConnectionClosedException("the socket is already closed")
+                sock.sendall(data if isinstance(data, bytes) else data.encode("utf-8"))
+            else:
+                ws.send(data, opcode)
         finally:
             self._writing = None
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 import websocket
 
-from service_client.gateway.reader import FrameReader
+from service_client.gateway.reader import (
+    MAX_MESSAGE,
+    MIN_MESSAGE_CAP,
+    FrameReader,
+    MessageTooLargeError,
+    message_cap,
+)
 
 
 def frame(payload: bytes | str, opcode: int = 1, fin: bool = True, mask: bytes | None = None, rsv: int = 0) -> bytes:
@@ -143,3 +150,143 @@ def test_protocol_violations(pair: Pair, data: bytes) -> None:
     pair.send(data)
     with pytest.raises(websocket.WebSocketProtocolException):
         pair.reader.recv()
+
+
+# --------------------------------------------------------------------------- fragments and caps
+
+
+def _fragments(count: int) -> bytes:
+    """A text message of ``count`` one-byte fragments: a first frame, then continuations."""
+    parts = [frame("a", fin=False)]
+    parts += [frame(bytes([0x61 + i % 26]), opcode=0, fin=False) for i in range(1, count - 1)]
+    parts.append(frame("z", opcode=0))
+    return b"".join(parts)
+
+
+def test_sixteen_thousand_one_byte_fragments_reassemble(pair: Pair) -> None:
+    data = _fragments(16_000)
+    threading.Thread(target=pair.send, args=(data + frame("next"),), daemon=True).start()
+    message = pair.reader.recv()
+    assert isinstance(message, str) and len(message) == 16_000
+    assert message[0] == "a" and message[-1] == "z"
+    assert message[1:27] == "bcdefghijklmnopqrstuvwxyza"
+    assert pair.reader.recv() == "next"
+
+
+def test_reassembly_work_is_linear_in_the_fragments(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Counts the reader's calls to len and sum (map(len, ...) included): what measuring the
+    # parts costs. Twice the fragments must cost about twice the calls, not four times.
+    from service_client.gateway import reader as reader_module
+
+    calls = [0]
+
+    def counting(function):  # type: ignore[no-untyped-def]
+        def wrapper(*args):  # type: ignore[no-untyped-def]
+            calls[0] += 1
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(reader_module, "len", counting(len), raising=False)
+    monkeypatch.setattr(reader_module, "sum", counting(sum), raising=False)
+
+    def work(count: int) -> int:
+        client, server = socket.socketpair()
+        try:
+            client.settimeout(5)
+            data = _fragments(count)
+            threading.Thread(target=server.sendall, args=(data,), daemon=True).start()
+            calls[0] = 0
+            assert len(FrameReader(client, lambda op, payload: None).recv()) == count
+            return calls[0]
+        finally:
+            client.close()
+            server.close()
+
+    small, large = work(1_000), work(2_000)
+    assert small > 0
+    assert large <= 2.5 * small, (small, large)
+
+
+def test_a_frame_over_the_cap_is_refused_before_its_payload(pair: Pair) -> None:
+    pair.reader.set_max_message(100_000)
+    pair.send(b"\x81\x7f" + struct.pack("!Q", 100_001))  # the header alone: no payload is awaited
+    with pytest.raises(MessageTooLargeError, match="100001 bytes is over the message limit of 100000"):
+        pair.reader.recv()
+
+
+def test_a_fragmented_message_over_the_cap_is_refused(pair: Pair) -> None:
+    pair.reader.set_max_message(MIN_MESSAGE_CAP)
+    half = MIN_MESSAGE_CAP // 2
+    whole = frame("x" * half, fin=False) + frame("y" * half, opcode=0)  # exactly the cap: accepted
+    over = frame("x" * half, fin=False) + frame("y" * half, opcode=0, fin=False) + frame("z", opcode=0)
+    threading.Thread(target=pair.send, args=(whole + over,), daemon=True).start()
+    assert pair.reader.recv() == "x" * half + "y" * half
+    with pytest.raises(MessageTooLargeError, match="fragmented message is over the message limit"):
+        pair.reader.recv()
+
+
+def test_message_cap_follows_max_payload_within_bounds() -> None:
+    assert message_cap(1_000_000) == 1_000_000
+    assert message_cap(0) == MAX_MESSAGE  # none announced
+    assert message_cap(10) == MIN_MESSAGE_CAP
+    assert message_cap(1 << 40) == MAX_MESSAGE
+    reader = FrameReader(socket.socket(), lambda op, payload: None)
+    try:
+        for bad in (MIN_MESSAGE_CAP - 1, MAX_MESSAGE + 1):
+            with pytest.raises(ValueError, match="size must be in"):
+                reader.set_max_message(bad)
+        with pytest.raises(ValueError, match="seconds must be > 0"):
+            reader.set_silence(0)
+    finally:
+        reader._sock.close()
+
+
+@pytest.mark.parametrize(
+    "data", [frame(b"p" * 126, opcode=9), frame(b"p", opcode=9, fin=False)], ids=["long ping", "fragmented ping"]
+)
+def test_control_frames_must_be_short_and_whole(pair: Pair, data: bytes) -> None:
+    pair.send(data)
+    with pytest.raises(websocket.WebSocketProtocolException, match="control frame"):
+        pair.reader.recv()
+    assert pair.control == []
+
+
+# --------------------------------------------------------------------------- the silence bound
+
+
+def test_silence_bound_counts_from_the_start_of_the_wait_not_per_read(pair: Pair) -> None:
+    pair.reader.set_silence(0.3)
+    data = frame("x" * 100)
+    stop = threading.Event()
+
+    def trickle() -> None:  # a byte every 50 ms: each read alone is well within 0.3 s
+        for i in range(len(data)):
+            if stop.wait(0.05):
+                return
+            pair.server.sendall(data[i : i + 1])
+
+    threading.Thread(target=trickle, daemon=True).start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(TimeoutError, match="no complete message within 0.3 s"):
+            pair.reader.recv_batch()
+    finally:
+        stop.set()
+    assert 0.25 <= time.monotonic() - started < 1.5
+
+
+def test_silence_bound_lets_messages_in_time_through(pair: Pair) -> None:
+    pair.reader.set_silence(2.0)
+    data = frame("y" * 300) + frame("next")
+
+    def trickle() -> None:
+        for start in range(0, len(data), 100):
+            time.sleep(0.01)
+            pair.server.sendall(data[start : start + 100])
+
+    threading.Thread(target=trickle, daemon=True).start()
+    got: list[bytes] = []
+    while len(got) < 2:
+        got += pair.reader.recv_batch()
+    assert got == [b"y" * 300, b"next"]
