@@ -32,7 +32,7 @@ from .app import (
     split_path,
 )
 from .faults import FaultTable, RateLimiter, RequestLog
-from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse
+from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse, socket_refusal
 from .journal import Bounds, finite_number
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
@@ -114,11 +114,20 @@ class EmulatorCore:
 
     # ------------------------------------------------------------------ ASGI
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Top-level ASGI entry: unknown hosts refused, the outage window for WebSockets, then
-        socket.io or HTTP (every HTTP answer with the strict headers, :mod:`.guard`)."""
+        """Top-level ASGI entry: unknown hosts refused, WebSocket upgrades and socket.io requests
+        from another origin refused, the outage window for WebSockets, then socket.io or HTTP
+        (every HTTP answer with the strict headers, :mod:`.guard`)."""
         if scope["type"] in ("http", "websocket") and not self.hosts.allows(Headers(scope=scope).get("host", "")):
             await refuse(scope, receive, send, 421, "Misdirected request: this emulator does not answer that host")
             return
+        socket_io = scope["type"] == "http" and scope["path"].startswith(SOCKETIO_PREFIX + "/")
+        if scope["type"] == "websocket" or socket_io:
+            refused = socket_refusal(scope, self.hosts)
+            if refused is not None:
+                logger.info("%s from another origin refused (%d)",
+                            "socket.io request" if socket_io else "WebSocket upgrade", refused[0])
+                await refuse(scope, receive, send, *refused)
+                return
         if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
             await refuse(scope, receive, send, 503, "outage", close_code=1013)
             return

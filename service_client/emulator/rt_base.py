@@ -28,7 +28,9 @@ class RealtimeBase:
                  bounds: Bounds | None = None) -> None:
         self.store = store
         # cors_allowed_origins=[]: no CORS headers, so no page of another site reads socket.io's
-        # answers (the emulator's own page is same-origin and needs none).
+        # answers (the emulator's own page is same-origin and needs none). It also turns off
+        # Engine.IO's own Origin check: the core refuses other origins before socket.io sees
+        # the request (guard.socket_refusal, the control plane's rule).
         self.sio = SocketServer(async_mode="asgi", cors_allowed_origins=[], logger=False,
                                  engineio_logger=False, ping_interval=ping_interval,
                                  ping_timeout=ping_timeout, transports=["websocket", "polling"],
