@@ -61,7 +61,8 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /chat/{cid}/reactions/{mid}/details``: ``?emoji=`` -> ``{"reactions": [ReactionDetail]}``, every
   emoji group (``emoji`` does not filter)
 - ``GET /chat/{cid}/search``: ``?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first
-  (``before`` / ``after``: message ids of this channel)
+  (``before`` / ``after``: message ids of this channel); ``q`` of more than 1024 characters or 32
+  terms: 400
 - ``DELETE /invites/{code}``: -> 204; MANAGE_INVITES on the invite's server
 - ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired; 403 to a member who may not
   view its channel (anyone outside the server may resolve it)
