@@ -570,8 +570,8 @@ class Emulator:
                 its first bytes ending ``…[truncated: N bytes in all]``.
             max_body_bytes: Largest request body read, REST and control plane, 256 bytes to
                 1 GiB (default 16 MiB): a longer one is answered 413 before it is parsed.
-            send_queue_bytes: Most bytes of events queued for one socket client that does not
-                read them, 64 KiB to 1 GiB (default 16 MiB): past it the client is disconnected.
+            send_queue_bytes: Most bytes of events waiting for one socket client, 64 KiB to 1 GiB
+                (default 16 MiB): a client that falls further behind is disconnected.
 
         Raises:
             ValueError: Unknown echo mode, a delay outside 0..600000 ms (NaN included), a size
@@ -581,9 +581,8 @@ class Emulator:
         assert self.core is not None
         apply_settings(self.core, realistic_rooms=realistic_rooms, send_errors=send_errors,
                        refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits,
-                       voice_url=voice_url, journal_entries=journal_entries,
-                       journal_body_bytes=journal_body_bytes, max_body_bytes=max_body_bytes,
-                       send_queue_bytes=send_queue_bytes)
+                       voice_url=voice_url, journal_entries=journal_entries, journal_body_bytes=journal_body_bytes,
+                       max_body_bytes=max_body_bytes, send_queue_bytes=send_queue_bytes)
 
     # ------------------------------------------------------------------ sockets
     def connection_count(self) -> int:
