@@ -37,7 +37,8 @@ bound interface, and ``Emulator(allowed_hosts=)`` / ``--allowed-host``) are answ
 is JSON or plain text with ``X-Content-Type-Options: nosniff`` and ``Content-Security-Policy:
 default-src 'none'; frame-ancestors 'none'``. A control-plane request with another ``Origin``
 gets 403; a control-plane write (POST, PUT, PATCH, DELETE) without ``Content-Type:
-application/json`` gets 415. socket.io sends no CORS headers. Bodies over ``max_body_bytes``
+application/json`` gets 415. socket.io sends no CORS headers, and a WebSocket upgrade or socket.io
+request with another ``Origin`` gets 403. Bodies over ``max_body_bytes``
 (16 MiB) get 413 unread; both journals are rings (``journal_entries``, 10,000) keeping
 ``journal_body_bytes`` (8,192) of each body, cut with ``…[truncated: N bytes in all]``.
 
@@ -61,7 +62,8 @@ REST (``/api/v2``, ``Authorization: Bearer <token>``):
 - ``GET /chat/{cid}/reactions/{mid}/details``: ``?emoji=`` -> ``{"reactions": [ReactionDetail]}``, every
   emoji group (``emoji`` does not filter)
 - ``GET /chat/{cid}/search``: ``?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first
-  (``before`` / ``after``: message ids of this channel)
+  (``before`` / ``after``: message ids of this channel); ``q`` of more than 1024 characters or 32
+  terms: 400
 - ``DELETE /invites/{code}``: -> 204; MANAGE_INVITES on the invite's server
 - ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired; 403 to a member who may not
   view its channel (anyone outside the server may resolve it)
@@ -209,7 +211,8 @@ Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (4
 ``POST /outage`` ``{seconds}``             refuse WebSocket upgrades (503) for a time (null lifts it); 204
 ``POST /settings``                         ``{realisticRooms?, sendErrors?, refuseAuth?, voiceUrl?, limits?,
                                            echo?: "normal"|"drop"|"duplicate"|"delay", echoDelayMs?,
-                                           journalEntries?, journalBodyBytes?, maxBodyBytes?}``; 204
+                                           journalEntries?, journalBodyBytes?, maxBodyBytes?,
+                                           sendQueueBytes?}``; 204
                                            (``reset`` restores the defaults; see ``Emulator.configure``)
 ``GET /snapshot``                          -> ``{tables: {table: [[column values]] sorted}, voice: {...}}``:
                                            the whole stored state, equal before and after a no-op

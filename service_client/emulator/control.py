@@ -32,7 +32,7 @@ from .app import (
     split_path,
 )
 from .faults import FaultTable, RateLimiter, RequestLog
-from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse
+from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse, socket_refusal
 from .journal import Bounds, finite_number
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
@@ -106,6 +106,7 @@ class EmulatorCore:
         self.outage_until: float | None = None
         #: HTTP requests being answered (their tasks), and whether the server is stopping.
         self._requests: set[asyncio.Task[Any]] = set()
+        self._wires: set[Wire] = set()  # the WebSocket connections open now
         self.closing = False
         self.control: Router[ControlHandler] = Router()
         self._control_routes()
@@ -114,11 +115,20 @@ class EmulatorCore:
 
     # ------------------------------------------------------------------ ASGI
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Top-level ASGI entry: unknown hosts refused, the outage window for WebSockets, then
-        socket.io or HTTP (every HTTP answer with the strict headers, :mod:`.guard`)."""
+        """Top-level ASGI entry: unknown hosts refused, WebSocket upgrades and socket.io requests
+        from another origin refused, the outage window for WebSockets, then socket.io or HTTP
+        (every HTTP answer with the strict headers, :mod:`.guard`)."""
         if scope["type"] in ("http", "websocket") and not self.hosts.allows(Headers(scope=scope).get("host", "")):
             await refuse(scope, receive, send, 421, "Misdirected request: this emulator does not answer that host")
             return
+        socket_io = scope["type"] == "http" and scope["path"].startswith(SOCKETIO_PREFIX + "/")
+        if scope["type"] == "websocket" or socket_io:
+            refused = socket_refusal(scope, self.hosts)
+            if refused is not None:
+                logger.info("%s from another origin refused (%d)",
+                            "socket.io request" if socket_io else "WebSocket upgrade", refused[0])
+                await refuse(scope, receive, send, *refused)
+                return
         if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
             await refuse(scope, receive, send, 503, "outage", close_code=1013)
             return
@@ -127,7 +137,8 @@ class EmulatorCore:
             if scope["path"].startswith(SOCKETIO_PREFIX + "/"):
                 send = JsonErrors(send).send
         if scope["type"] == "websocket":
-            send = Wire(send).send  # bulk posts write whole runs of frames (see wire.py)
+            wire = Wire(send)
+            send = wire.send  # bulk posts write whole runs of frames (see wire.py)
             inner = receive
 
             async def receive() -> Any:  # drop frames Engine.IO cannot decode (they would end the connection)
@@ -137,6 +148,13 @@ class EmulatorCore:
                     if message.get("type") != "websocket.receive" or eio_frame_ok(message):
                         return message
                     logger.debug("undecodable Engine.IO frame dropped")
+        if scope["type"] == "websocket":
+            self._wires.add(wire)
+            try:
+                await self.asgi(scope, receive, send)
+            finally:
+                self._wires.discard(wire)
+            return
         if scope["type"] != "http":
             await self.asgi(scope, receive, send)
             return
@@ -158,10 +176,13 @@ class EmulatorCore:
 
     async def close_requests(self) -> None:
         """Cancel every HTTP request still being answered (a delayed fault, say): the server is
-        stopping. Each ends at once with its connection closed unanswered, nothing logged."""
+        stopping. Each ends at once with its connection closed unanswered, nothing logged. The
+        WebSocket clients that have stopped reading are cut off too (:meth:`.Wire.abort_if_stalled`)."""
         self.closing = True
         for task in list(self._requests):
             task.cancel()
+        for wire in list(self._wires):
+            wire.abort_if_stalled()
 
     async def _http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -530,7 +551,7 @@ class EmulatorCore:
         for key in ("realisticRooms", "sendErrors", "refuseAuth", "limits"):
             if key in body and not isinstance(body[key], bool):
                 raise BadRequest(f"{key} must be a boolean")
-        for key in ("journalEntries", "journalBodyBytes", "maxBodyBytes"):
+        for key in ("journalEntries", "journalBodyBytes", "maxBodyBytes", "sendQueueBytes"):
             if key in body and body[key] is None:
                 raise BadRequest(f"{key} must be an integer")
         voice: dict[str, Any] = {}
@@ -542,7 +563,7 @@ class EmulatorCore:
                        refuse_auth=body.get("refuseAuth"), limits=body.get("limits"), echo=body.get("echo"),
                        echo_delay_ms=body.get("echoDelayMs"), journal_entries=body.get("journalEntries"),
                        journal_body_bytes=body.get("journalBodyBytes"), max_body_bytes=body.get("maxBodyBytes"),
-                       **voice)
+                       send_queue_bytes=body.get("sendQueueBytes"), **voice)
         return no_content()
 
     async def _c_voice_join(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -577,7 +598,7 @@ def apply_settings(core: EmulatorCore, **settings: Any) -> None:
     Settings: ``realistic_rooms``, ``send_errors``, ``refuse_auth``, ``limits`` (bools), ``echo``
     (:data:`~.realtime.ECHO_MODES`), ``echo_delay_ms`` (0..600000), ``voice_url`` (str),
     ``voice_e2ee_key`` (str, or ``_CLEAR``), ``journal_entries``, ``journal_body_bytes``,
-    ``max_body_bytes`` (ints, see :class:`~.journal.Bounds`).
+    ``max_body_bytes``, ``send_queue_bytes`` (ints, see :class:`~.journal.Bounds`).
 
     Raises:
         TypeError: A wrongly typed value. ValueError: A value out of range, or an unknown echo mode.
@@ -599,7 +620,8 @@ def apply_settings(core: EmulatorCore, **settings: Any) -> None:
         raise TypeError("voice_e2ee_key must be a string or null")
     sizes = Bounds.check(journal_entries=settings.get("journal_entries"),
                          journal_body_bytes=settings.get("journal_body_bytes"),
-                         max_body_bytes=settings.get("max_body_bytes"))
+                         max_body_bytes=settings.get("max_body_bytes"),
+                         send_queue_bytes=settings.get("send_queue_bytes"))
     for attr in ("realistic_rooms", "send_errors", "refuse_auth", "limits", "echo", "voice_url"):
         if settings.get(attr) is not None:
             setattr(rt, attr, settings[attr])

@@ -548,7 +548,7 @@ class Emulator:
                   refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
                   echo_delay_ms: float | None = None, limits: bool | None = None,
                   journal_entries: int | None = None, journal_body_bytes: int | None = None,
-                  max_body_bytes: int | None = None) -> None:
+                  max_body_bytes: int | None = None, send_queue_bytes: int | None = None) -> None:
         """Emulator settings; None leaves a setting unchanged; ``reset()`` restores the defaults.
 
         Args:
@@ -570,6 +570,8 @@ class Emulator:
                 its first bytes ending ``…[truncated: N bytes in all]``.
             max_body_bytes: Largest request body read, REST and control plane, 256 bytes to
                 1 GiB (default 16 MiB): a longer one is answered 413 before it is parsed.
+            send_queue_bytes: Most bytes of events waiting for one socket client, 64 KiB to 1 GiB
+                (default 16 MiB): a client that falls further behind is disconnected.
 
         Raises:
             ValueError: Unknown echo mode, a delay outside 0..600000 ms (NaN included), a size
@@ -579,8 +581,8 @@ class Emulator:
         assert self.core is not None
         apply_settings(self.core, realistic_rooms=realistic_rooms, send_errors=send_errors,
                        refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits,
-                       voice_url=voice_url, journal_entries=journal_entries,
-                       journal_body_bytes=journal_body_bytes, max_body_bytes=max_body_bytes)
+                       voice_url=voice_url, journal_entries=journal_entries, journal_body_bytes=journal_body_bytes,
+                       max_body_bytes=max_body_bytes, send_queue_bytes=send_queue_bytes)
 
     # ------------------------------------------------------------------ sockets
     def connection_count(self) -> int:

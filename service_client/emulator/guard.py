@@ -10,7 +10,11 @@ send it requests. So:
 - a control-plane request that comes with an ``Origin`` other than the emulator's own is
   refused (``403``), and a control-plane write needs ``Content-Type: application/json``
   (``415``), which neither a cross-site form nor a "simple" cross-site ``fetch`` can send
-  (:func:`control_refusal`).
+  (:func:`control_refusal`);
+- a WebSocket upgrade or a socket.io request that comes with an ``Origin`` other than the
+  emulator's own is refused (``403``) by the same rule (:func:`socket_refusal`): a browser
+  sends the page's origin with every upgrade, and no CORS rule keeps a page of another site
+  from reading a WebSocket's frames. Programs send no ``Origin`` and are not affected.
 
 Starlette's ``TrustedHostMiddleware`` checks host names too, but it answers a plain-text 400
 and ignores the port; the emulator answers every refusal as JSON ``{"error": ...}``.
@@ -27,7 +31,8 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from .routing import error_response
 
-__all__ = ["LOOPBACK_HOSTS", "STRICT_CSP", "HostRules", "JsonErrors", "StrictHeaders", "control_refusal", "refuse"]
+__all__ = ["LOOPBACK_HOSTS", "STRICT_CSP", "HostRules", "JsonErrors", "StrictHeaders", "control_refusal",
+           "foreign_origin", "refuse", "socket_refusal"]
 
 #: The names every emulator answers to, with its port.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -131,8 +136,33 @@ async def refuse(scope: MutableMapping[str, Any], receive: Any, send: Any, statu
     if "websocket.http.response" in scope.get("extensions", {}):
         await send({"type": "websocket.http.response.start", "status": status, "headers": response.raw_headers})
         await send({"type": "websocket.http.response.body", "body": response.body})
+        _denial_sent(send)
     else:
         await send({"type": "websocket.close", "code": close_code})
+
+
+def _denial_sent(send: Any) -> None:
+    """Tell uvicorn's ``websockets`` (sans-I/O) protocol that a denial response ended the handshake.
+
+    That protocol writes the denial and closes the connection but leaves its
+    ``handshake_complete`` flag unset, so when the application returns it logs "ASGI callable
+    returned without completing handshake." at ERROR for every refused upgrade (its ``wsproto``
+    protocol sets the flag). The flag is set here once the answer is on its way; a protocol
+    without these attributes is left alone.
+    """
+    protocol: Any = getattr(send, "__self__", None)
+    answered = getattr(protocol, "initial_response", None) is not None
+    if answered and getattr(protocol, "handshake_complete", True) is False:
+        protocol.handshake_complete = True
+
+
+def foreign_origin(scope: MutableMapping[str, Any], rules: HostRules) -> str | None:
+    """The request's ``Origin`` when it is not one of the emulator's own (``null`` included), else
+    None (no ``Origin``, as programs send, or the emulator's own page)."""
+    origin = Headers(scope=scope).get("origin")
+    if origin is not None and not rules.allows_origin(origin):
+        return origin
+    return None
 
 
 def control_refusal(scope: MutableMapping[str, Any], rules: HostRules) -> tuple[int, str] | None:
@@ -142,14 +172,25 @@ def control_refusal(scope: MutableMapping[str, Any], rules: HostRules) -> tuple[
     site. 415 for a write (POST, PUT, PATCH, DELETE) whose ``Content-Type`` is not
     ``application/json``: what a cross-site form or "simple" request sends.
     """
-    headers = Headers(scope=scope)
-    origin = headers.get("origin")
-    if origin is not None and not rules.allows_origin(origin):
+    if foreign_origin(scope, rules) is not None:
         return 403, "The control plane answers only the emulator's own origin"
     if scope["method"].upper() in WRITE_METHODS:
+        headers = Headers(scope=scope)
         media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if media != "application/json":
             return 415, "A control-plane write needs Content-Type: application/json"
+    return None
+
+
+def socket_refusal(scope: MutableMapping[str, Any], rules: HostRules) -> tuple[int, str] | None:
+    """Why a WebSocket upgrade or a socket.io request is refused, as ``(status, message)``, or None.
+
+    403 for an ``Origin`` that is not the emulator's own (``null`` included): a page of another
+    site, which a browser lets open a WebSocket to any host and read its frames. No ``Origin``
+    (a bot, ``websocket-client``, node) and the emulator's own page are accepted.
+    """
+    if foreign_origin(scope, rules) is not None:
+        return 403, "The socket server answers only the emulator's own origin"
     return None
 
 

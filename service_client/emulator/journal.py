@@ -1,8 +1,9 @@
 """The sizes the emulator keeps to, and the emit journal.
 
-:class:`Bounds` holds the three sizes one can set (``Emulator.configure``, ``POST
+:class:`Bounds` holds the four sizes one can set (``Emulator.configure``, ``POST
 /_emulator/settings``): how many entries each journal keeps, how many bytes of a body or payload
-a journal entry keeps, and the largest request body read at all. :func:`clip` cuts a journal
+a journal entry keeps, the largest request body read at all, and how far a socket client may fall
+behind. :func:`clip` cuts a journal
 value to its bytes; :class:`Ring` keeps a journal's newest entries; :class:`EmitJournal` is the ring
 of socket emits the clients sent (the REST journal, :class:`~.faults.RequestLog`, is a ring too).
 """
@@ -17,14 +18,17 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-#: Default sizes: entries per journal, bytes of a body kept in a journal entry, bytes of a request body.
+#: Default sizes: entries per journal, bytes of a body kept in a journal entry, bytes of a request
+#: body, bytes queued for one socket client (see :mod:`.send_queue`).
 DEFAULT_JOURNAL_ENTRIES = 10_000
 DEFAULT_JOURNAL_BODY_BYTES = 8_192
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
-#: Accepted ranges of the three sizes (inclusive).
+DEFAULT_SEND_QUEUE_BYTES = 16 * 1024 * 1024
+#: Accepted ranges of the four sizes (inclusive).
 JOURNAL_ENTRIES_RANGE = (1, 1_000_000)
 JOURNAL_BODY_BYTES_RANGE = (16, 16 * 1024 * 1024)
 MAX_BODY_BYTES_RANGE = (256, 1024 * 1024 * 1024)
+SEND_QUEUE_BYTES_RANGE = (64 * 1024, 1024 * 1024 * 1024)
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
@@ -68,21 +72,25 @@ class Bounds:
         journal_body_bytes: Bytes of a body (request journal) or payload (emit journal) an entry
             keeps, as compact JSON; a longer one is cut and marked (:func:`clip`).
         max_body_bytes: Largest request body read (REST and control plane); a longer one gets 413.
+        send_queue_bytes: Most bytes of events queued for one socket client; a client further
+            behind is disconnected (:mod:`.send_queue`).
     """
 
     journal_entries: int = DEFAULT_JOURNAL_ENTRIES
     journal_body_bytes: int = DEFAULT_JOURNAL_BODY_BYTES
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    send_queue_bytes: int = DEFAULT_SEND_QUEUE_BYTES
 
     def reset(self) -> None:
         """Restore the defaults."""
         self.journal_entries = DEFAULT_JOURNAL_ENTRIES
         self.journal_body_bytes = DEFAULT_JOURNAL_BODY_BYTES
         self.max_body_bytes = DEFAULT_MAX_BODY_BYTES
+        self.send_queue_bytes = DEFAULT_SEND_QUEUE_BYTES
 
     @staticmethod
     def check(*, journal_entries: Any = None, journal_body_bytes: Any = None,
-              max_body_bytes: Any = None) -> dict[str, int]:
+              max_body_bytes: Any = None, send_queue_bytes: Any = None) -> dict[str, int]:
         """The given sizes (None: not given) checked, by attribute name.
 
         Raises:
@@ -90,7 +98,8 @@ class Bounds:
         """
         given = {"journal_entries": (journal_entries, JOURNAL_ENTRIES_RANGE),
                  "journal_body_bytes": (journal_body_bytes, JOURNAL_BODY_BYTES_RANGE),
-                 "max_body_bytes": (max_body_bytes, MAX_BODY_BYTES_RANGE)}
+                 "max_body_bytes": (max_body_bytes, MAX_BODY_BYTES_RANGE),
+                 "send_queue_bytes": (send_queue_bytes, SEND_QUEUE_BYTES_RANGE)}
         return {name: size_setting(value, name, limits) for name, (value, limits) in given.items()
                 if value is not None}
 

@@ -7,6 +7,7 @@ from typing import Any
 from starlette.responses import Response
 
 from .rest_overrides import OverrideRoutes
+from .rest_search import search_messages
 from .routing import Ctx, json_response, no_content
 from .store import STATUSES, BadRequest, Forbidden, NotFound
 
@@ -292,15 +293,17 @@ class CoreRoutes(OverrideRoutes):
         """``GET /chat/{chid}/search?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first.
 
         ``limit`` defaults to 25 (clamped to 1..100); ``before`` / ``after`` are message ids of
-        this channel that bound the results (any other id matches nothing)."""
+        this channel that bound the results (any other id matches nothing). ``q`` of more than
+        1024 characters or 32 terms is answered 400; the search runs off the event loop
+        (:func:`~.rest_search.search_messages`)."""
         cid = ctx.params["cid"]
         self._channel_access(cid, ctx.uid)
         q = ctx.q("q")
         if q is None:
             raise BadRequest("q is required")
         limit = ctx.q_int("limit", 25)
-        return json_response({"messages": self.store.search(cid, q, limit, ctx.q("before") or None,
-                                                            ctx.q("after") or None)})
+        found = await search_messages(self.store, cid, q, limit, ctx.q("before") or None, ctx.q("after") or None)
+        return json_response({"messages": found})
 
     def _channel_perm(self, cid: str, uid: str, perm: str, *, dm_ok: bool) -> Any:
         """Channel access plus a server permission (DM participants pass when ``dm_ok``)."""

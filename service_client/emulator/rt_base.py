@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,6 +11,7 @@ from engineio import packet as eio_packet  # type: ignore[import-untyped]
 from socketio import packet as sio_packet  # type: ignore[import-untyped]
 
 from .journal import Bounds, EmitJournal
+from .send_queue import SendQueue
 from .socket_server import (
     DEFAULT_VOICE_URL,
     MAX_PACKET_BYTES,
@@ -20,6 +23,13 @@ from .socket_server import (
 from .store import Store
 from .wire import MessageRun, RunPacket, Wire
 
+logger = logging.getLogger("service_client.emulator.realtime")
+
+#: A bulk post waits for a recipient whose send queue is full as long as the recipient keeps
+#: reading: until it has read nothing for this long, seconds. Then the post queues its next run
+#: anyway, which disconnects that recipient.
+BULK_WAIT_S = 10.0
+
 
 class RealtimeBase:
     """Sessions, emits and rooms (see :class:`~.realtime.Realtime`)."""
@@ -28,11 +38,17 @@ class RealtimeBase:
                  bounds: Bounds | None = None) -> None:
         self.store = store
         # cors_allowed_origins=[]: no CORS headers, so no page of another site reads socket.io's
-        # answers (the emulator's own page is same-origin and needs none).
+        # answers (the emulator's own page is same-origin and needs none). It also turns off
+        # Engine.IO's own Origin check: the core refuses other origins before socket.io sees
+        # the request (guard.socket_refusal, the control plane's rule).
         self.sio = SocketServer(async_mode="asgi", cors_allowed_origins=[], logger=False,
                                  engineio_logger=False, ping_interval=ping_interval,
                                  ping_timeout=ping_timeout, transports=["websocket", "polling"],
                                  max_http_buffer_size=MAX_PACKET_BYTES)
+        #: The sizes the emulator keeps to; ``send_queue_bytes`` bounds each client's send queue.
+        self.bounds = bounds if bounds is not None else Bounds()
+        self.sio.eio.bounds = self.bounds
+        self.sio.eio.on_overflow = self._fell_behind
         self.sessions: dict[str, str] = {}          # socket sid -> user id
         self.transports: dict[str, Any] = {}        # socket sid -> asyncio transport (for drops)
         self.wires: dict[str, Wire] = {}            # socket sid -> its websocket's Wire (bulk writes)
@@ -48,12 +64,30 @@ class RealtimeBase:
         # channel id -> {user id: voice user record}
         self.voice: dict[str, dict[str, dict[str, Any]]] = {}
         #: Every client emit received, a ring bounded by ``bounds`` (see :class:`~.journal.EmitJournal`).
-        self.journal = EmitJournal(bounds if bounds is not None else Bounds())
+        self.journal = EmitJournal(self.bounds)
         #: Users shown ``online`` because a socket of theirs connected while they had no chosen
         #: status (stored ``offline``); they go back to ``offline`` when their last socket goes.
         self.auto_online: set[str] = set()
 
     # ------------------------------------------------------------------ plumbing
+    def _fell_behind(self, eio_sid: str, queued: int) -> None:
+        """A client's send queue passed ``bounds.send_queue_bytes``: log why, then disconnect it
+        (its transport aborted; an Engine.IO socket without one is closed without a close packet)."""
+        sid = self.sio.manager.sid_from_eio_sid(eio_sid, "/")
+        logger.warning("socket %s (user %s) disconnected: it fell behind, %d bytes of events queued for it "
+                       "and not read (send_queue_bytes is %d)", sid or eio_sid, self.sessions.get(sid) if sid else None,
+                       queued, self.bounds.send_queue_bytes)
+        transport = self.transports.get(sid) if sid is not None else None
+        if transport is not None:
+            transport.abort()
+        else:
+            self.sio.eio.abort(eio_sid)
+
+    def send_queue(self, eio_sid: str) -> SendQueue | None:
+        """The send queue of an Engine.IO socket (None once it is gone)."""
+        sock = self.sio.eio.sockets.get(eio_sid)
+        queue = getattr(sock, "queue", None)
+        return queue if isinstance(queue, SendQueue) else None
 
 
     def participants(self, rooms: str | list[str]) -> list[str]:
@@ -87,11 +121,16 @@ class RealtimeBase:
 
         Each socket gets the run through its Engine.IO send queue, behind whatever was queued
         before: as one packet written whole (:mod:`.wire`) when its connection is a websocket
-        with a :class:`Wire`, else as one packet per event.
+        with a :class:`Wire`, else as one packet per event. A bulk post may queue far more than
+        a client's bound at once, so first it waits (other requests served meanwhile) for every
+        recipient whose queue is at its bound, for as long as that recipient keeps reading
+        (:meth:`_wait_for_readers`); one that has read nothing for :data:`BULK_WAIT_S` is
+        disconnected by the run it then gets.
         """
         if not len(run):
             return
-        targets = self.sio.manager.get_participants("/", room)
+        targets = list(self.sio.manager.get_participants("/", room))
+        await self._wait_for_readers(targets)
         whole: RunPacket | None = None
         single: list[Any] | None = None
         send = self.sio.eio.send_packet
@@ -104,6 +143,22 @@ class RealtimeBase:
                     single = [eio_packet.Packet(eio_packet.MESSAGE, text) for text in run.packets()]
                 for pkt in single:
                     await send(eio_sid, pkt)
+
+    async def _wait_for_readers(self, targets: list[tuple[str, str]]) -> None:
+        """Wait until no ``(sid, engine.io sid)`` target's send queue is at its bound, but stop
+        waiting for one that reads nothing (takes nothing from its queue, writes nothing to its
+        connection) for :data:`BULK_WAIT_S` seconds."""
+        def progress(sid: str, queue: SendQueue) -> tuple[int, int]:
+            wire = self.wires.get(sid)
+            return queue.taken, wire.written if wire is not None else 0
+
+        full = [(sid, q) for sid, eio_sid in targets
+                if (q := self.send_queue(eio_sid)) is not None and q.nbytes >= q.bound and not q.overflowed]
+        while full:
+            marks = [progress(sid, q) for sid, q in full]
+            await asyncio.wait([asyncio.ensure_future(q.room(BULK_WAIT_S)) for _sid, q in full])
+            full = [(sid, q) for (sid, q), mark in zip(full, marks, strict=True)
+                    if q.nbytes >= q.bound and not q.overflowed and progress(sid, q) != mark]
 
     def sids_of(self, uid: str | None = None) -> list[str]:
         """Return the socket sids of one user (every connected socket when ``uid`` is None)."""

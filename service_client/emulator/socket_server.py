@@ -10,6 +10,8 @@ from typing import Any
 import socketio  # type: ignore[import-untyped]
 from socketio import packet as sio_packet
 
+from .send_queue import BoundedEngineServer
+
 logger = logging.getLogger("service_client.emulator.realtime")
 
 #: Activity types accepted by ``activity:update``; ``none`` clears.
@@ -64,8 +66,13 @@ class SocketServer(socketio.AsyncServer):  # type: ignore[misc]
     """python-socketio server that survives malformed packets and supports :class:`AckThen`.
 
     A packet that python-socketio cannot decode (bad JSON, an event that is not a list, an
-    unknown packet type) is logged at debug level and dropped; the connection stays up.
+    unknown packet type) is logged at debug level and dropped; the connection stays up. Its
+    Engine.IO server is a :class:`~.send_queue.BoundedEngineServer`: every socket's send queue
+    is bounded.
     """
+
+    def _engineio_server_class(self) -> type:
+        return BoundedEngineServer
 
     async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
         if isinstance(data, str) and eio_sid in self._binary_packet:

@@ -19,6 +19,7 @@ one through the ordinary path, in the same order.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -79,7 +80,7 @@ class MessageRun:
     same record, field for field, that a single post sends.
     """
 
-    __slots__ = ("_contents", "_frames", "_ids", "_packets", "_tail")
+    __slots__ = ("_contents", "_frames", "_ids", "_nbytes", "_packets", "_tail")
 
     def __init__(self, ids: list[str], contents: list[str], shared: dict[str, Any]) -> None:
         if len(ids) != len(contents):
@@ -89,6 +90,7 @@ class MessageRun:
         self._tail = _DUMPS(shared)[1:]  # '"author":...}' without the opening brace
         self._packets: list[str] | None = None
         self._frames: bytes | None = None
+        self._nbytes: int | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -101,6 +103,14 @@ class MessageRun:
             self._packets = ['2["message:new",{"publicId":' + dumps(mid) + ',"content":' + dumps(text) + ","
                              + tail + "]" for mid, text in zip(self._ids, self._contents, strict=True)]
         return self._packets
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all the run's Engine.IO message packets as UTF-8 (computed once)."""
+        if self._nbytes is None:
+            self._nbytes = len(self) + sum(len(text) if text.isascii() else len(text.encode("utf-8"))
+                                           for text in self.packets())
+        return self._nbytes
 
     def payloads(self) -> list[bytes]:
         """The Engine.IO message packets as UTF-8 (``4`` + Socket.IO packet), in order."""
@@ -142,14 +152,16 @@ class Wire:
     Attributes:
         transport: The connection's asyncio transport, or None when the server's ``send`` is not
             a bound method of a protocol with one.
+        written: Messages handed on so far (a run counts one): it grows while the client reads.
     """
 
-    __slots__ = ("_send", "protocol", "transport")
+    __slots__ = ("_send", "protocol", "transport", "written")
 
     def __init__(self, send: AsgiSend) -> None:
         self._send = send
         self.protocol: Any = getattr(send, "__self__", None)
         self.transport: Any = getattr(self.protocol, "transport", None)
+        self.written = 0
 
     async def send(self, message: dict[str, Any]) -> None:
         """ASGI ``send``: a ``websocket.send`` whose ``text`` is a :class:`MessageRun` is written
@@ -163,8 +175,21 @@ class Wire:
             run = message.get("text")
             if isinstance(run, MessageRun):
                 await self._write_run(run)
+                self.written += 1
                 return
         await self._send(message)
+        self.written += 1
+
+    def abort_if_stalled(self) -> bool:
+        """Abort the connection when its client has stopped reading (uvicorn's transport paused:
+        its buffer full); whether it did. For a server that is stopping: a close frame would wait
+        forever behind what the client has not read, and uvicorn would cancel that wait and log
+        it as an error."""
+        writable = getattr(self.protocol, "writable", None)
+        if isinstance(writable, asyncio.Event) and not writable.is_set() and self.transport is not None:
+            self.transport.abort()
+            return True
+        return False
 
     def _direct(self) -> bool:
         """Whether the connection is served by uvicorn's ``websockets`` protocol (frames written here)."""

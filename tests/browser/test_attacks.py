@@ -209,3 +209,26 @@ def test_a_right_to_left_override_in_a_name_leaves_the_pages_words_alone(
     emulator.delete_server(sid)
     expect(page.locator("#notices .notice-text").filter(has_text="no longer in")).to_have_count(1)
     assert reads_left_to_right(page, "#notices", "deleted"), "the server name turned the notice around"
+
+
+#: Opens a WebSocket to the socket.io path and reports what the page could see of it.
+OPEN_SOCKET = """(url) => new Promise((resolve) => {
+  const seen = [];
+  const ws = new WebSocket(url);
+  ws.onopen = () => seen.push("open");
+  ws.onmessage = (event) => { seen.push("frame " + String(event.data).slice(0, 2)); ws.close(); };
+  ws.onerror = () => seen.push("error");
+  ws.onclose = () => resolve(seen);
+})"""
+
+
+def test_a_page_of_another_origin_cannot_open_the_socket(
+        emulator: Emulator, chromium_context: Any, other_site: Callable[[str], str]) -> None:
+    url = emulator.socket_url.replace("http://", "ws://") + "/socket.io/?EIO=4&transport=websocket"
+    page = chromium_context.new_page()
+    page.goto(other_site("<!DOCTYPE html><title>other</title>"))
+    assert page.evaluate(OPEN_SOCKET, url) == ["error"]  # refused before it opened: no frame read
+    # the emulator's own page, on its own origin, opens the same socket and reads its first frame
+    own = chromium_context.new_page()
+    own.goto(emulator.page_url)
+    assert own.evaluate(OPEN_SOCKET, url) == ["open", "frame 0{"]

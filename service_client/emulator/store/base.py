@@ -9,12 +9,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from .schema import _EXTRA_SCHEMA, _SCHEMA, _TABLES
+from .search import SearchIndex
 
 
 class StoreBase:
     """The sqlite3 connection and the id counter shared by every family of the store.
 
-    Not thread-safe: use it from one thread (the emulator's loop thread).
+    Not thread-safe: use it from one thread (the emulator's loop thread). Message search runs
+    elsewhere, in :attr:`search_index` (its own thread and connection).
 
     Args:
         db: ``":memory:"`` (default) or a file path; a file keeps state across restarts.
@@ -29,6 +31,7 @@ class StoreBase:
         self.conn.execute("PRAGMA synchronous=OFF")
         self.conn.executescript(_SCHEMA)
         self.conn.executescript(_EXTRA_SCHEMA)
+        self.conn.execute("DROP TABLE IF EXISTS messages_fts")  # the index of older files: now in search_index
         self._add_missing_columns()
         start = 10**17 + int((time.time() - 1_577_836_800) * 1000) * 100
         row = self.conn.execute(
@@ -41,9 +44,11 @@ class StoreBase:
             start = int(row[0]) + 1
         self._ids = itertools.count(start)
         self._user_cache: dict[str, dict[str, Any]] = {}
-        # FTS rows are indexed lazily (before a search), so bulk posting stays cheap.
-        row = self._one("SELECT MAX(rowid) FROM messages_fts")
-        self._fts_seq = int(row[0]) if row is not None and row[0] is not None else 0
+        #: The full-text index of message text (its own thread, started by the first search).
+        self.search_index = SearchIndex()
+        # Messages are indexed lazily (before a search), so bulk posting stays cheap: every
+        # message whose seq is at most this one has been handed to the index.
+        self._fts_seq = 0
 
     def _add_missing_columns(self) -> None:
         """Add the columns a database file written by an older emulator lacks (``--db PATH``)."""
@@ -62,12 +67,13 @@ class StoreBase:
             for table in _TABLES:
                 self.conn.execute(f"DELETE FROM {table}")
         self._user_cache.clear()
+        self.search_index.clear()
         self._fts_seq = 0
 
     def dump(self) -> dict[str, list[list[Any]]]:
         """Return every stored row, per table, sorted: a comparable snapshot of the whole state.
 
-        The lazy full-text index is left out (it mirrors ``messages``). Used by tests to prove
+        The full-text index is not part of it (it mirrors ``messages``). Used by tests to prove
         that a refused request changed nothing.
 
         Returns:
@@ -75,15 +81,14 @@ class StoreBase:
         """
         out: dict[str, list[list[Any]]] = {}
         for table in _TABLES:
-            if table == "messages_fts":
-                continue
             rows = [list(r) for r in self.conn.execute(f"SELECT * FROM {table}").fetchall()]
             rows.sort(key=repr)
             out[table] = rows
         return out
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection and stop the search index's thread."""
+        self.search_index.close()
         self.conn.close()
 
     def _one(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Row | None:
@@ -97,8 +102,7 @@ class StoreBase:
         self.conn.execute("DELETE FROM reactions WHERE message_id IN (SELECT id FROM messages WHERE channel_id=?)",
                           (cid,))
         self.conn.execute("DELETE FROM pins WHERE channel_id=?", (cid,))
-        self.conn.execute("DELETE FROM messages_fts WHERE rowid IN (SELECT seq FROM messages WHERE channel_id=?)",
-                          (cid,))
+        self.search_index.remove_channel(cid)
         self.conn.execute("DELETE FROM messages WHERE channel_id=?", (cid,))
         self.conn.execute("DELETE FROM channels WHERE id=?", (cid,))
         self.conn.execute("DELETE FROM dms WHERE channel_id=?", (cid,))

@@ -1,7 +1,8 @@
-"""The store's messages: storing (one and in bulk), history, search, reactions and pins."""
+"""The store's messages: storing (one and in bulk), history, what search needs, reactions and pins."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import json
 import sqlite3
@@ -9,6 +10,7 @@ from typing import Any
 
 from .channels import ChannelStore
 from .schema import _JSON_BULK, NotFound, escape_content, iso_now
+from .search import INDEX_CHUNK_ROWS
 
 
 class MessageStore(ChannelStore):
@@ -91,14 +93,42 @@ class MessageStore(ChannelStore):
                   "fileUrl": None, "replyToId": None, "editedAt": None, "pinned": False}
         return ids, escaped, shared
 
-    def _sync_fts(self) -> None:
-        """Index every message stored since the last search (FTS5 over the unescaped text)."""
-        with self.conn:
-            self.conn.execute("INSERT INTO messages_fts(rowid, body) SELECT seq, raw FROM messages WHERE seq>?",
-                              (self._fts_seq,))
-            row = self._one("SELECT MAX(seq) FROM messages")
-        if row is not None and row[0] is not None:
-            self._fts_seq = max(self._fts_seq, int(row[0]))
+    def index_next_chunk(self) -> concurrent.futures.Future[None] | None:
+        """Hand the search index the next :data:`~.search.INDEX_CHUNK_ROWS` messages it has not
+        seen (their unescaped text), oldest first; the Future of that job, or None when the index
+        has every message already. Call it until it returns None before a query."""
+        rows = [(int(r[0]), str(r[1]), str(r[2])) for r in self._all(
+            "SELECT seq, channel_id, raw FROM messages WHERE seq>? ORDER BY seq LIMIT ?",
+            (self._fts_seq, INDEX_CHUNK_ROWS))]
+        if not rows:
+            return None
+        self._fts_seq = rows[-1][0]
+        return self.search_index.add(rows)
+
+    def search_bounds(self, cid: str, before: str | None, after: str | None) -> tuple[int | None, int | None] | None:
+        """The ``(low, high)`` seq bounds of a search of channel ``cid`` between two of its
+        messages (None: unbounded on that side); None when ``before`` or ``after`` is not a
+        message of this channel (the search then matches nothing, as :meth:`history` does)."""
+        found: list[int | None] = []
+        for ref in (after, before):
+            if ref is None:
+                found.append(None)
+                continue
+            row = self._one("SELECT seq FROM messages WHERE id=? AND channel_id=?", (ref, cid))
+            if row is None:
+                return None
+            found.append(int(row[0]))
+        return found[0], found[1]
+
+    def messages_by_seq(self, cid: str, seqs: list[int]) -> list[dict[str, Any]]:
+        """The Message records of the messages of channel ``cid`` with these ``seq`` numbers,
+        in the order given (one deleted since is left out)."""
+        if not seqs:
+            return []
+        marks = ",".join("?" * len(seqs))
+        rows = {int(r["seq"]): r for r in self._all(
+            f"SELECT * FROM messages WHERE channel_id=? AND seq IN ({marks})", (cid, *seqs))}
+        return [self._message_rec(rows[seq]) for seq in seqs if seq in rows]
 
     @staticmethod
     def _message_rec(row: sqlite3.Row) -> dict[str, Any]:
@@ -141,33 +171,6 @@ class MessageStore(ChannelStore):
             rows = self._all("SELECT * FROM messages WHERE channel_id=? ORDER BY seq DESC LIMIT ?", (cid, limit))
         return [self._message_rec(r) for r in reversed(rows)]
 
-    def search(self, cid: str, query: str, limit: int, before: str | None = None,
-               after: str | None = None) -> list[dict[str, Any]]:
-        """Full-text search (FTS5) over the unescaped text of a channel's messages, newest first.
-
-        ``before`` / ``after`` (message ids) keep only the messages posted before / after that
-        message; an id that is not a message of this channel matches nothing (``[]``), as in
-        :meth:`history`."""
-        terms = [t for t in query.split() if t]
-        if not terms:
-            return []
-        self._sync_fts()
-        match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        sql = ("SELECT m.* FROM messages_fts f JOIN messages m ON m.seq=f.rowid "
-               "WHERE messages_fts MATCH ? AND m.channel_id=?")
-        args: list[Any] = [match, cid]
-        for ref, op in ((before, "<"), (after, ">")):
-            if ref is not None:
-                # Like history: a bound must be a message of this channel, else nothing matches.
-                row = self._one("SELECT seq FROM messages WHERE id=? AND channel_id=?", (ref, cid))
-                if row is None:
-                    return []
-                sql += f" AND m.seq{op}?"
-                args.append(row[0])
-        sql += " ORDER BY m.seq DESC LIMIT ?"
-        args.append(limit)
-        return [self._message_rec(r) for r in self._all(sql, args)]
-
     def edit_message(self, mid: str, content: str, embeds: list[Any] | None) -> dict[str, Any]:
         """Replace a message's content (escaped) and embeds; return the new record."""
         row = self.message_row(mid)
@@ -176,29 +179,31 @@ class MessageStore(ChannelStore):
                               (escape_content(content), content, json.dumps(embeds if embeds is not None
                                                                             else json.loads(row["embeds"])),
                                iso_now(), mid))
-            self.conn.execute("UPDATE messages_fts SET body=? WHERE rowid=?", (content, row["seq"]))
+        self.search_index.replace(int(row["seq"]), str(row["channel_id"]), content)
         return self.message(mid)
 
     def delete_message(self, mid: str) -> None:
         """Delete one message with its reactions and pin."""
         row = self.message_row(mid)
         with self.conn:
-            self.conn.execute("DELETE FROM messages_fts WHERE rowid=?", (row["seq"],))
             self.conn.execute("DELETE FROM messages WHERE id=?", (mid,))
             self.conn.execute("DELETE FROM reactions WHERE message_id=?", (mid,))
             self.conn.execute("DELETE FROM pins WHERE message_id=?", (mid,))
+        self.search_index.remove([int(row["seq"])])
 
     def delete_messages(self, mids: list[str]) -> None:
         """Delete several messages (with reactions and pins) in one transaction."""
+        gone: list[int] = []
         with self.conn:
             for mid in mids:
                 row = self._one("SELECT seq FROM messages WHERE id=?", (mid,))
                 if row is None:
                     continue
-                self.conn.execute("DELETE FROM messages_fts WHERE rowid=?", (row[0],))
+                gone.append(int(row[0]))
                 self.conn.execute("DELETE FROM messages WHERE id=?", (mid,))
                 self.conn.execute("DELETE FROM reactions WHERE message_id=?", (mid,))
                 self.conn.execute("DELETE FROM pins WHERE message_id=?", (mid,))
+        self.search_index.remove(gone)
 
     def message_ids_by(self, sid: str, uid: str, since_iso: str) -> list[tuple[str, str]]:
         """Return ``(message id, channel id)`` of a user's messages in a server since a time."""

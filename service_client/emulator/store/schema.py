@@ -90,7 +90,6 @@ CREATE TABLE IF NOT EXISTS messages (
     pinned INTEGER NOT NULL DEFAULT 0, author_json TEXT, raw TEXT NOT NULL DEFAULT '',
     webhook_id TEXT);
 CREATE INDEX IF NOT EXISTS messages_channel ON messages(channel_id, seq);
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(body);
 CREATE TABLE IF NOT EXISTS reactions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, message_id TEXT NOT NULL,
     emoji TEXT NOT NULL, user_id TEXT NOT NULL, UNIQUE(message_id, emoji, user_id));
@@ -106,7 +105,7 @@ CREATE TABLE IF NOT EXISTS invites (
 """
 
 _TABLES: tuple[str, ...] = ("users", "servers", "roles", "members", "member_roles", "categories",
-                            "channels", "dms", "messages", "messages_fts", "invites", "reactions", "pins", "bans")
+                            "channels", "dms", "messages", "invites", "reactions", "pins", "bans")
 
 # Permission overwrites of channels and categories: ``scope_id`` is the channel or category id,
 # ``target_id`` a role id (type ROLE) or a user id (type MEMBER); one row per (scope, target).
