@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 from urllib.parse import quote, unquote, urlencode
 
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
+from ..endpoints import Endpoint
 
 __all__ = [
     "Route",
@@ -186,9 +187,11 @@ def _check_method(method: str) -> str:
 class Route:
     """An HTTP method and an encoded path, with its rate-limit bucket.
 
-    Immutable and thread-safe. Build one from a template whose ``{name}``
-    placeholders are filled with percent-encoded values, or from a raw
-    ``api_call`` path with :meth:`from_path`.
+    Immutable and thread-safe. Build one from an endpoint of the service's
+    catalog (:mod:`service_client.endpoints`) whose ``{name}`` placeholders are
+    filled with percent-encoded values, ``Route(endpoints.GET_MEMBER,
+    server_id="S1", user_id="U1")``; from a method and a template of the same
+    form; or from a raw ``api_call`` path with :meth:`from_path`.
 
     Attributes:
         method: The upper-case HTTP method.
@@ -206,13 +209,25 @@ class Route:
     display_path: str
     _wire: Secret | None
 
+    @overload
+    def __init__(self, endpoint: Endpoint, /, **params: str | Secret) -> None:
+        """The route of a catalog endpoint: its method, its path filled with ``params``."""
+
+    @overload
     def __init__(self, method: str, template: str, /, **params: str | Secret) -> None:
-        """Fill a path template.
+        """The route of a method and a path template filled with ``params``."""
+
+    def __init__(self, method: str | Endpoint, template: str | None = None, /, **params: str | Secret) -> None:
+        """Fill a path template: an endpoint's, or one given with its method.
 
         Args:
-            method: The HTTP method, any letter case (stored upper-case).
-            template: A path starting with ``/`` whose variable segments are
-                ``{name}`` placeholders, e.g. ``"/servers/{server_id}/members/{user_id}"``.
+            method: An :class:`~service_client.endpoints.Endpoint` of the
+                catalog (its method and path template are used; ``template``
+                is then left out), or the HTTP method, any letter case (stored
+                upper-case).
+            template: With a method: a path starting with ``/`` whose variable
+                segments are ``{name}`` placeholders, e.g.
+                ``"/servers/{server_id}/members/{user_id}"``.
             **params: One value per placeholder, each encoded with
                 :func:`encode_segment`: a ``str``, or a :class:`Secret` (a
                 webhook token) that is shown as ``***`` in :attr:`path`,
@@ -220,12 +235,19 @@ class Route:
                 only through :meth:`wire_path`.
 
         Raises:
-            TypeError: ``method`` or ``template`` is not a ``str``, or a value
-                is not a ``str`` or a :class:`Secret` (the message names the parameter).
+            TypeError: ``method`` is neither an endpoint nor a ``str``,
+                ``template`` is not a ``str`` (or is given with an endpoint),
+                or a value is not a ``str`` or a :class:`Secret` (the message
+                names the parameter).
             ValueError: The method is not an HTTP token, the template does not
                 start with ``/`` or has stray braces, a placeholder has no
                 value, a value is unused, or a value is empty.
         """
+        if isinstance(method, Endpoint):
+            if template is not None:
+                raise TypeError(f"Route({method.name}, ...) takes no template: the endpoint has its path")
+            template = method.path
+            method = method.method
         method = _check_method(method)
         if not isinstance(template, str):
             raise TypeError(f"template must be a str, not {type(template).__name__}")
