@@ -50,7 +50,7 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from .._defaults import MISSING
 from .._secret import REDACTED, Secret
 from .._version import __version__
@@ -431,19 +431,19 @@ class Client(ClientEvents, ClientOperations):
             connect_timeout = max(0.01, min(connect_timeout, deadline - time.monotonic()))
         gateway.connect(timeout=connect_timeout)
         try:
-            me = self._rest.request(Route("GET", "/auth/me"))
+            me = self._rest.request(Route(endpoints.GET_ME))
         except ServiceAPIError as exc:
             if exc.status != 404:
                 raise
             # Every REST base answers /auth/me: a 404 says the base is not one.
             raise ServiceAPIError(
                 exc.status, exc.path, exc.body, exc.data,
-                message=(f"API Error 404: GET {self.base_url}/auth/me found nothing: base_url does not look "
+                message=(f"API Error 404: GET {self.base_url}{endpoints.GET_ME.path} found nothing: base_url does not look "
                          "like the service's REST base, whose path ends in the API version segment "
                          "(the emulator's is http://host:port/api/v2; did it lose its /api/v2?)"),
             ) from exc
         if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
-            raise ServiceError(f"GET {self.base_url}/auth/me did not return a user record")
+            raise ServiceError(f"GET {self.base_url}{endpoints.GET_ME.path} did not return a user record")
         state = self._connection
         user = User(state, me["user"])
         state.users.cache.setdefault(user.id, user)

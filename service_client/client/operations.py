@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from .._defaults import MISSING
 from .._validate import check_id
 from ..commands import load_commands
@@ -293,7 +293,7 @@ class ClientOperations:
         user = state.user
         if user is not None:
             user.status = status
-        state.request(Route("PATCH", "/users/settings"), json={"status": status})
+        state.request(Route(endpoints.SET_STATUS), json={"status": status})
 
     def set_presence(
         self,
@@ -400,7 +400,7 @@ def create_dm(state: ConnectionState, user_id: str) -> DMChannel:
         ServiceAPIError: 404 unknown user, 403 refused.
     """
     check_id(user_id, "user_id")
-    data = state.request(Route("GET", "/channels/dm/{user_id}", user_id=user_id))
+    data = state.request(Route(endpoints.OPEN_DM, user_id=user_id))
     if isinstance(data, dict) and isinstance(data.get("channel"), dict):
         data = data["channel"]
     if not isinstance(data, dict):
@@ -448,7 +448,7 @@ def fetch_invite(state: ConnectionState, code_or_link: str) -> Invite:
         ServiceAPIError: 404 unknown or expired code.
     """
     code = invite_code(code_or_link)
-    data = state.request(Route("GET", "/invites/{code}", code=code))
+    data = state.request(Route(endpoints.GET_INVITE, code=code))
     if isinstance(data, dict) and isinstance(data.get("invite"), dict) and "code" not in data:
         data = data["invite"]
     return Invite(state, data)
@@ -502,7 +502,7 @@ def search_messages(
     for name, bound in (("before", before), ("after", after)):
         if bound is not None:
             params[name] = check_id(bound.id if isinstance(bound, Message) else bound, name)
-    data = state.request(Route("GET", "/chat/{channel_id}/search", channel_id=channel_id), params=params)
+    data = state.request(Route(endpoints.SEARCH_MESSAGES, channel_id=channel_id), params=params)
     items = data.get("messages") if isinstance(data, dict) else data
     out: list[Message] = []
     for item in items if isinstance(items, list) else ():

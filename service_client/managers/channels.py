@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import endpoints
 from .._state import State, StateLike
 from .._validate import check_cache_flag, check_id, check_name
 from ..models._manager import BaseManager
@@ -70,7 +71,7 @@ class ChannelManager(BaseManager[str, Channel]):
         """
         check_id(channel_id, "channel_id")
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/channels/{channel_id}", channel_id=channel_id))
+        data = self._state.request(Route(endpoints.GET_CHANNEL, channel_id=channel_id))
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
         channel = build_channel(self._state, data)
@@ -118,7 +119,7 @@ class ChannelManager(BaseManager[str, Channel]):
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id))
         categories, uncategorized = self._parse_listing(data, server_id)
         if cache:
             self._store_all([ch for cat in categories for ch in cat.channels.values()] + uncategorized)
@@ -128,7 +129,7 @@ class ChannelManager(BaseManager[str, Channel]):
     def _fetch_listing(self, server_id: str, cache: bool) -> list[list[Channel]]:
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id))
         categories, uncategorized = self._parse_listing(data, server_id)
         groups = [cat.channels.values() for cat in categories] + [uncategorized]
         if cache:
@@ -193,7 +194,7 @@ class ChannelManager(BaseManager[str, Channel]):
                 raise TypeError(f"private must be a bool or None, got {type_name(private)}")
             body["isPrivate"] = private
         data = self._state.request(
-            Route("POST", "/servers/{server_id}/channels", server_id=server_id), json=body
+            Route(endpoints.CREATE_CHANNEL, server_id=server_id), json=body
         )
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
@@ -236,7 +237,7 @@ class ChannelManager(BaseManager[str, Channel]):
         Raises:
             ServiceError: The request failed (the caches are left as they were).
         """
-        data = self._state.request(Route("GET", "/servers/{server_id}/categories", server_id=server_id))
+        data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id))
         self._apply_listing(server_id, data)
 
     def _apply_listing(self, server_id: str, data: Any) -> None:

@@ -7,6 +7,7 @@ import logging
 import threading
 from typing import Any
 
+from .. import endpoints
 from .._state import StateLike
 from .._validate import check_cache_flag, check_id
 from ..models._manager import BaseManager
@@ -62,7 +63,7 @@ class GuildManager(BaseManager[str, Guild]):
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}", server_id=server_id))
+        data = self._state.request(Route(endpoints.GET_SERVER, server_id=server_id))
         if isinstance(data, dict) and isinstance(data.get("server"), dict):
             data = data["server"]
         guild = Guild(self._state, data)
@@ -107,7 +108,7 @@ class GuildManager(BaseManager[str, Guild]):
             ServiceAPIError: ``GET /servers`` failed (member fetch failures never raise).
         """
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers"))
+        data = self._state.request(Route(endpoints.LIST_SERVERS))
         items = data.get("servers") if isinstance(data, dict) else data
         guilds: list[Guild] = []
         for item in items if isinstance(items, list) else ():
@@ -130,7 +131,7 @@ class GuildManager(BaseManager[str, Guild]):
         for guild in guilds:
             try:
                 future = state.submit(
-                    Route("GET", "/servers/{server_id}/members/{user_id}", server_id=guild.id, user_id=user_id),
+                    Route(endpoints.GET_MEMBER, server_id=guild.id, user_id=user_id),
                     **request_options,
                 )
             except Exception as exc:  # noqa: BLE001 - isolated per server: one failure never fails the rest
@@ -182,7 +183,7 @@ class GuildManager(BaseManager[str, Guild]):
             if not isinstance(icon_url, str):
                 raise TypeError(f"icon_url must be a str or None, got {type(icon_url).__name__}")
             body["iconUrl"] = icon_url
-        data = self._state.request(Route("POST", "/servers"), json=body)
+        data = self._state.request(Route(endpoints.CREATE_SERVER), json=body)
         if isinstance(data, dict) and isinstance(data.get("server"), dict):
             data = data["server"]
         guild = Guild(self._state, data)

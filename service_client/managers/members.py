@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .. import endpoints
 from .._validate import check_cache_flag, check_id
 from ..models._manager import BaseManager
 from ..models.collection import Collection
@@ -78,7 +79,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         check_id(user_id, "user_id")
         check_cache_flag(cache)
         data = self._state.request(
-            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id)
+            Route(endpoints.GET_MEMBER, server_id=server_id, user_id=user_id)
         )
         if isinstance(data, dict) and isinstance(data.get("member"), dict):
             data = data["member"]
@@ -104,7 +105,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         """
         check_id(server_id, "server_id")
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}/members", server_id=server_id))
+        data = self._state.request(Route(endpoints.LIST_MEMBERS, server_id=server_id))
         items = data.get("members") if isinstance(data, dict) else data
         out: list[Member] = []
         for index, item in enumerate(items if isinstance(items, list) else ()):
@@ -155,7 +156,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         if not body:
             raise ValueError("edit needs roles or nickname")
         self._state.request(
-            Route("PATCH", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
+            Route(endpoints.EDIT_MEMBER, server_id=server_id, user_id=user_id),
             json=body,
         )
 

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from .. import endpoints
 from .._defaults import MISSING
 from .._state import StateLike
 from .._validate import check_cache_flag, check_id
@@ -62,7 +63,7 @@ class UserManager(BaseManager[str, User]):
         """
         check_id(user_id, "user_id")
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/users/{user_id}", user_id=user_id))
+        data = self._state.request(Route(endpoints.GET_USER, user_id=user_id))
         if isinstance(data, dict) and isinstance(data.get("user"), dict):
             data = data["user"]
         return self._build(data, cache=cache)
@@ -89,7 +90,7 @@ class UserManager(BaseManager[str, User]):
         """
         check_id(user_id, "user_id")
         check_cache_flag(cache)
-        profile_route = Route("GET", "/users/{user_id}/profile", user_id=user_id)
+        profile_route = Route(endpoints.GET_PROFILE, user_id=user_id)
         data = self._state.request(profile_route)
         if not isinstance(data, dict):
             text = "" if data is None else json.dumps(data)
@@ -117,7 +118,7 @@ class UserManager(BaseManager[str, User]):
             ServiceAPIError: 404 unknown user.
         """
         check_id(user_id, "user_id")
-        data = self._state.request(Route("GET", "/users/{user_id}/mutual-servers", user_id=user_id))
+        data = self._state.request(Route(endpoints.GET_MUTUAL_SERVERS, user_id=user_id))
         items = data.get("mutualServers") if isinstance(data, dict) else data
         out: list[Guild] = []
         for item in items if isinstance(items, list) else ():

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._validate import check_id
 from ..permissions import Permissions, permissions_value
 from ..rest.route import Route
@@ -171,4 +172,4 @@ def post_overwrite(state: State, scope_id: str, spec: OverwriteSpec) -> None:
     Raises:
         ServiceAPIError: 400 unknown role or non-member target, 403 without MANAGE_CHANNELS, 404.
     """
-    state.request(Route("POST", "/channels/{channel_id}/overrides", channel_id=scope_id), json=overwrite_body(*spec))
+    state.request(Route(endpoints.SET_OVERRIDE, channel_id=scope_id), json=overwrite_body(*spec))

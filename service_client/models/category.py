@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._defaults import MISSING
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_name
@@ -120,7 +121,7 @@ class Category(Model):
         if not body:
             raise ValueError("edit needs name or private")
         self._state.request(
-            Route("PATCH", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id),
+            Route(endpoints.EDIT_CATEGORY, server_id=server_id, category_id=self.id),
             json=body,
         )
         record = self.raw
@@ -144,7 +145,7 @@ class Category(Model):
         """
         server_id = self._server()
         self._state.request(
-            Route("DELETE", "/servers/{server_id}/categories/{category_id}", server_id=server_id, category_id=self.id)
+            Route(endpoints.DELETE_CATEGORY, server_id=server_id, category_id=self.id)
         )
         forget_category(self._state, self.id)
 
@@ -162,7 +163,7 @@ class Category(Model):
         """
         server_id = self._server()
         self._state.request(
-            Route("POST", "/servers/{server_id}/categories/{category_id}/sync", server_id=server_id,
+            Route(endpoints.SYNC_CATEGORY, server_id=server_id,
                   category_id=self.id)
         )
 

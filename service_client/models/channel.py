@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .. import endpoints
 from .._defaults import MISSING
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id, check_name
@@ -139,7 +140,7 @@ class Channel(Model):
         Raises:
             ServiceAPIError: The service refused (403 without MANAGE_CHANNELS, 404).
         """
-        self._state.request(Route("DELETE", "/channels/{channel_id}", channel_id=self.id))
+        self._state.request(Route(endpoints.DELETE_CHANNEL, channel_id=self.id))
         self._state.channels.cache.pop(self.id, None)
 
     # -- history, pins, webhooks -------------------------------------------------
@@ -185,7 +186,7 @@ class Channel(Model):
         while remaining is None or remaining > 0:
             ask = HISTORY_PAGE if remaining is None else min(HISTORY_PAGE, remaining)
             data = self._state.request(
-                Route("GET", "/chat/{channel_id}", channel_id=self.id), params={"limit": ask, "before": before}
+                Route(endpoints.GET_HISTORY, channel_id=self.id), params={"limit": ask, "before": before}
             )
             items = data.get("messages") if isinstance(data, dict) else data
             page: list[Message] = []
@@ -219,7 +220,7 @@ class Channel(Model):
         Raises:
             ServiceAPIError: 403 the channel is not visible, 404 unknown channel.
         """
-        data = self._state.request(Route("GET", "/chat/{channel_id}/pins", channel_id=self.id))
+        data = self._state.request(Route(endpoints.LIST_PINS, channel_id=self.id))
         items = data.get("pins") if isinstance(data, dict) else data
         out: list[Message] = []
         for item in items if isinstance(items, list) else ():
@@ -274,7 +275,7 @@ class Channel(Model):
         if not ids:
             raise ValueError("messages must name at least one message")
         order = list(ids)
-        route = Route("POST", "/channels/{channel_id}/messages/bulk-delete", channel_id=self.id)
+        route = Route(endpoints.BULK_DELETE_MESSAGES, channel_id=self.id)
         for start in range(0, len(order), BULK_DELETE_MAX):
             self._state.request(route, json={"messageIds": order[start:start + BULK_DELETE_MAX]})
 
@@ -331,7 +332,7 @@ class Channel(Model):
         Raises:
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
         """
-        data = self._state.request(Route("GET", "/channels/{channel_id}/webhooks", channel_id=self.id))
+        data = self._state.request(Route(endpoints.LIST_WEBHOOKS, channel_id=self.id))
         items = data.get("webhooks") if isinstance(data, dict) else data
         out: list[Webhook] = []
         for item in items if isinstance(items, list) else ():
@@ -366,7 +367,7 @@ class Channel(Model):
                 raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
             body["avatarUrl"] = avatar_url
         data = self._state.request(
-            Route("POST", "/channels/{channel_id}/webhooks", channel_id=self.id), json=body
+            Route(endpoints.CREATE_WEBHOOK, channel_id=self.id), json=body
         )
         if isinstance(data, dict) and isinstance(data.get("webhook"), dict):
             data = data["webhook"]
@@ -402,7 +403,7 @@ class Channel(Model):
             body["description"] = description
         if not body:
             raise ValueError("edit needs name or description")
-        self._state.request(Route("PATCH", "/channels/{channel_id}", channel_id=self.id), json=body)
+        self._state.request(Route(endpoints.EDIT_CHANNEL, channel_id=self.id), json=body)
         record = self.raw
         record.update(body)
         updated = self._rebuilt(record)
@@ -431,7 +432,7 @@ class Channel(Model):
             ServiceAPIError: 403 without MANAGE_CHANNELS (or a DM), 404 unknown channel.
         """
         check_cache_flag(cache)
-        data = self._state.request(Route("POST", "/channels/{channel_id}/duplicate", channel_id=self.id))
+        data = self._state.request(Route(endpoints.DUPLICATE_CHANNEL, channel_id=self.id))
         if isinstance(data, dict) and isinstance(data.get("channel"), dict):
             data = data["channel"]
         copy = Channel(self._state, data, server_id=self.server_id)
@@ -450,7 +451,7 @@ class Channel(Model):
             ServiceAPIError: 400 when the channel has no category, 403 without
                 MANAGE_CHANNELS, 404 unknown channel.
         """
-        self._state.request(Route("POST", "/channels/{channel_id}/sync", channel_id=self.id))
+        self._state.request(Route(endpoints.SYNC_CHANNEL, channel_id=self.id))
         self._remember_overwrites(None)
 
     def overwrites(self) -> list[PermissionOverwrite]:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id
 from ..rest.route import Route
@@ -146,7 +147,7 @@ class EmojiManager(BaseManager[str, Emoji]):
             ServiceTimeoutError: The last attempt timed out.
         """
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}/emojis", server_id=self.server_id))
+        data = self._state.request(Route(endpoints.LIST_EMOJIS, server_id=self.server_id))
         items = data.get("emojis") if isinstance(data, dict) else data
         emojis: list[Emoji] = []
         for index, item in enumerate(items if isinstance(items, list) else ()):
@@ -188,7 +189,7 @@ class EmojiManager(BaseManager[str, Emoji]):
         check_cache_flag(cache)
         body: dict[str, Any] = {"name": name, "imageUrl": image_url, "isAnimated": animated}
         data = self._state.request(
-            Route("POST", "/servers/{server_id}/emojis", server_id=self.server_id), json=body
+            Route(endpoints.CREATE_EMOJI, server_id=self.server_id), json=body
         )
         if isinstance(data, dict) and isinstance(data.get("emoji"), dict):
             data = data["emoji"]
@@ -212,7 +213,7 @@ class EmojiManager(BaseManager[str, Emoji]):
         eid = emoji_id.id if isinstance(emoji_id, Emoji) else emoji_id
         check_id(eid, "emoji_id")
         self._state.request(
-            Route("DELETE", "/servers/{server_id}/emojis/{emoji_id}", server_id=self.server_id, emoji_id=eid)
+            Route(endpoints.DELETE_EMOJI, server_id=self.server_id, emoji_id=eid)
         )
         self.cache.pop(eid, None)
 

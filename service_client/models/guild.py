@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._defaults import MISSING
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id
@@ -199,7 +200,7 @@ class Guild(Model):
             body["imageUrl"] = image_url
         if not body:
             raise ValueError("edit needs name or image_url")
-        self._state.request(Route("PATCH", "/servers/{server_id}", server_id=self.id), json=body)
+        self._state.request(Route(endpoints.EDIT_SERVER, server_id=self.id), json=body)
 
     def delete(self) -> None:
         """Delete this server (``DELETE /servers/{sid}``; the owner only). Blocks.
@@ -210,7 +211,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not the owner, 404 unknown server.
         """
-        self._state.request(Route("DELETE", "/servers/{server_id}", server_id=self.id))
+        self._state.request(Route(endpoints.DELETE_SERVER, server_id=self.id))
 
     def leave(self) -> None:
         """Leave this server (``POST /servers/{sid}/leave``). Blocks.
@@ -221,7 +222,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 400 the owner cannot leave, 403/404 not a member.
         """
-        self._state.request(Route("POST", "/servers/{server_id}/leave", server_id=self.id))
+        self._state.request(Route(endpoints.LEAVE_SERVER, server_id=self.id))
 
     def vanity_code(self) -> str | None:
         """This server's vanity invite code (``GET /servers/{sid}/vanity``). Blocks.
@@ -232,7 +233,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
-        data = self._state.request(Route("GET", "/servers/{server_id}/vanity", server_id=self.id))
+        data = self._state.request(Route(endpoints.GET_VANITY, server_id=self.id))
         code = data.get("vanityCode") if isinstance(data, dict) else None
         return code if isinstance(code, str) and code else None
 
@@ -251,7 +252,7 @@ class Guild(Model):
             ServiceAPIError: 403 not a member, 404 unknown server.
             ServiceTimeoutError: The last attempt timed out.
         """
-        data = self._state.request(Route("GET", "/servers/{server_id}/stats", server_id=self.id))
+        data = self._state.request(Route(endpoints.GET_SERVER_STATS, server_id=self.id))
         return dict(data) if isinstance(data, dict) else {}
 
     def fetch_member_count(self) -> int:
@@ -273,7 +274,7 @@ class Guild(Model):
         count = stats.get("memberCount")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ServiceAPIError(
-                200, Route("GET", "/servers/{server_id}/stats", server_id=self.id).display_path,
+                200, Route(endpoints.GET_SERVER_STATS, server_id=self.id).display_path,
                 json.dumps(stats), stats,
                 message="API Error 200: the stats answer has no member count (memberCount)",
             )
@@ -321,7 +322,7 @@ class Guild(Model):
                 body["muteUntil"] = _iso_utc(mute_until)
         if not body:
             raise ValueError("set_notifications needs muted, mute_until or mentions_only")
-        self._state.request(Route("PUT", "/servers/{server_id}/notifications", server_id=self.id), json=body)
+        self._state.request(Route(endpoints.SET_NOTIFICATIONS, server_id=self.id), json=body)
 
     def audit_log(self, *, limit: int | None = None, action: str | None = None) -> list[AuditLogEntry]:
         """Read this server's audit log (``GET /servers/{sid}/audit-logs``; needs VIEW_AUDIT_LOG). Blocks.
@@ -354,7 +355,7 @@ class Guild(Model):
                 raise ValueError("action must not be empty")
             params["action"] = action
         data = self._state.request(
-            Route("GET", "/servers/{server_id}/audit-logs", server_id=self.id), params=params or None
+            Route(endpoints.GET_AUDIT_LOG, server_id=self.id), params=params or None
         )
         items = None
         if isinstance(data, dict):
@@ -401,7 +402,7 @@ class Guild(Model):
         if not text.strip():
             raise ValueError("text must not be empty")
         data = self._state.request(
-            Route("GET", "/servers/{server_id}/members", server_id=self.id), params={"search": text}
+            Route(endpoints.LIST_MEMBERS, server_id=self.id), params={"search": text}
         )
         items = data.get("members") if isinstance(data, dict) else data
         out: list[Member] = []
@@ -428,7 +429,7 @@ class Guild(Model):
         """
 
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}/bans", server_id=self.id))
+        data = self._state.request(Route(endpoints.LIST_BANS, server_id=self.id))
         items = data.get("bans") if isinstance(data, dict) else data
         out: list[Ban] = []
         for item in items if isinstance(items, list) else ():
@@ -538,7 +539,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
-        self._state.request(Route("POST", "/servers/{server_id}/boost", server_id=self.id))
+        self._state.request(Route(endpoints.BOOST_SERVER, server_id=self.id))
 
     def mark_read(self) -> None:
         """Mark every channel of this server as read for the bot (``POST /servers/{sid}/read``). Blocks.
@@ -546,7 +547,7 @@ class Guild(Model):
         Raises:
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
-        self._state.request(Route("POST", "/servers/{server_id}/read", server_id=self.id))
+        self._state.request(Route(endpoints.MARK_SERVER_READ, server_id=self.id))
 
 
 def _iso_utc(moment: datetime) -> str:

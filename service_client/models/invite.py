@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id
 from ..rest.route import Route
@@ -127,7 +128,7 @@ class Invite(Model):
         Raises:
             ServiceAPIError: 403 without MANAGE_INVITES, 404 unknown or expired code.
         """
-        self._state.request(Route("DELETE", "/invites/{code}", code=self.code))
+        self._state.request(Route(endpoints.DELETE_INVITE, code=self.code))
         sid = self.server_id
         cached = self._state.guilds.cache.get(sid) if sid is not None else None
         if cached is not None:
@@ -179,7 +180,7 @@ class InviteManager(BaseManager[str, Invite]):
         """
         check_cache_flag(cache)
         data = self._state.request(
-            Route("GET", "/servers/{server_id}/invites", server_id=self.server_id), params={"all": "true"}
+            Route(endpoints.LIST_INVITES, server_id=self.server_id), params={"all": "true"}
         )
         items = data.get("invites") if isinstance(data, dict) else data
         guild = self._guild()
@@ -214,7 +215,7 @@ class InviteManager(BaseManager[str, Invite]):
                 raise ValueError(f"{name} must be >= 0")
             body[key] = value
         data = self._state.request(
-            Route("POST", "/servers/{server_id}/invites", server_id=self.server_id), json=body
+            Route(endpoints.CREATE_INVITE, server_id=self.server_id), json=body
         )
         if isinstance(data, dict) and isinstance(data.get("invite"), dict):
             data = data["invite"]
@@ -233,7 +234,7 @@ class InviteManager(BaseManager[str, Invite]):
         """
         code = getattr(code, "code", code)
         check_id(code, "code")
-        self._state.request(Route("DELETE", "/invites/{code}", code=code))
+        self._state.request(Route(endpoints.DELETE_INVITE, code=code))
         self.cache.pop(code, None)
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .. import endpoints
 from .._state import StateLike, state_of
 from .._validate import check_id
 from ..errors import ServiceError
@@ -460,7 +461,7 @@ class Member(Model):
             if target != current:
                 headers = next((c.headers for c in reversed(changes) if c.headers), None)
                 self._state.request(
-                    Route("PATCH", "/servers/{server_id}/members/{user_id}", server_id=self.server_id,
+                    Route(endpoints.EDIT_MEMBER, server_id=self.server_id,
                           user_id=self.id),
                     json={"roles": target},
                     headers=headers,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._content import decode_content, encode_content
 from .._state import State, StateLike, state_of
 from .._validate import check_cache_flag
@@ -603,16 +604,14 @@ class Message(Model):
             ValueError: The message has no channel id.
             ServiceAPIError: 403 without PIN_MESSAGE, 404 unknown message.
         """
-        self._pin("POST")
+        self._pin(endpoints.PIN_MESSAGE)
 
     def unpin(self) -> None:
         """Unpin this message (``DELETE /chat/{chid}/pin/{mid}``); see :meth:`pin`."""
-        self._pin("DELETE")
+        self._pin(endpoints.UNPIN_MESSAGE)
 
-    def _pin(self, method: str) -> None:
-        self._state.request(
-            Route(method, "/chat/{channel_id}/pin/{message_id}", channel_id=self.channel_id, message_id=self.id)
-        )
+    def _pin(self, endpoint: endpoints.Endpoint) -> None:
+        self._state.request(Route(endpoint, channel_id=self.channel_id, message_id=self.id))
 
     def reactions_for(self, emoji: str, *, cache: bool = True) -> list[User]:
         """The users who reacted with ``emoji`` (``GET /chat/{chid}/reactions/{mid}/details?emoji=``).
@@ -639,7 +638,7 @@ class Message(Model):
             raise ValueError("emoji must not be empty")
         check_cache_flag(cache)
         data = self._state.request(
-            Route("GET", "/chat/{channel_id}/reactions/{message_id}/details", channel_id=self.channel_id,
+            Route(endpoints.GET_REACTION_DETAILS, channel_id=self.channel_id,
                   message_id=self.id),
             params={"emoji": emoji},
         )

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._state import StateLike, state_of
 from .._validate import check_id
 from ..permissions import ALL, Permissions, parse_permissions
@@ -120,9 +121,9 @@ class PermissionOverwrite(Model):
 
 def _list_route(scope_id: str, category_of: str | None) -> Route:
     if category_of is not None:
-        return Route("GET", "/servers/{server_id}/categories/{category_id}/overrides",
+        return Route(endpoints.LIST_CATEGORY_OVERRIDES,
                      server_id=category_of, category_id=scope_id)
-    return Route("GET", "/channels/{channel_id}/overrides", channel_id=scope_id)
+    return Route(endpoints.LIST_CHANNEL_OVERRIDES, channel_id=scope_id)
 
 
 def fetch_overwrites(state: State, scope_id: str, *, category_of: str | None = None) -> list[PermissionOverwrite]:
@@ -154,7 +155,7 @@ def delete_overwrite(state: State, scope_id: str, overwrite: Any) -> None:
         ServiceAPIError: 403 without MANAGE_CHANNELS, 404 unknown override.
     """
     ident = overwrite.id if isinstance(overwrite, PermissionOverwrite) else check_id(overwrite, "overwrite id")
-    state.request(Route("DELETE", "/channels/{channel_id}/overrides/{override_id}",
+    state.request(Route(endpoints.DELETE_OVERRIDE,
                           channel_id=scope_id, override_id=ident))
 
 

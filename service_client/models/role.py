@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._defaults import MISSING
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id, check_name
@@ -158,7 +159,7 @@ class RoleManager(BaseManager[str, Role]):
             ServiceAPIError: 403 not a member, 404 unknown server.
         """
         check_cache_flag(cache)
-        data = self._state.request(Route("GET", "/servers/{server_id}/roles", server_id=self.server_id))
+        data = self._state.request(Route(endpoints.LIST_ROLES, server_id=self.server_id))
         items = data.get("roles") if isinstance(data, dict) else data
         roles: list[Role] = []
         for index, item in enumerate(items if isinstance(items, list) else ()):
@@ -187,7 +188,7 @@ class RoleManager(BaseManager[str, Role]):
         for role in self.fetch_all(cache=cache):
             if role.id == role_id:
                 return role
-        path = f"/servers/{self.server_id}/roles"
+        path = Route(endpoints.LIST_ROLES, server_id=self.server_id).display_path
         raise ServiceAPIError(404, path, "", {"error": "role not found"}, message=f"API Error 404: role {role_id} not found")
 
     def create(
@@ -229,7 +230,7 @@ class RoleManager(BaseManager[str, Role]):
         if permissions is not None:
             body["permissions"] = _permissions_wire(permissions)
         data = self._state.request(
-            Route("POST", "/servers/{server_id}/roles", server_id=self.server_id), json=body
+            Route(endpoints.CREATE_ROLE, server_id=self.server_id), json=body
         )
         return self._store_answer(data, cache)
 
@@ -277,7 +278,7 @@ class RoleManager(BaseManager[str, Role]):
         if not body:
             raise ValueError("edit needs at least one of name, color, hoist, permissions")
         data = self._state.request(
-            Route("PATCH", "/servers/{server_id}/roles/{role_id}", server_id=self.server_id, role_id=role_id),
+            Route(endpoints.EDIT_ROLE, server_id=self.server_id, role_id=role_id),
             json=body,
         )
         return self._store_answer(data, cache)
@@ -291,7 +292,7 @@ class RoleManager(BaseManager[str, Role]):
         """
         check_id(role_id, "role_id")
         self._state.request(
-            Route("DELETE", "/servers/{server_id}/roles/{role_id}", server_id=self.server_id, role_id=role_id)
+            Route(endpoints.DELETE_ROLE, server_id=self.server_id, role_id=role_id)
         )
         self.cache.pop(role_id, None)
 

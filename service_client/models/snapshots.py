@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import endpoints
 from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_name
 from ..errors import ChannelOverwriteError, ServiceError
@@ -169,7 +170,7 @@ class GuildCategories(Collection[str, Category]):
         check_name(name, "name")
         check_cache_flag(cache)
         data = self._state.request(
-            Route("POST", "/servers/{server_id}/categories", server_id=self.server_id), json={"name": name}
+            Route(endpoints.CREATE_CATEGORY, server_id=self.server_id), json={"name": name}
         )
         if isinstance(data, dict) and isinstance(data.get("category"), dict):
             data = data["category"]

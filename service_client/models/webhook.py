@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._defaults import MISSING
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from .._state import StateLike, state_of
@@ -175,7 +176,7 @@ class Webhook(Model):
             raise ValueError("edit needs name or avatar_url")
         channel_id = self._require_channel()
         self._state.request(
-            Route("PATCH", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
+            Route(endpoints.EDIT_WEBHOOK, channel_id=channel_id,
                   webhook_id=self.id),
             json=body,
         )
@@ -198,7 +199,7 @@ class Webhook(Model):
         """
         channel_id = self._require_channel()
         self._state.request(
-            Route("DELETE", "/channels/{channel_id}/webhooks/{webhook_id}", channel_id=channel_id,
+            Route(endpoints.DELETE_WEBHOOK, channel_id=channel_id,
                   webhook_id=self.id)
         )
 
@@ -278,7 +279,7 @@ class Webhook(Model):
                 raise TypeError(f"avatar_url must be a str or None, got {type(avatar_url).__name__}")
             body["avatarUrl"] = avatar_url
         data = self._state.request(
-            Route("POST", "/webhooks/{webhook_id}/{token}", webhook_id=self.id, token=token),
+            Route(endpoints.EXECUTE_WEBHOOK, webhook_id=self.id, token=token),
             json=body,
             authorized=False,
         )

@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..events.workers import flush_handoff
 from ..managers.channels import ChannelManager
@@ -319,7 +319,7 @@ class ConnectionState:
         if left_ms < 100:
             return fut.result(max(0.0, deadline - time.monotonic()))
         try:
-            probe = self.submit(Route("GET", "/channels/{channel_id}", channel_id=channel_id),
+            probe = self.submit(Route(endpoints.GET_CHANNEL, channel_id=channel_id),
                                 timeout_ms=left_ms, max_retries=0)
         except ServiceError:  # the session is closing: the echo's wait decides
             return fut.result(max(0.0, deadline - time.monotonic()))
@@ -441,7 +441,7 @@ class ConnectionState:
         try:
             if self.closed:
                 return
-            data = self.request(Route("GET", "/servers"), **options)
+            data = self.request(Route(endpoints.LIST_SERVERS), **options)
             items = data.get("servers") if isinstance(data, dict) else data
             fresh: dict[str, Guild] = {}
             for item in items if isinstance(items, list) else ():

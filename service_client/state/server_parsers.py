@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._defaults import EVENT_FETCH_MAX_RETRIES, EVENT_FETCH_TIMEOUT_MS
 from ..models._base import read_id
 from ..models.guild import Guild
@@ -72,7 +73,7 @@ class ServerParsers:
             slot.emit("guild_create", guild)
 
         self._fetch_then(
-            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user.id),
+            Route(endpoints.GET_MEMBER, server_id=server_id, user_id=user.id),
             cache_member,
             slot,
         )
@@ -176,7 +177,7 @@ class ServerParsers:
             slot.emit("guild_member_update", member)
 
         self._fetch_then(
-            Route("GET", "/servers/{server_id}/members/{user_id}", server_id=server_id, user_id=user_id),
+            Route(endpoints.GET_MEMBER, server_id=server_id, user_id=user_id),
             emit_member,
             slot,
         )
@@ -219,7 +220,7 @@ class ServerParsers:
                 slot.emit(python_event, data)
 
             self._fetch_then(
-                Route("GET", "/servers/{server_id}/categories", server_id=server_id), apply_listing, slot
+                Route(endpoints.LIST_CATEGORIES, server_id=server_id), apply_listing, slot
             )
 
         return handler
