@@ -1,15 +1,18 @@
-"""Write everything derived from the event catalog (:mod:`service_client.events.catalog`).
+"""Write everything derived from the event catalog (:mod:`service_client.events.catalog`)
+and from the service's catalog (:mod:`service_client.endpoints`).
 
-Run from the checkout after changing the catalog::
+Run from the checkout after changing either catalog::
 
     python -m service_client.events._codegen          # rewrite the generated parts
     python -m service_client.events._codegen --check  # exit 1 and name the stale files
 
 It rewrites, between ``<generated:NAME>`` markers, the :data:`EventName`
 literal of ``events/catalog.py`` and the typed overloads of ``on``, ``once`` and
-``wait_for`` in ``client/listeners.py``; and the whole of ``docs/events.rst``,
-the event reference of the documentation. Pure functions render each part, so
-the tests compare them with the committed files without writing anything.
+``wait_for`` in ``client/listeners.py``; the whole of ``docs/events.rst``,
+the event reference of the documentation; and the whole of
+``docs/endpoints.rst``, the reference of the service's REST endpoints and
+socket events. Pure functions render each part, so the tests compare them with
+the committed files without writing anything.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
+from .. import endpoints
 from .catalog import EVENTS, EventArg, EventSpec
 
-__all__ = ["main", "render_all", "render_docs_page", "replace_region"]
+__all__ = ["main", "render_all", "render_docs_page", "render_endpoints_page", "replace_region"]
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
@@ -284,6 +288,122 @@ yours to choose:
 """
 
 
+# -- the service's endpoints ---------------------------------------------------------------
+
+
+def _endpoint_rows() -> list[str]:
+    lines: list[str] = []
+    for ep in endpoints.ENDPOINTS:
+        what = ep.description + (f" Takes {ep.takes}." if ep.takes else "")
+        if not ep.authorized:
+            what += " Sent without ``Authorization``."
+        lines += [
+            f"   * - ``{ep.method} {ep.path}``",
+            "",
+            f"       ``{ep.name}``",
+            f"     - {what}",
+            f"     - {ep.permission.name if ep.permission is not None else 'none'}",
+            f"     - ``{ep.major}``" if ep.major else "     - none",
+            f"     - {ep.answer}",
+        ]
+    return lines
+
+
+def _socket_rows(direction: str) -> list[str]:
+    lines: list[str] = []
+    for event in endpoints.SOCKET_EVENTS:
+        if event.direction != direction:
+            continue
+        what = event.description + (" Acknowledged: ``{}`` or ``{\"error\": key}``." if event.ack else "")
+        lines += [
+            f"   * - ``{event.event}``",
+            "",
+            f"       ``{event.name}``",
+            f"     - {event.record}",
+            f"     - {what}",
+        ]
+    return lines
+
+
+def _socket_table(direction: str) -> str:
+    return "\n".join([
+        ".. list-table::",
+        "   :header-rows: 1",
+        "   :widths: 26 40 34",
+        "",
+        "   * - Event and constant",
+        "     - Payload",
+        "     - Meaning",
+        *_socket_rows(direction),
+    ])
+
+
+def render_endpoints_page() -> str:
+    """The whole of ``docs/endpoints.rst``."""
+    rest = "\n".join([
+        ".. list-table::",
+        "   :header-rows: 1",
+        "   :widths: 24 30 12 10 24",
+        "",
+        "   * - Endpoint and constant",
+        "     - What it does",
+        "     - Permission",
+        "     - Bucket scope",
+        "     - Answer",
+        *_endpoint_rows(),
+    ])
+    return f""".. This page is generated from the service's catalog, service_client/endpoints.py,
+   by "python -m service_client.events._codegen"; edit the catalog, not this page.
+   Keep the label below: other pages link to it.
+
+.. _endpoint-reference:
+
+The service's endpoints and socket events
+=========================================
+
+Every REST endpoint and socket event of the service, declared once in the
+catalog, ``service_client/endpoints.py``. The client builds each request from
+an endpoint there (``Route(endpoints.PIN_MESSAGE, channel_id=...,
+message_id=...)``) and the emulator serves exactly these endpoints (plus its
+own control plane, see :doc:`emulator-routes`); a test holds the three
+together. To call an endpoint the library has no method for, use
+:meth:`~service_client.Client.api_call` with its path.
+
+REST endpoints
+--------------
+
+Paths are below the REST base URL (the emulator's is
+``http://127.0.0.1:PORT/api/v2``); each ``{{name}}`` is one percent-encoded
+path segment. Requests carry ``Authorization: Bearer <token>``, except where
+said. The permission is the one the service checks on the server the
+request is about (403 without it); every endpoint about a server also needs
+membership, and one about a channel the right to view it. The bucket scope
+is the parameter whose value shares a rate-limit bucket: the bucket key is the
+method plus the path's first two segments (``GET /servers/S1/roles`` and
+``GET /servers/S1/members`` share ``GET:servers/S1``; see
+:doc:`guides/rate-limits`). Errors answer ``{{"error": text}}``.
+
+{rest}
+
+Socket events the client emits
+------------------------------
+
+Fire-and-forget unless acknowledged: the service sends no reply or error, and
+a refused emit has no effect.
+
+{_socket_table(endpoints.CLIENT_TO_SERVICE)}
+
+Socket events the service sends
+-------------------------------
+
+What the client turns each into (its cache effect and the Python event
+listeners receive) is in :doc:`events`. Other event names are logged at debug
+level and ignored.
+
+{_socket_table(endpoints.SERVICE_TO_CLIENT)}
+"""
+
+
 # -- files -----------------------------------------------------------------------------
 
 
@@ -292,7 +412,8 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
 
     Returns:
         {path: content}: ``events/catalog.py`` and ``client/listeners.py`` with
-        their regions filled, and ``docs/events.rst`` whole.
+        their regions filled, and ``docs/events.rst`` and ``docs/endpoints.rst``
+        whole.
     """
     package = root / "service_client"
     names = package / "events" / "catalog.py"
@@ -307,6 +428,7 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
         names: text,
         methods: code,
         root / "docs" / "events.rst": render_docs_page(),
+        root / "docs" / "endpoints.rst": render_endpoints_page(),
     }
 
 
