@@ -42,90 +42,33 @@ request with another ``Origin`` gets 403. Bodies over ``max_body_bytes``
 (16 MiB) get 413 unread; both journals are rings (``journal_entries``, 10,000) keeping
 ``journal_body_bytes`` (8,192) of each body, cut with ``…[truncated: N bytes in all]``.
 
-REST (``/api/v2``, ``Authorization: Bearer <token>``):
+REST (``/api/v2``, ``Authorization: Bearer <token>``): exactly the endpoints of the service's catalog,
+:mod:`service_client.endpoints` (``docs/endpoints.rst`` lists each with what it takes, the
+permission it needs and what it answers): each handler is registered against its endpoint
+(``RestBase.serve``), the endpoint's ``authorized`` flag decides whether it needs a token (only
+``EXECUTE_WEBHOOK`` does not), and a test holds the two together. Where the service's behaviour is
+not known, the emulator decides:
 
-- ``GET /auth/me``: -> ``{"user": User}``
-- ``GET /channels/dm/{uid}``: -> bare DM record; opens it on first call (``dm:new``)
-- ``DELETE /channels/{cid}``: -> 204 (MANAGE_CHANNELS)
-- ``GET /channels/{cid}``: -> bare Channel (``serverPublicId`` null for a DM)
-- ``PATCH /channels/{cid}``: ``{name?, description?}`` -> 204 (MANAGE_CHANNELS)
-- ``GET /channels/{cid}/webhooks``: -> ``{"webhooks": [Webhook]}`` without tokens (MANAGE_CHANNELS)
-- ``POST /channels/{cid}/webhooks``: ``{name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its ``token``
-- ``DELETE /channels/{cid}/webhooks/{wid}``: -> 204 (MANAGE_CHANNELS)
-- ``PATCH /channels/{cid}/webhooks/{wid}``: ``{name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)
-- ``POST /channels/{cid}/messages/bulk-delete``: ``{messageIds}`` (1 to 100) -> 204 (MANAGE_MESSAGES);
-  one ``message:deleted`` per message
-- ``GET /chat/{cid}``: ``?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)
-- ``DELETE /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
-- ``POST /chat/{cid}/pin/{mid}``: -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``
-- ``GET /chat/{cid}/pins``: -> ``{"pins": [Message]}``, most recently pinned first
-- ``GET /chat/{cid}/reactions/{mid}/details``: ``?emoji=`` -> ``{"reactions": [ReactionDetail]}``, every
-  emoji group (``emoji`` does not filter)
-- ``GET /chat/{cid}/search``: ``?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first
-  (``before`` / ``after``: message ids of this channel); ``q`` of more than 1024 characters or 32
-  terms: 400
-- ``DELETE /invites/{code}``: -> 204; MANAGE_INVITES on the invite's server
-- ``GET /invites/{code}``: -> resolved invite; 404 unknown or expired; 403 to a member who may not
-  view its channel (anyone outside the server may resolve it)
-- ``GET /servers``: -> ``{"servers": [Server]}``
-- ``POST /servers``: ``{name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403
-- ``DELETE /servers/{sid}``: -> 204 (owner only)
-- ``GET /servers/{sid}``: -> bare Server
-- ``PATCH /servers/{sid}``: ``{name?, imageUrl?}`` -> 204 (MANAGE_SERVER)
-- ``GET /servers/{sid}/audit-logs``: ``?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest first (VIEW_AUDIT_LOG)
-- ``GET /servers/{sid}/bans``: -> ``{"bans": [Ban]}`` (BAN_MEMBERS)
-- ``POST /servers/{sid}/boost``: -> 204: membership checked, no other effect
-- ``GET /servers/{sid}/categories``: -> ``{categories, uncategorizedChannels}``
-- ``POST /servers/{sid}/categories``: ``{name, isPrivate?}`` -> 201 ``{"category"}`` (MANAGE_CHANNELS)
-- ``POST /servers/{sid}/channels``: -> 201 ``{"channel"}`` (MANAGE_CHANNELS); private channels and
-  categories also get a MEMBER override for their creator allowing VIEW_CHANNELS | SEND_MESSAGES
-- ``GET /servers/{sid}/emojis``: -> ``{"emojis": [Emoji]}``
-- ``POST /servers/{sid}/emojis``: ``{name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}`` (MANAGE_SERVER; 409 name taken)
-- ``DELETE /servers/{sid}/emojis/{eid}``: -> 204 (MANAGE_SERVER)
-- ``GET /servers/{sid}/invites``: ``?all=true`` -> ``{"invites"}`` (MANAGE_INVITES); invites to
-  channels the caller may not view are left out
-- ``POST /servers/{sid}/invites``: ``{channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
-  403 to a channel the caller may not view
-- ``POST /servers/{sid}/leave``: -> 204 (the owner cannot leave: 400)
-- ``GET /servers/{sid}/members``: -> bare ``[Member]``; ``?search=`` -> ``{"members": [...]}`` (VIEW_MEMBERS)
-- ``GET /servers/{sid}/members/{uid}``: -> bare Member; 404 if not a member
-- ``PATCH /servers/{sid}/members/{uid}``: ``{roles?, nickname?}`` -> 204 (MANAGE_ROLES)
-- ``PUT /servers/{sid}/notifications``: ``{muted?, muteUntil?, mentionsOnly?}`` -> 204 (the caller's own)
-- ``POST /servers/{sid}/read``: -> 204: membership checked, no other effect
-- ``GET /servers/{sid}/roles``: -> ``{"roles": [Role]}``
-- ``POST /servers/{sid}/roles``: -> 201 ``{"role"}`` (MANAGE_ROLES)
-- ``DELETE /servers/{sid}/roles/{rid}``: -> 204 (MANAGE_ROLES)
-- ``PATCH /servers/{sid}/roles/{rid}``: -> ``{"role"}`` (MANAGE_ROLES)
-- ``GET /servers/{sid}/stats``: -> bare ``{memberCount, channelCount, roleCount}``
-- ``GET /servers/{sid}/vanity``: -> ``{"vanityCode": str | null}``
-- ``PATCH /users/settings``: ``{status}`` -> 204 and ``presence:update``; other keys 400
-- ``GET /users/{uid}``: -> bare User
-- ``GET /users/{uid}/mutual-servers``: -> ``{"mutualServers": [{publicId, name, imageUrl}]}``
-- ``GET /users/{uid}/profile``: -> bare User plus banner, bio and counts
-- ``POST /webhooks/{wid}/{token}``: ``{content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``; no
-  ``Authorization``; 404 unknown webhook or wrong token; ``message:new`` from the webhook's pseudo-user,
-  the message record marked ``webhookId`` (there and in history, search and pins); the token shows
-  as ``***`` in the request journal (path and body)
+- ``GET_INVITE``: 403 to a member who may not view the invite's channel (anyone outside the server
+  may resolve it); ``LIST_INVITES`` leaves out invites to channels the caller may not view, and
+  ``CREATE_INVITE`` answers 403 for such a channel
+- ``CREATE_CHANNEL``, ``CREATE_CATEGORY``: a private one also gets a MEMBER override for its creator
+  allowing VIEW_CHANNELS | SEND_MESSAGES
+- ``PIN_MESSAGE``, ``UNPIN_MESSAGE``: DM participants may pin without any permission
+- ``SEARCH_MESSAGES``: ``limit`` 25 by default, ``q`` of more than 1024 characters or 32 terms: 400
+- ``EXECUTE_WEBHOOK``: the message record is marked ``webhookId`` (there and in history, search and
+  pins); the token shows as ``***`` in the request journal (path and body)
+- ``GET_CHANNEL`` of a DM answers the DM record seen from the caller's side
 
 Successful changes (server, channel, category, role, member, invite, pin, bulk delete, emoji and
-webhook routes, and socket kicks, bans and unbans) write an audit log entry whose ``actionType`` is
+webhook endpoints, and socket kicks, bans and unbans) write an audit log entry whose ``actionType`` is
 upper snake case: ``SERVER_UPDATE``, ``CHANNEL_CREATE``, ``ROLE_DELETE``, ``MEMBER_BAN``,
 ``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``rest_extras.py``).
 
 Permission overwrites, categories and channel copies (MANAGE_CHANNELS, a server permission, to
 manage; overrides readable with MANAGE_CHANNELS or the right to view; each change sends
 ``server:channels_updated`` / ``server:categories_updated`` and moves sockets in or out of the
-channel rooms at once):
-
-- ``PATCH /servers/{sid}/categories/{cat}``: ``{name?, isPrivate?}`` -> 204
-- ``DELETE /servers/{sid}/categories/{cat}``: -> 204; its channels become uncategorised
-- ``POST /servers/{sid}/categories/{cat}/sync``: -> 204; overrides and ``isPrivate`` copied to its channels
-- ``GET /servers/{sid}/categories/{cat}/overrides``: -> ``{"overrides": [Override]}``
-- ``POST /channels/{cid}/duplicate``: -> 201 ``{"channel"}``; settings and overrides, no messages
-- ``POST /channels/{cid}/sync``: -> 204; the category's overrides and ``isPrivate``; 400 without one
-- ``GET /channels/{cid}/overrides``: -> ``{"overrides": [Override]}`` (a category id works too)
-- ``POST /channels/{cid}/overrides``: ``{targetId, type, allow, deny}`` -> 204, create or replace
-- ``DELETE /channels/{cid}/overrides/{oid}``: -> 204
+channel rooms at once; the override endpoints take a category's id as well as a channel's).
 
 Overrides and ``isPrivate`` take effect for VIEW_CHANNELS and SEND_MESSAGES (owner and
 ADMINISTRATOR excepted): private drops VIEW_CHANNELS, then ``@everyone``'s override, the member's

@@ -47,4 +47,3 @@ class RestApi(ExtraRoutes):
         super().__init__(store, ops, realtime, faults, limiter, log)
         self._routes()
         self._extra_routes()
-        self._audit_routes()

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+from ..endpoints import Endpoint
 from .faults import FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
 from .ops import Operations
 from .realtime import Realtime
@@ -33,8 +34,31 @@ class RestBase:
         self.limiter = limiter
         self.log = log
         self.router: Router[Handler] = Router()
-        #: Handlers served without ``Authorization`` (webhook execution).
+        #: The handler of each endpoint of the service's catalog, as registered by :meth:`serve`.
+        self.served: dict[Endpoint, Handler] = {}
+        #: Handlers served without ``Authorization`` (the catalog's endpoints that are not ``authorized``).
         self._public_handlers: set[Handler] = set()
+
+    def serve(self, endpoint: Endpoint, handler: Handler) -> None:
+        """Serve ``endpoint`` of the service's catalog (its method and path) with ``handler``.
+
+        The handler is passed through :meth:`_wrap` first; it is served without
+        ``Authorization`` when the endpoint is not ``authorized``.
+
+        Raises:
+            ValueError: The endpoint is already served.
+        """
+        if endpoint in self.served:
+            raise ValueError(f"{endpoint.name} is already served")
+        handler = self._wrap(endpoint, handler)
+        self.served[endpoint] = handler
+        self.router.add(endpoint.method, endpoint.path, handler)
+        if not endpoint.authorized:
+            self._public_handlers.add(handler)
+
+    def _wrap(self, endpoint: Endpoint, handler: Handler) -> Handler:
+        """The handler to serve for ``endpoint``: ``handler`` itself here; route groups add behaviour."""
+        return handler
 
     # ------------------------------------------------------------------ dispatch
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any, rel_raw: str) -> None:

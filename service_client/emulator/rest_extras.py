@@ -8,6 +8,8 @@ from urllib.parse import unquote
 
 from starlette.responses import Response
 
+from .. import endpoints
+from ..endpoints import Endpoint
 from .ops import Conflict
 from .ops_checks import MAX_REASON_CHARS
 from .rest_routes import CoreRoutes
@@ -21,55 +23,54 @@ class ExtraRoutes(CoreRoutes):
     # ------------------------------------------------------------------ server extras
     # Vanity code, notification settings, audit log, custom emojis, webhooks, user profiles.
     def _extra_routes(self) -> None:
-        add = self.router.add
-        add("GET", "/servers/{sid}/vanity", self.get_vanity)
-        add("PUT", "/servers/{sid}/notifications", self.put_notifications)
-        add("GET", "/servers/{sid}/audit-logs", self.get_audit_logs)
-        add("GET", "/servers/{sid}/emojis", self.get_emojis)
-        add("POST", "/servers/{sid}/emojis", self.post_emoji)
-        add("DELETE", "/servers/{sid}/emojis/{eid}", self.delete_emoji)
-        add("GET", "/channels/{cid}/webhooks", self.get_webhooks)
-        add("POST", "/channels/{cid}/webhooks", self.post_webhook)
-        add("PATCH", "/channels/{cid}/webhooks/{wid}", self.patch_webhook)
-        add("DELETE", "/channels/{cid}/webhooks/{wid}", self.delete_webhook)
-        add("POST", "/webhooks/{wid}/{token}", self.execute_webhook)
-        self._public_handlers.add(self.execute_webhook)
-        add("GET", "/users/{uid}/profile", self.get_profile)
-        add("GET", "/users/{uid}/mutual-servers", self.get_mutual_servers)
+        serve = self.serve
+        serve(endpoints.GET_VANITY, self.get_vanity)
+        serve(endpoints.SET_NOTIFICATIONS, self.put_notifications)
+        serve(endpoints.GET_AUDIT_LOG, self.get_audit_logs)
+        serve(endpoints.LIST_EMOJIS, self.get_emojis)
+        serve(endpoints.CREATE_EMOJI, self.post_emoji)
+        serve(endpoints.DELETE_EMOJI, self.delete_emoji)
+        serve(endpoints.LIST_WEBHOOKS, self.get_webhooks)
+        serve(endpoints.CREATE_WEBHOOK, self.post_webhook)
+        serve(endpoints.EDIT_WEBHOOK, self.patch_webhook)
+        serve(endpoints.DELETE_WEBHOOK, self.delete_webhook)
+        serve(endpoints.EXECUTE_WEBHOOK, self.execute_webhook)
+        serve(endpoints.GET_PROFILE, self.get_profile)
+        serve(endpoints.GET_MUTUAL_SERVERS, self.get_mutual_servers)
 
     async def get_vanity(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/vanity`` -> ``{"vanityCode": str | null}`` (members)."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}/vanity`` -> ``{"vanityCode": str | null}`` (members)."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         return json_response({"vanityCode": self.store.vanity_code(sid)})
 
     async def put_notifications(self, ctx: Ctx) -> Response:
-        """``PUT /servers/{sid}/notifications {muted?, muteUntil?, mentionsOnly?}`` -> 204: the
+        """``PUT /servers/{server_id}/notifications {muted?, muteUntil?, mentionsOnly?}`` -> 204: the
         caller's own settings for the server."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         await self.ops.set_notifications(sid, ctx.uid, ctx.body())
         return no_content()
 
     async def get_audit_logs(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/audit-logs?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest
+        """``GET /servers/{server_id}/audit-logs?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest
         first (VIEW_AUDIT_LOG; ``limit`` default 50, clamped to 1..100; ``action`` an exact name)."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "VIEW_AUDIT_LOG")
         limit = ctx.q_int("limit", 50)
         action = ctx.q("action") or None
         return json_response({"logs": self.store.audit_logs(sid, limit, action)})
 
     async def get_emojis(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/emojis`` -> ``{"emojis": [Emoji]}`` (members)."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}/emojis`` -> ``{"emojis": [Emoji]}`` (members)."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         return json_response({"emojis": self.store.emojis(sid)})
 
     async def post_emoji(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/emojis {name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}``
+        """``POST /servers/{server_id}/emojis {name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}``
         (MANAGE_SERVER; name 2 to 32 of ``[A-Za-z0-9_]``; a name already used: 409)."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
         try:
             emoji = await self.ops.create_emoji(sid, ctx.body(), ctx.uid)
@@ -78,10 +79,10 @@ class ExtraRoutes(CoreRoutes):
         return json_response({"emoji": emoji}, 201)
 
     async def delete_emoji(self, ctx: Ctx) -> Response:
-        """``DELETE /servers/{sid}/emojis/{eid}`` -> 204 (MANAGE_SERVER)."""
-        sid = ctx.params["sid"]
+        """``DELETE /servers/{server_id}/emojis/{emoji_id}`` -> 204 (MANAGE_SERVER)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
-        self.store.delete_emoji(sid, ctx.params["eid"])
+        self.store.delete_emoji(sid, ctx.params["emoji_id"])
         return no_content()
 
     def _webhook_in(self, cid: str, wid: str) -> Any:
@@ -91,72 +92,67 @@ class ExtraRoutes(CoreRoutes):
         return row
 
     async def get_webhooks(self, ctx: Ctx) -> Response:
-        """``GET /channels/{chid}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
-        cid = ctx.params["cid"]
+        """``GET /channels/{channel_id}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
         return json_response({"webhooks": self.store.webhooks(cid)})
 
     async def post_webhook(self, ctx: Ctx) -> Response:
-        """``POST /channels/{chid}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
+        """``POST /channels/{channel_id}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
         ``token`` (the only answer that carries it; MANAGE_CHANNELS)."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
         return json_response({"webhook": await self.ops.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
 
     async def patch_webhook(self, ctx: Ctx) -> Response:
-        """``PATCH /channels/{chid}/webhooks/{wid} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
-        cid = ctx.params["cid"]
+        """``PATCH /channels/{channel_id}/webhooks/{webhook_id} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
-        self._webhook_in(cid, ctx.params["wid"])
-        await self.ops.update_webhook(ctx.params["wid"], ctx.body())
+        self._webhook_in(cid, ctx.params["webhook_id"])
+        await self.ops.update_webhook(ctx.params["webhook_id"], ctx.body())
         return no_content()
 
     async def delete_webhook(self, ctx: Ctx) -> Response:
-        """``DELETE /channels/{chid}/webhooks/{wid}`` -> 204 (MANAGE_CHANNELS)."""
-        cid = ctx.params["cid"]
+        """``DELETE /channels/{channel_id}/webhooks/{webhook_id}`` -> 204 (MANAGE_CHANNELS)."""
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
-        self._webhook_in(cid, ctx.params["wid"])
-        self.store.delete_webhook(ctx.params["wid"])
+        self._webhook_in(cid, ctx.params["webhook_id"])
+        self.store.delete_webhook(ctx.params["webhook_id"])
         return no_content()
 
     async def execute_webhook(self, ctx: Ctx) -> Response:
-        """``POST /webhooks/{wid}/{token} {content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``:
+        """``POST /webhooks/{webhook_id}/{token} {content?, username?, avatarUrl?, embeds?}`` -> ``{"id"}``:
         no ``Authorization``; 404 for an unknown webhook or a wrong token; the message (author: the
         webhook's pseudo-user) is broadcast as ``message:new``."""
         body = ctx.body()
-        record = await self.ops.execute_webhook(ctx.params["wid"], ctx.params["token"], body)
+        record = await self.ops.execute_webhook(ctx.params["webhook_id"], ctx.params["token"], body)
         return json_response({"id": record["publicId"]})
 
     async def get_profile(self, ctx: Ctx) -> Response:
-        """``GET /users/{uid}/profile`` -> bare User plus ``banner, bannerColor, bio, followersCount,
+        """``GET /users/{user_id}/profile`` -> bare User plus ``banner, bannerColor, bio, followersCount,
         followingCount, mutualFriendsCount``."""
-        return json_response(self.store.profile(ctx.params["uid"], viewer=ctx.uid))
+        return json_response(self.store.profile(ctx.params["user_id"], viewer=ctx.uid))
 
     async def get_mutual_servers(self, ctx: Ctx) -> Response:
-        """``GET /users/{uid}/mutual-servers`` -> ``{"mutualServers": [{publicId, name, imageUrl}]}``."""
-        return json_response({"mutualServers": self.store.mutual_servers(ctx.params["uid"], ctx.uid)})
+        """``GET /users/{user_id}/mutual-servers`` -> ``{"mutualServers": [{publicId, name, imageUrl}]}``."""
+        return json_response({"mutualServers": self.store.mutual_servers(ctx.params["user_id"], ctx.uid)})
 
     # ------------------------------------------------------------------ audit log
-    def _audit_routes(self) -> None:
-        """Wrap every route of :data:`AUDITED_ROUTES` so that a success writes an audit log entry.
-
-        Call after every route is registered.
-        """
-        routes = self.router._routes
-        for index, (method, segs, handler) in enumerate(routes):
-            spec = AUDITED_ROUTES.get((method, "/" + "/".join(segs)))
-            if spec is not None:
-                routes[index] = (method, segs, self._audited(handler, *spec))
+    def _wrap(self, endpoint: Endpoint, handler: Handler) -> Handler:
+        """``handler``, made to write an audit log entry on success when ``endpoint`` is in
+        :data:`AUDITED_ROUTES`."""
+        spec = AUDITED_ROUTES.get(endpoint)
+        return handler if spec is None else self._audited(handler, *spec)
 
     def _audit_server(self, params: dict[str, str]) -> str | None:
         """The server a request is about (looked up before the handler runs: a delete removes it)."""
-        if "sid" in params:
-            return params["sid"]
+        if "server_id" in params:
+            return params["server_id"]
         row = None
-        if "cid" in params:
-            row = self.store._one("SELECT server_id FROM channels WHERE id=?", (params["cid"],))
+        if "channel_id" in params:
+            row = self.store._one("SELECT server_id FROM channels WHERE id=?", (params["channel_id"],))
             if row is None:  # the override routes also take a category id
-                row = self.store._one("SELECT server_id FROM categories WHERE id=?", (params["cid"],))
+                row = self.store._one("SELECT server_id FROM categories WHERE id=?", (params["channel_id"],))
         elif "code" in params:
             row = self.store._one("SELECT server_id FROM invites WHERE code=?", (params["code"],))
         return None if row is None or row[0] is None else str(row[0])
@@ -195,36 +191,36 @@ class ExtraRoutes(CoreRoutes):
 #: The header a REST change carries its reason in; kept in the audit entry's ``details``.
 AUDIT_REASON_HEADER = "X-Audit-Log-Reason"
 
-#: REST actions written to a server's audit log when they succeed: ``(method, route template) ->
-#: (action, target type, target id source)``. The source is a path parameter, or ``"=<key>"``
+#: REST actions written to a server's audit log when they succeed: ``endpoint -> (action, target
+#: type, target id source)``. The source is a path parameter, or ``"=<key>"``
 #: (``"=<key>:<field>"``) for the ``publicId`` (``<field>``) of the record created under
 #: ``<key>`` in the answer. Socket moderation writes ``MEMBER_KICK``, ``MEMBER_BAN`` and
 #: ``MEMBER_UNBAN`` itself.
-AUDITED_ROUTES: dict[tuple[str, str], tuple[str, str, str]] = {
-    ("PATCH", "/servers/{sid}"): ("SERVER_UPDATE", "SERVER", "sid"),
-    ("POST", "/servers/{sid}/channels"): ("CHANNEL_CREATE", "CHANNEL", "=channel"),
-    ("PATCH", "/channels/{cid}"): ("CHANNEL_UPDATE", "CHANNEL", "cid"),
-    ("DELETE", "/channels/{cid}"): ("CHANNEL_DELETE", "CHANNEL", "cid"),
-    ("POST", "/servers/{sid}/categories"): ("CATEGORY_CREATE", "CATEGORY", "=category"),
-    ("POST", "/servers/{sid}/roles"): ("ROLE_CREATE", "ROLE", "=role"),
-    ("PATCH", "/servers/{sid}/roles/{rid}"): ("ROLE_UPDATE", "ROLE", "rid"),
-    ("DELETE", "/servers/{sid}/roles/{rid}"): ("ROLE_DELETE", "ROLE", "rid"),
-    ("PATCH", "/servers/{sid}/members/{uid}"): ("MEMBER_UPDATE", "USER", "uid"),
-    ("POST", "/servers/{sid}/invites"): ("INVITE_CREATE", "INVITE", "=invite:code"),
-    ("DELETE", "/invites/{code}"): ("INVITE_DELETE", "INVITE", "code"),
-    ("POST", "/chat/{cid}/pin/{mid}"): ("MESSAGE_PIN", "MESSAGE", "mid"),
-    ("DELETE", "/chat/{cid}/pin/{mid}"): ("MESSAGE_UNPIN", "MESSAGE", "mid"),
-    ("POST", "/channels/{cid}/messages/bulk-delete"): ("MESSAGE_BULK_DELETE", "CHANNEL", "cid"),
-    ("POST", "/servers/{sid}/emojis"): ("EMOJI_CREATE", "EMOJI", "=emoji"),
-    ("DELETE", "/servers/{sid}/emojis/{eid}"): ("EMOJI_DELETE", "EMOJI", "eid"),
-    ("POST", "/channels/{cid}/webhooks"): ("WEBHOOK_CREATE", "WEBHOOK", "=webhook"),
-    ("PATCH", "/channels/{cid}/webhooks/{wid}"): ("WEBHOOK_UPDATE", "WEBHOOK", "wid"),
-    ("DELETE", "/channels/{cid}/webhooks/{wid}"): ("WEBHOOK_DELETE", "WEBHOOK", "wid"),
-    ("PATCH", "/servers/{sid}/categories/{cat}"): ("CATEGORY_UPDATE", "CATEGORY", "cat"),
-    ("DELETE", "/servers/{sid}/categories/{cat}"): ("CATEGORY_DELETE", "CATEGORY", "cat"),
-    ("POST", "/servers/{sid}/categories/{cat}/sync"): ("CATEGORY_SYNC", "CATEGORY", "cat"),
-    ("POST", "/channels/{cid}/duplicate"): ("CHANNEL_CREATE", "CHANNEL", "=channel"),
-    ("POST", "/channels/{cid}/sync"): ("CHANNEL_SYNC", "CHANNEL", "cid"),
-    ("POST", "/channels/{cid}/overrides"): ("CHANNEL_OVERWRITE_UPDATE", "CHANNEL", "cid"),
-    ("DELETE", "/channels/{cid}/overrides/{oid}"): ("CHANNEL_OVERWRITE_DELETE", "CHANNEL", "cid"),
+AUDITED_ROUTES: dict[Endpoint, tuple[str, str, str]] = {
+    endpoints.EDIT_SERVER: ("SERVER_UPDATE", "SERVER", "server_id"),
+    endpoints.CREATE_CHANNEL: ("CHANNEL_CREATE", "CHANNEL", "=channel"),
+    endpoints.EDIT_CHANNEL: ("CHANNEL_UPDATE", "CHANNEL", "channel_id"),
+    endpoints.DELETE_CHANNEL: ("CHANNEL_DELETE", "CHANNEL", "channel_id"),
+    endpoints.CREATE_CATEGORY: ("CATEGORY_CREATE", "CATEGORY", "=category"),
+    endpoints.CREATE_ROLE: ("ROLE_CREATE", "ROLE", "=role"),
+    endpoints.EDIT_ROLE: ("ROLE_UPDATE", "ROLE", "role_id"),
+    endpoints.DELETE_ROLE: ("ROLE_DELETE", "ROLE", "role_id"),
+    endpoints.EDIT_MEMBER: ("MEMBER_UPDATE", "USER", "user_id"),
+    endpoints.CREATE_INVITE: ("INVITE_CREATE", "INVITE", "=invite:code"),
+    endpoints.DELETE_INVITE: ("INVITE_DELETE", "INVITE", "code"),
+    endpoints.PIN_MESSAGE: ("MESSAGE_PIN", "MESSAGE", "message_id"),
+    endpoints.UNPIN_MESSAGE: ("MESSAGE_UNPIN", "MESSAGE", "message_id"),
+    endpoints.BULK_DELETE_MESSAGES: ("MESSAGE_BULK_DELETE", "CHANNEL", "channel_id"),
+    endpoints.CREATE_EMOJI: ("EMOJI_CREATE", "EMOJI", "=emoji"),
+    endpoints.DELETE_EMOJI: ("EMOJI_DELETE", "EMOJI", "emoji_id"),
+    endpoints.CREATE_WEBHOOK: ("WEBHOOK_CREATE", "WEBHOOK", "=webhook"),
+    endpoints.EDIT_WEBHOOK: ("WEBHOOK_UPDATE", "WEBHOOK", "webhook_id"),
+    endpoints.DELETE_WEBHOOK: ("WEBHOOK_DELETE", "WEBHOOK", "webhook_id"),
+    endpoints.EDIT_CATEGORY: ("CATEGORY_UPDATE", "CATEGORY", "category_id"),
+    endpoints.DELETE_CATEGORY: ("CATEGORY_DELETE", "CATEGORY", "category_id"),
+    endpoints.SYNC_CATEGORY: ("CATEGORY_SYNC", "CATEGORY", "category_id"),
+    endpoints.DUPLICATE_CHANNEL: ("CHANNEL_CREATE", "CHANNEL", "=channel"),
+    endpoints.SYNC_CHANNEL: ("CHANNEL_SYNC", "CHANNEL", "channel_id"),
+    endpoints.SET_OVERRIDE: ("CHANNEL_OVERWRITE_UPDATE", "CHANNEL", "channel_id"),
+    endpoints.DELETE_OVERRIDE: ("CHANNEL_OVERWRITE_DELETE", "CHANNEL", "channel_id"),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from .. import endpoints
 from .rest_base import RestBase
 from .routing import Ctx, json_response, no_content
 from .store import Forbidden
@@ -19,16 +20,16 @@ class OverrideRoutes(RestBase):
     # the right to view the channel or category.
 
     def _permission_routes(self) -> None:
-        add = self.router.add
-        add("PATCH", "/servers/{sid}/categories/{cat}", self.patch_category)
-        add("DELETE", "/servers/{sid}/categories/{cat}", self.delete_category)
-        add("POST", "/servers/{sid}/categories/{cat}/sync", self.sync_category)
-        add("GET", "/servers/{sid}/categories/{cat}/overrides", self.get_category_overrides)
-        add("POST", "/channels/{cid}/duplicate", self.duplicate_channel)
-        add("POST", "/channels/{cid}/sync", self.sync_channel)
-        add("GET", "/channels/{cid}/overrides", self.get_overrides)
-        add("POST", "/channels/{cid}/overrides", self.post_override)
-        add("DELETE", "/channels/{cid}/overrides/{oid}", self.delete_override)
+        serve = self.serve
+        serve(endpoints.EDIT_CATEGORY, self.patch_category)
+        serve(endpoints.DELETE_CATEGORY, self.delete_category)
+        serve(endpoints.SYNC_CATEGORY, self.sync_category)
+        serve(endpoints.LIST_CATEGORY_OVERRIDES, self.get_category_overrides)
+        serve(endpoints.DUPLICATE_CHANNEL, self.duplicate_channel)
+        serve(endpoints.SYNC_CHANNEL, self.sync_channel)
+        serve(endpoints.LIST_CHANNEL_OVERRIDES, self.get_overrides)
+        serve(endpoints.SET_OVERRIDE, self.post_override)
+        serve(endpoints.DELETE_OVERRIDE, self.delete_override)
 
     def _manage_channel(self, cid: str, uid: str) -> str:
         """404 unknown channel; 403 a DM, a non-member or no MANAGE_CHANNELS. Returns the server id."""
@@ -56,72 +57,72 @@ class OverrideRoutes(RestBase):
             raise Forbidden("channels.errors.no_access")
 
     async def patch_category(self, ctx: Ctx) -> Response:
-        """``PATCH /servers/{sid}/categories/{cat} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
+        """``PATCH /servers/{server_id}/categories/{category_id} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
         ``server:categories_updated``."""
-        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
+        sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self._manage_category(sid, cat_id, ctx.uid)
         body = ctx.body()
         await self.ops.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
         return no_content()
 
     async def delete_category(self, ctx: Ctx) -> Response:
-        """``DELETE /servers/{sid}/categories/{cat}`` -> 204 (MANAGE_CHANNELS); its channels
+        """``DELETE /servers/{server_id}/categories/{category_id}`` -> 204 (MANAGE_CHANNELS); its channels
         become uncategorised."""
-        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
+        sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self._manage_category(sid, cat_id, ctx.uid)
         await self.ops.delete_category(sid, cat_id)
         return no_content()
 
     async def sync_category(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/categories/{cat}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
+        """``POST /servers/{server_id}/categories/{category_id}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
         and ``isPrivate`` copied to its channels."""
-        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
+        sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self._manage_category(sid, cat_id, ctx.uid)
         await self.ops.sync_category(sid, cat_id)
         return no_content()
 
     async def get_category_overrides(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/categories/{cat}/overrides`` -> ``{"overrides": [Override]}``."""
-        sid, cat_id = ctx.params["sid"], ctx.params["cat"]
+        """``GET /servers/{server_id}/categories/{category_id}/overrides`` -> ``{"overrides": [Override]}``."""
+        sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self._server_access(sid, ctx.uid)
         self.store.category_row(sid, cat_id)
         self._read_overrides(cat_id, ctx.uid)
         return json_response({"overrides": self.store.overrides(cat_id)})
 
     async def duplicate_channel(self, ctx: Ctx) -> Response:
-        """``POST /channels/{cid}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
+        """``POST /channels/{channel_id}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
         settings and overrides, no messages."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         self._manage_channel(cid, ctx.uid)
         return json_response({"channel": await self.ops.duplicate_channel(cid)}, 201)
 
     async def sync_channel(self, ctx: Ctx) -> Response:
-        """``POST /channels/{cid}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
+        """``POST /channels/{channel_id}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
         ``isPrivate`` copied; 400 without a category."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         self._manage_channel(cid, ctx.uid)
         await self.ops.sync_channel(cid)
         return no_content()
 
     async def get_overrides(self, ctx: Ctx) -> Response:
-        """``GET /channels/{cid}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
-        cid = ctx.params["cid"]
+        """``GET /channels/{channel_id}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
+        cid = ctx.params["channel_id"]
         self._read_overrides(cid, ctx.uid)
         return json_response({"overrides": self.store.overrides(cid)})
 
     async def post_override(self, ctx: Ctx) -> Response:
-        """``POST /channels/{cid}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
+        """``POST /channels/{channel_id}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
         create or replace; a category id works too; rooms follow at once."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         _kind, sid = self.store.override_scope(cid)
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         await self.ops.set_override(cid, ctx.body())
         return no_content()
 
     async def delete_override(self, ctx: Ctx) -> Response:
-        """``DELETE /channels/{cid}/overrides/{oid}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
-        cid = ctx.params["cid"]
+        """``DELETE /channels/{channel_id}/overrides/{override_id}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
+        cid = ctx.params["channel_id"]
         _kind, sid = self.store.override_scope(cid)
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
-        await self.ops.delete_override(cid, ctx.params["oid"])
+        await self.ops.delete_override(cid, ctx.params["override_id"])
         return no_content()

@@ -6,6 +6,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from .. import endpoints
 from .rest_overrides import OverrideRoutes
 from .rest_search import search_messages
 from .routing import Ctx, json_response, no_content
@@ -17,50 +18,50 @@ class CoreRoutes(OverrideRoutes):
 
     # ------------------------------------------------------------------ routes
     def _routes(self) -> None:
-        add = self.router.add
-        add("GET", "/auth/me", self.get_me)
-        add("GET", "/servers", self.get_servers)
-        add("POST", "/servers", self.post_server)
-        add("GET", "/servers/{sid}", self.get_server)
-        add("PATCH", "/servers/{sid}", self.patch_server)
-        add("DELETE", "/servers/{sid}", self.delete_server)
-        add("POST", "/servers/{sid}/leave", self.leave_server)
-        add("POST", "/servers/{sid}/boost", self.noop)
-        add("POST", "/servers/{sid}/read", self.noop)
-        add("GET", "/servers/{sid}/members", self.get_members)
-        add("GET", "/servers/{sid}/members/{uid}", self.get_member)
-        add("PATCH", "/servers/{sid}/members/{uid}", self.patch_member)
-        add("GET", "/servers/{sid}/categories", self.get_categories)
-        add("POST", "/servers/{sid}/categories", self.post_category)
-        add("POST", "/servers/{sid}/channels", self.post_channel)
-        add("GET", "/servers/{sid}/stats", self.get_stats)
-        add("GET", "/servers/{sid}/roles", self.get_roles)
-        add("POST", "/servers/{sid}/roles", self.post_role)
-        add("PATCH", "/servers/{sid}/roles/{rid}", self.patch_role)
-        add("DELETE", "/servers/{sid}/roles/{rid}", self.delete_role)
-        add("GET", "/servers/{sid}/bans", self.get_bans)
-        add("GET", "/servers/{sid}/invites", self.get_invites)
-        add("POST", "/servers/{sid}/invites", self.post_invite)
-        add("GET", "/channels/{cid}", self.get_channel)
-        add("PATCH", "/channels/{cid}", self.patch_channel)
-        add("DELETE", "/channels/{cid}", self.delete_channel)
-        add("GET", "/channels/dm/{uid}", self.get_dm)
-        add("GET", "/chat/{cid}", self.get_history)
-        add("GET", "/chat/{cid}/search", self.get_search)
-        add("GET", "/chat/{cid}/pins", self.get_pins)
-        add("POST", "/chat/{cid}/pin/{mid}", self.pin)
-        add("DELETE", "/chat/{cid}/pin/{mid}", self.unpin)
-        add("GET", "/chat/{cid}/reactions/{mid}/details", self.get_reaction_details)
-        add("POST", "/channels/{cid}/messages/bulk-delete", self.bulk_delete)
-        add("PATCH", "/users/settings", self.patch_settings)
-        add("GET", "/users/{uid}", self.get_user)
-        add("GET", "/invites/{code}", self.get_invite)
-        add("DELETE", "/invites/{code}", self.delete_invite)
+        serve = self.serve
+        serve(endpoints.GET_ME, self.get_me)
+        serve(endpoints.LIST_SERVERS, self.get_servers)
+        serve(endpoints.CREATE_SERVER, self.post_server)
+        serve(endpoints.GET_SERVER, self.get_server)
+        serve(endpoints.EDIT_SERVER, self.patch_server)
+        serve(endpoints.DELETE_SERVER, self.delete_server)
+        serve(endpoints.LEAVE_SERVER, self.leave_server)
+        serve(endpoints.BOOST_SERVER, self.noop)
+        serve(endpoints.MARK_SERVER_READ, self.noop)
+        serve(endpoints.LIST_MEMBERS, self.get_members)
+        serve(endpoints.GET_MEMBER, self.get_member)
+        serve(endpoints.EDIT_MEMBER, self.patch_member)
+        serve(endpoints.LIST_CATEGORIES, self.get_categories)
+        serve(endpoints.CREATE_CATEGORY, self.post_category)
+        serve(endpoints.CREATE_CHANNEL, self.post_channel)
+        serve(endpoints.GET_SERVER_STATS, self.get_stats)
+        serve(endpoints.LIST_ROLES, self.get_roles)
+        serve(endpoints.CREATE_ROLE, self.post_role)
+        serve(endpoints.EDIT_ROLE, self.patch_role)
+        serve(endpoints.DELETE_ROLE, self.delete_role)
+        serve(endpoints.LIST_BANS, self.get_bans)
+        serve(endpoints.LIST_INVITES, self.get_invites)
+        serve(endpoints.CREATE_INVITE, self.post_invite)
+        serve(endpoints.GET_CHANNEL, self.get_channel)
+        serve(endpoints.EDIT_CHANNEL, self.patch_channel)
+        serve(endpoints.DELETE_CHANNEL, self.delete_channel)
+        serve(endpoints.OPEN_DM, self.get_dm)
+        serve(endpoints.GET_HISTORY, self.get_history)
+        serve(endpoints.SEARCH_MESSAGES, self.get_search)
+        serve(endpoints.LIST_PINS, self.get_pins)
+        serve(endpoints.PIN_MESSAGE, self.pin)
+        serve(endpoints.UNPIN_MESSAGE, self.unpin)
+        serve(endpoints.GET_REACTION_DETAILS, self.get_reaction_details)
+        serve(endpoints.BULK_DELETE_MESSAGES, self.bulk_delete)
+        serve(endpoints.SET_STATUS, self.patch_settings)
+        serve(endpoints.GET_USER, self.get_user)
+        serve(endpoints.GET_INVITE, self.get_invite)
+        serve(endpoints.DELETE_INVITE, self.delete_invite)
         self._permission_routes()
 
     async def noop(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/boost`` and ``/read`` -> 204: membership checked, no other effect."""
-        self._server_access(ctx.params["sid"], ctx.uid)
+        """``POST /servers/{server_id}/boost`` and ``/read`` -> 204: membership checked, no other effect."""
+        self._server_access(ctx.params["server_id"], ctx.uid)
         return no_content()
 
     async def get_me(self, ctx: Ctx) -> Response:
@@ -72,8 +73,8 @@ class CoreRoutes(OverrideRoutes):
         return json_response({"servers": self.store.servers_of(ctx.uid)})
 
     async def get_server(self, ctx: Ctx) -> Response:
-        """``GET /servers/{id}`` -> bare Server."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}`` -> bare Server."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         return json_response(self.store.server(sid))
 
@@ -88,8 +89,8 @@ class CoreRoutes(OverrideRoutes):
         return json_response({"server": result["server"]}, 201)
 
     async def patch_server(self, ctx: Ctx) -> Response:
-        """``PATCH /servers/{sid} {name?, imageUrl?}`` -> 204 (MANAGE_SERVER)."""
-        sid = ctx.params["sid"]
+        """``PATCH /servers/{server_id} {name?, imageUrl?}`` -> 204 (MANAGE_SERVER)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "imageUrl") if k in body}
@@ -97,8 +98,8 @@ class CoreRoutes(OverrideRoutes):
         return no_content()
 
     async def delete_server(self, ctx: Ctx) -> Response:
-        """``DELETE /servers/{sid}`` -> 204 (owner only)."""
-        sid = ctx.params["sid"]
+        """``DELETE /servers/{server_id}`` -> 204 (owner only)."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         if self.store.server_row(sid)["owner_id"] != ctx.uid:
             raise Forbidden("servers.errors.not_owner")
@@ -106,8 +107,8 @@ class CoreRoutes(OverrideRoutes):
         return no_content()
 
     async def leave_server(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/leave`` -> 204 (the owner cannot leave: 400)."""
-        sid = ctx.params["sid"]
+        """``POST /servers/{server_id}/leave`` -> 204 (the owner cannot leave: 400)."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         if self.store.server_row(sid)["owner_id"] == ctx.uid:
             raise BadRequest("servers.errors.owner_cannot_leave")
@@ -115,10 +116,10 @@ class CoreRoutes(OverrideRoutes):
         return no_content()
 
     async def get_members(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/members`` -> a bare array of Members; with ``?search=`` ->
+        """``GET /servers/{server_id}/members`` -> a bare array of Members; with ``?search=`` ->
         ``{"members": [...]}`` (VIEW_MEMBERS). The bare array is the service's form: clients (and
         published bots) read the list without a wrapper."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "VIEW_MEMBERS")
         members = self.store.members(sid, viewer=ctx.uid)
         search = ctx.q("search")
@@ -136,31 +137,31 @@ class CoreRoutes(OverrideRoutes):
         return json_response({"members": out})
 
     async def get_member(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/members/{userId}`` -> bare Member; 404 if not a member."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}/members/{user_id}`` -> bare Member; 404 if not a member."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response(self.store.member(sid, ctx.params["uid"], viewer=ctx.uid))
+        return json_response(self.store.member(sid, ctx.params["user_id"], viewer=ctx.uid))
 
     async def patch_member(self, ctx: Ctx) -> Response:
-        """``PATCH /servers/{sid}/members/{uid} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
-        sid = ctx.params["sid"]
+        """``PATCH /servers/{server_id}/members/{user_id} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("roles", "nickname") if k in body}
-        await self.ops.update_member(sid, ctx.params["uid"], fields)
+        await self.ops.update_member(sid, ctx.params["user_id"], fields)
         return no_content()
 
     async def get_categories(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/categories`` -> ``{categories, uncategorizedChannels}``: only the
+        """``GET /servers/{server_id}/categories`` -> ``{categories, uncategorizedChannels}``: only the
         channels the caller may view."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         return json_response(self.store.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
+        """``POST /servers/{server_id}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
         (MANAGE_CHANNELS); a private one keeps the caller in (its own MEMBER override)."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
         category = await self.ops.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
@@ -168,30 +169,30 @@ class CoreRoutes(OverrideRoutes):
         return json_response({"category": category}, 201)
 
     async def post_channel(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS); a private one
+        """``POST /servers/{server_id}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS); a private one
         keeps the caller in (its own MEMBER override)."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
         body = ctx.body()
         return json_response({"channel": await self.ops.create_channel(sid, body, creator=ctx.uid)}, 201)
 
     async def get_stats(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         return json_response({"memberCount": len(self.store.member_ids(sid)),
                               "channelCount": len(self.store.channel_ids_of(sid)),
                               "roleCount": len(self.store.roles(sid))})
 
     async def get_roles(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/roles`` -> ``{"roles": [Role]}``."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}/roles`` -> ``{"roles": [Role]}``."""
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         return json_response({"roles": self.store.roles(sid)})
 
     async def post_role(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
-        sid = ctx.params["sid"]
+        """``POST /servers/{server_id}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
         if "name" not in body:
@@ -201,23 +202,23 @@ class CoreRoutes(OverrideRoutes):
         return json_response(result, 201)
 
     async def patch_role(self, ctx: Ctx) -> Response:
-        """``PATCH /servers/{sid}/roles/{rid}`` -> ``{"role"}`` (MANAGE_ROLES)."""
-        sid = ctx.params["sid"]
+        """``PATCH /servers/{server_id}/roles/{role_id}`` -> ``{"role"}`` (MANAGE_ROLES)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
-        return json_response({"role": await self.ops.update_role(sid, ctx.params["rid"], fields)})
+        return json_response({"role": await self.ops.update_role(sid, ctx.params["role_id"], fields)})
 
     async def delete_role(self, ctx: Ctx) -> Response:
-        """``DELETE /servers/{sid}/roles/{rid}`` -> 204 (MANAGE_ROLES)."""
-        sid = ctx.params["sid"]
+        """``DELETE /servers/{server_id}/roles/{role_id}`` -> 204 (MANAGE_ROLES)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
-        await self.ops.delete_role(sid, ctx.params["rid"])
+        await self.ops.delete_role(sid, ctx.params["role_id"])
         return no_content()
 
     async def get_bans(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
-        sid = ctx.params["sid"]
+        """``GET /servers/{server_id}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
+        sid = ctx.params["server_id"]
         self._need_perm(sid, ctx.uid, "BAN_MEMBERS")
         return json_response({"bans": self.store.bans(sid)})
 
@@ -229,10 +230,10 @@ class CoreRoutes(OverrideRoutes):
         return bool(self.store.can_view(channel_id, uid))
 
     async def get_invites(self, ctx: Ctx) -> Response:
-        """``GET /servers/{sid}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
+        """``GET /servers/{server_id}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
         without ``all=true`` -> ``{"invite": own invite | null}``. Invites to channels the caller
         may not view are left out."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         if ctx.q("all") == "true":
             self._need_perm(sid, ctx.uid, "MANAGE_INVITES")
@@ -245,9 +246,9 @@ class CoreRoutes(OverrideRoutes):
         return json_response({"invite": shown[-1] if shown else None})
 
     async def post_invite(self, ctx: Ctx) -> Response:
-        """``POST /servers/{sid}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
+        """``POST /servers/{server_id}/invites {channelPublicId, maxAge?, maxUses?}`` -> 201 ``{"invite"}``;
         403 to a channel the caller may not view."""
-        sid = ctx.params["sid"]
+        sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         body = ctx.body()
         result = await self.ops.create_invite(sid, body.get("channelPublicId"), ctx.uid,
@@ -256,47 +257,47 @@ class CoreRoutes(OverrideRoutes):
         return json_response(result, 201)
 
     async def get_channel(self, ctx: Ctx) -> Response:
-        """``GET /channels/{id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
-        cid = ctx.params["cid"]
+        """``GET /channels/{channel_id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
+        cid = ctx.params["channel_id"]
         row = self._channel_access(cid, ctx.uid)
         if row["server_id"] is None:
             return json_response(self.store.dm_record(cid, ctx.uid))
         return json_response(self.store.channel(cid))
 
     async def patch_channel(self, ctx: Ctx) -> Response:
-        """``PATCH /channels/{chid} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
-        cid = ctx.params["cid"]
+        """``PATCH /channels/{channel_id} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
+        cid = ctx.params["channel_id"]
         self._manage_channel(cid, ctx.uid)
         body = ctx.body()
         await self.ops.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
         return no_content()
 
     async def delete_channel(self, ctx: Ctx) -> Response:
-        """``DELETE /channels/{chid}`` -> 204 (MANAGE_CHANNELS)."""
-        cid = ctx.params["cid"]
+        """``DELETE /channels/{channel_id}`` -> 204 (MANAGE_CHANNELS)."""
+        cid = ctx.params["channel_id"]
         self._manage_channel(cid, ctx.uid)
         await self.ops.delete_channel(cid)
         return no_content()
 
     async def get_dm(self, ctx: Ctx) -> Response:
-        """``GET /channels/dm/{userId}`` -> bare DM record; opens it on first call (``dm:new``)."""
-        return json_response(await self.ops.open_dm(ctx.uid, ctx.params["uid"]))
+        """``GET /channels/dm/{user_id}`` -> bare DM record; opens it on first call (``dm:new``)."""
+        return json_response(await self.ops.open_dm(ctx.uid, ctx.params["user_id"]))
 
     async def get_history(self, ctx: Ctx) -> Response:
-        """``GET /chat/{chid}?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)."""
-        cid = ctx.params["cid"]
+        """``GET /chat/{channel_id}?limit=&before=`` -> ``{"messages"}`` (chronological, newest ``limit``)."""
+        cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
         limit = ctx.q_int("limit", 50)
         return json_response({"messages": self.store.history(cid, limit, ctx.q("before") or None)})
 
     async def get_search(self, ctx: Ctx) -> Response:
-        """``GET /chat/{chid}/search?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first.
+        """``GET /chat/{channel_id}/search?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first.
 
         ``limit`` defaults to 25 (clamped to 1..100); ``before`` / ``after`` are message ids of
         this channel that bound the results (any other id matches nothing). ``q`` of more than
         1024 characters or 32 terms is answered 400; the search runs off the event loop
         (:func:`~.rest_search.search_messages`)."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
         q = ctx.q("q")
         if q is None:
@@ -322,39 +323,39 @@ class CoreRoutes(OverrideRoutes):
         return row
 
     async def get_pins(self, ctx: Ctx) -> Response:
-        """``GET /chat/{chid}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
-        cid = ctx.params["cid"]
+        """``GET /chat/{channel_id}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
+        cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
         return json_response({"pins": self.store.pins(cid)})
 
     async def pin(self, ctx: Ctx) -> Response:
-        """``POST /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
-        cid = ctx.params["cid"]
+        """``POST /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
-        await self.ops.set_pinned(cid, ctx.params["mid"], True)
+        await self.ops.set_pinned(cid, ctx.params["message_id"], True)
         return no_content()
 
     async def unpin(self, ctx: Ctx) -> Response:
-        """``DELETE /chat/{chid}/pin/{mid}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
-        cid = ctx.params["cid"]
+        """``DELETE /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
-        await self.ops.set_pinned(cid, ctx.params["mid"], False)
+        await self.ops.set_pinned(cid, ctx.params["message_id"], False)
         return no_content()
 
     async def get_reaction_details(self, ctx: Ctx) -> Response:
-        """``GET /chat/{chid}/reactions/{mid}/details?emoji=`` -> ``{"reactions": [ReactionDetail]}``, all emojis.
+        """``GET /chat/{channel_id}/reactions/{message_id}/details?emoji=`` -> ``{"reactions": [ReactionDetail]}``, all emojis.
 
         Every emoji group of the message comes back: the ``emoji`` query is accepted and not used
         to filter, as on the service."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
-        row = self._message_in(cid, ctx.params["mid"])
+        row = self._message_in(cid, ctx.params["message_id"])
         return json_response({"reactions": self.store.reaction_details(row["id"])})
 
     async def bulk_delete(self, ctx: Ctx) -> Response:
-        """``POST /channels/{chid}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
+        """``POST /channels/{channel_id}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
         (MANAGE_MESSAGES); one ``message:deleted`` per message deleted."""
-        cid = ctx.params["cid"]
+        cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx.uid, "MANAGE_MESSAGES", dm_ok=False)
         body = ctx.body()
         await self.ops.bulk_delete(cid, body.get("messageIds"))
@@ -371,8 +372,8 @@ class CoreRoutes(OverrideRoutes):
         return no_content()
 
     async def get_user(self, ctx: Ctx) -> Response:
-        """``GET /users/{uid}`` -> bare User."""
-        return json_response(self.store.user(ctx.params["uid"], viewer=ctx.uid))
+        """``GET /users/{user_id}`` -> bare User."""
+        return json_response(self.store.user(ctx.params["user_id"], viewer=ctx.uid))
 
     async def get_invite(self, ctx: Ctx) -> Response:
         """``GET /invites/{code}`` -> resolved invite; 404 unknown or expired; 403 for a member of
