@@ -1,12 +1,17 @@
 """The service's catalog (``service_client/endpoints.py``) against the client and the emulator.
 
-Every REST endpoint is declared once, in the catalog. These tests hold both sides to it:
+Every REST endpoint and socket event is declared once, in the catalog. These tests hold both
+sides to it:
 
 - every endpoint has an emulator handler, and the emulator serves no route of the service that
   the catalog lacks (its control plane, under ``/_emulator``, is its own);
 - every endpoint has a caller in the client, found by reading the package's source (a reference
   to ``endpoints.NAME``), except those named in :data:`NO_CLIENT_CALLER` with their reason;
-- no REST path is written anywhere else, in the client or in the emulator's REST modules;
+- every socket event the client emits has a handler in the emulator and a sender in the client,
+  every event the service sends a parser in the client and a sender in the emulator, except
+  those named with their reason;
+- no REST path and no socket event name is written anywhere else, in the client or in the
+  emulator (the emulator's control plane aside);
 - the catalog is consistent: unique names and routes, each bucket scope the parameter that
   ``Route`` puts in the bucket key, and the bucket keys and encoding the client always sent.
 """
@@ -32,6 +37,25 @@ PACKAGE = ROOT / "service_client"
 
 #: Endpoints the client does not call, each with its reason.
 NO_CLIENT_CALLER: dict[str, str] = {}
+
+#: Socket events the client does not emit, each with its reason.
+NO_CLIENT_SENDER: dict[str, str] = {
+    "EMIT_MESSAGE_REACTION_CLEAR": "the client has no method that clears every reaction of a message",
+    "EMIT_TYPING_START": "the client sends no typing indicator",
+    "EMIT_TYPING_STOP": "the client sends no typing indicator",
+}
+
+#: Socket events of the service the emulator never sends, each with its reason.
+NO_EMULATOR_SENDER: dict[str, str] = {
+    "ON_VOICE_INCOMING_CALL": "the emulator has no calls between users (voice media is out of its scope)",
+    "ON_VOICE_CALL_CANCELLED": "the emulator has no calls between users (voice media is out of its scope)",
+}
+
+#: Socket events only the emulator sends, each with its reason: not the service's.
+EMULATOR_ONLY_EVENTS: dict[str, str] = {
+    "message:error": "sent only when the emulator is configured with send_errors: the service answers a "
+                     "refused send with nothing",
+}
 
 #: Modules of the emulator that hold its own control plane, whose routes are not the service's.
 EMULATOR_CONTROL_MODULES = frozenset({"control.py"})
@@ -105,6 +129,24 @@ def path_literals(paths: list[pathlib.Path], heads: set[str]) -> list[str]:
                 head = re.split(r"[/{?\s]", text[1:], maxsplit=1)[0] if text.startswith("/") else ""
                 if head in heads:
                     found.append(f"{_where(path)}:{node.lineno} {text[:60]!r}")
+    return found
+
+
+def wire_literals(paths: list[pathlib.Path], names: set[str]) -> list[str]:
+    """String constants outside docstrings that are one of the socket event ``names`` (wire
+    names), and string constants with a ``:`` (as every socket event name has; Python event
+    names have none) passed first to an ``emit`` call, as ``path:line text``."""
+    found = []
+    for path in paths:
+        tree = _parsed(path)
+        docs = _docstrings(tree)
+        emitted = {id(node.args[0]) for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute)
+                   and node.func.attr == "emit"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if node.value in names or (id(node) in emitted and ":" in node.value):
+                    found.append(f"{_where(path)}:{node.lineno} {node.value!r}")
     return found
 
 
@@ -191,6 +233,20 @@ def test_a_route_of_an_endpoint_takes_no_template() -> None:
         Route(endpoints.PIN_MESSAGE, channel_id="C1")
 
 
+def test_each_socket_event_is_named_for_its_constant_and_declared_once() -> None:
+    events = endpoints.SOCKET_EVENTS
+    assert all(getattr(endpoints, e.name) == e.event for e in events)
+    assert len({(e.direction, e.event) for e in events}) == len(events)
+    constants = {n for n in vars(endpoints) if n.startswith(("EMIT_", "ON_"))}
+    assert constants == {e.name for e in events}
+    for e in events:
+        assert e.name.startswith("EMIT_" if e.direction == endpoints.CLIENT_TO_SERVICE else "ON_"), e.name
+        assert type(getattr(endpoints, e.name)) is str  # a plain str: dict lookups stay fast
+        assert e.record and e.description.endswith("."), e.name
+    assert {e.name for e in events if e.ack} == {"EMIT_SERVER_KICK", "EMIT_SERVER_BAN", "EMIT_SERVER_UNBAN"}
+    assert (endpoints.EMIT_PRESENCE_UPDATE, endpoints.ON_MESSAGE_NEW) == ("presence:update", "message:new")
+
+
 # -- the emulator serves exactly the catalog -----------------------------------------------------
 
 
@@ -222,6 +278,18 @@ def test_the_emulator_answers_every_endpoint_and_a_route_outside_the_catalog_is_
     assert (unknown.status_code, unknown.json()) == (404, {"error": "Not found"})
 
 
+def test_the_emulator_handles_every_event_the_client_emits_and_sends_the_services_events(emulator_server) -> None:
+    handled = set(emulator_server.core.rt.sio.handlers["/"])
+    emits = {e.event for e in endpoints.SOCKET_EVENTS if e.direction == endpoints.CLIENT_TO_SERVICE}
+    assert sorted(emits - handled) == [], "give these events a handler in the emulator"
+    assert sorted(handled - emits - {"connect", "disconnect", "*"}) == [], "add these events to the catalog"
+    refs = catalog_references(list(_modules(emulator=True)))
+    missing = [e.name for e in endpoints.SOCKET_EVENTS if e.direction == endpoints.SERVICE_TO_CLIENT
+               and e.name not in refs and e.name not in NO_EMULATOR_SENDER]
+    assert missing == [], "send these events from the emulator, or name them in NO_EMULATOR_SENDER"
+    assert [n for n in NO_EMULATOR_SENDER if n in refs] == [], "these exceptions have a sender now"
+
+
 # -- the client calls the catalog ----------------------------------------------------------------
 
 
@@ -231,6 +299,35 @@ def test_every_endpoint_has_a_caller_in_the_client() -> None:
     assert missing == [], "call these endpoints from the client, or name them in NO_CLIENT_CALLER with a reason"
     stale = [name for name in NO_CLIENT_CALLER if name in refs or not hasattr(endpoints, name)]
     assert stale == [], "these exceptions have a caller now (or no endpoint): remove them"
+
+
+def test_the_client_parses_every_event_the_service_sends_and_emits_the_others() -> None:
+    refs = catalog_references(list(_modules(emulator=False)))
+    missing = [e.name for e in endpoints.SOCKET_EVENTS if e.name not in refs and e.name not in NO_CLIENT_SENDER]
+    assert missing == [], "handle or emit these events in the client, or name them in NO_CLIENT_SENDER"
+    assert [n for n in NO_CLIENT_SENDER if n in refs] == [], "these exceptions have a sender now: remove them"
+
+
+def test_the_parsers_handle_exactly_the_events_the_service_sends() -> None:
+    from service_client.state.parsers import Parsers
+
+    parsers = Parsers.__new__(Parsers)
+    Parsers.__init__(parsers, _FakeState())  # type: ignore[arg-type]
+    sent = {e.event for e in endpoints.SOCKET_EVENTS if e.direction == endpoints.SERVICE_TO_CLIENT}
+    assert set(parsers.events) == sent
+
+
+class _FakeState:
+    """What building the parsers' table needs of a state: nothing it calls."""
+
+    closed = False
+
+
+def test_no_socket_event_name_is_written_outside_the_catalog() -> None:
+    names = {e.event for e in endpoints.SOCKET_EVENTS}
+    found = wire_literals(list(_modules(emulator=False)) + list(_modules(emulator=True)), names)
+    found = [line for line in found if line.split(" ", 1)[1].strip("'") not in EMULATOR_ONLY_EVENTS]
+    assert found == [], "use the catalog's EMIT_* and ON_* constants"
 
 
 def test_no_rest_path_is_written_outside_the_catalog() -> None:
@@ -257,5 +354,16 @@ def test_the_scans_find_references_and_path_literals(tmp_path: pathlib.Path) -> 
     )
     refs = catalog_references([module])
     assert set(refs) == {"LIST_SERVERS", "GET_ME"}
+    socket = tmp_path / "sock.py"
+    socket.write_text(
+        '"""Emits ``message:send``."""\n'
+        "TABLE = {endpoints.ON_MESSAGE_NEW: 1, 'message:deleted': 2}\n"
+        "def f(state, name):\n"
+        '    state.emit("presence:update", {})\n'
+        '    state.emit("made:up")\n'
+        "    state.emit(endpoints.EMIT_MESSAGE_SEND, {})\n"
+    )
+    found = wire_literals([socket], {e.event for e in endpoints.SOCKET_EVENTS})
+    assert sorted(line.split(" ", 1)[1] for line in found) == ["'made:up'", "'message:deleted'", "'presence:update'"]
     found = path_literals([module], _catalog_heads())
     assert sorted(line.split(" ", 1)[1] for line in found) == ["'/chat/x'", "'/servers/'"]

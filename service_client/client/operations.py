@@ -262,7 +262,7 @@ class ClientOperations:
             ServiceTimeoutError: The socket stayed busy with another write for 10 s.
         """
         payload = _activity_payload(activity)
-        self._connection.emit("activity:update", payload)
+        self._connection.emit(endpoints.EMIT_ACTIVITY_UPDATE, payload)
 
     def set_status(self, status: str) -> None:
         """Set the bot's status (``presence:update``, then ``PATCH /users/settings``).
@@ -289,7 +289,7 @@ class ClientOperations:
         """
         _check_status(status)
         state = self._connection
-        state.emit("presence:update", {"status": status})
+        state.emit(endpoints.EMIT_PRESENCE_UPDATE, {"status": status})
         user = state.user
         if user is not None:
             user.status = status

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from ..errors import ServiceError, ServiceTimeoutError
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class VoiceConnection:
     def _state(self, **fields: Any) -> None:
         if not self._open:
             raise ServiceError(f"the voice connection to {self.channel_id} is closed")
-        self._manager._state.emit("voice:state", fields)
+        self._manager._state.emit(endpoints.EMIT_VOICE_STATE, fields)
 
     def set_muted(self, muted: bool) -> None:
         """Mute or unmute (``voice:state {muted}``; fire-and-forget).
@@ -180,7 +180,7 @@ class VoiceManager:
             with self._lock:
                 self._pending[channel_id] = fut
         try:
-            self._state.emit("voice:join", {"channelPublicId": channel_id})
+            self._state.emit(endpoints.EMIT_VOICE_JOIN, {"channelPublicId": channel_id})
             try:
                 data = fut.result(timeout)
             except _FutureTimeout:
@@ -213,7 +213,7 @@ class VoiceManager:
             if self._connection is connection:
                 self._connection = None
         try:
-            (emit or self._state.emit)("voice:leave")
+            (emit or self._state.emit)(endpoints.EMIT_VOICE_LEAVE)
         except ServiceError as exc:  # not connected: the service drops us anyway
             log.debug("voice:leave not sent: %s", exc)
 
@@ -223,7 +223,7 @@ class VoiceManager:
         if not isinstance(data, dict):
             return
         channel_id = data.get("channelPublicId")
-        if event == "voice:livekit-token":
+        if event == endpoints.ON_VOICE_LIVEKIT_TOKEN:
             with self._lock:
                 fut = self._pending.get(channel_id) if isinstance(channel_id, str) else None
             if fut is not None and not fut.done():
@@ -231,7 +231,7 @@ class VoiceManager:
                     fut.set_result(data)
                 except Exception:  # noqa: BLE001 - completed concurrently
                     pass
-        elif event == "voice:user-left":
+        elif event == endpoints.ON_VOICE_USER_LEFT:
             user = self._state.user
             if user is not None and data.get("userPublicId") == user.id:
                 with self._lock:

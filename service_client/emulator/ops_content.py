@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import endpoints
 from .ops_checks import MAX_DESCRIPTION_CHARS, check_color, need_str, opt_int, opt_str
 from .ops_members import MemberOps
 from .realtime import MAX_ID_CHARS, channel_room, server_room, user_room
@@ -33,7 +34,7 @@ class ContentOps(MemberOps):
         if not isinstance(hoist, bool):
             raise BadRequest("hoist must be a boolean")
         role = self.store.create_role(sid, name, perms, color=color, hoist=hoist)
-        await self.rt.emit("server:role_create", {"serverPublicId": sid, "role": role}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_ROLE_CREATE, {"serverPublicId": sid, "role": role}, server_room(sid))
         return {"role": role}
 
     async def update_role(self, sid: str, rid: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -59,21 +60,21 @@ class ContentOps(MemberOps):
             clean["position"] = position
         role = self.store.update_role(sid, rid, clean)
         await self.rt.refresh_visibility(sid)
-        await self.rt.emit("server:role_update", {"serverPublicId": sid, "role": role}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_ROLE_UPDATE, {"serverPublicId": sid, "role": role}, server_room(sid))
         return role
 
     async def delete_role(self, sid: str, rid: str) -> None:
         """Delete a role; broadcast ``server:role_delete``."""
         self.store.delete_role(sid, rid)
         await self.rt.refresh_visibility(sid)
-        await self.rt.emit("server:role_delete", {"serverPublicId": sid, "rolePublicId": rid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_ROLE_DELETE, {"serverPublicId": sid, "rolePublicId": rid}, server_room(sid))
 
     async def reorder_roles(self, sid: str, order: list[str]) -> list[dict[str, Any]]:
         """Give the listed roles positions 1.. in order; broadcast ``server:roles_order_update``."""
         for pos, rid in enumerate(order, start=1):
             self.store.update_role(sid, rid, {"position": pos})
         roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.store.roles(sid)]
-        await self.rt.emit("server:roles_order_update", {"serverPublicId": sid, "roles": roles}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_ROLES_ORDER_UPDATE, {"serverPublicId": sid, "roles": roles}, server_room(sid))
         return roles
 
     # ------------------------------------------------------------------ channels
@@ -103,7 +104,7 @@ class ContentOps(MemberOps):
         if is_private and creator is not None:
             self.store.grant_creator(sid, cid, creator)
         await self.rt.on_channel_created(sid, cid)
-        await self.rt.emit("server:channels_updated", {"serverPublicId": sid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
         return self.store.channel(cid)
 
     async def create_category(self, sid: str, name: Any, *, is_private: Any = False,
@@ -121,7 +122,7 @@ class ContentOps(MemberOps):
         cat_id = self.store.create_category(sid, name, is_private=is_private)
         if is_private and creator is not None:
             self.store.grant_creator(sid, cat_id, creator)
-        await self.rt.emit("server:categories_updated", {"serverPublicId": sid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_CATEGORIES_UPDATED, {"serverPublicId": sid}, server_room(sid))
         return self.store.category(sid, cat_id)
 
     async def update_channel(self, cid: str, fields: dict[str, Any]) -> None:
@@ -134,7 +135,7 @@ class ContentOps(MemberOps):
         row = self.store.channel_row(cid)
         self.store.update_channel(cid, clean)
         if row["server_id"] is not None:
-            await self.rt.emit("server:channels_updated", {"serverPublicId": row["server_id"]},
+            await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": row["server_id"]},
                                server_room(row["server_id"]))
 
     async def delete_channel(self, cid: str) -> None:
@@ -145,7 +146,7 @@ class ContentOps(MemberOps):
         self.store.delete_channel(cid)
         await self.rt.sio.close_room(channel_room(cid))
         if row["server_id"] is not None:
-            await self.rt.emit("server:channels_updated", {"serverPublicId": row["server_id"]},
+            await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": row["server_id"]},
                                server_room(row["server_id"]))
 
     async def open_dm(self, uid: str, other: str) -> dict[str, Any]:
@@ -155,7 +156,7 @@ class ContentOps(MemberOps):
         cid, created = self.store.open_dm(uid, other)
         if created:
             await self.rt.on_dm_opened(cid, [uid, other])
-            await self.rt.emit("dm:new", self.store.dm_record(cid, other), user_room(other))
+            await self.rt.emit(endpoints.ON_DM_NEW, self.store.dm_record(cid, other), user_room(other))
         return self.store.dm_record(cid, uid)
 
     # ------------------------------------------------------------------ messages
@@ -216,7 +217,7 @@ class ContentOps(MemberOps):
                 found.append(mid)
         self.store.delete_messages(found)
         for mid in found:
-            await self.rt.emit("message:deleted", {"publicId": mid, "messagePublicId": mid, "channelPublicId": cid,
+            await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid, "channelPublicId": cid,
                                                    "serverPublicId": chan["server_id"]}, channel_room(cid))
         return len(found)
 
@@ -231,7 +232,7 @@ class ContentOps(MemberOps):
         if row["channel_id"] != cid:
             raise NotFound("messages.errors.not_found")
         if self.store.set_pinned(mid, pinned):
-            await self.rt.emit("message:pinned", {"messagePublicId": mid, "channelPublicId": cid, "pinned": pinned},
+            await self.rt.emit(endpoints.ON_MESSAGE_PINNED, {"messagePublicId": mid, "channelPublicId": cid, "pinned": pinned},
                                channel_room(cid))
 
     # ------------------------------------------------------------------ invites

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from .. import endpoints
 from .ops_checks import (
     EMOJI_NAME_RE,
     MAX_EMOJIS,
@@ -148,10 +149,10 @@ class ExtraOps(ContentOps):
 
     async def _channels_changed(self, sid: str, channel_ids: list[str] | None = None) -> None:
         await self.rt.refresh_visibility(sid, channel_ids)
-        await self.rt.emit("server:channels_updated", {"serverPublicId": sid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
 
     async def _categories_changed(self, sid: str) -> None:
-        await self.rt.emit("server:categories_updated", {"serverPublicId": sid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_CATEGORIES_UPDATED, {"serverPublicId": sid}, server_room(sid))
 
     @staticmethod
     def _override_bits(value: Any, name: str) -> int:
@@ -226,7 +227,7 @@ class ExtraOps(ContentOps):
         moved = self.store.delete_category(sid, cat_id)
         await self._categories_changed(sid)
         if moved:
-            await self.rt.emit("server:channels_updated", {"serverPublicId": sid}, server_room(sid))
+            await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
 
     async def sync_category(self, sid: str, cat_id: str) -> None:
         """Copy a category's overrides and ``isPrivate`` onto its channels; rooms follow at once."""
@@ -247,7 +248,7 @@ class ExtraOps(ContentOps):
         new = self.store.duplicate_channel(cid)
         sid = self.store.channel_row(new)["server_id"]
         await self.rt.on_channel_created(sid, new)
-        await self.rt.emit("server:channels_updated", {"serverPublicId": sid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
         return self.store.channel(new)
 
     # ------------------------------------------------------------------ raw emit

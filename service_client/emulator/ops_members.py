@@ -6,6 +6,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
+from .. import endpoints
 from .ops_checks import MAX_NICKNAME_CHARS, MAX_REASON_CHARS, MAX_URL_CHARS, need_str, opt_str
 from .realtime import DELETE_HISTORY_S, MAX_ID_CHARS, AckThen, Realtime, channel_room, server_room, user_room
 from .store import (
@@ -39,7 +40,7 @@ class MemberOps:
         user = self.store.update_user(uid, **fields)
         payload = {"userPublicId": uid}
         payload.update({k: user[k] for k in ("name", "tag", "image") if k in fields})
-        await self.rt.emit("user:update", payload, self.rt.presence_rooms(uid))
+        await self.rt.emit(endpoints.ON_USER_UPDATE, payload, self.rt.presence_rooms(uid))
         return user
 
     async def revoke_token(self, uid: str) -> None:
@@ -87,7 +88,7 @@ class MemberOps:
         server = self.store.server(sid)
         all_channels = self.store.channels_of(sid)
         await self.rt.on_member_added(sid, owner_id)
-        await self.rt.emit("server:joined", server, user_room(owner_id))
+        await self.rt.emit(endpoints.ON_SERVER_JOINED, server, user_room(owner_id))
         return {"server": server, "categories": cat_out, "channels": all_channels}
 
     @staticmethod
@@ -106,14 +107,14 @@ class MemberOps:
         if "imageUrl" in fields:
             clean["imageUrl"] = opt_str(fields["imageUrl"], "imageUrl", MAX_URL_CHARS)
         self.store.update_server(sid, clean)
-        await self.rt.emit("server:updated", dict({"serverPublicId": sid}, **clean), server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_UPDATED, dict({"serverPublicId": sid}, **clean), server_room(sid))
 
     async def delete_server(self, sid: str) -> None:
         """Delete a server; broadcast ``server:deleted`` and empty its rooms."""
         self.store.server_row(sid)
         channels = self.store.channel_ids_of(sid)
         members = self.store.member_ids(sid)
-        await self.rt.emit("server:deleted", {"serverPublicId": sid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_DELETED, {"serverPublicId": sid}, server_room(sid))
         for cid in channels:
             for uid in list(self.rt.voice.get(cid, {})):
                 await self.rt.voice_leave(uid)
@@ -142,11 +143,11 @@ class MemberOps:
         member = self.store.member(sid, uid)
         if added:
             await self.rt.on_member_added(sid, uid)
-            await self.rt.emit("server:joined", self.store.server(sid), user_room(uid))
-            await self.rt.emit("server:member_add", {"serverPublicId": sid, "member": member}, server_room(sid))
+            await self.rt.emit(endpoints.ON_SERVER_JOINED, self.store.server(sid), user_room(uid))
+            await self.rt.emit(endpoints.ON_SERVER_MEMBER_ADD, {"serverPublicId": sid, "member": member}, server_room(sid))
         elif role_ids:
             await self.rt.refresh_visibility(sid)
-            await self.rt.emit("server:member_update", {"serverPublicId": sid, "memberPublicId": uid},
+            await self.rt.emit(endpoints.ON_SERVER_MEMBER_UPDATE, {"serverPublicId": sid, "memberPublicId": uid},
                                server_room(sid))
         return {"member": member}
 
@@ -164,9 +165,9 @@ class MemberOps:
         """After a kick or ban (rooms already left): leave voice, ``server:member_removed`` to the
         server room, ``server:you_removed`` to the user."""
         await self._leave_server_voice(sid, uid)
-        await self.rt.emit("server:member_removed", {"serverPublicId": sid, "memberPublicId": uid, "reason": reason},
+        await self.rt.emit(endpoints.ON_SERVER_MEMBER_REMOVED, {"serverPublicId": sid, "memberPublicId": uid, "reason": reason},
                            server_room(sid))
-        await self.rt.emit("server:you_removed", {"serverPublicId": sid}, user_room(uid))
+        await self.rt.emit(endpoints.ON_SERVER_YOU_REMOVED, {"serverPublicId": sid}, user_room(uid))
 
     async def _leave_server_voice(self, sid: str, uid: str) -> None:
         """A user who is no longer a member leaves a voice channel of that server."""
@@ -223,7 +224,7 @@ class MemberOps:
             if not self.store.remove_ban(sid, target):
                 return fail("not_banned")
             self.store.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
-            return AckThen({}, lambda: self.rt.emit("server:ban_revoked", {"serverPublicId": sid,
+            return AckThen({}, lambda: self.rt.emit(endpoints.ON_SERVER_BAN_REVOKED, {"serverPublicId": sid,
                                                                             "userPublicId": target},
                                                     server_room(sid)))
         if target == owner:
@@ -257,7 +258,7 @@ class MemberOps:
             if was_member:
                 await self._announce_removal(sid, target, "banned")
             for mid, cid in doomed:
-                await self.rt.emit("message:deleted", {"publicId": mid, "messagePublicId": mid,
+                await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid,
                                                        "channelPublicId": cid, "serverPublicId": sid},
                                    channel_room(cid))
         return AckThen({}, after)
@@ -296,8 +297,8 @@ class MemberOps:
         channels = self.store.channel_ids_of(sid)
         await self.rt.on_member_removed(sid, uid, channels)
         await self._leave_server_voice(sid, uid)
-        await self.rt.emit("server:you_left", {"serverPublicId": sid}, user_room(uid))
-        await self.rt.emit("server:member_remove", {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_YOU_LEFT, {"serverPublicId": sid}, user_room(uid))
+        await self.rt.emit(endpoints.ON_SERVER_MEMBER_REMOVE, {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
 
     async def update_member(self, sid: str, uid: str, fields: dict[str, Any]) -> None:
         """Replace a member's roles and/or nickname; broadcast ``server:member_update`` (ids only)."""
@@ -319,4 +320,4 @@ class MemberOps:
         if "nickname" in fields:
             self.store.set_nickname(sid, uid, fields["nickname"])
         await self.rt.refresh_visibility(sid)
-        await self.rt.emit("server:member_update", {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
+        await self.rt.emit(endpoints.ON_SERVER_MEMBER_UPDATE, {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))

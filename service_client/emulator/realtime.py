@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .. import endpoints
 from .journal import Bounds
 from .rt_messages import MessageEvents
 from .socket_server import (
@@ -62,21 +63,21 @@ class Realtime(MessageEvents):
         sio.on("connect", self._on_connect)
         sio.on("disconnect", self._on_disconnect)
         handlers = {
-            "message:send": self._on_message_send,
-            "message:edit": self._on_message_edit,
-            "message:delete": self._on_message_delete,
-            "message:react": self._on_message_react,
-            "message:reaction_clear": self._on_reaction_clear,
-            "server:kick": self._on_kick,
-            "server:ban": self._on_ban,
-            "server:unban": self._on_unban,
-            "presence:update": self._on_presence,
-            "activity:update": self._on_activity,
-            "typing:start": self._on_typing_start,
-            "typing:stop": self._on_typing_stop,
-            "voice:join": self._on_voice_join,
-            "voice:leave": self._on_voice_leave,
-            "voice:state": self._on_voice_state,
+            endpoints.EMIT_MESSAGE_SEND: self._on_message_send,
+            endpoints.EMIT_MESSAGE_EDIT: self._on_message_edit,
+            endpoints.EMIT_MESSAGE_DELETE: self._on_message_delete,
+            endpoints.EMIT_MESSAGE_REACT: self._on_message_react,
+            endpoints.EMIT_MESSAGE_REACTION_CLEAR: self._on_reaction_clear,
+            endpoints.EMIT_SERVER_KICK: self._on_kick,
+            endpoints.EMIT_SERVER_BAN: self._on_ban,
+            endpoints.EMIT_SERVER_UNBAN: self._on_unban,
+            endpoints.EMIT_PRESENCE_UPDATE: self._on_presence,
+            endpoints.EMIT_ACTIVITY_UPDATE: self._on_activity,
+            endpoints.EMIT_TYPING_START: self._on_typing_start,
+            endpoints.EMIT_TYPING_STOP: self._on_typing_stop,
+            endpoints.EMIT_VOICE_JOIN: self._on_voice_join,
+            endpoints.EMIT_VOICE_LEAVE: self._on_voice_leave,
+            endpoints.EMIT_VOICE_STATE: self._on_voice_state,
         }
         for name, handler in handlers.items():
             sio.on(name, self._journaled(name, handler))

@@ -9,6 +9,7 @@ from typing import Any
 
 import socketio  # type: ignore[import-untyped]
 
+from .. import endpoints
 from .rt_voice import VoiceEvents
 from .socket_server import (
     LIMIT_CONTENT_CHARS,
@@ -25,6 +26,10 @@ from .store import Forbidden, NotFound
 from .wire import RUN_SIZE, MessageRun, Wire
 
 logger = logging.getLogger("service_client.emulator.realtime")
+
+#: The emulator's own answer to a refused ``message:send``, sent only when configured so
+#: (``send_errors``): not an event of the service, which answers a refused send with nothing.
+SEND_ERROR_EVENT = "message:error"
 
 
 class MessageEvents(VoiceEvents):
@@ -61,7 +66,7 @@ class MessageEvents(VoiceEvents):
                 except NotFound:
                     continue
                 if chan["server_id"] in servers and self.store.can_view(cid, uid):
-                    await self.emit("voice:state-update",
+                    await self.emit(endpoints.ON_VOICE_STATE_UPDATE,
                                     {"channelPublicId": cid, "users": list(users.values())}, user_room(uid))
         except Exception:
             logger.debug("after-connect voice snapshot failed", exc_info=True)
@@ -123,20 +128,20 @@ class MessageEvents(VoiceEvents):
                 rec = dict(rec, nonce=nonce)
             room = channel_room(rec["channelPublicId"])
             if sender_sid is None or self.echo == "normal":
-                await self.emit("message:new", rec, room)
+                await self.emit(endpoints.ON_MESSAGE_NEW, rec, room)
                 return
             in_room = any(s == sender_sid for s, _e in self.sio.manager.get_participants("/", room))
-            await self.emit("message:new", rec, room, skip=[sender_sid])
+            await self.emit(endpoints.ON_MESSAGE_NEW, rec, room, skip=[sender_sid])
             if not in_room or self.echo == "drop":
                 return
             if self.echo == "duplicate":
-                await self.sio.emit("message:new", rec, to=sender_sid)
-                await self.sio.emit("message:new", rec, to=sender_sid)
+                await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sender_sid)
+                await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sender_sid)
             else:
                 asyncio.get_running_loop().create_task(self._late_echo(rec, sender_sid, self.echo_delay_ms))
             return
         for rec in records:
-            await self.emit("message:new", rec, channel_room(rec["channelPublicId"]))
+            await self.emit(endpoints.ON_MESSAGE_NEW, rec, channel_room(rec["channelPublicId"]))
 
     async def deliver_bulk(self, cid: str, ids: list[str], contents: list[str], shared: dict[str, Any]) -> None:
         """Broadcast stored messages of one bulk post as ``message:new`` to their channel room, in
@@ -149,7 +154,7 @@ class MessageEvents(VoiceEvents):
     async def _late_echo(self, rec: dict[str, Any], sid: str, delay_ms: float) -> None:
         await asyncio.sleep(max(0.0, delay_ms) / 1000.0)
         if sid in self.sessions:
-            await self.sio.emit("message:new", rec, to=sid)
+            await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sid)
 
     def check_content(self, content: str, embeds: list[Any]) -> str | None:
         """Return an error key when content or embeds break the hard caps or (limit mode) the
@@ -176,7 +181,7 @@ class MessageEvents(VoiceEvents):
 
     async def _refuse(self, sid: str, nonce: Any, error: str) -> None:
         if self.send_errors:
-            await self.sio.emit("message:error", {"nonce": nonce, "error": error}, to=sid)
+            await self.sio.emit(SEND_ERROR_EVENT, {"nonce": nonce, "error": error}, to=sid)
 
     async def _on_message_send(self, sid: str, data: Any = None) -> None:
         uid = self.sessions.get(sid)
@@ -235,7 +240,7 @@ class MessageEvents(VoiceEvents):
                 self.check_content(content, embeds or []) is not None:
             return
         rec = self.store.edit_message(mid, content, embeds)
-        await self.emit("message:updated", rec, channel_room(rec["channelPublicId"]))
+        await self.emit(endpoints.ON_MESSAGE_UPDATED, rec, channel_room(rec["channelPublicId"]))
 
     async def _on_message_delete(self, sid: str, data: Any = None) -> None:
         uid = self.sessions.get(sid)
@@ -252,7 +257,7 @@ class MessageEvents(VoiceEvents):
                                             self.store.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
             return
         self.store.delete_message(mid)
-        await self.emit("message:deleted", {"publicId": mid, "messagePublicId": mid,
+        await self.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid,
                                             "channelPublicId": row["channel_id"],
                                             "serverPublicId": row["server_id"]}, channel_room(row["channel_id"]))
 
@@ -289,7 +294,7 @@ class MessageEvents(VoiceEvents):
     async def toggle_reaction(self, row: Any, emoji: str, uid: str) -> bool:
         """Toggle one reaction and broadcast the snapshot; return True when it was added."""
         added = self.store.toggle_reaction(row["id"], emoji, uid)
-        await self.emit("message:reaction", {"messagePublicId": row["id"], "reactions": self.store.reactions(row["id"])},
+        await self.emit(endpoints.ON_MESSAGE_REACTION, {"messagePublicId": row["id"], "reactions": self.store.reactions(row["id"])},
                         channel_room(row["channel_id"]))
         return added
 
@@ -307,7 +312,7 @@ class MessageEvents(VoiceEvents):
     async def clear_reactions(self, row: Any) -> None:
         """Remove every reaction of a message and broadcast ``message:reaction_clear``."""
         self.store.clear_reactions(row["id"])
-        await self.emit("message:reaction_clear", {"messagePublicId": row["id"]}, channel_room(row["channel_id"]))
+        await self.emit(endpoints.ON_MESSAGE_REACTION_CLEAR, {"messagePublicId": row["id"]}, channel_room(row["channel_id"]))
 
     # ------------------------------------------------------------------ moderation (acks)
     async def _on_kick(self, sid: str, data: Any = None) -> Any:
@@ -342,7 +347,7 @@ class MessageEvents(VoiceEvents):
                         channel_room(cid))
 
     async def _on_typing_start(self, sid: str, data: Any = None) -> None:
-        await self._typing(sid, data, "typing:start")
+        await self._typing(sid, data, endpoints.ON_TYPING_START)
 
     async def _on_typing_stop(self, sid: str, data: Any = None) -> None:
-        await self._typing(sid, data, "typing:stop")
+        await self._typing(sid, data, endpoints.ON_TYPING_STOP)

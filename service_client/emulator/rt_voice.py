@@ -6,6 +6,7 @@ import secrets
 import time
 from typing import Any
 
+from .. import endpoints
 from .rt_base import RealtimeBase
 from .socket_server import ACTIVITY_TYPES, MAX_ID_CHARS, VOICE_BOOL_KEYS, VOICE_STR_KEYS, server_room, user_room
 from .store import STATUSES, NotFound
@@ -30,7 +31,7 @@ class VoiceEvents(RealtimeBase):
         self.store.set_status(uid, status)
         shown = "offline" if status == "invisible" else status
         rooms = [server_room(s) for s in self.store.server_ids_of(uid)] if others_only else self.presence_rooms(uid)
-        await self.emit("presence:update", {"userPublicId": uid, "status": shown}, rooms,
+        await self.emit(endpoints.ON_PRESENCE_UPDATE, {"userPublicId": uid, "status": shown}, rooms,
                         skip=self.sids_of(uid) if others_only else ())
 
     async def came_online(self, uid: str) -> None:
@@ -68,7 +69,7 @@ class VoiceEvents(RealtimeBase):
     async def set_activity(self, uid: str, activity: dict[str, Any] | None) -> None:
         """Store an activity (None clears) and broadcast ``activity:update``."""
         self.store.set_activity(uid, activity)
-        await self.emit("activity:update", {"userPublicId": uid, "activity": activity}, self.presence_rooms(uid))
+        await self.emit(endpoints.ON_ACTIVITY_UPDATE, {"userPublicId": uid, "activity": activity}, self.presence_rooms(uid))
 
     async def _on_activity(self, sid: str, data: Any = None) -> None:
         uid = self.sessions.get(sid)
@@ -144,10 +145,10 @@ class VoiceEvents(RealtimeBase):
         token = secrets.token_urlsafe(32)
         creds = {"channelPublicId": cid, "token": token, "url": self.voice_url, "e2eeKey": self.voice_e2ee_key}
         if sid is not None:
-            await self.sio.emit("voice:livekit-token", creds, to=sid)
+            await self.sio.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, to=sid)
         else:
-            await self.emit("voice:livekit-token", creds, user_room(uid))
-        await self.emit("voice:user-joined", {"channelPublicId": cid, "user": entry, "users": list(users.values())},
+            await self.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, user_room(uid))
+        await self.emit(endpoints.ON_VOICE_USER_JOINED, {"channelPublicId": cid, "user": entry, "users": list(users.values())},
                         server_room(chan["server_id"]), skip=self.hidden_from(cid))
         return True
 
@@ -164,7 +165,7 @@ class VoiceEvents(RealtimeBase):
             server_id = self.store.channel_row(cid)["server_id"]
         except NotFound:
             return True
-        await self.emit("voice:user-left", {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
+        await self.emit(endpoints.ON_VOICE_USER_LEFT, {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
                         [server_room(server_id), user_room(uid)],
                         skip=[s for s in self.hidden_from(cid) if self.sessions.get(s) != uid])
         return True
@@ -188,7 +189,7 @@ class VoiceEvents(RealtimeBase):
             return False
         self.voice[cid][uid].update(clean)
         server_id = self.store.channel_row(cid)["server_id"]
-        await self.emit("voice:user-state", dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
+        await self.emit(endpoints.ON_VOICE_USER_STATE, dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
                         server_room(server_id), skip=self.hidden_from(cid))
         return True
 

@@ -26,6 +26,8 @@ from typing import Any
 
 from engineio import packet as eio_packet  # type: ignore[import-untyped]
 
+from .. import endpoints
+
 
 def _sansio() -> tuple[type | None, Any]:
     """uvicorn's default WebSocket protocol class (with the ``websockets`` package) and the
@@ -44,6 +46,8 @@ _SANSIO_PROTOCOL, _OPEN = _sansio()
 RUN_SIZE = 1000
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: The start of a bulk post's Socket.IO EVENT packet, up to the message's id.
+_NEW_MESSAGE_HEAD = "2[" + _DUMPS(endpoints.ON_MESSAGE_NEW) + ',{"publicId":'
 
 #: An ASGI ``send`` callable.
 AsgiSend = Callable[[dict[str, Any]], Awaitable[None]]
@@ -100,7 +104,8 @@ class MessageRun:
         if self._packets is None:
             dumps = _DUMPS
             tail = self._tail
-            self._packets = ['2["message:new",{"publicId":' + dumps(mid) + ',"content":' + dumps(text) + ","
+            head = _NEW_MESSAGE_HEAD
+            self._packets = [head + dumps(mid) + ',"content":' + dumps(text) + ","
                              + tail + "]" for mid, text in zip(self._ids, self._contents, strict=True)]
         return self._packets
 

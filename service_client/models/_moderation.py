@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from .._validate import check_id
 from ..errors import GatewayError, GatewayTimeoutError, ServiceTimeoutError
 
@@ -31,9 +31,9 @@ DELETE_HISTORY = ("none", "1d", "7d", "14d", "30d")
 #: The header a REST change (member roles) carries its reason in.
 AUDIT_REASON_HEADER = "X-Audit-Log-Reason"
 
-KICK = "server:kick"
-BAN = "server:ban"
-UNBAN = "server:unban"
+KICK = endpoints.EMIT_SERVER_KICK
+BAN = endpoints.EMIT_SERVER_BAN
+UNBAN = endpoints.EMIT_SERVER_UNBAN
 
 
 def _server_id(server_id: Any) -> str:

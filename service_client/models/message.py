@@ -487,7 +487,7 @@ class Message(Model):
                                      "the author may edit a message")
         payload_embeds = [e.to_dict() if isinstance(e, EmbedBuilder) else dict(e) for e in embeds or ()]
         self._state.emit(
-            "message:edit",
+            endpoints.EMIT_MESSAGE_EDIT,
             {"messagePublicId": self.id, "content": content, "embeds": payload_embeds},
         )
 
@@ -507,7 +507,7 @@ class Message(Model):
         me = self._state.user
         if me is None or self.author is None or self.author.id != me.id:
             self._check_permission("delete", Permissions.MANAGE_MESSAGES)
-        self._state.emit("message:delete", {"messagePublicId": self.id})
+        self._state.emit(endpoints.EMIT_MESSAGE_DELETE, {"messagePublicId": self.id})
 
     def react(self, emoji: str) -> None:
         """Toggle the bot's reaction with ``emoji`` (``message:react``; fire-and-forget).
@@ -529,7 +529,7 @@ class Message(Model):
         if not emoji:
             raise ValueError("emoji must not be empty")
         self._check_permission("react", Permissions.ADD_REACTION)
-        self._state.emit("message:react", {"messagePublicId": self.id, "emoji": emoji})
+        self._state.emit(endpoints.EMIT_MESSAGE_REACT, {"messagePublicId": self.id, "emoji": emoji})
 
     def add_reaction(self, emoji: str) -> None:
         """Add the bot's reaction with ``emoji``; nothing when it is there already. Blocks.

@@ -266,7 +266,7 @@ class ConnectionState:
             try:
                 # The 10 s cover the wait for the socket (another thread may be writing),
                 # the write and the echo.
-                gateway.emit("message:send", payload, timeout=bound)
+                gateway.emit(endpoints.EMIT_MESSAGE_SEND, payload, timeout=bound)
                 return self._await_echo(fut, channel_id, deadline)
             except (_FutureTimeout, ServiceTimeoutError):
                 raise TimeoutError(

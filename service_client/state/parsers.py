@@ -31,6 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import endpoints
 from .._defaults import (
     MESSAGE_CACHE_MAX,
     MESSAGE_CHANNELS_MAX,
@@ -158,41 +159,41 @@ class Parsers(ServerParsers):
         self._messages: dict[str, Message] = {}
         self._messages_old: dict[str, Message] = {}
         self._table: dict[str, Callable[[Any], None]] = {
-            "message:new": self._message_new,
-            "message:updated": self._message_updated,
-            "message:deleted": self._message_deleted,
-            "message:reaction": self._message_reaction,
-            "message:reaction_clear": self._message_reaction_clear,
-            "message:pinned": self._message_pinned,
-            "server:joined": self._server_joined,
-            "server:updated": self._server_updated,
-            "server:deleted": self._server_gone,
-            "server:you_removed": self._server_gone,
-            "server:you_left": self._server_gone,
-            "server:member_add": self._member_add,
-            "server:member_remove": self._member_remove,
-            "server:member_removed": self._member_removed,
-            "server:member_update": self._member_update,
-            "server:ban_revoked": self._ban_revoked,
-            "server:channels_updated": self._listing_changed("guild_channels_update"),
-            "server:categories_updated": self._listing_changed("guild_categories_update"),
-            "server:role_create": self._role_upsert("role_create"),
-            "server:role_update": self._role_upsert("role_update"),
-            "server:role_delete": self._role_delete,
-            "server:roles_order_update": self._roles_order,
-            "user:update": self._user_update,
-            "presence:update": self._presence_update,
-            "typing:start": self._typing("typing_start"),
-            "typing:stop": self._typing("typing_stop"),
-            "activity:update": self._activity_update,
-            "dm:new": self._dm_new,
-            "voice:state-update": self._voice_snapshot("voice_state_update"),
-            "voice:user-joined": self._voice_snapshot("voice_user_joined"),
-            "voice:user-left": self._voice_user_left,
-            "voice:user-state": self._voice_user_state,
-            "voice:incoming-call": self._voice_simple("voice_incoming_call"),
-            "voice:call-cancelled": self._voice_simple("voice_call_cancelled"),
-            "voice:livekit-token": self._voice_token,
+            endpoints.ON_MESSAGE_NEW: self._message_new,
+            endpoints.ON_MESSAGE_UPDATED: self._message_updated,
+            endpoints.ON_MESSAGE_DELETED: self._message_deleted,
+            endpoints.ON_MESSAGE_REACTION: self._message_reaction,
+            endpoints.ON_MESSAGE_REACTION_CLEAR: self._message_reaction_clear,
+            endpoints.ON_MESSAGE_PINNED: self._message_pinned,
+            endpoints.ON_SERVER_JOINED: self._server_joined,
+            endpoints.ON_SERVER_UPDATED: self._server_updated,
+            endpoints.ON_SERVER_DELETED: self._server_gone,
+            endpoints.ON_SERVER_YOU_REMOVED: self._server_gone,
+            endpoints.ON_SERVER_YOU_LEFT: self._server_gone,
+            endpoints.ON_SERVER_MEMBER_ADD: self._member_add,
+            endpoints.ON_SERVER_MEMBER_REMOVE: self._member_remove,
+            endpoints.ON_SERVER_MEMBER_REMOVED: self._member_removed,
+            endpoints.ON_SERVER_MEMBER_UPDATE: self._member_update,
+            endpoints.ON_SERVER_BAN_REVOKED: self._ban_revoked,
+            endpoints.ON_SERVER_CHANNELS_UPDATED: self._listing_changed("guild_channels_update"),
+            endpoints.ON_SERVER_CATEGORIES_UPDATED: self._listing_changed("guild_categories_update"),
+            endpoints.ON_SERVER_ROLE_CREATE: self._role_upsert("role_create"),
+            endpoints.ON_SERVER_ROLE_UPDATE: self._role_upsert("role_update"),
+            endpoints.ON_SERVER_ROLE_DELETE: self._role_delete,
+            endpoints.ON_SERVER_ROLES_ORDER_UPDATE: self._roles_order,
+            endpoints.ON_USER_UPDATE: self._user_update,
+            endpoints.ON_PRESENCE_UPDATE: self._presence_update,
+            endpoints.ON_TYPING_START: self._typing("typing_start"),
+            endpoints.ON_TYPING_STOP: self._typing("typing_stop"),
+            endpoints.ON_ACTIVITY_UPDATE: self._activity_update,
+            endpoints.ON_DM_NEW: self._dm_new,
+            endpoints.ON_VOICE_STATE_UPDATE: self._voice_snapshot("voice_state_update"),
+            endpoints.ON_VOICE_USER_JOINED: self._voice_snapshot("voice_user_joined"),
+            endpoints.ON_VOICE_USER_LEFT: self._voice_user_left,
+            endpoints.ON_VOICE_USER_STATE: self._voice_user_state,
+            endpoints.ON_VOICE_INCOMING_CALL: self._voice_simple("voice_incoming_call"),
+            endpoints.ON_VOICE_CALL_CANCELLED: self._voice_simple("voice_call_cancelled"),
+            endpoints.ON_VOICE_LIVEKIT_TOKEN: self._voice_token,
         }
 
     @property
@@ -444,8 +445,8 @@ class Parsers(ServerParsers):
     @staticmethod
     def _wire_name(python_event: str) -> str:
         return {
-            "voice_state_update": "voice:state-update",
-            "voice_user_joined": "voice:user-joined",
+            "voice_state_update": endpoints.ON_VOICE_STATE_UPDATE,
+            "voice_user_joined": endpoints.ON_VOICE_USER_JOINED,
         }[python_event]
 
     def _voice_user_left(self, payload: Any) -> None:
@@ -456,7 +457,7 @@ class Parsers(ServerParsers):
         if "users" in data:
             states._replace_channel(channel_id, self._voice_users(data))
         states._remove(user_id, channel_id)
-        self._voice_hook("voice:user-left", data)
+        self._voice_hook(endpoints.ON_VOICE_USER_LEFT, data)
         self._dispatch("voice_user_left", data, key=channel_id)
 
     def _voice_user_state(self, payload: Any) -> None:
@@ -464,11 +465,11 @@ class Parsers(ServerParsers):
         channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
         user_id = _need_id(data, _USER_KEYS, "userPublicId")
         self._state.voice_states._merge(user_id, data, channel_id)
-        self._voice_hook("voice:user-state", data)
+        self._voice_hook(endpoints.ON_VOICE_USER_STATE, data)
         self._dispatch("voice_user_state", data, key=channel_id)
 
     def _voice_simple(self, python_event: str) -> Callable[[Any], None]:
-        wire = {"voice_incoming_call": "voice:incoming-call", "voice_call_cancelled": "voice:call-cancelled"}[
+        wire = {"voice_incoming_call": endpoints.ON_VOICE_INCOMING_CALL, "voice_call_cancelled": endpoints.ON_VOICE_CALL_CANCELLED}[
             python_event
         ]
 
@@ -484,4 +485,4 @@ class Parsers(ServerParsers):
     def _voice_token(self, payload: Any) -> None:
         data = _obj(payload)
         _need_id(data, _CHANNEL_KEYS, "channelPublicId")
-        self._voice_hook("voice:livekit-token", data)
+        self._voice_hook(endpoints.ON_VOICE_LIVEKIT_TOKEN, data)
