@@ -9,6 +9,7 @@ and the stored state (``Emulator.snapshot()``) is unchanged.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -118,6 +119,17 @@ ROUTES = [
 PARAM_ROUTES = [r for r in ROUTES if "{" in r.template]
 BODY_ROUTES = [r for r in ROUTES if r.schema]
 QUERY_ROUTES = [r for r in ROUTES if r.query]
+
+
+def test_every_endpoint_of_the_catalog_is_fuzzed():
+    """ROUTES names its path parameters for the ids above; otherwise it is the catalog's list."""
+    from service_client.endpoints import ENDPOINTS
+
+    def shape(method: str, template: str) -> tuple[str, str]:
+        return method, re.sub(r"\{\w+\}", "{}", template)
+
+    fuzzed = [shape(r.method, r.template) for r in ROUTES]
+    assert sorted(fuzzed) == sorted(shape(ep.method, ep.path) for ep in ENDPOINTS), "add the endpoint to ROUTES"
 
 
 @dataclass
