@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar, cast
 
-from .. import endpoints
 from .._content import decode_content
 from .app import API_PREFIX, CONTROL_PREFIX
 from .control import EmulatorCore, apply_settings
@@ -618,7 +617,7 @@ class Emulator:
             LookupError: Unknown user or channel. PermissionError: The user may not view the
                 channel.
         """
-        self._call(lambda c: c.rt.typing_as(user_id, channel_id, endpoints.ON_TYPING_STOP if stop else endpoints.ON_TYPING_START))
+        self._call(lambda c: c.rt.typing_as(user_id, channel_id, stop=bool(stop)))
 
     # ------------------------------------------------------------------ server extras
     def set_vanity_code(self, server_id: str, code: str | None) -> None:

@@ -332,9 +332,9 @@ class MessageEvents(VoiceEvents):
         await self.emit(event, {"channelPublicId": data, "userPublicId": uid, "userName": user["name"]},
                         channel_room(data), skip=[sid])
 
-    async def typing_as(self, uid: str, cid: str, event: str) -> None:
-        """Control plane: ``typing:start`` / ``typing:stop`` as a user's socket would send it, to
-        the channel's room (the user's own sockets included: none of them sent it).
+    async def typing_as(self, uid: str, cid: str, *, stop: bool) -> None:
+        """Control plane: ``typing:start`` (``typing:stop`` when ``stop``) as a user's socket
+        would send it, to the channel's room (the user's own sockets included: none of them sent it).
 
         Raises:
             NotFound: Unknown user or channel. Forbidden: The user may not view the channel.
@@ -343,8 +343,8 @@ class MessageEvents(VoiceEvents):
         self.store.channel_row(cid)
         if not self.store.can_view(cid, uid):
             raise Forbidden("channels.errors.missing_permission")
-        await self.emit(event, {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]},
-                        channel_room(cid))
+        await self.emit(endpoints.ON_TYPING_STOP if stop else endpoints.ON_TYPING_START,
+                        {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]}, channel_room(cid))
 
     async def _on_typing_start(self, sid: str, data: Any = None) -> None:
         await self._typing(sid, data, endpoints.ON_TYPING_START)
