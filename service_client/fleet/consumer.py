@@ -1,0 +1,608 @@
+"""A worker's partitions: membership, leases, the fenced reads, the lanes' entries and the acks.
+
+Threads of one worker (daemons, stopped by the worker's ``stop()``):
+
+- ``service_client-fleet-leases-<n>``: every tick (a tenth of the lease TTL, at
+  most 100 ms) it renews the worker's place among the group's members and
+  computes which partitions are its own (rendezvous hashing over the live
+  members); it acquires the free ones it should own, renews its leases every
+  third of their TTL, and hands over the ones it should no longer own once
+  their lanes are drained.
+- ``service_client-fleet-reader-<n>``: reads the owned partitions under their
+  leases (a partition newly owned gives its pending entries first, in id
+  order, then new ones), applies each entry with the client's parsers and
+  queues its listeners in the entry's lane (its channel, else its server) on
+  the worker's pool. At most ``max_in_flight`` entries wait at once.
+- ``service_client-fleet-acks-<n>``: acknowledges handled entries in batches,
+  each only under the lease it was read with.
+- ``service_client-fleet-state-<n>``: applies the shared-state stream to the caches.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from .. import _defaults
+from ._redis import RetryWait, loads, redis_errors
+from .routing import STATE_EVENTS, FleetKeys, rendezvous_owner
+from .scripts import ACK, ACQUIRE, DEAD_LETTER, HEARTBEAT, READ, RELEASE, RENEW
+from .state import CapturedSlot, EntryContext, FleetEmitter, apply_captured, run_in
+
+if TYPE_CHECKING:
+    from .worker import FleetWorker
+
+__all__ = ["Consumer", "Ownership"]
+
+log = logging.getLogger("service_client.fleet")
+
+#: Entries read from one partition in one call, at most.
+_READ_MAX = 500
+#: Acknowledgements in one script call, at most.
+_ACK_MAX = 1000
+#: Shared-state events whose cache effect is remembered by event id (its partition copy reuses it).
+_APPLIED_MAX = 10_000
+#: Longest wait between two runs of an event held by ``poison="hold"``, seconds.
+_HOLD_CAP_S = 30.0
+#: Bound of the wait for an event's request (a member refetch) before its listeners run, seconds.
+_SLOT_WAIT_S = (_defaults.EVENT_FETCH_TIMEOUT_MS / 1000) * (_defaults.EVENT_FETCH_MAX_RETRIES + 1) + 5
+
+_ids = iter(range(1 << 62))
+
+
+class Ownership:
+    """A worker's hold on one partition: its lease and where its reads are.
+
+    Attributes:
+        partition: The partition number.
+        token: The fencing token of the lease.
+        value: The lease's value (``<instance>:<token>``).
+        after: The id reads continue after: ``"0"`` and then ids while the pending entries
+            are read, ``">"`` once they are done.
+        valid_until: ``time.monotonic()`` before which the lease surely holds.
+        lost: The lease was found taken or expired: entries read under it are not run.
+        leaving: The partition goes to another worker once its lanes are drained.
+        in_flight: Entries read under this lease and not finished.
+        last_seq: The sequence of the last entry read (to see gaps), 0 for none yet.
+    """
+
+    __slots__ = ("after", "in_flight", "last_id", "last_seq", "lease_key", "leaving", "leaving_since", "lost",
+                 "partition", "stream", "token", "unacked", "valid_until", "value")
+
+    def __init__(self, partition: int, token: int, value: str, keys: FleetKeys, valid_until: float) -> None:
+        self.partition = partition
+        self.token = token
+        self.value = value
+        self.lease_key = keys.lease(partition)
+        self.stream = keys.stream(partition)
+        self.after = "0"
+        self.valid_until = valid_until
+        self.lost = False
+        self.leaving = False
+        self.leaving_since = 0.0
+        self.in_flight = 0
+        self.unacked = 0
+        self.last_seq = 0
+        self.last_id: bytes | None = None
+
+    def valid(self) -> bool:
+        """True while the lease surely holds."""
+        return not self.lost and time.monotonic() < self.valid_until
+
+
+def _fields(raw: Any) -> dict[bytes, bytes] | None:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, list):
+        return {raw[i]: raw[i + 1] for i in range(0, len(raw) - 1, 2)}
+    return None
+
+
+class Consumer:
+    """The stream side of a :class:`~service_client.fleet.FleetWorker` (see the module docs)."""
+
+    def __init__(self, worker: FleetWorker, redis: Any, keys: FleetKeys, *, partitions: int) -> None:
+        self._worker = worker
+        self._redis = redis
+        self._keys = keys
+        self._partitions = partitions
+        self._group = worker.group
+        self._name = worker.name
+        self._instance = worker.instance
+        self._ttl_ms = worker.lease_ttl_ms
+        self._max_in_flight = worker.max_in_flight
+        self._errors = redis_errors()
+        self._stop = threading.Event()  # stop every thread
+        self._stop_reading = threading.Event()  # stop reading and acquiring (graceful stop)
+        self._wake = threading.Event()  # the reader has new partitions to read
+        self._owned_lock = threading.Lock()  # guards _owned
+        self._owned: dict[int, Ownership] = {}
+        self._flight = threading.Condition(threading.Lock())  # guards _in_flight; notified when it drops
+        self._in_flight = 0
+        self._ack_lock = threading.Lock()  # guards _acks
+        self._acks: dict[Ownership, list[bytes]] = {}
+        self._unacked = 0  # entries queued for acknowledgement and not yet sent (guarded by _ack_lock)
+        self._ack_wake = threading.Event()
+        self._acks_done = threading.Condition(threading.Lock())  # notified after each ack round
+        self._parse_lock = threading.Lock()  # the parsers run on one thread at a time
+        self._applied: OrderedDict[str, list[Any] | None] = OrderedDict()
+        self.members: list[str] = []
+        self.handled = 0
+        self.dead_lettered = 0
+        self.lost_entries = 0
+        self._scripts = {name: redis.register_script(text) for name, text in (
+            ("ack", ACK), ("acquire", ACQUIRE), ("dead", DEAD_LETTER), ("heartbeat", HEARTBEAT),
+            ("read", READ), ("release", RELEASE), ("renew", RENEW))}
+        self._threads: list[threading.Thread] = []
+        self._reader: threading.Thread | None = None
+        self.state_after = "$"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the threads."""
+        n = next(_ids)
+        for role, target in (("leases", self._lease_loop), ("reader", self._read_loop), ("acks", self._ack_loop),
+                             ("state", self._state_loop)):
+            thread = threading.Thread(target=target, name=f"service_client-fleet-{role}-{n}", daemon=True)
+            self._threads.append(thread)
+            if role == "reader":
+                self._reader = thread
+            thread.start()
+
+    def owned(self) -> list[int]:
+        """The partitions this worker holds now, sorted."""
+        with self._owned_lock:
+            return sorted(p for p, o in self._owned.items() if not o.lost)
+
+    def drain(self, timeout: float) -> bool:
+        """Stop reading and acquiring; wait until every entry read is finished and acknowledged.
+
+        Returns:
+            True when drained within ``timeout`` seconds.
+        """
+        self._stop_reading.set()
+        self._wake.set()
+        deadline = time.monotonic() + timeout
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(max(0.01, deadline - time.monotonic()))  # its last read is queued in the lanes
+        with self._flight:
+            while self._in_flight:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._flight.wait(min(left, 0.1))
+        self._ack_wake.set()
+        with self._acks_done:
+            while self._unacked:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._ack_wake.set()
+                self._acks_done.wait(min(left, 0.05))
+        return True
+
+    def leave(self) -> None:
+        """Release every lease still held and leave the group's members (best effort)."""
+        with self._owned_lock:
+            held = [o for o in self._owned.values() if not o.lost]
+            self._owned.clear()
+        try:
+            if held:
+                self._scripts["release"](keys=[o.lease_key for o in held], args=[o.value for o in held])
+            self._scripts["heartbeat"](keys=[self._keys.members], args=[self._name, self._ttl_ms, "0"])
+        except self._errors as exc:
+            log.warning("could not hand the partitions over (%s): they move when their leases expire",
+                        type(exc).__name__)
+
+    def stop(self, timeout: float) -> None:
+        """Stop every thread."""
+        self._stop_reading.set()
+        self._stop.set()
+        self._wake.set()
+        self._ack_wake.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.01, deadline - time.monotonic()))
+
+    # -- leases ------------------------------------------------------------------------------
+
+    def _lease_loop(self) -> None:
+        tick = min(0.1, self._ttl_ms / 10000)
+        renew_every = self._ttl_ms / 3000
+        renewed_at = 0.0
+        retry = RetryWait(self._stop)
+        while not self._stop.is_set():
+            try:
+                now = time.monotonic()
+                if now - renewed_at >= renew_every:
+                    self._renew()
+                    renewed_at = now
+                if not self._stop_reading.is_set():
+                    self._rebalance()
+                self._hand_over()
+            except self._errors:
+                if not retry.wait():
+                    return
+                continue
+            retry.reset()
+            self._stop.wait(tick)
+
+    def _renew(self) -> None:
+        with self._owned_lock:
+            held = [o for o in self._owned.values() if not o.lost]
+        if not held:
+            return
+        sent = time.monotonic()
+        results = self._scripts["renew"](keys=[o.lease_key for o in held],
+                                         args=[self._ttl_ms, *(o.value for o in held)])
+        for o, ok in zip(held, results, strict=True):
+            if ok:
+                o.valid_until = sent + self._ttl_ms * 0.0009
+            else:
+                self._lose(o, "its lease expired or was taken")
+
+    def _lose(self, o: Ownership, why: str) -> None:
+        if o.lost:
+            return
+        o.lost = True
+        with self._owned_lock:
+            if self._owned.get(o.partition) is o:
+                del self._owned[o.partition]
+        log.warning("worker %s lost partition %d (%s): its entries go to the next owner", self._name, o.partition,
+                    why)
+
+    def _rebalance(self) -> None:
+        members = [m.decode() if isinstance(m, bytes) else str(m) for m in self._scripts["heartbeat"](
+            keys=[self._keys.members], args=[self._name, self._ttl_ms, "1"])]
+        self.members = members
+        desired = {p for p in range(self._partitions) if rendezvous_owner(p, members) == self._name}
+        with self._owned_lock:
+            owned = dict(self._owned)
+        now = time.monotonic()
+        for part, o in owned.items():
+            if part not in desired and not o.leaving:
+                o.leaving = True
+                o.leaving_since = now
+        missing = sorted(desired - owned.keys())
+        if not missing:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for part in missing:
+            self._scripts["acquire"](keys=[self._keys.lease(part), self._keys.fence(part)],
+                                     args=[self._instance, self._ttl_ms], client=pipe)
+        sent = time.monotonic()
+        tokens = pipe.execute()
+        got = False
+        for part, token in zip(missing, tokens, strict=True):
+            if token:
+                o = Ownership(part, int(token), f"{self._instance}:{int(token)}", self._keys,
+                              sent + self._ttl_ms * 0.0009)
+                with self._owned_lock:
+                    self._owned[part] = o
+                got = True
+        if got:
+            self._wake.set()
+
+    def _hand_over(self) -> None:
+        """Release the leases of the partitions leaving once their entries are finished and acknowledged."""
+        with self._owned_lock:
+            leaving = [o for o in self._owned.values() if o.leaving and not o.lost]
+        if not leaving:
+            return
+        drain = self._worker.drain_timeout
+        now = time.monotonic()
+        ready = [o for o in leaving if (o.in_flight == 0 and o.unacked == 0) or now - o.leaving_since > drain]
+        if not ready:
+            self._ack_wake.set()
+            return
+        with self._owned_lock:
+            for o in ready:
+                o.lost = True
+                if self._owned.get(o.partition) is o:
+                    del self._owned[o.partition]
+        self._scripts["release"](keys=[o.lease_key for o in ready], args=[o.value for o in ready])
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        retry = RetryWait(self._stop)
+        while not self._stop_reading.is_set():
+            with self._flight:
+                while self._in_flight >= self._max_in_flight and not self._stop_reading.is_set():
+                    self._flight.wait(0.1)
+                room = self._max_in_flight - self._in_flight
+            with self._owned_lock:
+                owned = [o for o in self._owned.values() if o.valid() and not o.leaving]
+            if not owned or room <= 0:
+                self._wake.wait(0.05)
+                self._wake.clear()
+                continue
+            try:
+                got = self._read(owned, max(1, min(_READ_MAX, room // len(owned))))
+                if not got and not self._stop_reading.is_set():
+                    self._wait_for_entries(owned)
+            except self._errors:
+                if not retry.wait():
+                    return
+                continue
+            retry.reset()
+
+    def _read(self, owned: list[Ownership], count: int) -> int:
+        keys: list[str] = []
+        args: list[Any] = [self._group]
+        for o in owned:
+            keys += [o.lease_key, o.stream]
+            args += [o.value, f"p{o.partition}", o.after, count]
+        results = self._scripts["read"](keys=keys, args=args)
+        worker = self._worker
+        total = 0
+        for o, result in zip(owned, results, strict=True):
+            if not result:
+                self._lose(o, "it was fenced off at a read")
+                continue
+            entries, pending = result
+            entries = entries or []
+            history = o.after != ">"
+            deliveries: dict[bytes, int] = {}
+            if history:
+                for item in pending or []:
+                    deliveries[item[0]] = int(item[3]) + 1  # this read is one more delivery
+                if not entries:
+                    o.after = ">"
+                    continue
+                o.after = entries[-1][0].decode()
+            total += len(entries)
+            for entry_id, raw in entries:
+                self._take(worker, o, entry_id, _fields(raw), deliveries.get(entry_id, 1), history)
+        return total
+
+    def _take(self, worker: FleetWorker, o: Ownership, entry_id: bytes, fields: dict[bytes, bytes] | None,
+              deliveries: int, history: bool) -> None:
+        """Apply one entry and queue its listeners in its lane (reader thread)."""
+        seq = int(entry_id.split(b"-", 1)[0])
+        if not history and o.last_seq and seq > o.last_seq + 1:
+            log.warning("partition %d: events %d to %d are missing (trimmed before this group read them, or "
+                        "lost by Redis)", o.partition, o.last_seq + 1, seq - 1)
+            self.lost_entries += seq - o.last_seq - 1
+        o.last_seq = max(o.last_seq, seq)
+        o.last_id = entry_id
+        data = fields.get(b"d") if fields else None
+        event_id = fields.get(b"i", b"").decode() if fields else ""
+        try:
+            event, key, args = loads(data) if data is not None else (None, None, None)
+            if not isinstance(event, str) or not isinstance(args, list):
+                raise ValueError("not an event")
+        except (ValueError, TypeError) as exc:
+            log.error("partition %d: entry %s is lost (%s): acknowledged unhandled", o.partition,
+                      entry_id.decode(), "trimmed before it was handled" if data is None else exc)
+            self.lost_entries += 1
+            self._queue_ack(o, entry_id)
+            return
+        ctx = EntryContext(o, o.partition, entry_id, event_id, event, data or b"", (o.lease_key, o.value),
+                           deliveries)
+        if deliveries > worker.max_deliveries:
+            captured: list[Any] = []  # delivered to workers that died handling it: not run again
+        else:
+            captured = self.apply(event, args, event_id, state=event in STATE_EVENTS)
+        with self._flight:
+            self._in_flight += 1
+            o.in_flight += 1
+        lane = key if isinstance(key, str) and key else f"\x00p{o.partition}"
+        worker._pool.submit(functools.partial(self._run_entry, ctx, captured), key=lane)
+
+    def _wait_for_entries(self, owned: list[Ownership]) -> None:
+        """Block up to 100 ms for a new entry in an owned partition (nothing is taken)."""
+        live = [o for o in owned if o.after == ">"]
+        if len(live) != len(owned):
+            return  # a partition still has pending entries to read
+        streams = {o.stream: (o.last_id or "$") for o in live}
+        self._redis.xread(streams, count=1, block=100)
+
+    # -- applying ----------------------------------------------------------------------------
+
+    def apply(self, event: str, args: list[Any], event_id: str, *, state: bool) -> list[Any]:
+        """The events the parsers dispatch for one entry (its cache effect applied once)."""
+        with self._parse_lock:
+            if state and event_id:
+                known = self._applied.pop(event_id, None)
+                if known is not None:
+                    return known  # applied from the shared-state stream already: its events
+                self._applied[event_id] = None
+                while len(self._applied) > _APPLIED_MAX:
+                    self._applied.popitem(last=False)
+            handle = self._worker._connection.parsers.handle
+            return apply_captured(lambda: handle(event, args))
+
+    def _apply_state(self, event: str, args: list[Any], event_id: str) -> None:
+        with self._parse_lock:
+            if event_id in self._applied:
+                del self._applied[event_id]  # its partition copy came first
+                return
+            handle = self._worker._connection.parsers.handle
+            self._applied[event_id] = apply_captured(lambda: handle(event, args))
+            while len(self._applied) > _APPLIED_MAX:
+                self._applied.popitem(last=False)
+
+    def _state_loop(self) -> None:
+        retry = RetryWait(self._stop)
+        after = self.state_after
+        last_seq = 0
+        while not self._stop.is_set():
+            try:
+                got = self._redis.xread({self._keys.state: after}, count=200, block=500)
+            except self._errors:
+                if not retry.wait():
+                    return
+                continue
+            retry.reset()
+            for entry_id, fields in (got[0][1] if got else []):
+                after = entry_id
+                seq = int(entry_id.split(b"-", 1)[0])
+                if last_seq and seq > last_seq + 1:
+                    log.warning("the shared-state stream lost %d events before this worker read them: caches "
+                                "may be stale until the next change", seq - last_seq - 1)
+                last_seq = seq
+                try:
+                    event, _key, args = loads(fields[b"d"])
+                    self._apply_state(event, args, fields.get(b"i", b"").decode())
+                except Exception as exc:  # noqa: BLE001 - a bad entry never stops the caches
+                    log.warning("skipped a malformed shared-state entry: %s", type(exc).__name__)
+
+    # -- running (pool threads) --------------------------------------------------------------
+
+    def _run_entry(self, ctx: EntryContext, captured: list[Any]) -> None:
+        o: Ownership = ctx.owner
+        try:
+            if not o.valid():
+                return  # lost meanwhile: the next owner runs it
+            worker = self._worker
+            if ctx.deliveries > worker.max_deliveries:
+                self._dead_letter(ctx, None)
+                return
+            runs = self._prepare(captured)
+            hold = worker.poison == "hold"
+            dead = False
+            delay = 0.05
+            while True:
+                ctx.replies = 0
+                ctx.failures = []
+                run_in(ctx, functools.partial(self._run_once, runs))
+                if not ctx.failures:
+                    self.handled += 1
+                    self._queue_ack(o, ctx.entry_id)
+                    return
+                if ctx.deliveries >= worker.max_deliveries:
+                    if not dead:
+                        self._dead_letter(ctx, ctx.failures[-1], hold=hold)
+                        dead = True
+                    if not hold:
+                        return
+                    delay = min(_HOLD_CAP_S, delay * 2)
+                else:
+                    delay = min(2.0, delay * 2)
+                ctx.deliveries += 1
+                if self._stop_reading.wait(delay) or not o.valid():
+                    return  # stopping, or lost: the next owner delivers it again
+        finally:
+            with self._flight:
+                self._in_flight -= 1
+                o.in_flight -= 1
+                self._flight.notify_all()
+
+    def _prepare(self, captured: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
+        runs = []
+        emitter = self._worker._events
+        assert isinstance(emitter, FleetEmitter)
+        for item in captured:
+            if isinstance(item, CapturedSlot):
+                try:
+                    resolved = item.future.result(_SLOT_WAIT_S)
+                except Exception:  # noqa: BLE001 - a request that never ended: its event is not emitted
+                    resolved = None
+                if resolved is None:
+                    continue
+                item = resolved
+            event, args = item
+            runner = emitter.prepared(event, args)
+            if runner is not None:
+                runs.append((runner, args))
+        return runs
+
+    @staticmethod
+    def _run_once(runs: list[tuple[Any, tuple[Any, ...]]]) -> None:
+        for runner, args in runs:
+            runner([args])
+
+    # -- acknowledging -----------------------------------------------------------------------
+
+    def _queue_ack(self, o: Ownership, entry_id: bytes) -> None:
+        with self._ack_lock:
+            ids = self._acks.get(o)
+            if ids is None:
+                ids = self._acks[o] = []
+            ids.append(entry_id)
+            o.unacked += 1
+            self._unacked += 1
+        if not self._ack_wake.is_set():
+            self._ack_wake.set()
+
+    def _ack_loop(self) -> None:
+        retry = RetryWait(self._stop)
+        while True:
+            self._ack_wake.wait(0.05)
+            self._ack_wake.clear()
+            with self._ack_lock:
+                batch, self._acks = self._acks, {}
+            if batch:
+                try:
+                    self._ack(batch)
+                    retry.reset()
+                except self._errors:
+                    with self._ack_lock:  # put back, in front of newer ones
+                        for o, ids in batch.items():
+                            self._acks[o] = ids + self._acks.get(o, [])
+                    if not retry.wait():
+                        return
+                    continue
+            with self._acks_done:
+                self._acks_done.notify_all()
+            if self._stop.is_set() and not self._acks:
+                return
+
+    def _ack(self, batch: dict[Ownership, list[bytes]]) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        calls: list[Ownership] = []
+        for o, ids in batch.items():
+            if o.lost:
+                continue  # fenced anyway: the next owner handles them again
+            for start in range(0, len(ids), _ACK_MAX):
+                self._scripts["ack"](keys=[o.lease_key, o.stream], args=[self._group, o.value,
+                                                                         *ids[start:start + _ACK_MAX]], client=pipe)
+                calls.append(o)
+        results = pipe.execute() if calls else []
+        for o, result in zip(calls, results, strict=True):
+            if result == -1:
+                self._lose(o, "it was fenced off at an acknowledgement")
+        with self._ack_lock:
+            for o, ids in batch.items():
+                o.unacked -= len(ids)
+                self._unacked -= len(ids)
+
+    def _dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False) -> None:
+        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``)."""
+        worker = self._worker
+        if exc is None:
+            error = f"delivered {ctx.deliveries} times to workers that stopped while handling it"
+            text = error
+        else:
+            error = f"{type(exc).__name__}: {exc}"
+            text = worker._redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))[-4000:]
+            error = worker._redact(error)
+        fields = ["event", ctx.event, "data", ctx.data, "partition", ctx.partition, "entry", ctx.entry_id,
+                  "event_id", ctx.event_id, "error", error, "traceback", text, "deliveries", ctx.deliveries,
+                  "worker", self._name, "group", self._group]
+        o: Ownership = ctx.owner
+        log.error("event %s (partition %d, entry %s) failed %d deliveries: written to the dead-letter stream %s%s: %s",
+                  ctx.event, ctx.partition, ctx.entry_id.decode(), ctx.deliveries, self._keys.dead,
+                  "; its lane waits for it" if hold else "", error)
+        try:
+            if hold:
+                self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
+                                 maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
+            else:
+                done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
+                    self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
+                if done == -1:
+                    self._lose(o, "it was fenced off at a dead letter")
+                    return
+            self.dead_lettered += 1
+        except self._errors as exc2:
+            log.warning("could not write a dead letter (%s): the event is delivered again", type(exc2).__name__)
