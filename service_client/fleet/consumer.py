@@ -141,6 +141,9 @@ class Consumer:
         self._threads: list[threading.Thread] = []
         self._reader: threading.Thread | None = None
         self.state_after = "$"
+        self._wake_key = keys.wake(worker.instance.replace("/", "-"))
+        self._wake_after: Any = "0-0"  # the stream is this instance's own: every wake counts
+        self._rebalance_after: Any = "$"
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -155,6 +158,27 @@ class Consumer:
                 self._reader = thread
             thread.start()
 
+    def _wake_reader(self) -> None:
+        """Wake the reader, also from a blocking read in Redis (best effort)."""
+        self._wake.set()
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.xadd(self._wake_key, {"w": "1"}, maxlen=10, approximate=False)
+            pipe.pexpire(self._wake_key, 60_000)
+            pipe.execute()
+        except self._errors:
+            pass
+
+    def _announce(self) -> None:
+        """Tell the group's other workers to look at the members again now (best effort)."""
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.xadd(self._keys.rebalance, {"w": self._name}, maxlen=100, approximate=True)
+            pipe.pexpire(self._keys.rebalance, 3_600_000)
+            pipe.execute()
+        except self._errors:
+            pass
+
     def owned(self) -> list[int]:
         """The partitions this worker holds now, sorted."""
         with self._owned_lock:
@@ -167,7 +191,7 @@ class Consumer:
             True when drained within ``timeout`` seconds.
         """
         self._stop_reading.set()
-        self._wake.set()
+        self._wake_reader()
         deadline = time.monotonic() + timeout
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
@@ -197,6 +221,7 @@ class Consumer:
             if held:
                 self._scripts["release"](keys=[o.lease_key for o in held], args=[o.value for o in held])
             self._scripts["heartbeat"](keys=[self._keys.members], args=[self._name, self._ttl_ms, "0"])
+            self._announce()
         except self._errors as exc:
             log.warning("could not hand the partitions over (%s): they move when their leases expire",
                         type(exc).__name__)
@@ -219,6 +244,7 @@ class Consumer:
         renew_every = self._ttl_ms / 3000
         renewed_at = 0.0
         retry = RetryWait(self._stop)
+        announce = True  # a new member: the others look again at once
         while not self._stop.is_set():
             try:
                 now = time.monotonic()
@@ -233,7 +259,24 @@ class Consumer:
                     return
                 continue
             retry.reset()
+            if announce:
+                self._announce()
+                announce = False
+            self._wait_tick(tick)
+
+    def _wait_tick(self, tick: float) -> None:
+        """Wait ``tick`` seconds, or less when a worker of the group joined or left."""
+        if self._stop.is_set():
+            return
+        try:
+            got = self._redis.xread({self._keys.rebalance: self._rebalance_after}, count=10,
+                                    block=max(1, int(tick * 1000)))
+        except self._errors:
             self._stop.wait(tick)
+            return
+        for _stream, entries in got or []:
+            if entries:
+                self._rebalance_after = entries[-1][0]
 
     def _renew(self) -> None:
         with self._owned_lock:
@@ -289,7 +332,7 @@ class Consumer:
                     self._owned[part] = o
                 got = True
         if got:
-            self._wake.set()
+            self._wake_reader()
 
     def _hand_over(self) -> None:
         """Release the leases of the partitions leaving once their entries are finished and acknowledged."""
@@ -321,15 +364,21 @@ class Consumer:
                 room = self._max_in_flight - self._in_flight
             with self._owned_lock:
                 owned = [o for o in self._owned.values() if o.valid() and not o.leaving]
+            self._wake.clear()
             if not owned or room <= 0:
                 self._wake.wait(0.05)
-                self._wake.clear()
                 continue
             try:
                 got = self._read(owned, max(1, min(_READ_MAX, room // len(owned))))
                 if not got and not self._stop_reading.is_set():
                     self._wait_for_entries(owned)
             except self._errors:
+                # A read whose answer was lost may have moved entries to the pending list: read
+                # the pending entries after the last one taken again, in order, before new ones.
+                for o in owned:
+                    if o.after == ">":
+                        o.after = o.last_id.decode() if o.last_id is not None else "0"
+                        o.last_seq = 0
                 if not retry.wait():
                     return
                 continue
@@ -348,7 +397,7 @@ class Consumer:
             if not result:
                 self._lose(o, "it was fenced off at a read")
                 continue
-            entries, pending = result
+            entries, pending, last = result
             entries = entries or []
             history = o.after != ">"
             deliveries: dict[bytes, int] = {}
@@ -357,7 +406,12 @@ class Consumer:
                     deliveries[item[0]] = int(item[3]) + 1  # this read is one more delivery
                 if not entries:
                     o.after = ">"
+                    o.last_seq = 0  # the first new entry follows the group's last read, not these
+                    total += 1  # read new entries at once, without waiting
                     continue
+            elif not entries:
+                o.last_id = last if last else o.last_id  # the wait for new entries starts there
+                continue
                 o.after = entries[-1][0].decode()
             total += len(entries)
             for entry_id, raw in entries:
@@ -401,10 +455,14 @@ class Consumer:
     def _wait_for_entries(self, owned: list[Ownership]) -> None:
         """Block up to 100 ms for a new entry in an owned partition (nothing is taken)."""
         live = [o for o in owned if o.after == ">"]
-        if len(live) != len(owned):
-            return  # a partition still has pending entries to read
-        streams = {o.stream: (o.last_id or "$") for o in live}
-        self._redis.xread(streams, count=1, block=100)
+        if len(live) != len(owned) or self._wake.is_set():
+            return  # a partition still has pending entries to read, or a new one came
+        streams: dict[str, Any] = {o.stream: (o.last_id or "$") for o in live}
+        streams[self._wake_key] = self._wake_after
+        got = self._redis.xread(streams, count=1, block=500)
+        for stream, entries in got or []:
+            if stream.decode() == self._wake_key and entries:
+                self._wake_after = entries[-1][0]
 
     # -- applying ----------------------------------------------------------------------------
 

@@ -179,10 +179,9 @@ class EventPublisher:
         droppable = event in DROPPABLE_EVENTS
         item = (part, data, event in STATE_EVENTS, droppable)
         with self._buffer_lock:
-            buffer = self._buffer
-            if len(buffer) >= self._max_buffered and not self._make_room(droppable):
+            if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):
                 return
-            buffer.append(item)
+            self._buffer.append(item)  # _make_room may have replaced the deque
             if droppable:
                 self._droppable_buffered += 1
         if not self._wake.is_set():
@@ -198,7 +197,7 @@ class EventPublisher:
         room = False
         if not droppable and self._droppable_buffered:
             kept = collections.deque(item for item in self._buffer if not item[3])
-            dropped = len(self._buffer) - len(kept) + 0
+            dropped = len(self._buffer) - len(kept)
             self._buffer = kept
             self._droppable_buffered = 0
             room = True

@@ -210,6 +210,8 @@ class FleetKeys:
     ``lease:<group>:<n>``         a partition's lease ``<worker>/<instance>:<token>``, with a TTL
     ``fence:<group>:<n>``         the partition's last fencing token (a counter)
     ``dead:<group>``              stream: the group's dead letters
+    ``rebalance:<group>``         stream: a worker joined or left (the others look again at once)
+    ``wake:<worker>``             stream: wakes one worker's reader (a partition newly owned), with a TTL
 
     Args:
         namespace: The namespace (see :func:`check_name`).
@@ -225,6 +227,7 @@ class FleetKeys:
         self.commands = self.prefix + "commands"
         self.members = f"{self.prefix}members:{group}"
         self.dead = f"{self.prefix}dead:{group}"
+        self.rebalance = f"{self.prefix}rebalance:{group}"
 
     def stream(self, partition: int) -> str:
         """The stream of partition ``partition``."""
@@ -241,6 +244,10 @@ class FleetKeys:
     def nonce(self, nonce: str) -> str:
         """The claim of reply nonce ``nonce``."""
         return f"{self.prefix}nonce:{nonce}"
+
+    def wake(self, worker: str) -> str:
+        """The stream that wakes worker instance ``worker``'s reader."""
+        return f"{self.prefix}wake:{worker}"
 
     def reply(self, worker: str) -> str:
         """The list of answers to worker instance ``worker``'s sends."""

@@ -90,8 +90,10 @@ return n
 
 #: KEYS: per partition its lease, then its stream. ARGV: group, then per partition: the lease
 #: value expected, the consumer, the id to read after ('>' for new entries), the count.
-#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0}; the
-#: pending list ({id, consumer, idle ms, deliveries}...) comes with a read of history (not '>').
+#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last};
+#: the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of history (not
+#: '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read that got none,
+#: so that the wait for new entries misses none.
 READ = """
 local group = ARGV[1]
 local out = {}
@@ -109,8 +111,13 @@ for i = 1, #KEYS, 2 do
     end
     local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[i + 1], after)
     local entries = 0
+    local last = 0
     if r then entries = r[1][2] end
-    out[#out + 1] = {entries, pending}
+    if after == '>' and (not r or #r[1][2] == 0) then
+      local top = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
+      if top[1] then last = top[1][1] else last = '0-0' end
+    end
+    out[#out + 1] = {entries, pending, last}
   end
 end
 return out

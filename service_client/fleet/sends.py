@@ -217,16 +217,29 @@ class SendRunner:
         cid = command.get("id")
         answer = self._answer(entry_id, command)
         self.handled += 1
-        try:
-            pipe = self._redis.pipeline(transaction=False)
-            if reply_to:
-                key = keys.reply(reply_to)
-                pipe.lpush(key, dumps({"id": cid, **answer}))
-                pipe.pexpire(key, _REPLY_TTL_MS)
-            pipe.xack(keys.commands, GATEWAY_GROUP, entry_id)
-            pipe.execute()
-        except self._errors as exc:
-            log.warning("could not answer a worker's send (%s): it times out", type(exc).__name__)
+        deadline = self._deadline(entry_id, command)
+        retry = RetryWait(self._stop)
+        while True:
+            try:
+                pipe = self._redis.pipeline(transaction=False)
+                if reply_to:
+                    key = keys.reply(reply_to)
+                    pipe.lpush(key, dumps({"id": cid, **answer}))
+                    pipe.pexpire(key, _REPLY_TTL_MS)
+                pipe.xack(keys.commands, GATEWAY_GROUP, entry_id)
+                pipe.execute()
+                return
+            except self._errors as exc:
+                if time.monotonic() >= deadline or not retry.wait():
+                    log.warning("could not answer a worker's send (%s): it times out", type(exc).__name__)
+                    return
+
+    def _deadline(self, entry_id: bytes, command: dict[str, Any]) -> float:
+        """The ``time.monotonic()`` at which the worker stops waiting for this command's answer."""
+        added_ms = int(entry_id.split(b"-")[0])
+        budget_ms = float(command.get("b", _defaults.SEND_TIMEOUT_S * 1000))
+        left = (added_ms + budget_ms - self._offset_ms) / 1000 - time.time()
+        return time.monotonic() + left
 
     def _ack(self, entry_id: bytes) -> None:
         assert self._keys is not None
@@ -239,9 +252,7 @@ class SendRunner:
         """Run one send; ``{"ok": message record}`` or ``{"error": encoded error}``."""
         keys = self._keys
         assert keys is not None
-        added_ms = int(entry_id.split(b"-")[0])
-        budget_ms = float(command.get("b", _defaults.SEND_TIMEOUT_S * 1000))
-        left = (added_ms + budget_ms - self._offset_ms) / 1000 - time.time()
+        left = self._deadline(entry_id, command) - time.monotonic()
         if left <= 0.05:
             return {"error": encode_error(TimeoutError(
                 "send_message timeout after 10s: the socket's process took the send too late to run it"))}
@@ -297,17 +308,24 @@ class SendRunner:
         return {"ok": message.raw}
 
     def _settle(self, nonce: str, answer: dict[str, Any]) -> None:
-        """Keep the result with the nonce, or release it when nothing was sent."""
+        """Keep the result with the nonce, or release it when nothing was sent (retried for up to
+        the claim's TTL while Redis is away)."""
         assert self._keys is not None
         key = self._keys.nonce(nonce)
-        try:
-            if "error" in answer and not answer.get("sent", True):
-                self._redis.delete(key)
-            else:
-                self._redis.set(key, dumps(answer), px=self._nonce_ttl_ms)
-        except self._errors as exc:
-            log.warning("could not record a reply's result (%s): a redelivery may send it again",
-                        type(exc).__name__)
+        retry = RetryWait(self._stop)
+        deadline = time.monotonic() + _CLAIM_TTL_MS / 1000
+        while True:
+            try:
+                if "error" in answer and not answer.get("sent", True):
+                    self._redis.delete(key)
+                else:
+                    self._redis.set(key, dumps(answer), px=self._nonce_ttl_ms)
+                return
+            except self._errors as exc:
+                if time.monotonic() >= deadline or not retry.wait():
+                    log.warning("could not record a reply's result (%s): a redelivery may send it again",
+                                type(exc).__name__)
+                    return
 
     def _await_other(self, nonce: str, left: float) -> dict[str, Any]:
         """Another send holds the nonce: its answer (from this process, else from Redis)."""
@@ -399,7 +417,7 @@ class SendClient:
 
         Args:
             args: ``{"channel", "content", "embeds", "replyTo"}`` (checked already).
-            nonce: The reply's nonce, or None for a send outside an event.
+            nonce: The reply's nonce, or None for a send outside an event (it gets one of its own).
             lease: ``(lease key, lease value)`` of the event's partition, or None.
             timeout: Seconds for the whole send.
 
@@ -412,18 +430,25 @@ class SendClient:
         fut: Future[dict[str, Any]] = Future()
         with self._waiters_lock:
             self._waiters[cid] = fut
-        command = {"id": cid, "w": self._instance, "a": args, "n": nonce, "l": list(lease) if lease else None,
+        # A send outside an event gets a nonce of its own: a command added twice (a retry after a
+        # connection lost mid-call) is still sent once.
+        command = {"id": cid, "w": self._instance, "a": args, "n": nonce or cid, "l": list(lease) if lease else None,
                    "b": int(timeout * 1000)}
-        started = time.monotonic()
+        deadline = time.monotonic() + timeout
+        retry = RetryWait(self._stop)
         try:
+            while True:
+                try:
+                    self._redis.xadd(self._keys.commands, {"c": dumps(command)},
+                                     maxlen=_defaults.FLEET_COMMAND_MAX_LENGTH, approximate=True)
+                    break
+                except self._errors as exc:
+                    if time.monotonic() + 0.05 >= deadline or not retry.wait():
+                        raise errors.ServiceError(
+                            f"send_message could not reach Redis ({type(exc).__name__}) within {timeout:g}s; "
+                            "nothing was sent") from None
             try:
-                self._redis.xadd(self._keys.commands, {"c": dumps(command)},
-                                 maxlen=_defaults.FLEET_COMMAND_MAX_LENGTH, approximate=True)
-            except self._errors as exc:
-                raise errors.ServiceError(
-                    f"send_message could not reach Redis ({type(exc).__name__}); nothing was sent") from None
-            try:
-                answer = fut.result(max(0.0, timeout - (time.monotonic() - started)))
+                answer = fut.result(max(0.0, deadline - time.monotonic()))
             except _FutureTimeout:
                 raise TimeoutError(
                     f"send_message timeout after {timeout:g}s: no answer from the socket's process (is its "
