@@ -372,7 +372,8 @@ class Consumer:
                 got = self._read(owned, max(1, min(_READ_MAX, room // len(owned))))
                 if not got and not self._stop_reading.is_set():
                     self._wait_for_entries(owned)
-            except self._errors:
+            except self._errors as exc:
+                log.debug("worker %s: a read failed (%s: %s)", self._name, type(exc).__name__, exc)
                 # A read whose answer was lost may have moved entries to the pending list: read
                 # the pending entries after the last one taken again, in order, before new ones.
                 for o in owned:
@@ -409,10 +410,10 @@ class Consumer:
                     o.last_seq = 0  # the first new entry follows the group's last read, not these
                     total += 1  # read new entries at once, without waiting
                     continue
+                o.after = entries[-1][0].decode()
             elif not entries:
                 o.last_id = last if last else o.last_id  # the wait for new entries starts there
                 continue
-                o.after = entries[-1][0].decode()
             total += len(entries)
             for entry_id, raw in entries:
                 self._take(worker, o, entry_id, _fields(raw), deliveries.get(entry_id, 1), history)

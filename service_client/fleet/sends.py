@@ -121,6 +121,7 @@ class SendRunner:
         self._queue: queue.Queue[tuple[bytes, dict[bytes, bytes]] | None] = queue.Queue(
             _defaults.FLEET_COMMAND_THREADS * 4)
         self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()  # guards _threads
         self._keys: FleetKeys | None = None
         self._consumer = f"gateway-{uuid.uuid4().hex[:12]}"
         self._inflight_lock = threading.Lock()  # guards _inflight
@@ -130,27 +131,31 @@ class SendRunner:
 
     def start(self, keys: FleetKeys) -> None:
         """Start reading the command stream of ``keys`` (idempotent)."""
-        if self._threads:
-            return
-        self._keys = keys
-        n = next(_ids)
-        self._threads.append(threading.Thread(
-            target=self._read_loop, name=f"service_client-fleet-commands-{n}", daemon=True))
-        for i in range(_defaults.FLEET_COMMAND_THREADS):
-            self._threads.append(threading.Thread(
-                target=self._run_loop, name=f"service_client-fleet-send-{n * 100 + i}", daemon=True))
-        for thread in self._threads:
-            thread.start()
+        with self._threads_lock:
+            if self._threads or self._stop.is_set():
+                return
+            self._keys = keys
+            n = next(_ids)
+            threads = [threading.Thread(target=self._read_loop, name=f"service_client-fleet-commands-{n}",
+                                        daemon=True)]
+            for i in range(_defaults.FLEET_COMMAND_THREADS):
+                threads.append(threading.Thread(
+                    target=self._run_loop, name=f"service_client-fleet-send-{n * 100 + i}", daemon=True))
+            for thread in threads:
+                thread.start()
+            self._threads = threads
 
     def close(self, timeout: float) -> None:
         """Stop the threads (the publisher's ``stop`` is set already)."""
-        for _ in self._threads[1:]:
+        with self._threads_lock:
+            threads = list(self._threads)
+        for _ in threads[1:]:
             try:
                 self._queue.put_nowait(None)
             except queue.Full:
                 break
         deadline = time.monotonic() + timeout
-        for thread in self._threads:
+        for thread in threads:
             thread.join(max(0.01, deadline - time.monotonic()))
 
     def _read_loop(self) -> None:
