@@ -270,10 +270,13 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         acked: list[float] = []
         hose.prepare(args.events)
 
+        cpu: dict[str, list[float]] = {"plain": [], "publishing": []}
+
         def fire(publisher: Any) -> tuple[float, float]:
             done.clear()
             target[0] = seen[0] + args.events
             base = publisher.published_events if publisher else 0
+            cpu_start = time.process_time()
             start = time.perf_counter()
             hose.fire(args.events)
             if not done.wait(120):
@@ -283,8 +286,10 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                     if time.perf_counter() - start > 120:
                         raise SystemExit("the publisher did not add every event")
                     time.sleep(0.001)
+            end = time.perf_counter()
+            cpu["publishing" if publisher else "plain"].append((time.process_time() - cpu_start) / args.events * 1e6)
             hose.fired()
-            return start, time.perf_counter()
+            return start, end
 
         for run in range(args.repeat + 1):  # the first run of each kind warms up
             start, end = fire(None)
@@ -317,6 +322,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                   f"{args.events / (end - start):.0f}/s, acknowledged {args.events / (done_at - start):.0f}/s",
                   flush=True)
         client.destroy()
+        cpu_figures = cpu
     finally:
         if worker is not None:
             worker.terminate()
@@ -334,6 +340,8 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         "gateway_events_per_s": statistics.median(plain),
         "gateway_events_per_s_publishing_runs": " ".join(f"{v:.0f}" for v in publishing),
         "gateway_events_per_s_publishing": statistics.median(publishing),
+        "gateway_cpu_us_per_event": statistics.median(cpu_figures["plain"][1:]),
+        "gateway_cpu_us_per_event_publishing": statistics.median(cpu_figures["publishing"][1:]),
         "fleet_gateway_ratio_runs": " ".join(f"{v:.2f}" for v in ratios),
         "fleet_gateway_ratio": statistics.median(ratios),
     }

@@ -41,8 +41,10 @@ __all__ = ["Consumer", "Ownership"]
 
 log = logging.getLogger("service_client.fleet")
 
-#: Entries read from one partition in one call, at most.
+#: Entries read from one partition in one call, at most; and at least (a partition whose last read
+#: was not full asks for this many: ``max_in_flight`` may be passed by this much per partition).
 _READ_MAX = 500
+_READ_MIN = 8
 #: Acknowledgements in one script call, at most.
 _ACK_MAX = 1000
 #: Shared-state events whose cache effect is remembered by event id (its partition copy reuses it).
@@ -71,8 +73,8 @@ class Ownership:
         last_seq: The sequence of the last entry read (to see gaps), 0 for none yet.
     """
 
-    __slots__ = ("after", "in_flight", "last_id", "last_seq", "lease_key", "leaving", "leaving_since", "lost",
-                 "partition", "stream", "token", "unacked", "valid_until", "value")
+    __slots__ = ("after", "asked", "hot", "in_flight", "last_id", "last_seq", "lease_key", "leaving",
+                 "leaving_since", "lost", "partition", "stream", "token", "unacked", "valid_until", "value")
 
     def __init__(self, partition: int, token: int, value: str, keys: FleetKeys, valid_until: float) -> None:
         self.partition = partition
@@ -87,20 +89,14 @@ class Ownership:
         self.leaving_since = 0.0
         self.in_flight = 0
         self.unacked = 0
+        self.hot = True  # its last read was full: the next one asks for more
+        self.asked = 0
         self.last_seq = 0
         self.last_id: bytes | None = None
 
     def valid(self) -> bool:
         """True while the lease surely holds."""
         return not self.lost and time.monotonic() < self.valid_until
-
-
-def _fields(raw: Any) -> dict[bytes, bytes] | None:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, list):
-        return {raw[i]: raw[i + 1] for i in range(0, len(raw) - 1, 2)}
-    return None
 
 
 class Consumer:
@@ -369,7 +365,7 @@ class Consumer:
                 self._wake.wait(0.05)
                 continue
             try:
-                got = self._read(owned, max(1, min(_READ_MAX, room // len(owned))))
+                got = self._read(owned, room)
                 if not got and not self._stop_reading.is_set():
                     self._wait_for_entries(owned)
             except self._errors as exc:
@@ -385,11 +381,21 @@ class Consumer:
                 continue
             retry.reset()
 
-    def _read(self, owned: list[Ownership], count: int) -> int:
+    def _read(self, owned: list[Ownership], room: int) -> int:
+        """One fenced read of every owned partition; the entries taken (plus partitions that
+        finished their pending entries, which want another read at once).
+
+        The room (``max_in_flight`` less what is in flight) goes to the partitions whose last
+        read was full; the others read a few entries each, so that a busy partition is read in
+        large batches while the idle ones cost little.
+        """
         keys: list[str] = []
         args: list[Any] = [self._group]
+        hot = sum(1 for o in owned if o.hot) or 1
         for o in owned:
             keys += [o.lease_key, o.stream]
+            count = max(_READ_MIN, min(_READ_MAX, room // hot)) if o.hot else _READ_MIN
+            o.asked = count
             args += [o.value, f"p{o.partition}", o.after, count]
         results = self._scripts["read"](keys=keys, args=args)
         worker = self._worker
@@ -400,6 +406,7 @@ class Consumer:
                 continue
             entries, pending, last = result
             entries = entries or []
+            o.hot = len(entries) >= o.asked
             history = o.after != ">"
             deliveries: dict[bytes, int] = {}
             if history:
@@ -410,16 +417,17 @@ class Consumer:
                     o.last_seq = 0  # the first new entry follows the group's last read, not these
                     total += 1  # read new entries at once, without waiting
                     continue
-                o.after = entries[-1][0].decode()
+                o.after = entries[-1].split(b"\n", 1)[0].decode()
             elif not entries:
                 o.last_id = last if last else o.last_id  # the wait for new entries starts there
                 continue
             total += len(entries)
-            for entry_id, raw in entries:
-                self._take(worker, o, entry_id, _fields(raw), deliveries.get(entry_id, 1), history)
+            for entry in entries:
+                entry_id, event_id, data = entry.split(b"\n", 2)
+                self._take(worker, o, entry_id, event_id, data, deliveries.get(entry_id, 1), history)
         return total
 
-    def _take(self, worker: FleetWorker, o: Ownership, entry_id: bytes, fields: dict[bytes, bytes] | None,
+    def _take(self, worker: FleetWorker, o: Ownership, entry_id: bytes, event_id_raw: bytes, data: bytes,
               deliveries: int, history: bool) -> None:
         """Apply one entry and queue its listeners in its lane (reader thread)."""
         seq = int(entry_id.split(b"-", 1)[0])
@@ -429,19 +437,18 @@ class Consumer:
             self.lost_entries += seq - o.last_seq - 1
         o.last_seq = max(o.last_seq, seq)
         o.last_id = entry_id
-        data = fields.get(b"d") if fields else None
-        event_id = fields.get(b"i", b"").decode() if fields else ""
+        event_id = event_id_raw.decode()
         try:
-            event, key, args = loads(data) if data is not None else (None, None, None)
+            event, key, args = loads(data) if data else (None, None, None)
             if not isinstance(event, str) or not isinstance(args, list):
                 raise ValueError("not an event")
         except (ValueError, TypeError) as exc:
             log.error("partition %d: entry %s is lost (%s): acknowledged unhandled", o.partition,
-                      entry_id.decode(), "trimmed before it was handled" if data is None else exc)
+                      entry_id.decode(), exc if data else "trimmed before it was handled")
             self.lost_entries += 1
             self._queue_ack(o, entry_id)
             return
-        ctx = EntryContext(o, o.partition, entry_id, event_id, event, data or b"", (o.lease_key, o.value),
+        ctx = EntryContext(o, o.partition, entry_id, event_id, event, data, (o.lease_key, o.value),
                            deliveries)
         if deliveries > worker.max_deliveries:
             captured: list[Any] = []  # delivered to workers that died handling it: not run again
@@ -623,8 +630,8 @@ class Consumer:
             if o.lost:
                 continue  # fenced anyway: the next owner handles them again
             for start in range(0, len(ids), _ACK_MAX):
-                self._scripts["ack"](keys=[o.lease_key, o.stream], args=[self._group, o.value,
-                                                                         *ids[start:start + _ACK_MAX]], client=pipe)
+                self._scripts["ack"](keys=[o.lease_key, o.stream],
+                                     args=[self._group, o.value, b",".join(ids[start:start + _ACK_MAX])], client=pipe)
                 calls.append(o)
         results = pipe.execute() if calls else []
         for o, result in zip(calls, results, strict=True):

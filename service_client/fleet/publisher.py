@@ -29,7 +29,9 @@ __all__ = ["EventPublisher"]
 log = logging.getLogger("service_client.fleet")
 
 #: Events added to Redis in one script call, at most.
-_BATCH_MAX = 500
+_BATCH_MAX = 1000
+#: Ordering keys whose partition is remembered (the cache is emptied when full).
+_PARTITION_CACHE_MAX = 100_000
 #: Shortest time between two WARNING lines about dropped events or an unreachable Redis, seconds.
 _WARN_EVERY_S = 10.0
 
@@ -135,6 +137,7 @@ class EventPublisher:
         self._client = client
         state = client._connection
         self._router = EventRouter()
+        self._parts: dict[str, int] = {}
         #: Queued events: (partition, data, state event, droppable), guarded by _buffer_lock.
         self._buffer: collections.deque[tuple[int, bytes, bool, bool]] = collections.deque()
         self._buffer_lock = threading.Lock()
@@ -170,20 +173,30 @@ class EventPublisher:
     # -- the tap (socket reader thread) ------------------------------------------------------
 
     def _tap(self, event: str, args: list[Any]) -> None:
-        """Route, encode and queue one socket event; never blocks, never raises for a bad payload."""
+        """Route, encode and queue one socket event; never blocks, never raises for a bad payload.
+
+        Only the socket's reader thread calls it: the append needs no lock (the flusher only
+        pops, under ``_buffer_lock``, which the full-buffer path takes too).
+        """
         if event not in PUBLISHED_EVENTS or self._closed:
             return
         key = self._router.key(event, args)
         data = dumps([event, key, args])
-        part = partition_of(key if key is not None else event, self.partitions)
+        name = key if key is not None else event
+        part = self._parts.get(name)
+        if part is None:
+            part = partition_of(name, self.partitions)
+            if len(self._parts) >= _PARTITION_CACHE_MAX:
+                self._parts.clear()
+            self._parts[name] = part
         droppable = event in DROPPABLE_EVENTS
-        item = (part, data, event in STATE_EVENTS, droppable)
-        with self._buffer_lock:
-            if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):
-                return
-            self._buffer.append(item)  # _make_room may have replaced the deque
-            if droppable:
-                self._droppable_buffered += 1
+        if len(self._buffer) >= self._max_buffered:
+            with self._buffer_lock:
+                if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):
+                    return
+        self._buffer.append((part, data, event in STATE_EVENTS, droppable))
+        if droppable:
+            self._droppable_buffered += 1
         if not self._wake.is_set():
             self._wake.set()
 
@@ -196,11 +209,13 @@ class EventPublisher:
         dropped = 1
         room = False
         if not droppable and self._droppable_buffered:
-            kept = collections.deque(item for item in self._buffer if not item[3])
-            dropped = len(self._buffer) - len(kept)
-            self._buffer = kept
+            buffer = self._buffer
+            kept = [item for item in buffer if not item[3]]
+            dropped = len(buffer) - len(kept)
+            buffer.clear()  # in place: the reader appends to this deque without the lock
+            buffer.extend(kept)
             self._droppable_buffered = 0
-            room = True
+            room = dropped > 0
         self._dropped += dropped if room else 1
         self._dropped_unlogged += dropped if room else 1
         now = time.monotonic()
@@ -220,7 +235,8 @@ class EventPublisher:
             buffer = self._buffer
             count = min(len(buffer), _BATCH_MAX)
             items = [buffer.popleft() for _ in range(count)]
-            self._droppable_buffered -= sum(1 for item in items if item[3])
+            # A count the reader's appends race with: a hint for the full-buffer path only.
+            self._droppable_buffered = max(0, self._droppable_buffered - sum(1 for item in items if item[3]))
             if not buffer:
                 self._wake.clear()
         return items
@@ -245,8 +261,7 @@ class EventPublisher:
             first = seqs[part] + 1
             seqs[part] += len(datas)
             keys.append(self._keys.stream(part))
-            args += [part, first, len(datas)]
-            args += datas
+            args += [part, first, len(datas), b"\n".join(datas)]
         if state:
             # A state event's id is its partition entry's: the k-th event of a partition in this
             # batch has the seq ``first + k``.
@@ -278,7 +293,8 @@ class EventPublisher:
                 if not items:
                     if self._closing.is_set() or self._stop.is_set():
                         return
-                    self._wake.wait(0.1)
+                    if not self._buffer:
+                        self._wake.wait(0.1)
                     continue
                 batch = self._build(items)
                 self._in_batch = batch[2]

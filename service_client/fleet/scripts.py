@@ -23,8 +23,9 @@ __all__ = ["ACK", "ACQUIRE", "CLAIM", "DEAD_LETTER", "HEARTBEAT", "PUBLISH", "RE
 
 #: KEYS: the partition streams of the batch, then the shared-state stream.
 #: ARGV: epoch, number of partitions in the batch; per partition: its number, the seq of its
-#: first event, the count, then the events' data; then the state stream's first seq, its count
-#: m, then m pairs (event id, data). Returns {added, already there}.
+#: first event, the count, then the events' data joined by newlines (JSON holds none); then the
+#: state stream's first seq, its count m, then m pairs (event id, data). Returns {added, already
+#: there}.
 PUBLISH = """
 local epoch = ARGV[1]
 local groups = tonumber(ARGV[2])
@@ -39,13 +40,15 @@ local function add(key, id, eid, data)
   added = added + 1
 end
 for g = 1, groups do
-  local part, first, count = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  a = a + 3
+  local part, first, count, blob = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
+  a = a + 4
+  local pos = 1
   for k = 0, count - 1 do
+    local stop = string.find(blob, '\\n', pos, true) or (#blob + 1)
     local s = string.format('%d', first + k)
-    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, ARGV[a + k])
+    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1))
+    pos = stop + 1
   end
-  a = a + count
 end
 local sfirst, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
 a = a + 2
@@ -90,7 +93,8 @@ return n
 
 #: KEYS: per partition its lease, then its stream. ARGV: group, then per partition: the lease
 #: value expected, the consumer, the id to read after ('>' for new entries), the count.
-#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last};
+#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last},
+#: each entry one string ``<id>\n<event id>\n<data>`` (both empty for an entry trimmed meanwhile);
 #: the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of history (not
 #: '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read that got none,
 #: so that the wait for new entries misses none.
@@ -112,7 +116,20 @@ for i = 1, #KEYS, 2 do
     local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[i + 1], after)
     local entries = 0
     local last = 0
-    if r then entries = r[1][2] end
+    if r then
+      -- Each entry as one string "<id>NL<event id>NL<data>" (NL: a newline) (empty fields when it was trimmed).
+      entries = {}
+      for n, entry in ipairs(r[1][2]) do
+        local f = entry[2]
+        local eid, data = '', ''
+        if f then
+          for k = 1, #f, 2 do
+            if f[k] == 'i' then eid = f[k + 1] elseif f[k] == 'd' then data = f[k + 1] end
+          end
+        end
+        entries[n] = entry[1] .. '\\n' .. eid .. '\\n' .. data
+      end
+    end
     if after == '>' and (not r or #r[1][2] == 0) then
       local top = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
       if top[1] then last = top[1][1] else last = '0-0' end
@@ -123,11 +140,14 @@ end
 return out
 """
 
-#: KEYS: lease, stream. ARGV: group, the lease value expected, then the entry ids.
+#: KEYS: lease, stream. ARGV: group, the lease value expected, the entry ids joined by commas.
 #: Returns the number acknowledged, or -1 when the lease is not the caller's.
 ACK = """
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then return -1 end
-return redis.call('XACK', KEYS[2], ARGV[1], unpack(ARGV, 3))
+local ids = {}
+for id in string.gmatch(ARGV[3], '[^,]+') do ids[#ids + 1] = id end
+if #ids == 0 then return 0 end
+return redis.call('XACK', KEYS[2], ARGV[1], unpack(ids))
 """
 
 #: KEYS: lease, stream, dead-letter stream. ARGV: group, lease value, entry id, max length of

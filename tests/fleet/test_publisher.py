@@ -72,7 +72,7 @@ def test_each_event_gets_its_partition_a_sequence_and_an_event_id(client: Client
 def test_a_batch_sent_again_adds_nothing_twice(raw: Any, namespace: str) -> None:
     script = raw.register_script(PUBLISH)
     keys = [f"{namespace}:p:0", f"{namespace}:state"]
-    args = ["ep", 1, 0, 1, 2, b"a", b"b", 1, 0]
+    args = ["ep", 1, 0, 1, 2, b"a\nb", 1, 0]  # partition 0: seq 1 and 2, their data joined
     assert script(keys=keys, args=args) == [2, 0]
     assert script(keys=keys, args=args) == [0, 2]  # the same ids: refused as already there
     assert raw.xlen(keys[0]) == 2
@@ -84,7 +84,7 @@ def test_the_buffer_is_bounded_and_drops_typing_and_presence_first(client: Clien
     publisher = EventPublisher(client, dead, partitions=4, namespace=namespace, max_buffered_events=10)
     try:
         with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
-            for i in range(4):
+            for _ in range(4):
                 publisher._tap("typing:start", ["C1"])
             for i in range(6):
                 publisher._tap("message:new", [_message(f"M{i}", "C1")])
