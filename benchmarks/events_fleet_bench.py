@@ -271,6 +271,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         hose.prepare(args.events)
 
         cpu: dict[str, list[float]] = {"plain": [], "publishing": []}
+        listened = [0.0]  # seconds until the listener saw the last event, in the last run
 
         def fire(publisher: Any) -> tuple[float, float]:
             done.clear()
@@ -281,6 +282,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
             hose.fire(args.events)
             if not done.wait(120):
                 raise SystemExit(f"the client received {seen[0]} of {target[0]} events")
+            listened[0] = time.perf_counter() - start
             if publisher is not None:
                 while publisher.published_events < base + args.events:
                     if time.perf_counter() - start > 120:
@@ -319,8 +321,8 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                 publishing.append(args.events / (end - start))
                 acked.append(args.events / (done_at - start))
             print(f"# throughput run {run}: plain {plain[-1] if plain else 0:.0f}/s, publishing "
-                  f"{args.events / (end - start):.0f}/s, acknowledged {args.events / (done_at - start):.0f}/s",
-                  flush=True)
+                  f"{args.events / (end - start):.0f}/s (listener {args.events / listened[0]:.0f}/s), "
+                  f"acknowledged {args.events / (done_at - start):.0f}/s", flush=True)
         client.destroy()
         cpu_figures = cpu
     finally:

@@ -30,6 +30,8 @@ log = logging.getLogger("service_client.fleet")
 
 #: Events added to Redis in one script call, at most.
 _BATCH_MAX = 1000
+#: How long the publisher lets a few events gather before it adds them, seconds.
+_LINGER_S = 0.002
 #: Ordering keys whose partition is remembered (the cache is emptied when full).
 _PARTITION_CACHE_MAX = 100_000
 #: Shortest time between two WARNING lines about dropped events or an unreachable Redis, seconds.
@@ -84,7 +86,8 @@ class EventPublisher:
     (see :mod:`service_client.fleet.sends`): a reply made while a worker
     handles an event is sent once, however often the event is redelivered.
 
-    Threads (daemons, stopped by :meth:`close`): ``service_client-fleet-publisher-<n>``
+    Threads (daemons, stopped by :meth:`close`, or once ``client`` is destroyed and what it
+    buffered is in Redis): ``service_client-fleet-publisher-<n>``
     (the batches), ``service_client-fleet-trim-<n>``, ``service_client-fleet-commands-<n>``
     and 16 ``service_client-fleet-send-<n>``. Thread-safe.
 
@@ -246,11 +249,13 @@ class EventPublisher:
         assert self._keys is not None
         by_part: dict[int, list[bytes]] = {}
         state: list[tuple[int, bytes]] = []
+        get = by_part.get
         for part, data, is_state, _ in items:
-            datas = by_part.get(part)
+            datas = get(part)
             if datas is None:
-                datas = by_part[part] = []
-            datas.append(data)
+                by_part[part] = [data]
+            else:
+                datas.append(data)
             if is_state:
                 state.append((part, data))
         keys: list[str] = []
@@ -289,9 +294,18 @@ class EventPublisher:
                     return
                 continue
             if batch is None:
+                if len(self._buffer) < _BATCH_MAX // 4:
+                    # A few events: linger a little so that a burst goes in one batch (fewer
+                    # wake-ups and thread switches for the socket's reader).
+                    self._stop.wait(_LINGER_S)
                 items = self._take()
                 if not items:
                     if self._closing.is_set() or self._stop.is_set():
+                        return
+                    if self._client._destroyed.is_set():
+                        self._closing.set()  # the client was destroyed: the publisher stops with it
+                        self._closed = True
+                        self._stop.set()
                         return
                     if not self._buffer:
                         self._wake.wait(0.1)

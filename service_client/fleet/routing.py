@@ -176,6 +176,16 @@ class EventRouter:
         """
         data = args[0] if args else None
         if event == "message:new":
+            if type(data) is dict:  # the usual record, inline (once per message of a firehose)
+                channel = data.get("channelPublicId")
+                message = data.get("publicId")
+                if type(channel) is str and channel and type(message) is str and message:
+                    channels = self._channels
+                    channels[message] = channel
+                    if len(channels) >= _REMEMBERED:
+                        self._channels_old = channels
+                        self._channels = {}
+                    return channel
             channel = _id(data, "channelPublicId", "channelId")
             message = _id(data, "publicId", "id")
             if channel is not None and message is not None:
