@@ -14,7 +14,7 @@ Threads of one worker (daemons, stopped by the worker's ``stop()``):
   queues its listeners in the entry's lane (its channel, else its server) on
   the worker's pool. At most ``max_in_flight`` entries wait at once.
 - ``service_client-fleet-acks-<n>``: acknowledges handled entries in batches,
-  each only under the lease it was read with.
+  each only under the lease it was read with (:mod:`service_client.fleet.acks`).
 - ``service_client-fleet-state-<n>``: applies the shared-state stream to the caches.
 """
 
@@ -24,12 +24,12 @@ import functools
 import logging
 import threading
 import time
-import traceback
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from .. import _defaults
 from ._redis import RetryWait, loads, redis_errors
+from .acks import Acknowledger
 from .routing import STATE_EVENTS, FleetKeys, rendezvous_owner
 from .scripts import ACK, ACQUIRE, DEAD_LETTER, HEARTBEAT, READ, RELEASE, RENEW
 from .state import CapturedSlot, EntryContext, FleetEmitter, apply_captured, run_in
@@ -45,8 +45,6 @@ log = logging.getLogger("service_client.fleet")
 #: was not full asks for this many: ``max_in_flight`` may be passed by this much per partition).
 _READ_MAX = 500
 _READ_MIN = 8
-#: Acknowledgements in one script call, at most.
-_ACK_MAX = 1000
 #: Shared-state events whose cache effect is remembered by event id (its partition copy reuses it).
 _APPLIED_MAX = 10_000
 #: Longest wait between two runs of an event held by ``poison="hold"``, seconds.
@@ -120,20 +118,15 @@ class Consumer:
         self._owned: dict[int, Ownership] = {}
         self._flight = threading.Condition(threading.Lock())  # guards _in_flight; notified when it drops
         self._in_flight = 0
-        self._ack_lock = threading.Lock()  # guards _acks
-        self._acks: dict[Ownership, list[bytes]] = {}
-        self._unacked = 0  # entries queued for acknowledgement and not yet sent (guarded by _ack_lock)
-        self._ack_wake = threading.Event()
-        self._acks_done = threading.Condition(threading.Lock())  # notified after each ack round
         self._parse_lock = threading.Lock()  # the parsers run on one thread at a time
         self._applied: OrderedDict[str, list[Any] | None] = OrderedDict()
         self.members: list[str] = []
         self.handled = 0
-        self.dead_lettered = 0
         self.lost_entries = 0
         self._scripts = {name: redis.register_script(text) for name, text in (
             ("ack", ACK), ("acquire", ACQUIRE), ("dead", DEAD_LETTER), ("heartbeat", HEARTBEAT),
             ("read", READ), ("release", RELEASE), ("renew", RENEW))}
+        self.acks = Acknowledger(self)
         self._threads: list[threading.Thread] = []
         self._reader: threading.Thread | None = None
         self.state_after = "$"
@@ -146,7 +139,7 @@ class Consumer:
     def start(self) -> None:
         """Start the threads."""
         n = next(_ids)
-        for role, target in (("leases", self._lease_loop), ("reader", self._read_loop), ("acks", self._ack_loop),
+        for role, target in (("leases", self._lease_loop), ("reader", self._read_loop), ("acks", self.acks.run),
                              ("state", self._state_loop)):
             thread = threading.Thread(target=target, name=f"service_client-fleet-{role}-{n}", daemon=True)
             self._threads.append(thread)
@@ -198,14 +191,15 @@ class Consumer:
                 if left <= 0:
                     return False
                 self._flight.wait(min(left, 0.1))
-        self._ack_wake.set()
-        with self._acks_done:
-            while self._unacked:
+        acks = self.acks
+        acks.wake.set()
+        with acks.done:
+            while acks.unacked:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                self._ack_wake.set()
-                self._acks_done.wait(min(left, 0.05))
+                acks.wake.set()
+                acks.done.wait(min(left, 0.05))
         return True
 
     def leave(self) -> None:
@@ -227,7 +221,7 @@ class Consumer:
         self._stop_reading.set()
         self._stop.set()
         self._wake.set()
-        self._ack_wake.set()
+        self.acks.wake.set()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             if thread is not threading.current_thread():
@@ -282,21 +276,31 @@ class Consumer:
         sent = time.monotonic()
         results = self._scripts["renew"](keys=[o.lease_key for o in held],
                                          args=[self._ttl_ms, *(o.value for o in held)])
+        lost = []
         for o, ok in zip(held, results, strict=True):
             if ok:
                 o.valid_until = sent + self._ttl_ms * 0.0009
-            else:
-                self._lose(o, "its lease expired or was taken")
+            elif self._lose(o, None):
+                lost.append(o.partition)
+        if lost:
+            log.warning("worker %s lost partitions %s (their leases expired or were taken: a pause, or Redis "
+                        "away): their entries go to the next owner", self._name, ", ".join(map(str, sorted(lost))))
 
-    def _lose(self, o: Ownership, why: str) -> None:
+    def _lose(self, o: Ownership, why: str | None) -> bool:
+        """Give a partition up: its entries read and not run are skipped. True when it was held.
+
+        ``why`` is logged at WARNING (None: the caller logs).
+        """
         if o.lost:
-            return
+            return False
         o.lost = True
         with self._owned_lock:
             if self._owned.get(o.partition) is o:
                 del self._owned[o.partition]
-        log.warning("worker %s lost partition %d (%s): its entries go to the next owner", self._name, o.partition,
-                    why)
+        if why is not None:
+            log.warning("worker %s lost partition %d (%s): its entries go to the next owner", self._name,
+                        o.partition, why)
+        return True
 
     def _rebalance(self) -> None:
         members = [m.decode() if isinstance(m, bytes) else str(m) for m in self._scripts["heartbeat"](
@@ -340,7 +344,7 @@ class Consumer:
         now = time.monotonic()
         ready = [o for o in leaving if (o.in_flight == 0 and o.unacked == 0) or now - o.leaving_since > drain]
         if not ready:
-            self._ack_wake.set()
+            self.acks.wake.set()
             return
         with self._owned_lock:
             for o in ready:
@@ -446,7 +450,7 @@ class Consumer:
             log.error("partition %d: entry %s is lost (%s): acknowledged unhandled", o.partition,
                       entry_id.decode(), exc if data else "trimmed before it was handled")
             self.lost_entries += 1
-            self._queue_ack(o, entry_id)
+            self.acks.queue(o, entry_id)
             return
         ctx = EntryContext(o, o.partition, entry_id, event_id, event, data, (o.lease_key, o.value),
                            deliveries)
@@ -531,7 +535,7 @@ class Consumer:
                 return  # lost meanwhile: the next owner runs it
             worker = self._worker
             if ctx.deliveries > worker.max_deliveries:
-                self._dead_letter(ctx, None)
+                self.acks.dead_letter(ctx, None)
                 return
             runs = self._prepare(captured)
             hold = worker.poison == "hold"
@@ -543,11 +547,11 @@ class Consumer:
                 run_in(ctx, functools.partial(self._run_once, runs))
                 if not ctx.failures:
                     self.handled += 1
-                    self._queue_ack(o, ctx.entry_id)
+                    self.acks.queue(o, ctx.entry_id)
                     return
                 if ctx.deliveries >= worker.max_deliveries:
                     if not dead:
-                        self._dead_letter(ctx, ctx.failures[-1], hold=hold)
+                        self.acks.dead_letter(ctx, ctx.failures[-1], hold=hold)
                         dead = True
                     if not hold:
                         return
@@ -586,89 +590,3 @@ class Consumer:
     def _run_once(runs: list[tuple[Any, tuple[Any, ...]]]) -> None:
         for runner, args in runs:
             runner([args])
-
-    # -- acknowledging -----------------------------------------------------------------------
-
-    def _queue_ack(self, o: Ownership, entry_id: bytes) -> None:
-        with self._ack_lock:
-            ids = self._acks.get(o)
-            if ids is None:
-                ids = self._acks[o] = []
-            ids.append(entry_id)
-            o.unacked += 1
-            self._unacked += 1
-        if not self._ack_wake.is_set():
-            self._ack_wake.set()
-
-    def _ack_loop(self) -> None:
-        retry = RetryWait(self._stop)
-        while True:
-            self._ack_wake.wait(0.05)
-            self._ack_wake.clear()
-            with self._ack_lock:
-                batch, self._acks = self._acks, {}
-            if batch:
-                try:
-                    self._ack(batch)
-                    retry.reset()
-                except self._errors:
-                    with self._ack_lock:  # put back, in front of newer ones
-                        for o, ids in batch.items():
-                            self._acks[o] = ids + self._acks.get(o, [])
-                    if not retry.wait():
-                        return
-                    continue
-            with self._acks_done:
-                self._acks_done.notify_all()
-            if self._stop.is_set() and not self._acks:
-                return
-
-    def _ack(self, batch: dict[Ownership, list[bytes]]) -> None:
-        pipe = self._redis.pipeline(transaction=False)
-        calls: list[Ownership] = []
-        for o, ids in batch.items():
-            if o.lost:
-                continue  # fenced anyway: the next owner handles them again
-            for start in range(0, len(ids), _ACK_MAX):
-                self._scripts["ack"](keys=[o.lease_key, o.stream],
-                                     args=[self._group, o.value, b",".join(ids[start:start + _ACK_MAX])], client=pipe)
-                calls.append(o)
-        results = pipe.execute() if calls else []
-        for o, result in zip(calls, results, strict=True):
-            if result == -1:
-                self._lose(o, "it was fenced off at an acknowledgement")
-        with self._ack_lock:
-            for o, ids in batch.items():
-                o.unacked -= len(ids)
-                self._unacked -= len(ids)
-
-    def _dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False) -> None:
-        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``)."""
-        worker = self._worker
-        if exc is None:
-            error = f"delivered {ctx.deliveries} times to workers that stopped while handling it"
-            text = error
-        else:
-            error = f"{type(exc).__name__}: {exc}"
-            text = worker._redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))[-4000:]
-            error = worker._redact(error)
-        fields = ["event", ctx.event, "data", ctx.data, "partition", ctx.partition, "entry", ctx.entry_id,
-                  "event_id", ctx.event_id, "error", error, "traceback", text, "deliveries", ctx.deliveries,
-                  "worker", self._name, "group", self._group]
-        o: Ownership = ctx.owner
-        log.error("event %s (partition %d, entry %s) failed %d deliveries: written to the dead-letter stream %s%s: %s",
-                  ctx.event, ctx.partition, ctx.entry_id.decode(), ctx.deliveries, self._keys.dead,
-                  "; its lane waits for it" if hold else "", error)
-        try:
-            if hold:
-                self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
-                                 maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
-            else:
-                done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
-                    self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
-                if done == -1:
-                    self._lose(o, "it was fenced off at a dead letter")
-                    return
-            self.dead_lettered += 1
-        except self._errors as exc2:
-            log.warning("could not write a dead letter (%s): the event is delivered again", type(exc2).__name__)

@@ -202,7 +202,12 @@ class SendRunner:
 
     def _run_loop(self) -> None:
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                if self._stop.is_set():
+                    return
+                continue
             if item is None or self._stop.is_set():
                 return
             entry_id, fields = item

@@ -403,7 +403,7 @@ class FleetWorker(Client):
         consumer = self._consumer
         out.update({"group": self.group, "name": self.name, "partitions": self.partitions,
                     "handled": consumer.handled if consumer else 0,
-                    "dead_lettered": consumer.dead_lettered if consumer else 0})
+                    "dead_lettered": consumer.acks.dead_lettered if consumer else 0})
         return out
 
     def __repr__(self) -> str:
