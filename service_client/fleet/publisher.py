@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from .. import _defaults
+from .._secret import Secret
 from ..client import Client
 from ._redis import RetryWait, connect, dumps, redis_errors
 from .routing import DROPPABLE_EVENTS, PUBLISHED_EVENTS, STATE_EVENTS, EventRouter, FleetKeys, check_name, partition_of
@@ -125,6 +126,12 @@ class EventPublisher:
         max_stream_length: int = _defaults.DEFAULT_FLEET_MAX_STREAM_LENGTH,
         nonce_ttl: float = _defaults.DEFAULT_FLEET_NONCE_TTL_S,
     ) -> None:
+        # The URL may hold a password: from here on only a Secret holds it, so no frame of a
+        # traceback this constructor raises shows it among its locals.
+        url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
+        if not isinstance(redis_url, str):
+            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        del redis_url
         if not isinstance(client, Client):
             raise TypeError(f"client must be a Client, got {type(client).__name__}")
         self.partitions = _positive_int("partitions", partitions)
@@ -134,8 +141,8 @@ class EventPublisher:
         self._max_buffered = _positive_int("max_buffered_events", max_buffered_events)
         self._max_stream = _positive_int("max_stream_length", max_stream_length, 10)
         self._nonce_ttl = _positive_seconds("nonce_ttl", nonce_ttl)
-        self._redis, self.url = connect(redis_url)
-        del redis_url
+        self._redis, self.url = connect(url.get())
+        url.clear()
         self._errors = redis_errors()
         self._client = client
         state = client._connection
@@ -474,6 +481,8 @@ class EventPublisher:
         self.close()
 
     def __repr__(self) -> str:
+        if not hasattr(self, "_buffer"):  # while the constructor runs
+            return f"<EventPublisher url={getattr(self, 'url', None)!r}>"
         return (f"<EventPublisher url={self.url!r} namespace={self.namespace!r} partitions={self.partitions} "
                 f"published={self._published} buffered={len(self._buffer)} dropped={self._dropped}>")
 

@@ -144,6 +144,12 @@ class FleetWorker(Client):
         drain_timeout: float = _defaults.DEFAULT_FLEET_DRAIN_TIMEOUT_S,
         bucket_store: BucketStore | None = None,
     ) -> None:
+        # The URL may hold a password and the token is one: from here on only Secret objects hold
+        # them, so no frame of a traceback this constructor raises shows them among its locals.
+        url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
+        if not isinstance(redis_url, str):
+            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        del redis_url
         if not isinstance(token, str) or not token.strip():
             raise ServiceAuthError("FleetWorker requires a non-empty bot token string.")
         secret = Secret(token)
@@ -167,11 +173,11 @@ class FleetWorker(Client):
         self.drain_timeout = _number("drain_timeout", drain_timeout, 0)
         #: This process's unique name (leases, answers): the name plus a random suffix.
         self.instance = f"{self.name}/{uuid.uuid4().hex[:8]}"
-        self._redis, self.redis_url = connect(redis_url)
+        self._redis, self.redis_url = connect(url.get())
         own_store: RedisBucketStore | None = None
         if bucket_store is None:
-            own_store = bucket_store = RedisBucketStore(redis_url)
-        del redis_url
+            own_store = bucket_store = RedisBucketStore(url.get() or "")
+        url.clear()
         self._own_store = own_store
         base = base_url if base_url is not None else type(self).base_url
         origin = "/".join(base.split("/", 3)[:3]) if isinstance(base, str) else base
@@ -210,7 +216,7 @@ class FleetWorker(Client):
     @property
     def partitions(self) -> list[int]:
         """The partitions this worker owns now, sorted (empty before :meth:`start`)."""
-        consumer = self._consumer
+        consumer = getattr(self, "_consumer", None)
         return [] if consumer is None else consumer.owned()
 
     @property
@@ -359,10 +365,19 @@ class FleetWorker(Client):
         leases and leaves the group, so that the next owners start at once;
         then stops every thread as :meth:`~service_client.Client.destroy` does.
         Events still running at the end are delivered again to the next owner.
+        Called from a listener, it returns at once and the stop goes on in the
+        background (``service_client-fleet-stop-<n>``), once that listener has returned.
 
         Args:
             timeout: Seconds the lanes may take, instead of ``drain_timeout``.
         """
+        if threading.current_thread() in self._pool.threads:
+            # From a listener: the stop waits for the lanes, this one included, so it runs on a
+            # thread of its own and this call returns at once.
+            if not self._destroyed.is_set():
+                threading.Thread(target=self.stop, args=(timeout,), name=f"service_client-fleet-stop-{id(self)}",
+                                 daemon=True).start()
+            return
         with self._stop_lock:
             if self._destroyed.is_set():
                 return
@@ -407,8 +422,10 @@ class FleetWorker(Client):
         return out
 
     def __repr__(self) -> str:
-        return (f"<FleetWorker {self.name!r} group={self.group!r} state={self._lifecycle.value} "
-                f"partitions={len(self.partitions)} redis={self.redis_url!r}>")
+        lifecycle = getattr(self, "_lifecycle", None)  # None while the constructor runs
+        return (f"<FleetWorker {getattr(self, 'name', None)!r} group={getattr(self, 'group', None)!r} "
+                f"state={lifecycle.value if lifecycle is not None else 'new'} "
+                f"partitions={len(self.partitions)} redis={getattr(self, 'redis_url', None)!r}>")
 
     __str__ = __repr__
 

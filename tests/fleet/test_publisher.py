@@ -152,3 +152,10 @@ def test_one_publisher_per_client_and_clear_argument_errors(client: Client, redi
         assert "hunter2" not in repr(other) and ":***@" in repr(other)
     finally:
         other.close(timeout=1)
+    # A refused argument's traceback holds the password in no frame's locals.
+    with pytest.raises(ValueError) as caught:
+        EventPublisher(client, secret, partitions=0)
+    tb = caught.value.__traceback__.tb_next  # the library's frames (this test's holds the URL)
+    while tb is not None:
+        assert "hunter2" not in repr(tb.tb_frame.f_locals)
+        tb = tb.tb_next

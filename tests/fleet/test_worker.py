@@ -303,3 +303,31 @@ def test_worker_arguments_are_checked(redis_url: str, world: Any) -> None:
         FleetWorker(redis_url, world.bot_token, group="g", poison="drop")
     with pytest.raises(ServiceError, match="non-empty bot token"):
         FleetWorker(redis_url, "", group="g")
+    secret = redis_url.replace("redis://", "redis://:hunter2@")
+    with pytest.raises(ValueError) as caught:
+        FleetWorker(secret, world.bot_token, group="g", max_in_flight=0)
+    tb = caught.value.__traceback__.tb_next  # the library's frames (this test's holds the URL)
+    while tb is not None:  # neither the password nor the token in any frame's locals
+        shown = repr(tb.tb_frame.f_locals)
+        assert "hunter2" not in shown and world.bot_token not in shown
+        tb = tb.tb_next
+    worker = FleetWorker(secret, world.bot_token, group="g")
+    try:
+        assert "hunter2" not in repr(worker) and world.bot_token not in repr(worker)
+    finally:
+        worker.stop()
+
+
+def test_stop_from_a_listener_returns_and_the_worker_stops(world: Any, gateway: Any, make_worker: Any) -> None:
+    worker = make_worker()
+    returned: Future[bool] = Future()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        worker.stop()
+        returned.set_result(True)
+
+    worker.start(timeout=15)
+    _say(world, world.general, "stop, please")
+    assert returned.result(15)
+    _wait(lambda: worker.state.value == "destroyed", "the worker stopped")
