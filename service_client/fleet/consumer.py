@@ -116,6 +116,7 @@ class Consumer:
         self._wake = threading.Event()  # the reader has new partitions to read
         self._owned_lock = threading.Lock()  # guards _owned
         self._owned: dict[int, Ownership] = {}
+        self._to_release: list[Ownership] = []  # given up locally, maybe still held in Redis
         self._flight = threading.Condition(threading.Lock())  # guards _in_flight; notified when it drops
         self._in_flight = 0
         self._parse_lock = threading.Lock()  # the parsers run on one thread at a time
@@ -146,6 +147,20 @@ class Consumer:
             if role == "reader":
                 self._reader = thread
             thread.start()
+
+    def create_groups(self) -> None:
+        """Create the group on every partition stream (from its first entry), unless it exists.
+
+        Raises:
+            redis.RedisError, OSError: Redis failed.
+        """
+        pipe = self._redis.pipeline(transaction=False)
+        for part in range(self._partitions):
+            pipe.xgroup_create(self._keys.stream(part), self._group, id="0", mkstream=True)
+        for result in pipe.execute(raise_on_error=False):
+            if isinstance(result, Exception) and "BUSYGROUP" not in str(result):
+                raise result
+        log.info("worker %s: the group %s is on every partition stream", self._name, self._group)
 
     def _wake_reader(self) -> None:
         """Wake the reader, also from a blocking read in Redis (best effort)."""
@@ -238,6 +253,10 @@ class Consumer:
         while not self._stop.is_set():
             try:
                 now = time.monotonic()
+                with self._owned_lock:
+                    release, self._to_release = self._to_release, []
+                if release:
+                    self._scripts["release"](keys=[o.lease_key for o in release], args=[o.value for o in release])
                 if now - renewed_at >= renew_every:
                     self._renew()
                     renewed_at = now
@@ -374,6 +393,8 @@ class Consumer:
                     self._wait_for_entries(owned)
             except self._errors as exc:
                 log.debug("worker %s: a read failed (%s: %s)", self._name, type(exc).__name__, exc)
+                if "NOGROUP" in str(exc):
+                    self.create_groups()  # Redis lost its data (a restart without persistence)
                 # A read whose answer was lost may have moved entries to the pending list: read
                 # the pending entries after the last one taken again, in order, before new ones.
                 for o in owned:
@@ -532,6 +553,13 @@ class Consumer:
         o: Ownership = ctx.owner
         try:
             if not o.valid():
+                if not o.lost:
+                    # Its lease was not renewed in time (Redis slow or away), though Redis may still
+                    # hold it for this worker: give it up (released by the lease thread), so that
+                    # the next owner, this worker or another, reads the skipped entries again.
+                    if self._lose(o, "its lease could not be renewed in time"):
+                        with self._owned_lock:
+                            self._to_release.append(o)
                 return  # lost meanwhile: the next owner runs it
             worker = self._worker
             if ctx.deliveries > worker.max_deliveries:

@@ -181,7 +181,9 @@ class SendRunner:
                     clock_at = time.monotonic()
                 got = redis.xreadgroup(GATEWAY_GROUP, self._consumer, {keys.commands: after}, count=64,
                                        block=None if after != ">" else 500)
-            except self._errors:
+            except self._errors as exc:
+                if "NOGROUP" in str(exc):
+                    created = False  # Redis lost its data (a restart without persistence)
                 if not retry.wait():
                     return
                 continue

@@ -140,6 +140,7 @@ class Trimmer:
             pipe.xtrim(streams[index], maxlen=publisher._max_stream, approximate=False)
             ops.append((index, True))
         pipe.xtrim(keys.state, maxlen=_defaults.DEFAULT_FLEET_MAX_STATE_LENGTH, approximate=True)
+        pipe.hsetnx(keys.meta, "partitions", publisher.partitions)  # again, should Redis have lost it
         results = pipe.execute(raise_on_error=False)
         trimmed = 0
         lost = 0

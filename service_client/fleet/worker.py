@@ -294,12 +294,8 @@ class FleetWorker(Client):
                 partitions = int(self._redis.hget(keys.meta, "partitions") or 0)
                 if partitions:
                     state_after = self._state_position(keys)
-                    pipe = self._redis.pipeline(transaction=False)
-                    for part in range(partitions):
-                        pipe.xgroup_create(keys.stream(part), self.group, id="0", mkstream=True)
-                    for result in pipe.execute(raise_on_error=False):
-                        if isinstance(result, Exception) and "BUSYGROUP" not in str(result):
-                            raise result
+                    self._consumer = Consumer(self, self._redis, keys, partitions=partitions)
+                    self._consumer.create_groups()
                     break
             except errors as exc:
                 if time.monotonic() > wait_until:
@@ -314,7 +310,8 @@ class FleetWorker(Client):
                                    f"at {self.redis_url} within {_META_WAIT_S:g} s (start the socket's process)")
             self._stop_event.wait(0.1)
         self.guilds.fetch_all()
-        consumer = self._consumer = Consumer(self, self._redis, keys, partitions=partitions)
+        consumer = self._consumer
+        assert consumer is not None  # made with the groups above
         consumer.state_after = state_after
         sender = self._sender = SendClient(self._redis, keys, self.instance.replace("/", "-"), self._stop_event)
         assert isinstance(state, FleetState)

@@ -21,16 +21,21 @@ def free_port() -> int:
 class RedisServer:
     """Started by the constructor (it answers PING when it returns), stopped by :meth:`stop`.
 
+    Args:
+        timeout: Seconds to wait for it to answer.
+        port: The port (default: a free one); a server stopped and started again on its port
+            comes back empty.
+
     Raises:
         FileNotFoundError: No ``redis-server`` on the PATH.
         RuntimeError: It did not answer within ``timeout`` seconds.
     """
 
-    def __init__(self, timeout: float = 10.0) -> None:
+    def __init__(self, timeout: float = 10.0, *, port: int | None = None) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise FileNotFoundError("redis-server is not on the PATH (Debian: apt-get install redis-server)")
-        self.port = free_port()
+        self.port = free_port() if port is None else port
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

@@ -331,3 +331,41 @@ def test_stop_from_a_listener_returns_and_the_worker_stops(world: Any, gateway: 
     _say(world, world.general, "stop, please")
     assert returned.result(15)
     _wait(lambda: worker.state.value == "destroyed", "the worker stopped")
+
+
+def test_the_fleet_goes_on_after_redis_lost_everything(world: Any, make_client: Any, emulator: Any,
+                                                      namespace: str) -> None:
+    from service_client.fleet import EventPublisher, FleetWorker
+
+    from .redis_server import RedisServer
+
+    server = RedisServer()
+    client = make_client()
+    publisher = EventPublisher(client, server.url, partitions=4, namespace=namespace)
+    worker = FleetWorker(server.url, world.bot_token, group="g", namespace=namespace, base_url=emulator.base_url,
+                         lease_ttl=500)
+    seen: list[str] = []
+    got = {"before": threading.Event(), "after": threading.Event()}
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        seen.append(message.content)
+        if message.content in got:
+            got[message.content].set()
+
+    try:
+        client.login(world.bot_token, timeout=15)
+        assert publisher.flush(10)
+        worker.start(timeout=15)
+        _say(world, world.general, "before")
+        assert got["before"].wait(15)
+        port = server.port
+        server.stop()  # no persistence: streams, groups, leases and meta are gone
+        server = RedisServer(port=port)
+        _say(world, world.general, "after")
+        assert got["after"].wait(20)  # groups made again, leases taken again
+        assert seen.count("before") == 1
+    finally:
+        worker.stop(timeout=2)
+        publisher.close()
+        server.stop()
