@@ -15,7 +15,12 @@ median printed with every run):
   Redis and the worker share this machine), goal >= 10,000;
 - ``fleet_gateway_ratio``: this process's firehose rate with the publisher on (until the
   listener saw the last event and the publisher added it to Redis) over the rate without it,
-  goal >= 0.5; ``gateway_events_per_s`` and ``gateway_events_per_s_publishing`` are the rates.
+  goal >= 0.5; ``gateway_events_per_s`` and ``gateway_events_per_s_publishing`` are the rates,
+  ``gateway_cpu_us_per_event[_publishing]`` this process's CPU time per event.
+
+Every event of the firehose is in one channel, so in one partition: the publisher of these runs
+keeps up to ten times ``--events`` entries per partition (the default ``max_stream_length``,
+10,000, would trim a burst the worker has not read yet, and count it as lost).
 
 Chaos (``--phase chaos``; ``.ci/run`` runs it with ``--check``): the emulator as the source
 (bulk posts of ``--chaos-events`` messages over ``--channels`` channels at ``--rate``

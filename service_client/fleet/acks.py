@@ -58,6 +58,7 @@ class Acknowledger:
         self.dead_lettered = 0
 
     def queue(self, o: Ownership, entry_id: bytes) -> None:
+        """Queue the acknowledgement of an entry read under ``o`` (a lane finished it)."""
         with self._lock:
             ids = self._pending.get(o)
             if ids is None:
@@ -69,6 +70,7 @@ class Acknowledger:
             self.wake.set()
 
     def run(self) -> None:
+        """The thread: send what is queued, in batches, until the consumer stops and nothing is left."""
         retry = RetryWait(self._stop)
         while True:
             self.wake.wait(0.05)
