@@ -15,8 +15,11 @@ median printed with every run):
   Redis and the worker share this machine), goal >= 10,000;
 - ``fleet_gateway_ratio``: this process's firehose rate with the publisher on (until the
   listener saw the last event and the publisher added it to Redis) over the rate without it,
-  goal >= 0.5; ``gateway_events_per_s`` and ``gateway_events_per_s_publishing`` are the rates,
-  ``gateway_cpu_us_per_event[_publishing]`` this process's CPU time per event.
+  goal >= 0.5, measured with no worker reading meanwhile (the publisher's own cost);
+  ``gateway_events_per_s`` and ``gateway_events_per_s_publishing`` are the rates,
+  ``gateway_cpu_us_per_event[_publishing]`` this process's CPU time per event;
+  ``fleet_gateway_ratio_colocated``: the same while the worker of ``fleet_events_per_s`` reads
+  on the same 2 cores (it takes CPU time from this process).
 
 Every event of the firehose is in one channel, so in one partition: the publisher of these runs
 keeps up to ten times ``--events`` entries per partition (the default ``max_stream_length``,
@@ -305,15 +308,26 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
             hose.fired()
             return start, end
 
+        colocated: list[float] = []
+        # The publisher's cost in this process: runs with the publisher on and no worker reading
+        # (on this 2-core machine a worker would take the CPU the socket's process uses).
         for run in range(args.repeat + 1):  # the first run of each kind warms up
             start, end = fire(None)
             if run:
                 plain.append(args.events / (end - start))
             publisher = EventPublisher(client, srv.url, partitions=64, max_stream_length=10 * args.events)
+            start, end = fire(publisher)
+            publisher.close()
+            if run:
+                publishing.append(args.events / (end - start))
+            print(f"# gateway run {run}: plain {plain[-1] if plain else 0:.0f}/s, publishing "
+                  f"{args.events / (end - start):.0f}/s (listener {args.events / listened[0]:.0f}/s)", flush=True)
+        raw.delete(*[f"service_client:fleet:{namespace}:p:{p}" for p in range(64)])
+        # End to end: one worker reads, this process publishes.
+        for run in range(args.repeat + 1):
+            publisher = EventPublisher(client, srv.url, partitions=64, max_stream_length=10 * args.events)
             if worker is None:
                 publisher.flush(10)
-                while not raw.hget(f"service_client:fleet:{namespace}:meta", "partitions"):
-                    time.sleep(0.05)
                 worker = Worker(srv, emu, world["bot_token"], "tput", mode="noop")
                 worker.wait_ready()
                 wait_owned(raw, namespace, 64)
@@ -330,13 +344,13 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
             done_at = time.perf_counter()
             publisher.close()
             if run:
-                publishing.append(args.events / (end - start))
+                colocated.append(args.events / (end - start))
                 acked.append(args.events / (done_at - start))
-            print(f"# throughput run {run}: plain {plain[-1] if plain else 0:.0f}/s, publishing "
-                  f"{args.events / (end - start):.0f}/s (listener {args.events / listened[0]:.0f}/s), "
-                  f"acknowledged {args.events / (done_at - start):.0f}/s", flush=True)
+            print(f"# end-to-end run {run}: publishing {args.events / (end - start):.0f}/s, acknowledged "
+                  f"{args.events / (done_at - start):.0f}/s", flush=True)
         client.destroy()
         cpu_figures = cpu
+        colocated_runs = colocated
     finally:
         if worker is not None:
             worker.terminate()
@@ -346,6 +360,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         raw.close()
         srv.stop()
     ratios = [p / q for p, q in zip(publishing, plain, strict=True)]
+    colocated = colocated_runs
     return {
         "events": args.events,
         "fleet_events_per_s_runs": " ".join(f"{v:.0f}" for v in acked),
@@ -358,6 +373,8 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         "gateway_cpu_us_per_event_publishing": statistics.median(cpu_figures["publishing"][1:]),
         "fleet_gateway_ratio_runs": " ".join(f"{v:.2f}" for v in ratios),
         "fleet_gateway_ratio": statistics.median(ratios),
+        "gateway_events_per_s_colocated_runs": " ".join(f"{v:.0f}" for v in colocated),
+        "fleet_gateway_ratio_colocated": statistics.median(colocated) / statistics.median(plain),
     }
 
 

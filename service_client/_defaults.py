@@ -96,7 +96,7 @@ FLEET_TRIM_INTERVAL_S = 1.0
 DEFAULT_FLEET_NONCE_TTL_S = 3_600.0
 #: A partition lease's time to live, milliseconds: a worker that stops renewing (dead, paused)
 #: loses its partitions this long after its last renewal. Renewed every third of it.
-DEFAULT_FLEET_LEASE_TTL_MS = 1_500
+DEFAULT_FLEET_LEASE_TTL_MS = 1_200
 #: Deliveries of an event whose listeners raise before it goes to the dead-letter stream.
 DEFAULT_FLEET_MAX_DELIVERIES = 5
 #: Entries a worker has read and not yet acknowledged (its lanes' backlog), at most.

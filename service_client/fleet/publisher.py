@@ -134,6 +134,8 @@ class EventPublisher:
         del redis_url
         if not isinstance(client, Client):
             raise TypeError(f"client must be a Client, got {type(client).__name__}")
+        if client._connection.event_tap is not None:
+            raise ValueError("this client already has an event publisher (or another event tap)")
         self.partitions = _positive_int("partitions", partitions)
         if partitions > 4096:
             raise ValueError(f"partitions must be at most 4096, got {partitions!r}")
@@ -169,8 +171,6 @@ class EventPublisher:
         self._closed = False
         self.trimmer = Trimmer(self)
         self.sends = SendRunner(client, self._redis, nonce_ttl=self._nonce_ttl, stop=self._stop)
-        if state.event_tap is not None:
-            raise ValueError("this client already has an event publisher (or another event tap)")
         n = next(_thread_ids)
         self._threads = [
             threading.Thread(target=self._flush_loop, name=f"service_client-fleet-publisher-{n}", daemon=True),
@@ -359,6 +359,10 @@ class EventPublisher:
             if namespace is not None:
                 self._keys = FleetKeys(check_name("namespace", namespace))
                 break
+            if self._client._destroyed.is_set():
+                self._closed = True  # destroyed before it was ever ready: nothing to publish
+                self._stop.set()
+                return False
             if self._stop.wait(0.05):
                 return False
         keys = self._keys

@@ -111,7 +111,7 @@ class FleetWorker(Client):
         site_url: The public web site (invite links).
         workers: Threads of the pool that runs the lanes (default 8).
         max_in_flight: Entries read and not finished, at most (default 2,000).
-        lease_ttl: A lease's time to live, milliseconds (default 1,500):
+        lease_ttl: A lease's time to live, milliseconds (default 1,200):
             partitions of a worker that died move this long after its last
             renewal.
         max_deliveries: Deliveries of a failing event before it is dead-lettered (default 5).
