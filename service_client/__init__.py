@@ -7,7 +7,8 @@ Every public name is importable from here::
 Importing the package is light: requests, urllib3 and websocket-client load
 when the first :class:`Client` is created and when it logs in; the command
 framework (:class:`CommandDispatcher`, :class:`CommandContext`,
-:class:`Converter`) and :class:`RedisBucketStore` when a name of theirs is
+:class:`Converter`), :class:`RedisBucketStore` and the events fleet
+(:class:`EventPublisher`, :class:`FleetWorker`) when a name of theirs is
 first read from the package.
 
 To see a bot at work, install the ``emulator`` extra
@@ -80,11 +81,14 @@ from .rest.buckets import BucketStore, MemoryBucketStore
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
     from .dispatcher import CommandContext, CommandDispatcher, Converter
+    from .fleet import EventPublisher, FleetWorker
     from .rest.redis_buckets import RedisBucketStore
 
 #: Names loaded on first access (PEP 562), so that ``import service_client`` stays light for
 #: bots that use neither: the command framework (about 10 ms) and the Redis store.
 _DISPATCHER_EXPORTS = frozenset({"CommandContext", "CommandDispatcher", "Converter"})
+#: The events fleet's names, loaded on first access too (they need the redis extra).
+_FLEET_EXPORTS = frozenset({"EventPublisher", "FleetWorker"})
 
 __all__ = [
     "AuditLogEntry",
@@ -114,6 +118,8 @@ __all__ = [
     "DMChannel",
     "EmbedBuilder",
     "Emoji",
+    "EventPublisher",
+    "FleetWorker",
     "GatewayError",
     "GatewayTimeoutError",
     "Guild",
@@ -154,7 +160,8 @@ def __getattr__(name: str) -> Any:
 
     Returns:
         The class: :class:`CommandContext`, :class:`CommandDispatcher`,
-        :class:`Converter` or :class:`RedisBucketStore`.
+        :class:`Converter`, :class:`RedisBucketStore`, :class:`EventPublisher`
+        or :class:`FleetWorker`.
 
     Raises:
         AttributeError: ``name`` is not a name of this package.
@@ -165,6 +172,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(dispatcher, name)
     elif name == "RedisBucketStore":
         value = _rest.RedisBucketStore
+    elif name in _FLEET_EXPORTS:
+        from . import fleet
+
+        value = getattr(fleet, name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -82,6 +82,43 @@ EVENT_FETCH_TIMEOUT_MS = 10_000
 #: Retries of such a request after the first attempt (it holds up its server's later events).
 EVENT_FETCH_MAX_RETRIES = 2
 
+# -- the events fleet (service_client.fleet) -----------------------------------------------
+#: Partition streams an :class:`~service_client.fleet.EventPublisher` spreads a bot's events over.
+DEFAULT_FLEET_PARTITIONS = 64
+#: Events a publisher keeps while Redis is away (or slow), in all; past it typing, presence and
+#: activity events are dropped first, then the newest event, each counted and logged.
+DEFAULT_FLEET_MAX_BUFFERED_EVENTS = 100_000
+#: Entries a partition stream keeps at most, acknowledged or not; past it the oldest are trimmed
+#: (those not yet acknowledged are lost for their group, counted and logged), entries.
+DEFAULT_FLEET_MAX_STREAM_LENGTH = 10_000
+#: Entries the stream of shared-state events (servers, channels, roles, members, presence) keeps.
+DEFAULT_FLEET_MAX_STATE_LENGTH = 10_000
+#: How often the publisher trims the partition streams at their acknowledged low-water mark, seconds.
+FLEET_TRIM_INTERVAL_S = 1.0
+#: How long a reply nonce (an event's reply, sent once) is remembered in Redis, seconds.
+DEFAULT_FLEET_NONCE_TTL_S = 3_600.0
+#: A partition lease's time to live, milliseconds: a worker that stops renewing (dead, paused)
+#: loses its partitions this long after its last renewal. Renewed every third of it.
+DEFAULT_FLEET_LEASE_TTL_MS = 1_200
+#: Deliveries of an event whose listeners raise before it goes to the dead-letter stream.
+DEFAULT_FLEET_MAX_DELIVERIES = 5
+#: Entries a worker has read and not yet acknowledged (its lanes' backlog), at most.
+DEFAULT_FLEET_MAX_IN_FLIGHT = 2_000
+#: How long a worker's ``stop()`` waits for its lanes to finish before it gives their events up
+#: to the next owner, seconds.
+DEFAULT_FLEET_DRAIN_TIMEOUT_S = 10.0
+#: Entries the dead-letter stream of a group keeps (approximately), entries.
+FLEET_DEAD_LETTER_MAX_LENGTH = 10_000
+#: Entries the command stream (workers' sends to the socket's process) keeps (approximately).
+FLEET_COMMAND_MAX_LENGTH = 10_000
+#: Threads of the socket's process that run the workers' sends at once.
+FLEET_COMMAND_THREADS = 16
+#: Bound of each Redis reply and connect of the fleet (a blocking read waits less), seconds.
+FLEET_REDIS_TIMEOUT_S = 5.0
+#: Longest wait between two attempts while Redis is away, seconds (the waits start at 0.05 s
+#: and double).
+FLEET_RETRY_CAP_S = 0.5
+
 
 class _MissingType:
     """Type of :data:`MISSING`: a singleton."""

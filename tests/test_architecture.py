@@ -61,6 +61,10 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "import time: the package exports the command framework lazily (PEP 562), about 10 ms "
         "that bots without commands do not pay"
     ),
+    ("service_client", "service_client.fleet"): (
+        "import time: the package exports the events fleet lazily (PEP 562); it needs the redis extra "
+        "and most bots never run one"
+    ),
     ("service_client.models._html", "html.escape"): (
         "import time: the html package loads when a notebook first renders a table"
     ),

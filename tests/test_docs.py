@@ -25,6 +25,7 @@ GUIDES = [
     "errors",
     "common-errors",
     "rate-limits",
+    "scaling-out",
     "testing",
     "emulator-control",
     "emulator-page",

@@ -156,6 +156,11 @@ class Client(ClientEvents, ClientOperations):
     base_url: str = _defaults.DEFAULT_BASE_URL
     #: Default socket host (a subclass may override it).
     socket_url: str = _defaults.DEFAULT_SOCKET_URL
+    #: The listener registry and the connection state a client builds. A subclass may name
+    #: subclasses of its own: the events fleet's worker takes its events from Redis Streams
+    #: instead of the socket, and sends its messages through the socket's process.
+    _emitter_class: type[EventEmitter] = EventEmitter
+    _state_class: type[ConnectionState] = ConnectionState
 
     def __init__(
         self,
@@ -220,12 +225,12 @@ class Client(ClientEvents, ClientOperations):
             bucket_store=bucket_store,
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
-        self._events = EventEmitter(self._pool, redact=self._redact, closing=self._destroyed.is_set)
+        self._events = self._emitter_class(self._pool, redact=self._redact, closing=self._destroyed.is_set)
         self._custom_events: frozenset[str] = frozenset()  # names given to register_event()
         self._custom_events_lock = threading.Lock()  # guards replacing _custom_events
         self._gateway: GatewayConnection | None = None
         #: The caches, parsers and sends every model of this client holds (``model._state``).
-        self._connection = ConnectionState(
+        self._connection = self._state_class(
             self, rest=self._rest, events=self._events, pool=self._pool, site_url=self.site_url
         )
 

@@ -94,6 +94,11 @@ class ConnectionState:
         gateway: The socket while the client has one (set and cleared by the client).
         voice_hook: Called with ``(socket event, payload)`` for every voice signalling event,
             on the reader thread (the client's voice manager); None for none.
+        event_tap: Called with ``(socket event, args)`` for every socket event the parsers
+            know, on the reader thread, in arrival order, before its cache effect; None for
+            none. It must be quick, must not block, must not change ``args`` and should not
+            raise (an exception is logged and the event goes on). The events fleet's
+            publisher is one.
         parsers: The socket event parsers.
     """
 
@@ -114,6 +119,7 @@ class ConnectionState:
         self.site_url = site_url
         self.gateway: GatewayConnection | None = None
         self.voice_hook: Callable[[str, Any], None] | None = None
+        self.event_tap: Callable[[str, list[Any]], None] | None = None
         #: True once the client is destroyed: no more dispatch, no more cache updates.
         self.closed = False
         self.user: User | None = None

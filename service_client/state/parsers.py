@@ -219,6 +219,12 @@ class Parsers(ServerParsers):
             return
         if type(args) is not list:
             args = list(args or ())
+        tap = self._state.event_tap
+        if tap is not None:
+            try:
+                tap(event_name, args)
+            except Exception:  # noqa: BLE001 - a tap must never stop the reader or the event
+                log.exception("the event tap failed on %s", event_name)
         try:
             handler(args[0] if args else None)
         except Exception as exc:  # noqa: BLE001 - a bad payload must never kill the reader

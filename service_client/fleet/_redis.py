@@ -1,0 +1,137 @@
+"""The fleet's Redis connections, JSON codec and the Lua scripts both sides run.
+
+A connection is made from a URL (``redis://``, ``rediss://``, ``unix://``) by
+redis-py with a bound on every reply and connect, and no retries of its own:
+the fleet's threads retry themselves, with waits from 0.05 s doubling to
+``FLEET_RETRY_CAP_S``. The URL's password never appears in a log line, a repr
+or an exception text (:func:`shown_url`). JSON goes through msgspec when it is
+installed (the ``speedups`` extra), else the standard library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .. import _defaults
+
+__all__ = ["RetryWait", "connect", "dumps", "loads", "redis_errors", "shown_url"]
+
+
+def _codec() -> tuple[Callable[[Any], bytes], Callable[[Any], Any]]:
+    try:
+        msgspec = importlib.import_module("msgspec")
+    except ImportError:
+        def encode(value: Any) -> bytes:
+            """``value`` as compact JSON bytes (standard library)."""
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+        return encode, json.loads
+    encoder = msgspec.json.Encoder()
+    decoder = msgspec.json.Decoder()
+    return encoder.encode, decoder.decode
+
+
+#: ``dumps(value) -> bytes`` and ``loads(bytes) -> value``: JSON, msgspec's when installed.
+dumps, loads = _codec()
+
+
+def _import_redis() -> Any:
+    try:
+        return importlib.import_module("redis")
+    except ImportError:
+        raise ImportError("the events fleet needs the redis package: pip install 'service_client[redis]'") from None
+
+
+def redis_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean Redis failed (down, slow, refusing): retried by the fleet's threads."""
+    mod = _import_redis()
+    return (mod.RedisError, OSError)
+
+
+def _parse(mod: Any, url: str) -> dict[str, Any] | None:
+    """The options redis-py reads from ``url``; None when it refuses it (its error may quote the URL)."""
+    try:
+        options = dict(mod.connection.parse_url(url))
+    except (ValueError, TypeError):
+        return None
+    if "@" in url and not (options.get("password") or options.get("username")):
+        return None  # an '@' redis-py did not read as the end of the credentials: it would connect elsewhere
+    return options
+
+
+def shown_url(options: dict[str, Any]) -> str:
+    """The Redis URL of parsed ``options`` with its password (if any) shown as ``***``."""
+    auth = ""
+    if options.get("password"):
+        auth = f"{options.get('username') or ''}:***@"
+    elif options.get("username"):
+        auth = f"{options['username']}@"
+    db = options.get("db", 0)
+    if options.get("path"):
+        return f"unix://{auth}{options['path']}?db={db}"
+    return f"redis://{auth}{options.get('host', 'localhost')}:{options.get('port', 6379)}/{db}"
+
+
+def connect(url: object, *, what: str = "redis_url") -> tuple[Any, str]:
+    """A redis-py client for ``url``, and the URL as it may be shown.
+
+    Args:
+        url: A Redis URL.
+        what: The argument's name, for the errors.
+
+    Returns:
+        ``(client, shown URL)``. Nothing is sent until the client is used.
+
+    Raises:
+        ImportError: The redis package is not installed.
+        TypeError: ``url`` is not a str.
+        ValueError: It is not a Redis URL redis-py can read (the text never quotes it).
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"{what} must be a Redis URL str, got {type(url).__name__}")
+    mod = _import_redis()
+    options = _parse(mod, url)
+    del url  # it may hold a password: not kept in this frame's locals
+    if options is None:
+        raise ValueError(f"{what} must be a Redis URL redis-py can read (redis://, rediss:// or unix://); "
+                         "percent-encode any '/', '?', '#' or '@' in its password")
+    shown = shown_url(options)
+    for name in ("socket_timeout", "socket_connect_timeout"):
+        given = options.get(name)
+        bound = _defaults.FLEET_REDIS_TIMEOUT_S
+        options[name] = bound if given is None else min(bound, float(given))
+    from_retry = importlib.import_module("redis.retry").Retry
+    no_backoff = importlib.import_module("redis.backoff").NoBackoff
+    options["retry"] = from_retry(no_backoff(), 0)
+    connection_class = options.pop("connection_class", mod.Connection)
+    pool = mod.ConnectionPool(connection_class=connection_class, **options)
+    return mod.Redis(connection_pool=pool), shown
+
+
+class RetryWait:
+    """The wait before the next attempt while Redis fails: 0.05 s doubling up to a cap.
+
+    Not thread-safe: one per thread. :meth:`wait` returns False at once when
+    ``stop`` is set.
+    """
+
+    def __init__(self, stop: threading.Event, cap: float = _defaults.FLEET_RETRY_CAP_S) -> None:
+        self._stop = stop
+        self._cap = cap
+        self._next = 0.05
+        self.failures = 0
+
+    def wait(self) -> bool:
+        """Count a failure and wait; False when stopped meanwhile."""
+        self.failures += 1
+        delay, self._next = self._next, min(self._cap, self._next * 2)
+        return not self._stop.wait(delay)
+
+    def reset(self) -> None:
+        """Redis answered: the next failure waits the shortest time again."""
+        self.failures = 0
+        self._next = 0.05

@@ -1,0 +1,144 @@
+"""A worker's acknowledgements and dead letters, each only under the lease its entry was read with.
+
+Part of :class:`~service_client.fleet.consumer.Consumer`: the lanes queue the
+entries they finished; the thread ``service_client-fleet-acks-<n>`` sends them
+in batches (one script call per partition and 1,000 entries), each checked
+against the partition's fencing token in Redis; a batch whose call failed is
+sent again (acknowledging twice is harmless). A dead letter (an event whose
+listeners kept raising) is written with its error and acknowledged in one step.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from typing import TYPE_CHECKING
+
+from .. import _defaults
+from ._redis import RetryWait
+
+if TYPE_CHECKING:
+    from .consumer import Consumer, Ownership
+    from .state import EntryContext
+
+__all__ = ["Acknowledger"]
+
+log = logging.getLogger("service_client.fleet")
+
+#: Acknowledgements in one script call, at most.
+_ACK_MAX = 1000
+
+
+class Acknowledger:
+    """The acknowledgements of one worker's consumer (see the module docs). Thread-safe.
+
+    Attributes:
+        unacked: Entries queued and not yet acknowledged (guarded by the lock).
+        wake: Set to send what is queued now.
+        done: Notified after each round.
+        dead_lettered: Entries written to the dead-letter stream.
+    """
+
+    def __init__(self, consumer: Consumer) -> None:
+        self._consumer = consumer
+        self._redis = consumer._redis
+        self._keys = consumer._keys
+        self._group = consumer._group
+        self._name = consumer._name
+        self._stop = consumer._stop
+        self._errors = consumer._errors
+        self._scripts = consumer._scripts
+        self._worker = consumer._worker
+        self._lock = threading.Lock()  # guards _pending and unacked
+        self._pending: dict[Ownership, list[bytes]] = {}
+        self.unacked = 0
+        self.wake = threading.Event()
+        self.done = threading.Condition(threading.Lock())
+        self.dead_lettered = 0
+
+    def queue(self, o: Ownership, entry_id: bytes) -> None:
+        """Queue the acknowledgement of an entry read under ``o`` (a lane finished it)."""
+        with self._lock:
+            ids = self._pending.get(o)
+            if ids is None:
+                ids = self._pending[o] = []
+            ids.append(entry_id)
+            o.unacked += 1
+            self.unacked += 1
+        if not self.wake.is_set():
+            self.wake.set()
+
+    def run(self) -> None:
+        """The thread: send what is queued, in batches, until the consumer stops and nothing is left."""
+        retry = RetryWait(self._stop)
+        while True:
+            self.wake.wait(0.05)
+            self.wake.clear()
+            with self._lock:
+                batch, self._pending = self._pending, {}
+            if batch:
+                try:
+                    self._ack(batch)
+                    retry.reset()
+                except self._errors:
+                    with self._lock:  # put back, in front of newer ones
+                        for o, ids in batch.items():
+                            self._pending[o] = ids + self._pending.get(o, [])
+                    if not retry.wait():
+                        return
+                    continue
+            with self.done:
+                self.done.notify_all()
+            if self._stop.is_set() and not self._pending:
+                return
+
+    def _ack(self, batch: dict[Ownership, list[bytes]]) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        calls: list[Ownership] = []
+        for o, ids in batch.items():
+            if o.lost:
+                continue  # fenced anyway: the next owner handles them again
+            for start in range(0, len(ids), _ACK_MAX):
+                self._scripts["ack"](keys=[o.lease_key, o.stream],
+                                     args=[self._group, o.value, b",".join(ids[start:start + _ACK_MAX])], client=pipe)
+                calls.append(o)
+        results = pipe.execute() if calls else []
+        for o, result in zip(calls, results, strict=True):
+            if result == -1:
+                self._consumer._lose(o, "it was fenced off at an acknowledgement")
+        with self._lock:
+            for o, ids in batch.items():
+                o.unacked -= len(ids)
+                self.unacked -= len(ids)
+
+    def dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False) -> None:
+        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``)."""
+        worker = self._worker
+        if exc is None:
+            error = f"delivered {ctx.deliveries} times to workers that stopped while handling it"
+            text = error
+        else:
+            error = f"{type(exc).__name__}: {exc}"
+            text = worker._redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))[-4000:]
+            error = worker._redact(error)
+        fields = ["event", ctx.event, "data", ctx.data, "partition", ctx.partition, "entry", ctx.entry_id,
+                  "event_id", ctx.event_id, "error", error, "traceback", text, "deliveries", ctx.deliveries,
+                  "worker", self._name, "group", self._group]
+        o: Ownership = ctx.owner
+        log.error("event %s (partition %d, entry %s) failed %d deliveries: written to the dead-letter stream %s%s: %s",
+                  ctx.event, ctx.partition, ctx.entry_id.decode(), ctx.deliveries, self._keys.dead,
+                  "; its lane waits for it" if hold else "", error)
+        try:
+            if hold:
+                self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
+                                 maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
+            else:
+                done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
+                    self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
+                if done == -1:
+                    self._consumer._lose(o, "it was fenced off at a dead letter")
+                    return
+            self.dead_lettered += 1
+        except self._errors as exc2:
+            log.warning("could not write a dead letter (%s): the event is delivered again", type(exc2).__name__)

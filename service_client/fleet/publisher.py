@@ -1,0 +1,494 @@
+"""The publisher: the socket's process adds every event to the partition streams in Redis.
+
+:class:`EventPublisher` taps the client's socket events on the reader thread,
+in arrival order (it never blocks it: each event is routed, encoded and
+queued in a bounded buffer), and a thread of its own adds them to Redis in
+batches. It also trims the streams at the acknowledged low-water mark, and runs
+the workers' sends (see :mod:`service_client.fleet.sends`).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from .. import _defaults
+from .._secret import Secret
+from ..client import Client
+from ._redis import RetryWait, connect, dumps, redis_errors
+from .routing import DROPPABLE_EVENTS, PUBLISHED_EVENTS, STATE_EVENTS, EventRouter, FleetKeys, check_name, partition_of
+from .scripts import PUBLISH
+from .sends import SendRunner
+from .trim import Trimmer
+
+__all__ = ["EventPublisher"]
+
+log = logging.getLogger("service_client.fleet")
+
+#: Events added to Redis in one script call, at most.
+_BATCH_MAX = 1000
+#: How long the publisher lets a few events gather before it adds them, seconds.
+_LINGER_S = 0.002
+#: Ordering keys whose partition is remembered (the cache is emptied when full).
+_PARTITION_CACHE_MAX = 100_000
+#: Shortest time between two WARNING lines about dropped events or an unreachable Redis, seconds.
+_WARN_EVERY_S = 10.0
+
+_thread_ids = iter(range(1 << 62))
+
+
+def _positive_int(name: str, value: object, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+    return value
+
+
+def _positive_seconds(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__}")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+    return float(value)
+
+
+class EventPublisher:
+    """Publishes a client's socket events to Redis Streams for a fleet of workers.
+
+    Create it in the process that holds the socket, before or after
+    ``client.login()``: every event the socket delivers from then on is added
+    to one of ``partitions`` streams, chosen by a CRC-32 of its channel id (else
+    its server id, else its user id; see :class:`~service_client.fleet.routing.EventRouter`),
+    with a per-partition sequence number (the entry id is ``<seq>-0``) and an
+    event id (``<epoch>:<partition>:<seq>``) that workers use to tell a
+    redelivery and to derive idempotent reply nonces. Events that change shared
+    state (servers, channels, roles, members, users, presence) are also added
+    to the shared-state stream, which every worker reads to keep its caches
+    fresh. The in-process listeners of ``client`` still run: a bot may keep
+    some listeners local.
+
+    Memory stays bounded whatever the workers do: every second the partition
+    streams are trimmed at the lowest entry some consumer group has not
+    acknowledged, and never hold more than ``max_stream_length`` entries (past
+    it the oldest go even if a group has not acknowledged them: they are
+    counted in :attr:`trimmed_unacknowledged` and logged at WARNING). While
+    Redis is away the events wait in a buffer of ``max_buffered_events``; past
+    it typing, presence and activity events are dropped first, then the newest
+    event, counted in :attr:`dropped_events` and logged at WARNING (one line at
+    the first drop, then at most one every 10 s). Retried batches never add an
+    event twice.
+
+    The publisher also runs the workers' ``send_message`` calls on ``client``
+    (see :mod:`service_client.fleet.sends`): a reply made while a worker
+    handles an event is sent once, however often the event is redelivered.
+
+    Threads (daemons, stopped by :meth:`close`, or once ``client`` is destroyed and what it
+    buffered is in Redis): ``service_client-fleet-publisher-<n>``
+    (the batches), ``service_client-fleet-trim-<n>``, ``service_client-fleet-commands-<n>``
+    and 16 ``service_client-fleet-send-<n>``. Thread-safe.
+
+    Args:
+        client: The client whose socket events are published (one publisher per client).
+        redis_url: The Redis URL (``redis://[:password@]host:port/db``,
+            ``rediss://``, ``unix://``). Its password never appears in a log
+            line, a repr or an exception.
+        partitions: Partition streams (default 64). Every publisher of a
+            namespace must use the same number; the first one sets it.
+        namespace: The name of the bot's streams (ASCII letters, digits,
+            ``_.-``, at most 64); default: the bot's user id, known once the
+            client is ready (events wait in the buffer until then). Workers
+            use the same default.
+        max_buffered_events: Events kept while Redis is away (default 100,000).
+        max_stream_length: Entries a partition stream keeps at most (default 10,000).
+        nonce_ttl: Seconds a reply's nonce is remembered (default 3,600): an
+            event redelivered later than that may post its reply again.
+
+    Raises:
+        ImportError: The redis package is not installed.
+        TypeError: An argument has the wrong type.
+        ValueError: A bad URL, number or namespace; or ``client`` already has
+            a publisher (or another event tap).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        redis_url: str,
+        *,
+        partitions: int = _defaults.DEFAULT_FLEET_PARTITIONS,
+        namespace: str | None = None,
+        max_buffered_events: int = _defaults.DEFAULT_FLEET_MAX_BUFFERED_EVENTS,
+        max_stream_length: int = _defaults.DEFAULT_FLEET_MAX_STREAM_LENGTH,
+        nonce_ttl: float = _defaults.DEFAULT_FLEET_NONCE_TTL_S,
+    ) -> None:
+        # The URL may hold a password: from here on only a Secret holds it, so no frame of a
+        # traceback this constructor raises shows it among its locals.
+        url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
+        if not isinstance(redis_url, str):
+            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        del redis_url
+        if not isinstance(client, Client):
+            raise TypeError(f"client must be a Client, got {type(client).__name__}")
+        if client._connection.event_tap is not None:
+            raise ValueError("this client already has an event publisher (or another event tap)")
+        self.partitions = _positive_int("partitions", partitions)
+        if partitions > 4096:
+            raise ValueError(f"partitions must be at most 4096, got {partitions!r}")
+        self._namespace = None if namespace is None else check_name("namespace", namespace)
+        self._max_buffered = _positive_int("max_buffered_events", max_buffered_events)
+        self._max_stream = _positive_int("max_stream_length", max_stream_length, 10)
+        self._nonce_ttl = _positive_seconds("nonce_ttl", nonce_ttl)
+        self._redis, self.url = connect(url.get())
+        url.clear()
+        self._errors = redis_errors()
+        self._client = client
+        state = client._connection
+        self._router = EventRouter()
+        self._parts: dict[str, int] = {}
+        #: Queued events: (partition, data, state event, droppable), guarded by _buffer_lock.
+        self._buffer: collections.deque[tuple[int, bytes, bool, bool]] = collections.deque()
+        self._buffer_lock = threading.Lock()
+        self._droppable_buffered = 0
+        self._wake = threading.Event()
+        self._closing = threading.Event()  # close() began: flush what is buffered, then stop
+        self._stop = threading.Event()  # stop every thread now
+        self._flushed = threading.Condition(threading.Lock())  # notified when a batch is added
+        self._dropped = 0
+        self._dropped_unlogged = 0
+        self._drop_logged_at = -_WARN_EVERY_S
+        self._published = 0
+        self._in_batch = 0  # events taken from the buffer and not yet added
+        self._epoch = os.urandom(4).hex()
+        self._seqs: list[int] = []
+        self._state_seq = 0
+        self._keys: FleetKeys | None = None
+        self._ready = threading.Event()  # the namespace is known and the sequences read
+        self._closed = False
+        self.trimmer = Trimmer(self)
+        self.sends = SendRunner(client, self._redis, nonce_ttl=self._nonce_ttl, stop=self._stop)
+        n = next(_thread_ids)
+        self._threads = [
+            threading.Thread(target=self._flush_loop, name=f"service_client-fleet-publisher-{n}", daemon=True),
+            threading.Thread(target=self.trimmer.run, name=f"service_client-fleet-trim-{n}", daemon=True),
+        ]
+        state.event_tap = self._tap
+        for thread in self._threads:
+            thread.start()
+
+    # -- the tap (socket reader thread) ------------------------------------------------------
+
+    def _tap(self, event: str, args: list[Any]) -> None:
+        """Route, encode and queue one socket event; never blocks, never raises for a bad payload.
+
+        Only the socket's reader thread calls it: the append needs no lock (the flusher only
+        pops, under ``_buffer_lock``, which the full-buffer path takes too).
+        """
+        if event not in PUBLISHED_EVENTS or self._closed:
+            return
+        key = self._router.key(event, args)
+        data = dumps([event, key, args])
+        name = key if key is not None else event
+        part = self._parts.get(name)
+        if part is None:
+            part = partition_of(name, self.partitions)
+            if len(self._parts) >= _PARTITION_CACHE_MAX:
+                self._parts.clear()
+            self._parts[name] = part
+        droppable = event in DROPPABLE_EVENTS
+        if len(self._buffer) >= self._max_buffered:
+            with self._buffer_lock:
+                if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):
+                    return
+        self._buffer.append((part, data, event in STATE_EVENTS, droppable))
+        if droppable:
+            self._droppable_buffered += 1
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def _make_room(self, droppable: bool) -> bool:
+        """The buffer is full (``_buffer_lock`` held): drop typing and presence first, else the new event.
+
+        Returns:
+            True when there is room for the new event now.
+        """
+        dropped = 1
+        room = False
+        if not droppable and self._droppable_buffered:
+            buffer = self._buffer
+            kept = [item for item in buffer if not item[3]]
+            dropped = len(buffer) - len(kept)
+            buffer.clear()  # in place: the reader appends to this deque without the lock
+            buffer.extend(kept)
+            self._droppable_buffered = 0
+            room = dropped > 0
+        self._dropped += dropped if room else 1
+        self._dropped_unlogged += dropped if room else 1
+        now = time.monotonic()
+        if now - self._drop_logged_at >= _WARN_EVERY_S:
+            self._drop_logged_at = now
+            count, self._dropped_unlogged = self._dropped_unlogged, 0
+            log.warning(
+                "the event publisher's buffer is full (%d events: Redis is away or too slow): dropped %d "
+                "events (typing, presence and activity first), %d in all", self._max_buffered, count, self._dropped,
+            )
+        return room
+
+    # -- the batches -------------------------------------------------------------------------
+
+    def _take(self) -> list[tuple[int, bytes, bool, bool]]:
+        with self._buffer_lock:
+            buffer = self._buffer
+            count = min(len(buffer), _BATCH_MAX)
+            items = [buffer.popleft() for _ in range(count)]
+            # A count the reader's appends race with: a hint for the full-buffer path only.
+            self._droppable_buffered = max(0, self._droppable_buffered - sum(1 for item in items if item[3]))
+            if not buffer:
+                self._wake.clear()
+        return items
+
+    def _build(self, items: list[tuple[int, bytes, bool, bool]]) -> tuple[list[str], list[Any], int]:
+        """The keys and arguments of one PUBLISH call for ``items``; their sequences are taken now."""
+        assert self._keys is not None
+        by_part: dict[int, list[bytes]] = {}
+        state: list[tuple[int, bytes]] = []
+        get = by_part.get
+        for part, data, is_state, _ in items:
+            datas = get(part)
+            if datas is None:
+                by_part[part] = [data]
+            else:
+                datas.append(data)
+            if is_state:
+                state.append((part, data))
+        keys: list[str] = []
+        args: list[Any] = [self._epoch, len(by_part)]
+        seqs = self._seqs
+        state_ids: list[str] = []
+        for part, datas in by_part.items():
+            first = seqs[part] + 1
+            seqs[part] += len(datas)
+            keys.append(self._keys.stream(part))
+            args += [part, first, len(datas), b"\n".join(datas)]
+        if state:
+            # A state event's id is its partition entry's: the k-th event of a partition in this
+            # batch has the seq ``first + k``.
+            counters = {part: seqs[part] - len(datas) for part, datas in by_part.items()}
+            for part, _data, is_state, _ in items:
+                counters[part] += 1
+                if is_state:
+                    state_ids.append(f"{self._epoch}:{part}:{counters[part]}")
+        keys.append(self._keys.state)
+        args += [self._state_seq + 1, len(state)]
+        self._state_seq += len(state)
+        for eid, (_part, data) in zip(state_ids, state, strict=True):
+            args += [eid, data]
+        return keys, args, len(items)
+
+    def _flush_loop(self) -> None:
+        retry = RetryWait(self._stop)
+        script = self._redis.register_script(PUBLISH)
+        batch: tuple[list[str], list[Any], int] | None = None
+        first_try = True
+        failing_since: float | None = None
+        while True:
+            if self._keys is None or not self._ready.is_set():
+                if not self._start(retry):
+                    return
+                continue
+            if batch is None:
+                if len(self._buffer) < _BATCH_MAX // 4:
+                    # A few events: linger a little so that a burst goes in one batch (fewer
+                    # wake-ups and thread switches for the socket's reader).
+                    self._stop.wait(_LINGER_S)
+                items = self._take()
+                if not items:
+                    if self._closing.is_set() or self._stop.is_set():
+                        return
+                    if self._client._destroyed.is_set():
+                        self._closing.set()  # the client was destroyed: the publisher stops with it
+                        self._closed = True
+                        self._stop.set()
+                        return
+                    if not self._buffer:
+                        self._wake.wait(0.1)
+                    continue
+                batch = self._build(items)
+                self._in_batch = batch[2]
+                first_try = True
+            try:
+                added, dup = script(keys=batch[0], args=batch[1])
+            except self._errors as exc:
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    log.warning("the event publisher cannot reach Redis (%s): events wait in its buffer",
+                                type(exc).__name__)
+                first_try = False
+                if not retry.wait():
+                    return
+                continue
+            if failing_since is not None:
+                log.info("the event publisher reaches Redis again after %.1f s", time.monotonic() - failing_since)
+                failing_since = None
+            retry.reset()
+            if dup and first_try:
+                log.error("%d events were not added: another EventPublisher writes to namespace %r "
+                          "(one publisher per bot); sequences read again", dup, self._keys.namespace)
+                with self._buffer_lock:
+                    self._dropped += dup
+                self._ready.clear()
+            with self._flushed:
+                self._published += int(added)
+                self._in_batch = 0
+                self._flushed.notify_all()
+            batch = None
+
+    def _start(self, retry: RetryWait) -> bool:
+        """Learn the namespace, set or check the partition count, read the sequences. False when closed."""
+        while self._keys is None:
+            if self._stop.is_set():
+                return False
+            namespace = self._namespace
+            user = self._client.user
+            if namespace is None and user is not None:
+                namespace = user.id
+            if namespace is not None:
+                self._keys = FleetKeys(check_name("namespace", namespace))
+                break
+            if self._client._destroyed.is_set():
+                self._closed = True  # destroyed before it was ever ready: nothing to publish
+                self._stop.set()
+                return False
+            if self._stop.wait(0.05):
+                return False
+        keys = self._keys
+        try:
+            redis = self._redis
+            redis.hsetnx(keys.meta, "partitions", self.partitions)
+            known = int(redis.hget(keys.meta, "partitions") or self.partitions)
+            if known != self.partitions:
+                log.error("namespace %r has %d partitions, this publisher %d: it publishes nothing "
+                          "(use the same count, or another namespace)", keys.namespace, known, self.partitions)
+                self._closed = True
+                return False
+            pipe = redis.pipeline(transaction=False)
+            for part in range(self.partitions):
+                pipe.xinfo_stream(keys.stream(part))
+            pipe.xinfo_stream(keys.state)
+            infos = pipe.execute(raise_on_error=False)
+        except self._errors:
+            return retry.wait()
+        seqs = []
+        for info in infos:
+            last = b"0-0"
+            if isinstance(info, dict):
+                last = info.get("last-generated-id") or b"0-0"
+            elif not isinstance(info, self._errors):
+                return retry.wait()
+            seqs.append(int(bytes(last).split(b"-")[0]))
+        self._state_seq = seqs.pop()
+        self._seqs = seqs
+        self._ready.set()
+        self.sends.start(keys)
+        retry.reset()
+        return True
+
+    # -- public ------------------------------------------------------------------------------
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace of the streams; None until the client is ready when it was not given."""
+        keys = self._keys
+        return self._namespace if keys is None else keys.namespace
+
+    @property
+    def published_events(self) -> int:
+        """Events added to the partition streams since the publisher was created."""
+        return self._published
+
+    @property
+    def dropped_events(self) -> int:
+        """Events never added: dropped while the buffer was full (see the class), counted since creation."""
+        return self._dropped
+
+    @property
+    def buffered_events(self) -> int:
+        """Events waiting in the buffer now."""
+        return len(self._buffer)
+
+    @property
+    def trimmed_unacknowledged(self) -> int:
+        """Entries trimmed at ``max_stream_length`` before every consumer group acknowledged them."""
+        return self.trimmer.lost
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every event queued before this call is in Redis.
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Returns:
+            True when they are, False when ``timeout`` passed first.
+        """
+        target = self._published + self._in_batch + len(self._buffer)
+        deadline = time.monotonic() + timeout
+        with self._flushed:
+            while self._published + self._dropped < target:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._wake.set()
+                self._flushed.wait(min(left, 0.1))
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop publishing: the tap is removed, the buffer flushed (within ``timeout``), the threads stopped.
+
+        Idempotent. Sends of workers still running end with their own outcome;
+        later ones wait for another publisher (or time out). Events left in the
+        buffer at the end are counted in :attr:`dropped_events` and logged.
+
+        Args:
+            timeout: Seconds for the whole close.
+        """
+        if self._stop.is_set():
+            return
+        deadline = time.monotonic() + timeout
+        state = self._client._connection
+        if state.event_tap == self._tap:
+            state.event_tap = None
+        self._closed = True
+        self._closing.set()
+        self.flush(max(0.0, deadline - time.monotonic() - 0.5))
+        self._stop.set()
+        self._wake.set()
+        self.sends.close(max(0.1, deadline - time.monotonic()))
+        for thread in self._threads:
+            thread.join(max(0.05, deadline - time.monotonic()))
+        left = len(self._buffer) + self._in_batch
+        if left:
+            self._dropped += left
+            log.warning("the event publisher closed with %d events not added to Redis", left)
+        try:
+            self._redis.close()
+        except self._errors:
+            pass
+
+    def __enter__(self) -> EventPublisher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if not hasattr(self, "_buffer"):  # while the constructor runs
+            return f"<EventPublisher url={getattr(self, 'url', None)!r}>"
+        return (f"<EventPublisher url={self.url!r} namespace={self.namespace!r} partitions={self.partitions} "
+                f"published={self._published} buffered={len(self._buffer)} dropped={self._dropped}>")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("an EventPublisher cannot be pickled: it holds live connections")

@@ -1,0 +1,264 @@
+"""Where each event goes: its ordering key, its partition, and who owns a partition (pure).
+
+Nothing here does I/O; the publisher and the workers share these functions, so
+both sides agree on every partition and every lane.
+
+- :func:`partition_of`: a stable hash (CRC-32) of an ordering key, modulo the
+  number of partitions. Never Python's ``hash()``, which differs between
+  processes.
+- :func:`rendezvous_owner`: the live worker a partition belongs to (highest
+  random weight hashing): every worker computes the same answer from the same
+  member list, and when a worker joins or leaves only the partitions it gains
+  or loses move.
+- :class:`EventRouter`: the ordering key of a socket event (its channel, else
+  its server, else its user), whether it changes shared state (it then also
+  reaches every worker's caches) and whether it may be dropped first when the
+  publisher's buffer is full (typing, presence, activity).
+- :class:`FleetKeys`: the Redis key of everything the fleet stores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "DROPPABLE_EVENTS",
+    "PUBLISHED_EVENTS",
+    "STATE_EVENTS",
+    "EventRouter",
+    "FleetKeys",
+    "check_name",
+    "partition_of",
+    "rendezvous_owner",
+]
+
+#: Socket events that change state every worker caches (servers, channels, roles, members,
+#: users, presence): published to their partition and to the shared-state stream.
+STATE_EVENTS = frozenset({
+    "server:joined", "server:updated", "server:deleted", "server:you_removed", "server:you_left",
+    "server:member_add", "server:member_remove", "server:member_removed", "server:member_update",
+    "server:channels_updated", "server:categories_updated", "server:role_create", "server:role_update",
+    "server:role_delete", "server:roles_order_update", "user:update", "presence:update",
+})
+#: Socket events dropped first when the publisher's buffer is full.
+DROPPABLE_EVENTS = frozenset({"typing:start", "typing:stop", "presence:update", "activity:update"})
+_MESSAGE_EVENTS = frozenset({
+    "message:new", "message:updated", "message:deleted", "message:reaction", "message:reaction_clear",
+    "message:pinned",
+})
+_USER_EVENTS = frozenset({"user:update", "presence:update", "activity:update"})
+#: Every socket event a publisher publishes. ``voice:livekit-token`` (the socket process's own
+#: voice credentials) never leaves that process.
+PUBLISHED_EVENTS = STATE_EVENTS | DROPPABLE_EVENTS | _MESSAGE_EVENTS | frozenset({
+    "server:ban_revoked", "dm:new", "voice:state-update", "voice:user-joined", "voice:user-left",
+    "voice:user-state", "voice:incoming-call", "voice:call-cancelled",
+})
+
+#: What a namespace, a group or a worker name may hold (they go into Redis keys).
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+#: Message ids whose channel the router remembers (two generations: at least this many).
+_REMEMBERED = 10_000
+
+
+def check_name(what: str, value: object) -> str:
+    """``value`` when it is a valid namespace, group or worker name.
+
+    Args:
+        what: The argument's name, for the error.
+        value: The value given.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        TypeError: ``value`` is not a str.
+        ValueError: It is empty, longer than 64 characters, or holds a character other
+            than ASCII letters, digits, ``_``, ``.`` and ``-``.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if not _NAME.fullmatch(value):
+        raise ValueError(f"{what} must be 1 to 64 ASCII letters, digits, '_', '.' or '-', got {value!r}")
+    return value
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """The partition of an ordering key: CRC-32 of its UTF-8 bytes modulo ``partitions``.
+
+    Stable across processes, machines and Python versions.
+
+    Args:
+        key: The ordering key (a channel id, else a server id...).
+        partitions: The number of partitions (at least 1).
+
+    Returns:
+        An int in ``range(partitions)``.
+    """
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % partitions
+
+
+def _weight(member: str, partition: int) -> bytes:
+    return hashlib.blake2b(f"{member}\0{partition}".encode(), digest_size=8).digest()
+
+
+def rendezvous_owner(partition: int, members: Iterable[str]) -> str | None:
+    """The member a partition belongs to: the highest random weight of ``(member, partition)``.
+
+    Args:
+        partition: The partition number.
+        members: The live members' names (any order; duplicates ignored).
+
+    Returns:
+        The owning member's name, or None when ``members`` is empty.
+    """
+    best: str | None = None
+    best_weight = b""
+    for member in members:
+        weight = _weight(member, partition)
+        if best is None or weight > best_weight or (weight == best_weight and member > best):
+            best, best_weight = member, weight
+    return best
+
+
+def _id(data: Any, *keys: str) -> str | None:
+    if not isinstance(data, dict):
+        return None
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+class EventRouter:
+    """The ordering key of each socket event, as the publisher sees them in arrival order.
+
+    A message's events (edits, deletions, reactions, pins) take its channel: from
+    the payload, else from the ``message:new`` that announced the message (the
+    last 10,000 to 20,000 messages are remembered), else its server, else the
+    message id. Server, member and role events take the server; presence,
+    activity and user updates the user; typing and voice events the channel.
+    Not thread-safe: one thread (the socket reader) routes.
+    """
+
+    def __init__(self) -> None:
+        self._channels: dict[str, str] = {}
+        self._channels_old: dict[str, str] = {}
+
+    def _remember(self, message_id: str, channel_id: str) -> None:
+        channels = self._channels
+        channels[message_id] = channel_id
+        if len(channels) >= _REMEMBERED:
+            self._channels_old = channels
+            self._channels = {}
+
+    def _channel_of(self, message_id: str | None) -> str | None:
+        if message_id is None:
+            return None
+        channel = self._channels.get(message_id)
+        return self._channels_old.get(message_id) if channel is None else channel
+
+    def key(self, event: str, args: list[Any]) -> str | None:
+        """The ordering key of a socket event, or None when it names nothing to order by.
+
+        Args:
+            event: The socket event name (``"message:new"``...).
+            args: Its arguments as received.
+
+        Returns:
+            A channel, server, user or message id.
+        """
+        data = args[0] if args else None
+        if event == "message:new":
+            if type(data) is dict:  # the usual record, inline (once per message of a firehose)
+                channel = data.get("channelPublicId")
+                message = data.get("publicId")
+                if type(channel) is str and channel and type(message) is str and message:
+                    channels = self._channels
+                    channels[message] = channel
+                    if len(channels) >= _REMEMBERED:
+                        self._channels_old = channels
+                        self._channels = {}
+                    return channel
+            channel = _id(data, "channelPublicId", "channelId")
+            message = _id(data, "publicId", "id")
+            if channel is not None and message is not None:
+                self._remember(message, channel)
+            return channel or _id(data, "serverPublicId", "serverId") or message
+        if event in _MESSAGE_EVENTS:
+            message = _id(data, "messagePublicId", "messageId", "publicId")
+            return (_id(data, "channelPublicId", "channelId") or self._channel_of(message)
+                    or _id(data, "serverPublicId", "serverId") or message)
+        if event in _USER_EVENTS:
+            return _id(data, "userPublicId", "userId", "publicId")
+        if event.startswith("typing:") and isinstance(data, str) and data:
+            return data  # the bare channel id form
+        if event.startswith("server:"):
+            return _id(data, "serverPublicId", "serverId", "publicId")
+        return (_id(data, "channelPublicId", "channelId") or _id(data, "serverPublicId", "serverId")
+                or _id(data, "publicId", "userPublicId", "userId"))
+
+
+class FleetKeys:
+    """The Redis keys of one namespace (one bot's events) and one consumer group.
+
+    Every key starts with ``service_client:fleet:<namespace>:``:
+
+    ``meta``                      hash: ``partitions``, set once by the first publisher
+    ``p:<n>``                     stream: partition ``n``'s events, entry id ``<seq>-0``
+    ``state``                     stream: the shared-state events, for every worker's caches
+    ``commands``                  stream: the workers' sends, run by the socket's process
+    ``nonce:<nonce>``             a reply claimed once (then its result), with a TTL
+    ``reply:<worker>``            list: the answers to one worker's sends, with a TTL
+    ``members:<group>``           sorted set: the group's live workers, scored by expiry
+    ``lease:<group>:<n>``         a partition's lease ``<worker>/<instance>:<token>``, with a TTL
+    ``fence:<group>:<n>``         the partition's last fencing token (a counter)
+    ``dead:<group>``              stream: the group's dead letters
+    ``rebalance:<group>``         stream: a worker joined or left (the others look again at once)
+    ``wake:<worker>``             stream: wakes one worker's reader (a partition newly owned), with a TTL
+
+    Args:
+        namespace: The namespace (see :func:`check_name`).
+        group: The consumer group, or None for the publisher's keys only.
+    """
+
+    def __init__(self, namespace: str, group: str | None = None) -> None:
+        self.namespace = namespace
+        self.group = group
+        self.prefix = f"service_client:fleet:{namespace}:"
+        self.meta = self.prefix + "meta"
+        self.state = self.prefix + "state"
+        self.commands = self.prefix + "commands"
+        self.members = f"{self.prefix}members:{group}"
+        self.dead = f"{self.prefix}dead:{group}"
+        self.rebalance = f"{self.prefix}rebalance:{group}"
+
+    def stream(self, partition: int) -> str:
+        """The stream of partition ``partition``."""
+        return f"{self.prefix}p:{partition}"
+
+    def lease(self, partition: int) -> str:
+        """The lease of partition ``partition`` for this group."""
+        return f"{self.prefix}lease:{self.group}:{partition}"
+
+    def fence(self, partition: int) -> str:
+        """The fencing token counter of partition ``partition`` for this group."""
+        return f"{self.prefix}fence:{self.group}:{partition}"
+
+    def nonce(self, nonce: str) -> str:
+        """The claim of reply nonce ``nonce``."""
+        return f"{self.prefix}nonce:{nonce}"
+
+    def wake(self, worker: str) -> str:
+        """The stream that wakes worker instance ``worker``'s reader."""
+        return f"{self.prefix}wake:{worker}"
+
+    def reply(self, worker: str) -> str:
+        """The list of answers to worker instance ``worker``'s sends."""
+        return f"{self.prefix}reply:{worker}"

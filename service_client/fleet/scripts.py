@@ -1,0 +1,186 @@
+"""The fleet's Lua scripts: each does its checks and its writes in one atomic step in Redis.
+
+- :data:`PUBLISH`: add a batch of events to their partition streams with
+  explicit entry ids ``<seq>-0`` (an entry re-sent after a failed call is
+  refused as already there, so a retried batch never adds an event twice).
+- :data:`ACQUIRE`, :data:`RENEW`, :data:`RELEASE`: a partition's lease
+  (``SET NX PX``) with a fencing token from a counter that only grows.
+- :data:`READ`: read the owned partitions' entries, each only while the
+  caller's lease is the current one: a worker that lost a partition (paused,
+  partitioned away) cannot take entries of it any more. A partition read from
+  ``0`` gives the pending entries of its consumer first, with their delivery
+  counts.
+- :data:`ACK`, :data:`DEAD_LETTER`: acknowledge (and dead-letter) only under
+  the current lease.
+- :data:`CLAIM`: claim a reply's nonce once, under the current lease.
+- :data:`HEARTBEAT`: a worker's place among the group's live members, by
+  Redis server time.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ACK", "ACQUIRE", "CLAIM", "DEAD_LETTER", "HEARTBEAT", "PUBLISH", "READ", "RELEASE", "RENEW"]
+
+#: KEYS: the partition streams of the batch, then the shared-state stream.
+#: ARGV: epoch, number of partitions in the batch; per partition: its number, the seq of its
+#: first event, the count, then the events' data joined by newlines (JSON holds none); then the
+#: state stream's first seq, its count m, then m pairs (event id, data). Returns {added, already
+#: there}.
+PUBLISH = """
+local epoch = ARGV[1]
+local groups = tonumber(ARGV[2])
+local a = 3
+local added, dup = 0, 0
+local function add(key, id, eid, data)
+  local r = redis.pcall('XADD', key, id, 'i', eid, 'd', data)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'equal or smaller', 1, true) then dup = dup + 1 return end
+    error(r.err)
+  end
+  added = added + 1
+end
+for g = 1, groups do
+  local part, first, count, blob = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
+  a = a + 4
+  local pos = 1
+  for k = 0, count - 1 do
+    local stop = string.find(blob, '\\n', pos, true) or (#blob + 1)
+    local s = string.format('%d', first + k)
+    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1))
+    pos = stop + 1
+  end
+end
+local sfirst, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+a = a + 2
+for k = 0, m - 1 do
+  add(KEYS[groups + 1], string.format('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1])
+end
+return {added, dup}
+"""
+
+#: KEYS: lease, fence counter. ARGV: owner ("name/instance"), TTL ms. Returns the new fencing
+#: token, or 0 when the lease is held.
+ACQUIRE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local t = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t, 'PX', ARGV[2])
+return t
+"""
+
+#: KEYS: leases. ARGV: TTL ms, then each lease's expected value. Returns 1 (renewed) or 0 (lost)
+#: per lease.
+RENEW = """
+local out = {}
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i + 1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
+"""
+
+#: KEYS: leases. ARGV: each lease's expected value. Deletes those still held as expected.
+RELEASE = """
+local n = 0
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i] then redis.call('DEL', KEYS[i]) n = n + 1 end
+end
+return n
+"""
+
+#: KEYS: per partition its lease, then its stream. ARGV: group, then per partition: the lease
+#: value expected, the consumer, the id to read after ('>' for new entries), the count.
+#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last},
+#: each entry one string ``<id>\n<event id>\n<data>`` (both empty for an entry trimmed meanwhile);
+#: the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of history (not
+#: '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read that got none,
+#: so that the wait for new entries misses none.
+READ = """
+local group = ARGV[1]
+local out = {}
+for i = 1, #KEYS, 2 do
+  local j = 2 + (i - 1) * 2
+  local value, consumer, after, count = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3]
+  if redis.call('GET', KEYS[i]) ~= value then
+    out[#out + 1] = 0
+  else
+    local pending = 0
+    if after ~= '>' then
+      local start = '-'
+      if after ~= '0' then start = '(' .. after end
+      pending = redis.call('XPENDING', KEYS[i + 1], group, start, '+', count, consumer)
+    end
+    local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[i + 1], after)
+    local entries = 0
+    local last = 0
+    if r then
+      -- Each entry as one string "<id>NL<event id>NL<data>" (NL: a newline) (empty fields when it was trimmed).
+      entries = {}
+      for n, entry in ipairs(r[1][2]) do
+        local f = entry[2]
+        local eid, data = '', ''
+        if f then
+          for k = 1, #f, 2 do
+            if f[k] == 'i' then eid = f[k + 1] elseif f[k] == 'd' then data = f[k + 1] end
+          end
+        end
+        entries[n] = entry[1] .. '\\n' .. eid .. '\\n' .. data
+      end
+    end
+    if after == '>' and (not r or #r[1][2] == 0) then
+      local top = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
+      if top[1] then last = top[1][1] else last = '0-0' end
+    end
+    out[#out + 1] = {entries, pending, last}
+  end
+end
+return out
+"""
+
+#: KEYS: lease, stream. ARGV: group, the lease value expected, the entry ids joined by commas.
+#: Returns the number acknowledged, or -1 when the lease is not the caller's.
+ACK = """
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return -1 end
+local ids = {}
+for id in string.gmatch(ARGV[3], '[^,]+') do ids[#ids + 1] = id end
+if #ids == 0 then return 0 end
+return redis.call('XACK', KEYS[2], ARGV[1], unpack(ids))
+"""
+
+#: KEYS: lease, stream, dead-letter stream. ARGV: group, lease value, entry id, max length of
+#: the dead-letter stream, then field/value pairs. Returns 1, or -1 when the lease is not the caller's.
+DEAD_LETTER = """
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return -1 end
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 5))
+redis.call('XACK', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+
+#: KEYS: the nonce's key, then (for a reply made while handling an event) the partition's lease.
+#: ARGV: TTL ms of the claim, then the lease value expected. Returns {'fenced'}, {'claimed'}
+#: (the caller sends now), {'pending'} (another call is sending it) or {'done', result}.
+CLAIM = """
+if #KEYS > 1 and redis.call('GET', KEYS[2]) ~= ARGV[2] then return {'fenced'} end
+if redis.call('SET', KEYS[1], '', 'NX', 'PX', ARGV[1]) then return {'claimed'} end
+local result = redis.call('GET', KEYS[1])
+if not result or result == '' then return {'pending'} end
+return {'done', result}
+"""
+
+#: KEYS: the group's member set. ARGV: the member, its TTL ms, '1' to stay or '0' to leave.
+#: Returns the live members (expired ones are removed), sorted.
+HEARTBEAT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+"""

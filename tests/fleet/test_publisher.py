@@ -1,0 +1,161 @@
+"""The publisher against a real redis-server: entries, retried batches, the bounded buffer, trimming.
+
+The tap is called here as the socket's reader calls it (``publisher._tap``), so these tests need
+no emulator. Marked ``redis``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import pytest
+
+from service_client import Client
+from service_client.fleet import EventPublisher, partition_of
+from service_client.fleet.scripts import PUBLISH
+
+from .redis_server import free_port
+
+pytestmark = pytest.mark.redis
+
+pytest.importorskip("redis")
+
+
+def _message(mid: str, channel: str) -> dict[str, Any]:
+    return {"publicId": mid, "channelPublicId": channel, "serverPublicId": "S1", "content": f"m {mid}",
+            "author": {"publicId": "U1", "name": "alice"}}
+
+
+@pytest.fixture
+def client() -> Any:
+    client = Client(base_url="http://127.0.0.1:9/api/v2", socket_url="http://127.0.0.1:9")
+    yield client
+    client.destroy()
+
+
+def _published(publisher: EventPublisher, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while publisher.published_events < count:
+        assert time.monotonic() < deadline, f"{publisher.published_events} of {count} published"
+        time.sleep(0.01)
+
+
+def test_each_event_gets_its_partition_a_sequence_and_an_event_id(client: Client, redis_url: str, raw: Any,
+                                                                  namespace: str) -> None:
+    publisher = EventPublisher(client, redis_url, partitions=4, namespace=namespace)
+    try:
+        for i in range(3):
+            publisher._tap("message:new", [_message(f"M{i}", "C1")])
+        publisher._tap("message:new", [_message("M9", "C2")])
+        publisher._tap("server:member_add", [{"serverPublicId": "S1", "member": {"userPublicId": "U2"}}])
+        _published(publisher, 5)
+    finally:
+        publisher.close()
+    part = partition_of("C1", 4)
+    entries = raw.xrange(f"service_client:fleet:{namespace}:p:{part}")
+    c1 = [e for e in entries if b'"C1"' in e[1][b"d"]]
+    assert [e[0] for e in c1][:3] == [b"1-0", b"2-0", b"3-0"] or len(c1) == 3
+    ids = [e[1][b"i"].decode() for e in c1]
+    assert all(i.endswith(f":{part}:{e[0].decode()[:-2]}") for i, e in zip(ids, c1, strict=True))
+    assert len(set(ids)) == 3
+    # A shared-state event also reaches the shared-state stream, with the same event id.
+    state = raw.xrange(f"service_client:fleet:{namespace}:state")
+    assert len(state) == 1 and b"server:member_add" in state[0][1][b"d"]
+    spart = partition_of("S1", 4)
+    [copy] = [e for e in raw.xrange(f"service_client:fleet:{namespace}:p:{spart}") if b"member_add" in e[1][b"d"]]
+    assert copy[1][b"i"] == state[0][1][b"i"]
+    assert raw.hget(f"service_client:fleet:{namespace}:meta", "partitions") == b"4"
+
+
+def test_a_batch_sent_again_adds_nothing_twice(raw: Any, namespace: str) -> None:
+    script = raw.register_script(PUBLISH)
+    keys = [f"{namespace}:p:0", f"{namespace}:state"]
+    args = ["ep", 1, 0, 1, 2, b"a\nb", 1, 0]  # partition 0: seq 1 and 2, their data joined
+    assert script(keys=keys, args=args) == [2, 0]
+    assert script(keys=keys, args=args) == [0, 2]  # the same ids: refused as already there
+    assert raw.xlen(keys[0]) == 2
+
+
+def test_the_buffer_is_bounded_and_drops_typing_and_presence_first(client: Client, namespace: str,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    dead = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there: events wait in the buffer
+    publisher = EventPublisher(client, dead, partitions=4, namespace=namespace, max_buffered_events=10)
+    try:
+        with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+            for _ in range(4):
+                publisher._tap("typing:start", ["C1"])
+            for i in range(6):
+                publisher._tap("message:new", [_message(f"M{i}", "C1")])
+            assert publisher.buffered_events == 10 and publisher.dropped_events == 0
+            publisher._tap("message:new", [_message("M6", "C1")])  # full: the typing events go
+            assert publisher.dropped_events == 4 and publisher.buffered_events == 7
+            for i in range(7, 10):
+                publisher._tap("message:new", [_message(f"M{i}", "C1")])
+            publisher._tap("presence:update", [{"userPublicId": "U1", "status": "idle"}])  # full: itself
+            publisher._tap("message:new", [_message("M10", "C1")])  # full, nothing to drop first: the newest
+            assert publisher.dropped_events == 6 and publisher.buffered_events == 10
+        assert any("buffer is full" in r.getMessage() for r in caplog.records)
+    finally:
+        publisher.close(timeout=1)
+    assert publisher.dropped_events == 16  # what was never added is counted at close too
+
+
+def test_streams_are_trimmed_at_the_acknowledged_low_water_mark_and_at_the_cap(
+        client: Client, redis_url: str, raw: Any, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    publisher = EventPublisher(client, redis_url, partitions=1, namespace=namespace, max_stream_length=20)
+    stream = f"service_client:fleet:{namespace}:p:0"
+    try:
+        for i in range(15):
+            publisher._tap("message:new", [_message(f"M{i}", "C1")])
+        _published(publisher, 15)
+        publisher.trimmer.trim_once()
+        assert raw.xlen(stream) == 15  # no group yet, under the cap: everything stays
+        raw.xgroup_create(stream, "g", id="0")
+        got = raw.xreadgroup("g", "p0", {stream: ">"}, count=10)[0][1]
+        raw.xack(stream, "g", *[e[0] for e in got[:6]])  # 1..6 done, 7..10 pending, 11..15 unread
+        assert publisher.trimmer.trim_once() == 6
+        assert raw.xrange(stream)[0][0] == b"7-0"
+        raw.xack(stream, "g", *[e[0] for e in got[6:]])
+        publisher.trimmer.trim_once()
+        assert raw.xrange(stream)[0][0] == b"11-0"  # read and acknowledged: gone; unread: kept
+        with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+            for i in range(15, 40):
+                publisher._tap("message:new", [_message(f"M{i}", "C1")])
+            _published(publisher, 40)
+            publisher.trimmer.trim_once()
+        assert raw.xlen(stream) == 20  # the cap holds whatever the workers do
+        assert publisher.trimmed_unacknowledged == 10
+        assert any("no worker group had acknowledged" in r.getMessage() for r in caplog.records)
+    finally:
+        publisher.close()
+
+
+def test_one_publisher_per_client_and_clear_argument_errors(client: Client, redis_url: str) -> None:
+    with pytest.raises(ValueError, match="partitions must be at least 1"):
+        EventPublisher(client, redis_url, partitions=0)
+    with pytest.raises(ValueError, match="redis_url must be a Redis URL"):
+        EventPublisher(client, "http://example.com")
+    with pytest.raises(TypeError, match="client must be a Client"):
+        EventPublisher("client", redis_url)  # type: ignore[arg-type]
+    publisher = EventPublisher(client, redis_url, namespace="one")
+    try:
+        with pytest.raises(ValueError, match="already has an event publisher"):
+            EventPublisher(client, redis_url, namespace="two")
+        assert "***" not in repr(publisher) and "one" in repr(publisher)
+    finally:
+        publisher.close()
+    secret = redis_url.replace("redis://", "redis://:hunter2@")
+    other = EventPublisher(client, secret, namespace="three")
+    try:
+        assert "hunter2" not in repr(other) and ":***@" in repr(other)
+    finally:
+        other.close(timeout=1)
+    # A refused argument's traceback holds the password in no frame's locals.
+    with pytest.raises(ValueError) as caught:
+        EventPublisher(client, secret, partitions=0)
+    tb = caught.value.__traceback__.tb_next  # the library's frames (this test's holds the URL)
+    while tb is not None:
+        assert "hunter2" not in repr(tb.tb_frame.f_locals)
+        tb = tb.tb_next
