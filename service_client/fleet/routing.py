@@ -25,6 +25,8 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from .. import endpoints
+
 __all__ = [
     "DROPPABLE_EVENTS",
     "PUBLISHED_EVENTS",
@@ -39,23 +41,31 @@ __all__ = [
 #: Socket events that change state every worker caches (servers, channels, roles, members,
 #: users, presence): published to their partition and to the shared-state stream.
 STATE_EVENTS = frozenset({
-    "server:joined", "server:updated", "server:deleted", "server:you_removed", "server:you_left",
-    "server:member_add", "server:member_remove", "server:member_removed", "server:member_update",
-    "server:channels_updated", "server:categories_updated", "server:role_create", "server:role_update",
-    "server:role_delete", "server:roles_order_update", "user:update", "presence:update",
+    endpoints.ON_SERVER_JOINED, endpoints.ON_SERVER_UPDATED, endpoints.ON_SERVER_DELETED,
+    endpoints.ON_SERVER_YOU_REMOVED, endpoints.ON_SERVER_YOU_LEFT, endpoints.ON_SERVER_MEMBER_ADD,
+    endpoints.ON_SERVER_MEMBER_REMOVE, endpoints.ON_SERVER_MEMBER_REMOVED, endpoints.ON_SERVER_MEMBER_UPDATE,
+    endpoints.ON_SERVER_CHANNELS_UPDATED, endpoints.ON_SERVER_CATEGORIES_UPDATED,
+    endpoints.ON_SERVER_ROLE_CREATE, endpoints.ON_SERVER_ROLE_UPDATE, endpoints.ON_SERVER_ROLE_DELETE,
+    endpoints.ON_SERVER_ROLES_ORDER_UPDATE, endpoints.ON_USER_UPDATE, endpoints.ON_PRESENCE_UPDATE,
 })
 #: Socket events dropped first when the publisher's buffer is full.
-DROPPABLE_EVENTS = frozenset({"typing:start", "typing:stop", "presence:update", "activity:update"})
-_MESSAGE_EVENTS = frozenset({
-    "message:new", "message:updated", "message:deleted", "message:reaction", "message:reaction_clear",
-    "message:pinned",
+DROPPABLE_EVENTS = frozenset({
+    endpoints.ON_TYPING_START, endpoints.ON_TYPING_STOP, endpoints.ON_PRESENCE_UPDATE,
+    endpoints.ON_ACTIVITY_UPDATE,
 })
-_USER_EVENTS = frozenset({"user:update", "presence:update", "activity:update"})
+_MESSAGE_EVENTS = frozenset({
+    endpoints.ON_MESSAGE_NEW, endpoints.ON_MESSAGE_UPDATED, endpoints.ON_MESSAGE_DELETED,
+    endpoints.ON_MESSAGE_REACTION, endpoints.ON_MESSAGE_REACTION_CLEAR, endpoints.ON_MESSAGE_PINNED,
+})
+_USER_EVENTS = frozenset({
+    endpoints.ON_USER_UPDATE, endpoints.ON_PRESENCE_UPDATE, endpoints.ON_ACTIVITY_UPDATE,
+})
 #: Every socket event a publisher publishes. ``voice:livekit-token`` (the socket process's own
 #: voice credentials) never leaves that process.
 PUBLISHED_EVENTS = STATE_EVENTS | DROPPABLE_EVENTS | _MESSAGE_EVENTS | frozenset({
-    "server:ban_revoked", "dm:new", "voice:state-update", "voice:user-joined", "voice:user-left",
-    "voice:user-state", "voice:incoming-call", "voice:call-cancelled",
+    endpoints.ON_SERVER_BAN_REVOKED, endpoints.ON_DM_NEW, endpoints.ON_VOICE_STATE_UPDATE,
+    endpoints.ON_VOICE_USER_JOINED, endpoints.ON_VOICE_USER_LEFT, endpoints.ON_VOICE_USER_STATE,
+    endpoints.ON_VOICE_INCOMING_CALL, endpoints.ON_VOICE_CALL_CANCELLED,
 })
 
 #: What a namespace, a group or a worker name may hold (they go into Redis keys).
@@ -175,7 +185,7 @@ class EventRouter:
             A channel, server, user or message id.
         """
         data = args[0] if args else None
-        if event == "message:new":
+        if event == endpoints.ON_MESSAGE_NEW:
             if type(data) is dict:  # the usual record, inline (once per message of a firehose)
                 channel = data.get("channelPublicId")
                 message = data.get("publicId")

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from .._secret import Secret
 from ..client import Client, ClientState
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
@@ -275,9 +275,9 @@ class FleetWorker(Client):
 
     def _start_steps(self, deadline: float | None) -> None:
         state = self._connection
-        me = self._rest.request(Route("GET", "/auth/me"))
+        me = self._rest.request(Route(endpoints.GET_ME))
         if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
-            raise ServiceError(f"GET {self.base_url}/auth/me did not return a user record")
+            raise ServiceError(f"{endpoints.GET_ME.method} {self.base_url}{endpoints.GET_ME.path} did not return a user record")
         user = User(state, me["user"])
         state.users.cache.setdefault(user.id, user)
         state.user = user
