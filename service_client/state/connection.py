@@ -44,7 +44,7 @@ from ..rest.route import Route
 from .parsers import Parsers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
+    from .._state import ClientLike
     from ..events.emitter import EventEmitter, EventSlot
     from ..events.workers import OrderedWorkerPool
     from ..gateway.connection import GatewayConnection
@@ -128,7 +128,7 @@ class ConnectionState:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientLike,
         *,
         rest: RestSession,
         events: EventEmitter,
@@ -173,7 +173,7 @@ class ConnectionState:
         self.parsers = Parsers(self)
 
     @property
-    def client(self) -> Client:
+    def client(self) -> ClientLike:
         """The :class:`~service_client.Client` that owns this state."""
         return self._owner
 
