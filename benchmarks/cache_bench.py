@@ -16,6 +16,16 @@ Prints ``name: value`` lines:
   ``guild.roles``); their users were cached first (counted in
   ``bytes_per_user``). Messages: authors are 1,000 cached users.
   Goal: ``bytes_per_member`` <= 600.
+- ``bytes_per_cached_message``: what the connection state's message cache
+  (``Client(max_messages=...)``) holds per message it keeps whole, when
+  nothing else keeps the message: the heap after 100,000 ``message:new``
+  events with ``max_messages`` of 100,000 (every message kept) less the heap
+  after the same events with ``max_messages=None``, per message.
+- ``bytes_per_message_channel``: what the channel of each recent message id
+  (kept whatever ``max_messages`` is, 20,000 ids at most) holds per id, once
+  its message is gone: after the run with ``max_messages=None``, the size of
+  its two dicts and of the id strings, which only they still hold
+  (``sys.getsizeof``; the channel ids are shared), per id.
 - ``login_1000_bare_ratio``: ``client.login`` time for a bot in 1,000
   servers (``/auth/me``, ``/servers``, then the 1,000 bot-member fetches
   through the session's 5 slots, caches filled), divided by the time of the
@@ -68,9 +78,10 @@ class _NoEvents:
         pass
 
 
-def _BenchClient() -> ConnectionState:  # noqa: N802 - reads as the stand-in it is
+def _BenchClient(max_messages: int | None = 1000) -> ConnectionState:  # noqa: N802 - reads as the stand-in it is
     """A connection state with the real managers and no transport: enough for caching models."""
-    return ConnectionState(None, rest=None, events=_NoEvents(), pool=None, site_url="")  # type: ignore[arg-type]
+    return ConnectionState(None, rest=None, events=_NoEvents(), pool=None, site_url="",  # type: ignore[arg-type]
+                           max_messages=max_messages)
 
 
 def _uid(i: int) -> str:
@@ -209,8 +220,46 @@ def heap_figures(count: int) -> dict[str, float]:
     figures["bytes_per_message"] = _measure(make_messages) / count
     if len(kept) != count:
         print(f"bytes_per_message_check: {len(kept)} of {count} messages built", file=sys.stderr)
+    figures.update(message_cache_figures(count))
     return figures
 
+
+def message_cache_figures(count: int) -> dict[str, float]:
+    """``bytes_per_cached_message`` and ``bytes_per_message_channel`` (see the module docstring).
+
+    Each run has a connection state of its own, dropped before the next one starts; a first,
+    unmeasured run takes the one-off growth of the interpreter's tables (the interned strings).
+    """
+    loads = json.loads
+    texts = _texts(message_record, count)
+
+    def run(max_messages: int | None, figures: dict[str, float]) -> int:
+        """Heap held after ``count`` events (the counts checked, the channel map's cost noted)."""
+        state = _BenchClient(max_messages)
+        for i in range(1000):
+            state.users._upsert(user_record(i))
+
+        def make() -> Any:
+            handle = state.parsers.handle
+            for text in texts:
+                handle("message:new", [loads(text)])
+            return state
+
+        held = _measure(make)
+        whole = len(state._messages) + len(state._messages_old)
+        if whole != (max_messages or 0):
+            print(f"bytes_per_cached_message_check: {whole} kept, not {max_messages}", file=sys.stderr)
+        if max_messages is None:  # the ids are held by the channel map alone
+            maps = (state._message_channels, state._message_channels_old)
+            size = sum(map(sys.getsizeof, maps)) + sum(sys.getsizeof(key) for one in maps for key in one)
+            figures["bytes_per_message_channel"] = size / sum(map(len, maps))
+        return held
+
+    figures: dict[str, float] = {}
+    run(None, {})
+    nothing = run(None, figures)
+    everything = run(count, figures)
+    return {"bytes_per_cached_message": (everything - nothing) / count, **figures}
 
 # -- login --------------------------------------------------------------------------
 

@@ -68,12 +68,13 @@ ACTIVITY_DETAILS_MAX = 64
 REACTION_TRACKER_MAX = 10_000
 #: Message ids whose channel is remembered, so that reaction events keep their channel's order
 #: and carry their channel and server: at least the last this many, fewer than twice as many at
-#: most (kept in two generations).
+#: most (kept in two generations). Kept whatever ``max_messages`` is, None included.
 MESSAGE_CHANNELS_MAX = 10_000
-#: Recent messages remembered whole (as received), so that a reaction event carries its message:
-#: at least the last this many, fewer than twice as many at most (kept in two generations). A
-#: thousand, as discord.py keeps by default: ten thousand held about 3.6 MB.
-MESSAGE_CACHE_MAX = 1_000
+#: Default ``max_messages`` of a client: recent messages its connection state keeps whole (as
+#: received), so that a reaction event carries its message: at least the last this many, fewer
+#: than twice as many at most (kept in two generations). A thousand, as discord.py keeps by
+#: default.
+DEFAULT_MAX_MESSAGES = 1_000
 #: Default bound of one socket emit (waiting for the socket, then writing), seconds.
 EMIT_TIMEOUT_S = 10.0
 #: Per-attempt timeout of a request an event waits for before it is dispatched (the member

@@ -10,7 +10,8 @@ with no client, no socket and no server.
 
 The caches are typed with the small protocols below (:class:`UserCache`,
 :class:`ChannelCache`...): each names exactly what the models call on the corresponding
-manager, so this module, like the models, depends on nothing above them.
+manager, and the client that owns a state is a :class:`ClientLike`, so this module, like
+the models, depends on nothing above them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from ._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
     from .models.category import Category
     from .models.channel import Channel
     from .models.collection import Collection
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ChannelCache",
+    "ClientLike",
     "GuildCache",
     "MemberCache",
     "State",
@@ -145,7 +146,7 @@ class State(Protocol):
         """The service's public web site, without a trailing slash (invite links)."""
 
     @property
-    def client(self) -> Client:
+    def client(self) -> ClientLike:
         """The :class:`~service_client.Client` that owns this state (``model.client``)."""
 
     @property
@@ -269,6 +270,52 @@ class StateOwner(Protocol):
     @property
     def _connection(self) -> State:
         """The state models built for this owner hold."""
+
+
+class ClientLike(StateOwner, Protocol):
+    """The client that owns a state, as the models see it: what ``model.client`` is typed as.
+
+    At run time it is the :class:`~service_client.Client`, with all of its methods; the
+    layers below the client name it by this protocol, never by its class, so a type
+    checker knows the members below (the caches as :class:`State` types them, the bot's
+    ``user``, ``send_message``), and the others after ``isinstance(model.client, Client)``
+    or where the bot's own client is at hand.
+    """
+
+    @property
+    def user(self) -> User | None:
+        """The bot's own user; None before ``ready``."""
+
+    @property
+    def users(self) -> UserCache:
+        """The user cache."""
+
+    @property
+    def guilds(self) -> GuildCache:
+        """The server cache."""
+
+    @property
+    def channels(self) -> ChannelCache:
+        """The channel and category caches."""
+
+    @property
+    def members(self) -> MemberCache:
+        """The member cache."""
+
+    @property
+    def voice_states(self) -> VoiceStateCache:
+        """The voice states."""
+
+    def send_message(
+        self,
+        channel_id: str,
+        options: Any = None,
+        *,
+        content: str | None = None,
+        embeds: Any = None,
+        reply_to_id: str | None = None,
+    ) -> Message:
+        """:meth:`Client.send_message <service_client.Client.send_message>`."""
 
 
 #: What a model's constructor takes: a :class:`State`, or an owner of one (a Client).

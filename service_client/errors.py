@@ -51,10 +51,10 @@ library never passes it to an exception. Every error round-trips through
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .dispatcher import CommandContext
     from .permissions import Permissions
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "CommandArgumentError",
     "CommandCooldownError",
     "CommandError",
+    "CommandInvocation",
     "CommandInvokeError",
     "CommandLoadWarning",
     "CommandNotFoundError",
@@ -340,6 +341,45 @@ class CommandLoadWarning(UserWarning):
     """A command file was skipped, or replaced an earlier command, in ``load_commands``."""
 
 
+class CommandInvocation(Protocol):
+    """The command invocation a :class:`CommandError` came from, by what it offers.
+
+    The errors sit below every other part of the library, so they name the invocation by
+    this protocol rather than by its class. At run time ``error.context`` is the
+    :class:`~service_client.dispatcher.CommandContext` the dispatcher built, with all of its
+    attributes (``author``, ``member``, ``client``, ``send``...); a type checker knows the
+    members below, and the others after ``isinstance(error.context, CommandContext)``.
+    """
+
+    @property
+    def message(self) -> Any:
+        """The :class:`~service_client.Message` that carried the command."""
+
+    @property
+    def args(self) -> Sequence[str]:
+        """The text read for each argument, as typed, in order."""
+
+    @property
+    def prefix(self) -> str:
+        """The prefix the message started with."""
+
+    @property
+    def invoked_with(self) -> str:
+        """The command word as typed (a name or an alias)."""
+
+    @property
+    def channel_id(self) -> str:
+        """The channel the command was written in."""
+
+    @property
+    def server_id(self) -> str | None:
+        """The server the command was written in; None in a DM."""
+
+    def reply(self, options: Any = None, *, content: str | None = None,
+              embeds: Sequence[Any] | None = None) -> Any:
+        """Reply to the command's message; returns the sent :class:`~service_client.Message`."""
+
+
 class CommandError(ServiceError):
     """A message named a command that could not run; ``str(e)`` is the text for the author.
 
@@ -361,7 +401,8 @@ class CommandError(ServiceError):
     Attributes:
         command_name: The command's name, or None.
         context: The :class:`~service_client.dispatcher.CommandContext`
-            (message, author, channel) of the failed invocation, or None.
+            (message, author, channel) of the failed invocation, or None; typed as a
+            :class:`CommandInvocation`.
     """
 
     def __init__(
@@ -369,7 +410,7 @@ class CommandError(ServiceError):
         text: str,
         *,
         command_name: str | None = None,
-        context: CommandContext | None = None,
+        context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text)
         self.command_name = command_name
@@ -398,7 +439,7 @@ class CommandNotFoundError(CommandError):
         name: The word as typed.
     """
 
-    def __init__(self, text: str, *, name: str, context: CommandContext | None = None) -> None:
+    def __init__(self, text: str, *, name: str, context: CommandInvocation | None = None) -> None:
         super().__init__(text, context=context)
         self.name = name
 
@@ -427,7 +468,7 @@ class CommandUsageError(CommandError):
         usage: str,
         parameter: str | None = None,
         command_name: str | None = None,
-        context: CommandContext | None = None,
+        context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.usage = usage
@@ -464,7 +505,7 @@ class CommandArgumentError(CommandUsageError):
         expected: str,
         given: str,
         command_name: str | None = None,
-        context: CommandContext | None = None,
+        context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, usage=usage, parameter=parameter, command_name=command_name, context=context)
         self.expected = expected
@@ -502,7 +543,7 @@ class CommandPermissionError(CommandError):
         *,
         missing: Permissions,
         command_name: str | None = None,
-        context: CommandContext | None = None,
+        context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.missing = missing
@@ -521,7 +562,7 @@ class CommandCooldownError(CommandError):
         *,
         retry_after: float,
         command_name: str | None = None,
-        context: CommandContext | None = None,
+        context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.retry_after = retry_after
@@ -544,7 +585,7 @@ class CommandInvokeError(CommandError):
         *,
         original: BaseException,
         command_name: str | None = None,
-        context: CommandContext | None = None,
+        context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.original = original

@@ -1,12 +1,16 @@
 """The package's structure, where import-linter cannot check it.
 
-``lint-imports`` (setup.cfg, ``[importlinter]``) holds the layers and keeps the emulator
-apart; it leaves out imports under ``TYPE_CHECKING``. These tests check the rest:
+``lint-imports`` (setup.cfg, ``[importlinter]``) holds the layers, imports under
+``TYPE_CHECKING`` included, and keeps the emulator apart. These tests check the rest:
 
-- the package has no import cycle, counting the imports inside functions too;
+- the package has no import cycle, counting the imports inside functions too; counting the
+  imports under ``TYPE_CHECKING`` as well, every cycle stays inside one top-level part of the
+  package (annotations between sibling modules, such as a guild and its channels), but for
+  the pairs of parts listed below with their reason;
 - the imports inside functions are few, and each is on the allow-list below with its reason;
-- an import under ``TYPE_CHECKING`` that reaches a higher layer names only ``Client`` or
-  ``CommandContext`` (what annotations of lower layers need);
+- no import under ``TYPE_CHECKING`` reaches a higher layer (import-linter says so too; this
+  check reads the source itself): what a lower layer needs of a higher one for its
+  annotations is a small Protocol at the lower layer;
 - the emulator stands apart from the layers: under ``TYPE_CHECKING`` only the top layer (the
   test world and the plugin, for annotations) names it, and it names only the leaves (L0);
 - models hold a state, not the client: ``models/`` barely names the client.
@@ -83,8 +87,14 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
 #: Most names of the package itself imported inside functions.
 MAX_PACKAGE_FUNCTION_IMPORTS = 16
 
-#: What a lower layer may import from a higher one under ``TYPE_CHECKING`` (annotations only).
-UPWARD_TYPE_NAMES = frozenset({"Client", "CommandContext"})
+#: Top-level parts of the package that may share an import cycle when the imports under
+#: ``TYPE_CHECKING`` count (never at run time), with the reason. Keys are sorted tuples.
+TYPE_CHECKING_CYCLES_ACROSS_PARTS: dict[tuple[str, ...], str] = {
+    ("_state", "models"): (
+        "one layer: the State port annotates its caches with the models, and the models hold "
+        "the port; the port is to move into models/, which owns it"
+    ),
+}
 
 #: Top-level parts of the package that stand apart from the layers, neither above nor below
 #: them: the emulator is a server of its own. At run time it uses only the leaves (L0) and the
@@ -230,10 +240,30 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def import_graph(package: str) -> dict[str, set[str]]:
-    """Module -> the modules it imports, inside functions included, ``TYPE_CHECKING`` excluded."""
-    graph = grimp.build_graph(package, exclude_type_checking_imports=True, cache_dir=None)
+def import_graph(package: str, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules it imports, inside functions included; the imports under
+    ``TYPE_CHECKING`` only with ``type_checking``."""
+    graph = grimp.build_graph(package, exclude_type_checking_imports=not type_checking, cache_dir=None)
     return {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+
+
+def part_of(module: str) -> str:
+    """The top-level part of the package a module belongs to (``pkg.models.guild`` -> ``models``;
+    the root package itself is ``""``)."""
+    pieces = module.split(".")
+    return pieces[1] if len(pieces) > 1 else ""
+
+
+def cycles_across_parts(found: list[list[str]],
+                        allowed: dict[tuple[str, ...], str] = TYPE_CHECKING_CYCLES_ACROSS_PARTS) -> list[str]:
+    """The cycles of ``found`` that span more than one top-level part and are not ``allowed``,
+    each as ``part, part: module, module, ...``."""
+    out = []
+    for cycle in found:
+        parts = tuple(sorted({part_of(module) for module in cycle}))
+        if len(parts) > 1 and parts not in allowed:
+            out.append(f"{', '.join(parts)}: {', '.join(cycle)}")
+    return out
 
 
 def function_imports(package_dir: pathlib.Path) -> dict[tuple[str, str], int]:
@@ -246,17 +276,14 @@ def function_imports(package_dir: pathlib.Path) -> dict[tuple[str, str], int]:
 
 
 def upward_type_imports(package_dir: pathlib.Path, table: dict[str, int]) -> list[str]:
-    """``TYPE_CHECKING`` imports that reach a higher layer for a name other than
-    :data:`UPWARD_TYPE_NAMES`, as ``module:line -> name`` lines."""
+    """``TYPE_CHECKING`` imports that reach a higher layer, as ``module:line -> name`` lines."""
     root = package_dir.name
     bad = []
     for module, name, line in type_checking_imports(package_dir):
         if not name.startswith(root + "."):
             continue
         source, target = layer_of(module, table), layer_of(name, table)
-        if source is None or target is None or target <= source:
-            continue
-        if name.rsplit(".", 1)[-1] not in UPWARD_TYPE_NAMES:
+        if source is not None and target is not None and target > source:
             bad.append(f"{module}:{line} -> {name}")
     return bad
 
@@ -307,6 +334,18 @@ def test_no_import_cycle_even_counting_imports_inside_functions() -> None:
     assert found == [], "import cycles (imports inside functions count):\n" + "\n".join(map(str, found))
 
 
+def test_counting_type_checking_imports_every_cycle_stays_inside_one_part() -> None:
+    found = cycles(import_graph("service_client", type_checking=True))
+    across = cycles_across_parts(found)
+    assert across == [], (
+        "import cycles across parts of the package when TYPE_CHECKING imports count (name what a "
+        "lower layer needs of a higher one by a Protocol at the lower layer):\n" + "\n".join(across)
+    )
+    spans = {tuple(sorted({part_of(module) for module in cycle})) for cycle in found}
+    stale = sorted(pair for pair in TYPE_CHECKING_CYCLES_ACROSS_PARTS if pair not in spans)
+    assert stale == [], f"TYPE_CHECKING_CYCLES_ACROSS_PARTS entries with no such cycle left: {stale}"
+
+
 def test_every_import_inside_a_function_is_allowed_with_its_reason() -> None:
     found = function_imports(PACKAGE)
     unlisted = sorted(f"{module}:{line} imports {name}" for (module, name), line in found.items()
@@ -325,8 +364,14 @@ def test_few_package_names_are_imported_inside_functions() -> None:
     assert len(own) <= MAX_PACKAGE_FUNCTION_IMPORTS, own
 
 
-def test_type_checking_imports_reach_up_only_for_client_and_command_context() -> None:
+def test_no_type_checking_import_reaches_a_higher_layer() -> None:
     assert upward_type_imports(PACKAGE, layers()) == []
+
+
+def test_import_linter_counts_type_checking_imports() -> None:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    assert config["importlinter"].getboolean("exclude_type_checking_imports") is False
 
 
 def test_only_the_top_layer_names_the_emulator_under_type_checking() -> None:
@@ -370,6 +415,25 @@ def test_the_cycle_check_catches_a_cycle_through_a_function_import(tmp_path: pat
     assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
+def test_the_type_checking_cycle_check_catches_a_cycle_across_parts(tmp_path: pathlib.Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_package(tmp_path, {
+        "__init__.py": "",
+        "low/__init__.py": "",
+        "low/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..high.b import B\n",
+        "low/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .d import D\n",
+        "low/d.py": "from .c import *\n",
+        "high/__init__.py": "",
+        "high/b.py": "from ..low.a import *\n",
+    })
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert cycles(import_graph("toypkg")) == []                 # at run time: none
+    found = cycles(import_graph("toypkg", type_checking=True))
+    assert found == [["toypkg.high.b", "toypkg.low.a"], ["toypkg.low.c", "toypkg.low.d"]]
+    assert cycles_across_parts(found, {}) == ["high, low: toypkg.high.b, toypkg.low.a"]
+    assert cycles_across_parts(found, {("high", "low"): "a reason"}) == []
+
+
 def test_the_function_import_check_sees_imports_in_methods_but_not_type_checking(tmp_path: pathlib.Path) -> None:
     package = _write_package(tmp_path, {
         "__init__.py": "",
@@ -393,10 +457,19 @@ def test_the_type_checking_check_catches_an_upward_name(tmp_path: pathlib.Path) 
             from typing import TYPE_CHECKING
             if TYPE_CHECKING:
                 from .high import Client, Manager
+            from .high import Other
             """,
         "high.py": "",
+        "higher.py": """\
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from .low import Thing
+            """,
     })
-    assert upward_type_imports(package, {"low": 0, "high": 1}) == ["toypkg.low:3 -> toypkg.high.Manager"]
+    assert upward_type_imports(package, {"low": 0, "high": 1, "higher": 2}) == [
+        "toypkg.low:3 -> toypkg.high.Client",
+        "toypkg.low:3 -> toypkg.high.Manager",
+    ]
 
 
 def test_the_apart_check_lets_only_the_top_layer_name_the_emulator(tmp_path: pathlib.Path) -> None:

@@ -61,7 +61,7 @@ from ..models.collection import Collection
 from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.route import Route
-from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState
+from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
 from .listeners import ClientEvents
 from .operations import ClientOperations
 from .urls import check_hosts, check_pair, validate_url
@@ -136,11 +136,18 @@ class Client(ClientEvents, ClientOperations):
             :class:`~service_client.rest.RedisBucketStore` shares them with
             the bot's other processes. A store passed in is not closed by
             :meth:`destroy`.
+        max_messages: Recent messages kept whole, as received, so that a
+            reaction event carries its message (``info.message``): at least
+            the last this many, fewer than twice as many (1,000 by default;
+            each costs about 300 bytes, more with long texts or embeds). None
+            keeps none; the channel of the last 10,000 message ids is kept
+            anyway, so that reaction events keep their channel's order.
 
     Raises:
         TypeError: An argument has the wrong type.
         ValueError: A URL is not http(s)/ws(s), ``workers`` is not positive or
-            ``max_queued_events`` or ``max_body_bytes`` is below 1;
+            ``max_queued_events``, ``max_body_bytes`` or ``max_messages`` is
+            below 1;
             or only one of ``base_url`` / ``socket_url`` is given, pointing at
             another host (the emulator...), while the other would be the real
             service's default: the token would be sent to the real service.
@@ -175,6 +182,7 @@ class Client(ClientEvents, ClientOperations):
         reconnect_cap: float = _defaults.RECONNECT_CAP_S,
         bucket_store: BucketStore | None = None,
         max_body_bytes: int = _defaults.DEFAULT_MAX_BODY_BYTES,
+        max_messages: int | None = _defaults.DEFAULT_MAX_MESSAGES,
     ) -> None:
         base = validate_url("base_url", base_url if base_url is not None else type(self).base_url)
         sock = validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
@@ -189,6 +197,7 @@ class Client(ClientEvents, ClientOperations):
             raise TypeError(f"max_queued_events must be an int, got {type(max_queued_events).__name__}")
         if max_queued_events < 1:
             raise ValueError(f"max_queued_events must be at least 1, got {max_queued_events!r}")
+        check_max_messages(max_messages)
         for arg, value in (
             ("max_retry_after", max_retry_after),
             ("reconnect_base", reconnect_base),
@@ -231,7 +240,8 @@ class Client(ClientEvents, ClientOperations):
         self._gateway: GatewayConnection | None = None
         #: The caches, parsers and sends every model of this client holds (``model._state``).
         self._connection = self._state_class(
-            self, rest=self._rest, events=self._events, pool=self._pool, site_url=self.site_url
+            self, rest=self._rest, events=self._events, pool=self._pool, site_url=self.site_url,
+            max_messages=max_messages,
         )
 
         #: UTC time of the first successful connection; None before ready and after destroy.

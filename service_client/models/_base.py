@@ -16,8 +16,7 @@ from .._defaults import MISSING
 from ._html import model_html
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import State
-    from ..client import Client
+    from .._state import ClientLike, State
     from .guild import Guild
 
 __all__ = [
@@ -263,10 +262,12 @@ class Model:
     _wire_mask: int
 
     @property
-    def client(self) -> Client:
-        """The client this model belongs to (read-only).
+    def client(self) -> ClientLike:
+        """The client this model belongs to (read-only): the :class:`~service_client.Client`.
 
-        A command or listener can reach the bot through it (``message.client``).
+        A command or listener can reach the bot through it (``message.client``). Typed as
+        :class:`~service_client._state.ClientLike` (the caches, ``user``, ``send_message``):
+        the models sit below the client and do not name its class.
         """
         return self._state.client
 

@@ -5,7 +5,9 @@ and manager this object (``model._state``): the state implements the
 :class:`~service_client._state.State` port. It owns
 
 - the caches (the managers ``users``, ``guilds``, ``channels``, ``members``,
-  ``voice_states``) and the bot's own ``user``;
+  ``voice_states``), the bot's own ``user``, and the message cache: the recent messages
+  kept whole (sized by the client's ``max_messages``) and the channel of each recent
+  message id;
 - the parsers of the socket events (:class:`~service_client.state.parsers.Parsers`),
   called by the reader thread (``parsers.handle``);
 - the reconcile of the server cache after a reconnect;
@@ -42,7 +44,7 @@ from ..rest.route import Route
 from .parsers import Parsers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
+    from .._state import ClientLike
     from ..events.emitter import EventEmitter, EventSlot
     from ..events.workers import OrderedWorkerPool
     from ..gateway.connection import GatewayConnection
@@ -52,7 +54,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models.user import User
     from ..rest.session import RestSession
 
-__all__ = ["ConnectionState", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "SEND_PROBE_AFTER_S"]
+__all__ = [
+    "ConnectionState",
+    "RECONCILE_MAX_RETRIES",
+    "RECONCILE_TIMEOUT_MS",
+    "SEND_PROBE_AFTER_S",
+    "check_max_messages",
+]
 
 log = logging.getLogger("service_client.client")
 
@@ -74,6 +82,22 @@ SEND_TIMEOUT_CAUSES = (
 )
 
 
+def check_max_messages(value: Any) -> int | None:
+    """``value`` when it is a valid ``max_messages``: None, or an int of at least 1.
+
+    Raises:
+        TypeError: ``value`` is neither None nor an int (a bool is refused).
+        ValueError: ``value`` is below 1 (None is how to keep no messages).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_messages must be an int or None, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"max_messages must be at least 1 (None keeps no messages), got {value!r}")
+    return value
+
+
 class ConnectionState:
     """What a connected client's models and managers share: caches, transport, dispatch.
 
@@ -87,6 +111,11 @@ class ConnectionState:
         events: The listener registry; events go to its worker pool.
         pool: The ordered worker pool (tasks that must keep an event key's order).
         site_url: The service's public web site (invite links).
+        max_messages: Recent messages kept whole (see :attr:`max_messages`); None keeps
+            none. The default is 1,000.
+
+    Raises:
+        TypeError, ValueError: ``max_messages`` is not None or an int of at least 1.
 
     Attributes:
         user: The bot's own :class:`User`; None before ``ready``.
@@ -104,14 +133,16 @@ class ConnectionState:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientLike,
         *,
         rest: RestSession,
         events: EventEmitter,
         pool: OrderedWorkerPool,
         site_url: str,
+        max_messages: int | None = _defaults.DEFAULT_MAX_MESSAGES,
     ) -> None:
         """Create empty caches bound to ``rest``, ``events`` and ``pool``."""
+        self._max_messages = check_max_messages(max_messages)
         self._owner = client
         self.rest = rest
         self.events = events
@@ -130,12 +161,64 @@ class ConnectionState:
         self.voice_states = VoiceStateManager(self)
         self._nonces_lock = threading.Lock()  # guards _nonces
         self._nonces: dict[str, Future[Any]] = {}
+        # The message cache. The parsers write it, on the reader thread only, inline in
+        # ``message:new`` (the hottest path: two dict writes a message, no call), and forget a
+        # deleted message; anything may read it (see cached_message and message_channel).
+        #: The most recent messages themselves, in two generations: when ``_messages`` holds
+        #: ``_messages_bound``, it becomes ``_messages_old`` and the older one is dropped whole.
+        #: At least the last ``max_messages`` are kept, fewer than twice as many (an ordered
+        #: dict's eviction of the oldest would cost more per message). Bound 0: none kept.
+        self._messages: dict[str, Message] = {}
+        self._messages_old: dict[str, Message] = {}
+        self._messages_bound = self._max_messages or 0
+        #: The channel of each recent message id, two generations as above, bound
+        #: :data:`~service_client._defaults.MESSAGE_CHANNELS_MAX` whatever ``max_messages``
+        #: is: a reaction keeps its channel's order and names its channel.
+        self._message_channels: dict[str, str] = {}
+        self._message_channels_old: dict[str, str] = {}
         self.parsers = Parsers(self)
 
     @property
-    def client(self) -> Client:
+    def client(self) -> ClientLike:
         """The :class:`~service_client.Client` that owns this state."""
         return self._owner
+
+    # -- the message cache ----------------------------------------------------------
+
+    @property
+    def max_messages(self) -> int | None:
+        """Recent messages kept whole: at least the last this many, fewer than twice as many
+        (two generations); None when none are kept."""
+        return self._max_messages
+
+    def cached_message(self, message_id: str) -> Message | None:
+        """The message of ``message_id`` as received, when it is still kept whole, else None.
+
+        No request. Any thread (the reader thread alone writes the cache).
+        """
+        message = self._messages.get(message_id)
+        return self._messages_old.get(message_id) if message is None else message
+
+    def message_channel(self, message_id: str) -> str | None:
+        """The channel id of a recent message, else None: from the channel of each recent
+        message id (kept even with ``max_messages=None``), else from the message kept whole.
+
+        No request. Any thread.
+        """
+        channel_id = self._message_channels.get(message_id)
+        if channel_id is None:
+            channel_id = self._message_channels_old.get(message_id)
+            if channel_id is None:
+                message = self.cached_message(message_id)
+                return message.channel_id if message is not None else None
+        return channel_id
+
+    def forget_message(self, message_id: str) -> None:
+        """Drop a (deleted) message from the message cache and from the channel of each id."""
+        self._messages.pop(message_id, None)
+        self._messages_old.pop(message_id, None)
+        self._message_channels.pop(message_id, None)
+        self._message_channels_old.pop(message_id, None)
 
     # -- transport ---------------------------------------------------------------
 

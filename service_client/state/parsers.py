@@ -9,6 +9,12 @@ no channel (reactions) take the channel of that message when a recent
 ``message:new`` told it, so they never overtake the message itself; else the
 message id.
 
+``message:new`` fills the connection state's message cache (the messages kept
+whole, ``max_messages``, and the channel of each recent message id), written
+here inline since it is the hottest path; ``message:deleted`` forgets the
+message; the reaction events read it (:meth:`ConnectionState.cached_message
+<service_client.state.ConnectionState.cached_message>`).
+
 An event that needs a request first (the member refetch behind
 ``server:member_update``, the bot's member of a joined server, the channel
 listing behind ``server:channels_updated``) reserves its
@@ -32,11 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
-from .._defaults import (
-    MESSAGE_CACHE_MAX,
-    MESSAGE_CHANNELS_MAX,
-    REACTION_TRACKER_MAX,
-)
+from .._defaults import MESSAGE_CHANNELS_MAX, REACTION_TRACKER_MAX
 from ..events.workers import flush_handoff
 from ..models._base import read_id, read_str
 from ..models.message import Message
@@ -146,18 +148,6 @@ class Parsers(ServerParsers):
         """Bind to ``state`` and build the event table."""
         self._state = state
         self.reactions = ReactionTracker()
-        #: The channel of each recent message by id, from ``message:new``: a reaction keeps
-        #: its channel's order and names its channel. Two generations, as for ``_messages``
-        #: below: at least the last MESSAGE_CHANNELS_MAX messages, fewer than twice as many.
-        self._message_channels: dict[str, str] = {}
-        self._message_channels_old: dict[str, str] = {}
-        #: The most recent messages themselves (fewer: they weigh more), for reaction events,
-        #: in two generations: when ``_messages`` holds MESSAGE_CACHE_MAX, it becomes
-        #: ``_messages_old`` and the older one is dropped whole. At least the last
-        #: MESSAGE_CACHE_MAX are remembered, fewer than twice as many at most, for two dict
-        #: writes a message (an ordered dict's eviction of the oldest cost more).
-        self._messages: dict[str, Message] = {}
-        self._messages_old: dict[str, Message] = {}
         self._table: dict[str, Callable[[Any], None]] = {
             endpoints.ON_MESSAGE_NEW: self._message_new,
             endpoints.ON_MESSAGE_UPDATED: self._message_updated,
@@ -235,22 +225,12 @@ class Parsers(ServerParsers):
     def _dispatch(self, event: str, *args: Any, key: str | None) -> None:
         self._state.dispatch(event, *args, key=key)
 
-    def _channel_of(self, message_id: str) -> str | None:
-        """The channel id of ``message_id`` when it is still remembered, else None."""
-        channel_id = self._message_channels.get(message_id)
-        return self._message_channels_old.get(message_id) if channel_id is None else channel_id
-
-    def _remembered(self, message_id: str) -> Message | None:
-        """The message of ``message_id`` when it is still remembered whole, else None."""
-        message = self._messages.get(message_id)
-        return self._messages_old.get(message_id) if message is None else message
-
     def _message_key(self, data: Mapping[str, Any], message_id: str | None) -> str | None:
         """The ordering key of an event about a message: its channel (from the payload, else
         remembered from ``message:new``), else its server, else the message id."""
         channel_id = read_id(data, *_CHANNEL_KEYS)
         if channel_id is None and message_id is not None:
-            channel_id = self._channel_of(message_id)
+            channel_id = self._state.message_channel(message_id)
         return channel_id or read_id(data, *_SERVER_KEYS) or message_id
 
     def _simple(self, python_event: str) -> Callable[[Any], None]:
@@ -305,16 +285,19 @@ class Parsers(ServerParsers):
         if type(nonce) is str and nonce:
             state.resolve_nonce(nonce, message)
         message_id = message.id
-        messages = self._messages
+        # The state's message cache, written inline: two generations of plain dicts, a full
+        # one becoming the older one (see ConnectionState.__init__); bound 0 keeps none.
+        messages = state._messages
         messages[message_id] = message
-        if len(messages) >= MESSAGE_CACHE_MAX:
-            self._messages_old = messages
-            self._messages = {}
-        channels = self._message_channels
+        if len(messages) >= state._messages_bound:
+            if state._messages_bound:
+                state._messages_old = messages
+            state._messages = {}
+        channels = state._message_channels
         channels[message_id] = message.channel_id
         if len(channels) >= MESSAGE_CHANNELS_MAX:
-            self._message_channels_old = channels
-            self._message_channels = {}
+            state._message_channels_old = channels
+            state._message_channels = {}
         if not state.closed:  # state.dispatch, inline (once per message of a firehose)
             state.events.emit("message_create", message, key=message.channel_id)
 
@@ -329,10 +312,7 @@ class Parsers(ServerParsers):
         self.reactions.drop(message_id)
         key = self._message_key(data, message_id)
         if message_id is not None:
-            self._messages.pop(message_id, None)
-            self._messages_old.pop(message_id, None)
-            self._message_channels.pop(message_id, None)
-            self._message_channels_old.pop(message_id, None)
+            self._state.forget_message(message_id)
         self._dispatch("message_delete", data, key=key)
 
     def _message_reaction(self, payload: Any) -> None:
@@ -353,8 +333,8 @@ class Parsers(ServerParsers):
             names[user_id] = read_str(entry, "userName")
         previous = self.reactions.replace(message_id, snapshot)
         key = self._message_key(data, message_id)
-        message = self._remembered(message_id)
-        channel_id = read_id(data, *_CHANNEL_KEYS) or self._channel_of(message_id)
+        message = self._state.cached_message(message_id)
+        channel_id = read_id(data, *_CHANNEL_KEYS) or self._state.message_channel(message_id)
         server_id = read_id(data, *_SERVER_KEYS) or (message.server_id if message is not None else None)
         if server_id is None and channel_id is not None:
             channel = self._state.channels.cache.get(channel_id)

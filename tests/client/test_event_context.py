@@ -46,11 +46,7 @@ def test_a_reaction_on_a_message_the_bot_forgot_gives_ids(bot_world: BotWorld, b
     bot_client.on("message_create", arrived.put)
     said = bot_world.say("general", "long ago")
     assert arrived.get(timeout=10).id == said.id                  # the bot has it...
-    parsers = bot_client._connection.parsers                    # ...and forgets it, as after 10,000 newer ones
-    parsers._messages.clear()
-    parsers._messages_old.clear()
-    parsers._message_channels.clear()
-    parsers._message_channels_old.clear()
+    bot_client._connection.forget_message(said.id)              # ...and forgets it, as after 10,000 newer ones
     bot_world.react(said, "🎉")
     kind, info, _, _ = seen.get(timeout=10)
     assert kind == "add" and info.message_id == said.id and info.message is None

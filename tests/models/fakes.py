@@ -12,6 +12,7 @@ import concurrent.futures
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from service_client._defaults import DEFAULT_MAX_MESSAGES
 from service_client._state import State
 from service_client.errors import ServiceAPIError
 from service_client.managers.channels import ChannelManager
@@ -20,6 +21,7 @@ from service_client.managers.members import MemberManager
 from service_client.managers.users import UserManager
 from service_client.managers.voice_states import VoiceStateManager
 from service_client.models.guild import Guild
+from service_client.state.connection import ConnectionState
 
 Answer = Any
 
@@ -29,10 +31,23 @@ class FakeState:
 
     An answer may be a value, an exception instance (raised), or a callable
     taking (route, params, json). ``acks`` answers acknowledged emits the same
-    way, keyed by event name (default: ``[{}]``, a success).
+    way, keyed by event name (default: ``[{}]``, a success). Its message cache is
+    the real one (:class:`ConnectionState`'s code over this fake's own dicts), sized
+    by ``max_messages``.
     """
 
-    def __init__(self) -> None:
+    max_messages = ConnectionState.max_messages
+    cached_message = ConnectionState.cached_message
+    message_channel = ConnectionState.message_channel
+    forget_message = ConnectionState.forget_message
+
+    def __init__(self, *, max_messages: int | None = DEFAULT_MAX_MESSAGES) -> None:
+        self._max_messages = max_messages
+        self._messages: dict[str, Any] = {}
+        self._messages_old: dict[str, Any] = {}
+        self._messages_bound = max_messages or 0
+        self._message_channels: dict[str, str] = {}
+        self._message_channels_old: dict[str, str] = {}
         self.user: Any = None
         self.site_url = "https://site.example"
         #: What ``model.client`` gives: this fake itself, unless a test sets a client.

@@ -138,9 +138,11 @@ def test_reaction_events_take_the_channel_of_a_recent_message(client: FakeClient
     assert client.dispatched[-1][2] == "M1"
 
 
-def test_message_channel_memory_is_bounded(client: FakeClient, h: WireHandlers, monkeypatch: Any) -> None:
+def test_message_channel_memory_is_bounded(monkeypatch: Any) -> None:
     from service_client.state import parsers as handlers_module
 
+    client = FakeClient(max_messages=None)  # no message kept whole: the channel map alone
+    h = WireHandlers(client)  # type: ignore[arg-type]
     monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 3)
     for i in range(7):  # M0-M2 fill a generation, M3-M5 the next (M0-M2 go), M6 starts a third
         h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}")])
@@ -150,11 +152,11 @@ def test_message_channel_memory_is_bounded(client: FakeClient, h: WireHandlers, 
     assert [k for _, _, k in client.dispatched] == ["M0", "M1", "M2", "C3", "C4", "C5", "C6"]
 
 
-def test_reaction_event_carries_the_message_while_remembered_and_its_channel_longer(
-        client: FakeClient, h: WireHandlers, monkeypatch: Any) -> None:
+def test_reaction_event_carries_the_message_while_remembered_and_its_channel_longer(monkeypatch: Any) -> None:
     from service_client.state import parsers as handlers_module
 
-    monkeypatch.setattr(handlers_module, "MESSAGE_CACHE_MAX", 2)
+    client = FakeClient(max_messages=2)
+    h = WireHandlers(client)  # type: ignore[arg-type]
     monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 4)
     for i in range(5):
         h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}", sid="S1")])
@@ -169,11 +171,9 @@ def test_reaction_event_carries_the_message_while_remembered_and_its_channel_lon
     assert [k for _, _, k in client.dispatched] == ["C0", "C1", "C2", "C3", "C4"]
 
 
-def test_a_deleted_message_is_forgotten_in_either_generation(client: FakeClient, h: WireHandlers,
-                                                             monkeypatch: Any) -> None:
-    from service_client.state import parsers as handlers_module
-
-    monkeypatch.setattr(handlers_module, "MESSAGE_CACHE_MAX", 2)
+def test_a_deleted_message_is_forgotten_in_either_generation() -> None:
+    client = FakeClient(max_messages=2)
+    h = WireHandlers(client)  # type: ignore[arg-type]
     for i in range(3):  # M0 and M1 fill a generation, which becomes the older one; M2 starts the next
         h.handle("message:new", [message_rec(f"M{i}", cid="C1", sid="S1")])
     for mid in ("M1", "M2"):
@@ -185,16 +185,43 @@ def test_a_deleted_message_is_forgotten_in_either_generation(client: FakeClient,
     assert [e.message.id if e.message is not None else None for e in events] == ["M0", None, None]
 
 
+def test_max_messages_none_keeps_no_message_whole_but_keeps_their_channels() -> None:
+    client = FakeClient(max_messages=None)
+    h = WireHandlers(client)  # type: ignore[arg-type]
+    for i in range(5):
+        h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}", sid="S1")])
+        assert client._messages == {} and client._messages_old == {}
+    client.dispatched.clear()
+    h.handle("message:reaction", [_reaction("M3", ("👍", "U1"))])
+    (_, (info, *_), key), = client.dispatched
+    assert info.message is None and info.channel_id == "C3" and key == "C3"
+
+
+def test_messages_kept_whole_beyond_the_channel_map_still_give_their_channel(monkeypatch: Any) -> None:
+    from service_client.state import parsers as handlers_module
+
+    client = FakeClient(max_messages=6)
+    h = WireHandlers(client)  # type: ignore[arg-type]
+    monkeypatch.setattr(handlers_module, "MESSAGE_CHANNELS_MAX", 2)
+    for i in range(6):  # the channel map keeps M2-M5 at most; the message cache all six
+        h.handle("message:new", [message_rec(f"M{i}", cid=f"C{i}", sid="S1")])
+    client.dispatched.clear()
+    h.handle("message:reaction", [_reaction("M0", ("👍", "U1"))])
+    (_, (info, *_), key), = client.dispatched
+    assert info.message is not None and info.message.id == "M0"
+    assert info.channel_id == "C0" and key == "C0"
+
+
 def test_default_bounds_keep_1000_messages_and_10000_channels(client: FakeClient, h: WireHandlers) -> None:
     for i in range(20_005):
         h.handle("message:new", [message_rec(f"M{i}", cid="C1")])
-        assert min(i + 1, 1_000) <= len(h._messages) + len(h._messages_old) < 2_000
-        assert min(i + 1, 10_000) <= len(h._message_channels) + len(h._message_channels_old) < 20_000
+        assert min(i + 1, 1_000) <= len(client._messages) + len(client._messages_old) < 2_000
+        assert min(i + 1, 10_000) <= len(client._message_channels) + len(client._message_channels_old) < 20_000
     # Generations of whole messages: ..., M19000-M19999, then M20000-; of channels: M10000-M19999, M20000-.
-    assert h._remembered("M19000") is not None and h._remembered("M20004") is not None
-    assert h._remembered("M18999") is None
-    assert h._channel_of("M10000") == "C1" and h._channel_of("M20004") == "C1"
-    assert h._channel_of("M9999") is None
+    assert client.cached_message("M19000") is not None and client.cached_message("M20004") is not None
+    assert client.cached_message("M18999") is None
+    assert client.message_channel("M10000") == "C1" and client.message_channel("M20004") == "C1"
+    assert client.message_channel("M9999") is None
 
 
 def test_tracker_is_a_bounded_lru() -> None:
