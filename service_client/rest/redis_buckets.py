@@ -50,6 +50,18 @@ URL) logs one ERROR naming the URL with its password hidden; with
 ``strict=True`` the store checks at construction and raises instead.
 Logger: ``service_client.rest.redis``.
 
+An error about one bucket's keys is not an outage: when Redis refuses a
+script because of what that bucket's keys hold (a key of another type, a
+field that is not a number), that bucket alone runs on this process's table
+(logged once as a WARNING naming the key, tried again every 30 s) and every
+other bucket is still shared. Errors about the whole server (read-only,
+out of memory, no permission, not enough replicas) open the circuit.
+
+The password is held as a :class:`~service_client._secret.Secret` and given to
+redis-py through a credential provider, so neither the store, its pool nor
+its connections keep it in the clear. :meth:`RedisBucketStore.close` closes
+the pool the store made, every connection included.
+
 When a window's permits are taken, :meth:`RedisBucketStore.acquire` answers a
 :class:`~service_client.rest.buckets.PaceWait`: the REST session waits for a
 pace slot only within the call's own timeout, then raises
@@ -63,16 +75,19 @@ window of a second or more).
 
 from __future__ import annotations
 
-import enum
+import collections
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from ..errors import ServiceError
 from .buckets import MemoryBucketStore, PaceWait
+from .redis_circuit import Circuit, Health
 from .redis_pace import (
     ACQUIRE_LUA,
     BLOCK_LUA,
@@ -96,14 +111,6 @@ _log = logging.getLogger("service_client.rest.redis")
 DEFAULT_REDIS_TIMEOUT_S = 0.05
 #: While Redis is down, the longest cool-down before one request probes it again, seconds.
 DEFAULT_RETRY_INTERVAL_S = 1.0
-#: The first cool-down after a failed call, seconds; it doubles with each trip in a row.
-_FIRST_COOL_DOWN_S = 0.1
-#: How long Redis must answer after a cool-down before a failure counts as a new outage
-#: (the cool-downs start again from the first), seconds.
-_STABLE_S = 10.0
-#: Trips in a row counted at most: the cool-down has reached ``retry_interval`` long before,
-#: and ``2 ** trips`` must stay a float.
-_MAX_TRIPS = 30
 def _import_redis() -> Any:
     try:
         import redis
@@ -114,14 +121,41 @@ def _import_redis() -> Any:
     return redis
 
 
-class _Health(enum.Enum):
-    UP = "up"  # the circuit is closed: every call goes to Redis
-    DOWN = "down"  # open: this process's table answers until the cool-down ends
-    PROBING = "probing"  # one call tries Redis; the others answer locally meanwhile
-
+#: How long a bucket whose keys its scripts cannot use stays on this process's table before it
+#: tries Redis again, seconds.
+_UNUSABLE_RETRY_S = 30.0
+#: Buckets kept on this process's table at most for that reason (the oldest goes back to Redis).
+_MAX_UNUSABLE = 1024
+#: Error codes that are about the whole server, even inside a script's error text.
+_SERVER_WIDE_RE = re.compile(r"\b(?:OOM|MISCONF|READONLY|NOREPLICAS|MASTERDOWN|BUSY|LOADING|NOPERM|CLUSTERDOWN|TRYAGAIN)\b")
 
 #: Connection settings a pool adds by itself; a store's own pool makes its own.
 _POOL_OWN_KEYS = ("maint_notifications", "oss_cluster_maint", "orig_", "himport_registry", "event_dispatcher")
+
+
+class _Credentials:
+    """The credentials of a store's own pool, for redis-py (its ``credential_provider``).
+
+    The password is held as a :class:`~service_client._secret.Secret`: redis-py
+    asks for it at each connect (:meth:`get_credentials`) and keeps it in no
+    attribute, so neither the store, its pool nor its connections hold it in
+    the clear (``vars()``, a debugger, a walk of the objects a model reaches).
+    Thread-safe (read-only).
+    """
+
+    __slots__ = ("_password", "_username")
+
+    def __init__(self, username: str | None, password: Secret) -> None:
+        self._username = username
+        self._password = password
+
+    def get_credentials(self) -> tuple[str] | tuple[str, str]:
+        """``(username, password)``, or ``(password,)`` without a username: what redis-py sends in AUTH."""
+        password = self._password.get() or ""
+        return (self._username, password) if self._username else (password,)
+
+    def __repr__(self) -> str:
+        return f"_Credentials(username={self._username!r}, password={self._password!r})"
 
 
 def _parsed_url(mod: Any, url: str) -> dict[str, Any] | None:
@@ -273,11 +307,16 @@ class RedisBucketStore:
             # seconds): off, so that the bound above holds then too.
             options["maint_notifications_config"] = maint.MaintNotificationsConfig(enabled=False)
         self._url = _shown_url(options, connection_class, mod)
-        self._password = options.get("password")
+        # The password goes to redis-py through a credential provider that holds it as a Secret:
+        # the pool's connection settings and its connections keep no copy of it in the clear.
+        self._password = Secret(options.pop("password", None) or None, shown=REDACTED_WEBHOOK_TOKEN)
+        if self._password:
+            options["credential_provider"] = _Credentials(options.pop("username", None), self._password)
         self._timeout = max(options["socket_timeout"], options["socket_connect_timeout"])
         client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=connection_class, **options))
 
         self._errors: tuple[type[BaseException], ...] = (mod.RedisError, OSError)
+        self._response_error: type[BaseException] = mod.ResponseError
         self._client = client
         self._acquire_script: Script = client.register_script(ACQUIRE_LUA)
         self._block_script: Script = client.register_script(BLOCK_LUA)
@@ -299,18 +338,13 @@ class RedisBucketStore:
         # The permit each worker thread took last, to match it with a 429.
         self._permits = threading.local()
         # The circuit breaker: after a failed call this process's table answers for a
-        # cool-down (redis-py's ExponentialBackoff of the trips in a row, up to
-        # retry_interval), then one call probes Redis while the others stay local.
-        self._cool_down = mod.backoff.ExponentialBackoff(cap=self._retry_interval, base=_FIRST_COOL_DOWN_S)
-        self._health_lock = threading.Lock()  # guards the fields below
-        self._health = _Health.UP
-        self._generation = 0  # moves at every change of _health: a call's outcome counts in its own only
-        self._probe_at = 0.0  # while DOWN: when one call may probe Redis
-        self._trips = 0  # trips in a row (a trip soon after closing continues the run)
-        self._closed_at = -math.inf
-        self._announced = False  # the outage was logged (its end will be too) ...
-        self._said_back = False  # ... and its end was
-        self._ever_answered = False
+        # cool-down, then one call probes Redis while the others stay local.
+        self._circuit = Circuit(mod.backoff, url=self._url, retry_interval=self._retry_interval, clock=clock)
+        self._closed = False  # close() was called: no call reaches Redis any more
+        # Buckets whose keys hold values the scripts cannot use (a key of another type, a field
+        # that is not a number): "<scope>/<bucket>" -> when to try Redis again (clock, seconds).
+        self._unusable: collections.OrderedDict[str, float] = collections.OrderedDict()
+        self._unusable_lock = threading.Lock()  # guards _unusable
         if strict:
             # The URL and the options hold the password: not in this frame's locals if it raises.
             redis = ""
@@ -361,6 +395,7 @@ class RedisBucketStore:
             deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
             reply = self._run(
                 self._acquire_script,
+                local_key,
                 self._keys(scope, key),
                 [self._pace, PACE_KEEP_WINDOWS, PROBE_EVERY, PROBE_GAP_MS, MAX_WINDOW_MS, deadline,
                  PACE_MIN_TTL_MS, PACE_MAX_TTL_MS],
@@ -410,6 +445,7 @@ class RedisBucketStore:
         seen_at = 0 if offset is None else math.floor(self._clock() * 1000.0 + offset)
         reply = self._run(
             self._block_script,
+            local_key,
             self._keys(scope, key),
             [math.ceil(delay * 1000.0), self._pace, PACE_KEEP_WINDOWS, MAX_WINDOW_MS, number, window, seen_at,
              PACE_MIN_TTL_MS, PACE_MAX_TTL_MS],
@@ -437,11 +473,25 @@ class RedisBucketStore:
     @property
     def available(self) -> bool:
         """True while calls go to Redis; False while this process's own table answers (the circuit is open)."""
-        return self._health is _Health.UP
+        return self._circuit.health is Health.UP
 
     def close(self) -> None:
-        """Close the store's Redis connections. A client does not close a store it was given."""
+        """Close the store's Redis connections (idempotent).
+
+        The store closes the pool it made, every connection of it included
+        (a call running meanwhile fails and answers locally); a
+        ``redis.Redis`` client given at construction is left open: it is its
+        owner's. From then on every call answers from this process's own
+        table and opens no connection. A client does not close a store it was
+        given: close the store once every client using it is destroyed.
+        """
+        self._closed = True
+        self._disconnect()
+
+    def _disconnect(self) -> None:
+        """Close every connection of the store's own pool."""
         self._client.close()
+        self._client.connection_pool.disconnect()
 
     def __repr__(self) -> str:
         """The URL (password hidden), namespace, circuit state and local table size; or
@@ -450,7 +500,7 @@ class RedisBucketStore:
             return "RedisBucketStore(<not built>)"
         return (
             f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
-            f"redis={self._health.value}, local={len(self._local)})"
+            f"redis={self._circuit.health.value}, local={len(self._local)})"
         )
 
     def _keys(self, scope: str, key: str) -> list[str]:
@@ -460,8 +510,9 @@ class RedisBucketStore:
     def _describe(self, exc: BaseException) -> str:
         """``Type: message`` of a Redis error, the password (if any) hidden."""
         text = f"{type(exc).__name__}: {exc}"
-        if self._password:
-            text = text.replace(str(self._password), "***")
+        password = self._password.get()
+        if password:
+            text = text.replace(password, "***")
         return text
 
     def _check(self) -> None:
@@ -476,97 +527,94 @@ class RedisBucketStore:
         except self._errors as exc:
             failure = self._describe(exc)
         if failure is not None:
-            self._client.close()
+            self._disconnect()
             raise ServiceError(
                 f"Redis bucket store: cannot use {self._url} ({failure}); "
                 "strict=True, so the store does not run on this process's own table"
             )
-        self._ever_answered = True
+        self._circuit.ever_answered = True
 
-    def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
-        """Run a script within the timeout.
+    def _run(self, script: Script, local_key: str, keys: list[str], args: list[Any]) -> Any:
+        """Run a script on one bucket's keys within the timeout.
 
         Returns:
-            Its reply; or None when this process's table answers instead (the
-            circuit is open, or the call failed and opened it).
+            Its reply; or None when this process's table answers instead: the
+            store is closed, the circuit is open (or the call failed and
+            opened it), or the bucket's keys hold values the scripts cannot
+            use (an error about those keys alone; the bucket stays local for
+            a while, every other bucket is still shared).
         """
-        generation = self._generation
-        if self._health is not _Health.UP:
-            probe = self._may_probe()
+        if self._closed:
+            return None
+        retry_at = self._unusable.get(local_key)
+        if retry_at is not None and self._clock() < retry_at:
+            return None
+        circuit = self._circuit
+        generation = circuit.generation
+        if circuit.health is not Health.UP:
+            probe = circuit.may_probe()
             if probe is None:
                 return None
             generation = probe
         try:
             reply = script(keys=keys, args=args)
         except self._errors as exc:
-            self._failed(exc, generation)
-            return None
+            if self._about_its_keys(exc):
+                self._set_unusable(local_key, keys, exc)
+                reply = None  # Redis answered: the circuit closes (or stays closed)
+            else:
+                self._failed(exc, generation)
+                return None
         except BaseException as exc:  # not Redis's: counted as a failure (the probe ends), then raised
             self._failed(exc, generation)
             raise
-        if self._health is not _Health.UP or not self._ever_answered:
-            self._answered(generation)
+        finally:
+            if self._closed:  # closed while the call ran: the connection it took is closed too
+                self._disconnect()
+        if retry_at is not None and reply is not None:
+            self._set_usable(local_key)
+        if circuit.health is not Health.UP or not circuit.ever_answered:
+            circuit.answered(generation)
         return reply
 
-    def _may_probe(self) -> int | None:
-        """While the circuit is open: the generation of the one caller that probes Redis now, else None."""
-        now = self._clock()
-        with self._health_lock:
-            if self._health is _Health.UP:
-                return self._generation
-            if self._health is _Health.DOWN and now >= self._probe_at:
-                self._health = _Health.PROBING  # this caller tries; the others answer locally meanwhile
-                self._generation += 1
-                return self._generation
-            return None
+    def _about_its_keys(self, exc: BaseException) -> bool:
+        """True when Redis refused a script because of what one bucket's keys hold (a key of another
+        type, a field that is not a number), not because Redis is down, full or read-only."""
+        if type(exc) is not self._response_error:
+            return False  # redis-py's subclasses (READONLY, OOM, NOPERM, cluster errors) are server-wide
+        text = str(exc)
+        if _SERVER_WIDE_RE.search(text):
+            return False
+        code = text.split(" ", 1)[0]
+        if code.isalpha() and code.isupper() and code != "ERR":
+            return code == "WRONGTYPE"
+        return "@user_script" in text  # raised inside the script, by a value it read
 
-    def _failed(self, exc: BaseException, generation: int) -> None:
-        """Open the circuit for a cool-down, unless the failure belongs to an older state."""
-        now = self._clock()
-        with self._health_lock:
-            if generation != self._generation or self._health is _Health.DOWN:
-                return  # a call started before the circuit opened: its failure is already counted
-            if self._health is _Health.UP and now - self._closed_at >= _STABLE_S:
-                self._trips = 0  # Redis had answered for long: a new outage
-                self._announced = self._said_back = False
-            else:
-                # A failed probe, or a failure soon after closing: the run goes on.
-                self._trips = min(self._trips + 1, _MAX_TRIPS)
-            cool_down = float(self._cool_down.compute(self._trips))
-            self._health = _Health.DOWN
-            self._generation += 1
-            self._probe_at = now + cool_down
-            # One blip (the probe after it answers) is not worth a warning; a run of failures
-            # is, once; a Redis never reached since the store was built is an error, once.
-            level = logging.DEBUG
-            if not self._announced and (not self._ever_answered or self._trips >= 1):
-                level = logging.WARNING if self._ever_answered else logging.ERROR
-                self._announced = True
-        if level == logging.ERROR:
-            _log.error(
-                "Redis bucket store cannot use %s (%s); this process keeps its own bucket table (blocks "
-                "not shared, no pace) and tries Redis again every %g s at most",
-                self._url, self._describe(exc), self._retry_interval,
-            )
-        elif level == logging.WARNING:
+    def _set_unusable(self, local_key: str, keys: list[str], exc: BaseException) -> None:
+        """Keep a bucket whose keys the scripts cannot use on this process's table for a while."""
+        with self._unusable_lock:
+            first = local_key not in self._unusable
+            self._unusable[local_key] = self._clock() + _UNUSABLE_RETRY_S
+            self._unusable.move_to_end(local_key)
+            while len(self._unusable) > _MAX_UNUSABLE:
+                self._unusable.popitem(last=False)
+        if first:
             _log.warning(
-                "Redis bucket store at %s keeps failing (%s); this process keeps its own bucket table and "
-                "keeps serving, trying Redis again every %g s at most",
-                self._url, self._describe(exc), self._retry_interval,
+                "Redis bucket store: the keys %s and %s hold values its scripts cannot use (%s); this bucket "
+                "runs on this process's own table (its blocks are not shared) and is tried again every %g s; "
+                "every other bucket is still shared",
+                keys[0], keys[1], self._describe(exc), _UNUSABLE_RETRY_S,
             )
         else:
-            _log.debug("Redis bucket store failed (%s); local for %g s", type(exc).__name__, cool_down)
+            _log.debug("Redis bucket store: the keys %s are still unusable", keys[0])
 
-    def _answered(self, generation: int) -> None:
-        """Close the circuit after a successful probe."""
-        with self._health_lock:
-            self._ever_answered = True
-            if self._health is not _Health.PROBING or generation != self._generation:
-                return
-            self._health = _Health.UP
-            self._generation += 1
-            self._closed_at = self._clock()
-            say = self._announced and not self._said_back
-            self._said_back = self._said_back or say
-        if say:
-            _log.info("Redis bucket store answers again at %s; buckets are shared again", self._url)
+    def _set_usable(self, local_key: str) -> None:
+        with self._unusable_lock:
+            gone = self._unusable.pop(local_key, None) is not None
+        if gone:
+            _log.info("Redis bucket store: the bucket %s is shared again", local_key)
+
+    def _failed(self, exc: BaseException, generation: int) -> None:
+        """A call failed: open the circuit (unless the store was closed meanwhile)."""
+        if not self._closed:  # a call that close() cut short is not an outage
+            self._circuit.failed(type(exc).__name__, self._describe(exc), generation)
