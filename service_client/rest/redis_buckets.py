@@ -23,7 +23,13 @@ What it shares, per bot (``scope``) and bucket key:
   accepts fewer than the limit once widens the margin added to the length (it
   may have opened before the service's window ended); twice in a row, it lowers
   the limit. Now and then, after windows that used every permit with no 429,
-  one permit more is offered, so a limit learned too low recovers.
+  one permit more is offered, so a limit learned too low recovers, and a
+  length learned too long shrinks. A pause with nothing to send is never
+  learned as a part of a window (:mod:`.redis_pace`).
+- **The line.** A request that finds the window's permits taken gets a turn,
+  and the waiters of a bucket are served in turn, first come, first served
+  across the fleet (the REST session passes the turn of a
+  :class:`~service_client.rest.buckets.PaceWait` back to :meth:`acquire`).
 
 Every instant is Redis server time (``TIME`` inside the scripts); processes
 only ever see delays, so their clocks may disagree.
@@ -68,9 +74,9 @@ pace slot only within the call's own timeout, then raises
 :class:`~service_client.errors.ServiceTimeoutError`.
 
 Known limits: a window that got shorter is found only at the next probe (one
-permit past the limit, at most every 16 windows); with whole-second
-``Retry-After`` values a sub-second window cannot be learned (it reads as a
-window of a second or more).
+permit past the limit, after 2 to 16 clean windows and at least every 12 s);
+with whole-second ``Retry-After`` values a sub-second window cannot be
+learned (it reads as a window of a second or more).
 """
 
 from __future__ import annotations
@@ -88,16 +94,7 @@ from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from ..errors import ServiceError
 from .buckets import MemoryBucketStore, PaceWait
 from .redis_circuit import Circuit, Health
-from .redis_pace import (
-    ACQUIRE_LUA,
-    BLOCK_LUA,
-    MAX_WINDOW_MS,
-    PACE_KEEP_WINDOWS,
-    PACE_MAX_TTL_MS,
-    PACE_MIN_TTL_MS,
-    PROBE_EVERY,
-    PROBE_GAP_MS,
-)
+from .redis_pace import ACQUIRE_LUA, BLOCK_LUA, LocalLines, acquire_args, block_args
 
 if TYPE_CHECKING:  # the redis package is an optional extra, imported when a store is built
     import redis as redis_module
@@ -324,15 +321,18 @@ class RedisBucketStore:
         #: The prefix of every key this store writes.
         self.key_prefix = "service_client:" if namespace is None else f"service_client:{namespace}:"
         self._retry_interval = float(retry_interval)
-        self._pace = "1" if pace else "0"
+        self._pace = pace
+        # Redis time for the scripts, ms, instead of TIME: tests set it to drive the pace with
+        # a clock of their own. None: Redis's TIME, always in use.
+        self._server_clock: Callable[[], int] | None = None
         self._clock = clock
         # This process's own table: a copy of the waits Redis answered (so
         # requests parked on them cost no round trip) and every block this
         # process recorded; it alone answers while Redis is down. Keys:
         # "<scope>/<bucket>".
         self._local = MemoryBucketStore(clock=clock)
-        # The pace waits Redis answered: until when this process knows a window's permits are taken.
-        self._local_pace = MemoryBucketStore(clock=clock)
+        # What this process knows of its buckets' lines (answers the turns not called yet itself).
+        self._lines = LocalLines(clock, ask=2.0 * self._timeout)
         # Redis server time minus this process's clock, ms, from the latest reply (None before one).
         self._offset_ms: float | None = None
         # The permit each worker thread took last, to match it with a 429.
@@ -354,76 +354,93 @@ class RedisBucketStore:
     # ------------------------------------------------------------------ BucketStore
 
     def wait_time(self, key: str, *, scope: str = "") -> float:
-        """Seconds ``key`` is known to wait, from this process's table only (no round trip).
+        """Seconds ``key`` is known to be blocked, from this process's table only (no round trip).
 
         See :meth:`~service_client.rest.buckets.BucketStore.wait_time`. A
-        block another process recorded shows up at :meth:`acquire`.
+        block another process recorded, and the pace, show up at
+        :meth:`acquire` (a caller that would wait for a pace slot asks Redis,
+        which gives it its turn in the bucket's line).
 
         Returns:
-            ``0.0`` when clear; the block's seconds left; or a
-            :class:`~service_client.rest.buckets.PaceWait` while this process
-            knows the current window's permits are all taken.
+            ``0.0`` when clear; else the block's seconds left.
+        """
+        return self._local.wait_time(f"{scope}/{key}")
+
+    def acquire(self, key: str, *, scope: str = "", turn: int | None = None) -> float:
+        """Take one of the bucket's permits in Redis, or say how long to wait.
+
+        See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
+        round trip (one Lua script), unless this process already knows the
+        bucket is blocked. While the circuit is open (a call failed), or the
+        store is closed, this process's table answers instead: the blocks it
+        recorded itself, no pace.
+
+        Args:
+            key: A bucket key.
+            scope: The bot the request is made for.
+            turn: The caller's turn in the bucket's line, from the
+                :class:`~service_client.rest.buckets.PaceWait` this store
+                answered it before; None for a caller without one.
+
+        Returns:
+            ``0.0`` to send now (a permit is counted); else seconds to wait:
+            a block's, or a :class:`~service_client.rest.buckets.PaceWait`
+            when the window's permits are taken. Its ``turn`` is the caller's
+            place in the line (first come, first served across the fleet):
+            ask again with it after the wait.
         """
         local_key = f"{scope}/{key}"
         wait = self._local.wait_time(local_key)
         if wait > 0:
             return wait
-        pace = self._local_pace.wait_time(local_key)
-        return PaceWait(pace) if pace > 0 else 0.0
-
-    def acquire(self, key: str, *, scope: str = "") -> float:
-        """Take one of the bucket's permits in Redis, or say how long to wait.
-
-        See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
-        round trip (one Lua script), unless this process already knows the
-        bucket must wait. While the circuit is open (a call failed), this
-        process's table answers instead: the blocks it recorded itself, no
-        pace.
-
-        Returns:
-            ``0.0`` to send now (a permit is counted); else seconds to wait:
-            a block's, or a :class:`~service_client.rest.buckets.PaceWait`
-            when the window's permits are taken.
-        """
-        local_key = f"{scope}/{key}"
-        wait = self.wait_time(key, scope=scope)
-        if wait > 0:
+        if turn is not None:
+            waits = self._lines.wait(local_key, turn)  # not called yet, as Redis said this window
+            if waits is not None:
+                return PaceWait(waits, turn=turn)
+        try:
+            values = self._ask(local_key, self._keys(scope, key), turn)
+        finally:
+            self._lines.asked(local_key)
+        if values is None:  # this process's table answers: a request sent now carries no permit
+            self._permits.last = None
+            return self._local.wait_time(local_key)
+        wait_ms, window, number, _, given = values[:5]
+        called, per_window = (values[5], values[6]) if len(values) > 6 else (0, 0)
+        if window == -1:  # the window's permits are taken: a pace wait, not a block
+            wait = max(wait_ms, 1) / 1000.0
+            self._lines.answered(local_key, given or None, wait, called, per_window)
+            return PaceWait(wait, turn=given or None)
+        if wait_ms > 0:
+            wait = wait_ms / 1000.0
+            self._local.block(local_key, wait)
             return wait
-        for attempt in range(2):
+        self._lines.answered(local_key, turn, 0.0, called)  # its turn, if any, is used
+        self._permits.last = (scope, key, window, number)
+        return 0.0
+
+    def _ask(self, local_key: str, keys: list[str], turn: int | None) -> list[int] | None:
+        """Run the acquire script: its reply as ints, or None when this process's table answers."""
+        for _ in range(2):
             started = self._clock()
             offset = self._offset_ms
             deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
             reply = self._run(
-                self._acquire_script,
-                local_key,
-                self._keys(scope, key),
-                [self._pace, PACE_KEEP_WINDOWS, PROBE_EVERY, PROBE_GAP_MS, MAX_WINDOW_MS, deadline,
-                 PACE_MIN_TTL_MS, PACE_MAX_TTL_MS],
+                self._acquire_script, local_key, keys,
+                acquire_args(pace=self._pace, deadline_ms=deadline, turn=turn, hint=self._lines.lowest(local_key),
+                             now_ms=self._server_now()),
             )
             if reply is None:
-                self._permits.last = None  # a request sent now carries no permit
-                return self._local.wait_time(local_key)
-            wait_ms, window, number, server_ms = (int(x) for x in reply)
+                return None
+            values = [int(x) for x in reply]
             # Redis time minus this process's clock, to stamp later writes with the instant they
             # were decided.
-            self._offset_ms = server_ms - (started + self._clock()) * 500.0
-            if window != -2:
-                break
+            self._offset_ms = values[3] - (started + self._clock()) * 500.0
+            if values[1] != -2:
+                return values
             # The script landed after this call's deadline (a slow connect, a reloaded script,
             # a thread held off): it saw no block but counted no permit. Ask once more with a
             # fresh deadline; a second late answer sends without a permit.
-            if attempt:
-                self._permits.last = None
-                return self._local.wait_time(local_key)
-        if wait_ms > 0:
-            wait = wait_ms / 1000.0
-            if window == -1:  # the window's permits are taken: a pace wait, not a block
-                self._local_pace.block(local_key, wait)
-                return PaceWait(wait)
-            self._local.block(local_key, wait)
-            return wait
-        self._permits.last = (scope, key, window, number)
-        return 0.0
+        return None
 
     def block(self, key: str, delay: float, *, scope: str = "") -> None:
         """Block ``key`` in every process for ``delay`` seconds (never shortening a block).
@@ -447,8 +464,8 @@ class RedisBucketStore:
             self._block_script,
             local_key,
             self._keys(scope, key),
-            [math.ceil(delay * 1000.0), self._pace, PACE_KEEP_WINDOWS, MAX_WINDOW_MS, number, window, seen_at,
-             PACE_MIN_TTL_MS, PACE_MAX_TTL_MS],
+            block_args(delay_ms=math.ceil(delay * 1000.0), pace=self._pace, number=number, window=window,
+                       seen_at_ms=seen_at, now_ms=self._server_now()),
         )
         if reply is not None and int(reply) / 1000.0 > delay:
             self._local.block(local_key, int(reply) / 1000.0)
@@ -502,6 +519,11 @@ class RedisBucketStore:
             f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
             f"redis={self._circuit.health.value}, local={len(self._local)})"
         )
+
+    def _server_now(self) -> int:
+        """The instant the scripts use, ms: 0 for Redis's own ``TIME``."""
+        server_clock = self._server_clock
+        return 0 if server_clock is None else server_clock()
 
     def _keys(self, scope: str, key: str) -> list[str]:
         base = f"{self.key_prefix}{{{scope}/{key}}}"

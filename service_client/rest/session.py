@@ -85,6 +85,7 @@ class _Job:
         "future",
         "max_retries",
         "pace_deadline",
+        "pace_turn",
         "prepared",
         "ready_since",
         "route",
@@ -103,6 +104,9 @@ class _Job:
         self.ready_since = time.monotonic()
         #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.
         self.pace_deadline: float | None = None
+        #: Its turn in its bucket's line (from the store's PaceWait), passed back to the store; None without one.
+        #: Kept across attempts: a retry (after a 429, a 5xx, a timeout) keeps its place in the line.
+        self.pace_turn: int | None = None
 
     def __repr__(self) -> str:
         return f"<_Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"
@@ -448,7 +452,12 @@ class RestSession:
         key = job.route.bucket
         try:
             if acquire:
-                wait = store.acquire(key, scope=self._scope)
+                turn = job.pace_turn
+                # A turn goes back only to the store that gave it (stores without turns never see one).
+                wait = store.acquire(key, scope=self._scope) if turn is None else store.acquire(
+                    key, scope=self._scope, turn=turn)
+                if isinstance(wait, PaceWait) and wait.turn is not None:
+                    job.pace_turn = wait.turn  # kept until the call ends: a retry keeps its place
             else:
                 wait = store.wait_time(key, scope=self._scope)
         except Exception:  # noqa: BLE001 - a failing store must not wedge calls

@@ -294,11 +294,14 @@ def _run_fleet(
     finished = threading.Event()
 
     def work(store: RedisBucketStore) -> None:
+        turn = None
         while not finished.is_set():
-            wait = store.acquire("GET:x", scope="s")
+            wait = store.acquire("GET:x", scope="s", turn=turn)
             if wait > 0:
+                turn = getattr(wait, "turn", turn)  # back with its turn, as the REST session does
                 finished.wait(wait)
                 continue
+            turn = None
             retry_after = limiter.hit()
             with lock:
                 if retry_after is None:
