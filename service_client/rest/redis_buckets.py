@@ -393,10 +393,9 @@ class RedisBucketStore:
         wait = self._local.wait_time(local_key)
         if wait > 0:
             return wait
-        if turn is not None:
-            waits = self._lines.wait(local_key, turn)  # not called yet, as Redis said this window
-            if waits is not None:
-                return PaceWait(waits, turn=turn)
+        waits = self._lines.wait(local_key, turn)  # as Redis said to another request of this process
+        if waits is not None:
+            return PaceWait(waits, turn=turn)
         try:
             values = self._ask(local_key, self._keys(scope, key), turn)
         finally:

@@ -402,9 +402,10 @@ def block_args(*, delay_ms: int, pace: bool, number: int, window: int, seen_at_m
 class _Line:
     """This process's view of one bucket's line (see :class:`LocalLines`)."""
 
-    __slots__ = ("asking", "called", "per_window", "until", "waiting")
+    __slots__ = ("asking", "called", "open_at", "per_window", "until", "waiting")
 
     def __init__(self) -> None:
+        self.open_at = 0.0  # until when a request without a turn waits, no turn given (clock, seconds)
         self.called = 0  # the last turn called, as Redis said
         self.per_window = 0  # the turns a window calls (its permits), as Redis said
         self.until = 0.0  # until when a turn after it is not called (clock, seconds)
@@ -415,7 +416,10 @@ class _Line:
 class LocalLines:
     """What this process knows of its buckets' lines, so that Redis is not asked in vain.
 
-    Once Redis has said, in a window, up to which turn it called and until
+    While Redis has told a request without a turn to wait without giving it
+    one (a window whose end is not known yet lets one request through per
+    gap), the others of this process wait as long without asking. Once Redis
+    has said, in a window, up to which turn it called and until
     when the others wait, a turn after that one asks again only when that
     wait is over: this process answers it itself. When the wait is over, one
     turn asks Redis for the next window while the others wait for its answer
@@ -437,12 +441,17 @@ class LocalLines:
         self._lines_lock = threading.Lock()  # guards _lines
         self._lines: collections.OrderedDict[str, _Line] = collections.OrderedDict()
 
-    def wait(self, key: str, turn: int) -> float | None:
-        """Seconds ``turn`` still waits for bucket ``key`` as far as this process knows, or None to ask Redis."""
+    def wait(self, key: str, turn: int | None) -> float | None:
+        """Seconds ``turn`` (None: a request without one) still waits for bucket ``key`` as far as
+        this process knows, or None to ask Redis."""
         now = self._clock()
         with self._lines_lock:
             line = self._lines.get(key)
-            if line is None or turn <= line.called:
+            if line is None:
+                return None
+            if turn is None:
+                return line.open_at - now if now < line.open_at else None
+            if turn <= line.called:
                 return None
             if now >= line.until:
                 # The next window: the turns it will likely call ask at once; of the others, one
@@ -481,13 +490,16 @@ class LocalLines:
         with self._lines_lock:
             line = self._lines.get(key)
             if line is None:
-                if turn is None or wait <= 0:
+                if wait <= 0:
                     return
                 line = self._lines[key] = _Line()
                 while len(self._lines) > MAX_LINES:
                     self._lines.popitem(last=False)
             self._lines.move_to_end(key)
-            if turn is not None:
+            if turn is None:
+                if wait > 0:
+                    line.open_at = now + wait
+            else:
                 if wait > 0 and turn > called:
                     line.waiting[turn] = now + wait + max(1.0, wait)
                     if called > line.called or now >= line.until:
@@ -497,5 +509,5 @@ class LocalLines:
                     line.called, line.per_window = called, per_window
                 else:
                     line.waiting.pop(turn, None)
-            if not line.waiting and now >= line.until:
+            if not line.waiting and now >= max(line.until, line.open_at):
                 del self._lines[key]
