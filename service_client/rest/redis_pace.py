@@ -13,7 +13,9 @@ What the scripts learn, and from what:
 - **The length**: from a lined-up window's first permit to the end of the
   block that its first 429 (of a request past the limit) gave: the time to
   that 429 plus its ``Retry-After``. Later 429s of the same window may only
-  shorten it. A window whose end is not known yet is closed by a pause of
+  shorten it; a ``Retry-After`` of whole seconds (rounded up by the service)
+  lengthens it only when it shows a window over a second longer. A 429 ends
+  the window in course with its block. A window whose end is not known yet is closed by a pause of
   :data:`IDLE_MS` without a permit: what comes after the pause opens a new
   window that is not lined up, so a quiet spell is never taken for a part of
   a window.
@@ -25,14 +27,20 @@ What the scripts learn, and from what:
 
 **The line.** When a window's permits are taken, a caller gets a *turn* (a
 number: first come, first served across the fleet) and comes back with it
-when the next window opens. Each window calls the next ``L`` turns: a called
-turn takes a permit before any newcomer; a newcomer takes one only when
-nobody waits and the window has a permit that its called turns do not need;
-a turn not called yet waits for the next window again. A called turn that
-does not come within the grace (a quarter of the window, at least
-:data:`GRACE_MIN_MS`) leaves its permit to whoever asks, and keeps its
-priority. The turns of callers that gave up are passed over: a window knows
-the lowest turn still waiting in the window before it.
+when the next window opens (a newcomer that finds the permits kept for the
+called turns, at the end of the grace). Each window first keeps a permit for
+each called turn that the window before had none for, then calls the next
+turns, up to its permits: a called turn takes a permit before any newcomer;
+a newcomer takes one only when nobody waits and the window has a permit that
+its called turns do not need; a turn not called yet waits for the next
+window again. A called turn that does not come within the grace (a quarter
+of the window, at least :data:`GRACE_MIN_MS`) leaves its permit to whoever
+asks, and keeps its priority (so a caller that does not keep its turn is
+served too). The turns of callers that gave up are passed over: a window
+knows the lowest turn still waiting in the window before it. A window that
+opens while everybody waits for a turn starts at its first permit.
+:class:`LocalLines` spares Redis the calls whose answer a process already
+knows.
 """
 
 from __future__ import annotations
