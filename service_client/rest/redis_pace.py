@@ -96,6 +96,7 @@ MAX_LINES = 1024
 #   p   1 when it offers one permit more than the limit (a probe)
 #   lg  the last permit past the limit, while its end is not known
 #   lp  its last permit                   wl  1 once a 429 of it taught the length
+#   wo  when it opened (ws moves to its first permit when it opened without one: sh 1)
 # What was learned:
 #   L   the limit (requests per window)   q  1 while L is a first guess from a window
 #                                            that may not have lined up
@@ -147,7 +148,7 @@ if blocked and blocked > now then return {blocked - now, 0, 0, now, turn} end  -
 if deadline > 0 and now > deadline then return {0, -2, 0, now, turn} end  -- landed after its caller gave up
 if ARGV[1] ~= '1' then return {0, 0, 0, now, 0} end
 local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg', 'L', 'q', 'W', 'a', 'd',
-                     'H', 'c', 'e', 'lp', 'pt', 'tn', 'tc', 'rv', 'rg', 'lo', 'cf', 'sh')
+                     'H', 'c', 'e', 'lp', 'pt', 'tn', 'tc', 'rv', 'rg', 'lo', 'cf', 'sh', 'wo')
 local ws, we = num(s[1]), num(s[2])
 local L, W = num(s[9]), num(s[11])
 local p = num(s[7]) or 0
@@ -179,7 +180,8 @@ if ws and (not we or now < we) and not paused then
   if L and we then
     -- Its end is known: the line decides who sends. The permits kept for the turns it called
     -- go to anyone once the grace is over (a called turn that does not come keeps its priority).
-    local lapse = ws + grace_of(W and W + (num(s[12]) or 0) or math.max(we - ws, 1))
+    -- (The grace counts from when the window opened, even when it starts at its first permit.)
+    local lapse = (num(s[26]) or ws) + grace_of(W and W + (num(s[12]) or 0) or math.max(we - ws, 1))
     local late = now >= lapse
     local kept = 0
     if not late then kept = math.max(0, (num(s[21]) or 0) - (num(s[22]) or 0)) end
@@ -194,11 +196,14 @@ if ws and (not we or now < we) and not paused then
     elseif called then
       redis.call('HINCRBY', KEYS[2], 'rg', 1)
     elseif not late and (turn > 0 or tn > tc or g + kept >= L + p) then
-      -- Its permits are kept for the called turns, or others wait before this caller. A turn
-      -- comes back at the next window; a newcomer, at the end of the grace, with its turn (a
-      -- caller that does not keep its turn is served then, with what the called leave over).
-      if turn > 0 then return waiting(turn, we) end
-      return new_turn(lapse)
+      -- Its permits are kept for the called turns, or others wait before this caller: it comes
+      -- back at the end of the grace (with its turn), when the permits of the called turns that
+      -- did not come go to whoever asks (a caller that does not keep its turn is served then),
+      -- or at the next window when none is kept.
+      local back = we
+      if kept > 0 then back = lapse end
+      if turn > 0 then return waiting(turn, back) end
+      return new_turn(back)
     end
   elseif L and g >= L + p then
     -- Its end is not known yet: past the limit, one request per gap goes to find it.
@@ -279,7 +284,7 @@ end
 lo = nil
 redis.call('HSET', KEYS[2], 'ws', now, 'g', 0, 'r', 0, 'n', 0, 'tr', trusted, 'p', probe, 'q', q, 'a', a, 'd', d,
            'H', H, 'c', c, 'e', e, 'pt', pt, 'lp', now, 'wl', 0, 'tn', tn, 'tc', tc, 'rv', rv, 'rg', 0, 'cf', 0,
-           'sh', 0)
+           'sh', 0, 'wo', now)
 redis.call('HDEL', KEYS[2], 'lg', 'lo')
 if L then redis.call('HSET', KEYS[2], 'L', L) end
 local new_we = nil
@@ -369,7 +374,7 @@ if ws and (not we or we > now) then
 else
   -- No window open: this block opens one (not lined up) that ends with it.
   redis.call('HSET', KEYS[2], 'ws', now, 'we', untl, 'g', 0, 'r', 0, 'n', 1, 'tr', 0, 'p', 0, 'wl', 0,
-             'rv', 0, 'rg', 0)
+             'rv', 0, 'rg', 0, 'wo', now)
   ws, we = now, untl
 end
 redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, num(s[7])))
@@ -418,7 +423,7 @@ class _Line:
         self.per_window = 0  # the turns a window calls (its permits), as Redis said
         self.until = 0.0  # until when a turn after it is not called (clock, seconds)
         self.asking = 0.0  # until when one of this process's turns asks Redis for the next window (clock, s)
-        self.waiting: dict[int, float] = {}  # turn -> when it is no longer taken for waiting (clock, s)
+        self.waiting: dict[int, float] = {}  # turn -> when it comes back (clock, s)
 
 
 class LocalLines:
@@ -470,7 +475,7 @@ class LocalLines:
                     return line.asking - now
                 line.asking = now + self._ask
                 return None
-            line.waiting[turn] = line.until + max(1.0, line.until - now)
+            line.waiting[turn] = line.until
             return line.until - now
 
     def asked(self, key: str) -> None:
@@ -481,14 +486,16 @@ class LocalLines:
                 line.asking = 0.0
 
     def lowest(self, key: str) -> int:
-        """The lowest turn this process has waiting for bucket ``key``, 0 for none."""
+        """The lowest turn this process has waiting for bucket ``key`` (told to come back later than
+        now), 0 for none. A turn whose wait is over is forgotten: it is asking again, or its caller
+        gave up."""
         now = self._clock()
         with self._lines_lock:
             line = self._lines.get(key)
             if line is None:
                 return 0
-            for turn in [t for t, gone in line.waiting.items() if gone <= now]:
-                del line.waiting[turn]  # its caller did not come back: it gave up
+            for turn in [t for t, back in line.waiting.items() if back <= now]:
+                del line.waiting[turn]
             return min(line.waiting, default=0)
 
     def answered(self, key: str, turn: int | None, wait: float, called: int, per_window: int = 0) -> None:
@@ -509,7 +516,7 @@ class LocalLines:
                     line.open_at = now + wait
             else:
                 if wait > 0 and turn > called:
-                    line.waiting[turn] = now + wait + max(1.0, wait)
+                    line.waiting[turn] = now + wait
                     if called > line.called or now >= line.until:
                         line.until = now + wait  # a new window
                     else:

@@ -296,7 +296,7 @@ def _run_fleet(
     def work(store: RedisBucketStore) -> None:
         turn = None
         while not finished.is_set():
-            wait = store.acquire("GET:x", scope="s", turn=turn)
+            wait = store.acquire("GET:x", scope="s") if turn is None else store.acquire("GET:x", scope="s", turn=turn)
             if wait > 0:
                 turn = getattr(wait, "turn", turn)  # back with its turn, as the REST session does
                 finished.wait(wait)
