@@ -27,8 +27,8 @@ What the scripts learn, and from what:
 
 **The line.** When a window's permits are taken, a caller gets a *turn* (a
 number: first come, first served across the fleet) and comes back with it
-when the next window opens (a newcomer that finds the permits kept for the
-called turns, at the end of the grace). Each window first keeps a permit for
+when the next window opens (at the end of the grace, while permits are kept
+for called turns that have not come yet). Each window first keeps a permit for
 each called turn that the window before had none for, then calls the next
 turns, up to its permits: a called turn takes a permit before any newcomer;
 a newcomer takes one only when nobody waits and the window has a permit that
