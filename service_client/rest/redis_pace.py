@@ -486,15 +486,18 @@ class LocalLines:
                 line.asking = 0.0
 
     def lowest(self, key: str) -> int:
-        """The lowest turn this process has waiting for bucket ``key`` (told to come back later than
-        now), 0 for none. A turn whose wait is over is forgotten: it is asking again, or its caller
-        gave up."""
+        """The lowest turn this process has waiting for bucket ``key``, 0 for none.
+
+        A turn counts while it is told to come back later, and a moment after (the turns woken
+        at the same instant as the caller are asking again too); then it is forgotten: its
+        caller gave up.
+        """
         now = self._clock()
         with self._lines_lock:
             line = self._lines.get(key)
             if line is None:
                 return 0
-            for turn in [t for t, back in line.waiting.items() if back <= now]:
+            for turn in [t for t, back in line.waiting.items() if back + self._ask / 2 <= now]:
                 del line.waiting[turn]
             return min(line.waiting, default=0)
 
