@@ -40,6 +40,29 @@ table, once with every process on one :class:`RedisBucketStore`. Prints one
   ``redis_partly_slow_calls_per_s`` / ``redis_dead_calls_per_s`` are the
   rates.
 
+- ``quiet_spell_throughput_ratio``: one process on one
+  :class:`RedisBucketStore`, the service limiting the bucket to
+  ``--quiet-limit`` requests per ``--quiet-window`` seconds (10 per 1 s): a
+  burst of ``--burst-calls`` calls (15) with its 429s, ``--quiet`` seconds (3)
+  with nothing to send, a second burst, then ``--quiet-threads`` threads (8)
+  call in a loop for ``--quiet-seconds`` (20); the accepted calls per second
+  of those 20 s over the limit (goal >= 0.9: the window is learned from what
+  the service says, never from the quiet spell). ``quiet_spell_429s`` counts
+  the 429s of the 20 s.
+- ``pace_wait_p99_s``: ``--fair-processes`` processes (4) with
+  ``--fair-callers`` threads each (10) call in a loop on one bucket for
+  ``--fair-seconds`` (30) at ``--quiet-limit`` per ``--quiet-window``; the
+  99th percentile of a call's wait (its whole duration), the calls that
+  started in the first ``--fair-warmup`` seconds (5) left out.
+  ``pace_fair_share_s`` is the wait of every call when the fleet's waiters
+  are served first come, first served (callers over the rate), and
+  ``pace_wait_p99_over_fair_windows`` the p99's excess over it in windows
+  (goal <= 2: nobody starves while others go through);
+  ``pace_wait_p50_s`` and ``pace_wait_max_s`` for scale.
+
+``--phases`` picks the phases to run (default: all of them): ``overhead``,
+``slow``, ``fleet``, ``bursts``, ``quiet``, ``fair``.
+
 Every fleet call is made with ``timeout_ms=900000``: a call waits for a pace
 slot only within its own timeout, and these callers accept to wait for their
 turn behind the whole fleet.
@@ -50,6 +73,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import logging
+import math
 import multiprocessing
 import multiprocessing.synchronize
 import statistics
@@ -72,6 +96,8 @@ from service_client.rest import BucketStore
 PATH = "/auth/me"
 #: Retries per call: enough that every call succeeds, whatever the store.
 MAX_RETRIES = 200
+#: The phases, in the order they run.
+PHASES = ("overhead", "slow", "fleet", "bursts", "quiet", "fair")
 #: Each fleet call's timeout, ms: long enough to wait for its pace slot behind the whole fleet.
 FLEET_TIMEOUT_MS = 900_000
 
@@ -190,6 +216,126 @@ def fleet_run(
     return figures
 
 
+def quiet_spell(emu: EmulatorProcess, token: str, args: argparse.Namespace) -> dict[str, float]:
+    """One process: a burst, a quiet spell, a burst, then callers in a loop; their rate over the limit."""
+    namespace = f"fleet-bench-{uuid.uuid4().hex}"
+    store = RedisBucketStore(args.redis_url, namespace=namespace)
+    client = Client(base_url=emu.base_url, socket_url=emu.socket_url, bucket_store=store)
+    limit, window = args.quiet_limit, args.quiet_window
+
+    def call() -> None:
+        client.api_call(PATH, max_retries=MAX_RETRIES, timeout_ms=FLEET_TIMEOUT_MS)
+
+    try:
+        client.login(token, timeout=60)
+        emu.call("POST", "/ratelimit", {"limit": limit, "windowMs": window * 1000})
+        with concurrent.futures.ThreadPoolExecutor(args.burst_calls, thread_name_prefix="quiet-burst") as pool:
+            for future in [pool.submit(call) for _ in range(args.burst_calls)]:
+                future.result(timeout=900)
+            time.sleep(args.quiet)  # nothing to send
+            for future in [pool.submit(call) for _ in range(args.burst_calls)]:
+                future.result(timeout=900)
+        emu.call("DELETE", "/requests")
+        stop = time.monotonic() + args.quiet_seconds
+
+        def caller() -> None:
+            while time.monotonic() < stop:
+                call()
+
+        started = time.time() * 1000.0
+        with concurrent.futures.ThreadPoolExecutor(args.quiet_threads, thread_name_prefix="quiet-call") as pool:
+            for future in [pool.submit(caller) for _ in range(args.quiet_threads)]:
+                future.result(timeout=args.quiet_seconds + 900)
+        journal = [e for e in emu.call("GET", "/requests")["requests"] if e["path"] == PATH]
+    finally:
+        client.destroy()
+        store.close()
+        emu.call("POST", "/ratelimit", {"limit": None})
+        _delete_keys(args.redis_url, namespace)
+    end = started + args.quiet_seconds * 1000.0
+    accepted = sum(1 for e in journal if e["status"] == 200 and e["startedAt"] <= end)
+    return {
+        "throughput_ratio": accepted / args.quiet_seconds / (limit / window),
+        "429s": sum(1 for e in journal if e["status"] == 429),
+    }
+
+
+def _fair_process(
+    urls: tuple[str, str], token_queue: Any, redis_url: str, namespace: str, callers: int, seconds: float,
+    warmup: float, ready: multiprocessing.synchronize.Barrier, go: multiprocessing.synchronize.Event, results: Any,
+) -> None:
+    """One process of the fairness phase: ``callers`` threads call in a loop; reports each call's wait."""
+    token = token_queue.get(timeout=60)
+    store = RedisBucketStore(redis_url, namespace=namespace)
+    client = Client(base_url=urls[0], socket_url=urls[1], bucket_store=store)
+    waits: list[float] = []
+    try:
+        client.login(token, timeout=60)
+        ready.wait(120)
+        go.wait(900)
+        begin = time.monotonic()
+        stop, counted = begin + seconds, begin + warmup
+
+        def caller() -> list[float]:
+            mine = []
+            while (started := time.monotonic()) < stop:
+                client.api_call(PATH, max_retries=MAX_RETRIES, timeout_ms=FLEET_TIMEOUT_MS)
+                if started >= counted:
+                    mine.append(time.monotonic() - started)
+            return mine
+
+        with concurrent.futures.ThreadPoolExecutor(callers, thread_name_prefix="fair-call") as pool:
+            for future in [pool.submit(caller) for _ in range(callers)]:
+                waits.extend(future.result(timeout=seconds + 900))
+    finally:
+        results.put(waits)
+        client.destroy()
+        store.close()
+
+
+def pace_fairness(emu: EmulatorProcess, token: str, args: argparse.Namespace) -> dict[str, float]:
+    """Callers of several processes on one paced bucket: the waits of their calls against the fair share."""
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Barrier(args.fair_processes + 1)
+    go = ctx.Event()
+    results = ctx.Queue()
+    tokens = ctx.Queue()
+    namespace = f"fleet-bench-{uuid.uuid4().hex}"
+    limit, window = args.quiet_limit, args.quiet_window
+    procs = [
+        ctx.Process(
+            target=_fair_process,
+            args=((emu.base_url, emu.socket_url), tokens, args.redis_url, namespace, args.fair_callers,
+                  args.fair_seconds, args.fair_warmup, ready, go, results),
+            name=f"fair-bot-{n}",
+        )
+        for n in range(args.fair_processes)
+    ]
+    for proc in procs:
+        proc.start()
+        tokens.put(token)
+    try:
+        ready.wait(180)
+        emu.call("POST", "/ratelimit", {"limit": limit, "windowMs": window * 1000})
+        go.set()
+        waits = sorted(w for _ in procs for w in results.get(timeout=args.fair_seconds + 900))
+    finally:
+        for proc in procs:
+            proc.join(60)
+        emu.call("POST", "/ratelimit", {"limit": None})
+        _delete_keys(args.redis_url, namespace)
+    fair = args.fair_processes * args.fair_callers / (limit / window)
+    p99 = waits[min(len(waits) - 1, math.ceil(0.99 * len(waits)) - 1)]
+    return {
+        "p50": statistics.median(waits),
+        "p99": p99,
+        "max": waits[-1],
+        "fair": fair,
+        "over": (p99 - fair) / window,
+        "calls": len(waits),
+    }
+
+
 def partly_slow(emu: EmulatorProcess, token: str, args: argparse.Namespace) -> dict[str, float]:
     """Calls per second with a partly slow Redis and with a dead one (limiter off, one process)."""
     emu.call("POST", "/ratelimit", {"limit": None})
@@ -253,10 +399,10 @@ class _TimedStore:
         finally:
             self.spent += time.perf_counter() - started
 
-    def acquire(self, key: str, *, scope: str = "") -> float:
+    def acquire(self, key: str, *, scope: str = "", turn: int | None = None) -> float:
         started = time.perf_counter()
         try:
-            return self.inner.acquire(key, scope=scope)
+            return self.inner.acquire(key, scope=scope, turn=turn)  # a wrapper passes the turn on
         finally:
             self.spent += time.perf_counter() - started
 
@@ -315,37 +461,76 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst-calls", type=int, default=15, help="calls per process per burst")
     parser.add_argument("--quiet", type=float, default=3.0, help="quiet spell between the bursts, seconds")
     parser.add_argument("--slow-seconds", type=float, default=3.0, help="length of each partly-slow run, seconds")
+    parser.add_argument("--quiet-limit", type=int, default=10, help="quiet-spell and fairness phases: limit")
+    parser.add_argument("--quiet-window", type=float, default=1.0, help="quiet-spell and fairness phases: window, s")
+    parser.add_argument("--quiet-threads", type=int, default=8, help="callers after the quiet spell")
+    parser.add_argument("--quiet-seconds", type=float, default=20.0, help="how long they call, seconds")
+    parser.add_argument("--fair-processes", type=int, default=4)
+    parser.add_argument("--fair-callers", type=int, default=10, help="callers per process")
+    parser.add_argument("--fair-seconds", type=float, default=30.0, help="how long they call, seconds")
+    parser.add_argument("--fair-warmup", type=float, default=5.0, help="calls started before are not counted, s")
+    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated, among " + ", ".join(PHASES))
     args = parser.parse_args(argv)
+    phases = set(args.phases.split(","))
+    if not phases <= set(PHASES):
+        parser.error(f"unknown phases: {', '.join(sorted(phases - set(PHASES)))}")
 
+    lines: dict[str, float] = {}
     emu = EmulatorProcess()
     try:
         token = emu.call("POST", "/users", {"name": "fleet-bot", "bot": True})["token"]
-        over = overhead(emu, token, args)
-        slow = partly_slow(emu, token, args)
-        (memory,) = fleet_run(emu, token, "memory", args)
-        (shared,) = fleet_run(emu, token, "redis", args)
-        first, second = fleet_run(emu, token, "redis", args, calls=args.burst_calls, bursts=2, quiet=args.quiet)
+        if "overhead" in phases:
+            over = overhead(emu, token, args)
+            lines.update({
+                "redis_overhead_us": over["store_us_redis"] - over["store_us_memory"],
+                "request_p50_us_memory": over["request_p50_us_memory"],
+                "request_p50_us_redis": over["request_p50_us_redis"],
+            })
+        if "slow" in phases:
+            slow = partly_slow(emu, token, args)
+            lines.update({
+                "redis_partly_slow_calls_per_s": slow["slow"],
+                "redis_dead_calls_per_s": slow["dead"],
+                "redis_partly_slow_throughput_ratio": slow["slow"] / slow["dead"],
+            })
+        if "fleet" in phases:
+            (memory,) = fleet_run(emu, token, "memory", args)
+            (shared,) = fleet_run(emu, token, "redis", args)
+            lines.update({
+                "fleet_429s_memory": memory["429s"],
+                "fleet_429s_redis": shared["429s"],
+                "fleet_429s_ratio": shared["429s"] / max(1, memory["429s"]),
+                "fleet_throughput_ratio": shared["throughput_ratio"],
+                "fleet_throughput_ratio_memory": memory["throughput_ratio"],
+                "fleet_seconds_memory": memory["seconds"],
+                "fleet_seconds_redis": shared["seconds"],
+                "fleet_redis_fallbacks": shared["fallbacks"],
+            })
+        if "bursts" in phases:
+            first, second = fleet_run(emu, token, "redis", args, calls=args.burst_calls, bursts=2, quiet=args.quiet)
+            lines.update({
+                "bursts_first_throughput_ratio": first["throughput_ratio"],
+                "bursts_second_throughput_ratio": second["throughput_ratio"],
+                "bursts_429s": first["429s"] + second["429s"],
+            })
+        if "quiet" in phases:
+            quiet = quiet_spell(emu, token, args)
+            lines.update({
+                "quiet_spell_throughput_ratio": quiet["throughput_ratio"],
+                "quiet_spell_429s": quiet["429s"],
+            })
+        if "fair" in phases:
+            fair = pace_fairness(emu, token, args)
+            lines.update({
+                "pace_wait_p50_s": fair["p50"],
+                "pace_wait_p99_s": fair["p99"],
+                "pace_wait_max_s": fair["max"],
+                "pace_fair_share_s": fair["fair"],
+                "pace_wait_p99_over_fair_windows": fair["over"],
+                "pace_calls": fair["calls"],
+            })
     finally:
         emu.stop()
-    lines = {
-        "fleet_429s_memory": memory["429s"],
-        "fleet_429s_redis": shared["429s"],
-        "fleet_429s_ratio": shared["429s"] / max(1, memory["429s"]),
-        "fleet_throughput_ratio": shared["throughput_ratio"],
-        "fleet_throughput_ratio_memory": memory["throughput_ratio"],
-        "fleet_seconds_memory": memory["seconds"],
-        "fleet_seconds_redis": shared["seconds"],
-        "fleet_redis_fallbacks": shared["fallbacks"],
-        "bursts_first_throughput_ratio": first["throughput_ratio"],
-        "bursts_second_throughput_ratio": second["throughput_ratio"],
-        "bursts_429s": first["429s"] + second["429s"],
-        "redis_partly_slow_calls_per_s": slow["slow"],
-        "redis_dead_calls_per_s": slow["dead"],
-        "redis_partly_slow_throughput_ratio": slow["slow"] / slow["dead"],
-        "redis_overhead_us": over["store_us_redis"] - over["store_us_memory"],
-        "request_p50_us_memory": over["request_p50_us_memory"],
-        "request_p50_us_redis": over["request_p50_us_redis"],
-    }
     for name, value in lines.items():
         print(f"{name}: {value:.0f}" if isinstance(value, int) else f"{name}: {value:.3f}", flush=True)
     return 0

@@ -59,10 +59,24 @@ class PaceWait(float):
     :class:`~service_client.errors.ServiceTimeoutError`.
     """
 
-    __slots__ = ()
+    __slots__ = ("turn",)
+
+    #: The caller's place in the bucket's waiting line, or None: the REST session
+    #: passes it back to the store's :meth:`~BucketStore.acquire` after the wait,
+    #: so that the bucket's waiters are served first come, first served.
+    turn: int | None
+
+    def __new__(cls, seconds: float, turn: int | None = None) -> PaceWait:
+        """A wait of ``seconds`` for a pace slot, with the caller's ``turn`` (or None)."""
+        wait = super().__new__(cls, seconds)
+        wait.turn = turn
+        return wait
+
+    def __reduce__(self) -> tuple[type[PaceWait], tuple[float, int | None]]:
+        return (PaceWait, (float(self), self.turn))
 
     def __repr__(self) -> str:
-        return f"PaceWait({float(self)!r})"
+        return f"PaceWait({float(self)!r})" if self.turn is None else f"PaceWait({float(self)!r}, turn={self.turn})"
 
 
 @runtime_checkable
@@ -92,7 +106,7 @@ class BucketStore(Protocol):
         """
         ...
 
-    def acquire(self, key: str, *, scope: str = "") -> float:
+    def acquire(self, key: str, *, scope: str = "", turn: int | None = None) -> float:
         """Ask to send one request on ``key`` now.
 
         Called by a worker right before it sends. A store that paces the
@@ -101,6 +115,10 @@ class BucketStore(Protocol):
         Args:
             key: A bucket key.
             scope: The bot the request is made for, ``""`` when unknown.
+            turn: The ``turn`` of the :class:`PaceWait` this store answered
+                the same request before (its place in the bucket's line). The
+                session passes it only back to a store that gave one, so a
+                store that gives no turns never receives one.
 
         Returns:
             ``0.0``: send now. A positive number: seconds to wait before
@@ -151,8 +169,8 @@ class MemoryBucketStore:
         until = self.get(key)
         return 0.0 if until is None else max(0.0, until - self._clock())
 
-    def acquire(self, key: str, *, scope: str = "") -> float:
-        """See :meth:`BucketStore.acquire`: the same answer as :meth:`wait_time` (nothing is counted)."""
+    def acquire(self, key: str, *, scope: str = "", turn: int | None = None) -> float:
+        """See :meth:`BucketStore.acquire`: the same answer as :meth:`wait_time` (nothing is counted, no turns)."""
         return self.wait_time(key, scope=scope)
 
     def block(self, key: str, delay: float, *, scope: str = "") -> None:

@@ -53,6 +53,7 @@ class Job:
         "future",
         "max_retries",
         "pace_deadline",
+        "pace_turn",
         "prepared",
         "ready_since",
         "route",
@@ -79,6 +80,9 @@ class Job:
         self.ready_since = time.monotonic()
         #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.
         self.pace_deadline: float | None = None
+        #: Its turn in its bucket's line (from the store's PaceWait), passed back to the store; None without one.
+        #: Kept across attempts: a retry (after a 429, a 5xx, a timeout) keeps its place in the line.
+        self.pace_turn: int | None = None
 
     def __repr__(self) -> str:
         return f"<Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"

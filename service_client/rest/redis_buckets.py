@@ -23,7 +23,13 @@ What it shares, per bot (``scope``) and bucket key:
   accepts fewer than the limit once widens the margin added to the length (it
   may have opened before the service's window ended); twice in a row, it lowers
   the limit. Now and then, after windows that used every permit with no 429,
-  one permit more is offered, so a limit learned too low recovers.
+  one permit more is offered, so a limit learned too low recovers, and a
+  length learned too long shrinks. A pause with nothing to send is never
+  learned as a part of a window (:mod:`.redis_pace`).
+- **The line.** A request that finds the window's permits taken gets a turn,
+  and the waiters of a bucket are served in turn, first come, first served
+  across the fleet (the REST session passes the turn of a
+  :class:`~service_client.rest.buckets.PaceWait` back to :meth:`acquire`).
 
 Every instant is Redis server time (``TIME`` inside the scripts); processes
 only ever see delays, so their clocks may disagree.
@@ -50,29 +56,45 @@ URL) logs one ERROR naming the URL with its password hidden; with
 ``strict=True`` the store checks at construction and raises instead.
 Logger: ``service_client.rest.redis``.
 
+An error about one bucket's keys is not an outage: when Redis refuses a
+script because of what that bucket's keys hold (a key of another type, a
+field that is not a number), that bucket alone runs on this process's table
+(logged once as a WARNING naming the key, tried again every 30 s) and every
+other bucket is still shared. Errors about the whole server (read-only,
+out of memory, no permission, not enough replicas) open the circuit.
+
+The password is held as a :class:`~service_client._secret.Secret` and given to
+redis-py through a credential provider, so neither the store, its pool nor
+its connections keep it in the clear. :meth:`RedisBucketStore.close` closes
+the pool the store made, every connection included.
+
 When a window's permits are taken, :meth:`RedisBucketStore.acquire` answers a
 :class:`~service_client.rest.buckets.PaceWait`: the REST session waits for a
 pace slot only within the call's own timeout, then raises
 :class:`~service_client.errors.ServiceTimeoutError`.
 
 Known limits: a window that got shorter is found only at the next probe (one
-permit past the limit, at most every 16 windows); with whole-second
-``Retry-After`` values a sub-second window cannot be learned (it reads as a
-window of a second or more).
+permit past the limit, after 2 to 16 clean windows and at least every 12 s);
+with whole-second ``Retry-After`` values a sub-second window cannot be
+learned (it reads as a window of a second or more).
 """
 
 from __future__ import annotations
 
-import enum
+import collections
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from ..errors import ServiceError
 from .buckets import MemoryBucketStore, PaceWait
+from .redis_circuit import Circuit, Health
+from .redis_pace import ACQUIRE_LUA, BLOCK_LUA, LocalLines, acquire_args, block_args
 
 if TYPE_CHECKING:  # the redis package is an optional extra, imported when a store is built
     import redis as redis_module
@@ -86,204 +108,6 @@ _log = logging.getLogger("service_client.rest.redis")
 DEFAULT_REDIS_TIMEOUT_S = 0.05
 #: While Redis is down, the longest cool-down before one request probes it again, seconds.
 DEFAULT_RETRY_INTERVAL_S = 1.0
-#: The first cool-down after a failed call, seconds; it doubles with each trip in a row.
-_FIRST_COOL_DOWN_S = 0.1
-#: How long Redis must answer after a cool-down before a failure counts as a new outage
-#: (the cool-downs start again from the first), seconds.
-_STABLE_S = 10.0
-#: Trips in a row counted at most: the cool-down has reached ``retry_interval`` long before,
-#: and ``2 ** trips`` must stay a float.
-_MAX_TRIPS = 30
-#: How long a bucket's pace hash is kept after its last use: this many of its windows
-#: (past the current window's end), at least _PACE_MIN_TTL_MS and at most _PACE_MAX_TTL_MS.
-_PACE_KEEP_WINDOWS = 8
-_PACE_MIN_TTL_MS = 2_000
-_PACE_MAX_TTL_MS = 240_000
-#: Longest window length the store learns, milliseconds (longer: blocks only).
-_MAX_WINDOW_MS = 120_000
-#: Clean saturated windows in a row before one more permit is offered (at most).
-_PROBE_EVERY = 16
-#: Past the limit in a window whose end is unknown, one request per this many milliseconds.
-_PROBE_GAP_MS = 50
-
-# The pace hash of a bucket (instants in Redis server milliseconds). The window:
-#   ws  its start (its first permit)      we  its end, once known
-#   g   permits handed out in it          r   429s answered to those permits
-#   n   1 when a 429 came for a request sent without a permit: nothing is learned from it
-#   tr  1 when it opened at a known end (a block's, or a learned length after the last
-#       start), so it lines up with the service's window and can be learned from
-#   p   1 when it offers one permit more than the limit (a probe)
-#   lg  the last permit past the limit, while its end is not known
-# What was learned:
-#   L   the limit (requests per window)   q  1 while L is a first guess from a window
-#                                            that may not have lined up
-#   W   the length (the latest seen from a lined-up window's start to the end of its block)
-#   a   the margin added to W             d  1 after one window accepted fewer than L
-#   H   the highest limit confirmed       c  clean saturated windows in a row
-#   e   clean saturated windows between two probes
-#: The TTL of a pace hash, milliseconds (both scripts; KEEP, MIN_TTL and MAX_TTL are their
-#: arguments).
-_PACE_TTL_LUA = """
-local function pace_ttl(now, ws, we, W, a)
-  -- Kept for a few windows past the current one's end (or its best guess), then forgotten.
-  local span = 1000
-  if W then span = W + (a or 0) elseif we and ws then span = math.max(we - ws, 1)
-  elseif ws then span = math.max(now - ws, 1000) end
-  local left = 0
-  if we and we > now then left = we - now end
-  return left + math.min(math.max(KEEP * span, MIN_TTL), MAX_TTL)  -- never before the window ends
-end
-"""
-_ACQUIRE_LUA = (
-    """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local deadline = tonumber(ARGV[6])
-local blocked = tonumber(redis.call('GET', KEYS[1]))
-if blocked and blocked > now then return {blocked - now, 0, 0, now} end
-if deadline > 0 and now > deadline then return {0, -2, 0, now} end  -- landed after its caller gave up
-if ARGV[1] ~= '1' then return {0, 0, 0, now} end
-local KEEP, every_max, gap, max_window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local MIN_TTL, MAX_TTL = tonumber(ARGV[7]), tonumber(ARGV[8])
-"""
-    + _PACE_TTL_LUA
-    + """local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'g', 'r', 'n', 'tr', 'p', 'lg',
-                     'L', 'q', 'W', 'a', 'd', 'H', 'c', 'e')
-local ws, we = tonumber(s[1]), tonumber(s[2])
-local L, W = tonumber(s[9]), tonumber(s[11])
-local p = tonumber(s[7]) or 0
-if ws and (not we or now < we) then
-  -- The window is open: hand out a permit unless its share is gone.
-  local g = tonumber(s[3]) or 0
-  if L and g >= L + p then
-    if we then return {we - now, -1, 0, now} end
-    -- Its end is not known yet: past the limit, one request per gap goes to find it.
-    local last = tonumber(s[8]) or 0
-    if now - last < gap then return {gap - (now - last), -1, 0, now} end
-    redis.call('HSET', KEYS[2], 'lg', now)
-  end
-  if not we and s[6] == '1' and now - ws > max_window then
-    redis.call('HSET', KEYS[2], 'tr', 0)  -- open longer than any window learned: no longer lined up
-  end
-  g = redis.call('HINCRBY', KEYS[2], 'g', 1)
-  redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[12])))
-  return {0, ws, g, now}
-end
--- No window, or it is over: learn from it, then open the next one.
-local q, d = tonumber(s[10]) or 0, tonumber(s[13]) or 0
-local H, c, e = tonumber(s[14]) or 0, tonumber(s[15]) or 0, tonumber(s[16]) or 2
-local base = 5 + math.floor((W or 0) / 100)
-local a = math.max(base, tonumber(s[12]) or 0)
-local probe, trusted = 0, 0
-if ws then
-  trusted = 1
-  local g, r = tonumber(s[3]) or 0, tonumber(s[4]) or 0
-  local accepted = g - r
-  if s[5] == '1' then
-    -- a request without a permit was refused in it: what it shows is not the fleet's alone
-  elseif r > 0 then
-    if s[6] ~= '1' then
-      if not L and accepted >= 1 then L, q = accepted, 1 end
-    elseif not L or q == 1 then
-      if accepted >= 1 then L, q, d = accepted, 0, 0 end
-    elseif p == 1 and accepted == L then
-      H, e, d = L, math.min(e * 2, every_max), 0  -- the extra permit was refused: L is the limit
-    elseif accepted >= L then
-      L, d = accepted, 0
-    elseif d == 1 then
-      L, H, d = math.max(1, accepted), math.max(1, accepted), 0  -- fewer twice in a row: a lower limit
-    else
-      -- Once: the window may have opened before the service's had ended (requests reach
-      -- it late by a varying time). Keep a wider margin; a second such window lowers L.
-      d = 1
-      if W then a = math.min(a + base, base + math.floor(W / 20)) end
-    end
-    c = 0
-  elseif s[6] == '1' and L and g >= L then
-    -- Clean and saturated: the limit holds (or grew, when the extra permit went through).
-    if g > L then L = g end
-    if L > H then H = L end
-    d = 0
-    a = math.max(base, a - 1)
-    c = c + 1
-    local every = e
-    if L < H then every = 2 end
-    if c >= every then probe, c = 1, 0 end
-  end
-end
-redis.call('HSET', KEYS[2], 'ws', now, 'g', 1, 'r', 0, 'n', 0, 'tr', trusted, 'p', probe,
-           'q', q, 'a', a, 'd', d, 'H', H, 'c', c, 'e', e)
-redis.call('HDEL', KEYS[2], 'lg')
-if L then redis.call('HSET', KEYS[2], 'L', L) end
-local new_we = nil
-if W then
-  new_we = now + W + a
-  redis.call('HSET', KEYS[2], 'we', new_we)
-else
-  redis.call('HDEL', KEYS[2], 'we')
-end
-redis.call('PEXPIRE', KEYS[2], pace_ttl(now, now, new_we, W, a))
-return {0, now, 1, now}
-"""
-)
-
-_BLOCK_LUA = (
-    """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
--- The block counts from when the 429 was seen (ARGV[7], Redis time; 0: unknown, now), not from
--- when this write lands: a write delayed by a stall blocks no longer than the service said.
-local at = tonumber(ARGV[7])
-if at <= 0 or at > now then at = now end
-local untl = at + tonumber(ARGV[1])
-if untl <= now then return 0 end  -- over already: a late write changes nothing
-local current = tonumber(redis.call('GET', KEYS[1]))
-if current and current >= untl then
-  untl = current
-else
-  redis.call('SET', KEYS[1], untl, 'PX', untl - now)
-end
-if ARGV[2] ~= '1' then return untl - now end
-local KEEP, max_window = tonumber(ARGV[3]), tonumber(ARGV[4])
-local idx, wid = tonumber(ARGV[5]), tonumber(ARGV[6])
-local MIN_TTL, MAX_TTL = tonumber(ARGV[8]), tonumber(ARGV[9])
-"""
-    + _PACE_TTL_LUA
-    + """local s = redis.call('HMGET', KEYS[2], 'ws', 'we', 'tr', 'W', 'L', 'q', 'a', 'p')
-local ws, we = tonumber(s[1]), tonumber(s[2])
-local W = tonumber(s[4])
-if ws and (not we or we > now) then
-  if (wid ~= 0 and wid ~= ws) or (wid == 0 and at < ws) then
-    -- A 429 of an earlier window, written late: the current window is none of its business.
-    return untl - now
-  end
-  -- The window ends with the block.
-  if not we or we < untl then redis.call('HSET', KEYS[2], 'we', untl); we = untl end
-  if wid == 0 then
-    redis.call('HSET', KEYS[2], 'n', 1)
-  else
-    redis.call('HINCRBY', KEYS[2], 'r', 1)
-    -- The window's length follows what the service says, each time, both ways: from the start
-    -- of a lined-up window to the end of the block of a request past the limit.
-    local L = tonumber(s[5])
-    local seen = untl - ws
-    -- (In a probe window any refusal will do: requests reach the service out of order.)
-    if s[3] == '1' and (not L or s[6] == '1' or idx > L or s[8] == '1') and seen <= max_window then
-      W = seen
-      redis.call('HSET', KEYS[2], 'W', W)
-    end
-  end
-else
-  -- No window open: this block opens one (not lined up) that ends with it.
-  redis.call('HSET', KEYS[2], 'ws', now, 'we', untl, 'g', 0, 'r', 0, 'n', 1, 'tr', 0, 'p', 0)
-  ws, we = now, untl
-end
-redis.call('PEXPIRE', KEYS[2], pace_ttl(now, ws, we, W, tonumber(s[7])))
-return untl - now
-"""
-)
-
-
 def _import_redis() -> Any:
     try:
         import redis
@@ -294,14 +118,41 @@ def _import_redis() -> Any:
     return redis
 
 
-class _Health(enum.Enum):
-    UP = "up"  # the circuit is closed: every call goes to Redis
-    DOWN = "down"  # open: this process's table answers until the cool-down ends
-    PROBING = "probing"  # one call tries Redis; the others answer locally meanwhile
-
+#: How long a bucket whose keys its scripts cannot use stays on this process's table before it
+#: tries Redis again, seconds.
+_UNUSABLE_RETRY_S = 30.0
+#: Buckets kept on this process's table at most for that reason (the oldest goes back to Redis).
+_MAX_UNUSABLE = 1024
+#: Error codes that are about the whole server, even inside a script's error text.
+_SERVER_WIDE_RE = re.compile(r"\b(?:OOM|MISCONF|READONLY|NOREPLICAS|MASTERDOWN|BUSY|LOADING|NOPERM|CLUSTERDOWN|TRYAGAIN)\b")
 
 #: Connection settings a pool adds by itself; a store's own pool makes its own.
 _POOL_OWN_KEYS = ("maint_notifications", "oss_cluster_maint", "orig_", "himport_registry", "event_dispatcher")
+
+
+class _Credentials:
+    """The credentials of a store's own pool, for redis-py (its ``credential_provider``).
+
+    The password is held as a :class:`~service_client._secret.Secret`: redis-py
+    asks for it at each connect (:meth:`get_credentials`) and keeps it in no
+    attribute, so neither the store, its pool nor its connections hold it in
+    the clear (``vars()``, a debugger, a walk of the objects a model reaches).
+    Thread-safe (read-only).
+    """
+
+    __slots__ = ("_password", "_username")
+
+    def __init__(self, username: str | None, password: Secret) -> None:
+        self._username = username
+        self._password = password
+
+    def get_credentials(self) -> tuple[str] | tuple[str, str]:
+        """``(username, password)``, or ``(password,)`` without a username: what redis-py sends in AUTH."""
+        password = self._password.get() or ""
+        return (self._username, password) if self._username else (password,)
+
+    def __repr__(self) -> str:
+        return f"_Credentials(username={self._username!r}, password={self._password!r})"
 
 
 def _parsed_url(mod: Any, url: str) -> dict[str, Any] | None:
@@ -453,44 +304,47 @@ class RedisBucketStore:
             # seconds): off, so that the bound above holds then too.
             options["maint_notifications_config"] = maint.MaintNotificationsConfig(enabled=False)
         self._url = _shown_url(options, connection_class, mod)
-        self._password = options.get("password")
+        # The password goes to redis-py through a credential provider that holds it as a Secret:
+        # the pool's connection settings and its connections keep no copy of it in the clear.
+        self._password = Secret(options.pop("password", None) or None, shown=REDACTED_WEBHOOK_TOKEN)
+        if self._password:
+            options["credential_provider"] = _Credentials(options.pop("username", None), self._password)
         self._timeout = max(options["socket_timeout"], options["socket_connect_timeout"])
         client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=connection_class, **options))
 
         self._errors: tuple[type[BaseException], ...] = (mod.RedisError, OSError)
+        self._response_error: type[BaseException] = mod.ResponseError
         self._client = client
-        self._acquire_script: Script = client.register_script(_ACQUIRE_LUA)
-        self._block_script: Script = client.register_script(_BLOCK_LUA)
+        self._acquire_script: Script = client.register_script(ACQUIRE_LUA)
+        self._block_script: Script = client.register_script(BLOCK_LUA)
         self._namespace = namespace
         #: The prefix of every key this store writes.
         self.key_prefix = "service_client:" if namespace is None else f"service_client:{namespace}:"
         self._retry_interval = float(retry_interval)
-        self._pace = "1" if pace else "0"
+        self._pace = pace
+        # Redis time for the scripts, ms, instead of TIME: tests set it to drive the pace with
+        # a clock of their own. None: Redis's TIME, always in use.
+        self._server_clock: Callable[[], int] | None = None
         self._clock = clock
         # This process's own table: a copy of the waits Redis answered (so
         # requests parked on them cost no round trip) and every block this
         # process recorded; it alone answers while Redis is down. Keys:
         # "<scope>/<bucket>".
         self._local = MemoryBucketStore(clock=clock)
-        # The pace waits Redis answered: until when this process knows a window's permits are taken.
-        self._local_pace = MemoryBucketStore(clock=clock)
+        # What this process knows of its buckets' lines (answers the turns not called yet itself).
+        self._lines = LocalLines(clock, ask=2.0 * self._timeout)
         # Redis server time minus this process's clock, ms, from the latest reply (None before one).
         self._offset_ms: float | None = None
         # The permit each worker thread took last, to match it with a 429.
         self._permits = threading.local()
         # The circuit breaker: after a failed call this process's table answers for a
-        # cool-down (redis-py's ExponentialBackoff of the trips in a row, up to
-        # retry_interval), then one call probes Redis while the others stay local.
-        self._cool_down = mod.backoff.ExponentialBackoff(cap=self._retry_interval, base=_FIRST_COOL_DOWN_S)
-        self._health_lock = threading.Lock()  # guards the fields below
-        self._health = _Health.UP
-        self._generation = 0  # moves at every change of _health: a call's outcome counts in its own only
-        self._probe_at = 0.0  # while DOWN: when one call may probe Redis
-        self._trips = 0  # trips in a row (a trip soon after closing continues the run)
-        self._closed_at = -math.inf
-        self._announced = False  # the outage was logged (its end will be too) ...
-        self._said_back = False  # ... and its end was
-        self._ever_answered = False
+        # cool-down, then one call probes Redis while the others stay local.
+        self._circuit = Circuit(mod.backoff, url=self._url, retry_interval=self._retry_interval, clock=clock)
+        self._closed = False  # close() was called: no call reaches Redis any more
+        # Buckets whose keys hold values the scripts cannot use (a key of another type, a field
+        # that is not a number): "<scope>/<bucket>" -> when to try Redis again (clock, seconds).
+        self._unusable: collections.OrderedDict[str, float] = collections.OrderedDict()
+        self._unusable_lock = threading.Lock()  # guards _unusable
         if strict:
             # The URL and the options hold the password: not in this frame's locals if it raises.
             redis = ""
@@ -500,75 +354,92 @@ class RedisBucketStore:
     # ------------------------------------------------------------------ BucketStore
 
     def wait_time(self, key: str, *, scope: str = "") -> float:
-        """Seconds ``key`` is known to wait, from this process's table only (no round trip).
+        """Seconds ``key`` is known to be blocked, from this process's table only (no round trip).
 
         See :meth:`~service_client.rest.buckets.BucketStore.wait_time`. A
-        block another process recorded shows up at :meth:`acquire`.
+        block another process recorded, and the pace, show up at
+        :meth:`acquire` (a caller that would wait for a pace slot asks Redis,
+        which gives it its turn in the bucket's line).
 
         Returns:
-            ``0.0`` when clear; the block's seconds left; or a
-            :class:`~service_client.rest.buckets.PaceWait` while this process
-            knows the current window's permits are all taken.
+            ``0.0`` when clear; else the block's seconds left.
+        """
+        return self._local.wait_time(f"{scope}/{key}")
+
+    def acquire(self, key: str, *, scope: str = "", turn: int | None = None) -> float:
+        """Take one of the bucket's permits in Redis, or say how long to wait.
+
+        See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
+        round trip (one Lua script), unless this process already knows the
+        bucket is blocked. While the circuit is open (a call failed), or the
+        store is closed, this process's table answers instead: the blocks it
+        recorded itself, no pace.
+
+        Args:
+            key: A bucket key.
+            scope: The bot the request is made for.
+            turn: The caller's turn in the bucket's line, from the
+                :class:`~service_client.rest.buckets.PaceWait` this store
+                answered it before; None for a caller without one.
+
+        Returns:
+            ``0.0`` to send now (a permit is counted); else seconds to wait:
+            a block's, or a :class:`~service_client.rest.buckets.PaceWait`
+            when the window's permits are taken. Its ``turn`` is the caller's
+            place in the line (first come, first served across the fleet):
+            ask again with it after the wait.
         """
         local_key = f"{scope}/{key}"
         wait = self._local.wait_time(local_key)
         if wait > 0:
             return wait
-        pace = self._local_pace.wait_time(local_key)
-        return PaceWait(pace) if pace > 0 else 0.0
-
-    def acquire(self, key: str, *, scope: str = "") -> float:
-        """Take one of the bucket's permits in Redis, or say how long to wait.
-
-        See :meth:`~service_client.rest.buckets.BucketStore.acquire`. One
-        round trip (one Lua script), unless this process already knows the
-        bucket must wait. While the circuit is open (a call failed), this
-        process's table answers instead: the blocks it recorded itself, no
-        pace.
-
-        Returns:
-            ``0.0`` to send now (a permit is counted); else seconds to wait:
-            a block's, or a :class:`~service_client.rest.buckets.PaceWait`
-            when the window's permits are taken.
-        """
-        local_key = f"{scope}/{key}"
-        wait = self.wait_time(key, scope=scope)
-        if wait > 0:
+        waits = self._lines.wait(local_key, turn)  # as Redis said to another request of this process
+        if waits is not None:
+            return PaceWait(waits, turn=turn)
+        try:
+            values = self._ask(local_key, self._keys(scope, key), turn)
+        finally:
+            self._lines.asked(local_key)
+        if values is None:  # this process's table answers: a request sent now carries no permit
+            self._permits.last = None
+            return self._local.wait_time(local_key)
+        wait_ms, window, number, _, given = values[:5]
+        called, per_window = (values[5], values[6]) if len(values) > 6 else (0, 0)
+        if window == -1:  # the window's permits are taken: a pace wait, not a block
+            wait = max(wait_ms, 1) / 1000.0
+            self._lines.answered(local_key, given or None, wait, called, per_window)
+            return PaceWait(wait, turn=given or None)
+        if wait_ms > 0:
+            wait = wait_ms / 1000.0
+            self._local.block(local_key, wait)
             return wait
-        for attempt in range(2):
+        self._lines.answered(local_key, turn, 0.0, called)  # its turn, if any, is used
+        self._permits.last = (scope, key, window, number)
+        return 0.0
+
+    def _ask(self, local_key: str, keys: list[str], turn: int | None) -> list[int] | None:
+        """Run the acquire script: its reply as ints, or None when this process's table answers."""
+        for _ in range(2):
             started = self._clock()
             offset = self._offset_ms
             deadline = 0 if offset is None else math.ceil(started * 1000.0 + offset + 2000.0 * self._timeout)
             reply = self._run(
-                self._acquire_script,
-                self._keys(scope, key),
-                [self._pace, _PACE_KEEP_WINDOWS, _PROBE_EVERY, _PROBE_GAP_MS, _MAX_WINDOW_MS, deadline,
-                 _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
+                self._acquire_script, local_key, keys,
+                acquire_args(pace=self._pace, deadline_ms=deadline, turn=turn, hint=self._lines.lowest(local_key),
+                             now_ms=self._server_now()),
             )
             if reply is None:
-                self._permits.last = None  # a request sent now carries no permit
-                return self._local.wait_time(local_key)
-            wait_ms, window, number, server_ms = (int(x) for x in reply)
+                return None
+            values = [int(x) for x in reply]
             # Redis time minus this process's clock, to stamp later writes with the instant they
             # were decided.
-            self._offset_ms = server_ms - (started + self._clock()) * 500.0
-            if window != -2:
-                break
+            self._offset_ms = values[3] - (started + self._clock()) * 500.0
+            if values[1] != -2:
+                return values
             # The script landed after this call's deadline (a slow connect, a reloaded script,
             # a thread held off): it saw no block but counted no permit. Ask once more with a
             # fresh deadline; a second late answer sends without a permit.
-            if attempt:
-                self._permits.last = None
-                return self._local.wait_time(local_key)
-        if wait_ms > 0:
-            wait = wait_ms / 1000.0
-            if window == -1:  # the window's permits are taken: a pace wait, not a block
-                self._local_pace.block(local_key, wait)
-                return PaceWait(wait)
-            self._local.block(local_key, wait)
-            return wait
-        self._permits.last = (scope, key, window, number)
-        return 0.0
+        return None
 
     def block(self, key: str, delay: float, *, scope: str = "") -> None:
         """Block ``key`` in every process for ``delay`` seconds (never shortening a block).
@@ -590,9 +461,10 @@ class RedisBucketStore:
         seen_at = 0 if offset is None else math.floor(self._clock() * 1000.0 + offset)
         reply = self._run(
             self._block_script,
+            local_key,
             self._keys(scope, key),
-            [math.ceil(delay * 1000.0), self._pace, _PACE_KEEP_WINDOWS, _MAX_WINDOW_MS, number, window, seen_at,
-             _PACE_MIN_TTL_MS, _PACE_MAX_TTL_MS],
+            block_args(delay_ms=math.ceil(delay * 1000.0), pace=self._pace, number=number, window=window,
+                       seen_at_ms=seen_at, now_ms=self._server_now()),
         )
         if reply is not None and int(reply) / 1000.0 > delay:
             self._local.block(local_key, int(reply) / 1000.0)
@@ -617,11 +489,25 @@ class RedisBucketStore:
     @property
     def available(self) -> bool:
         """True while calls go to Redis; False while this process's own table answers (the circuit is open)."""
-        return self._health is _Health.UP
+        return self._circuit.health is Health.UP
 
     def close(self) -> None:
-        """Close the store's Redis connections. A client does not close a store it was given."""
+        """Close the store's Redis connections (idempotent).
+
+        The store closes the pool it made, every connection of it included
+        (a call running meanwhile fails and answers locally); a
+        ``redis.Redis`` client given at construction is left open: it is its
+        owner's. From then on every call answers from this process's own
+        table and opens no connection. A client does not close a store it was
+        given: close the store once every client using it is destroyed.
+        """
+        self._closed = True
+        self._disconnect()
+
+    def _disconnect(self) -> None:
+        """Close every connection of the store's own pool."""
         self._client.close()
+        self._client.connection_pool.disconnect()
 
     def __repr__(self) -> str:
         """The URL (password hidden), namespace, circuit state and local table size; or
@@ -630,8 +516,13 @@ class RedisBucketStore:
             return "RedisBucketStore(<not built>)"
         return (
             f"RedisBucketStore(url={self._url!r}, namespace={self._namespace!r}, "
-            f"redis={self._health.value}, local={len(self._local)})"
+            f"redis={self._circuit.health.value}, local={len(self._local)})"
         )
+
+    def _server_now(self) -> int:
+        """The instant the scripts use, ms: 0 for Redis's own ``TIME``."""
+        server_clock = self._server_clock
+        return 0 if server_clock is None else server_clock()
 
     def _keys(self, scope: str, key: str) -> list[str]:
         base = f"{self.key_prefix}{{{scope}/{key}}}"
@@ -640,8 +531,9 @@ class RedisBucketStore:
     def _describe(self, exc: BaseException) -> str:
         """``Type: message`` of a Redis error, the password (if any) hidden."""
         text = f"{type(exc).__name__}: {exc}"
-        if self._password:
-            text = text.replace(str(self._password), "***")
+        password = self._password.get()
+        if password:
+            text = text.replace(password, "***")
         return text
 
     def _check(self) -> None:
@@ -656,97 +548,94 @@ class RedisBucketStore:
         except self._errors as exc:
             failure = self._describe(exc)
         if failure is not None:
-            self._client.close()
+            self._disconnect()
             raise ServiceError(
                 f"Redis bucket store: cannot use {self._url} ({failure}); "
                 "strict=True, so the store does not run on this process's own table"
             )
-        self._ever_answered = True
+        self._circuit.ever_answered = True
 
-    def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
-        """Run a script within the timeout.
+    def _run(self, script: Script, local_key: str, keys: list[str], args: list[Any]) -> Any:
+        """Run a script on one bucket's keys within the timeout.
 
         Returns:
-            Its reply; or None when this process's table answers instead (the
-            circuit is open, or the call failed and opened it).
+            Its reply; or None when this process's table answers instead: the
+            store is closed, the circuit is open (or the call failed and
+            opened it), or the bucket's keys hold values the scripts cannot
+            use (an error about those keys alone; the bucket stays local for
+            a while, every other bucket is still shared).
         """
-        generation = self._generation
-        if self._health is not _Health.UP:
-            probe = self._may_probe()
+        if self._closed:
+            return None
+        retry_at = self._unusable.get(local_key)
+        if retry_at is not None and self._clock() < retry_at:
+            return None
+        circuit = self._circuit
+        generation = circuit.generation
+        if circuit.health is not Health.UP:
+            probe = circuit.may_probe()
             if probe is None:
                 return None
             generation = probe
         try:
             reply = script(keys=keys, args=args)
         except self._errors as exc:
-            self._failed(exc, generation)
-            return None
+            if self._about_its_keys(exc):
+                self._set_unusable(local_key, keys, exc)
+                reply = None  # Redis answered: the circuit closes (or stays closed)
+            else:
+                self._failed(exc, generation)
+                return None
         except BaseException as exc:  # not Redis's: counted as a failure (the probe ends), then raised
             self._failed(exc, generation)
             raise
-        if self._health is not _Health.UP or not self._ever_answered:
-            self._answered(generation)
+        finally:
+            if self._closed:  # closed while the call ran: the connection it took is closed too
+                self._disconnect()
+        if retry_at is not None and reply is not None:
+            self._set_usable(local_key)
+        if circuit.health is not Health.UP or not circuit.ever_answered:
+            circuit.answered(generation)
         return reply
 
-    def _may_probe(self) -> int | None:
-        """While the circuit is open: the generation of the one caller that probes Redis now, else None."""
-        now = self._clock()
-        with self._health_lock:
-            if self._health is _Health.UP:
-                return self._generation
-            if self._health is _Health.DOWN and now >= self._probe_at:
-                self._health = _Health.PROBING  # this caller tries; the others answer locally meanwhile
-                self._generation += 1
-                return self._generation
-            return None
+    def _about_its_keys(self, exc: BaseException) -> bool:
+        """True when Redis refused a script because of what one bucket's keys hold (a key of another
+        type, a field that is not a number), not because Redis is down, full or read-only."""
+        if type(exc) is not self._response_error:
+            return False  # redis-py's subclasses (READONLY, OOM, NOPERM, cluster errors) are server-wide
+        text = str(exc)
+        if _SERVER_WIDE_RE.search(text):
+            return False
+        code = text.split(" ", 1)[0]
+        if code.isalpha() and code.isupper() and code != "ERR":
+            return code == "WRONGTYPE"
+        return "@user_script" in text  # raised inside the script, by a value it read
 
-    def _failed(self, exc: BaseException, generation: int) -> None:
-        """Open the circuit for a cool-down, unless the failure belongs to an older state."""
-        now = self._clock()
-        with self._health_lock:
-            if generation != self._generation or self._health is _Health.DOWN:
-                return  # a call started before the circuit opened: its failure is already counted
-            if self._health is _Health.UP and now - self._closed_at >= _STABLE_S:
-                self._trips = 0  # Redis had answered for long: a new outage
-                self._announced = self._said_back = False
-            else:
-                # A failed probe, or a failure soon after closing: the run goes on.
-                self._trips = min(self._trips + 1, _MAX_TRIPS)
-            cool_down = float(self._cool_down.compute(self._trips))
-            self._health = _Health.DOWN
-            self._generation += 1
-            self._probe_at = now + cool_down
-            # One blip (the probe after it answers) is not worth a warning; a run of failures
-            # is, once; a Redis never reached since the store was built is an error, once.
-            level = logging.DEBUG
-            if not self._announced and (not self._ever_answered or self._trips >= 1):
-                level = logging.WARNING if self._ever_answered else logging.ERROR
-                self._announced = True
-        if level == logging.ERROR:
-            _log.error(
-                "Redis bucket store cannot use %s (%s); this process keeps its own bucket table (blocks "
-                "not shared, no pace) and tries Redis again every %g s at most",
-                self._url, self._describe(exc), self._retry_interval,
-            )
-        elif level == logging.WARNING:
+    def _set_unusable(self, local_key: str, keys: list[str], exc: BaseException) -> None:
+        """Keep a bucket whose keys the scripts cannot use on this process's table for a while."""
+        with self._unusable_lock:
+            first = local_key not in self._unusable
+            self._unusable[local_key] = self._clock() + _UNUSABLE_RETRY_S
+            self._unusable.move_to_end(local_key)
+            while len(self._unusable) > _MAX_UNUSABLE:
+                self._unusable.popitem(last=False)
+        if first:
             _log.warning(
-                "Redis bucket store at %s keeps failing (%s); this process keeps its own bucket table and "
-                "keeps serving, trying Redis again every %g s at most",
-                self._url, self._describe(exc), self._retry_interval,
+                "Redis bucket store: the keys %s and %s hold values its scripts cannot use (%s); this bucket "
+                "runs on this process's own table (its blocks are not shared) and is tried again every %g s; "
+                "every other bucket is still shared",
+                keys[0], keys[1], self._describe(exc), _UNUSABLE_RETRY_S,
             )
         else:
-            _log.debug("Redis bucket store failed (%s); local for %g s", type(exc).__name__, cool_down)
+            _log.debug("Redis bucket store: the keys %s are still unusable", keys[0])
 
-    def _answered(self, generation: int) -> None:
-        """Close the circuit after a successful probe."""
-        with self._health_lock:
-            self._ever_answered = True
-            if self._health is not _Health.PROBING or generation != self._generation:
-                return
-            self._health = _Health.UP
-            self._generation += 1
-            self._closed_at = self._clock()
-            say = self._announced and not self._said_back
-            self._said_back = self._said_back or say
-        if say:
-            _log.info("Redis bucket store answers again at %s; buckets are shared again", self._url)
+    def _set_usable(self, local_key: str) -> None:
+        with self._unusable_lock:
+            gone = self._unusable.pop(local_key, None) is not None
+        if gone:
+            _log.info("Redis bucket store: the bucket %s is shared again", local_key)
+
+    def _failed(self, exc: BaseException, generation: int) -> None:
+        """A call failed: open the circuit (unless the store was closed meanwhile)."""
+        if not self._closed:  # a call that close() cut short is not an outage
+            self._circuit.failed(type(exc).__name__, self._describe(exc), generation)

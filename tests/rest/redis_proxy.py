@@ -185,9 +185,15 @@ class RedisProxy:
 
 
 def _reset(sock: socket.socket) -> None:
+    """Reset the connection, even while another thread is blocked reading it (a close alone would
+    leave it open until that read returns: a Redis connection would outlive its client)."""
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
     except OSError:
         pass
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # not connected (any more)
     sock.close()
 

@@ -10,7 +10,7 @@ import pytest
 import responses
 
 from service_client import BucketStore, Client, MemoryBucketStore, RedisBucketStore
-from service_client.rest import RestSession, Route, bucket_scope
+from service_client.rest import PaceWait, RestSession, Route, bucket_scope
 
 TOKEN = "bot-token-that-must-never-show-9f8e7d"
 
@@ -91,6 +91,58 @@ def test_session_asks_the_store_with_the_token_scope_never_the_token() -> None:
     assert kinds == ["wait_time", "acquire", "block", "wait_time", "acquire"]
     assert {call[1] for call in store.calls} == {"GET:servers/S1"}
     assert {call[2] for call in store.calls} == {bucket_scope(TOKEN)}
+
+
+class _PacingStore:
+    """A pacing store: its first ``acquire`` answers a pace wait (with ``turn``), the next ones a permit."""
+
+    def __init__(self, turn: int | None) -> None:
+        self.turn = turn
+        self.asked: list[int | None] = []
+
+    def wait_time(self, key: str, *, scope: str = "") -> float:
+        return 0.0
+
+    def acquire(self, key: str, *, scope: str = "", turn: int | None = None) -> float:
+        self.asked.append(turn)
+        return PaceWait(0.01, turn=self.turn) if len(self.asked) == 1 else 0.0
+
+    def block(self, key: str, delay: float, *, scope: str = "") -> None:
+        pass
+
+
+class _OldPacingStore:
+    """A pacing store written before turns: ``acquire`` takes no ``turn``."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def wait_time(self, key: str, *, scope: str = "") -> float:
+        return 0.0
+
+    def acquire(self, key: str, *, scope: str = "") -> float:
+        self.asked += 1
+        return PaceWait(0.01) if self.asked == 1 else 0.0
+
+    def block(self, key: str, delay: float, *, scope: str = "") -> None:
+        pass
+
+
+@pytest.mark.parametrize("store", [_PacingStore(turn=42), _PacingStore(turn=None), _OldPacingStore()])
+def test_the_session_passes_a_turn_back_only_to_the_store_that_gave_it(store: Any) -> None:
+    session = RestSession("http://127.0.0.1:1/v2", user_agent="t", bucket_store=store)
+    session.token = TOKEN
+    with responses.RequestsMock() as rsps:
+        rsps.add("GET", session.base_url + "/servers/S1/members", json={})
+        try:
+            assert session.request(Route("GET", "/servers/S1/members")) == {}
+        finally:
+            session.close()
+    if isinstance(store, _PacingStore):
+        # Back after its pace wait with the turn the store gave it (and none when it gave none).
+        assert store.asked == [None, store.turn]
+    else:
+        assert store.asked == 2  # a store without turns is never given one
 
 
 def test_session_and_client_refuse_an_object_that_is_not_a_store() -> None:

@@ -1,4 +1,4 @@
-"""RedisBucketStore against a real redis-server that this module starts on a free port.
+"""RedisBucketStore against a real redis-server of its own on a free port (conftest.py).
 
 Shared blocks between stores, threads and processes (two Clients in two processes), blocks that
 only move later under concurrent writers, expiry, namespaces and token scopes, the learned pace,
@@ -15,7 +15,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import logging
-import os
 import queue
 import random
 import subprocess
@@ -23,8 +22,7 @@ import sys
 import threading
 import time
 import traceback
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,58 +40,6 @@ from .redis_proxy import RedisProxy, RedisServer, free_port  # noqa: E402
 
 CHILD = Path(__file__).with_name("redis_fleet_child.py")
 ROOT = Path(__file__).resolve().parent.parent.parent
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    """A redis-server of this module's own on a free port; without the binary skip (or fail under CI)."""
-    try:
-        server = RedisServer()
-    except (FileNotFoundError, RuntimeError) as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI runs the Redis bucket store tests, but {exc}")
-        pytest.skip(str(exc))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def redis_url(redis_server: RedisServer) -> str:
-    """The URL of the module's Redis server."""
-    return redis_server.url
-
-
-@pytest.fixture
-def raw(redis_url: str) -> Iterator[Any]:
-    """A plain redis-py client, to look at the keys as an operator would."""
-    conn = redis.Redis.from_url(redis_url, socket_timeout=5)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture
-def namespace(raw: Any) -> Iterator[str]:
-    """A namespace of this test alone; its keys are deleted afterwards (never FLUSHALL)."""
-    name = f"test-{uuid.uuid4().hex}"
-    yield name
-    for key in raw.scan_iter(match=f"service_client:{name}:*", count=500):
-        raw.delete(key)
-
-
-@pytest.fixture
-def make_store(redis_url: str, namespace: str) -> Iterator[Callable[..., RedisBucketStore]]:
-    """Factory of stores on the test's namespace (by default); every one is closed afterwards."""
-    made: list[RedisBucketStore] = []
-
-    def make(url: str | None = None, **options: Any) -> RedisBucketStore:
-        options.setdefault("namespace", namespace)
-        store = RedisBucketStore(url or redis_url, **options)
-        made.append(store)
-        return store
-
-    yield make
-    for store in made:
-        store.close()
 
 
 def _keys(raw: Any, prefix: str) -> list[str]:
@@ -348,11 +294,14 @@ def _run_fleet(
     finished = threading.Event()
 
     def work(store: RedisBucketStore) -> None:
+        turn = None
         while not finished.is_set():
-            wait = store.acquire("GET:x", scope="s")
+            wait = store.acquire("GET:x", scope="s") if turn is None else store.acquire("GET:x", scope="s", turn=turn)
             if wait > 0:
+                turn = getattr(wait, "turn", turn)  # back with its turn, as the REST session does
                 finished.wait(wait)
                 continue
+            turn = None
             retry_after = limiter.hit()
             with lock:
                 if retry_after is None:
@@ -405,13 +354,6 @@ def test_the_learned_window_follows_the_service_when_it_shrinks_to_less_than_hal
 
 
 # ============================================================================ Redis failing
-
-
-@pytest.fixture
-def proxy(redis_server: RedisServer) -> Iterator[RedisProxy]:
-    made = RedisProxy(redis_server.port)
-    yield made
-    made.close()
 
 
 def _redis_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -514,17 +456,6 @@ def test_a_timeout_in_the_url_can_lower_the_bound_but_never_raise_it(
     assert store.timeout == pytest.approx(0.05)
     lower = make_store(proxy.url + "?socket_timeout=0.02&socket_connect_timeout=0.02")
     assert lower.timeout == pytest.approx(0.02)
-
-
-@pytest.fixture(scope="module")
-def guarded_redis() -> Iterator[RedisServer]:
-    """A second redis-server, with a password."""
-    try:
-        server = RedisServer(password="right-horse-battery")
-    except (FileNotFoundError, RuntimeError) as exc:
-        pytest.skip(str(exc))
-    yield server
-    server.stop()
 
 
 def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
