@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .buckets import BucketStore, PaceWait
 from .route import Route
 
 if TYPE_CHECKING:  # pragma: no cover - requests loads with the session, not with the queues
@@ -83,6 +84,26 @@ class Job:
         #: Its turn in its bucket's line (from the store's PaceWait), passed back to the store; None without one.
         #: Kept across attempts: a retry (after a 429, a 5xx, a timeout) keeps its place in the line.
         self.pace_turn: int | None = None
+
+    def acquire(self, store: BucketStore, scope: str) -> float:
+        """Ask ``store`` to send this job on its bucket now (see :meth:`BucketStore.acquire`).
+
+        The job's turn in the bucket's line goes back with it once a :class:`PaceWait` gave one
+        (a store that gave none never sees a turn); a new turn is kept until the call ends, so
+        a retry keeps its place in the line.
+
+        Returns:
+            The store's answer, seconds (0 or less when the bucket is clear).
+
+        Raises:
+            Exception: Whatever the store raises.
+        """
+        turn = self.pace_turn
+        key = self.route.bucket
+        wait = store.acquire(key, scope=scope) if turn is None else store.acquire(key, scope=scope, turn=turn)
+        if isinstance(wait, PaceWait) and wait.turn is not None:
+            self.pace_turn = wait.turn
+        return wait
 
     def __repr__(self) -> str:
         return f"<Job {self.route.method} {self.route.display_path} attempts={self.attempts}>"

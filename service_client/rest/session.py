@@ -432,12 +432,7 @@ class RestSession:
         key = job.route.bucket
         try:
             if acquire:
-                turn = job.pace_turn
-                # A turn goes back only to the store that gave it (stores without turns never see one).
-                wait = store.acquire(key, scope=self._scope) if turn is None else store.acquire(
-                    key, scope=self._scope, turn=turn)
-                if isinstance(wait, PaceWait) and wait.turn is not None:
-                    job.pace_turn = wait.turn  # kept until the call ends: a retry keeps its place
+                wait = job.acquire(store, self._scope)
             else:
                 wait = store.wait_time(key, scope=self._scope)
         except Exception as exc:  # noqa: BLE001 - a failing store must not wedge calls
