@@ -266,7 +266,7 @@ def _has_roles(roles: tuple[str, ...], ctx: CommandContext) -> bool:
             return True
         if not set(roles).isdisjoint(role.name for role in member.roles.values()):
             return True
-    names = [_role_name(ctx, r) for r in roles]
+    names = _role_names(ctx, roles)
     needed = f"the {names[0]} role" if len(names) == 1 else f"one of the roles {', '.join(names)}"
     raise MissingRole(f"You need {needed} to use {_label(ctx)}.", roles=roles)
 
@@ -324,11 +324,24 @@ def _member(ctx: CommandContext) -> Member | None:
         ) from exc
 
 
-def _role_name(ctx: CommandContext, role: str) -> str:
-    """A role as the author knows it: its name when ``role`` is the id of a cached role."""
+def _role_names(ctx: CommandContext, roles: tuple[str, ...]) -> list[str]:
+    """The roles as the author knows them: by name where ``roles`` gives the id of a role.
+
+    The server's roles are fetched once (one request, on a refusal only) when a role is
+    neither the id nor the name of a cached role; a failed fetch leaves the texts as given.
+    """
     guild = ctx.message.guild
-    cached = guild.roles.cache.get(role) if guild is not None else None
-    return cached.name if cached is not None else role
+    if guild is None:
+        return list(roles)
+    cached = guild.roles.cache
+    known = {role.name for role in cached.values()}
+    if any(r not in cached and r not in known for r in roles):
+        try:
+            guild.roles.fetch_all()
+        except Exception:  # noqa: BLE001 - only the refusal's wording depends on it
+            _log.debug("could not fetch the roles of server %s", guild.id, exc_info=True)
+        cached = guild.roles.cache
+    return [cached[r].name if r in cached else r for r in roles]
 
 
 def _channels_text(channels: tuple[str, ...], ctx: CommandContext | None = None) -> str:
