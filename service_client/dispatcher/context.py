@@ -125,7 +125,9 @@ class CommandContext:
             The sent :class:`Message`.
 
         Raises:
-            ServiceAuthError: The socket is not connected, or nothing to send.
+            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
+                the message limits; nothing is sent.
+            ServiceAuthError: The socket is not connected.
             TimeoutError: No echo within 10 s.
         """
         return self.message.reply(options, content=content, embeds=embeds)
@@ -142,7 +144,9 @@ class CommandContext:
         Same arguments, result and errors as :meth:`Client.send_message`.
 
         Raises:
-            ServiceAuthError: The socket is not connected, or nothing to send.
+            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
+                the message limits; nothing is sent.
+            ServiceAuthError: The socket is not connected.
             ChannelAccessError: The bot cannot send there.
             TimeoutError: No echo within 10 s.
         """
