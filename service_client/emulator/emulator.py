@@ -312,6 +312,19 @@ class Emulator:
         return cast("dict[str, RoleRecord]", self._call(
             lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist)))
 
+    def roles(self, server_id: str) -> list[RoleRecord]:
+        """A server's roles (``@everyone`` included), by position. Raises LookupError for an unknown server."""
+        async def run(c: EmulatorCore) -> list[RoleRecord]:
+            """The control step, run on the emulator's event loop."""
+            c.store.server_row(server_id)
+            return cast("list[RoleRecord]", c.store.roles(server_id))
+        return self._call(run)
+
+    def channels(self, server_id: str) -> list[dict[str, Any]]:
+        """A server's channel records, categorised first (in category order), then uncategorised.
+        Raises LookupError for an unknown server."""
+        return self._call(lambda c: _value(c.store.channels_of(server_id)))
+
     def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
         """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
         return self._call(lambda c: c.ops.update_role(server_id, role_id, fields))
