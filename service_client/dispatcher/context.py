@@ -102,7 +102,9 @@ class CommandContext:
 
     @property
     def channel(self) -> Channel | None:
-        """The cached channel, or None."""
+        """The command's channel, as :attr:`Message.channel <service_client.Message.channel>`
+        (its server's channels are listed the first time one is needed); None for a DM channel
+        the client has not cached."""
         return self.message.channel
 
     @property

@@ -126,3 +126,32 @@ def test_channels_the_bot_made_are_found_by_name(bot_world: BotWorld, bot_client
     assert expect_reply(said).content == "#modmail"
     with pytest.raises(LookupError, match="no channel 'nowhere'"):
         bot_world.channel("nowhere")
+
+
+# -- channels cached for the bot's servers -------------------------------------------------------
+
+def _listings(world: BotWorld) -> int:
+    path = f"/servers/{world.server.id}/categories"
+    return sum(1 for r in world.emulator.requests() if r["method"] == "GET" and r["path"] == path
+               and r["userId"] == world.bot.id)
+
+
+def test_ctx_channel_and_reaction_channel_are_set_with_one_listing_per_server(
+        bot_world: BotWorld, bot_client: Client, say: Any, expect_reply: Any) -> None:
+    from service_client import CommandDispatcher
+
+    assert bot_world.general.id not in bot_client.channels.cache          # nothing listed at login
+    commands = CommandDispatcher(bot_client, prefix="!")
+
+    @commands.command()
+    def where(ctx: Any) -> None:
+        ctx.reply(f"#{ctx.channel.name}" if ctx.channel is not None else "unknown")
+
+    seen: list[Any] = []
+    bot_client.on("message_reaction_add", lambda info, user, mid: seen.append(info.channel))
+    assert expect_reply(say("general", "!where")).content == "#general"
+    assert expect_reply(say("random", "!where", as_user="bob")).content == "#random"
+    said = say("general", "react here")
+    bot_world.react(said, "👍", as_user="carol")
+    assert [c.name for c in seen] == ["general"]
+    assert _listings(bot_world) == 1                                   # one request for the server, not per need
