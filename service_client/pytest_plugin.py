@@ -5,19 +5,28 @@ makes the fixtures available in any test suite. Import-light: the emulator is
 imported only when a fixture needs it, and a missing ``emulator`` extra skips
 the test with its reason printed.
 
-A complete test of a bot::
+A complete test of a bot, built by its own factory (the ``bot_factory``
+fixture: the one way to give the bot under test its commands and listeners)::
 
-    from service_client import CommandDispatcher
+    import pytest
 
-    def add_commands(client):
+    from service_client import Client, CommandDispatcher
+
+    def build_bot(**options):
+        client = Client(**options)
         commands = CommandDispatcher(client, prefix="!")
 
         @commands.command()
         def ping(ctx):
             ctx.reply("Pong!")
 
+        return client
+
+    @pytest.fixture
+    def bot_factory():
+        return build_bot
+
     def test_ping(bot_world, bot_client, say, expect_reply):
-        add_commands(bot_client)
         said = say("general", "!ping")                 # as alice, the server's owner
         assert expect_reply(said).content == "Pong!"   # the bot's next message in #general
 

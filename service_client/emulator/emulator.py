@@ -566,7 +566,9 @@ class Emulator:
 
         Args:
             realistic_rooms: Rooms computed only at connect time.
-            send_errors: ``message:error {nonce, error}`` to the sender of a refused send.
+            send_errors: ``message:error {nonce, error}`` to the sender of a send refused for a
+                reason other than the message rules (unknown channel, missing permission); a
+                message that breaks the rules is always answered so.
             refuse_auth: Refuse every CONNECT.
             voice_url: Media URL sent in ``voice:livekit-token``.
             echo: What the *sending socket* gets of its own ``message:send``: ``"normal"``,
@@ -575,7 +577,8 @@ class Emulator:
             echo_delay_ms: Delay of the ``"delay"`` echo mode, milliseconds (>= 0).
             limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
                 over the embed limits (title 256, description 4096, 25 fields, field name 256,
-                field value 1024, footer 2048, author 256, 6000 in all) is refused (silently, or ``message:error``).
+                field value 1024, footer 2048, author 256, 6000 in all) is refused, with ``message:error``
+                to the sender (the rules of ``service_client._message_rules``).
             journal_entries: Entries each journal keeps, the REST journal (:meth:`requests`) and
                 the emit journal (:meth:`emits`): the newest, 1 to 1,000,000 (default 10,000).
             journal_body_bytes: Bytes of a request body or emit payload a journal entry keeps,

@@ -403,9 +403,8 @@ class Message(Model):
     def channel(self) -> Channel | None:
         """The message's channel from ``client.channels``; **may block** the first time a
         channel of its server is needed, while that server's channels are listed (one request
-        per server, see :meth:`ChannelManager.get_or_list
-        <service_client.managers.channels.ChannelManager.get_or_list>`). None when the channel
-        is hidden from the bot, or for a DM channel the client has not cached."""
+        per server, see ``client.channels.get_or_list``). None when the channel is hidden from
+        the bot, or for a DM channel not cached."""
         return self._state.channels.get_or_list(self.channel_id, self.server_id)
 
     @property

@@ -71,7 +71,7 @@ def build_message_payload(
     Raises:
         TypeError: An argument of the wrong type (the message names it).
         ValueError: ``channel_id`` or ``nonce`` is empty; or the message breaks a rule of
-            :mod:`service_client._message_rules` (no content, or only whitespace, and no
+            the message rules module, ``_message_rules`` (no content, or only whitespace, and no
             embed; content over 4000 characters; more than 10 embeds; an embed over its
             limits): the text starts ``send_message:`` and names the rule.
     """

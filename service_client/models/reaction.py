@@ -73,8 +73,8 @@ class ReactionEvent(dict[str, Any]):
 
     @property
     def channel(self) -> Channel | None:
-        """The channel of the message, as :attr:`Message.channel <service_client.Message.channel>`
-        (**may block** the first time a channel of its server is needed); None when unknown."""
+        """The channel of the message, as ``Message.channel`` (**may block** the first time a
+        channel of its server is needed); None when unknown."""
         return self._state.channels.get_or_list(self.channel_id, self.server_id)
 
     @property
