@@ -155,3 +155,15 @@ def test_ctx_channel_and_reaction_channel_are_set_with_one_listing_per_server(
     bot_world.react(said, "👍", as_user="carol")
     assert [c.name for c in seen] == ["general"]
     assert _listings(bot_world) == 1                                   # one request for the server, not per need
+
+
+def test_the_control_plane_posts_within_the_limits_of_the_world(bot_world: BotWorld) -> None:
+    general, carol = bot_world.general.id, bot_world.member.id
+    with pytest.raises(ValueError, match="messages.errors.too_long"):
+        bot_world.emulator.post_message(general, carol, "z" * 4001)
+    with pytest.raises(ValueError, match=r"contents\[1\]: messages.errors.too_long"):
+        bot_world.emulator.post_messages(general, carol, ["ok", "z" * 4001])
+    with pytest.raises(ValueError, match="messages.errors.empty"):
+        bot_world.emulator.post_message(general, carol, "   ")
+    bot_world.limits = False
+    assert bot_world.emulator.post_message(general, carol, "z" * 4001)["message"]["content"] == "z" * 4001
