@@ -114,6 +114,9 @@ class ChannelCache(Protocol):
     def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
         """The channels of one server, from its categories listing."""
 
+    def get_or_list(self, channel_id: str | None, server_id: str | None) -> Channel | None:
+        """The cached channel, its server's channels listed first (once) when it is not cached."""
+
     def fetch_categories(self, server_id: str, *, cache: bool = True) -> list[Category]:
         """The categories of one server, from its categories listing."""
 

@@ -5,19 +5,28 @@ makes the fixtures available in any test suite. Import-light: the emulator is
 imported only when a fixture needs it, and a missing ``emulator`` extra skips
 the test with its reason printed.
 
-A complete test of a bot::
+A complete test of a bot, built by its own factory (the ``bot_factory``
+fixture: the one way to give the bot under test its commands and listeners)::
 
-    from service_client import CommandDispatcher
+    import pytest
 
-    def add_commands(client):
+    from service_client import Client, CommandDispatcher
+
+    def build_bot(**options):
+        client = Client(**options)
         commands = CommandDispatcher(client, prefix="!")
 
         @commands.command()
         def ping(ctx):
             ctx.reply("Pong!")
 
+        return client
+
+    @pytest.fixture
+    def bot_factory():
+        return build_bot
+
     def test_ping(bot_world, bot_client, say, expect_reply):
-        add_commands(bot_client)
         said = say("general", "!ping")                 # as alice, the server's owner
         assert expect_reply(said).content == "Pong!"   # the bot's next message in #general
 
@@ -47,9 +56,14 @@ Fixtures:
   reaction to a message).
 
 The people of ``bot_world`` act with its methods (``react``, ``unreact``,
-``typing``, ``dm``, ``join``, ``leave``, ``kick``, ``ban``, ``give_role``,
-``take_role``, ``create_channel``); with ``bot_client`` in the test, each
-returns once the bot's listeners of the event it caused have run.
+``typing``, ``dm``, ``join``, ``leave``, ``kick``, ``ban``, ``create_role``,
+``give_role``, ``take_role``, ``create_channel``); with ``bot_client`` in the
+test, each returns once the bot's listeners of the event it caused have run.
+The world finds channels and roles by name however they were made (by the
+world, by the bot, through the emulator's control plane). It runs the
+emulator with its limit mode on (``bot_world.limits``, see
+:class:`BotWorld`), so a message over the limits is refused in tests as it
+would be in production.
 - ``service_emulator_server`` (an emulator for the session) and
   ``service_emulator`` (the same, reset before each test).
 - ``listener_errors`` (see below).
@@ -102,7 +116,16 @@ from .events import emitter
 # The helpers live apart from the fixtures and hooks that pytest loads from this module: the
 # world in .testing (world, actions, handles, recorder), the listener error record in
 # .testing.listener_errors.
-from .testing import LOGIN_TIMEOUT_S, BotWorld, ExpectedMessage, ListenerErrors, SeenReaction, WorldObject, WorldUser
+from .testing import (
+    LOGIN_TIMEOUT_S,
+    BotWorld,
+    ExpectedMessage,
+    ListenerErrors,
+    SeenReaction,
+    WorldObject,
+    WorldRole,
+    WorldUser,
+)
 from .testing import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
@@ -116,6 +139,7 @@ __all__ = [
     "ListenerErrors",
     "SeenReaction",
     "WorldObject",
+    "WorldRole",
     "WorldUser",
     "bot_client",
     "bot_factory",

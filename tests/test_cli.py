@@ -150,6 +150,9 @@ def test_emulator_command_prints_urls_and_tokens_serves_them_and_stops_on_sigint
         human = requests.get(fields["base_url"] + "/auth/me",
                              headers={"Authorization": "Bearer " + fields["human_token"]}, timeout=5)
         assert human.json()["user"]["name"] == "alice"
+        # the user ids are printed too, beside the names
+        assert fields["bot"] == f"{me.json()['user']['publicId']} (pingbot)"
+        assert fields["human"] == f"{human.json()['user']['publicId']} (alice)"
         assert requests.get(fields["base_url"] + "/auth/me", timeout=5).status_code == 401
         code, took = _interrupt(proc)
         assert code == 0, err.rest()  # documented: 0 after Ctrl-C

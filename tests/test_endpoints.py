@@ -53,8 +53,8 @@ NO_EMULATOR_SENDER: dict[str, str] = {
 
 #: Socket events only the emulator sends, each with its reason: not the service's.
 EMULATOR_ONLY_EVENTS: dict[str, str] = {
-    "message:error": "sent only when the emulator is configured with send_errors: the service answers a "
-                     "refused send with nothing",
+    "message:error": "the emulator's answer to a message that breaks the message rules (always) or is "
+                     "refused otherwise (with send_errors): the service answers a refused send with nothing",
 }
 
 #: Modules of the emulator that hold its own control plane, whose routes are not the service's.

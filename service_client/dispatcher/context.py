@@ -102,7 +102,9 @@ class CommandContext:
 
     @property
     def channel(self) -> Channel | None:
-        """The cached channel, or None."""
+        """The command's channel, as :attr:`Message.channel <service_client.Message.channel>`
+        (its server's channels are listed the first time one is needed); None for a DM channel
+        the client has not cached."""
         return self.message.channel
 
     @property
@@ -125,7 +127,9 @@ class CommandContext:
             The sent :class:`Message`.
 
         Raises:
-            ServiceAuthError: The socket is not connected, or nothing to send.
+            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
+                the message limits; nothing is sent.
+            ServiceAuthError: The socket is not connected.
             TimeoutError: No echo within 10 s.
         """
         return self.message.reply(options, content=content, embeds=embeds)
@@ -142,7 +146,9 @@ class CommandContext:
         Same arguments, result and errors as :meth:`Client.send_message`.
 
         Raises:
-            ServiceAuthError: The socket is not connected, or nothing to send.
+            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
+                the message limits; nothing is sent.
+            ServiceAuthError: The socket is not connected.
             ChannelAccessError: The bot cannot send there.
             TimeoutError: No echo within 10 s.
         """

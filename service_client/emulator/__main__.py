@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             demo = seed_demo(emu)
             print(f"bot_token:   {demo['bot_token']}")
             print(f"human_token: {demo['human_token']}")
+            print(f"bot:         {demo['bot']['publicId']} ({demo['bot']['name']})")
+            print(f"human:       {demo['human']['publicId']} ({demo['human']['name']})")
             print(f"server:      {demo['server']['publicId']} ({demo['server']['name']})")
             for name, channel in demo["channels"].items():
                 print(f"channel:     #{name} {channel['publicId']}")

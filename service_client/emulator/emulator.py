@@ -312,6 +312,19 @@ class Emulator:
         return cast("dict[str, RoleRecord]", self._call(
             lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist)))
 
+    def roles(self, server_id: str) -> list[RoleRecord]:
+        """A server's roles (``@everyone`` included), by position. Raises LookupError for an unknown server."""
+        async def run(c: EmulatorCore) -> list[RoleRecord]:
+            """The control step, run on the emulator's event loop."""
+            c.store.server_row(server_id)
+            return cast("list[RoleRecord]", c.store.roles(server_id))
+        return self._call(run)
+
+    def channels(self, server_id: str) -> list[dict[str, Any]]:
+        """A server's channel records, categorised first (in category order), then uncategorised.
+        Raises LookupError for an unknown server."""
+        return self._call(lambda c: _value(c.store.channels_of(server_id)))
+
     def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
         """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
         return self._call(lambda c: c.ops.update_role(server_id, role_id, fields))
@@ -553,7 +566,9 @@ class Emulator:
 
         Args:
             realistic_rooms: Rooms computed only at connect time.
-            send_errors: ``message:error {nonce, error}`` to the sender of a refused send.
+            send_errors: ``message:error {nonce, error}`` to the sender of a send refused for a
+                reason other than the message rules (unknown channel, missing permission); a
+                message that breaks the rules is always answered so.
             refuse_auth: Refuse every CONNECT.
             voice_url: Media URL sent in ``voice:livekit-token``.
             echo: What the *sending socket* gets of its own ``message:send``: ``"normal"``,
@@ -562,7 +577,8 @@ class Emulator:
             echo_delay_ms: Delay of the ``"delay"`` echo mode, milliseconds (>= 0).
             limits: Limit mode: content over 4000 characters, more than 10 embeds or an embed
                 over the embed limits (title 256, description 4096, 25 fields, field name 256,
-                field value 1024, footer 2048, author 256, 6000 in all) is refused (silently, or ``message:error``).
+                field value 1024, footer 2048, author 256, 6000 in all) is refused, with ``message:error``
+                to the sender (the rules of ``service_client._message_rules``).
             journal_entries: Entries each journal keeps, the REST journal (:meth:`requests`) and
                 the emit journal (:meth:`emits`): the newest, 1 to 1,000,000 (default 10,000).
             journal_body_bytes: Bytes of a request body or emit payload a journal entry keeps,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import endpoints
+from .._message_rules import CONTENT_MAX_CHARS, RULES
 from .ops_checks import MAX_DESCRIPTION_CHARS, check_color, need_str, opt_int, opt_str
 from .ops_members import MemberOps
 from .realtime import MAX_ID_CHARS, channel_room, server_room, user_room
@@ -167,7 +168,8 @@ class ContentOps(MemberOps):
             ``{"message": Message}``.
 
         Raises:
-            BadRequest: Bad types or empty content without embeds. NotFound: Unknown channel or author.
+            BadRequest: Bad types, or a message that breaks the message rules (empty content
+                without embeds; in limit mode, over the limits). NotFound: Unknown channel or author.
         """
         need_str(cid, "channelId")
         need_str(author_id, "authorId")
@@ -178,8 +180,9 @@ class ContentOps(MemberOps):
         embeds = [] if embeds is None else embeds
         if not isinstance(embeds, list) or not all(isinstance(e, dict) for e in embeds):
             raise BadRequest("embeds must be a list of objects")
-        if not content.strip() and not embeds:
-            raise BadRequest("content or embeds required")
+        error = self.rt.check_content(content, embeds)
+        if error is not None:
+            raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
         self.store.user_row(author_id)
         records = self.store.insert_messages(cid, author_id, [content], embeds)
         await self.rt.deliver_messages(records)
@@ -191,6 +194,10 @@ class ContentOps(MemberOps):
         need_str(author_id, "authorId")
         if not isinstance(contents, list) or not all(isinstance(c, str) and c.strip() for c in contents):
             raise BadRequest("contents must be a list of non-empty strings")
+        if self.rt.limits:
+            for index, content in enumerate(contents):
+                if len(content) > CONTENT_MAX_CHARS:
+                    raise BadRequest(f"contents[{index}]: messages.errors.too_long: {RULES['messages.errors.too_long']}")
         self.store.user_row(author_id)
         ids, escaped, shared = self.store.insert_bulk(cid, author_id, contents)
         await self.rt.deliver_bulk(cid, ids, escaped, shared)

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import endpoints
+from .._message_rules import RULES
 from .ops_checks import (
     EMOJI_NAME_RE,
     MAX_EMOJIS,
@@ -103,11 +104,9 @@ class ExtraOps(ContentOps):
         if username is not None:
             need_str(username, "username", limit=MAX_WEBHOOK_NAME_CHARS)
         avatar = opt_str(body.get("avatarUrl"), "avatarUrl", MAX_URL_CHARS)
-        if not content.strip() and not embeds:
-            raise BadRequest("content or embeds required")
         error = self.rt.check_content(content, embeds)
         if error is not None:
-            raise BadRequest(error)
+            raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
         record = self.store.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
         await self.rt.deliver_messages([record])
         return record

@@ -10,16 +10,14 @@ from typing import Any
 import socketio  # type: ignore[import-untyped]
 
 from .. import endpoints
+from .._message_rules import message_problem
 from .rt_voice import VoiceEvents
 from .socket_server import (
-    LIMIT_CONTENT_CHARS,
-    LIMIT_EMBEDS,
     MAX_CONTENT_CHARS,
     MAX_EMBEDS_JSON_CHARS,
     MAX_EMOJI_CHARS,
     MAX_ID_CHARS,
     channel_room,
-    embed_within_limits,
     user_room,
 )
 from .store import Forbidden, NotFound
@@ -27,8 +25,11 @@ from .wire import RUN_SIZE, MessageRun, Wire
 
 logger = logging.getLogger("service_client.emulator.realtime")
 
-#: The emulator's own answer to a refused ``message:send``, sent only when configured so
-#: (``send_errors``): not an event of the service, which answers a refused send with nothing.
+#: The emulator's own answer to a refused ``message:send`` or ``message:edit``: not an event of
+#: the service, which answers a refused message with nothing. Always sent for a message that
+#: breaks the message rules (:mod:`service_client._message_rules`: empty, and in limit mode over
+#: the limits), which the client refuses before sending; for the other refusals (unknown channel,
+#: missing permission) only when configured so (``send_errors``).
 SEND_ERROR_EVENT = "message:error"
 
 
@@ -157,9 +158,9 @@ class MessageEvents(VoiceEvents):
             await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sid)
 
     def check_content(self, content: str, embeds: list[Any]) -> str | None:
-        """Return an error key when content or embeds break the hard caps or (limit mode) the
-        content and embed limits (:data:`LIMIT_CONTENT_CHARS`, :data:`LIMIT_EMBEDS`,
-        :func:`embed_within_limits`); None when acceptable."""
+        """Return an error key when content or embeds break the hard caps (always on:
+        :data:`MAX_CONTENT_CHARS`, :data:`MAX_EMBEDS_JSON_CHARS`), the emptiness rule or (limit
+        mode) the limits of :mod:`service_client._message_rules`; None when acceptable."""
         if len(content) > MAX_CONTENT_CHARS:
             return "messages.errors.too_long"
         try:
@@ -168,19 +169,13 @@ class MessageEvents(VoiceEvents):
             return "messages.errors.invalid"
         if size > MAX_EMBEDS_JSON_CHARS:
             return "messages.errors.embed_too_large"
-        if not self.limits:
-            return None
-        if len(content) > LIMIT_CONTENT_CHARS:
-            return "messages.errors.too_long"
-        if len(embeds) > LIMIT_EMBEDS:
-            return "messages.errors.too_many_embeds"
-        for embed in embeds:
-            if not embed_within_limits(embed):
-                return "messages.errors.embed_limit"
-        return None
+        found = message_problem(content, embeds, limits=self.limits)
+        return None if found is None else found[0]
 
-    async def _refuse(self, sid: str, nonce: Any, error: str) -> None:
-        if self.send_errors:
+    async def _refuse(self, sid: str, nonce: Any, error: str, *, always: bool = False) -> None:
+        """Answer a refused send with :data:`SEND_ERROR_EVENT` when ``always`` (a message rule
+        broken) or ``send_errors`` is on."""
+        if always or self.send_errors:
             await self.sio.emit(SEND_ERROR_EVENT, {"nonce": nonce, "error": error}, to=sid)
 
     async def _on_message_send(self, sid: str, data: Any = None) -> None:
@@ -204,12 +199,9 @@ class MessageEvents(VoiceEvents):
                 or (reply_to is not None and (not isinstance(reply_to, str) or len(reply_to) > MAX_ID_CHARS)):
             await self._refuse(sid, nonce, "messages.errors.invalid")
             return
-        if not content.strip() and not embeds:
-            await self._refuse(sid, nonce, "messages.errors.empty")
-            return
         error = self.check_content(content, embeds)
         if error is not None:
-            await self._refuse(sid, nonce, error)
+            await self._refuse(sid, nonce, error, always=True)
             return
         if not self.may_send(cid, uid):
             await self._refuse(sid, nonce, "messages.errors.missing_permission")
@@ -235,9 +227,11 @@ class MessageEvents(VoiceEvents):
             row = self.store.message_row(mid)
         except NotFound:
             return
-        if row["author_id"] != uid or not self.store.can_view(row["channel_id"], uid) or \
-                (not content.strip() and not (embeds or json.loads(row["embeds"]))) or \
-                self.check_content(content, embeds or []) is not None:
+        if row["author_id"] != uid or not self.store.can_view(row["channel_id"], uid):
+            return
+        error = self.check_content(content, embeds if embeds is not None else json.loads(row["embeds"]))
+        if error is not None:
+            await self.sio.emit(SEND_ERROR_EVENT, {"messagePublicId": mid, "error": error}, to=sid)
             return
         rec = self.store.edit_message(mid, content, embeds)
         await self.emit(endpoints.ON_MESSAGE_UPDATED, rec, channel_room(rec["channelPublicId"]))

@@ -29,12 +29,6 @@ MAX_EMBEDS_JSON_CHARS = 131_072
 #: Longest id, nonce or emoji accepted in a socket payload, characters.
 MAX_ID_CHARS = 256
 MAX_EMOJI_CHARS = 64
-#: Limit mode (``configure(limits=True)``): content and embed limits. The real service's limits
-#: are not published; these are plausible values for tests of a client's checks.
-LIMIT_CONTENT_CHARS = 4000
-LIMIT_EMBEDS = 10
-LIMIT_EMBED = {"title": 256, "description": 4096, "fields": 25, "field_name": 256, "field_value": 1024,
-               "footer": 2048, "author": 256, "total": 6000}
 #: ``deleteHistory`` values of ``server:ban`` and their span in seconds.
 DELETE_HISTORY_S = {"none": 0, "1d": 86_400, "7d": 7 * 86_400, "14d": 14 * 86_400, "30d": 30 * 86_400}
 
@@ -104,33 +98,6 @@ class SocketServer(socketio.AsyncServer):  # type: ignore[misc]
                 await after()
             except Exception:
                 logger.debug("socket fan-out after ack failed", exc_info=True)
-
-
-def embed_within_limits(embed: dict[str, Any]) -> bool:
-    """Whether one embed respects the limit mode's embed limits (title 256, description 4096,
-    25 fields, field name 256, field value 1024, footer 2048, author 256, 6000 in all)."""
-    def text(value: Any) -> str:
-        """The frame's text, or None for a frame that is not text."""
-        return value if isinstance(value, str) else ""
-
-    title, description = text(embed.get("title")), text(embed.get("description"))
-    raw_footer, raw_author, raw_fields = embed.get("footer"), embed.get("author"), embed.get("fields")
-    footer: dict[str, Any] = raw_footer if isinstance(raw_footer, dict) else {}
-    author: dict[str, Any] = raw_author if isinstance(raw_author, dict) else {}
-    fields: list[Any] = raw_fields if isinstance(raw_fields, list) else []
-    total = len(title) + len(description) + len(text(footer.get("text"))) + len(text(author.get("name")))
-    if len(title) > LIMIT_EMBED["title"] or len(description) > LIMIT_EMBED["description"] or \
-            len(text(footer.get("text"))) > LIMIT_EMBED["footer"] or \
-            len(text(author.get("name"))) > LIMIT_EMBED["author"] or len(fields) > LIMIT_EMBED["fields"]:
-        return False
-    for f in fields:
-        if not isinstance(f, dict):
-            return False
-        name, value = text(f.get("name")), text(f.get("value"))
-        if len(name) > LIMIT_EMBED["field_name"] or len(value) > LIMIT_EMBED["field_value"]:
-            return False
-        total += len(name) + len(value)
-    return total <= LIMIT_EMBED["total"]
 
 
 _EIO_TYPES = frozenset("0123456")

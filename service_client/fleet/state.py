@@ -191,7 +191,9 @@ class FleetState(ConnectionState):
         twice, and a worker that lost the partition cannot reply.
 
         Raises:
-            ServiceAuthError: The worker is not running; or nothing to send.
+            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
+                the message limits; nothing is sent.
+            ServiceAuthError: The worker is not running.
             ServiceError: The socket's process refused or failed it (its own error), or
                 Redis failed.
             TimeoutError: No answer within 10 s.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 
-from .. import endpoints
+from .. import _defaults, endpoints
 from .._state import State, StateLike
 from .._validate import check_cache_flag, check_id, check_name
 from ..models._manager import BaseManager
@@ -15,6 +17,12 @@ from ..models.dm_channel import DMChannel
 from ..rest.route import Route
 
 __all__ = ["ChannelManager", "build_channel"]
+
+log = logging.getLogger(__name__.rpartition(".")[0])
+
+#: Longest wait for a server's channel listing that another thread asked for, seconds: the
+#: request's attempts with their timeouts, plus a margin.
+_LISTING_WAIT_S = (_defaults.EVENT_FETCH_MAX_RETRIES + 1) * _defaults.EVENT_FETCH_TIMEOUT_MS / 1000 + 5
 
 #: Channel types the service lets a client create (``POST /servers/{sid}/channels``).
 CREATABLE_TYPES = ("TEXT", "VOICE")
@@ -38,15 +46,21 @@ class ChannelManager(BaseManager[str, Channel]):
     """One global cache of channels from every server (and DMs), keyed by channel id.
 
     Empty at ready; filled by :meth:`fetch`, :meth:`fetch_for_guild` and
-    ``create_dm``. Thread-safe.
+    ``create_dm``, and for a server the first time one of its channels is needed
+    (:meth:`get_or_list`: ``message.channel``, ``ctx.channel``, ``ReactionEvent.channel``).
+    Thread-safe.
     """
 
-    __slots__ = ("categories",)
+    __slots__ = ("categories", "_listed", "_listed_lock")
     model = Channel
 
     def __init__(self, state: StateLike) -> None:
         """Create the empty channel cache and the empty category cache."""
         super().__init__(state)
+        #: Servers whose listing was asked for by :meth:`get_or_list`: set once it is applied
+        #: (or failed). Guarded by ``_listed_lock``.
+        self._listed: dict[str, threading.Event] = {}
+        self._listed_lock = threading.Lock()
         #: Every cached :class:`Category` of every server, keyed by category id: filled by
         #: :meth:`fetch_for_guild`, :meth:`fetch_categories` and ``guild.categories.create``,
         #: kept fresh by the ``guild_channels_update`` / ``guild_categories_update`` events.
@@ -80,6 +94,52 @@ class ChannelManager(BaseManager[str, Channel]):
                 channel.recipient = self._state.users.cache.setdefault(channel.recipient.id, channel.recipient)
             self.cache[channel.id] = channel
         return channel
+
+    def get_or_list(self, channel_id: str | None, server_id: str | None) -> Channel | None:
+        """The cached channel; when it is not cached, the channels of its server are listed
+        first, once: **may block** the first time.
+
+        The listing (``GET /servers/{server_id}/categories``, one request) is asked for at most
+        once per server while it succeeds, by the first caller that needs a channel of that
+        server; callers that need one meanwhile wait for it (at most about 30 s, the request's
+        timeout and retries). Then the server's channels are cached and kept fresh by the
+        channel events, like those of :meth:`fetch_for_guild`. Nothing is asked for a DM, for a
+        server that is not among the bot's cached servers, or for a channel not in the listing
+        (hidden from the bot: the answer is None, with no further request).
+
+        Args:
+            channel_id: The channel's id (None gives None).
+            server_id: Its server's id; None for a DM (then only the cache is read).
+
+        Returns:
+            The :class:`Channel`, or None when it is not cached and the listing did not bring it
+            (or failed: logged at WARNING, and asked again at the next need).
+        """
+        if channel_id is None:
+            return None
+        found = self.cache.get(channel_id)
+        if found is not None or server_id is None or server_id not in self._state.guilds.cache:
+            return found
+        with self._listed_lock:
+            done = self._listed.get(server_id)
+            owner = done is None
+            if done is None:
+                done = self._listed[server_id] = threading.Event()
+        if owner:
+            try:
+                data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id),
+                                           timeout_ms=_defaults.EVENT_FETCH_TIMEOUT_MS,
+                                           max_retries=_defaults.EVENT_FETCH_MAX_RETRIES)
+                self._apply_listing(server_id, data)
+            except Exception as exc:  # noqa: BLE001 - a property's lookup: None, and a later need asks again
+                log.warning("channel listing of server %s failed: %s", server_id, exc)
+                with self._listed_lock:
+                    self._listed.pop(server_id, None)
+            finally:
+                done.set()
+        else:
+            done.wait(_LISTING_WAIT_S)
+        return self.cache.get(channel_id)
 
     def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
         """Fetch every channel of a server with one request to its categories listing
@@ -209,7 +269,9 @@ class ChannelManager(BaseManager[str, Channel]):
         self.cache.update((ch.id, ch) for ch in channels)
 
     def _remove_guild(self, server_id: str) -> None:
-        """Evict every channel of a server (the bot left it)."""
+        """Evict every channel of a server (the bot left it); a later need lists them again."""
+        with self._listed_lock:
+            self._listed.pop(server_id, None)
         with self.cache.atomic():
             for key in [k for k, ch in self.cache.items() if ch.server_id == server_id]:
                 del self.cache[key]

@@ -127,8 +127,8 @@ class Channel(Model):
         """Send a message here: ``client.send_message(self.id, ...)``.
 
         Same arguments, result and errors as the client's ``send_message``
-        (``ServiceAuthError`` when not connected or empty, ``TimeoutError``
-        after 10 s without the echo).
+        (``ValueError`` when there is nothing to send or the message is over the limits,
+        ``ServiceAuthError`` when not connected, ``TimeoutError`` after 10 s without the echo).
         """
         return self._state.send_message(
             self.id, options, content=content, embeds=embeds, reply_to_id=reply_to_id

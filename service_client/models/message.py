@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._content import decode_content, encode_content
+from .._message_rules import check_message
 from .._state import State, StateLike, state_of
 from .._validate import check_cache_flag
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError
@@ -28,6 +29,7 @@ from ._base import (
     unpack_time,
 )
 from .embed import EmbedBuilder
+from .outgoing import embed_payloads
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -399,8 +401,11 @@ class Message(Model):
 
     @property
     def channel(self) -> Channel | None:
-        """The cached channel, or None."""
-        return self._state.channels.cache.get(self.channel_id)
+        """The message's channel from ``client.channels``; **may block** the first time a
+        channel of its server is needed, while that server's channels are listed (one request
+        per server, see ``client.channels.get_or_list``). None when the channel is hidden from
+        the bot, or for a DM channel not cached."""
+        return self._state.channels.get_or_list(self.channel_id, self.server_id)
 
     @property
     def guild(self) -> Guild | None:
@@ -456,8 +461,9 @@ class Message(Model):
         errors as the client's ``send_message``. Safe to call from a listener.
 
         Raises:
-            ValueError: The message has no channel id.
-            ServiceAuthError: Not connected, or nothing to send.
+            ValueError: The message has no channel id; or nothing to send (no content, or only
+                whitespace, and no embed) or over the message limits (nothing is sent).
+            ServiceAuthError: Not connected.
             TimeoutError: No echo within 10 s.
         """
         return self._state.send_message(
@@ -471,8 +477,16 @@ class Message(Model):
         once, since the service would drop it without a word. The local copy is not
         changed; a ``message_update`` event follows if the service accepts.
 
+        Args:
+            content: The new text.
+            embeds: The new embeds (:class:`EmbedBuilder` or mappings), which replace the
+                message's; None sends none.
+
         Raises:
-            TypeError: ``content`` is not a str.
+            TypeError: ``content`` is not a str, or ``embeds`` not a list of embeds.
+            ValueError: The edited message would break a message rule: no content (or only
+                whitespace) and no embed, or over the message limits;
+                the text starts ``edit:`` and names the rule. Nothing is sent.
             ChannelAccessError: The message is not the bot's own (``reason``
                 ``"not_the_author"``); nothing is sent.
             ServiceAuthError: The socket is not connected.
@@ -485,7 +499,8 @@ class Message(Model):
             raise ChannelAccessError(self.channel_id, action="edit", reason="not_the_author",
                                      detail=f"message {self.id} is {self.author.tag_string}'s, and only "
                                      "the author may edit a message")
-        payload_embeds = [e.to_dict() if isinstance(e, EmbedBuilder) else dict(e) for e in embeds or ()]
+        payload_embeds = embed_payloads(embeds)
+        check_message(content, payload_embeds, "edit")
         self._state.emit(
             endpoints.EMIT_MESSAGE_EDIT,
             {"messagePublicId": self.id, "content": content, "embeds": payload_embeds},

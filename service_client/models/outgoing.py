@@ -9,24 +9,35 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._message_rules import check_message
 from .._validate import check_id
-from ..errors import ServiceAuthError
 from .embed import EmbedBuilder
 
-__all__ = ["EMPTY_SEND", "build_message_payload"]
-
-#: The error text of an empty send (no content and no embed).
-EMPTY_SEND = "send_message requires non-empty content or at least one embed."
+__all__ = ["build_message_payload", "embed_payloads"]
 
 
-def _embed_payload(embed: Any, index: int) -> dict[str, Any]:
-    if isinstance(embed, EmbedBuilder):
-        return embed.to_dict()
-    if isinstance(embed, Mapping):
-        return dict(embed)
-    raise TypeError(
-        f"embeds[{index}] must be an EmbedBuilder or a mapping, got {type(embed).__name__}"
-    )
+def embed_payloads(embeds: Any) -> list[dict[str, Any]]:
+    """The embed payloads of an ``embeds`` argument (None gives ``[]``).
+
+    Raises:
+        TypeError: ``embeds`` is not a sequence of :class:`EmbedBuilder` or mappings (a single
+            embed, a str...), or one item is neither (the message names its index).
+    """
+    if embeds is None:
+        return []
+    if isinstance(embeds, (EmbedBuilder, Mapping, str, bytes)) or not isinstance(embeds, Sequence):
+        raise TypeError(f"embeds must be a list of EmbedBuilder or mappings, got {type(embeds).__name__}")
+    out: list[dict[str, Any]] = []
+    for index, embed in enumerate(embeds):
+        if isinstance(embed, EmbedBuilder):
+            out.append(embed.to_dict())
+        elif isinstance(embed, Mapping):
+            out.append(dict(embed))
+        else:
+            raise TypeError(
+                f"embeds[{index}] must be an EmbedBuilder or a mapping, got {type(embed).__name__}"
+            )
+    return out
 
 
 def build_message_payload(
@@ -59,9 +70,10 @@ def build_message_payload(
 
     Raises:
         TypeError: An argument of the wrong type (the message names it).
-        ValueError: ``channel_id`` or ``nonce`` is empty.
-        ServiceAuthError: "send_message requires non-empty content or at
-            least one embed." when there is neither.
+        ValueError: ``channel_id`` or ``nonce`` is empty; or the message breaks a rule of
+            the message rules module, ``_message_rules`` (no content, or only whitespace, and no
+            embed; content over 4000 characters; more than 10 embeds; an embed over its
+            limits): the text starts ``send_message:`` and names the rule.
     """
     check_id(channel_id, "channel_id")
     check_id(nonce, "nonce")
@@ -92,15 +104,10 @@ def build_message_payload(
         content = ""
     if not isinstance(content, str):
         raise TypeError(f"content must be a str, got {type(content).__name__}")
-    if embeds is None:
-        embeds = []
-    if isinstance(embeds, (EmbedBuilder, Mapping, str, bytes)) or not isinstance(embeds, Sequence):
-        raise TypeError(f"embeds must be a list of EmbedBuilder or mappings, got {type(embeds).__name__}")
-    embed_list = [_embed_payload(e, i) for i, e in enumerate(embeds)]
+    embed_list = embed_payloads(embeds)
     if reply_to_id is not None:
         check_id(reply_to_id, "reply_to_id")
-    if not content and not embed_list:
-        raise ServiceAuthError(EMPTY_SEND)
+    check_message(content, embed_list, "send_message")
     payload: dict[str, Any] = {"channelPublicId": channel_id, "content": content, "embeds": embed_list}
     if reply_to_id is not None:
         payload["replyToId"] = reply_to_id

@@ -73,8 +73,9 @@ class ReactionEvent(dict[str, Any]):
 
     @property
     def channel(self) -> Channel | None:
-        """The cached channel of the message, or None."""
-        return None if self.channel_id is None else self._state.channels.cache.get(self.channel_id)
+        """The channel of the message, as ``Message.channel`` (**may block** the first time a
+        channel of its server is needed); None when unknown."""
+        return self._state.channels.get_or_list(self.channel_id, self.server_id)
 
     @property
     def guild(self) -> Guild | None:

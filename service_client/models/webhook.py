@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._defaults import MISSING
+from .._message_rules import check_message
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from .._state import StateLike, state_of
 from .._validate import check_id
 from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
 from .embed import EmbedBuilder
+from .outgoing import embed_payloads
 
 if TYPE_CHECKING:  # pragma: no cover
     from .channel import Channel
@@ -237,8 +239,10 @@ class Webhook(Model):
         Raises:
             TypeError: An argument of the wrong type (before any request).
             ValueError: No token (a listed webhook carries none; use the
-                created one or :meth:`from_token`), or neither content nor
-                embeds, or a bad ``username`` (before any request).
+                created one or :meth:`from_token`), a bad ``username``, or the
+                message breaks a message rule: no content (or only whitespace)
+                and no embed, or over the message limits, the text starting
+                ``execute:`` and naming the rule (before any request).
             ServiceAPIError: 404 unknown webhook or wrong token, 400 refused
                 content; ``RateLimitError`` for a 429 after retries.
             ServiceTimeoutError: The last attempt timed out.
@@ -249,29 +253,15 @@ class Webhook(Model):
         token = self._token
         if token is None:
             raise ValueError("this webhook has no token: only the answer that created it carries one")
+        if content is not None and not isinstance(content, str):
+            raise TypeError(f"content must be a str or None, got {type(content).__name__}")
+        payload = embed_payloads(embeds)
+        check_message(content or "", payload, "execute")
         body: dict[str, Any] = {}
-        if content is not None:
-            if not isinstance(content, str):
-                raise TypeError(f"content must be a str or None, got {type(content).__name__}")
-            if content:
-                body["content"] = content
-        payload: list[dict[str, Any]] = []
-        if embeds is not None:
-            if isinstance(embeds, (EmbedBuilder, Mapping, str, bytes)) or not isinstance(embeds, Sequence):
-                raise TypeError(f"embeds must be a list of EmbedBuilder or mappings, got {type(embeds).__name__}")
-            for index, embed in enumerate(embeds):
-                if isinstance(embed, EmbedBuilder):
-                    payload.append(embed.to_dict())
-                elif isinstance(embed, Mapping):
-                    payload.append(dict(embed))
-                else:
-                    raise TypeError(
-                        f"embeds[{index}] must be an EmbedBuilder or a mapping, got {type(embed).__name__}"
-                    )
+        if content:
+            body["content"] = content
         if payload:
             body["embeds"] = payload
-        if not body:
-            raise ValueError("execute needs non-empty content or at least one embed")
         if username is not None:
             body["username"] = _check_name(username, "username")
         if avatar_url is not None:

@@ -6,7 +6,7 @@ The pytest plugin (``service_client.pytest_plugin``, loaded by pytest) gives the
   (``say``, ``dm``, ``react``, ``join``...) and the expectations that read what the bot did
   (``expect_reply``, ``expect_message``, ``expect_dm``, ``expect_reaction``);
 - :mod:`.actions`: the people's actions, part of :class:`BotWorld`;
-- :mod:`.handles`: :class:`WorldUser` and :class:`WorldObject`;
+- :mod:`.handles`: :class:`WorldUser`, :class:`WorldObject` and :class:`WorldRole`;
 - :mod:`.recorder`: what the world's clients saw, and :class:`SeenReaction`;
 - :mod:`.listener_errors`: :class:`ListenerErrors`, the exceptions listeners raised
   during a test.
@@ -18,7 +18,7 @@ The emulator's record types (``MessageRecord``, ``MemberRecord``...) are in
 from __future__ import annotations
 
 from .base import EVENT_TIMEOUT_S, LOGIN_TIMEOUT_S
-from .handles import WorldObject, WorldUser
+from .handles import WorldObject, WorldRole, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import SeenReaction
 from .world import REPLY_TIMEOUT_S, BotWorld, ExpectedMessage
@@ -32,5 +32,6 @@ __all__ = [
     "ListenerErrors",
     "SeenReaction",
     "WorldObject",
+    "WorldRole",
     "WorldUser",
 ]

@@ -11,13 +11,15 @@ client just before the action is called after them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from ..events.catalog import EventName
+from ..models.embed import parse_color
 from ..models.message import Message
+from ..permissions import Permissions, permissions_value
 from .base import WorldBase
-from .handles import WorldObject, WorldUser
+from .handles import WorldObject, WorldRole, WorldUser
 from .recorder import Probe
 
 __all__ = ["WorldActions"]
@@ -351,12 +353,53 @@ class WorldActions(WorldBase):
 
     # -- roles and channels -----------------------------------------------------------------------
 
+    def create_role(self, name: str, *, permissions: Permissions | int | str | Iterable[Any] = 0,
+                    color: str | int | None = None) -> WorldRole:
+        """The owner creates a role in the server (the bot sees ``role_create``).
+
+        ::
+
+            staff = bot_world.create_role("Staff", permissions=Permissions.KICK_MEMBERS)
+            bot_world.give_role("carol", staff)
+
+        Args:
+            name: The role's name, new in the server (so that :meth:`role` finds it).
+            permissions: Its permissions: :class:`~service_client.Permissions` flags, their int
+                value, a permission name or a list of them; default none.
+            color: ``"#rrggbb"``, an int (``0xE67E22``), or None for no colour.
+
+        Returns:
+            The new :class:`WorldRole` (``permissions`` and ``color`` as the service stored them).
+
+        Raises:
+            TypeError: A bad ``permissions`` or ``color`` type. ValueError: A bad name or colour,
+                or the server has a role of that name.
+            AssertionError: The bot's client did not get the event within
+                :attr:`event_timeout` seconds.
+        """
+        __tracebackhide__ = True
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"name must be a str with a character that is not whitespace, got {name!r}")
+        value = int(permissions_value(permissions, "permissions"))
+        wire_color = None if color is None else f"#{parse_color(color):06x}"
+        sid = self.server.id
+        if any(r.get("name") == name for r in self.emulator.roles(sid)):
+            raise ValueError(f"the server has a role named {name!r} already")
+        return self._acting(
+            f"{self.owner.name} creates the role {name}",
+            "role_create",
+            lambda made, role: role.id == made.id,
+            lambda: self._add_role(self.emulator.create_role(sid, name, value, color=wire_color)["role"]),
+        )
+
     def give_role(self, user: WorldUser | str, role: WorldObject | str) -> None:
         """Give a member a role (the bot sees ``guild_member_update``).
 
         Args:
             user: A :class:`WorldUser`, a user name or id (a member).
-            role: A :class:`WorldObject` role, a role name or id of this world.
+            role: A :class:`WorldRole`, a :class:`~service_client.Role`, or a role name or id:
+                any role of the server, whether the world, the bot or the emulator's control
+                plane made it.
 
         Raises:
             LookupError: Not a member, an unknown user or role. ValueError: It has the role.

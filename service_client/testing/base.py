@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client import Client, ClientState
 from ..models.message import Message
-from .handles import WorldObject, WorldUser
+from .handles import WorldObject, WorldRole, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import Recorder, Taken
 
@@ -30,7 +30,7 @@ EVENT_TIMEOUT_S = 10.0
 REPORT_MESSAGES = 5
 
 
-_Named = TypeVar("_Named", WorldUser, WorldObject)
+_Named = TypeVar("_Named", WorldUser, WorldObject, WorldRole)
 
 
 def _named(items: list[_Named], name_or_id: str, kind: str) -> _Named:
@@ -92,10 +92,16 @@ class WorldBase:
         return user
 
     def _add(self, kind: str, record: Any) -> WorldObject:
-        obj = WorldObject(kind, record)
+        obj = WorldRole(record) if kind == "role" else WorldObject(kind, record)
         with self._lock:
             self._objects.append(obj)
         return obj
+
+    def _add_role(self, record: Any) -> WorldRole:
+        role = WorldRole(record)
+        with self._lock:
+            self._objects.append(role)
+        return role
 
     def user(self, name_or_id: str) -> WorldUser:
         """The world's user with this name (else this id).
@@ -108,32 +114,68 @@ class WorldBase:
         return _named(users, name_or_id, "user")
 
     def channel(self, name_or_id: str) -> WorldObject:
-        """The world's channel with this name (else this id), :meth:`create_channel` ones included.
+        """The channel of the world's server with this name (else this id).
+
+        The seeded channels, those of :meth:`create_channel`, and any other channel of the server
+        however it was made (by the bot, through the emulator's control plane): a name the world
+        does not know yet is looked up in the emulator, and remembered.
 
         Raises:
-            LookupError: No such channel in this world.
+            LookupError: The server has no such channel.
         """
         return self._find("channel", name_or_id)
 
-    def role(self, name_or_id: str) -> WorldObject:
-        """The world's role with this name (else this id).
+    def role(self, name_or_id: str) -> WorldRole:
+        """The role of the world's server with this name (else this id).
+
+        The seeded roles, those of :meth:`create_role`, and any other role of the server however
+        it was made (by the bot, through the emulator's control plane): a role the world does
+        not know yet is looked up in the emulator, and remembered.
 
         Raises:
-            LookupError: No such role in this world.
+            LookupError: The server has no such role.
         """
-        return self._find("role", name_or_id)
+        found = self._find("role", name_or_id)
+        assert isinstance(found, WorldRole)
+        return found
 
     def _find(self, kind: str, name_or_id: str) -> WorldObject:
         with self._lock:
             objects = [o for o in self._objects if o.kind == kind]
-        return _named(objects, name_or_id, kind)
+        try:
+            return _named(objects, name_or_id, kind)
+        except LookupError as unknown:
+            found = self._look_up(kind, name_or_id)
+            if found is None:
+                raise unknown from None
+            return found
+
+    def _look_up(self, kind: str, name_or_id: str) -> WorldObject | None:
+        """A channel or role of the server that the world did not make, from the emulator (by
+        name, else id), added to the world's objects; None when the server has none such."""
+        server = vars(self).get("server")
+        if not isinstance(server, WorldObject):
+            return None  # still seeding
+        records = self.emulator.roles(server.id) if kind == "role" else self.emulator.channels(server.id)
+        match = next((r for r in records if r.get("name") == name_or_id), None) or \
+            next((r for r in records if r.get("publicId") == name_or_id), None)
+        if match is None:
+            return None
+        with self._lock:
+            for obj in self._objects:  # another thread added it meanwhile
+                if obj.kind == kind and obj.id == match["publicId"]:
+                    return obj
+        return self._add(kind, match)
 
     def _role_id(self, role: Any) -> str:
         if isinstance(role, WorldObject):
             return role.id
         if isinstance(role, str):
             return self.role(role).id
-        raise TypeError(f"a role must be a WorldObject or a role name or id, got {type(role).__name__}")
+        ident = getattr(role, "id", None)  # a service_client.Role the bot holds
+        if isinstance(ident, str) and ident:
+            return self.role(ident).id
+        raise TypeError(f"a role must be a WorldRole, a Role or a role name or id, got {type(role).__name__}")
 
     def _channel_id(self, channel: Any) -> str:
         if isinstance(channel, str):

@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._secret import Secret
+from ..permissions import Permissions, parse_permissions
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
     from ..emulator import CreatedUser, UserRecord
 
-__all__ = ["WorldObject", "WorldUser"]
+__all__ = ["WorldObject", "WorldRole", "WorldUser"]
 
 
 class WorldUser:
@@ -72,3 +73,35 @@ class WorldObject:
 
     def __repr__(self) -> str:
         return f"<WorldObject kind={self.kind!r} id={self.id!r} name={self.name!r}>"
+
+
+class WorldRole(WorldObject):
+    """A role of a :class:`~service_client.testing.world.BotWorld`: the seeded ones, those made
+    with :meth:`~service_client.testing.world.BotWorld.create_role`, and those the bot or the
+    emulator's control plane made, once the world has looked them up.
+
+    Attributes:
+        id, name, kind, record: As :class:`WorldObject` (``kind`` is ``"role"``).
+        permissions: The role's :class:`~service_client.Permissions` when it was made (or
+            looked up).
+        color: Its colour, ``"#rrggbb"``, or None.
+        position: Its position in the server's role order (``@everyone`` is 0).
+    """
+
+    __slots__ = ("permissions", "color", "position")
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        super().__init__("role", record)
+        self.permissions: Permissions = parse_permissions(self.record.get("permissions"))
+        color = self.record.get("color")
+        self.color: str | None = color if isinstance(color, str) else None
+        position = self.record.get("position")
+        self.position: int = position if isinstance(position, int) else 0
+
+    @property
+    def mention(self) -> str:
+        """The mention text ``<@&id>``."""
+        return f"<@&{self.id}>"
+
+    def __repr__(self) -> str:
+        return f"<WorldRole id={self.id!r} name={self.name!r} permissions={int(self.permissions)}>"

@@ -165,13 +165,23 @@ class BotWorld(WorldActions):
     ``bot_role``
     ========================  =====================================================================
 
-    :meth:`user`, :meth:`channel` and :meth:`role` find them by name; :meth:`add_user` adds a
-    member.
+    :meth:`user`, :meth:`channel` and :meth:`role` find them by name (channels and roles the bot
+    or the emulator's control plane made too); :meth:`add_user` adds a member and
+    :meth:`create_role` a role.
+
+    Limits: the world turns the emulator's limit mode on (``emulator.configure(limits=True)``),
+    so a message over the limits of :mod:`service_client._message_rules` (content over 4000
+    characters, more than 10 embeds, an embed over its limits) is refused in a test as it would
+    be by the service, whose limits are not published: the client refuses it at the call site
+    with ``ValueError``, and the emulator refuses it from any other sender (the control plane,
+    a webhook). ``BotWorld(..., limits=False)`` or ``bot_world.limits = False`` turns it off,
+    for a test of what the bot does with longer messages posted through the control plane.
 
     Acting as people would: :meth:`say` posts through the user's own logged-in
     :class:`~service_client.Client` (made on first use, destroyed at teardown); :meth:`dm`,
     :meth:`react`, :meth:`unreact`, :meth:`typing`, :meth:`join`, :meth:`leave`, :meth:`kick`,
-    :meth:`ban`, :meth:`give_role`, :meth:`take_role` and :meth:`create_channel` do the rest.
+    :meth:`ban`, :meth:`create_role`, :meth:`give_role`, :meth:`take_role` and
+    :meth:`create_channel` do the rest.
     Once the bot's client was handed to the world (the ``bot_client`` fixture does it, see
     :meth:`attach_bot`), each of them returns only after the bot's listeners of the event it
     caused have run, so whatever they did (a reply sent, a role given) is done.
@@ -193,6 +203,7 @@ class BotWorld(WorldActions):
         emulator: A running emulator, freshly reset.
         listener_errors: The test's listener error record, shown when an expectation fails
             (the ``bot_world`` fixture passes it).
+        limits: Run the emulator with its limit mode on (the default); see :attr:`limits`.
 
     Attributes:
         emulator: The running :class:`~service_client.emulator.Emulator`.
@@ -205,8 +216,10 @@ class BotWorld(WorldActions):
     #: Permissions of the ``Bot`` role.
     BOT_PERMISSIONS = MODERATOR_PERMISSIONS | (1 << 1) | (1 << 2)
 
-    def __init__(self, emulator: Emulator, *, listener_errors: ListenerErrors | None = None) -> None:
+    def __init__(self, emulator: Emulator, *, listener_errors: ListenerErrors | None = None,
+                 limits: bool = True) -> None:
         super().__init__(emulator, listener_errors=listener_errors)
+        self.limits = limits
 
         owner = self._new_user("alice")
         made = emulator.create_server(
@@ -231,6 +244,24 @@ class BotWorld(WorldActions):
         self.voice = self.channel("voice")
         with self._lock:  # seeding is not an action: expect_dm() counts from the world's start
             self._action_mark, self._last_action = 0, "none yet"
+
+    @property
+    def limits(self) -> bool:
+        """Whether the emulator runs with its limit mode on (True unless turned off).
+
+        Setting it reconfigures the emulator at once (``emulator.configure(limits=...)``).
+
+        Raises:
+            TypeError: Set to something other than a bool.
+        """
+        return self._limits
+
+    @limits.setter
+    def limits(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"limits must be a bool, got {type(value).__name__}")
+        self.emulator.configure(limits=value)
+        self._limits = value
 
     # -- seeding and lookups ----------------------------------------------------------------------
 

@@ -121,10 +121,10 @@ def test_wait_for_sees_a_later_event(bot, world, emulator):
     assert result["m"].content == "for the waiter"
 
 
-@pytest.mark.parametrize("options", ["", {"content": ""}, {"content": "", "embeds": []}])
+@pytest.mark.parametrize("options", ["", "   ", {"content": ""}, {"content": "", "embeds": []}, {"content": " \n"}])
 def test_empty_content_raises_before_anything_is_sent(bot, world, options, emulator):
     before = len(emulator.messages(world.general["publicId"]))
-    with pytest.raises(ServiceAuthError, match="requires non-empty content or at least one embed"):
+    with pytest.raises(ValueError, match="^send_message: a message needs content that is not only whitespace"):
         bot.send_message(world.general["publicId"], options)
     assert len(emulator.messages(world.general["publicId"])) == before
 

@@ -332,6 +332,31 @@ def test_limit_mode_drops_sends(world, conns, content, embeds):
     assert bot.wait("message:new")["nonce"] == "fine"                 # accepted without the limits
 
 
+@pytest.mark.parametrize("content", ["", "   ", "\n\t"])
+def test_an_empty_or_whitespace_send_is_answered_with_an_error_event(world, conns, content):
+    # never dropped silently: message:error names the rule, with send_errors off (the default)
+    bot = conns(world.bot_token)
+    bot.emit("message:send", {"channelPublicId": world.general["publicId"], "content": content, "nonce": "blank"})
+    assert bot.wait("message:error") == {"nonce": "blank", "error": "messages.errors.empty"}
+    assert world.emulator.messages(world.general["publicId"]) == []
+
+
+def test_limit_mode_refusals_are_answered_without_send_errors(world, conns):
+    world.emulator.configure(limits=True)
+    bot = conns(world.bot_token)
+    bot.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "x" * 4001, "nonce": "long"})
+    assert bot.wait("message:error") == {"nonce": "long", "error": "messages.errors.too_long"}
+
+
+def test_an_edit_to_whitespace_is_answered_with_an_error_event(world, conns):
+    bot = conns(world.bot_token)
+    bot.emit("message:send", {"channelPublicId": world.general["publicId"], "content": "first", "nonce": "a"})
+    mid = bot.wait("message:new")["publicId"]
+    bot.emit("message:edit", {"messagePublicId": mid, "content": "  ", "embeds": []})
+    assert bot.wait("message:error") == {"messagePublicId": mid, "error": "messages.errors.empty"}
+    assert world.emulator.messages(world.general["publicId"])[0]["content"] == "first"
+
+
 def test_limit_mode_accepts_at_the_limits(world, conns):
     world.emulator.configure(limits=True)
     bot = conns(world.bot_token)

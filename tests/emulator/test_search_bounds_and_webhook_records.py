@@ -65,6 +65,15 @@ def test_webhook_messages_carry_webhook_id_everywhere(world):
         assert all("webhookId" not in m for m in listing if m["publicId"] != mid)
 
 
+def test_a_webhook_post_of_whitespace_is_answered_400_naming_the_rule(world):
+    gid = world.general["publicId"]
+    hook = call(world, "POST", f"/channels/{gid}/webhooks", world.human_token, json={"name": "Hook"}).json()["webhook"]
+    r = call(world, "POST", f"/webhooks/{hook['publicId']}/{hook['token']}", json={"content": "   "})
+    assert r.status_code == 400
+    assert r.json()["error"].startswith("messages.errors.empty: a message needs content that is not only whitespace")
+    assert world.emulator.messages(gid) == []
+
+
 def test_a_database_file_from_before_the_webhook_mark_still_opens(tmp_path):
     path = str(tmp_path / "old.db")
     conn = sqlite3.connect(path)

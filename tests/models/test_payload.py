@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from service_client.errors import ServiceAuthError
 from service_client.models.outgoing import build_message_payload
 from service_client.models import EmbedBuilder
 
@@ -34,11 +33,32 @@ def test_embed_only_allows_empty_content() -> None:
     assert build_message_payload("C1", embeds=[{"title": "t"}], nonce="n")["content"] == ""
 
 
-@pytest.mark.parametrize("args", [((), {}), (("",), {}), ((), {"content": ""}), (({},), {}), ((), {"embeds": []}), (({"content": "", "embeds": []},), {})])
-def test_empty_raises_service_auth_error(args: tuple) -> None:
+@pytest.mark.parametrize("args", [((), {}), (("",), {}), ((), {"content": ""}), (({},), {}), ((), {"embeds": []}),
+                                  (({"content": "", "embeds": []},), {}), (("   ",), {}), ((), {"content": "\n\t "})])
+def test_empty_or_whitespace_raises_value_error_naming_the_rule(args: tuple) -> None:
     pos, kw = args
-    with pytest.raises(ServiceAuthError, match=r"^send_message requires non-empty content or at least one embed\.$"):
+    with pytest.raises(ValueError, match=r"^send_message: a message needs content that is not only whitespace, "
+                                         r"or at least one embed \(the content .* and there is no embed\)$"):
         build_message_payload("C1", *pos, nonce="n", **kw)
+
+
+def test_whitespace_content_with_an_embed_is_sent() -> None:
+    assert build_message_payload("C1", content="  ", embeds=[{"title": "t"}], nonce="n")["content"] == "  "
+
+
+@pytest.mark.parametrize(("kw", "rule"), [
+    ({"content": "x" * 4001}, r"content is at most 4000 characters \(the content is 4001 characters\)"),
+    ({"embeds": [{"title": "t"}] * 11}, r"at most 10 embeds \(there are 11 embeds\)"),
+    ({"embeds": [{"title": "t" * 257}]}, r"\(embeds\[0\]: its title is 257 characters\)"),
+    ({"embeds": [{"fields": [{"name": "n", "value": "v" * 1025}]}]}, r"the value of its field 0 is 1025"),
+    ({"embeds": [{"description": "d" * 4000, "fields": [{"name": "n", "value": "v" * 1000}] * 3}]},
+     r"its texts add up to 7003 characters"),
+])
+def test_over_the_limits_raises_value_error(kw: dict, rule: str) -> None:
+    with pytest.raises(ValueError, match=rule):
+        build_message_payload("C1", nonce="n", **kw)
+    # at the limit, the message is sent
+    assert build_message_payload("C1", content="x" * 4000, embeds=[{"title": "t" * 256}] * 10, nonce="n")
 
 
 def test_wrong_types_name_the_argument() -> None:
