@@ -54,6 +54,7 @@ from .errors import (
     ServiceError,
     ServiceTimeoutError,
 )
+from .events.scheduler import ManualClock, MonotonicClock, RepeatingTask, ScheduledCall
 from .models import (
     AuditLogEntry,
     Ban,
@@ -126,16 +127,20 @@ __all__ = [
     "InsecureHostWarning",
     "Invite",
     "MISSING",
+    "ManualClock",
     "Member",
     "MemoryBucketStore",
     "Message",
+    "MonotonicClock",
     "PermissionOverwrite",
     "Permissions",
     "RateLimitError",
     "ReactionEvent",
     "RedisBucketStore",
     "RemovedMember",
+    "RepeatingTask",
     "Role",
+    "ScheduledCall",
     "ServiceAPIError",
     "ServiceAuthError",
     "ServiceError",
