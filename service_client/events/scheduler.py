@@ -57,7 +57,11 @@ _PENDING, _QUEUED, _RUNNING, _DONE, _CANCELLED = "pending", "queued", "running",
 
 
 class Clock(Protocol):
-    """What a :class:`Scheduler` reads time from."""
+    """What a :class:`Scheduler` reads time from.
+
+    ``now()`` is called while the scheduler keeps its books: it must return at once and
+    never call into the client.
+    """
 
     def now(self) -> float:
         """The current time, seconds, on a clock that never goes back (its origin is arbitrary)."""
