@@ -66,12 +66,12 @@ def build_client(**options: Any) -> Client:
         ctx.send(f"{name}, you have been warned: {' '.join(reason) or 'no reason given'}")
 
     @commands.command()
-    def remind(ctx: CommandContext, seconds: float, *text: str) -> None:
+    def remind(ctx: CommandContext, seconds: float, text: str, *more: str) -> None:
         """Remind you of something in this channel after some seconds."""
-        if not 0 < seconds <= MAX_REMIND_S or not text:
-            ctx.reply(f"Usage: {PREFIX}remind <seconds, up to {MAX_REMIND_S}> <text>")
+        if not 0 < seconds <= MAX_REMIND_S:
+            ctx.reply(f"The delay is a number of seconds from 1 to {MAX_REMIND_S}.")
             return
-        note, mention, channel_id = " ".join(text), ctx.author.mention, ctx.channel_id
+        note, mention, channel_id = " ".join((text, *more)), ctx.author.mention, ctx.channel_id
         ctx.reply(f"I will remind you in {seconds:g} s.")
         ctx.client.call_later(seconds, ctx.client.send_message, channel_id, f"{mention}, reminder: {note}")
 

@@ -65,7 +65,9 @@ def test_remind_answers_at_once_and_reminds_when_the_time_has_passed(
     assert reminder.result().content == f"{carol.mention}, reminder: stretch your legs"
 
 
-def test_remind_refuses_a_bad_delay(bot_world: Any, bot_client: Client, say: Any, expect_reply: Any) -> None:
+def test_remind_refuses_a_bad_delay_or_no_text(bot_world: Any, bot_client: Client, say: Any, expect_reply: Any) -> None:
     say("general", "!remind 0 now")
-    assert expect_reply().content == "Usage: !remind <seconds, up to 86400> <text>"
+    assert expect_reply().content == "The delay is a number of seconds from 1 to 86400."
+    say("general", "!remind 60")
+    assert expect_reply().content == "Missing <text>. Usage: !remind <seconds: number> <text> [more...]"
     assert bot_world.advance(86_400) == 0
