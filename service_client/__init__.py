@@ -54,7 +54,8 @@ from .errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-from .events.scheduler import ManualClock, MonotonicClock, RepeatingTask, ScheduledCall
+from .events.clock import ManualClock, MonotonicClock
+from .events.scheduler import RepeatingTask, ScheduledCall
 from .models import (
     AuditLogEntry,
     Ban,

@@ -12,7 +12,8 @@ import pytest
 
 from service_client.errors import ServiceError
 from service_client.events import EventEmitter, OrderedWorkerPool
-from service_client.events.scheduler import ManualClock, MonotonicClock, Scheduler
+from service_client.events.clock import ManualClock, MonotonicClock
+from service_client.events.scheduler import Scheduler
 
 
 class Rig:

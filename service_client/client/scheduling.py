@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _defaults
-from ..events.scheduler import Clock, RepeatingTask, ScheduledCall
+from ..events.clock import Clock
+from ..events.scheduler import RepeatingTask, ScheduledCall
 
 if TYPE_CHECKING:
     from ..events.emitter import EventEmitter
@@ -61,7 +62,7 @@ class ClientScheduling:
             *args: Its arguments.
 
         Returns:
-            A :class:`~service_client.events.scheduler.ScheduledCall`: ``cancel()``,
+            A :class:`~service_client.ScheduledCall`: ``cancel()``,
             ``cancelled()``, ``done()``, ``when()``.
 
         Raises:
@@ -86,10 +87,10 @@ class ClientScheduling:
             def start_tasks():
                 post_status.start()
 
-        The decorated name is a :class:`~service_client.events.scheduler.RepeatingTask`
+        The decorated name is a :class:`~service_client.RepeatingTask`
         (``start(*args)``, ``stop()``, ``change_interval(...)``, ``is_running()``,
         ``runs``, ``next_run``); calling it calls the function directly. The first run is
-        due at :meth:`~service_client.events.scheduler.RepeatingTask.start`, then one every
+        due at :meth:`~service_client.RepeatingTask.start`, then one every
         interval after the previous one was due; runs never overlap, a run that ends late
         skips the times it missed, and an exception a run raises is reported and the task
         goes on.
@@ -112,7 +113,7 @@ class ClientScheduling:
     def clock(self) -> Clock:
         """The clock scheduled work is timed by (``clock.now()``: seconds, monotonic).
 
-        A :class:`~service_client.events.scheduler.MonotonicClock` unless replaced with
+        A :class:`~service_client.MonotonicClock` unless replaced with
         :meth:`set_clock`.
         """
         return self._scheduler.clock
@@ -120,7 +121,7 @@ class ClientScheduling:
     def set_clock(self, clock: Clock | None) -> None:
         """Time scheduled work by ``clock`` from now on; None goes back to the real clock.
 
-        For tests: with a :class:`~service_client.events.scheduler.ManualClock` nothing
+        For tests: with a :class:`~service_client.ManualClock` nothing
         scheduled runs by itself, and ``clock.advance(seconds)`` runs what falls due without
         waiting (the test world's ``bot_world.advance`` does this for the bot's client).
         Pending calls keep the delay they had left.

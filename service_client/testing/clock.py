@@ -1,7 +1,7 @@
 """The test world's clock: the bot's scheduled work runs when the test says so.
 
 :class:`WorldClock` is a base of :class:`~service_client.pytest_plugin.BotWorld`: it gives the
-bot's client a :class:`~service_client.events.scheduler.ManualClock` when the client is handed
+bot's client a :class:`~service_client.ManualClock` when the client is handed
 to the world, and :meth:`WorldClock.advance` moves it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..events.scheduler import ManualClock
+from ..events.clock import ManualClock
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -24,7 +24,7 @@ class WorldClock:
     """The clock of the bot's scheduled work in the test world: it stands still until :meth:`advance`.
 
     Attributes:
-        clock: The :class:`~service_client.events.scheduler.ManualClock` (at 0 s when the
+        clock: The :class:`~service_client.ManualClock` (at 0 s when the
             world is made).
     """
 

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from service_client import Client
+from service_client import Client, ManualClock, MonotonicClock
 from service_client.errors import ServiceError
-from service_client.events.scheduler import ManualClock, MonotonicClock
 from service_client.pytest_plugin import BotWorld, ListenerErrors
 
 
