@@ -5,6 +5,13 @@
 - ``!kick <member> [reason...]`` kicks a member, with the reason as typed (apostrophes and
   all); for members with KICK_MEMBERS.
 - ``!ban <member> [reason...]`` bans one; for members with BAN_MEMBERS.
+- ``!warn <member> <reason...>`` records a warning; for the staff roles (``Moderator``,
+  ``Admin``), in a server.
+- ``!warnings <member>`` lists a member's warnings; staff only, in the ``mod-log`` channel,
+  and hidden from ``!help``.
+
+A member who may not use a command is told why ("You need one of the roles Admin,
+Moderator to use !warn."); the bot logs each refusal it hears as ``command_error``.
 
 The bot needs the same permissions on the server. Run it against any service (or
 ``python -m service_client emulator --seed demo``)::
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from typing import Any
 
 from service_client import (
@@ -27,10 +35,19 @@ from service_client import (
     GatewayError,
     Member,
     Permissions,
+    guild_only,
+    has_any_role,
+    in_channel,
 )
 
 #: Most messages one ``!purge`` deletes.
 PURGE_MAX = 100
+#: The roles whose members may warn.
+STAFF_ROLES = ("Moderator", "Admin")
+#: The channel where the staff reads the warnings.
+MOD_LOG = "mod-log"
+
+_log = logging.getLogger("moderation_bot")
 
 
 def build_client(**options: Any) -> Client:
@@ -74,6 +91,33 @@ def build_client(**options: Any) -> Client:
             ctx.reply(f"Could not ban {member.display_name} ({error.code}).")
             return
         ctx.reply(f"Banned {member.display_name}" + (f": {reason}" if reason else "."))
+
+    warnings: dict[str, list[str]] = {}  # user id -> reasons, in order
+    warnings_lock = threading.Lock()  # commands of different channels run on different threads
+
+    @commands.command()
+    @guild_only()
+    @has_any_role(*STAFF_ROLES)
+    def warn(ctx: CommandContext, member: Member, *, reason: str) -> None:
+        """Warn a member, with a reason: !warn @carol spamming links."""
+        with warnings_lock:
+            count = len(warnings.setdefault(member.id, [])) + 1
+            warnings[member.id].append(reason)
+        ctx.reply(f"Warned {member.display_name} ({count} warning{'s' if count != 1 else ''}): {reason}")
+
+    @commands.command("warnings", hidden=True)
+    @has_any_role(*STAFF_ROLES)
+    @in_channel(MOD_LOG)
+    def list_warnings(ctx: CommandContext, member: Member) -> None:
+        """List a member's warnings: !warnings @carol."""
+        with warnings_lock:
+            reasons = list(warnings.get(member.id, []))
+        lines = [f"{i}. {reason}" for i, reason in enumerate(reasons, 1)]
+        ctx.reply(f"{member.display_name}: " + ("; ".join(lines) if lines else "no warnings."))
+
+    @client.on("command_error")
+    def refused(error: CommandError) -> None:
+        _log.info("refused %s: %s", error.command_name, error)
 
     return client
 

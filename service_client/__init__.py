@@ -7,7 +7,7 @@ Every public name is importable from here::
 Importing the package is light: requests, urllib3 and websocket-client load
 when the first :class:`Client` is created and when it logs in; the command
 framework (:class:`CommandDispatcher`, :class:`CommandContext`,
-:class:`Converter`), :class:`RedisBucketStore` and the events fleet
+:class:`Converter` and the checks such as :func:`has_role`), :class:`RedisBucketStore` and the events fleet
 (:class:`EventPublisher`, :class:`FleetWorker`) when a name of theirs is
 first read from the package.
 
@@ -31,11 +31,12 @@ from . import rest as _rest
 from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
-from .commands import Command, load_commands
+from .commands import Check, Command, load_commands
 from .errors import (
     BadArgumentError,
     ChannelAccessError,
     ChannelOverwriteError,
+    CheckFailure,
     CommandArgumentError,
     CommandCooldownError,
     CommandError,
@@ -48,11 +49,16 @@ from .errors import (
     GatewayError,
     GatewayTimeoutError,
     InsecureHostWarning,
+    MissingPermissions,
+    MissingRole,
+    NoPrivateMessage,
+    PrivateMessageOnly,
     RateLimitError,
     ServiceAPIError,
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
+    WrongChannel,
 )
 from .events.clock import ManualClock, MonotonicClock
 from .events.scheduler import RepeatingTask, ScheduledCall
@@ -82,13 +88,27 @@ from .models import (
 from .rest.buckets import BucketStore, MemoryBucketStore
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
-    from .dispatcher import CommandContext, CommandDispatcher, Converter
+    from .dispatcher import (
+        CommandContext,
+        CommandDispatcher,
+        Converter,
+        check,
+        dm_only,
+        guild_only,
+        has_any_role,
+        has_permissions,
+        has_role,
+        in_channel,
+    )
     from .fleet import EventPublisher, FleetWorker
     from .rest.redis_buckets import RedisBucketStore
 
 #: Names loaded on first access (PEP 562), so that ``import service_client`` stays light for
 #: bots that use neither: the command framework (about 10 ms) and the Redis store.
-_DISPATCHER_EXPORTS = frozenset({"CommandContext", "CommandDispatcher", "Converter"})
+_DISPATCHER_EXPORTS = frozenset({
+    "CommandContext", "CommandDispatcher", "Converter",
+    "check", "dm_only", "guild_only", "has_any_role", "has_permissions", "has_role", "in_channel",
+})
 #: The events fleet's names, loaded on first access too (they need the redis extra).
 _FLEET_EXPORTS = frozenset({"EventPublisher", "FleetWorker"})
 
@@ -101,6 +121,8 @@ __all__ = [
     "Channel",
     "ChannelAccessError",
     "ChannelOverwriteError",
+    "Check",
+    "CheckFailure",
     "Client",
     "ClientState",
     "Collection",
@@ -132,9 +154,13 @@ __all__ = [
     "Member",
     "MemoryBucketStore",
     "Message",
+    "MissingPermissions",
+    "MissingRole",
     "MonotonicClock",
+    "NoPrivateMessage",
     "PermissionOverwrite",
     "Permissions",
+    "PrivateMessageOnly",
     "RateLimitError",
     "ReactionEvent",
     "RedisBucketStore",
@@ -152,6 +178,14 @@ __all__ = [
     "VoiceManager",
     "VoiceState",
     "Webhook",
+    "WrongChannel",
+    "check",
+    "dm_only",
+    "guild_only",
+    "has_any_role",
+    "has_permissions",
+    "has_role",
+    "in_channel",
     "load_commands",
 ]
 
@@ -165,8 +199,8 @@ def __getattr__(name: str) -> Any:
         name: The attribute read from the package.
 
     Returns:
-        The class: :class:`CommandContext`, :class:`CommandDispatcher`,
-        :class:`Converter`, :class:`RedisBucketStore`, :class:`EventPublisher`
+        The class or function: :class:`CommandContext`, :class:`CommandDispatcher`,
+        :class:`Converter`, a check (:func:`has_role`, ...), :class:`RedisBucketStore`, :class:`EventPublisher`
         or :class:`FleetWorker`.
 
     Raises:

@@ -18,7 +18,13 @@ The tree::
         ├── CommandSyntaxError       (an opening double quote never closed)
         ├── CommandUsageError        .usage, .parameter
         │   └── CommandArgumentError .parameter, .expected, .given
-        ├── CommandPermissionError   .missing (Permissions)
+        ├── CheckFailure             a check refused the author, the place or the moment
+        │   ├── NoPrivateMessage         (a server-only command in a DM)
+        │   ├── PrivateMessageOnly       (a DM-only command in a server)
+        │   ├── MissingRole              .roles (names or ids; any one would do)
+        │   ├── WrongChannel             .channels (names or ids)
+        │   └── CommandPermissionError   .missing (Permissions)
+        │       └── MissingPermissions
         ├── CommandCooldownError     .retry_after (seconds)
         └── CommandInvokeError       .original (also the __cause__)
 
@@ -28,9 +34,10 @@ The tree::
 The command errors are raised by
 :class:`~service_client.dispatcher.CommandDispatcher` for a message that
 names a command but cannot run it; the dispatcher reports each one to the
-author in the channel and emits it as the client's ``error`` event (a
-refusal, anything but :class:`CommandInvokeError`, only while the client has
-an ``error`` listener; without one it is logged at INFO). The
+author in the channel and emits it as the client's ``command_error`` event,
+and as its ``error`` event (a refusal, anything but
+:class:`CommandInvokeError`, only while the client has an ``error`` listener
+and no ``command_error`` listener; else it is logged at INFO). The
 exception is :class:`CommandNotFoundError` (a word that names no command):
 the dispatcher only logs it at DEBUG, or replies its text with
 ``reply_unknown=True``, and never emits it, since several bots may share a
@@ -61,6 +68,7 @@ __all__ = [
     "BadArgumentError",
     "ChannelAccessError",
     "ChannelOverwriteError",
+    "CheckFailure",
     "CommandArgumentError",
     "CommandCooldownError",
     "CommandError",
@@ -74,11 +82,16 @@ __all__ = [
     "GatewayError",
     "GatewayTimeoutError",
     "InsecureHostWarning",
+    "MissingPermissions",
+    "MissingRole",
+    "NoPrivateMessage",
+    "PrivateMessageOnly",
     "RateLimitError",
     "ServiceAPIError",
     "ServiceAuthError",
     "ServiceError",
     "ServiceTimeoutError",
+    "WrongChannel",
 ]
 
 #: Characters of a non-JSON error body quoted in an error message.
@@ -387,11 +400,8 @@ class CommandError(ServiceError):
     a command itself to refuse in its own words (``raise CommandError("count
     must be between 1 and 100")``; the dispatcher fills in ``command_name``
     and ``context``). The dispatcher replies ``str(e)`` to the message and
-    emits the error as the client's
-    ``error`` event (a :class:`CommandInvokeError` always; the others, which
-    are refusals of what the author typed or may do, while the client has an
-    ``error`` listener, else they are logged at INFO). Pickling keeps every
-    attribute except :attr:`context` (it becomes None).
+    emits the error as ``command_error`` and ``error`` (see the module's text).
+    Pickling keeps every attribute except :attr:`context` (it becomes None).
 
     Args:
         text: The message shown to the author.
@@ -529,12 +539,55 @@ class BadArgumentError(ServiceError, ValueError):
     """
 
 
-class CommandPermissionError(CommandError):
-    """The author lacks a permission the command requires, or wrote outside a server.
+class CheckFailure(CommandError):
+    """A check of the command refused this author, place or moment, before its arguments were read.
+
+    The dispatcher raises it when a check (:func:`~service_client.check`,
+    :func:`~service_client.has_role`, ...) says no; a check may raise it itself, or a
+    subclass, with its own text for the author.
+    """
+
+
+class NoPrivateMessage(CheckFailure):
+    """The command works only in a server, and was written in a direct message."""
+
+
+class PrivateMessageOnly(CheckFailure):
+    """The command works only in direct messages, and was written in a server."""
+
+
+class MissingRole(CheckFailure):
+    """The author holds none of the roles the command needs.
+
+    Attributes:
+        roles: The roles needed, as the check was given them (names or ids); any one would do.
+    """
+
+    def __init__(self, text: str, *, roles: Sequence[str], command_name: str | None = None,
+                 context: CommandInvocation | None = None) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.roles = tuple(roles)
+
+
+class WrongChannel(CheckFailure):
+    """The command works only in some channels, and was written in another one.
+
+    Attributes:
+        channels: The channels allowed, as the check was given them (names or ids).
+    """
+
+    def __init__(self, text: str, *, channels: Sequence[str], command_name: str | None = None,
+                 context: CommandInvocation | None = None) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.channels = tuple(channels)
+
+
+class CommandPermissionError(CheckFailure):
+    """The author lacks a server permission the command requires; raised as :class:`MissingPermissions`.
 
     Attributes:
         missing: The required :class:`~service_client.Permissions` the author
-            does not hold (all of them in a direct message).
+            does not hold.
     """
 
     def __init__(
@@ -547,6 +600,10 @@ class CommandPermissionError(CommandError):
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.missing = missing
+
+
+class MissingPermissions(CommandPermissionError):
+    """The author lacks server permissions the command needs (``requires=`` or ``has_permissions``)."""
 
 
 class CommandCooldownError(CommandError):

@@ -24,6 +24,8 @@ from service_client import (
     CommandPermissionError,
     CommandSyntaxError,
     CommandUsageError,
+    MissingPermissions,
+    NoPrivateMessage,
     Permissions,
 )
 
@@ -40,13 +42,18 @@ class FakeMember:
 
 
 class FakeClient:
-    """``commands``, ``user``, ``on``/``off`` and ``_dispatch`` as the dispatcher uses them."""
+    """``commands``, ``user``, ``on``/``off`` and ``dispatch`` as the dispatcher uses them.
+
+    ``listeners`` is not callable, so the dispatcher cannot tell who listens: ``errors``
+    collects every ``command_error``, ``error_events`` every ``error``.
+    """
 
     def __init__(self) -> None:
         self.commands: Collection[str, Command] = Collection()
         self.user = FakeUser("BOT", bot=True)
         self.listeners: dict[str, list[Any]] = {}
         self.errors: list[BaseException] = []
+        self.error_events: list[BaseException] = []
         self.sent: list[tuple[str, Any]] = []
 
     def on(self, event: str, listener: Any) -> Any:
@@ -56,9 +63,9 @@ class FakeClient:
     def off(self, event: str, listener: Any) -> None:
         self.listeners[event].remove(listener)
 
-    def _dispatch(self, event: str, *args: Any, key: Any = None) -> None:
-        assert event == "error"
-        self.errors.append(args[0])
+    def dispatch(self, event: str, *args: Any, key: Any = None) -> None:
+        assert event in ("command_error", "error") and key == "C1"
+        (self.errors if event == "command_error" else self.error_events).append(args[0])
 
     def send_message(self, channel_id: str, options: Any = None, **kwargs: Any) -> Any:
         self.sent.append((channel_id, options))
@@ -403,7 +410,7 @@ def test_a_command_with_requires_is_refused_in_a_dm(client, bot):
     calls: list[int] = []
     bot.add(Command("kick", lambda ctx: calls.append(1), requires=Permissions.KICK_MEMBERS))
     message = run(client, "!kick", server_id=None)
-    assert isinstance(client.errors[-1], CommandPermissionError)
+    assert isinstance(client.errors[-1], NoPrivateMessage)
     assert message.replies == ["!kick can only be used in a server."]
     assert message.member_reads == 0 and calls == []
 
@@ -464,7 +471,7 @@ def test_a_refused_invocation_does_not_start_the_cooldown(client, bot, clock):
     run(client, "!warn U2", member=FakeMember(Permissions(0)))  # permission error
     run(client, "!warn U3", member=mod)
     assert calls == ["U3"]
-    assert [type(e) for e in client.errors] == [CommandUsageError, CommandPermissionError]
+    assert [type(e) for e in client.errors] == [CommandUsageError, MissingPermissions]
 
 
 def test_cooldown_check_and_take_is_atomic_across_threads(client, bot):

@@ -52,7 +52,7 @@ from service_client.dispatcher.parsing import ArgumentReader, UnclosedQuote
 
 
 class BotState(FakeState):
-    """The fake State as the dispatcher's client: commands, listeners, ``error`` events, replies."""
+    """The fake State as the dispatcher's client: commands, listeners, ``error`` and ``command_error`` events, replies."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,6 +60,7 @@ class BotState(FakeState):
         self.user = self.users._upsert(user_rec("BOT", "bot", isBot=True))
         self._listeners: dict[str, list[Any]] = {}
         self.errors: list[BaseException] = []
+        self.command_errors: list[BaseException] = []
 
     def on(self, event: str, listener: Any) -> Any:
         self._listeners.setdefault(event, []).append(listener)
@@ -71,9 +72,9 @@ class BotState(FakeState):
     def listeners(self, event: str) -> list[Any]:
         return list(self._listeners.get(event, []))
 
-    def _dispatch(self, event: str, *args: Any, key: Any = None) -> None:
-        assert event == "error"
-        self.errors.append(args[0])
+    def dispatch(self, event: str, *args: Any, key: Any = None) -> None:
+        assert event in ("command_error", "error")
+        (self.errors if event == "error" else self.command_errors).append(args[0])
 
     def replies(self) -> list[Any]:
         return [options for _channel, options, _kwargs in self.sent]
@@ -877,6 +878,7 @@ def test_without_an_error_listener_a_refusal_is_logged_at_info_and_not_emitted(c
     with caplog.at_level("DEBUG"):
         say(client, "!roll ten")
     assert client.errors == [] and last_reply(client).startswith("Bad argument <sides: integer>")
+    assert [type(e) for e in client.command_errors] == [CommandArgumentError]  # always emitted there
     (record,) = [r for r in caplog.records if r.name == "service_client.dispatcher"]
     assert record.levelno == logging.INFO and record.exc_info is None
     assert record.getMessage() == (

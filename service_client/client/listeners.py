@@ -18,9 +18,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ..errors import ServiceError
-from ..events.catalog import EVENT_NAMES, EVENTS, CustomEvent, EventName, unknown_event_message
+from ..events.catalog import EVENT_NAMES, EVENTS, SHARED_EVENTS, CustomEvent, EventName, unknown_event_message
 
 if TYPE_CHECKING:
+    from ..errors import CommandError  # noqa: F401 - named in the generated overloads
     from ..events.emitter import EventEmitter
     from ..models.guild import Guild  # noqa: F401 - named in the generated overloads
     from ..models.member import Member, RemovedMember  # noqa: F401
@@ -44,11 +45,14 @@ _Listener1 = TypeVar("_Listener1", bound="Callable[[str], object]")
 # listener(Exception)
 _Events2 = Literal["error"]
 _Listener2 = TypeVar("_Listener2", bound="Callable[[Exception], object]")
+# listener(CommandError)
+_Events3 = Literal["command_error"]
+_Listener3 = TypeVar("_Listener3", bound="Callable[[CommandError], object]")
 # listener(Message)
-_Events3 = Literal["message_create"]
-_Listener3 = TypeVar("_Listener3", bound="Callable[[Message], object]")
+_Events4 = Literal["message_create"]
+_Listener4 = TypeVar("_Listener4", bound="Callable[[Message], object]")
 # listener(dict[str, Any])
-_Events4 = Literal[
+_Events5 = Literal[
     "message_update",
     "message_delete",
     "message_reaction_remove_all",
@@ -70,34 +74,34 @@ _Events4 = Literal[
     "voice_incoming_call",
     "voice_call_cancelled",
 ]
-_Listener4 = TypeVar("_Listener4", bound="Callable[[dict[str, Any]], object]")
+_Listener5 = TypeVar("_Listener5", bound="Callable[[dict[str, Any]], object]")
 # listener(ReactionEvent, User, str)
-_Events5 = Literal["message_reaction_add", "message_reaction_remove"]
-_Listener5 = TypeVar("_Listener5", bound="Callable[[ReactionEvent, User, str], object]")
+_Events6 = Literal["message_reaction_add", "message_reaction_remove"]
+_Listener6 = TypeVar("_Listener6", bound="Callable[[ReactionEvent, User, str], object]")
 # listener(Guild)
-_Events6 = Literal["guild_create"]
-_Listener6 = TypeVar("_Listener6", bound="Callable[[Guild], object]")
+_Events7 = Literal["guild_create"]
+_Listener7 = TypeVar("_Listener7", bound="Callable[[Guild], object]")
 # listener(Guild | dict[str, Any])
-_Events7 = Literal["guild_update", "guild_delete"]
-_Listener7 = TypeVar("_Listener7", bound="Callable[[Guild | dict[str, Any]], object]")
+_Events8 = Literal["guild_update", "guild_delete"]
+_Listener8 = TypeVar("_Listener8", bound="Callable[[Guild | dict[str, Any]], object]")
 # listener(Member)
-_Events8 = Literal["guild_member_add"]
-_Listener8 = TypeVar("_Listener8", bound="Callable[[Member], object]")
+_Events9 = Literal["guild_member_add"]
+_Listener9 = TypeVar("_Listener9", bound="Callable[[Member], object]")
 # listener(RemovedMember)
-_Events9 = Literal["guild_member_remove"]
-_Listener9 = TypeVar("_Listener9", bound="Callable[[RemovedMember], object]")
+_Events10 = Literal["guild_member_remove"]
+_Listener10 = TypeVar("_Listener10", bound="Callable[[RemovedMember], object]")
 # listener(Member | dict[str, Any])
-_Events10 = Literal["guild_member_update"]
-_Listener10 = TypeVar("_Listener10", bound="Callable[[Member | dict[str, Any]], object]")
+_Events11 = Literal["guild_member_update"]
+_Listener11 = TypeVar("_Listener11", bound="Callable[[Member | dict[str, Any]], object]")
 # listener(Role)
-_Events11 = Literal["role_create", "role_update"]
-_Listener11 = TypeVar("_Listener11", bound="Callable[[Role], object]")
+_Events12 = Literal["role_create", "role_update"]
+_Listener12 = TypeVar("_Listener12", bound="Callable[[Role], object]")
 # listener(Role | str)
-_Events12 = Literal["role_delete"]
-_Listener12 = TypeVar("_Listener12", bound="Callable[[Role | str], object]")
+_Events13 = Literal["role_delete"]
+_Listener13 = TypeVar("_Listener13", bound="Callable[[Role | str], object]")
 # listener(User | dict[str, Any])
-_Events13 = Literal["user_update"]
-_Listener13 = TypeVar("_Listener13", bound="Callable[[User | dict[str, Any]], object]")
+_Events14 = Literal["user_update"]
+_Listener14 = TypeVar("_Listener14", bound="Callable[[User | dict[str, Any]], object]")
 # </generated:aliases>
 
 
@@ -148,12 +152,18 @@ class ClientEvents:
         """Call form for error: a listener taking (Exception)."""
     @overload
     def on(self, event: _Events3) -> Callable[[_Listener3], _Listener3]:
-        """Decorator form for message_create: a listener taking (Message)."""
+        """Decorator form for command_error: a listener taking (CommandError)."""
     @overload
-    def on(self, event: _Events3, listener: Callable[[Message], _R]) -> Callable[[Message], _R]:
-        """Call form for message_create: a listener taking (Message)."""
+    def on(self, event: _Events3, listener: Callable[[CommandError], _R]) -> Callable[[CommandError], _R]:
+        """Call form for command_error: a listener taking (CommandError)."""
     @overload
     def on(self, event: _Events4) -> Callable[[_Listener4], _Listener4]:
+        """Decorator form for message_create: a listener taking (Message)."""
+    @overload
+    def on(self, event: _Events4, listener: Callable[[Message], _R]) -> Callable[[Message], _R]:
+        """Call form for message_create: a listener taking (Message)."""
+    @overload
+    def on(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
         """Decorator form for message_update, message_delete, message_reaction_remove_all, message_pin,
         guild_ban_add, guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update,
         presence_update, activity_update, typing_start, typing_stop, dm_new, voice_state_update,
@@ -161,7 +171,7 @@ class ClientEvents:
         listener taking (dict[str, Any]).
         """
     @overload
-    def on(self, event: _Events4, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]:
+    def on(self, event: _Events5, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]:
         """Call form for message_update, message_delete, message_reaction_remove_all, message_pin, guild_ban_add,
         guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update, presence_update,
         activity_update, typing_start, typing_stop, dm_new, voice_state_update, voice_user_joined,
@@ -169,62 +179,62 @@ class ClientEvents:
         (dict[str, Any]).
         """
     @overload
-    def on(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
+    def on(self, event: _Events6) -> Callable[[_Listener6], _Listener6]:
         """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent,
         User, str).
         """
     @overload
-    def on(self, event: _Events5, listener: Callable[[ReactionEvent, User, str], _R]) -> Callable[[ReactionEvent, User, str], _R]:
+    def on(self, event: _Events6, listener: Callable[[ReactionEvent, User, str], _R]) -> Callable[[ReactionEvent, User, str], _R]:
         """Call form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent, User,
         str).
         """
     @overload
-    def on(self, event: _Events6) -> Callable[[_Listener6], _Listener6]:
+    def on(self, event: _Events7) -> Callable[[_Listener7], _Listener7]:
         """Decorator form for guild_create: a listener taking (Guild)."""
     @overload
-    def on(self, event: _Events6, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]:
+    def on(self, event: _Events7, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]:
         """Call form for guild_create: a listener taking (Guild)."""
     @overload
-    def on(self, event: _Events7) -> Callable[[_Listener7], _Listener7]:
+    def on(self, event: _Events8) -> Callable[[_Listener8], _Listener8]:
         """Decorator form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def on(self, event: _Events7, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]:
+    def on(self, event: _Events8, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]:
         """Call form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def on(self, event: _Events8) -> Callable[[_Listener8], _Listener8]:
+    def on(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
         """Decorator form for guild_member_add: a listener taking (Member)."""
     @overload
-    def on(self, event: _Events8, listener: Callable[[Member], _R]) -> Callable[[Member], _R]:
+    def on(self, event: _Events9, listener: Callable[[Member], _R]) -> Callable[[Member], _R]:
         """Call form for guild_member_add: a listener taking (Member)."""
     @overload
-    def on(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
+    def on(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
         """Decorator form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
-    def on(self, event: _Events9, listener: Callable[[RemovedMember], _R]) -> Callable[[RemovedMember], _R]:
+    def on(self, event: _Events10, listener: Callable[[RemovedMember], _R]) -> Callable[[RemovedMember], _R]:
         """Call form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
-    def on(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
+    def on(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
         """Decorator form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def on(self, event: _Events10, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
+    def on(self, event: _Events11, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
         """Call form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def on(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
+    def on(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
         """Decorator form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def on(self, event: _Events11, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
+    def on(self, event: _Events12, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
         """Call form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def on(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
+    def on(self, event: _Events13) -> Callable[[_Listener13], _Listener13]:
         """Decorator form for role_delete: a listener taking (Role | str)."""
     @overload
-    def on(self, event: _Events12, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
+    def on(self, event: _Events13, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
         """Call form for role_delete: a listener taking (Role | str)."""
     @overload
-    def on(self, event: _Events13) -> Callable[[_Listener13], _Listener13]:
+    def on(self, event: _Events14) -> Callable[[_Listener14], _Listener14]:
         """Decorator form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def on(self, event: _Events13, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
+    def on(self, event: _Events14, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
         """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
     def on(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
@@ -302,12 +312,18 @@ class ClientEvents:
         """Call form for error: a listener taking (Exception)."""
     @overload
     def once(self, event: _Events3) -> Callable[[_Listener3], _Listener3]:
-        """Decorator form for message_create: a listener taking (Message)."""
+        """Decorator form for command_error: a listener taking (CommandError)."""
     @overload
-    def once(self, event: _Events3, listener: Callable[[Message], _R]) -> Callable[[Message], _R]:
-        """Call form for message_create: a listener taking (Message)."""
+    def once(self, event: _Events3, listener: Callable[[CommandError], _R]) -> Callable[[CommandError], _R]:
+        """Call form for command_error: a listener taking (CommandError)."""
     @overload
     def once(self, event: _Events4) -> Callable[[_Listener4], _Listener4]:
+        """Decorator form for message_create: a listener taking (Message)."""
+    @overload
+    def once(self, event: _Events4, listener: Callable[[Message], _R]) -> Callable[[Message], _R]:
+        """Call form for message_create: a listener taking (Message)."""
+    @overload
+    def once(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
         """Decorator form for message_update, message_delete, message_reaction_remove_all, message_pin,
         guild_ban_add, guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update,
         presence_update, activity_update, typing_start, typing_stop, dm_new, voice_state_update,
@@ -315,7 +331,7 @@ class ClientEvents:
         listener taking (dict[str, Any]).
         """
     @overload
-    def once(self, event: _Events4, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]:
+    def once(self, event: _Events5, listener: Callable[[dict[str, Any]], _R]) -> Callable[[dict[str, Any]], _R]:
         """Call form for message_update, message_delete, message_reaction_remove_all, message_pin, guild_ban_add,
         guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update, presence_update,
         activity_update, typing_start, typing_stop, dm_new, voice_state_update, voice_user_joined,
@@ -323,62 +339,62 @@ class ClientEvents:
         (dict[str, Any]).
         """
     @overload
-    def once(self, event: _Events5) -> Callable[[_Listener5], _Listener5]:
+    def once(self, event: _Events6) -> Callable[[_Listener6], _Listener6]:
         """Decorator form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent,
         User, str).
         """
     @overload
-    def once(self, event: _Events5, listener: Callable[[ReactionEvent, User, str], _R]) -> Callable[[ReactionEvent, User, str], _R]:
+    def once(self, event: _Events6, listener: Callable[[ReactionEvent, User, str], _R]) -> Callable[[ReactionEvent, User, str], _R]:
         """Call form for message_reaction_add, message_reaction_remove: a listener taking (ReactionEvent, User,
         str).
         """
     @overload
-    def once(self, event: _Events6) -> Callable[[_Listener6], _Listener6]:
+    def once(self, event: _Events7) -> Callable[[_Listener7], _Listener7]:
         """Decorator form for guild_create: a listener taking (Guild)."""
     @overload
-    def once(self, event: _Events6, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]:
+    def once(self, event: _Events7, listener: Callable[[Guild], _R]) -> Callable[[Guild], _R]:
         """Call form for guild_create: a listener taking (Guild)."""
     @overload
-    def once(self, event: _Events7) -> Callable[[_Listener7], _Listener7]:
+    def once(self, event: _Events8) -> Callable[[_Listener8], _Listener8]:
         """Decorator form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def once(self, event: _Events7, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]:
+    def once(self, event: _Events8, listener: Callable[[Guild | dict[str, Any]], _R]) -> Callable[[Guild | dict[str, Any]], _R]:
         """Call form for guild_update, guild_delete: a listener taking (Guild | dict[str, Any])."""
     @overload
-    def once(self, event: _Events8) -> Callable[[_Listener8], _Listener8]:
+    def once(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
         """Decorator form for guild_member_add: a listener taking (Member)."""
     @overload
-    def once(self, event: _Events8, listener: Callable[[Member], _R]) -> Callable[[Member], _R]:
+    def once(self, event: _Events9, listener: Callable[[Member], _R]) -> Callable[[Member], _R]:
         """Call form for guild_member_add: a listener taking (Member)."""
     @overload
-    def once(self, event: _Events9) -> Callable[[_Listener9], _Listener9]:
+    def once(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
         """Decorator form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
-    def once(self, event: _Events9, listener: Callable[[RemovedMember], _R]) -> Callable[[RemovedMember], _R]:
+    def once(self, event: _Events10, listener: Callable[[RemovedMember], _R]) -> Callable[[RemovedMember], _R]:
         """Call form for guild_member_remove: a listener taking (RemovedMember)."""
     @overload
-    def once(self, event: _Events10) -> Callable[[_Listener10], _Listener10]:
+    def once(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
         """Decorator form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def once(self, event: _Events10, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
+    def once(self, event: _Events11, listener: Callable[[Member | dict[str, Any]], _R]) -> Callable[[Member | dict[str, Any]], _R]:
         """Call form for guild_member_update: a listener taking (Member | dict[str, Any])."""
     @overload
-    def once(self, event: _Events11) -> Callable[[_Listener11], _Listener11]:
+    def once(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
         """Decorator form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def once(self, event: _Events11, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
+    def once(self, event: _Events12, listener: Callable[[Role], _R]) -> Callable[[Role], _R]:
         """Call form for role_create, role_update: a listener taking (Role)."""
     @overload
-    def once(self, event: _Events12) -> Callable[[_Listener12], _Listener12]:
+    def once(self, event: _Events13) -> Callable[[_Listener13], _Listener13]:
         """Decorator form for role_delete: a listener taking (Role | str)."""
     @overload
-    def once(self, event: _Events12, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
+    def once(self, event: _Events13, listener: Callable[[Role | str], _R]) -> Callable[[Role | str], _R]:
         """Call form for role_delete: a listener taking (Role | str)."""
     @overload
-    def once(self, event: _Events13) -> Callable[[_Listener13], _Listener13]:
+    def once(self, event: _Events14) -> Callable[[_Listener14], _Listener14]:
         """Decorator form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
-    def once(self, event: _Events13, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
+    def once(self, event: _Events14, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
         """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
     def once(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
@@ -433,12 +449,17 @@ class ClientEvents:
         """Wait for error; returns Exception."""
     @overload
     def wait_for(
-        self, event: _Events3, *, check: Callable[[Message], object] | None = None, timeout: float | None = None
+        self, event: _Events3, *, check: Callable[[CommandError], object] | None = None, timeout: float | None = None
+    ) -> CommandError:
+        """Wait for command_error; returns CommandError."""
+    @overload
+    def wait_for(
+        self, event: _Events4, *, check: Callable[[Message], object] | None = None, timeout: float | None = None
     ) -> Message:
         """Wait for message_create; returns Message."""
     @overload
     def wait_for(
-        self, event: _Events4, *, check: Callable[[dict[str, Any]], object] | None = None, timeout: float | None = None
+        self, event: _Events5, *, check: Callable[[dict[str, Any]], object] | None = None, timeout: float | None = None
     ) -> dict[str, Any]:
         """Wait for message_update, message_delete, message_reaction_remove_all, message_pin, guild_ban_add,
         guild_ban_remove, guild_channels_update, guild_categories_update, role_order_update, presence_update,
@@ -447,47 +468,47 @@ class ClientEvents:
         """
     @overload
     def wait_for(
-        self, event: _Events5, *, check: Callable[[ReactionEvent, User, str], object] | None = None, timeout: float | None = None
+        self, event: _Events6, *, check: Callable[[ReactionEvent, User, str], object] | None = None, timeout: float | None = None
     ) -> tuple[ReactionEvent, User, str]:
         """Wait for message_reaction_add, message_reaction_remove; returns tuple[ReactionEvent, User, str]."""
     @overload
     def wait_for(
-        self, event: _Events6, *, check: Callable[[Guild], object] | None = None, timeout: float | None = None
+        self, event: _Events7, *, check: Callable[[Guild], object] | None = None, timeout: float | None = None
     ) -> Guild:
         """Wait for guild_create; returns Guild."""
     @overload
     def wait_for(
-        self, event: _Events7, *, check: Callable[[Guild | dict[str, Any]], object] | None = None, timeout: float | None = None
+        self, event: _Events8, *, check: Callable[[Guild | dict[str, Any]], object] | None = None, timeout: float | None = None
     ) -> Guild | dict[str, Any]:
         """Wait for guild_update, guild_delete; returns Guild | dict[str, Any]."""
     @overload
     def wait_for(
-        self, event: _Events8, *, check: Callable[[Member], object] | None = None, timeout: float | None = None
+        self, event: _Events9, *, check: Callable[[Member], object] | None = None, timeout: float | None = None
     ) -> Member:
         """Wait for guild_member_add; returns Member."""
     @overload
     def wait_for(
-        self, event: _Events9, *, check: Callable[[RemovedMember], object] | None = None, timeout: float | None = None
+        self, event: _Events10, *, check: Callable[[RemovedMember], object] | None = None, timeout: float | None = None
     ) -> RemovedMember:
         """Wait for guild_member_remove; returns RemovedMember."""
     @overload
     def wait_for(
-        self, event: _Events10, *, check: Callable[[Member | dict[str, Any]], object] | None = None, timeout: float | None = None
+        self, event: _Events11, *, check: Callable[[Member | dict[str, Any]], object] | None = None, timeout: float | None = None
     ) -> Member | dict[str, Any]:
         """Wait for guild_member_update; returns Member | dict[str, Any]."""
     @overload
     def wait_for(
-        self, event: _Events11, *, check: Callable[[Role], object] | None = None, timeout: float | None = None
+        self, event: _Events12, *, check: Callable[[Role], object] | None = None, timeout: float | None = None
     ) -> Role:
         """Wait for role_create, role_update; returns Role."""
     @overload
     def wait_for(
-        self, event: _Events12, *, check: Callable[[Role | str], object] | None = None, timeout: float | None = None
+        self, event: _Events13, *, check: Callable[[Role | str], object] | None = None, timeout: float | None = None
     ) -> Role | str:
         """Wait for role_delete; returns Role | str."""
     @overload
     def wait_for(
-        self, event: _Events13, *, check: Callable[[User | dict[str, Any]], object] | None = None, timeout: float | None = None
+        self, event: _Events14, *, check: Callable[[User | dict[str, Any]], object] | None = None, timeout: float | None = None
     ) -> User | dict[str, Any]:
         """Wait for user_update; returns User | dict[str, Any]."""
     @overload
@@ -558,14 +579,23 @@ class ClientEvents:
             self._custom_events = self._custom_events | {name}
         return CustomEvent(name)
 
-    def dispatch(self, event: CustomEvent, *args: Any, key: str | None = None) -> None:
-        """Emit a custom event: its listeners run on the worker pool; returns at once.
+    def dispatch(
+        self, event: CustomEvent | Literal["error", "command_error"], *args: Any, key: str | None = None
+    ) -> None:
+        """Emit a custom event, ``error`` or ``command_error``: its listeners run on the worker pool; returns at once.
 
         Pending :meth:`wait_for` calls for it complete as for the client's own
-        events, and a listener that raises is reported the same way.
+        events, and a listener that raises is reported the same way. Of the
+        client's own events, only those of
+        :data:`~service_client.events.catalog.SHARED_EVENTS` may be emitted
+        here, with the arguments the catalog gives them: ``error`` (one
+        exception) to report a failure of your own as a listener's is, and
+        ``command_error`` (one
+        :class:`~service_client.errors.CommandError`), which
+        :class:`~service_client.CommandDispatcher` emits this way.
 
         Args:
-            event: A name returned by :meth:`register_event`.
+            event: A name returned by :meth:`register_event`, ``"error"`` or ``"command_error"``.
             *args: The listeners' arguments.
             key: Ordering key: the events (custom or not) sharing it reach
                 listeners one at a time in dispatch order, such as a channel
@@ -573,12 +603,12 @@ class ClientEvents:
 
         Raises:
             TypeError: ``event`` is not a non-empty str, or ``key`` is not a str or None.
-            ValueError: ``event`` is one of the client's own events (only the
+            ValueError: ``event`` is another of the client's own events (only the
                 client emits those) or was not registered.
             ServiceError: The client was destroyed.
         """
         name = self._check_event_name(event)
-        if name in EVENT_NAMES:
+        if name in EVENT_NAMES and name not in SHARED_EVENTS:
             raise ValueError(f"{name!r} is one of the client's own events; only the client emits it")
         if key is not None and not isinstance(key, str):
             raise TypeError(f"key must be a str or None, got {type(key).__name__}")

@@ -1,9 +1,9 @@
-"""Command dispatch: run :class:`~service_client.commands.Command` records from chat messages.
+"""The :class:`CommandDispatcher`: run :class:`~service_client.Command` records from chat messages.
 
-:func:`~service_client.commands.load_commands` only loads commands; a
+:mod:`service_client.commands` describes and loads commands; a
 :class:`CommandDispatcher` runs them::
 
-    from service_client import Client, CommandDispatcher, Member, Permissions
+    from service_client import Client, CommandDispatcher, Member, Permissions, has_role
 
     client = Client()
     commands = CommandDispatcher(client, prefix="!")
@@ -18,6 +18,11 @@
         \"\"\"Kick a member out of the server.\"\"\"
         member.kick()
         ctx.send(f"{member.display_name} was kicked: {reason}")
+
+    @commands.command(hidden=True)
+    @has_role("Staff")
+    def close(ctx):
+        \"\"\"Close this ticket.\"\"\"
 
     client.load_commands("commands/")   # command files go to the same registry
     client.run(TOKEN)
@@ -36,10 +41,14 @@ How a message is handled, in order:
    this bot: the message is left alone (logged at DEBUG), since several bots
    may share a prefix; with ``reply_unknown=True`` the author gets "Unknown
    command !nope. Try !help." instead. It is never emitted as ``error``.
-3. A command with ``requires`` runs only in a server, for an author whose
+3. Checks: a command with ``requires`` runs only in a server (else
+   :class:`~service_client.errors.NoPrivateMessage`), for an author whose
    member permissions there (roles, owner, administrator) hold every
-   required flag; else :class:`~service_client.errors.CommandPermissionError`.
-   Reading them may fetch the author's member (see :attr:`Message.member`).
+   required flag (else :class:`~service_client.errors.MissingPermissions`).
+   Then its checks (:mod:`.checks`) run in order; the first that refuses
+   ends the invocation with a :class:`~service_client.errors.CheckFailure`.
+   Reading roles and permissions may fetch the author's member (see
+   :attr:`Message.member`).
 4. The text after the command's name is read for the parameters of
    ``execute`` after the context (see :mod:`.parsing`): one word for each
    positional parameter (quotes group words), every word left for
@@ -64,12 +73,13 @@ How a message is handled, in order:
    and ``TypeError`` (a failed request, for example).
 
 Every failure of steps 3 to 6 is replied to the author's message in the
-channel (``str(error)``; ``reply_errors=False`` turns that off). A
-:class:`~service_client.errors.CommandInvokeError` is emitted as the
-client's ``error`` event (where ``error.context`` gives the message), and so
-is every other failure while the client has an ``error`` listener; without
-one, those refusals (the author typed something the command does not take)
-are only logged at INFO.
+channel (``str(error)``; ``reply_errors=False`` turns that off), then emitted
+as the client's ``command_error`` event (``error.context`` gives the
+message). A :class:`~service_client.errors.CommandInvokeError` (the bot
+failed) is also emitted as ``error``; so is a refusal while the client has
+an ``error`` listener and no ``command_error`` listener. A refusal nobody
+listens to is logged at INFO. :meth:`CommandDispatcher.is_command` tells
+other listeners which messages are commands.
 
 Threads: the dispatcher listens to ``message_create``, so commands run on the
 client's worker pool, never on the socket reader thread, and the messages of
@@ -87,21 +97,15 @@ import time
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ..commands import Command
-from ..errors import (
-    CommandArgumentError,
-    CommandCooldownError,
-    CommandError,
-    CommandInvokeError,
-    CommandNotFoundError,
-    CommandPermissionError,
-    CommandSyntaxError,
-    CommandUsageError,
-)
+from ..commands import Check, Command
+from ..errors import CommandError, CommandNotFoundError
 from ..permissions import Permissions
+from .checks import run_checks
 from .context import CommandContext
 from .converters import ConverterFunction, ConverterRegistry, check_registration
-from .help import HELP, _HelpMixin, _names, _seconds
+from .cooldowns import Cooldowns
+from .failures import argument_error, internal_error, reply_unknown, report, syntax_error
+from .help import HELP, _HelpMixin
 from .parsing import (
     ArgumentReader,
     BoundArguments,
@@ -124,12 +128,8 @@ _log = logging.getLogger("service_client.dispatcher")
 _F = TypeVar("_F", bound=Callable[..., Any])
 _C = TypeVar("_C", bound=ConverterFunction)
 
-#: Cooldown entries kept before expired ones are swept.
-_COOLDOWN_SWEEP_AT = 1024
 #: Compiled signatures kept (one per command seen) before the cache is cleared.
 _SIGNATURES_MAX = 512
-#: Characters of a refused argument quoted in the reply.
-_GIVEN_SHOWN = 100
 
 
 class CommandDispatcher(_HelpMixin):
@@ -205,10 +205,8 @@ class CommandDispatcher(_HelpMixin):
         self.ignore_bots = ignore_bots
         self.reply_errors = reply_errors
         self.reply_unknown = reply_unknown
-        self._clock = clock
         self._register_lock = threading.Lock()  # makes add()'s clash check and insert atomic
-        self._cooldowns_lock = threading.Lock()  # guards _cooldowns
-        self._cooldowns: dict[tuple[str, str], float] = {}
+        self._cooldowns = Cooldowns(clock)
         self._signatures_lock = threading.Lock()  # guards _signatures
         self._signatures: dict[Command, CommandSignature] = {}
         self._converters = ConverterRegistry()
@@ -250,6 +248,9 @@ class CommandDispatcher(_HelpMixin):
         description: str | None = None,
         requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
         cooldown: float | None = None,
+        checks: Check | Callable[[CommandContext], object] | Iterable[Check | Callable[[CommandContext], object]]
+        | None = None,
+        hidden: bool = False,
     ) -> Callable[[_F], _F]:
         """Decorator factory form: ``@dispatcher.command("name", ...)`` returns the decorator."""
 
@@ -261,12 +262,17 @@ class CommandDispatcher(_HelpMixin):
         description: str | None = None,
         requires: Permissions | str | int | Iterable[Permissions | str | int] | None = None,
         cooldown: float | None = None,
+        checks: Check | Callable[[CommandContext], object] | Iterable[Check | Callable[[CommandContext], object]]
+        | None = None,
+        hidden: bool = False,
     ) -> Any:
         """Decorator: register a function as a command, ``execute(ctx, *args)``.
 
         Both ``@commands.command()`` (with or without options) and the bare
         ``@commands.command`` register the function under its own name; either
-        way the function is returned unchanged.
+        way the function is returned unchanged. Check decorators
+        (:func:`~service_client.has_role`, ...) go below it, and run in the
+        order written, after those of ``checks=``.
 
         Args:
             name: The command's name; default the function's name. (With the
@@ -277,6 +283,10 @@ class CommandDispatcher(_HelpMixin):
             requires: Permissions the author must hold in the server (see
                 :class:`Command`).
             cooldown: Seconds between two runs by one user (see :class:`Command`).
+            checks: Conditions on running it: :class:`~service_client.Check`
+                objects or predicates ``predicate(ctx) -> bool`` (see
+                :mod:`~service_client.dispatcher.checks`).
+            hidden: Leave it out of the help's list of commands.
 
         Returns:
             A decorator that registers the function and returns it unchanged
@@ -301,6 +311,8 @@ class CommandDispatcher(_HelpMixin):
                     description=text,
                     requires=requires,
                     cooldown=cooldown,
+                    checks=checks,
+                    hidden=hidden,
                 )
             )
             return fn
@@ -418,18 +430,47 @@ class CommandDispatcher(_HelpMixin):
 
     # -- dispatch ---------------------------------------------------------------
 
+    def is_command(self, message: Message) -> bool:
+        """Whether this dispatcher takes ``message`` as one of its commands (or its help).
+
+        True exactly when :meth:`process` returns True for it: an author that is
+        not ignored, a prefix, then a word naming a registered command or the
+        built-in help, whether the command then runs or is refused (a check, a
+        bad argument, a cooldown). False for a word that names no command.
+
+        The answer is read from the message and the registry alone, never from
+        whether the dispatcher has handled the message yet, so it is the same
+        before, while and after the dispatcher's own ``message_create`` listener
+        runs: another ``message_create`` listener (a relay of direct messages
+        that must not relay ``!remind``) may ask it, on any thread and in any
+        order, without racing the dispatcher. It changes only when commands are
+        added to or removed from the registry in between. No request, no
+        blocking, thread-safe.
+
+        Args:
+            message: A received message.
+
+        Returns:
+            True for a command message of this dispatcher, else False.
+        """
+        found = self._command_word(message)
+        if found is None:
+            return False
+        word = found[1].split(None, 1)[0]
+        return self.get(word) is not None or (self.help_command and self._fold(word) == HELP)
+
     def process(self, message: Message) -> bool:
         """Run the command a message carries, on the calling thread.
 
         The listener registered at construction calls this for every
         ``message_create``. Failures are never raised: each is replied to the
-        author (unless ``reply_errors`` is False) and emitted as ``error``
-        (a refusal, i.e. anything but a
-        :class:`~service_client.errors.CommandInvokeError`, only while the
-        client has an ``error`` listener; else it is logged at INFO). A word
-        that names no command is not a failure: it is ignored, or answered
-        when ``reply_unknown`` is True. Converting the arguments may block on
-        REST requests (see :mod:`.converters`).
+        author (unless ``reply_errors`` is False) and emitted as
+        ``command_error``, and as ``error`` (a
+        :class:`~service_client.errors.CommandInvokeError`; a refusal only
+        while the client has an ``error`` listener and no ``command_error``
+        listener; else it is logged at INFO). A word that names no command is
+        not a failure: it is ignored, or answered when ``reply_unknown`` is
+        True. Checks and converting the arguments may block on REST requests.
 
         Args:
             message: A received message.
@@ -437,32 +478,41 @@ class CommandDispatcher(_HelpMixin):
         Returns:
             True when the message invoked one of this dispatcher's commands
             (or the help), whether the command ran or was refused; False when
-            it was ignored, an unknown command word included.
+            it was ignored, an unknown command word included (see
+            :meth:`is_command`, which tells the same without running anything).
         """
-        author = message.author
-        if author is None:
+        found = self._command_word(message)
+        if found is None:
             return False
-        me = self.client.user
-        if me is not None and author.id == me.id:
-            return False
-        if self.ignore_bots and author.bot:
-            return False
-        content = message.content
-        prefix = next((p for p in self._prefixes if content.startswith(p)), None)
-        if prefix is None:
-            return False
-        rest = content[len(prefix):]
-        if not rest or rest[0].isspace():
-            return False  # "!" alone or "! text" is not a command
+        prefix, rest = found
         ctx = CommandContext(self, message, None, prefix=prefix, invoked_with=rest.split(None, 1)[0])
         try:
             self._invoke(ctx, rest)
         except CommandNotFoundError as unknown:
-            self._unknown(ctx, unknown)
+            reply_unknown(ctx, unknown, reply=self.reply_unknown)
             return False
         except CommandError as error:
-            self._report(ctx, error)
+            report(self.client, ctx, error, reply=self.reply_errors)
         return True
+
+    def _command_word(self, message: Message) -> tuple[str, str] | None:
+        """``(prefix, text after it)`` when ``message`` may be a command of this bot, else None."""
+        author = message.author
+        if author is None:
+            return None
+        me = self.client.user
+        if me is not None and author.id == me.id:
+            return None
+        if self.ignore_bots and author.bot:
+            return None
+        content = message.content
+        prefix = next((p for p in self._prefixes if content.startswith(p)), None)
+        if prefix is None:
+            return None
+        rest = content[len(prefix):]
+        if not rest or rest[0].isspace():
+            return None  # "!" alone or "! text" is not a command
+        return prefix, rest
 
     def _invoke(self, ctx: CommandContext, rest: str) -> None:
         parts = rest.split(None, 1)
@@ -474,7 +524,7 @@ class CommandDispatcher(_HelpMixin):
                 try:
                     ctx.args = ArgumentReader(text).read_all()
                 except UnclosedQuote as exc:
-                    raise self._syntax_error(ctx, exc) from None
+                    raise syntax_error(ctx, exc) from None
                 help_text = self.help_text(ctx.args[0] if ctx.args else None)
                 self._call(ctx, HELP, word, lambda: ctx.reply(help_text))
                 return
@@ -485,9 +535,9 @@ class CommandDispatcher(_HelpMixin):
                 context=ctx,
             )
         ctx.command = command
-        self._check_permissions(ctx, command)
+        run_checks(ctx, command)
         bound = self._bind(ctx, command, text)
-        self._take_cooldown(ctx, command)
+        self._cooldowns.take(ctx, command)
         self._call(ctx, command.name, word, lambda: command.execute(ctx, *bound.args, **bound.kwargs))
 
     @staticmethod
@@ -501,91 +551,19 @@ class CommandDispatcher(_HelpMixin):
                 exc.context = ctx
             raise
         except Exception as exc:
-            raise _internal_error(ctx, name, word, exc) from exc
-
-    def _check_permissions(self, ctx: CommandContext, command: Command) -> None:
-        required = command.requires
-        if not required:
-            return
-        label = f"{ctx.prefix}{ctx.invoked_with}"
-        if ctx.message.server_id is None:
-            raise CommandPermissionError(
-                f"{label} can only be used in a server.",
-                missing=required,
-                command_name=command.name,
-                context=ctx,
-            )
-        try:
-            member = ctx.message.member
-        except Exception as exc:  # noqa: BLE001 - any failure to read them is reported
-            _log.warning("could not read the permissions of the author of %r", command.name, exc_info=True)
-            raise CommandInvokeError(
-                f"Sorry, {label} failed: your permissions could not be checked.",
-                original=exc,
-                command_name=command.name,
-                context=ctx,
-            ) from exc
-        held = member.permissions if member is not None else Permissions(0)
-        missing = Permissions(int(required) & ~int(held))
-        if missing:
-            raise CommandPermissionError(
-                f"You need the {_names(missing)} permission to use {label}.",
-                missing=missing,
-                command_name=command.name,
-                context=ctx,
-            )
+            raise internal_error(ctx, name, word, exc) from exc
 
     def _bind(self, ctx: CommandContext, command: Command, text: str) -> BoundArguments:
         """Read and convert the arguments of ``command`` from ``text``; sets ``ctx.args``."""
-        word = ctx.invoked_with
         try:
             bound = self._signature(command).bind(ctx, text)
-        except UnclosedQuote as exc:
-            raise self._syntax_error(ctx, exc) from None
-        except MissingArgument as exc:
-            usage = self.usage(command)
-            missing = "" if not text.strip() else f"Missing {exc.parameter.token}. "  # bare "!cmd": the usage says it
-            raise CommandUsageError(
-                f"{missing}Usage: {usage}",
-                usage=usage,
-                parameter=exc.parameter.name,
-                command_name=command.name,
-                context=ctx,
-            ) from None
-        except TooManyArguments:
-            usage = self.usage(command)
-            raise CommandUsageError(
-                f"Too many arguments. Usage: {usage}", usage=usage, command_name=command.name, context=ctx
-            ) from None
-        except ConversionFailed as exc:
-            usage = self.usage(command)
-            param = exc.parameter
-            given = exc.given if len(exc.given) <= _GIVEN_SHOWN else exc.given[: _GIVEN_SHOWN - 1] + "…"
-            reason = (exc.reason or "").rstrip(". ")  # the reply puts its own full stop
-            because = f": {reason}" if reason else ""
-            raise CommandArgumentError(
-                f'Bad argument {param.token}: expected {param.type.expected}, got "{given}"{because}. '
-                f"Usage: {usage}",
-                usage=usage,
-                parameter=param.name,
-                expected=param.type.expected,
-                given=exc.given,
-                command_name=command.name,
-                context=ctx,
-            ) from exc.__cause__
+        except (UnclosedQuote, MissingArgument, TooManyArguments, ConversionFailed) as exc:
+            cause = exc.__cause__ if isinstance(exc, ConversionFailed) else None
+            raise argument_error(ctx, command.name, text, exc, self.usage(command)) from cause
         except Exception as exc:  # a converter's request failed, its code is broken...
-            raise _internal_error(ctx, command.name, word, exc) from exc
+            raise internal_error(ctx, command.name, ctx.invoked_with, exc) from exc
         ctx.args = bound.texts
         return bound
-
-    @staticmethod
-    def _syntax_error(ctx: CommandContext, exc: UnclosedQuote) -> CommandSyntaxError:
-        return CommandSyntaxError(
-            f"Could not read the arguments of {ctx.prefix}{ctx.invoked_with}: {exc}. "
-            'Put quotes around text with spaces, e.g. "two words", and close every quote.',
-            command_name=ctx.command.name if ctx.command is not None else None,
-            context=ctx,
-        )
 
     def _signature(self, command: Command) -> CommandSignature:
         """The compiled parameters of ``command`` (cached per command).
@@ -607,59 +585,6 @@ class CommandDispatcher(_HelpMixin):
             self._signatures[command] = compiled
         return compiled
 
-    def _take_cooldown(self, ctx: CommandContext, command: Command) -> None:
-        if not command.cooldown:
-            return
-        author = ctx.message.author
-        assert author is not None  # process() ignores messages without an author
-        key = (command.name, author.id)
-        now = self._clock()
-        with self._cooldowns_lock:
-            until = self._cooldowns.get(key)
-            if until is not None and until > now:
-                wait = until - now
-            else:
-                if len(self._cooldowns) >= _COOLDOWN_SWEEP_AT:
-                    for stale in [k for k, t in self._cooldowns.items() if t <= now]:
-                        del self._cooldowns[stale]
-                self._cooldowns[key] = now + command.cooldown
-                return
-        raise CommandCooldownError(
-            f"{ctx.prefix}{ctx.invoked_with} is on cooldown: try again in {_seconds(wait)}.",
-            retry_after=wait,
-            command_name=command.name,
-            context=ctx,
-        )
-
-    def _unknown(self, ctx: CommandContext, error: CommandNotFoundError) -> None:
-        _log.debug("no command %r in channel %s: %s", error.name, ctx.message.channel_id, error)
-        if self.reply_unknown:
-            try:
-                ctx.message.reply(str(error))
-            except Exception:  # noqa: BLE001 - nothing else to report to
-                _log.warning("could not answer an unknown command", exc_info=True)
-
-    def _report(self, ctx: CommandContext, error: CommandError) -> None:
-        emit = isinstance(error, CommandInvokeError) or self._error_listened()
-        if not emit:  # the author typed something the command does not take: not a failure of the bot
-            author = ctx.message.author
-            _log.info(
-                "refused %s%s from %s in channel %s: %s", ctx.prefix, ctx.invoked_with,
-                author.id if author is not None else None, ctx.message.channel_id, error,
-            )
-        if self.reply_errors:
-            try:
-                ctx.message.reply(str(error))
-            except Exception:  # noqa: BLE001 - the error itself is still emitted below
-                _log.warning("could not report a command error to its author", exc_info=True)
-        if emit:
-            self.client._dispatch("error", error, key=ctx.message.channel_id)
-
-    def _error_listened(self) -> bool:
-        """Whether the client has an ``error`` listener (True when it cannot tell)."""
-        listeners = getattr(self.client, "listeners", None)
-        return not callable(listeners) or bool(listeners("error"))
-
     def _on_message(self, message: Message) -> None:
         """The ``message_create`` listener (worker pool)."""
         self.process(message)
@@ -671,17 +596,6 @@ class CommandDispatcher(_HelpMixin):
 
     def __repr__(self) -> str:
         return f"<CommandDispatcher prefix={self.prefix!r} commands={len(self.commands)}>"
-
-
-def _internal_error(ctx: CommandContext, name: str, word: str, exc: Exception) -> CommandInvokeError:
-    """Log ``exc`` (a failure of the bot's code) with its traceback; the error to report."""
-    _log.error("command %r raised", name, exc_info=exc)
-    return CommandInvokeError(
-        f"Sorry, {ctx.prefix}{word} failed because of an internal error.",
-        original=exc,
-        command_name=name,
-        context=ctx,
-    )
 
 
 def _normalise_prefixes(prefix: object) -> tuple[str, ...]:

@@ -89,11 +89,13 @@ class _HelpMixin:
         Returns:
             Without ``name``: ``"Commands:"`` then one line per command sorted
             by name (usage, aliases, description, required permissions,
-            cooldown). With ``name``: the lines of that one command, or an
-            "Unknown command" line.
+            checks, cooldown), hidden commands left out. With ``name``: the
+            line of that one command (a hidden one too), or an "Unknown
+            command" line.
         """
         commands = sorted(
-            (c for c in list(self.commands.values()) if isinstance(c, Command)), key=lambda c: c.name
+            (c for c in list(self.commands.values()) if isinstance(c, Command) and not c.hidden),
+            key=lambda c: c.name,
         )
         if name is not None:
             word = self._strip_prefix(name)
@@ -123,6 +125,7 @@ class _HelpMixin:
             notes.append("aliases " + ", ".join(self.prefix + a for a in command.aliases))
         if command.requires:
             notes.append(f"needs {_names(command.requires)}")
+        notes += [check.description for check in command.checks if check.description]
         if command.cooldown:
             notes.append(f"cooldown {_seconds(command.cooldown)}")
         return line + (f" ({'; '.join(notes)})" if notes else "")

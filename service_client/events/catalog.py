@@ -32,6 +32,7 @@ __all__ = [
     "EVENTS",
     "EVENT_NAMES",
     "OTHER_LIBRARY_NAMES",
+    "SHARED_EVENTS",
     "CustomEvent",
     "EventArg",
     "EventName",
@@ -140,6 +141,16 @@ EVENTS: tuple[EventSpec, ...] = (
         "A listener raised (an ``error`` listener that raises is only reported, never re-emitted), "
         "a command failed, or the service refused the token when the client tried to reconnect.",
         "none; a failed command's channel; lifecycle for a refused reconnection",
+    ),
+    EventSpec(
+        "command_error",
+        (EventArg("error", "CommandError", "the failure (a ``CheckFailure`` when a check refused); "
+                  "``error.context`` is the ``CommandContext`` (message, author, channel)"),),
+        "A message named a command of a ``CommandDispatcher`` that did not run or failed: a check "
+        "refused the author, the arguments did not fit, a cooldown, or the command raised (a "
+        "``CommandInvokeError``). Emitted after the dispatcher answered the author; a word that names "
+        "no command is not emitted.",
+        _MESSAGE_CHANNEL,
     ),
     # -- messages ------------------------------------------------------------------
     EventSpec(
@@ -379,6 +390,12 @@ EVENTS: tuple[EventSpec, ...] = (
 
 _BY_NAME: dict[str, EventSpec] = {entry.name: entry for entry in EVENTS}
 
+#: The client's own events that code outside the client may emit as well, with
+#: :meth:`Client.dispatch <service_client.Client.dispatch>`: ``error`` (a failure to report
+#: as the client reports a listener's) and ``command_error`` (a command framework's failures,
+#: which :class:`~service_client.CommandDispatcher` emits this way).
+SHARED_EVENTS: frozenset[str] = frozenset({"error", "command_error"})
+
 #: The names of :data:`EVENTS`.
 EVENT_NAMES: frozenset[str] = frozenset(_BY_NAME)
 
@@ -390,6 +407,7 @@ EventName = Literal[
     "reconnect",
     "client_close",
     "error",
+    "command_error",
     "message_create",
     "message_update",
     "message_delete",

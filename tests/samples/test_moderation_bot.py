@@ -56,3 +56,24 @@ def test_kick_of_the_owner_is_answered_with_the_services_reason(bot_world: BotWo
     assert expect_reply(said).content == "Could not kick alice (servers.errors.cannot_kick_owner)."
     said = say("general", f"!kick {bot_world.user('bob').mention}", as_user="carol")
     assert "KICK_MEMBERS" in expect_reply(said).content
+
+
+def test_warn_is_for_the_staff_roles_and_warnings_only_in_the_mod_log(bot_world: BotWorld, bot_client: Client,
+                                                                        say: Any, expect_reply: Any) -> None:
+    carol = bot_world.user("carol")
+    said = say("general", f"!warn {carol.mention} spamming links", as_user="bob")
+    assert expect_reply(said).content == "Warned carol (1 warning): spamming links"
+    said = say("general", f"!warn {bot_world.user('bob').mention} revenge", as_user="carol")
+    assert expect_reply(said).content == "You need one of the roles Moderator, Admin to use !warn."
+
+    said = say("general", f"!warnings {carol.mention}", as_user="bob")
+    assert expect_reply(said).content == "!warnings can only be used in #mod-log."
+    mod_log = bot_world.create_channel("mod-log")
+    said = say(mod_log, f"!warnings {carol.mention}", as_user="bob")
+    assert expect_reply(said).content == "carol: 1. spamming links"
+
+
+def test_the_help_hides_the_staff_list_of_warnings(bot_world: BotWorld, bot_client: Client, say: Any,
+                                                   expect_reply: Any) -> None:
+    listing = expect_reply(say("general", "!help", as_user="carol")).content
+    assert "!warn <member> <reason...>" in listing and "!warnings" not in listing

@@ -33,6 +33,11 @@ def build(client: Client) -> None:
     client.once("guild_member_add", lambda member: member.nonexistent)  # error: call-overload
     client.on("mesage_create", print)  # error: call-overload
     client.dispatch("ticket_opened")  # error: arg-type
+    client.dispatch("message_create")  # error: arg-type
+
+    @client.on("command_error")  # error: type-var
+    def like_discord_py(ctx: object, error: Exception) -> None:  # the context is error.context here
+        print(ctx, error)
 
 
 def wait(client: Client) -> None:

@@ -9,13 +9,24 @@ from typing import Literal
 
 from service_client import (
     BadArgumentError,
+    Check,
+    CheckFailure,
     Client,
     CommandArgumentError,
     CommandContext,
     CommandDispatcher,
+    CommandError,
     Converter,
     Member,
+    Message,
+    MissingRole,
     Role,
+    check,
+    guild_only,
+    has_any_role,
+    has_permissions,
+    has_role,
+    in_channel,
 )
 
 client = Client()
@@ -59,6 +70,42 @@ def on_error(error: Exception) -> None:
         given: str = error.given
         print(parameter, given, error.expected, error.usage)
 
+
+def is_owner(ctx: CommandContext) -> bool:
+    return ctx.guild is not None and ctx.guild.owner_id == ctx.author.id
+
+
+@commands.command(hidden=True, checks=[has_permissions(kick_members=True), lambda ctx: ctx.server_id is not None])
+@guild_only()
+@has_any_role("Staff", "Moderator")
+@in_channel("modmail")
+@check(is_owner, message="Only the owner may close tickets.")
+def close(ctx: CommandContext, reason: str) -> None:
+    """Close a ticket."""
+    ctx.reply(f"closed: {reason}")
+
+
+staff: Check = has_role("Staff")
+
+
+@client.on("command_error")
+def on_command_error(error: CommandError) -> None:
+    if isinstance(error, MissingRole):
+        roles: tuple[str, ...] = error.roles
+        print(roles)
+    elif isinstance(error, CheckFailure) and isinstance(error.context, CommandContext):
+        print(error.context.author.username)
+
+
+@client.on("message_create")
+def relay(message: Message) -> None:
+    handled: bool = commands.is_command(message)
+    if not handled and message.server_id is None:
+        print(message.content)
+
+
+#: The check decorators return the function unchanged, with its type.
+closed: Callable[[CommandContext, str], None] = close
 
 #: The decorator returns the function unchanged, with its type.
 kept: Callable[[CommandContext, str], Duration] = to_duration
