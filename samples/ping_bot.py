@@ -7,7 +7,10 @@ from two places:
   with ``client.load_commands``;
 - the functions registered below with ``@commands.command``: ``!warn
   <user_id> [reason...]`` for members who hold the KICK_MEMBERS permission in
-  the server, at most once per 10 seconds per moderator.
+  the server, at most once per 10 seconds per moderator; and ``!remind
+  <seconds> <text...>``, which answers at once and mentions its author with
+  the text once the time has passed (``client.call_later``: nothing to
+  cancel by hand at shutdown, ``destroy()`` cancels what is pending).
 
 ``!help`` is generated from the commands. A failed command (bad quoting,
 missing arguments, missing permission, cooldown, an exception) is answered
@@ -33,6 +36,8 @@ from service_client import Client, CommandContext, CommandDispatcher, CommandErr
 
 #: Messages starting with this are commands.
 PREFIX = "!"
+#: The longest reminder, seconds (a day).
+MAX_REMIND_S = 86_400
 #: Where the command files live.
 COMMANDS_DIR = pathlib.Path(__file__).resolve().with_name("commands")
 
@@ -59,6 +64,16 @@ def build_client(**options: Any) -> Client:
         target = ctx.client.members.get(ctx.server_id or "", user_id)
         name = target.display_name if target is not None else f"<@{user_id}>"
         ctx.send(f"{name}, you have been warned: {' '.join(reason) or 'no reason given'}")
+
+    @commands.command()
+    def remind(ctx: CommandContext, seconds: float, text: str, *more: str) -> None:
+        """Remind you of something in this channel after some seconds."""
+        if not 0 < seconds <= MAX_REMIND_S:
+            ctx.reply(f"The delay is a number of seconds from 1 to {MAX_REMIND_S}.")
+            return
+        note, mention, channel_id = " ".join((text, *more)), ctx.author.mention, ctx.channel_id
+        ctx.reply(f"I will remind you in {seconds:g} s.")
+        ctx.client.call_later(seconds, ctx.client.send_message, channel_id, f"{mention}, reminder: {note}")
 
     @client.on("error")
     def on_error(error: BaseException) -> None:

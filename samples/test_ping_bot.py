@@ -51,3 +51,23 @@ def test_an_unknown_command_is_ignored(bot_client: Client, say: Any, expect_repl
     # The bot handles one channel's messages in order: had it answered !nope, that answer
     # would be its first message after it.
     assert expect_reply(ignored).content == "Pong!"
+
+
+def test_remind_answers_at_once_and_reminds_when_the_time_has_passed(
+    bot_world: Any, bot_client: Client, say: Any, expect_reply: Any
+) -> None:
+    carol = bot_world.member
+    say("general", "!remind 3600 stretch your legs", as_user=carol)
+    assert expect_reply().content == "I will remind you in 3600 s."
+    assert bot_world.advance(3599) == 0  # the bot's clock: no real time passes
+    with bot_world.expect_message("general") as reminder:
+        assert bot_world.advance(1) == 1
+    assert reminder.result().content == f"{carol.mention}, reminder: stretch your legs"
+
+
+def test_remind_refuses_a_bad_delay_or_no_text(bot_world: Any, bot_client: Client, say: Any, expect_reply: Any) -> None:
+    say("general", "!remind 0 now")
+    assert expect_reply().content == "The delay is a number of seconds from 1 to 86400."
+    say("general", "!remind 60")
+    assert expect_reply().content == "Missing <text>. Usage: !remind <seconds: number> <text> [more...]"
+    assert bot_world.advance(86_400) == 0

@@ -60,6 +60,8 @@ from .errors import (
     ServiceTimeoutError,
     WrongChannel,
 )
+from .events.clock import ManualClock, MonotonicClock
+from .events.scheduler import RepeatingTask, ScheduledCall
 from .models import (
     AuditLogEntry,
     Ban,
@@ -148,11 +150,13 @@ __all__ = [
     "InsecureHostWarning",
     "Invite",
     "MISSING",
+    "ManualClock",
     "Member",
     "MemoryBucketStore",
     "Message",
     "MissingPermissions",
     "MissingRole",
+    "MonotonicClock",
     "NoPrivateMessage",
     "PermissionOverwrite",
     "Permissions",
@@ -161,7 +165,9 @@ __all__ = [
     "ReactionEvent",
     "RedisBucketStore",
     "RemovedMember",
+    "RepeatingTask",
     "Role",
+    "ScheduledCall",
     "ServiceAPIError",
     "ServiceAuthError",
     "ServiceError",

@@ -50,6 +50,8 @@ RECONNECT_CAP_S = 30.0
 RECONNECT_JITTER = 0.5
 #: Time destroy() allows threads to stop, seconds.
 DESTROY_JOIN_S = 1.0
+#: Longest wait of destroy() for the ``client_close`` listeners, seconds.
+CLOSE_LISTENERS_S = 5.0
 
 #: Default number of event worker threads.
 DEFAULT_WORKERS = 8

@@ -208,6 +208,7 @@ def test_the_sample_bot_dispatches_files_and_decorated_commands(world, emulator,
         "Commands:",
         "!echo <text> [more...]: Repeat the text after the command.",
         "!ping: Check that the bot is alive: it answers Pong! (aliases !p)",
+        "!remind <seconds: number> <text> [more...]: Remind you of something in this channel after some seconds.",
         "!warn <user_id> [reason...]: Warn a member of this server (moderators only). (needs KICK_MEMBERS; cooldown 10 s)",
         "!help [command]: list the commands, or describe one.",
     ]

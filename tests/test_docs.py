@@ -21,6 +21,7 @@ GUIDES = [
     "messages",
     "servers",
     "commands",
+    "scheduled-work",
     "presence-voice",
     "errors",
     "common-errors",

@@ -5,6 +5,7 @@
 - :mod:`.listeners`: ``on``, ``once``, ``off``, ``wait_for`` and custom events;
 - :mod:`.operations`: ``api_call``, ``send_message``, presence, DMs, invites,
   search, command loading;
+- :mod:`.scheduling`: ``call_later``, ``every`` and the clock of scheduled work;
 - :mod:`.urls`: the URL checks and host warnings of the constructor;
 - :mod:`.voice`: ``client.voice``, the bot's voice connection.
 """

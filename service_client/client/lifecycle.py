@@ -33,7 +33,8 @@ Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
   wire at most, strict FIFO);
 - ``service_client-events-<n>``: the worker pool that runs listeners, keeping
   the order of one channel's (else one server's) events;
-- ``service_client-waiters-<n>``: completes ``wait_for`` calls.
+- ``service_client-waiters-<n>``: completes ``wait_for`` calls;
+- ``service_client-scheduler-<n>``: hands ``call_later`` and ``every`` work to the pool.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from .._secret import REDACTED, Secret
 from .._version import __version__
 from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..events.emitter import EventEmitter, EventSlot
+from ..events.scheduler import Scheduler
 from ..events.workers import OrderedWorkerPool
 from ..models.collection import Collection
 from ..models.user import User
@@ -64,6 +66,7 @@ from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
 from .listeners import ClientEvents
 from .operations import ClientOperations
+from .scheduling import ClientScheduling
 from .urls import check_hosts, check_pair, validate_url
 from .voice import VoiceManager
 
@@ -104,7 +107,7 @@ class ClientState(enum.Enum):
     DESTROYED = "destroyed"
 
 
-class Client(ClientEvents, ClientOperations):
+class Client(ClientEvents, ClientOperations, ClientScheduling):
     """A bot's connection to the service: socket, REST session, caches and events.
 
     Thread-safe:
@@ -235,6 +238,7 @@ class Client(ClientEvents, ClientOperations):
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
         self._events = self._emitter_class(self._pool, redact=self._redact, closing=self._destroyed.is_set)
+        self._scheduler = Scheduler(self._pool, self._events)
         self._custom_events: frozenset[str] = frozenset()  # names given to register_event()
         self._custom_events_lock = threading.Lock()  # guards replacing _custom_events
         self._gateway: GatewayConnection | None = None
@@ -508,7 +512,8 @@ class Client(ClientEvents, ClientOperations):
         listener still running redacted lives until the listeners that started before
         this call have returned; then nothing reachable from the client holds the
         token.) Pending voice joins and ``wait_for`` calls end at once with
-        :class:`ServiceError`. Every client thread has stopped
+        :class:`ServiceError`, cancels scheduled work, then emits ``client_close``
+        and waits for its listeners (5 s at most). Every client thread has stopped
         when it returns (within about 1 s), except the calling thread itself
         and a worker still running a listener, which ends as soon as that
         listener returns (queued events are dropped). Caches are left as they
@@ -528,6 +533,7 @@ class Client(ClientEvents, ClientOperations):
             self._connection.close()
             self._token.clear()
             self.ready_at = None
+        self._close_scheduled_work()
         voice = self.voice
         if voice is not None:
             try:  # leave voice first, through the socket just detached from the client

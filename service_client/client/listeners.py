@@ -37,7 +37,7 @@ _R = TypeVar("_R")  # what a listener returns (ignored)
 
 # <generated:aliases> python -m service_client.events._codegen
 # listener()
-_Events0 = Literal["ready", "reconnect"]
+_Events0 = Literal["ready", "reconnect", "client_close"]
 _Listener0 = TypeVar("_Listener0", bound="Callable[[], object]")
 # listener(str)
 _Events1 = Literal["disconnect"]
@@ -134,10 +134,10 @@ class ClientEvents:
     # <generated:on>
     @overload
     def on(self, event: _Events0) -> Callable[[_Listener0], _Listener0]:
-        """Decorator form for ready, reconnect: a listener taking no arguments."""
+        """Decorator form for ready, reconnect, client_close: a listener taking no arguments."""
     @overload
     def on(self, event: _Events0, listener: Callable[[], _R]) -> Callable[[], _R]:
-        """Call form for ready, reconnect: a listener taking no arguments."""
+        """Call form for ready, reconnect, client_close: a listener taking no arguments."""
     @overload
     def on(self, event: _Events1) -> Callable[[_Listener1], _Listener1]:
         """Decorator form for disconnect: a listener taking (str)."""
@@ -294,10 +294,10 @@ class ClientEvents:
     # <generated:once>
     @overload
     def once(self, event: _Events0) -> Callable[[_Listener0], _Listener0]:
-        """Decorator form for ready, reconnect: a listener taking no arguments."""
+        """Decorator form for ready, reconnect, client_close: a listener taking no arguments."""
     @overload
     def once(self, event: _Events0, listener: Callable[[], _R]) -> Callable[[], _R]:
-        """Call form for ready, reconnect: a listener taking no arguments."""
+        """Call form for ready, reconnect, client_close: a listener taking no arguments."""
     @overload
     def once(self, event: _Events1) -> Callable[[_Listener1], _Listener1]:
         """Decorator form for disconnect: a listener taking (str)."""
@@ -436,7 +436,7 @@ class ClientEvents:
     def wait_for(
         self, event: _Events0, *, check: Callable[[], object] | None = None, timeout: float | None = None
     ) -> None:
-        """Wait for ready, reconnect; returns None."""
+        """Wait for ready, reconnect, client_close; returns None."""
     @overload
     def wait_for(
         self, event: _Events1, *, check: Callable[[str], object] | None = None, timeout: float | None = None

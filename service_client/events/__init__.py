@@ -6,6 +6,8 @@
 - :mod:`.workers`: :class:`OrderedWorkerPool`, which runs the tasks of one key (a channel,
   else a server) in order, and the reader's batched handoff; :mod:`._drops` reports the
   events it drops at its bound.
+- :mod:`.scheduler`: work run later or repeatedly on that pool (``call_later``, ``every``),
+  timed by a clock that tests may replace (:class:`~.clock.ManualClock`, in :mod:`.clock`).
 """
 
 from __future__ import annotations

@@ -127,6 +127,15 @@ EVENTS: tuple[EventSpec, ...] = (
         _LIFECYCLE,
     ),
     EventSpec(
+        "client_close",
+        (),
+        "``destroy()`` was called (or ``run()`` ended, or ``login()`` failed): the place to stop "
+        "threads, servers and files of your own. Fires once, when the client is already destroyed "
+        "(requests and sends raise) and its scheduled work cancelled; ``destroy()`` waits up to 5 s "
+        "for these listeners before it stops the worker pool.",
+        "none: it runs alone, last",
+    ),
+    EventSpec(
         "error",
         (EventArg("error", "Exception", "the exception (a ``CommandError`` for a failed command)"),),
         "A listener raised (an ``error`` listener that raises is only reported, never re-emitted), "
@@ -396,6 +405,7 @@ EventName = Literal[
     "ready",
     "disconnect",
     "reconnect",
+    "client_close",
     "error",
     "command_error",
     "message_create",
@@ -511,6 +521,9 @@ OTHER_LIBRARY_NAMES: dict[str, str] = {
     "resumed": "reconnect",
     "resume": "reconnect",
     "disconnected": "disconnect",
+    "close": "client_close",
+    "closed": "client_close",
+    "shutdown": "client_close",
 }
 
 

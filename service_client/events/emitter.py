@@ -289,6 +289,38 @@ class EventEmitter:
         if runner is not None:
             self._pool.submit_item(runner, args, key=key)
 
+    def emit_and_wait(self, event: str, *args: Any, timeout: float) -> bool:
+        """Run the listeners of ``event`` now and return once they have run (``destroy()``'s last event).
+
+        On the calling thread when it is a worker of the pool, else on a worker, out of any
+        key's order; waiters are completed as by :meth:`emit`.
+
+        Args:
+            event: Event name.
+            *args: The listener arguments.
+            timeout: Longest wait for the listeners, seconds.
+
+        Returns:
+            True when they have run (or there were none); False when ``timeout`` passed first
+            or the pool is shut down.
+        """
+        runner = self._prepare(event, args)
+        if runner is None:
+            return True
+        if threading.current_thread() in self._pool.threads:
+            runner([args])
+            return True
+        done = threading.Event()
+
+        def task() -> None:
+            """Run the listeners, then wake the caller."""
+            try:
+                runner([args])
+            finally:
+                done.set()
+
+        return self._pool.submit(task) and done.wait(timeout)
+
     def reserve(self, *, key: Any = None) -> EventSlot:
         """Reserve the next place in ``key``'s order for an event emitted later.
 
@@ -355,6 +387,17 @@ class EventEmitter:
 
     def _listener_failed(self, event: str, fn: Callable[..., Any], exc: Exception) -> None:
         """One report per exception: to the ``error`` listeners, else to the log or stderr."""
+        self.report_failure(event, fn, exc)
+
+    def report_failure(self, event: str, fn: Callable[..., Any], exc: Exception, *, what: str = "listener") -> None:
+        """Report what ``fn`` raised as a listener's exception is reported (see the class).
+
+        Args:
+            event: The event (or, for scheduled work, ``"call_later"`` / ``"every"``).
+            fn: The function that raised; its name is shown.
+            exc: The exception.
+            what: The kind of function, as the report names it (``"listener"``, ``"task"``).
+        """
         closing = self._closed or (self._closing is not None and self._closing())
         with _hooks_lock:
             hooks = [] if closing else list(_listener_error_hooks)
@@ -368,11 +411,11 @@ class EventEmitter:
         if event != "error":
             handled = "error" in self._calls
             if handled:
-                self._report(f"Exception in the {event!r} listener {name}", exc, stderr=False, text=text)
+                self._report(f"Exception in the {event!r} {what} {name}", exc, stderr=False, text=text)
                 self.emit("error", exc)
                 return
             self._report(
-                f"Exception in the {event!r} listener {name} (no 'error' listener is registered)", exc, text=text
+                f"Exception in the {event!r} {what} {name} (no 'error' listener is registered)", exc, text=text
             )
         else:
             self._report(f"Exception in the 'error' listener {name}", exc, text=text)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..models.message import Message
 from .actions import WorldActions
+from .clock import WorldClock
 from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import Recorder, SeenReaction, after_mark, scan_until
@@ -146,7 +147,7 @@ class ExpectedMessage:
         return f"<ExpectedMessage channel={self._channel_id!r} author={self._author.name!r} {state}>"
 
 
-class BotWorld(WorldActions):
+class BotWorld(WorldClock, WorldActions):
     """A server with users, roles and channels on a reset emulator, and a way to act in it.
 
     Built by the ``bot_world`` fixture. The seeded objects:
@@ -184,7 +185,8 @@ class BotWorld(WorldActions):
     :meth:`create_channel` do the rest.
     Once the bot's client was handed to the world (the ``bot_client`` fixture does it, see
     :meth:`attach_bot`), each of them returns only after the bot's listeners of the event it
-    caused have run, so whatever they did (a reply sent, a role given) is done.
+    caused have run, so whatever they did (a reply sent, a role given) is done. The bot's
+    scheduled work runs when the test calls :meth:`advance`, without real waiting.
 
     Checking what the bot did: :meth:`expect_reply`, :meth:`expect_message`, :meth:`expect_dm`
     and :meth:`expect_reaction`. Each returns something no earlier expectation returned, and

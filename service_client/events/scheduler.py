@@ -1,0 +1,532 @@
+"""Scheduled work: calls run once after a delay, and repeating tasks, on the worker pool.
+
+A :class:`Scheduler` keeps the calls to make, in order of their due time, and hands each
+one to the client's :class:`~service_client.events.OrderedWorkerPool` when it is due: the
+call runs on a worker thread like a listener, never on the thread that keeps time. An
+exception a call raises is reported as a listener's is (the ``error`` event, else the
+``service_client.events`` logger or ``sys.stderr``).
+
+Time is read from a clock: :class:`MonotonicClock` (``time.monotonic``, the default) or a
+:class:`ManualClock`, whose time moves only when :meth:`ManualClock.advance` is called.
+With the real clock one daemon thread, ``service_client-scheduler-<n>``, waits for the
+next due time; it starts with the first pending call and ends when none is left for a
+second, or at :meth:`Scheduler.close`. With a manual clock no thread keeps time:
+:meth:`ManualClock.advance` runs the due calls one after another, in due order, each on
+the pool, and returns when they have run, so a test of a one-hour reminder takes
+milliseconds.
+
+The client's :meth:`~service_client.Client.call_later` and
+:meth:`~service_client.Client.every` are built on this module. Every class here is
+thread-safe; no lock is held while user code runs.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import ServiceError
+from .clock import Clock, ManualClock, MonotonicClock, _check_seconds
+from .workers import _thread_ids
+
+if TYPE_CHECKING:
+    from .emitter import EventEmitter
+    from .workers import OrderedWorkerPool
+
+__all__ = ["RepeatingTask", "ScheduledCall", "Scheduler"]
+
+log = logging.getLogger("service_client.events")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Longest single wait of the timer thread, seconds (it wakes and looks again).
+_MAX_WAIT_S = 30.0
+#: Seconds the timer thread stays alive with nothing pending before it ends.
+_IDLE_S = 1.0
+
+#: Ties between calls due at the same time go to the one scheduled first (across schedulers).
+_seq = itertools.count()
+
+_PENDING, _QUEUED, _RUNNING, _DONE, _CANCELLED = "pending", "queued", "running", "done", "cancelled"
+
+
+def _check_fn(name: str, fn: object) -> None:
+    if not callable(fn):
+        raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
+
+
+def interval_seconds(seconds: float, minutes: float, hours: float) -> float:
+    """``seconds + 60 * minutes + 3600 * hours``, each checked.
+
+    Raises:
+        TypeError: One is not a number.
+        ValueError: One is negative or not finite, or the sum is 0.
+    """
+    total = (_check_seconds("seconds", seconds) + 60 * _check_seconds("minutes", minutes)
+             + 3600 * _check_seconds("hours", hours))
+    if not total > 0 or not math.isfinite(total):
+        raise ValueError(f"the interval must be > 0 seconds: give seconds=, minutes= or hours=, got {total!r}")
+    return total
+
+
+class ScheduledCall:
+    """A call that runs once on the worker pool when its time comes; made by ``call_later``.
+
+    Like :class:`asyncio.TimerHandle`: :meth:`cancel`, :meth:`cancelled` and :meth:`when`.
+    Thread-safe.
+    """
+
+    __slots__ = ("_args", "_done", "_fn", "_label", "_name", "_scheduler", "_seq", "_state", "_when", "__weakref__")
+
+    def __init__(
+        self, scheduler: Scheduler, when: float, fn: Callable[..., Any], args: tuple[Any, ...], label: str,
+        shown: Callable[..., Any],
+    ) -> None:
+        self._scheduler = scheduler
+        self._when = when
+        self._fn = fn
+        self._args = args
+        self._label = label
+        self._name: str = getattr(shown, "__qualname__", None) or type(shown).__name__
+        self._seq = next(_seq)
+        self._state = _PENDING
+        self._done = threading.Event()  # set once it has run, or will never run
+
+    def __lt__(self, other: ScheduledCall) -> bool:
+        return (self._when, self._seq) < (other._when, other._seq)
+
+    def when(self) -> float:
+        """When the call is (or was) due, seconds on the scheduler's clock (see ``client.clock``)."""
+        return self._when
+
+    def cancel(self) -> bool:
+        """Cancel the call unless it has started.
+
+        Returns:
+            True when this cancelled it (it will never run); False when it has started or
+            run already, or was cancelled before. A running call is never interrupted.
+        """
+        return self._scheduler._cancel(self)
+
+    def cancelled(self) -> bool:
+        """True when the call was cancelled (by :meth:`cancel` or the client's ``destroy()``)."""
+        return self._state == _CANCELLED
+
+    def done(self) -> bool:
+        """True once the call has run (whether it raised or not) or was cancelled."""
+        return self._state in (_DONE, _CANCELLED)
+
+    def __repr__(self) -> str:
+        return f"<ScheduledCall {self._name} when={self._when:.3f} {self._state}>"
+
+
+class RepeatingTask:
+    """A function run on the worker pool every ``interval`` seconds; made by ``client.every``.
+
+    Nothing runs until :meth:`start`; the first run is due at once, the next ones every
+    interval after the previous one was *due* (a fixed rate: a slow run does not shift the
+    later ones). Runs never overlap: the next one is planned when the previous one ends, and
+    a run that ends late skips the times it missed. An exception a run raises is reported as
+    a listener's is, and the task goes on. Calling the task (``task()``) calls the function
+    directly, on the calling thread. Thread-safe.
+    """
+
+    def __init__(self, scheduler: Scheduler, fn: Callable[..., Any], interval: float, count: int | None) -> None:
+        self._scheduler = scheduler
+        self._fn = fn
+        self._interval = interval
+        self._count = count
+        self._args: tuple[Any, ...] = ()
+        self._call: ScheduledCall | None = None  # the next run, pending or queued or running
+        self._running = False
+        self._runs = 0  # runs since the last start()
+        self._generation = 0  # one per start(): a run of an earlier start plans nothing
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function now, on this thread (not scheduled, not counted)."""
+        return self._fn(*args, **kwargs)
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two runs."""
+        return self._interval
+
+    @property
+    def runs(self) -> int:
+        """Runs ended since the last :meth:`start`."""
+        return self._runs
+
+    @property
+    def next_run(self) -> float | None:
+        """When the next run is due, seconds on the scheduler's clock; None when not running."""
+        with self._scheduler._lock:
+            call = self._call
+            return call._when if self._running and call is not None and call._state == _PENDING else None
+
+    def is_running(self) -> bool:
+        """True from :meth:`start` until :meth:`stop`, the last of ``count`` runs, or ``destroy()``."""
+        return self._running
+
+    def start(self, *args: Any) -> None:
+        """Start running: the first run is due at once, then one every :attr:`interval` seconds.
+
+        Args:
+            *args: Passed to the function at every run.
+
+        Raises:
+            RuntimeError: The task is running already (call :meth:`stop` first).
+            ServiceError: The client was destroyed.
+        """
+        scheduler = self._scheduler
+        with scheduler._lock:
+            if scheduler._closed:
+                raise ServiceError("the client was destroyed; scheduled work cannot start")
+            if self._running:
+                raise RuntimeError(f"the task {self.__name__} is running already; stop() it first")
+            self._args = args
+            self._runs = 0
+            self._running = True
+            self._generation += 1
+            scheduler._tasks.add(self)
+            self._call = scheduler._push_at(
+                scheduler._clock.now(), self._run_once, (self._generation,), "every", self._fn)
+
+    def stop(self) -> None:
+        """Stop: no run starts after this call; a run going on now ends normally. Idempotent.
+
+        Safe from inside the task's own run.
+        """
+        scheduler = self._scheduler
+        with scheduler._lock:
+            self._running = False
+            call, self._call = self._call, None
+            scheduler._tasks.discard(self)
+        if call is not None:
+            call.cancel()
+
+    def change_interval(self, *, seconds: float = 0, minutes: float = 0, hours: float = 0) -> None:
+        """Set the interval; a pending run is moved to the previous due time plus the new one.
+
+        Args:
+            seconds, minutes, hours: Added up; at least one must be given.
+
+        Raises:
+            TypeError: One is not a number.
+            ValueError: One is negative or not finite, or they add up to 0.
+        """
+        interval = interval_seconds(seconds, minutes, hours)
+        scheduler = self._scheduler
+        with scheduler._lock:
+            old, self._interval = self._interval, interval
+            call = self._call
+            if not self._running or call is None or call._state != _PENDING or self._runs == 0:
+                return
+            when = max(call._when - old + interval, scheduler._clock.now())
+            call._state = _CANCELLED
+            call._done.set()
+            scheduler._cancelled += 1
+            self._call = scheduler._push_at(when, self._run_once, (self._generation,), "every", self._fn)
+
+    def _run_once(self, generation: int) -> None:
+        """One run (on a worker): call the function, report what it raised, plan the next run."""
+        try:
+            self._fn(*self._args)
+        except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
+            self._scheduler._report("every", "task", self._fn, exc)
+        finally:
+            self._plan_next(generation)
+
+    def _plan_next(self, generation: int) -> None:
+        scheduler = self._scheduler
+        with scheduler._lock:
+            if generation != self._generation:  # stopped and started again meanwhile
+                return
+            self._runs += 1
+            call = self._call
+            if not self._running or call is None or scheduler._closed:
+                return
+            if self._count is not None and self._runs >= self._count:
+                self._running = False
+                self._call = None
+                scheduler._tasks.discard(self)
+                return
+            when = call._when + self._interval
+            now = scheduler._clock.now()
+            if when <= now:  # the run ended late: skip the times it missed, keep the phase
+                when += (math.floor((now - when) / self._interval) + 1) * self._interval
+            self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
+
+    def __repr__(self) -> str:
+        state = "running" if self._running else "stopped"
+        return f"<RepeatingTask {self.__name__} every {self._interval:g} s {state} runs={self._runs}>"
+
+
+class Scheduler:
+    """The pending calls of one client, in due order, handed to its worker pool when due.
+
+    Args:
+        pool: The pool that runs the calls.
+        emitter: Reports what a call raises, as it reports a listener's exceptions.
+        clock: Where time is read; default :class:`MonotonicClock`.
+        name: Thread name prefix.
+    """
+
+    def __init__(
+        self,
+        pool: OrderedWorkerPool,
+        emitter: EventEmitter,
+        *,
+        clock: Clock | None = None,
+        name: str = "service_client",
+    ) -> None:
+        self._pool = pool
+        self._emitter = emitter
+        self._name = name
+        self._lock = threading.Condition(threading.Lock())  # guards every field below
+        self._clock: Clock = MonotonicClock() if clock is None else clock
+        self._heap: list[ScheduledCall] = []
+        self._cancelled = 0  # cancelled calls still in the heap
+        self._tasks: set[RepeatingTask] = set()  # started and not stopped
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        if isinstance(self._clock, ManualClock):
+            self._clock._attach(self)
+
+    # -- the clock ---------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        """The clock scheduled times are read from."""
+        return self._clock
+
+    def set_clock(self, clock: Clock | None) -> None:
+        """Read time from ``clock`` from now on (None: the real clock).
+
+        Pending calls keep the delay they had left. With a :class:`ManualClock`, nothing runs
+        until it is advanced.
+
+        Raises:
+            TypeError: ``clock`` has no ``now()`` method.
+        """
+        new: Clock = MonotonicClock() if clock is None else clock
+        if not callable(getattr(new, "now", None)):
+            raise TypeError(f"clock must have a now() method returning seconds, got {type(clock).__name__}")
+        with self._lock:
+            old, self._clock = self._clock, new
+            shift = new.now() - old.now()
+            for call in self._heap:
+                call._when += shift
+            self._lock.notify_all()
+        if isinstance(old, ManualClock) and old is not new:
+            old._detach(self)
+        if isinstance(new, ManualClock):
+            new._attach(self)
+        else:
+            with self._lock:
+                self._ensure_thread()
+
+    # -- scheduling --------------------------------------------------------------------------
+
+    def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> ScheduledCall:
+        """Run ``fn(*args)`` on the worker pool once ``delay_s`` seconds have passed.
+
+        Raises:
+            TypeError: ``delay_s`` is not a number, or ``fn`` is not callable.
+            ValueError: ``delay_s`` is negative or not finite.
+            ServiceError: The scheduler was closed (the client destroyed).
+        """
+        delay = _check_seconds("delay_s", delay_s)
+        _check_fn("fn", fn)
+        with self._lock:
+            return self._push_at(self._clock.now() + delay, fn, args, "call_later", fn)
+
+    def every(
+        self, *, seconds: float = 0, minutes: float = 0, hours: float = 0, count: int | None = None
+    ) -> Callable[[Callable[..., Any]], RepeatingTask]:
+        """A decorator making a function a :class:`RepeatingTask` (not started).
+
+        Raises:
+            TypeError: An interval part is not a number, ``count`` not an int.
+            ValueError: The interval is not > 0, or ``count`` is below 1.
+        """
+        interval = interval_seconds(seconds, minutes, hours)
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+            raise TypeError(f"count must be an int or None, got {type(count).__name__}")
+        if count is not None and count < 1:
+            raise ValueError(f"count must be at least 1, got {count!r}")
+
+        def decorator(fn: Callable[..., Any]) -> RepeatingTask:
+            """Wrap ``fn`` in a :class:`RepeatingTask`."""
+            _check_fn("the decorated object", fn)
+            return RepeatingTask(self, fn, interval, count)
+
+        return decorator
+
+    def _push_at(self, when: float, fn: Callable[..., Any], args: tuple[Any, ...], label: str,
+                 shown: Callable[..., Any]) -> ScheduledCall:
+        """Add a call due at ``when`` (``_lock`` held); ``shown`` is the function its name shows."""
+        if self._closed:
+            raise ServiceError("the client was destroyed; create a new Client to schedule work")
+        call = ScheduledCall(self, when, fn, args, label, shown)
+        heapq.heappush(self._heap, call)
+        if self._heap[0] is call:
+            self._lock.notify_all()
+        self._ensure_thread()
+        return call
+
+    def _cancel(self, call: ScheduledCall) -> bool:
+        with self._lock:
+            if call._state not in (_PENDING, _QUEUED):
+                return False
+            if call._state == _PENDING:
+                self._cancelled += 1
+                if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                    self._heap = [c for c in self._heap if c._state == _PENDING]
+                    heapq.heapify(self._heap)
+                    self._cancelled = 0
+            call._state = _CANCELLED
+        call._done.set()
+        return True
+
+    def _pop_due(self, until: float) -> ScheduledCall | None:
+        """The earliest pending call due at ``until`` or before, taken out (``_lock`` held)."""
+        heap = self._heap
+        while heap and heap[0]._state != _PENDING:
+            heapq.heappop(heap)
+            self._cancelled -= 1
+        if heap and heap[0]._when <= until:
+            call = heapq.heappop(heap)
+            call._state = _QUEUED
+            return call
+        return None
+
+    def _peek(self) -> tuple[float, int] | None:
+        """``(when, seq)`` of the earliest pending call, or None."""
+        with self._lock:
+            self._pop_due(-math.inf)  # drops the cancelled calls at the head
+            return (self._heap[0]._when, self._heap[0]._seq) if self._heap else None
+
+    def _submit(self, call: ScheduledCall) -> None:
+        """Hand a taken call to the pool (no lock held)."""
+        if not self._pool.submit(lambda: self._run(call)):
+            with self._lock:
+                if call._state == _QUEUED:
+                    call._state = _CANCELLED
+            call._done.set()
+
+    def _run(self, call: ScheduledCall) -> None:
+        """Run a call on a worker, unless it was cancelled meanwhile."""
+        with self._lock:
+            if call._state != _QUEUED or self._closed:
+                if call._state == _QUEUED:
+                    call._state = _CANCELLED
+                run = False
+            else:
+                call._state = _RUNNING
+                run = True
+        try:
+            if run:
+                try:
+                    call._fn(*call._args)
+                except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
+                    self._report(call._label, "callback", call._fn, exc)
+        finally:
+            if run:
+                with self._lock:
+                    call._state = _DONE
+            call._done.set()
+
+    def _report(self, label: str, what: str, fn: Callable[..., Any], exc: Exception) -> None:
+        self._emitter.report_failure(label, fn, exc, what=what)
+
+    # -- the timer thread (real clock) -------------------------------------------------------
+
+    def _ensure_thread(self) -> None:
+        """Start the timer thread when calls are pending on a real clock (``_lock`` held)."""
+        if self._thread is None and self._heap and not self._closed and not isinstance(self._clock, ManualClock):
+            self._thread = threading.Thread(
+                target=self._loop, name=f"{self._name}-scheduler-{next(_thread_ids)}", daemon=True
+            )
+            self._thread.start()
+
+    def _loop(self) -> None:
+        me = threading.current_thread()
+        while True:
+            due: list[ScheduledCall] = []
+            with self._lock:
+                idle_since: float | None = None
+                while True:
+                    if self._closed or isinstance(self._clock, ManualClock) or self._thread is not me:
+                        if self._thread is me:
+                            self._thread = None
+                        return
+                    now = self._clock.now()
+                    call = self._pop_due(now)
+                    if call is not None:
+                        due.append(call)
+                        while (call := self._pop_due(now)) is not None:
+                            due.append(call)
+                        break
+                    if not self._heap:
+                        mono = time.monotonic()
+                        if idle_since is None:
+                            idle_since = mono
+                        elif mono - idle_since >= _IDLE_S:
+                            self._thread = None
+                            return
+                        self._lock.wait(_IDLE_S)
+                        continue
+                    idle_since = None
+                    self._lock.wait(min(max(self._heap[0]._when - now, 0.0), _MAX_WAIT_S))
+            for call in due:
+                self._submit(call)
+
+    # -- shutdown ----------------------------------------------------------------------------
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Cancel every pending call and repeating task, and stop the timer thread. Idempotent.
+
+        A call running now ends normally; one handed to the pool and not started never runs.
+        Later scheduling raises :class:`ServiceError`.
+
+        Args:
+            timeout: Seconds to wait for the timer thread to end.
+        """
+        with self._lock:
+            self._closed = True
+            calls, self._heap = self._heap, []
+            self._cancelled = 0
+            tasks, self._tasks = list(self._tasks), set()
+            for task in tasks:
+                task._running = False
+                task._call = None
+            thread, self._thread = self._thread, None
+            for call in calls:
+                if call._state == _PENDING:
+                    call._state = _CANCELLED
+            self._lock.notify_all()
+        for call in calls:
+            call._done.set()
+        if isinstance(self._clock, ManualClock):
+            self._clock._detach(self)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    @property
+    def pending(self) -> int:
+        """Calls waiting for their time (cancelled ones not counted)."""
+        with self._lock:
+            return sum(1 for call in self._heap if call._state == _PENDING)
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The timer thread while it runs, else None."""
+        return self._thread

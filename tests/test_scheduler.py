@@ -1,0 +1,329 @@
+"""Scheduled work (events/scheduler.py): due order, cancel, repeating tasks, errors, the clocks."""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from service_client.errors import ServiceError
+from service_client.events import EventEmitter, OrderedWorkerPool
+from service_client.events.clock import ManualClock, MonotonicClock
+from service_client.events.scheduler import Scheduler
+
+
+class Rig:
+    """A pool, an emitter and a scheduler on a manual clock, as a client builds them."""
+
+    def __init__(self) -> None:
+        self.pool = OrderedWorkerPool(4, name="sched-test")
+        self.emitter = EventEmitter(self.pool, name="sched-test")
+        self.clock = ManualClock()
+        self.scheduler = Scheduler(self.pool, self.emitter, clock=self.clock, name="sched-test")
+        self.errors: list[BaseException] = []
+        self.error_seen = threading.Event()
+
+        @self.emitter.on("error")
+        def on_error(exc: BaseException) -> None:
+            self.errors.append(exc)
+            self.error_seen.set()
+
+    def close(self) -> None:
+        self.scheduler.close()
+        self.emitter.close()
+        self.pool.shutdown()
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    yield r
+    r.close()
+
+
+def test_calls_run_in_due_order_on_pool_workers_and_ties_in_scheduling_order(rig: Rig) -> None:
+    ran: list[tuple[str, float, str]] = []
+
+    def note(name: str) -> None:
+        ran.append((name, rig.clock.now(), threading.current_thread().name))
+
+    rig.scheduler.call_later(30, note, "c")
+    rig.scheduler.call_later(10, note, "a")
+    rig.scheduler.call_later(20, note, "b1")
+    rig.scheduler.call_later(20, note, "b2")
+    rig.scheduler.call_later(31, note, "later")
+    assert rig.clock.advance(30) == 4
+    assert [(n, t) for n, t, _ in ran] == [("a", 10.0), ("b1", 20.0), ("b2", 20.0), ("c", 30.0)]
+    assert all(thread.startswith("sched-test-events-") for _, _, thread in ran)
+    assert rig.clock.now() == 30.0
+    assert rig.clock.advance(1) == 1 and ran[-1][:2] == ("later", 31.0)
+
+
+def test_a_manual_clock_runs_nothing_by_itself_and_advance_zero_runs_what_is_due(rig: Rig) -> None:
+    ran = threading.Event()
+    call = rig.scheduler.call_later(0, ran.set)
+    assert not ran.wait(0.1)  # time stands still: nothing runs until the clock is advanced
+    assert rig.scheduler.thread is None
+    assert rig.clock.advance(0) == 1 and ran.is_set() and call.done() and not call.cancelled()
+
+
+def test_cancel_before_the_time_and_after_it(rig: Rig) -> None:
+    ran: list[str] = []
+    first = rig.scheduler.call_later(5, ran.append, "first")
+    second = rig.scheduler.call_later(5, ran.append, "second")
+    assert first.cancel() is True and first.cancelled() and first.done()
+    assert first.cancel() is False  # once
+    assert rig.scheduler.pending == 1
+    assert rig.clock.advance(10) == 1 and ran == ["second"]
+    assert second.cancel() is False and not second.cancelled()
+    assert second.when() == 5.0
+
+
+def test_a_call_may_cancel_another_due_at_the_same_time_and_schedule_more(rig: Rig) -> None:
+    ran: list[str] = []
+    handles: dict[str, Any] = {}
+
+    def first() -> None:
+        ran.append("first")
+        assert handles["second"].cancel() is True  # no lock is held while a call runs
+        rig.scheduler.call_later(1, ran.append, "scheduled from inside")
+
+    handles["first"] = rig.scheduler.call_later(5, first)
+    handles["second"] = rig.scheduler.call_later(5, ran.append, "second")
+    assert rig.clock.advance(6) == 2
+    assert ran == ["first", "scheduled from inside"]
+
+
+def test_a_repeating_task_runs_the_right_number_of_times_over_a_long_advance(rig: Rig) -> None:
+    times: list[float] = []
+
+    @rig.scheduler.every(minutes=1)
+    def tick() -> None:
+        times.append(rig.clock.now())
+
+    assert rig.clock.advance(600) == 0  # not started: nothing runs
+    tick.start()
+    assert tick.is_running() and tick.next_run == 600.0
+    assert rig.clock.advance(3600) == 61  # at start, then every 60 s up to and including +3600 s
+    assert times[:3] == [600.0, 660.0, 720.0] and times[-1] == 4200.0
+    assert tick.runs == 61 and tick.next_run == 4260.0
+
+
+def test_count_stops_a_task_and_start_passes_its_arguments(rig: Rig) -> None:
+    got: list[str] = []
+
+    @rig.scheduler.every(seconds=10, count=3)
+    def say(word: str) -> None:
+        got.append(word)
+
+    say.start("hi")
+    assert rig.clock.advance(100) == 3 and got == ["hi", "hi", "hi"]
+    assert not say.is_running() and say.next_run is None
+    say("direct")  # calling the task calls the function
+    assert got[-1] == "direct"
+
+
+def test_a_task_stopping_itself_from_inside_runs_no_more_and_can_start_again(rig: Rig) -> None:
+    runs: list[float] = []
+
+    @rig.scheduler.every(seconds=10)
+    def tick() -> None:
+        runs.append(rig.clock.now())
+        if len(runs) == 3:
+            tick.stop()
+
+    tick.start()
+    assert rig.clock.advance(100) == 3 and runs == [0.0, 10.0, 20.0]
+    assert not tick.is_running()
+    tick.start()
+    assert rig.clock.advance(0) == 1 and runs[-1] == 100.0
+    with pytest.raises(RuntimeError, match="running already"):
+        tick.start()
+
+
+def test_change_interval_moves_the_pending_run_and_the_later_ones(rig: Rig) -> None:
+    times: list[float] = []
+
+    @rig.scheduler.every(seconds=60)
+    def tick() -> None:
+        times.append(rig.clock.now())
+
+    tick.start()
+    rig.clock.advance(60)
+    assert times == [0.0, 60.0] and tick.next_run == 120.0
+    tick.change_interval(seconds=10)
+    assert tick.interval == 10.0 and tick.next_run == 70.0
+    rig.clock.advance(30)
+    assert times == [0.0, 60.0, 70.0, 80.0, 90.0]
+
+    @rig.scheduler.every(seconds=10)
+    def slower() -> None:
+        times.append(-rig.clock.now())
+        if rig.clock.now() == 100.0:
+            slower.change_interval(minutes=1)  # from inside its own run: the next run obeys it
+
+    times.clear()
+    slower.start()
+    rig.clock.advance(70)
+    assert [t for t in times if t <= 0] == [-90.0, -100.0, -160.0]
+
+
+def test_a_repeating_task_runs_again_after_an_exception_which_is_reported(rig: Rig) -> None:
+    runs: list[int] = []
+
+    @rig.scheduler.every(seconds=1)
+    def flaky() -> None:
+        runs.append(1)
+        if len(runs) == 1:
+            raise ValueError("first run failed")
+
+    flaky.start()
+    assert rig.clock.advance(2) == 3
+    assert len(runs) == 3
+    assert rig.error_seen.wait(5)
+    assert [str(e) for e in rig.errors] == ["first run failed"]
+
+
+def test_an_exception_is_reported_like_a_listener_s_without_an_error_listener(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pool = OrderedWorkerPool(2, name="sched-log")
+    emitter = EventEmitter(pool, name="sched-log")
+    scheduler = Scheduler(pool, emitter, clock=ManualClock())
+    try:
+
+        def remind() -> None:
+            raise KeyError("gone")
+
+        scheduler.call_later(1, remind)
+        with caplog.at_level(logging.ERROR, logger="service_client.events"):
+            assert scheduler.clock.advance(1) == 1  # type: ignore[attr-defined]
+        assert any("Exception in the 'call_later' callback" in r.getMessage() and "remind" in r.getMessage()
+                   for r in caplog.records)
+    finally:
+        scheduler.close()
+        emitter.close()
+        pool.shutdown()
+
+
+def test_advance_raises_when_a_call_does_not_end_in_time(rig: Rig) -> None:
+    release = threading.Event()
+    rig.scheduler.call_later(1, release.wait, 5)
+    with pytest.raises(TimeoutError, match="did not end within 0.1 s"):
+        rig.clock.advance(5, timeout=0.1)
+    release.set()
+
+
+@pytest.mark.parametrize(
+    ("delay", "error", "text"),
+    [
+        ("1", TypeError, "delay_s must be a number of seconds"),
+        (True, TypeError, "delay_s must be a number of seconds"),
+        (None, TypeError, "delay_s must be a number of seconds"),
+        (-1, ValueError, "delay_s must be a finite number of seconds >= 0"),
+        (math.nan, ValueError, "delay_s must be a finite number"),
+        (math.inf, ValueError, "delay_s must be a finite number"),
+    ],
+)
+def test_call_later_refuses_a_bad_delay(rig: Rig, delay: Any, error: type[Exception], text: str) -> None:
+    with pytest.raises(error, match=text):
+        rig.scheduler.call_later(delay, print)
+    assert rig.scheduler.pending == 0
+
+
+def test_bad_functions_and_intervals_are_refused_naming_the_argument(rig: Rig) -> None:
+    with pytest.raises(TypeError, match="fn must be callable, got str"):
+        rig.scheduler.call_later(1, "print")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="interval must be > 0"):
+        rig.scheduler.every()
+    with pytest.raises(ValueError, match="minutes must be a finite number of seconds >= 0"):
+        rig.scheduler.every(minutes=-1)
+    with pytest.raises(TypeError, match="hours must be a number"):
+        rig.scheduler.every(hours="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="count must be at least 1"):
+        rig.scheduler.every(seconds=1, count=0)
+    with pytest.raises(TypeError, match="count must be an int"):
+        rig.scheduler.every(seconds=1, count=2.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="decorated object must be callable"):
+        rig.scheduler.every(seconds=1)(42)  # type: ignore[arg-type]
+    task = rig.scheduler.every(seconds=1)(print)
+    with pytest.raises(ValueError, match="seconds must be a finite number"):
+        task.change_interval(seconds=math.nan)
+    assert task.interval == 1.0
+    with pytest.raises(ValueError, match="seconds must be a finite number of seconds >= 0"):
+        rig.clock.advance(-1)
+
+
+def test_close_cancels_everything_and_refuses_more(rig: Rig) -> None:
+    ran: list[str] = []
+    call = rig.scheduler.call_later(5, ran.append, "never")
+    task = rig.scheduler.every(seconds=1)(ran.append)
+    task.start("never either")
+    rig.scheduler.close()
+    assert call.cancelled() and not task.is_running()
+    assert rig.clock.advance(100) == 0 and ran == []
+    with pytest.raises(ServiceError, match="destroyed"):
+        rig.scheduler.call_later(1, print)
+    with pytest.raises(ServiceError, match="destroyed"):
+        task.start()
+
+
+def test_the_real_clock_runs_calls_on_time_from_one_named_thread_that_ends_when_idle() -> None:
+    pool = OrderedWorkerPool(2, name="sched-real")
+    emitter = EventEmitter(pool, name="sched-real")
+    scheduler = Scheduler(pool, emitter, name="sched-real")
+    try:
+        assert isinstance(scheduler.clock, MonotonicClock)
+        done = threading.Event()
+        start = scheduler.clock.now()
+        seen: list[float] = []
+        scheduler.call_later(0.05, lambda: (seen.append(scheduler.clock.now() - start), done.set()))
+        thread = scheduler.thread
+        assert thread is not None and thread.name.startswith("sched-real-scheduler-") and thread.daemon
+        assert done.wait(5) and seen[0] >= 0.05
+
+        ticks = threading.Event()
+        count: list[int] = []
+
+        @scheduler.every(seconds=0.01, count=3)
+        def tick() -> None:
+            count.append(1)
+            if len(count) == 3:
+                ticks.set()
+
+        tick.start()
+        assert ticks.wait(5)
+        thread = scheduler.thread
+        assert thread is not None
+        thread.join(5)  # nothing pending: the thread ends by itself after a second
+        assert not thread.is_alive() and scheduler.thread is None
+        assert len(count) == 3
+    finally:
+        scheduler.close()
+        emitter.close()
+        pool.shutdown()
+
+
+def test_switching_clocks_keeps_the_delay_left() -> None:
+    pool = OrderedWorkerPool(1, name="sched-switch")
+    emitter = EventEmitter(pool, name="sched-switch")
+    scheduler = Scheduler(pool, emitter, name="sched-switch")
+    try:
+        ran: list[float] = []
+        scheduler.call_later(3600, lambda: ran.append(clock.now()))
+        clock = ManualClock(start=100.0)
+        scheduler.set_clock(clock)
+        assert clock.advance(3599) == 0
+        assert clock.advance(1) == 1 and ran == [pytest.approx(3700.0, abs=0.5)]
+        with pytest.raises(TypeError, match="now\\(\\) method"):
+            scheduler.set_clock(object())  # type: ignore[arg-type]
+        scheduler.set_clock(None)
+        assert isinstance(scheduler.clock, MonotonicClock)
+    finally:
+        scheduler.close()
+        emitter.close()
+        pool.shutdown()
