@@ -143,7 +143,8 @@ def test_standard_loads_reads_one_json_value_and_refuses_the_rest() -> None:
 
 
 def _decoder_name(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    code = "from service_client.gateway import decoder; print(decoder.NAME, decoder.fast_loads is None)"
+    code = ("import logging; logging.basicConfig(); from service_client.gateway import decoder; "
+            "print(decoder.NAME, decoder.fast_loads is None)")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, **env}, check=False)
 
