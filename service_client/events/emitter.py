@@ -175,6 +175,8 @@ class EventEmitter:
         self._waiter_wake = threading.Event()
         self._waiter_thread: threading.Thread | None = None
         self._closed = False
+        #: :meth:`emit` is this class's own: :meth:`emit_one` may skip it.
+        self._plain = type(self).emit is EventEmitter.emit
 
     # -- registry ------------------------------------------------------------
 
@@ -298,11 +300,12 @@ class EventEmitter:
     def emit_one(self, event: str, arg: Any, key: Any) -> None:
         """:meth:`emit` of an event with one argument, every argument positional.
 
-        The same as ``emit(event, arg, key=key)``, for the socket reader's
-        hottest events (a positional call, and no argument tuple to pack).
+        The same as ``emit(event, arg, key=key)`` (which it calls when a
+        subclass overrides :meth:`emit`), for the socket reader's hottest
+        events: a positional call, and no argument tuple to pack.
         """
         calls = self._calls.get(event)
-        if calls is not None and not calls[1] and not self._waiters:  # the common case
+        if calls is not None and not calls[1] and not self._waiters and self._plain:  # the common case
             self._pool._submit_item(calls[3], arg, key)  # the argument itself: no tuple
             return
         self.emit(event, arg, key=key)

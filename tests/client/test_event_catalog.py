@@ -209,8 +209,8 @@ def test_wait_for_returns_none_the_argument_or_a_tuple(client, event, args, expe
 # -- the library emits exactly the catalog's events ------------------------------------------
 
 #: Calls whose first argument is an emitted event name: the state's (and client's) dispatch, an event slot's
-#: emit, and the wire handlers' factories that dispatch the Python event they are given.
-_EMITTERS = {"_dispatch", "dispatch", "emit", "_listing_changed", "_role_upsert", "_typing", "_voice_snapshot",
+#: emit, the emitter's emit_one, and the wire handlers' factories that dispatch the Python event they are given.
+_EMITTERS = {"_dispatch", "dispatch", "emit", "emit_one", "_listing_changed", "_role_upsert", "_typing", "_voice_snapshot",
              "_voice_simple", "_simple"}
 
 
