@@ -70,11 +70,17 @@ class _Keep:
     def emit(self, event: str, *args: Any, key: Any = None) -> None:
         self.kept.append(args[0])
 
+    def emit_one(self, event: str, arg: Any, key: Any) -> None:
+        self.kept.append(arg)
+
 
 class _NoEvents:
     """An event registry that drops every event (no listener pool)."""
 
     def emit(self, event: str, *args: Any, key: Any = None) -> None:
+        pass
+
+    def emit_one(self, event: str, arg: Any, key: Any) -> None:
         pass
 
 

@@ -14,6 +14,11 @@ interpreters; the script prints one ``name: value`` line per figure:
   costs, i.e. what the first ``Client()`` and ``login()`` pay instead.
 - ``first_client_ms_median``: ``import service_client`` then ``Client()``
   (wall clock, perf_counter): the first use, which loads the REST stack.
+- ``socket_reader_import_ms_median`` / ``socket_reader_import_ms_median_json``:
+  what the first ``login()`` pays to import the socket reader after
+  ``import service_client`` (wall clock), with its JSON decoder as installed
+  (msgspec on CPython) and with ``SERVICE_CLIENT_JSON=json`` (the standard
+  library's, msgspec not imported): their difference is msgspec's import.
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ client.destroy()
 print(took * 1000)
 """
 
+_SOCKET_READER = """
+import time
+import service_client
+started = time.perf_counter()
+import service_client.gateway.reader
+print((time.perf_counter() - started) * 1000)
+"""
+
 _LOADED = """
 import sys
 import service_client
@@ -70,9 +83,10 @@ def _importtime_ms(code: str, modules: tuple[str, ...]) -> float:
     return total / 1000
 
 
-def _run(code: str) -> str:
+def _run(code: str, **env: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", code], cwd=ROOT, env={**_env(), **env}, capture_output=True, text=True, timeout=120,
+        check=True,
     )
     return done.stdout.strip()
 
@@ -89,6 +103,12 @@ def main() -> int:
     package = [_importtime_ms("import service_client", ("service_client",)) for _ in range(runs)]
     transports = [_importtime_ms("import requests, websocket", ("requests", "websocket")) for _ in range(runs)]
     first_client = [float(_run(_FIRST_CLIENT)) for _ in range(runs)]
+    _run(_SOCKET_READER)  # warm-up
+    reader: list[float] = []
+    reader_json: list[float] = []
+    for _ in range(runs):  # alternating, so a change in the machine's load hits both alike
+        reader.append(float(_run(_SOCKET_READER, SERVICE_CLIENT_JSON="auto")))
+        reader_json.append(float(_run(_SOCKET_READER, SERVICE_CLIENT_JSON="json")))
     loaded = int(_run(_LOADED))
 
     print(f"import_ms_median: {statistics.median(package):.1f}")
@@ -96,6 +116,8 @@ def main() -> int:
     print(f"transport_modules_at_import: {loaded}")
     print(f"transport_import_ms_median: {statistics.median(transports):.1f}")
     print(f"first_client_ms_median: {statistics.median(first_client):.1f}")
+    print(f"socket_reader_import_ms_median: {statistics.median(reader):.1f}")
+    print(f"socket_reader_import_ms_median_json: {statistics.median(reader_json):.1f}")
     return 0
 
 

@@ -507,3 +507,49 @@ def test_a_shutdown_during_a_batch_run_drops_its_later_events():
     finally:
         em.close()
         pool.shutdown()
+
+
+def test_emit_one_is_emit_of_one_argument_in_order_with_emit_once_and_wait_for(emitter):
+    seen: list[Any] = []
+    done = threading.Event()
+    emitter.on("message_create", lambda arg: seen.append(("on", arg)))
+    emitter.once("message_create", lambda arg: seen.append(("once", arg)))
+    waiter: list[Any] = []
+    ready = threading.Event()
+
+    def wait() -> None:
+        ready.set()
+        waiter.append(emitter.wait_for("message_create", check=lambda arg: arg == 2, timeout=10))
+
+    thread = threading.Thread(target=wait, name="test-waiter", daemon=True)
+    thread.start()
+    ready.wait(5)
+    while not emitter._waiters:  # registered before the events below
+        time.sleep(0.001)
+    with events.handoff_batch():
+        emitter.emit_one("message_create", 1, "k")
+        emitter.emit("message_create", 2, key="k")
+        emitter.emit_one("message_create", 3, "k")
+    emitter.on("done", lambda: done.set())
+    emitter.emit("done", key="k")
+    assert done.wait(10)
+    thread.join(10)
+    assert seen == [("on", 1), ("once", 1), ("on", 2), ("on", 3)]
+    assert waiter == [2]
+
+
+def test_emit_one_goes_through_a_subclass_emit() -> None:
+    captured: list[tuple[str, tuple[Any, ...], Any]] = []
+
+    class Capturing(EventEmitter):
+        def emit(self, event: str, *args: Any, key: Any = None) -> None:
+            captured.append((event, args, key))
+
+    pool = OrderedWorkerPool(1, name="test-capturing")
+    try:
+        capturing = Capturing(pool)
+        capturing.on("message_create", lambda arg: None)
+        capturing.emit_one("message_create", "m", "k")
+        assert captured == [("message_create", ("m",), "k")]
+    finally:
+        pool.shutdown()

@@ -89,6 +89,8 @@ def test_build_gives_no_deprecation_warning_and_spdx_metadata(dist):
         metadata = next(zf.read(n).decode() for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         names = zf.namelist()
     assert "License-Expression: ISC" in metadata.splitlines()
+    # The fast JSON decoder of the socket reader comes with a plain install, where it is built.
+    assert 'Requires-Dist: msgspec>=0.18; platform_python_implementation == "CPython"' in metadata.splitlines()
     assert not any(line.startswith("Classifier: License ::") for line in metadata.splitlines())
     assert {"Homepage", "Source", "Issues", "Documentation"} <= {
         line.split(": ", 1)[1].split(",")[0] for line in metadata.splitlines() if line.startswith("Project-URL:")}
@@ -127,6 +129,8 @@ def test_the_demo_runs_from_a_wheel_in_a_fresh_virtual_environment(dist, tmp_pat
     assert install.returncode == 0, install.stderr
     where = run("-c", "import service_client; print(service_client.__file__)")
     assert str(venv) in where.stdout, where.stdout + where.stderr
+    decoder = run("-c", "from service_client.gateway import decoder; print(decoder.NAME)")
+    assert decoder.stdout.strip() == "msgspec", decoder.stdout + decoder.stderr
     without = run("-m", "service_client", "demo")
     assert without.returncode == 2 and without.stdout == ""
     assert len(without.stderr.splitlines()) == 1 and "pip install 'service_client[emulator]'" in without.stderr

@@ -164,16 +164,19 @@ class EventEmitter:
         self._closing = closing
         self._listeners_lock = threading.Lock()  # guards _listeners and _waiters
         self._listeners: dict[str, list[tuple[Callable[..., Any], bool]]] = {}
-        #: Per event: its listeners in call order, whether one is a ``once`` listener, and the
-        #: function running them for a list of argument tuples. An immutable snapshot replaced
-        #: (under the lock) at every change, read by emit without it.
-        self._calls: dict[str, tuple[tuple[Callable[..., Any], ...], bool, _Runner]] = {}
+        #: Per event: its listeners in call order, whether one is a ``once`` listener, the
+        #: function running them for a list of argument tuples, and the one running them for a
+        #: list of single arguments (:meth:`emit_one`). An immutable snapshot replaced (under the
+        #: lock) at every change, read by emit without it.
+        self._calls: dict[str, tuple[tuple[Callable[..., Any], ...], bool, _Runner, _Runner]] = {}
         self._waiters: list[_Waiter] = []
         # Events for the waiter thread, each with the waiters registered when it was emitted.
         self._waiter_queue: collections.deque[tuple[tuple[Any, ...], list[_Waiter]] | None] = collections.deque()
         self._waiter_wake = threading.Event()
         self._waiter_thread: threading.Thread | None = None
         self._closed = False
+        #: :meth:`emit` is this class's own: :meth:`emit_one` may skip it.
+        self._plain = type(self).emit is EventEmitter.emit
 
     # -- registry ------------------------------------------------------------
 
@@ -219,7 +222,12 @@ class EventEmitter:
         entries = self._listeners.get(event)
         if entries:
             fns = tuple(fn for fn, _ in entries)
-            self._calls[event] = (fns, any(once for _, once in entries), self._runner(event, fns))
+            self._calls[event] = (
+                fns,
+                any(once for _, once in entries),
+                self._runner(event, fns),
+                functools.partial(self._run_each_one, event, fns),
+            )
         else:
             self._calls.pop(event, None)
 
@@ -283,7 +291,7 @@ class EventEmitter:
         # one pool task (run in order by _run_each).
         calls = self._calls.get(event)
         if calls is not None and not calls[1] and not self._waiters:  # the common case
-            self._pool.submit_item(calls[2], args, key=key)
+            self._pool._submit_item(calls[2], args, key)
             return
         runner = self._prepare(event, args)
         if runner is not None:
@@ -320,6 +328,19 @@ class EventEmitter:
                 done.set()
 
         return self._pool.submit(task) and done.wait(timeout)
+
+    def emit_one(self, event: str, arg: Any, key: Any) -> None:
+        """:meth:`emit` of an event with one argument, every argument positional.
+
+        The same as ``emit(event, arg, key=key)`` (which it calls when a
+        subclass overrides :meth:`emit`), for the socket reader's hottest
+        events: a positional call, and no argument tuple to pack.
+        """
+        calls = self._calls.get(event)
+        if calls is not None and not calls[1] and not self._waiters and self._plain:  # the common case
+            self._pool._submit_item(calls[3], arg, key)  # the argument itself: no tuple
+            return
+        self.emit(event, arg, key=key)
 
     def reserve(self, *, key: Any = None) -> EventSlot:
         """Reserve the next place in ``key``'s order for an event emitted later.
@@ -382,6 +403,18 @@ class EventEmitter:
             for fn in fns:
                 try:
                     fn(*args)
+                except Exception as exc:  # noqa: BLE001 - reported by _listener_failed, never lost
+                    self._listener_failed(event, fn, exc)
+
+    def _run_each_one(self, event: str, fns: tuple[Callable[..., Any], ...], items: list[Any]) -> None:
+        """:meth:`_run_each` for items that are each the event's single argument."""
+        pool = self._pool
+        for arg in items:
+            if pool._closed:  # shut down meanwhile: the rest is dropped like queued tasks
+                return
+            for fn in fns:
+                try:
+                    fn(arg)
                 except Exception as exc:  # noqa: BLE001 - reported by _listener_failed, never lost
                     self._listener_failed(event, fn, exc)
 

@@ -280,6 +280,10 @@ class OrderedWorkerPool:
             True when queued (or noted inside :func:`handoff_batch`); False
             when the pool is shut down or the item was dropped (nothing runs).
         """
+        return self._submit_item(fn, item, key)
+
+    def _submit_item(self, fn: Callable[[list[Any]], None], item: Any, key: Any) -> bool:
+        """:meth:`submit_item` with ``key`` positional (the emitter's call for every event)."""
         noted = _local.batch
         if noted is None:
             return self._submit_all([(_Run(self, fn, item), key)])

@@ -4,8 +4,8 @@ One process holds the socket and publishes every event it delivers; any number
 of worker processes, on any machines that reach the same Redis, consume them
 in consumer groups, in order per channel, at least once, with nothing lost
 when a worker dies. It needs the ``redis`` extra
-(``pip install 'service_client[redis]'``); the ``speedups`` extra makes it
-faster (msgspec's JSON, hiredis's Redis protocol)::
+(``pip install 'service_client[redis]'``); msgspec's JSON (installed with the
+client on CPython) and hiredis's Redis protocol make it faster::
 
     # the socket's process
     client = Client(bucket_store=RedisBucketStore(REDIS_URL))

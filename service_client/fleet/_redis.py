@@ -5,7 +5,7 @@ redis-py with a bound on every reply and connect, and no retries of its own:
 the fleet's threads retry themselves, with waits from 0.05 s doubling to
 ``FLEET_RETRY_CAP_S``. The URL's password never appears in a log line, a repr
 or an exception text (:func:`shown_url`). JSON goes through msgspec when it is
-installed (the ``speedups`` extra), else the standard library.
+installed (a dependency on CPython), else the standard library.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
   :mod:`.dialer` (one connection attempt), :mod:`.reader` (the frame reader
   and the reader thread's loop), :mod:`.writer` (bounded writes, the
   watchdog), :mod:`.transport` (what they share).
-* :mod:`.decoder`: the optional fast JSON decoder (msgspec, the ``speedups`` extra).
+* :mod:`.decoder`: the fast JSON decoder (msgspec, a dependency on CPython), when installed.
 
 What an event means for the caches is the connection state's work
 (:mod:`service_client.state.parsers`); this package only moves packets.

@@ -519,10 +519,11 @@ class ConnectionReader(ConnectionParts):
                             payload = None
                         if type(payload) is list and payload and type(payload[0]) is str:
                             event = payload[0]
+                            del payload[0]  # the arguments, in place (a slice would copy them)
                             if debug:
                                 _log.debug("event %s", event)
                             try:
-                                on_event(event, payload[1:])
+                                on_event(event, payload)
                             except Exception:  # noqa: BLE001 - a callback failure never kills the reader
                                 _log.exception("on_event callback failed for %s", event)
                             continue

@@ -298,8 +298,8 @@ class Parsers(ServerParsers):
         if len(channels) >= MESSAGE_CHANNELS_MAX:
             state._message_channels_old = channels
             state._message_channels = {}
-        if not state.closed:  # state.dispatch, inline (once per message of a firehose)
-            state.events.emit("message_create", message, key=message.channel_id)
+        # state.dispatch without its closed check: handle() checked it just before, on this thread.
+        state.events.emit_one("message_create", message, message.channel_id)
 
     def _message_updated(self, payload: Any) -> None:
         data = _obj(payload)

@@ -209,9 +209,9 @@ def test_wait_for_returns_none_the_argument_or_a_tuple(client, event, args, expe
 # -- the library emits exactly the catalog's events ------------------------------------------
 
 #: Calls whose first argument is an emitted event name: the state's (and client's) dispatch, an event slot's
-#: emit, the emitter's emit_and_wait (``client_close``), and the wire handlers' factories that dispatch the
-#: Python event they are given.
-_EMITTERS = {"_dispatch", "dispatch", "emit", "emit_and_wait", "_listing_changed", "_role_upsert", "_typing", "_voice_snapshot",
+#: emit, the emitter's emit_one and emit_and_wait (``client_close``), and the wire handlers' factories that
+#: dispatch the Python event they are given.
+_EMITTERS = {"_dispatch", "dispatch", "emit", "emit_one", "emit_and_wait", "_listing_changed", "_role_upsert", "_typing", "_voice_snapshot",
              "_voice_simple", "_simple"}
 
 

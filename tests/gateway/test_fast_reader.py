@@ -142,17 +142,30 @@ def test_standard_loads_reads_one_json_value_and_refuses_the_rest() -> None:
 # -- the decoder module ------------------------------------------------------------------------------
 
 
-def _decoder_name(env: dict[str, str]) -> str:
-    code = "from service_client.gateway import decoder; print(decoder.NAME, decoder.fast_loads is None)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, **env}, check=True)
-    return result.stdout.strip()
+def _decoder_name(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    code = ("import logging; logging.basicConfig(); from service_client.gateway import decoder; "
+            "print(decoder.NAME, decoder.fast_loads is None)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **env}, check=False)
 
 
 def test_decoder_is_msgspec_when_installed_unless_the_environment_says_json() -> None:
-    assert _decoder_name({"SERVICE_CLIENT_JSON": "json"}) == "json True"
+    assert _decoder_name({"SERVICE_CLIENT_JSON": "json"}).stdout.strip() == "json True"
     expected = "msgspec False" if HAVE_MSGSPEC else "json True"
-    assert _decoder_name({"SERVICE_CLIENT_JSON": ""}) == expected
+    assert _decoder_name({"SERVICE_CLIENT_JSON": ""}).stdout.strip() == expected
+    assert _decoder_name({"SERVICE_CLIENT_JSON": "auto"}).stdout.strip() == expected
+    odd = _decoder_name({"SERVICE_CLIENT_JSON": "simdjson"})
+    assert odd.stdout.strip() == expected
+    assert "SERVICE_CLIENT_JSON='simdjson' is not json, msgspec or auto: taken as auto" in odd.stderr
+
+
+def test_decoder_forced_to_msgspec_is_msgspec_or_a_clear_import_error() -> None:
+    forced = _decoder_name({"SERVICE_CLIENT_JSON": "msgspec"})
+    if HAVE_MSGSPEC:
+        assert forced.stdout.strip() == "msgspec False"
+    else:
+        assert forced.returncode != 0
+        assert "ImportError: SERVICE_CLIENT_JSON=msgspec, but msgspec is not installed" in forced.stderr
 
 
 # -- through a connection, with each decoder ----------------------------------------------------------

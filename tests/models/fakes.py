@@ -178,6 +178,9 @@ class _RecordingEvents:
     def emit(self, event: str, *args: Any, key: Any = None) -> None:
         self.fake.dispatched.append((event, args, key))
 
+    def emit_one(self, event: str, arg: Any, key: Any) -> None:
+        self.emit(event, arg, key=key)
+
     def reserve(self, *, key: Any = None) -> Any:
         return self.fake.reserve_dispatch(key=key)
 
