@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service_client.models import Guild, Member, Permissions, Role
-from service_client.models.permissions import ALL, DEFAULT, parse_permissions
+from service_client.permissions import ALL, DEFAULT, parse_permissions
 
 from .fakes import FakeClient, member_rec, role_rec, server_rec
 
