@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import endpoints
-from .._state import State, StateLike
 from .._validate import check_cache_flag, check_id, check_name
 from ..models._manager import BaseManager
+from ..models._port import State, StateLike
 from ..models.category import Category
 from ..models.channel import Channel
 from ..models.collection import Collection

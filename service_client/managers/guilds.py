@@ -8,9 +8,9 @@ import threading
 from typing import Any
 
 from .. import endpoints
-from .._state import StateLike
 from .._validate import check_cache_flag, check_id
 from ..models._manager import BaseManager
+from ..models._port import StateLike
 from ..models.guild import Guild
 from ..rest.route import Route
 

@@ -10,11 +10,11 @@ from typing import Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike
 from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..models._base import read_id
 from ..models._manager import BaseManager
+from ..models._port import StateLike
 from ..models.guild import Guild
 from ..models.profile import UserProfile, profile_record
 from ..models.user import User

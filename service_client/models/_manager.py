@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
-from .._state import StateLike, state_of
 from ._html import collection_html
+from ._port import StateLike, state_of
 from .collection import Collection
 
 __all__ = ["BaseManager"]

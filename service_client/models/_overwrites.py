@@ -26,7 +26,7 @@ from .role import Role
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import State
+    from ._port import State
 
 __all__ = [
     "OverwriteSpec",

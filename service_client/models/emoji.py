@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id
 from ..rest.route import Route
 from ._base import Model, as_dict, read_bool, read_id, read_str
 from ._manager import BaseManager
+from ._port import StateLike, state_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .guild import Guild

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..rest.route import Route
 from . import _moderation
 from ._base import Model, as_dict, read_id, read_int, read_str
+from ._port import StateLike, state_of
 from .audit_log import AuditLogEntry
 from .ban import Ban
 from .emoji import EmojiManager

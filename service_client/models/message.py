@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._content import decode_content, encode_content
-from .._state import State, StateLike, state_of
 from .._validate import check_cache_flag
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError
 from ..permissions import Permissions
@@ -27,6 +26,7 @@ from ._base import (
     time_of_ms,
     unpack_time,
 )
+from ._port import State, StateLike, state_of
 from .embed import EmbedBuilder
 from .user import User
 

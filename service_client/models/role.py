@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id, check_name
 from ..errors import ServiceAPIError
 from ..permissions import Permissions, parse_permissions, permissions_value
 from ..rest.route import Route
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 from ._manager import BaseManager
+from ._port import StateLike, state_of
 from .embed import parse_color
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 from .. import endpoints
 from .._defaults import MISSING
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
-from .._state import StateLike, state_of
 from .._validate import check_id
 from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
+from ._port import StateLike, state_of
 from .embed import EmbedBuilder
 
 if TYPE_CHECKING:  # pragma: no cover

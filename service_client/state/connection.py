@@ -2,7 +2,7 @@
 
 A :class:`~service_client.Client` builds one :class:`ConnectionState` and hands every model
 and manager this object (``model._state``): the state implements the
-:class:`~service_client._state.State` port. It owns
+:class:`~service_client.models._port.State` port. It owns
 
 - the caches (the managers ``users``, ``guilds``, ``channels``, ``members``,
   ``voice_states``), the bot's own ``user``, and the message cache: the recent messages
@@ -44,10 +44,10 @@ from ..rest.route import Route
 from .parsers import Parsers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import ClientLike
     from ..events.emitter import EventEmitter, EventSlot
     from ..events.workers import OrderedWorkerPool
     from ..gateway.connection import GatewayConnection
+    from ..models._port import ClientLike
     from ..models.embed import EmbedBuilder
     from ..models.member import Member
     from ..models.message import Message
@@ -102,7 +102,7 @@ class ConnectionState:
     """What a connected client's models and managers share: caches, transport, dispatch.
 
     Built by :class:`~service_client.Client`; implements the
-    :class:`~service_client._state.State` port. Thread-safe: every method may be called
+    :class:`~service_client.models._port.State` port. Thread-safe: every method may be called
     from any thread; ``parsers.handle`` is called by the socket reader thread only.
 
     Args:

@@ -1,4 +1,4 @@
-"""A recording fake :class:`~service_client._state.State` for model, parser and manager tests.
+"""A recording fake :class:`~service_client.models._port.State` for model, parser and manager tests.
 
 No client, no socket, no server: :class:`FakeState` answers requests from a scripted
 table and records every request, emit, acknowledged call, dispatch, reserved event,
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from service_client._defaults import DEFAULT_MAX_MESSAGES
-from service_client._state import State
+from service_client.models._port import State
 from service_client.errors import ServiceAPIError
 from service_client.managers.channels import ChannelManager
 from service_client.managers.guilds import GuildManager
