@@ -69,7 +69,7 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "import time: the package exports the events fleet lazily (PEP 562); it needs the redis extra "
         "and most bots never run one"
     ),
-    ("service_client.models._html", "html.escape"): (
+    ("service_client._html", "html.escape"): (
         "import time: the html package loads when a notebook first renders a table"
     ),
     ("service_client.rest.redis_buckets", "redis"): "optional dependency: the redis extra, loaded when a store is built",

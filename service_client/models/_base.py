@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._defaults import MISSING
-from ._html import model_html
+from .._html import model_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._port import ClientLike, State

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
-from ._html import collection_html
+from .._html import collection_html
 from ._port import StateLike, state_of
 from .collection import Collection
 

@@ -6,6 +6,7 @@ import html.parser
 
 import pytest
 
+from service_client._html import MAX_ROWS
 from service_client.models import (
     Category,
     Collection,
@@ -18,7 +19,6 @@ from service_client.models import (
     VoiceState,
     Webhook,
 )
-from service_client.models._html import MAX_ROWS
 
 from .fakes import FakeClient, member_rec, message_rec, role_rec, server_rec, user_rec
 
