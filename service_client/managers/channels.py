@@ -6,13 +6,13 @@ from typing import Any
 
 from .. import endpoints
 from .._validate import check_cache_flag, check_id, check_name
-from ..models._manager import BaseManager
 from ..models._port import State, StateLike
 from ..models.category import Category
 from ..models.channel import Channel
 from ..models.collection import Collection
 from ..models.dm_channel import DMChannel
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["ChannelManager", "build_channel"]
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
-from ..models._manager import BaseManager
 from ..models._port import StateLike
 from ..models.guild import Guild
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["GuildManager"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
-from ..models._manager import BaseManager
 from ..models.collection import Collection
 from ..models.member import Member, member_ids, member_user_record
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["MemberManager"]
 

@@ -13,12 +13,12 @@ from .._defaults import MISSING
 from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..models._base import read_id
-from ..models._manager import BaseManager
 from ..models._port import StateLike
 from ..models.guild import Guild
 from ..models.profile import UserProfile, profile_record
 from ..models.user import User
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["UserManager"]
 

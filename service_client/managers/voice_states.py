@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..models._manager import BaseManager
 from ..models.collection import Collection
 from ..models.voice_state import STATE_KEYS, VoiceState
+from ..server_managers.base import BaseManager
 
 __all__ = ["VoiceStateManager"]
 

@@ -11,8 +11,8 @@ from .._defaults import MISSING
 from .._validate import check_cache_flag, check_id, check_name
 from ..permissions import ALL, Permissions
 from ..rest.route import Route
+from ..server_managers._overwrites import check_overwrite, post_overwrite
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
-from ._overwrites import check_overwrite, post_overwrite
 from ._port import StateLike, state_of
 from .member import Member
 from .message import Message

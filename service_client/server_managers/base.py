@@ -24,8 +24,8 @@ from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
 from .._html import collection_html
-from ._port import StateLike, state_of
-from .collection import Collection
+from ..models._port import StateLike, state_of
+from ..models.collection import Collection
 
 __all__ = ["BaseManager"]
 
