@@ -57,7 +57,7 @@ class BotState(FakeState):
     def __init__(self) -> None:
         super().__init__()
         self.commands: Collection[str, Command] = Collection()
-        self.user = self.users._upsert(user_rec("BOT", "bot", isBot=True))
+        self.user = self.users.upsert(user_rec("BOT", "bot", isBot=True))
         self._listeners: dict[str, list[Any]] = {}
         self.errors: list[BaseException] = []
 
@@ -320,7 +320,7 @@ def test_a_name_may_start_with_at_and_a_user_seen_before_is_fetched_as_a_member(
     def whois(ctx: CommandContext, member: Member) -> None:
         seen.append(member)
 
-    client.users._upsert(user_rec("U7", "erin"))  # seen as a message author: a cached user, not a cached member
+    client.users.upsert(user_rec("U7", "erin"))  # seen as a message author: a cached user, not a cached member
     client.routes[("GET", "/servers/S1/members/U7")] = member_rec("U7", "S1", user=user_rec("U7", "erin"))
     say(client, "!whois @carol")
     say(client, "!whois @erin")

@@ -208,7 +208,7 @@ class ChannelManager(BaseManager[str, Channel]):
     def _store_all(self, channels: list[Channel]) -> None:
         self.cache.update((ch.id, ch) for ch in channels)
 
-    def _remove_guild(self, server_id: str) -> None:
+    def remove_guild(self, server_id: str) -> None:
         """Evict every channel of a server (the bot left it)."""
         with self.cache.atomic():
             for key in [k for k, ch in self.cache.items() if ch.server_id == server_id]:
@@ -219,7 +219,7 @@ class ChannelManager(BaseManager[str, Channel]):
 
     # -- cache upkeep for channel and category events ------------------------
 
-    def _tracks_guild(self, server_id: str) -> bool:
+    def tracks_guild(self, server_id: str) -> bool:
         """Whether any channel or category of a cached server is cached (then events refresh it)."""
         if server_id not in self._state.guilds.cache:
             return False
@@ -238,9 +238,9 @@ class ChannelManager(BaseManager[str, Channel]):
             ServiceError: The request failed (the caches are left as they were).
         """
         data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id))
-        self._apply_listing(server_id, data)
+        self.apply_listing(server_id, data)
 
-    def _apply_listing(self, server_id: str, data: Any) -> None:
+    def apply_listing(self, server_id: str, data: Any) -> None:
         """Replace a server's cached channels and categories by a listing answer (see above).
 
         Raises:

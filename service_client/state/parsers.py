@@ -266,17 +266,17 @@ class Parsers(ServerParsers):
         # but may carry another name on every message.
         if isinstance(author_data, dict) and data.get("webhookId") is None:
             users = state.users
-            if not users._webhook_ids or not users._is_webhook(
+            if not users._webhook_ids or not users.is_webhook(
                 read_id(author_data, "publicId", "id", "userPublicId", "userId")
             ):
-                # users._upsert, with its common case inline: a known author, unchanged.
+                # users.upsert, with its common case inline: a known author, unchanged.
                 ident = author_data.get("publicId")
                 known = users.cache.get(ident) if type(ident) is str else None
                 if known is not None and known._is_record(author_data):
                     author = known
                 else:
                     try:
-                        author = users._upsert(author_data)
+                        author = users.upsert(author_data)
                     except (TypeError, ValueError) as exc:
                         log.warning("message:new with a broken author: %s", exc)
         message = _new_message(Message)
@@ -422,7 +422,7 @@ class Parsers(ServerParsers):
             data = _obj(payload)
             channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
             users = self._voice_users(data)
-            self._state.voice_states._replace_channel(channel_id, users)
+            self._state.voice_states.replace_channel(channel_id, users)
             self._voice_hook(self._wire_name(python_event), data)
             self._dispatch(python_event, data, key=channel_id)
 
@@ -441,8 +441,8 @@ class Parsers(ServerParsers):
         user_id = _need_id(data, _USER_KEYS, "userPublicId")
         states = self._state.voice_states
         if "users" in data:
-            states._replace_channel(channel_id, self._voice_users(data))
-        states._remove(user_id, channel_id)
+            states.replace_channel(channel_id, self._voice_users(data))
+        states.remove(user_id, channel_id)
         self._voice_hook(endpoints.ON_VOICE_USER_LEFT, data)
         self._dispatch("voice_user_left", data, key=channel_id)
 
@@ -450,7 +450,7 @@ class Parsers(ServerParsers):
         data = _obj(payload)
         channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
         user_id = _need_id(data, _USER_KEYS, "userPublicId")
-        self._state.voice_states._merge(user_id, data, channel_id)
+        self._state.voice_states.merge(user_id, data, channel_id)
         self._voice_hook(endpoints.ON_VOICE_USER_STATE, data)
         self._dispatch("voice_user_state", data, key=channel_id)
 

@@ -9,12 +9,30 @@ from typing import Any
 import pytest
 
 try:  # tests/ is not a package: pytest puts it on sys.path
-    from models.fakes import FakeClient, connection_state, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+    from models.fakes import (
+        FakeClient,
+        channel_rec,
+        connection_state,
+        member_rec,
+        message_rec,
+        role_rec,
+        server_rec,
+        user_rec,
+    )
 except ImportError:  # pragma: no cover - if tests/ becomes a package
-    from tests.models.fakes import FakeClient, connection_state, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec  # type: ignore[no-redef]
+    from tests.models.fakes import (  # type: ignore[no-redef]
+        FakeClient,
+        channel_rec,
+        connection_state,
+        member_rec,
+        message_rec,
+        role_rec,
+        server_rec,
+        user_rec,
+    )
 
-from service_client.errors import ServiceAPIError
 from service_client.client.operations import create_dm, fetch_invite, invite_code, search_messages
+from service_client.errors import ServiceAPIError
 from service_client.models import Channel, DMChannel, Guild, Invite, Member, Message, Permissions, Role, User
 
 
@@ -310,20 +328,20 @@ def test_members_edit_sends_role_ids(client: FakeClient) -> None:
 # -- UserManager / VoiceStateManager -------------------------------------------------------------
 
 def test_users_fetch_and_upsert_in_place(client: FakeClient) -> None:
-    cached = client.users._upsert(user_rec("U1", "old"))
+    cached = client.users.upsert(user_rec("U1", "old"))
     client.routes[("GET", "/users/U1")] = user_rec("U1", "new")
     u = client.users.fetch("U1")
     assert u is cached and cached.username == "new"
 
 
 def test_voice_states_keyed_by_user(client: FakeClient) -> None:
-    client.voice_states._replace_channel("V1", [{"userPublicId": "U1"}, {"userPublicId": "U2"}])
-    client.voice_states._replace_channel("V2", [{"userPublicId": "U2"}])  # moved
+    client.voice_states.replace_channel("V1", [{"userPublicId": "U1"}, {"userPublicId": "U2"}])
+    client.voice_states.replace_channel("V2", [{"userPublicId": "U2"}])  # moved
     assert {k: s.channel_id for k, s in client.voice_states.cache.items()} == {"U1": "V1", "U2": "V2"}
     assert list(client.voice_states.in_channel("V1")) == ["U1"]  # a Collection keyed by user id
     assert client.voice_states.in_channel("V1")["U1"].channel_id == "V1"
-    assert client.voice_states._remove("U1", "V9") is None and "U1" in client.voice_states.cache
-    assert client.voice_states._remove("U1").user_id == "U1"  # type: ignore[union-attr]
+    assert client.voice_states.remove("U1", "V9") is None and "U1" in client.voice_states.cache
+    assert client.voice_states.remove("U1").user_id == "U1"  # type: ignore[union-attr]
 
 
 # -- RoleManager / InviteManager ------------------------------------------------------------------
@@ -445,7 +463,7 @@ def test_reconcile_evicts_left_and_announces_joined(client: FakeClient) -> None:
     state.guilds.cache["S1"] = old
     state.guilds.cache["S2"] = Guild(state, server_rec("S2"))
     old.roles.cache["R1"] = Role(state, role_rec("R1"))
-    state.members._build(member_rec("BOT", "S2"), None, cache=True)
+    state.members.from_record(member_rec("BOT", "S2"), None, cache=True)
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1", "Renamed"), server_rec("S3")]}
     client.routes[("GET", "/servers/S3/members/BOT")] = member_rec("BOT", "S3")
     state.begin_reconcile()

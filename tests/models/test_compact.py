@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service_client.state.parsers import Parsers as WireHandlers
 from service_client.models import (
     Category,
     Channel,
@@ -28,10 +27,10 @@ from service_client.models import (
     Role,
     User,
     VoiceState,
+    _base,
 )
-
-from service_client.models import _base
 from service_client.models._base import pack_time, time_of_ms, unpack_time
+from service_client.state.parsers import Parsers as WireHandlers
 
 from .fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 
@@ -80,7 +79,7 @@ def test_raw_is_a_new_dict_and_mutating_it_changes_nothing(client: FakeClient) -
 
 
 def test_member_raw_shows_the_shared_users_current_record(client: FakeClient) -> None:
-    member = client.members._build(_nested_member(), None, cache=True)
+    member = client.members.from_record(_nested_member(), None, cache=True)
     client.users.cache["U1"]._update({"name": "renamed"})
     assert member.user is client.users.cache["U1"]
     assert member.raw["user"]["name"] == "renamed"
@@ -167,8 +166,8 @@ def test_raw_equals_any_record(record: dict[str, Any], ident: str, nested: bool)
 # -- small cached members ---------------------------------------------------------------
 
 def test_members_share_role_records_and_keep_no_nested_user_dict(client: FakeClient) -> None:
-    a = client.members._build(_nested_member("U1"), None, cache=True)
-    b = client.members._build(_nested_member("U2"), None, cache=True)
+    a = client.members.from_record(_nested_member("U1"), None, cache=True)
+    b = client.members.from_record(_nested_member("U2"), None, cache=True)
     assert a._roles is b._roles  # one shared tuple for the same role set
     assert a.user is client.users.cache["U1"]
     assert not hasattr(a, "__dict__")
@@ -193,7 +192,7 @@ def test_drop_role_leaves_other_members_untouched(client: FakeClient) -> None:
 def test_a_cached_member_costs_under_600_bytes(client: FakeClient) -> None:
     count = 3000
     for i in range(count):
-        client.users._upsert(user_rec(f"1000000000000{i:05d}", name=f"user{i}"))
+        client.users.upsert(user_rec(f"1000000000000{i:05d}", name=f"user{i}"))
     texts = [
         json.dumps(_nested_member(f"1000000000000{i:05d}", f"S{i % 10}", publicId=f"9000000000000{i:05d}",
                                   joinedAt=f"2026-01-02T03:04:{i % 60:02d}.{i % 1000:03d}Z"))
@@ -203,7 +202,7 @@ def test_a_cached_member_costs_under_600_bytes(client: FakeClient) -> None:
     try:
         before = tracemalloc.take_snapshot()
         for text in texts:
-            client.members._build(json.loads(text), None, cache=True)
+            client.members.from_record(json.loads(text), None, cache=True)
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
@@ -251,7 +250,7 @@ def test_message_client_reaches_the_bot(client: FakeClient) -> None:
 
 def test_a_kept_message_from_the_handler_costs_under_300_bytes(client: FakeClient) -> None:
     for i in range(100):
-        client.users._upsert(user_rec(f"U{i}", name=f"user{i}"))
+        client.users.upsert(user_rec(f"U{i}", name=f"user{i}"))
     handlers = WireHandlers(client)  # type: ignore[arg-type]
     count = 3000
     texts = [

@@ -46,7 +46,7 @@ def test_message_new_resolves_nonce_upserts_author_and_dispatches(client: FakeCl
 
 
 def test_message_new_author_is_the_cached_user_updated_in_place(client: FakeClient, h: WireHandlers) -> None:
-    cached = client.users._upsert(user_rec("U1", "old", status="dnd"))
+    cached = client.users.upsert(user_rec("U1", "old", status="dnd"))
     h.handle("message:new", [message_rec(author={"publicId": "U1", "name": "new", "tag": "0001", "isBot": False})])
     msg = client.dispatched[0][1][0]
     assert msg.author is cached and cached.username == "new"
@@ -278,8 +278,8 @@ def test_server_gone_evicts_guild_channels_members(client: FakeClient, h: WireHa
     with_guild(client, "S2")
     client.channels.cache["C1"] = Channel(client, {"publicId": "C1", "serverPublicId": "S1"})
     client.channels.cache["C2"] = Channel(client, {"publicId": "C2", "serverPublicId": "S2"})
-    client.members._build(member_rec("BOT", "S1"), None, cache=True)
-    client.members._build(member_rec("BOT", "S2"), None, cache=True)
+    client.members.from_record(member_rec("BOT", "S1"), None, cache=True)
+    client.members.from_record(member_rec("BOT", "S2"), None, cache=True)
     h.handle(event, [{"serverPublicId": "S1"}])
     assert list(client.guilds.cache) == ["S2"] and list(client.channels.cache) == ["C2"]
     assert list(client.members.cache) == [("S2", "BOT")]
@@ -303,8 +303,8 @@ def test_member_add_does_not_touch_member_count(client: FakeClient, h: WireHandl
 
 
 def test_member_remove_and_removed_with_ban(client: FakeClient, h: WireHandlers) -> None:
-    m1 = client.members._build(member_rec("U1", "S1"), None, cache=True)
-    client.members._build(member_rec("U2", "S1"), None, cache=True)
+    m1 = client.members.from_record(member_rec("U1", "S1"), None, cache=True)
+    client.members.from_record(member_rec("U2", "S1"), None, cache=True)
     h.handle("server:member_remove", [{"serverPublicId": "S1", "memberPublicId": "U1"}])
     h.handle("server:member_removed", [{"serverPublicId": "S1", "memberPublicId": "U2", "reason": "banned"}])
     h.handle("server:member_removed", [{"serverPublicId": "S1", "memberPublicId": "U3", "reason": "kicked"}])
@@ -319,7 +319,7 @@ def test_member_remove_and_removed_with_ban(client: FakeClient, h: WireHandlers)
 
 
 def test_member_update_refetches_then_dispatches(client: FakeClient, h: WireHandlers) -> None:
-    client.members._build(member_rec("U1", "S1", nickname=None), None, cache=True)
+    client.members.from_record(member_rec("U1", "S1", nickname=None), None, cache=True)
     client.routes[("GET", "/servers/S1/members/U1")] = member_rec("U1", "S1", nickname="Nick")
     h.handle("server:member_update", [{"serverPublicId": "S1", "memberPublicId": "U1"}])
     assert client.ran == [] and client.reserved == ["S1"]
@@ -346,7 +346,7 @@ def test_ban_revoked_and_channel_category_updates(client: FakeClient, h: WireHan
 
 def test_role_create_update_keep_member_permissions_true(client: FakeClient, h: WireHandlers) -> None:
     g = with_guild(client)
-    m = client.members._build(member_rec("U1", "S1", roles=[role_rec("R1", "16")]), None, cache=True)
+    m = client.members.from_record(member_rec("U1", "S1", roles=[role_rec("R1", "16")]), None, cache=True)
     assert m.has_permission("MANAGE_INVITES")
     h.handle("server:role_update", [{"serverPublicId": "S1", "role": role_rec("R1", "1024")}])
     assert isinstance(g.roles.cache["R1"], Role)
@@ -366,7 +366,7 @@ def test_role_events_for_uncached_guild_are_ignored(client: FakeClient, h: WireH
 def test_role_delete_removes_from_roles_and_members(client: FakeClient, h: WireHandlers) -> None:
     g = with_guild(client)
     g.roles.cache["R1"] = Role(client, role_rec("R1", "16"))
-    m = client.members._build(member_rec("U1", "S1", roles=[role_rec("R1", "16"), role_rec("R2", "1024")]), None, cache=True)
+    m = client.members.from_record(member_rec("U1", "S1", roles=[role_rec("R1", "16"), role_rec("R2", "1024")]), None, cache=True)
     h.handle("server:role_delete", [{"serverPublicId": "S1", "rolePublicId": "R1"}])
     assert "R1" not in g.roles.cache
     assert m.role_ids == ["R2"] and m.permissions == 1024
@@ -389,7 +389,7 @@ def test_roles_order_update_patches_position(client: FakeClient, h: WireHandlers
 # -- users, presence, typing, activity, dm ---------------------------------------------------
 
 def test_user_update_patches_cached_user(client: FakeClient, h: WireHandlers) -> None:
-    u = client.users._upsert(user_rec("U1", "alice", image="http://a"))
+    u = client.users.upsert(user_rec("U1", "alice", image="http://a"))
     h.handle("user:update", [{"userPublicId": "U1", "name": "alicia", "image": None}])
     assert (u.username, u.avatar, u.tag) == ("alicia", None, "0001")
     assert client.dispatched[-1][:2] == ("user_update", (u,))
@@ -398,7 +398,7 @@ def test_user_update_patches_cached_user(client: FakeClient, h: WireHandlers) ->
 
 
 def test_presence_update_patches_status(client: FakeClient, h: WireHandlers) -> None:
-    u = client.users._upsert(user_rec("U1", status="online"))
+    u = client.users.upsert(user_rec("U1", status="online"))
     raw = {"userPublicId": "U1", "status": "idle"}
     h.handle("presence:update", [raw])
     assert u.status == "idle"
@@ -406,7 +406,7 @@ def test_presence_update_patches_status(client: FakeClient, h: WireHandlers) -> 
 
 
 def test_presence_echo_of_the_bot_itself_leaves_its_local_status(client: FakeClient, h: WireHandlers) -> None:
-    me = client.users._upsert(user_rec("B1", status="online"))
+    me = client.users.upsert(user_rec("B1", status="online"))
     client.user = me
     raw = {"userPublicId": "B1", "status": "idle"}
     h.handle("presence:update", [raw])

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from service_client.state.parsers import Parsers as WireHandlers
 from service_client.models import Message, User
+from service_client.state.parsers import Parsers as WireHandlers
 
 from .fakes import FakeClient, message_rec, user_rec
 

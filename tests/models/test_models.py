@@ -214,7 +214,7 @@ def test_member_without_server_or_user_is_refused(client: FakeClient) -> None:
 def test_member_voice_from_voice_states(client: FakeClient) -> None:
     m = Member(client, member_rec("U1"))
     assert m.voice is None
-    client.voice_states._replace_channel("V1", [{"userPublicId": "U1", "muted": True}])
+    client.voice_states.replace_channel("V1", [{"userPublicId": "U1", "muted": True}])
     assert m.voice is not None and m.voice.muted and m.voice.channel_id == "V1"
     client.channels.cache["V1"] = Channel(client, channel_rec("V1", sid="OTHER", type="VOICE"))
     assert m.voice is None  # a voice channel of another server
