@@ -1,5 +1,5 @@
-"""``Role``: a server role, and the wire form of its editable fields (shared with
-:class:`~service_client.server_managers.roles.RoleManager`)."""
+"""``Role``: a server role, and the wire form of its editable fields (shared with the
+server's ``RoleManager``)."""
 
 from __future__ import annotations
 
