@@ -227,21 +227,10 @@ class ChannelManager(BaseManager[str, Channel]):
             cat.server_id == server_id for cat in self.categories.values()
         )
 
-    def _refresh_guild(self, server_id: str) -> None:
-        """Replace a server's cached channels and categories by a fresh listing (one request).
-
-        Used when the service announces that the server's channels or categories changed: the
-        listing holds exactly what the bot may view now, so cached channels and categories of
-        that server that are not in it (deleted, or hidden from the bot) are evicted.
-
-        Raises:
-            ServiceError: The request failed (the caches are left as they were).
-        """
-        data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id))
-        self.apply_listing(server_id, data)
-
     def apply_listing(self, server_id: str, data: Any) -> None:
-        """Replace a server's cached channels and categories by a listing answer (see above).
+        """Replace a server's cached channels and categories by a listing answer: the listing holds exactly what the bot may
+        view now, so cached channels and categories of that server missing from it (deleted,
+        or hidden from the bot) are evicted.
 
         Raises:
             TypeError, ValueError: The listing is malformed (the caches are left as they were).

@@ -35,7 +35,7 @@ class GuildManager(BaseManager[str, Guild]):
     model = Guild
 
     def __init__(self, state: StateLike) -> None:
-        """Create an empty manager bound to ``client``."""
+        """Create an empty manager bound to ``state`` (the connection state)."""
         super().__init__(state)
         # Guards the two fields below, and makes a live event's cache change and a
         # reconcile's apply step happen one after the other, never interleaved.
@@ -94,7 +94,7 @@ class GuildManager(BaseManager[str, Guild]):
         With ``cache`` True: each server is upserted (no purge) and, when
         ``client.user`` is set, the bot's member of every server is fetched
         (``GET /servers/{server_id}/members/{user_id}``) concurrently through
-        the REST queue (``client._submit``) and put in
+        the REST queue (:meth:`preload_members`) and put in
         ``client.members.cache``: 1 + N requests. A failing member fetch is
         logged at WARNING and skipped; the others and the result are not
         affected. With ``cache`` False: one request, no member preload,

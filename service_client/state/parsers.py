@@ -2,7 +2,7 @@
 
 :class:`Parsers` is called by the reader thread for every socket event,
 in arrival order. For each known event it applies the event's cache effect
-first, then queues the Python event with ``state._dispatch`` (listeners run
+first, then queues the Python event with ``state.dispatch`` (listeners run
 on the worker pool, never here). Its ordering key is the channel id, else the
 server id, else (user-only events) the user id. Events that name a message but
 no channel (reactions) take the channel of that message when a recent
@@ -24,7 +24,8 @@ for it meanwhile.
 
 A malformed payload (wrong types, missing keys) is logged at WARNING (event
 name and error only, never the payload) and dropped; unknown events are
-logged at DEBUG. :meth:`Parsers.handle` never raises.
+logged at DEBUG, on the ``service_client.state`` logger. :meth:`Parsers.handle` never
+raises.
 
 Wire names live here as constants; nothing else in the client reads them.
 """
@@ -60,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Parsers", "ReactionTracker", "diff_reactions"]
 
-log = logging.getLogger("service_client.gateway")
+log = logging.getLogger("service_client.state")
 
 #: ``Message.__new__``: a message built from a socket record skips ``__init__``'s checks.
 _new_message = Message.__new__

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ServerParsers"]
 
-log = logging.getLogger("service_client.gateway")
+log = logging.getLogger("service_client.state")
 
 
 class ServerParsers:

@@ -36,7 +36,7 @@ def test_a_failing_tap_is_logged_and_the_event_goes_on(caplog: pytest.LogCapture
         raise RuntimeError("tap broke")
 
     state.event_tap = tap
-    with caplog.at_level(logging.ERROR, logger="service_client.gateway"):
+    with caplog.at_level(logging.ERROR, logger="service_client.state"):
         parsers.handle("message:new", [message_rec("M1", "one")])
     assert [d[0] for d in state.dispatched] == ["message_create"]
     assert any("event tap failed on message:new" in r.getMessage() for r in caplog.records)

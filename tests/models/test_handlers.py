@@ -495,7 +495,7 @@ def test_malformed_payloads_are_logged_and_dropped(event: str, args: list, clien
     h.handle("voice:state-update", [{"channelPublicId": "V1", "users": [_vu("U1")]}])
     before = list(client.voice_states.cache)
     client.dispatched.clear()
-    with caplog.at_level(logging.WARNING, logger="service_client.gateway"):
+    with caplog.at_level(logging.WARNING, logger="service_client.state"):
         h.handle(event, args)  # never raises
     assert client.dispatched == []
     assert any(event in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
@@ -503,7 +503,7 @@ def test_malformed_payloads_are_logged_and_dropped(event: str, args: list, clien
 
 
 def test_unknown_events_logged_at_debug(h: WireHandlers, client: FakeClient, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="service_client.gateway"):
+    with caplog.at_level(logging.DEBUG, logger="service_client.state"):
         h.handle("server:join", [{}])
         h.handle("message:error", [{"nonce": "n"}])
     assert client.dispatched == []
