@@ -1,7 +1,7 @@
 """Typed command arguments without I/O: reading the words, converters, Optional and defaults,
 Literal and Enum choices, the rest of the line, custom converters, bad-argument replies.
 
-The client is a recording fake State with the real managers and caches (``tests/models/fakes.py``),
+The client is a recording fake State with the real managers and caches (``tests/state/fakes.py``),
 so the model converters read real caches and their requests are answered from a table; replies
 land in ``client.sent``. The end-to-end behaviour over the emulator is in
 ``tests/test_dispatcher_arguments_e2e.py``.
@@ -18,9 +18,9 @@ from typing import Any, Literal, Optional, Union
 import pytest
 
 try:  # tests/ is not a package: pytest puts it on sys.path
-    from models.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+    from state.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 except ImportError:  # pragma: no cover - if tests/ becomes a package
-    from tests.models.fakes import (  # type: ignore[no-redef]
+    from tests.state.fakes import (  # type: ignore[no-redef]
         FakeState,
         channel_rec,
         member_rec,

@@ -212,7 +212,6 @@ def _conforms(fake: FakeState) -> State:
 
 
 #: The name the older tests use.
-FakeClient = FakeState
 
 
 # -- wire record factories (protocol.md section 3) ----------------------------
