@@ -167,7 +167,7 @@ def heap_figures(count: int) -> dict[str, float]:
     texts = _texts(user_record, count)
 
     def make_users() -> Any:
-        upsert = client.users._upsert
+        upsert = client.users.upsert
         for text in texts:
             upsert(loads(text))
         return client
@@ -182,11 +182,11 @@ def heap_figures(count: int) -> dict[str, float]:
                                                     "ownerId": _uid(999_999), "memberCount": count // 100}))
         guild.roles.cache[_rid(i)] = Role(client, role_record(i))  # type: ignore[arg-type]
     for i in range(count):
-        client.users._upsert(user_record(i))
+        client.users.upsert(user_record(i))
     texts = _texts(member_record, count)
 
     def make_members() -> Any:
-        build = client.members._build
+        build = client.members.from_record
         for text in texts:
             build(loads(text), None, cache=True)
         return client
@@ -212,7 +212,7 @@ def heap_figures(count: int) -> dict[str, float]:
     client = _BenchClient()
     handlers = Parsers(client)
     for i in range(1000):
-        client.users._upsert(user_record(i))
+        client.users.upsert(user_record(i))
     kept: list[Any] = []
     client.events = _Keep(kept)  # type: ignore[assignment]
     texts = _texts(message_record, count)
@@ -243,7 +243,7 @@ def message_cache_figures(count: int) -> dict[str, float]:
         """Heap held after ``count`` events (the counts checked, the channel map's cost noted)."""
         state = _BenchClient(max_messages)
         for i in range(1000):
-            state.users._upsert(user_record(i))
+            state.users.upsert(user_record(i))
 
         def make() -> Any:
             handle = state.parsers.handle

@@ -1,7 +1,7 @@
 """Typed command arguments without I/O: reading the words, converters, Optional and defaults,
 Literal and Enum choices, the rest of the line, custom converters, bad-argument replies.
 
-The client is a recording fake State with the real managers and caches (``tests/models/fakes.py``),
+The client is a recording fake State with the real managers and caches (``tests/state/fakes.py``),
 so the model converters read real caches and their requests are answered from a table; replies
 land in ``client.sent``. The end-to-end behaviour over the emulator is in
 ``tests/test_dispatcher_arguments_e2e.py``.
@@ -18,9 +18,9 @@ from typing import Any, Literal, Optional, Union
 import pytest
 
 try:  # tests/ is not a package: pytest puts it on sys.path
-    from models.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+    from state.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 except ImportError:  # pragma: no cover - if tests/ becomes a package
-    from tests.models.fakes import (  # type: ignore[no-redef]
+    from tests.state.fakes import (  # type: ignore[no-redef]
         FakeState,
         channel_rec,
         member_rec,
@@ -57,7 +57,7 @@ class BotState(FakeState):
     def __init__(self) -> None:
         super().__init__()
         self.commands: Collection[str, Command] = Collection()
-        self.user = self.users._upsert(user_rec("BOT", "bot", isBot=True))
+        self.user = self.users.upsert(user_rec("BOT", "bot", isBot=True))
         self._listeners: dict[str, list[Any]] = {}
         self.errors: list[BaseException] = []
         self.command_errors: list[BaseException] = []
@@ -321,7 +321,7 @@ def test_a_name_may_start_with_at_and_a_user_seen_before_is_fetched_as_a_member(
     def whois(ctx: CommandContext, member: Member) -> None:
         seen.append(member)
 
-    client.users._upsert(user_rec("U7", "erin"))  # seen as a message author: a cached user, not a cached member
+    client.users.upsert(user_rec("U7", "erin"))  # seen as a message author: a cached user, not a cached member
     client.routes[("GET", "/servers/S1/members/U7")] = member_rec("U7", "S1", user=user_rec("U7", "erin"))
     say(client, "!whois @carol")
     say(client, "!whois @erin")

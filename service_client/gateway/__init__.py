@@ -5,7 +5,7 @@
   thread (arrival order), heartbeat and reconnection; written in parts:
   :mod:`.dialer` (one connection attempt), :mod:`.reader` (the frame reader
   and the reader thread's loop), :mod:`.writer` (bounded writes, the
-  watchdog), :mod:`.transport` (what they share).
+  watchdog), :mod:`.parts` (what they share).
 * :mod:`.decoder`: the fast JSON decoder (msgspec, a dependency on CPython), when installed.
 
 What an event means for the caches is the connection state's work

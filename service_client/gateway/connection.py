@@ -19,7 +19,7 @@ This module holds the lifecycle (connecting, closing, losing and
 reconnecting); one connection attempt (TCP, TLS, upgrade, handshake) is in
 :mod:`.dialer`, the reader thread's loop and the frame reader in
 :mod:`.reader`, the bounded writes and the watchdog in :mod:`.writer`, what
-they share in :mod:`.transport`.
+they share in :mod:`.parts`.
 
 No frame that can end in an exception holds the encoded CONNECT packet (it
 carries the token), so tracebacks that record frame locals never show it.
@@ -75,8 +75,7 @@ from .._defaults import (
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import framing
 from .dialer import ConnectionDialer
-from .reader import ConnectionReader
-from .transport import (
+from .parts import (
     _CLOSE_SEND_S,
     _CONTROL_QUEUE_MAX,
     REASON_IO_SERVER_DISCONNECT,
@@ -93,6 +92,7 @@ from .transport import (
     reconnect_delay,
     socket_endpoint,
 )
+from .reader import ConnectionReader
 from .writer import ConnectionWriter
 
 __all__ = [

@@ -28,8 +28,7 @@ from .._defaults import DESTROY_JOIN_S
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import framing
 from .framing import ConnectErrorPacket, ConnectPacket, EnginePacket, EngineType, FramingError, OpenPacket
-from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
-from .transport import (
+from .parts import (
     _RAW_FRAME,
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
@@ -42,6 +41,7 @@ from .transport import (
     _Stopped,
     _thread_numbers,
 )
+from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
 
 __all__ = ["ConnectionDialer"]
 

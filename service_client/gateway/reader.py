@@ -30,7 +30,7 @@ from .. import events
 from .._defaults import DESTROY_JOIN_S
 from . import decoder, framing
 from .framing import AckPacket, DisconnectPacket, EnginePacket, EngineType, EventPacket, FramingError
-from .transport import (
+from .parts import (
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
     REASON_IO_SERVER_DISCONNECT,

@@ -16,7 +16,7 @@ import websocket
 
 from ..errors import ServiceAuthError, ServiceTimeoutError
 from . import framing
-from .transport import (
+from .parts import (
     _CONTROL_WRITE_S,
     _MIN_WRITE_S,
     _RAW_FRAME,

@@ -7,16 +7,17 @@ purging entries missing from the answer.
 
 The client-wide managers live here: ``client.guilds``, ``client.channels``,
 ``client.members``, ``client.users`` and ``client.voice_states``. The
-per-server ones (``guild.roles``, ``guild.invites``, ``guild.emojis``) live
-beside their models and are re-exported here.
+per-server ones (``guild.roles``, ``guild.invites``, ``guild.emojis``) and the
+base of all, :class:`BaseManager`, live in :mod:`service_client.server_managers`
+(one layer lower, beside the models that hold them) and are re-exported here.
 """
 
 from __future__ import annotations
 
-from ..models._manager import BaseManager
-from ..models.emoji import EmojiManager
-from ..models.invite import InviteManager
-from ..models.role import RoleManager
+from ..server_managers.base import BaseManager
+from ..server_managers.emojis import EmojiManager
+from ..server_managers.invites import InviteManager
+from ..server_managers.roles import RoleManager
 from .channels import ChannelManager
 from .guilds import GuildManager
 from .members import MemberManager

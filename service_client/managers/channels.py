@@ -7,14 +7,14 @@ import threading
 from typing import Any
 
 from .. import _defaults, endpoints
-from .._state import State, StateLike
 from .._validate import check_cache_flag, check_id, check_name
-from ..models._manager import BaseManager
+from ..models._port import State, StateLike
 from ..models.category import Category
 from ..models.channel import Channel
 from ..models.collection import Collection
 from ..models.dm_channel import DMChannel
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["ChannelManager", "build_channel"]
 
@@ -268,7 +268,7 @@ class ChannelManager(BaseManager[str, Channel]):
     def _store_all(self, channels: list[Channel]) -> None:
         self.cache.update((ch.id, ch) for ch in channels)
 
-    def _remove_guild(self, server_id: str) -> None:
+    def remove_guild(self, server_id: str) -> None:
         """Evict every channel of a server (the bot left it); a later need lists them again."""
         with self._listed_lock:
             self._listed.pop(server_id, None)
@@ -281,7 +281,7 @@ class ChannelManager(BaseManager[str, Channel]):
 
     # -- cache upkeep for channel and category events ------------------------
 
-    def _tracks_guild(self, server_id: str) -> bool:
+    def tracks_guild(self, server_id: str) -> bool:
         """Whether any channel or category of a cached server is cached (then events refresh it)."""
         if server_id not in self._state.guilds.cache:
             return False
@@ -289,21 +289,10 @@ class ChannelManager(BaseManager[str, Channel]):
             cat.server_id == server_id for cat in self.categories.values()
         )
 
-    def _refresh_guild(self, server_id: str) -> None:
-        """Replace a server's cached channels and categories by a fresh listing (one request).
-
-        Used when the service announces that the server's channels or categories changed: the
-        listing holds exactly what the bot may view now, so cached channels and categories of
-        that server that are not in it (deleted, or hidden from the bot) are evicted.
-
-        Raises:
-            ServiceError: The request failed (the caches are left as they were).
-        """
-        data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id))
-        self._apply_listing(server_id, data)
-
-    def _apply_listing(self, server_id: str, data: Any) -> None:
-        """Replace a server's cached channels and categories by a listing answer (see above).
+    def apply_listing(self, server_id: str, data: Any) -> None:
+        """Replace a server's cached channels and categories by a listing answer: the listing holds exactly what the bot may
+        view now, so cached channels and categories of that server missing from it (deleted,
+        or hidden from the bot) are evicted.
 
         Raises:
             TypeError, ValueError: The listing is malformed (the caches are left as they were).

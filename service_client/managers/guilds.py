@@ -8,11 +8,11 @@ import threading
 from typing import Any
 
 from .. import endpoints
-from .._state import StateLike
 from .._validate import check_cache_flag, check_id
-from ..models._manager import BaseManager
+from ..models._port import StateLike
 from ..models.guild import Guild
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["GuildManager"]
 
@@ -35,7 +35,7 @@ class GuildManager(BaseManager[str, Guild]):
     model = Guild
 
     def __init__(self, state: StateLike) -> None:
-        """Create an empty manager bound to ``client``."""
+        """Create an empty manager bound to ``state`` (the connection state)."""
         super().__init__(state)
         # Guards the two fields below, and makes a live event's cache change and a
         # reconcile's apply step happen one after the other, never interleaved.
@@ -94,7 +94,7 @@ class GuildManager(BaseManager[str, Guild]):
         With ``cache`` True: each server is upserted (no purge) and, when
         ``client.user`` is set, the bot's member of every server is fetched
         (``GET /servers/{server_id}/members/{user_id}``) concurrently through
-        the REST queue (``client._submit``) and put in
+        the REST queue (:meth:`preload_members`) and put in
         ``client.members.cache``: 1 + N requests. A failing member fetch is
         logged at WARNING and skipped; the others and the result are not
         affected. With ``cache`` False: one request, no member preload,
@@ -122,10 +122,16 @@ class GuildManager(BaseManager[str, Guild]):
             self._store(guild)
         user = self._state.user
         if user is not None and guilds:
-            self._preload_members(guilds, user.id)
+            self.preload_members(guilds, user.id)
         return guilds
 
-    def _preload_members(self, guilds: list[Guild], user_id: str, **request_options: Any) -> None:
+    def preload_members(self, guilds: list[Guild], user_id: str, **request_options: Any) -> None:
+        """Fetch the member ``user_id`` (the bot) of each server in ``guilds`` and cache it.
+
+        The requests go out together (``request_options`` passed to each); a failure is
+        logged and skips its server only, and a wait longer than ``PRELOAD_STALL_S`` seconds
+        for one answer cancels the rest. Blocks until done; raises nothing.
+        """
         state = self._state
         pending: dict[concurrent.futures.Future[Any], str] = {}
         for guild in guilds:
@@ -190,32 +196,32 @@ class GuildManager(BaseManager[str, Guild]):
         self._store(guild)
         return guild
 
-    def _begin_reconcile(self) -> None:
+    def begin_reconcile(self) -> None:
         """Start tracking live changes for a reconcile (reader thread, at reconnect).
 
         Called before any event of the new connection is applied, and paired
-        with one :meth:`_end_reconcile`.
+        with one :meth:`end_reconcile`.
         """
         with self._live_lock:
             if not self._reconciles:
                 self._live_changed = set()
             self._reconciles += 1
 
-    def _end_reconcile(self) -> None:
-        """Stop the tracking begun by :meth:`_begin_reconcile` (once the last reconcile ends)."""
+    def end_reconcile(self) -> None:
+        """Stop the tracking begun by :meth:`begin_reconcile` (once the last reconcile ends)."""
         with self._live_lock:
             self._reconciles = max(0, self._reconciles - 1)
             if not self._reconciles:
                 self._live_changed = set()
 
-    def _store_live(self, guild: Guild) -> Guild:
+    def store_live(self, guild: Guild) -> Guild:
         """:meth:`_store` for a live event (``server:joined``); a running reconcile leaves it alone."""
         with self._live_lock:
             if self._reconciles:
                 self._live_changed.add(guild.id)
             return self._store(guild)
 
-    def _update_live(self, server_id: str, data: dict[str, Any]) -> Guild | None:
+    def update_live(self, server_id: str, data: dict[str, Any]) -> Guild | None:
         """Patch a cached server from a live ``server:updated``; the patched Guild or None."""
         with self._live_lock:
             if self._reconciles:
@@ -225,20 +231,20 @@ class GuildManager(BaseManager[str, Guild]):
                 guild._update(data)
             return guild
 
-    def _evict_live(self, server_id: str) -> Guild | None:
+    def evict_live(self, server_id: str) -> Guild | None:
         """:meth:`_evict` for a live event (the bot left, or the server was deleted)."""
         with self._live_lock:
             if self._reconciles:
                 self._live_changed.add(server_id)
             return self._evict(server_id)
 
-    def _apply_reconcile(self, fresh: dict[str, Guild]) -> tuple[list[tuple[str, Guild | None]], list[Guild]]:
+    def apply_reconcile(self, fresh: dict[str, Guild]) -> tuple[list[tuple[str, Guild | None]], list[Guild]]:
         """Bring the cache in line with the service's list after a reconnect.
 
         Servers no longer listed are evicted; listed ones are stored (new ones
         cached, known ones refreshed in place of the old entry, role and invite
         caches kept). A server changed by a live event since
-        :meth:`_begin_reconcile` keeps what that event did: the list may
+        :meth:`begin_reconcile` keeps what that event did: the list may
         predate the event, and the event, announced by itself, wins.
 
         Args:

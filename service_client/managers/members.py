@@ -7,10 +7,10 @@ from typing import Any
 
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
-from ..models._manager import BaseManager
 from ..models.collection import Collection
 from ..models.member import Member, member_ids, member_user_record
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["MemberManager"]
 
@@ -83,7 +83,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         )
         if isinstance(data, dict) and isinstance(data.get("member"), dict):
             data = data["member"]
-        return self._build(data, server_id, cache=cache)
+        return self.from_record(data, server_id, cache=cache)
 
     def fetch_all(self, server_id: str, *, cache: bool = True) -> list[Member]:
         """Fetch every member of a server (``GET /servers/{server_id}/members``).
@@ -110,7 +110,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
         out: list[Member] = []
         for index, item in enumerate(items if isinstance(items, list) else ()):
             try:
-                out.append(self._build(item, server_id, cache=cache))
+                out.append(self.from_record(item, server_id, cache=cache))
             except (TypeError, ValueError) as exc:
                 log.debug("skipped member record %d of server %s: %s", index, server_id, exc)
         return out
@@ -162,7 +162,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
 
     # -- internal -------------------------------------------------------------
 
-    def _build(self, data: Any, server_id: str | None, *, cache: bool) -> Member:
+    def from_record(self, data: Any, server_id: str | None, *, cache: bool) -> Member:
         """A Member from a record; with ``cache`` its user is upserted and it is stored.
 
         Raises:
@@ -180,7 +180,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
             self.cache[(member.server_id, member.id)] = member
         return member
 
-    def _remove_guild(self, server_id: str) -> None:
+    def remove_guild(self, server_id: str) -> None:
         """Evict every member of a server (the bot left it)."""
         with self.cache.atomic():
             for key in [k for k in self.cache.keys() if k[0] == server_id]:

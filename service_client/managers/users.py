@@ -10,15 +10,15 @@ from typing import Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike
 from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..models._base import read_id
-from ..models._manager import BaseManager
+from ..models._port import StateLike
 from ..models.guild import Guild
 from ..models.profile import UserProfile, profile_record
 from ..models.user import User
 from ..rest.route import Route
+from ..server_managers.base import BaseManager
 
 __all__ = ["UserManager"]
 
@@ -66,7 +66,7 @@ class UserManager(BaseManager[str, User]):
         data = self._state.request(Route(endpoints.GET_USER, user_id=user_id))
         if isinstance(data, dict) and isinstance(data.get("user"), dict):
             data = data["user"]
-        return self._build(data, cache=cache)
+        return self.from_record(data, cache=cache)
 
     def fetch_profile(self, user_id: str, *, cache: bool = True) -> UserProfile:
         """Fetch a user's profile (``GET /users/{user_id}/profile``): the user plus banner, bio and counts.
@@ -99,7 +99,7 @@ class UserManager(BaseManager[str, User]):
                 message=f"API Error 200: the profile answer is not a JSON object (got {_json_kind(data)})",
             )
         record = profile_record(data)
-        user = self._build({k: v for k, v in record.items() if k in _USER_KEYS}, cache=cache)
+        user = self.from_record({k: v for k, v in record.items() if k in _USER_KEYS}, cache=cache)
         return UserProfile(self._state, record, user=user)
 
     def mutual_servers(self, user_id: str) -> list[Guild]:
@@ -128,7 +128,7 @@ class UserManager(BaseManager[str, User]):
                 continue
         return out
 
-    def _note_webhook(self, webhook_id: str) -> None:
+    def note_webhook(self, webhook_id: str) -> None:
         """Remember that ``webhook_id`` is a webhook (its messages' author is no user).
 
         A pseudo-user cached under that id before (a message from a service that does not
@@ -142,20 +142,20 @@ class UserManager(BaseManager[str, User]):
                 ids.popitem(last=False)
         self.cache.pop(webhook_id, None)
 
-    def _is_webhook(self, user_id: str | None) -> bool:
+    def is_webhook(self, user_id: str | None) -> bool:
         """Whether ``user_id`` is the id of a webhook this client has met. Thread-safe."""
         if user_id is None or not self._webhook_ids:
             return False
         with self._webhook_lock:
             return user_id in self._webhook_ids
 
-    def _build(self, data: Any, *, cache: bool) -> User:
+    def from_record(self, data: Any, *, cache: bool) -> User:
         """A User for a record: the upserted cached one with ``cache``, else a new one."""
         if cache:
-            return self._upsert(data)
+            return self.upsert(data)
         return User(self._state, data)
 
-    def _upsert(self, data: Mapping[str, Any]) -> User:
+    def upsert(self, data: Mapping[str, Any]) -> User:
         """Insert a user, or update the cached one in place and return it.
 
         Raises:

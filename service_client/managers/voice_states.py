@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..models._manager import BaseManager
 from ..models.collection import Collection
 from ..models.voice_state import STATE_KEYS, VoiceState
+from ..server_managers.base import BaseManager
 
 __all__ = ["VoiceStateManager"]
 
@@ -37,7 +37,7 @@ class VoiceStateManager(BaseManager[str, VoiceState]):
         """
         return Collection((uid, s) for uid, s in self.cache.items() if s.channel_id == channel_id)
 
-    def _replace_channel(self, channel_id: str, users: Iterable[Mapping[str, Any]]) -> None:
+    def replace_channel(self, channel_id: str, users: Iterable[Mapping[str, Any]]) -> None:
         """Replace every entry of ``channel_id`` with the snapshot ``users``.
 
         Raises:
@@ -51,7 +51,7 @@ class VoiceStateManager(BaseManager[str, VoiceState]):
             for state in states:
                 dict.__setitem__(cache, state.user_id, state)
 
-    def _remove(self, user_id: str, channel_id: str | None = None) -> VoiceState | None:
+    def remove(self, user_id: str, channel_id: str | None = None) -> VoiceState | None:
         """Remove a user's entry (only if it is in ``channel_id`` when given)."""
         cache = self.cache
         with cache.atomic():
@@ -61,7 +61,7 @@ class VoiceStateManager(BaseManager[str, VoiceState]):
             del cache[user_id]
             return state
 
-    def _merge(self, user_id: str, patch: Mapping[str, Any], channel_id: str | None = None) -> VoiceState | None:
+    def merge(self, user_id: str, patch: Mapping[str, Any], channel_id: str | None = None) -> VoiceState | None:
         """Merge state fields into an existing entry only; returns it, or None when absent."""
         cache = self.cache
         with cache.atomic():

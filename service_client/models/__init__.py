@@ -3,9 +3,12 @@
 Each record model (:class:`User`, :class:`Guild`, :class:`Channel`,
 :class:`Message`, :class:`Invite`...) is built from a wire record (a dict of
 camelCase keys), exposes its fields as snake_case attributes, keeps the whole
-record in ``raw``, and holds its client for the methods that send requests
-(``channel.send``, ``invite.revoke``...). Beside them: :class:`Collection`, the
-dict every cache is made of; :class:`EmbedBuilder`; :class:`Permissions`.
+record in ``raw``, and holds a *state* in ``_state`` (never the client) for the
+methods that send requests (``channel.send``, ``invite.revoke``...): the State
+port, :mod:`._port`, declares what a model may ask of it. Beside them: their
+value types (:class:`Collection`, the dict every cache is made of;
+:class:`EmbedBuilder`; :class:`Permissions`). The managers a server holds
+(``guild.roles``...) live in :mod:`service_client.server_managers`.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._defaults import MISSING
-from ._html import model_html
+from .._html import model_html
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import ClientLike, State
+    from ._port import ClientLike, State
     from .guild import Guild
 
 __all__ = [
@@ -266,7 +266,7 @@ class Model:
         """The client this model belongs to (read-only): the :class:`~service_client.Client`.
 
         A command or listener can reach the bot through it (``message.client``). Typed as
-        :class:`~service_client._state.ClientLike` (the caches, ``user``, ``send_message``):
+        :class:`~service_client.models._port.ClientLike` (the caches, ``user``, ``send_message``):
         the models sit below the client and do not name its class.
         """
         return self._state.client

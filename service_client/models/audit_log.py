@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .._state import StateLike, state_of
 from ._base import Model, as_dict, parse_time, read_id, read_str
+from ._port import StateLike, state_of
 from .user import User
 
 __all__ = ["AuditLogEntry"]

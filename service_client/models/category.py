@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_name
 from ..rest.route import Route
+from ..server_managers._overwrites import check_overwrite, post_overwrite
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
-from ._overwrites import check_overwrite, post_overwrite
+from ._port import StateLike, state_of
 from .channel import Channel
 from .collection import Collection
 from .overwrite import PermissionOverwrite, delete_overwrite, fetch_overwrites
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import State
+    from ._port import State
     from .guild import Guild
 
 __all__ = ["Category"]

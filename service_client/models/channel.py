@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id, check_name
 from ..permissions import ALL, Permissions
 from ..rest.route import Route
+from ..server_managers._overwrites import check_overwrite, post_overwrite
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
-from ._overwrites import check_overwrite, post_overwrite
+from ._port import StateLike, state_of
 from .member import Member
 from .message import Message
 from .overwrite import PermissionOverwrite, apply_overwrites, delete_overwrite, fetch_overwrites

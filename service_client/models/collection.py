@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from .._defaults import MISSING
-from ._html import collection_html
+from .._html import collection_html
 
 __all__ = ["Collection"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._state import StateLike
 from ._base import as_dict
+from ._port import StateLike
 from .channel import Channel
 from .user import User
 

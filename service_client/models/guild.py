@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..rest.route import Route
-from . import _moderation
+from ..server_managers import _moderation
+from ..server_managers.channels import GuildCategories, GuildChannels
+from ..server_managers.emojis import EmojiManager
+from ..server_managers.invites import InviteManager
+from ..server_managers.roles import RoleManager
 from ._base import Model, as_dict, read_id, read_int, read_str
+from ._port import StateLike, state_of
 from .audit_log import AuditLogEntry
 from .ban import Ban
-from .emoji import EmojiManager
-from .invite import InviteManager
 from .member import Member
-from .role import RoleManager
-from .snapshots import GuildCategories, GuildChannels
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover

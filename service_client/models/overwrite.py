@@ -7,14 +7,14 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
-from .._state import StateLike, state_of
 from .._validate import check_id
 from ..permissions import ALL, Permissions, parse_permissions
 from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
+from ._port import StateLike, state_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import State
+    from ._port import State
 
 __all__ = ["OVERWRITE_TYPES", "PermissionOverwrite", "apply_overwrites", "delete_overwrite", "fetch_overwrites"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._state import StateLike, state_of
 from ._base import Model, as_dict, read_int, read_str
+from ._port import StateLike, state_of
 from .user import User
 
 __all__ = ["UserProfile"]

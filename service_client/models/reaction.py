@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import State
+    from ._port import State
     from .channel import Channel
     from .guild import Guild
     from .member import Member

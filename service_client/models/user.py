@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._defaults import MISSING
-from .._state import StateLike, state_of
 from ._base import Model, as_dict, read_bool, read_id, read_str
+from ._port import StateLike, state_of
 
 __all__ = ["User"]
 

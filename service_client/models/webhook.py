@@ -9,10 +9,10 @@ from .. import endpoints
 from .._defaults import MISSING
 from .._message_rules import check_message
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
-from .._state import StateLike, state_of
 from .._validate import check_id
 from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
+from ._port import StateLike, state_of
 from .embed import EmbedBuilder
 from .outgoing import embed_payloads
 

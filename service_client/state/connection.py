@@ -2,7 +2,7 @@
 
 A :class:`~service_client.Client` builds one :class:`ConnectionState` and hands every model
 and manager this object (``model._state``): the state implements the
-:class:`~service_client._state.State` port. It owns
+:class:`~service_client.models._port.State` port. It owns
 
 - the caches (the managers ``users``, ``guilds``, ``channels``, ``members``,
   ``voice_states``), the bot's own ``user``, and the message cache: the recent messages
@@ -44,10 +44,10 @@ from ..rest.route import Route
 from .parsers import Parsers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._state import ClientLike
     from ..events.emitter import EventEmitter, EventSlot
     from ..events.workers import OrderedWorkerPool
     from ..gateway.connection import GatewayConnection
+    from ..models._port import ClientLike
     from ..models.embed import EmbedBuilder
     from ..models.member import Member
     from ..models.message import Message
@@ -102,7 +102,7 @@ class ConnectionState:
     """What a connected client's models and managers share: caches, transport, dispatch.
 
     Built by :class:`~service_client.Client`; implements the
-    :class:`~service_client._state.State` port. Thread-safe: every method may be called
+    :class:`~service_client.models._port.State` port. Thread-safe: every method may be called
     from any thread; ``parsers.handle`` is called by the socket reader thread only.
 
     Args:
@@ -463,7 +463,7 @@ class ConnectionState:
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
         """
-        return self.users._build(data, cache=cache)
+        return self.users.from_record(data, cache=cache)
 
     def store_member(self, data: Any, server_id: str | None, *, cache: bool = True) -> Member:
         """A Member for a member record; with ``cache`` its user is upserted and it is cached.
@@ -472,7 +472,7 @@ class ConnectionState:
             TypeError: ``data`` is not a dict.
             ValueError: The record names no user or no server.
         """
-        return self.members._build(data, server_id, cache=cache)
+        return self.members.from_record(data, server_id, cache=cache)
 
     def build_guild(self, data: Mapping[str, Any]) -> Guild:
         """A new, uncached Guild for a server record.
@@ -485,7 +485,7 @@ class ConnectionState:
 
     def note_webhook(self, webhook_id: str) -> None:
         """Remember that ``webhook_id`` is a webhook: its messages' author is no user."""
-        self.users._note_webhook(webhook_id)
+        self.users.note_webhook(webhook_id)
 
     def evict_guild(self, server_id: str) -> Guild | None:
         """A server the bot left (or that was deleted): evict it with its channels and members.
@@ -493,24 +493,24 @@ class ConnectionState:
         Returns:
             The Guild that was cached, or None.
         """
-        guild = self.guilds._evict_live(server_id)
+        guild = self.guilds.evict_live(server_id)
         self._forget_guild_entries(server_id)
         return guild
 
     def _forget_guild_entries(self, server_id: str) -> None:
-        self.channels._remove_guild(server_id)
-        self.members._remove_guild(server_id)
+        self.channels.remove_guild(server_id)
+        self.members.remove_guild(server_id)
 
     # -- reconcile after a reconnect -------------------------------------------------------
 
     def begin_reconcile(self) -> None:
         """A reconnect happened (reader thread, before any event of the new connection):
         remember live server changes from now on, so the reconcile never undoes them."""
-        self.guilds._begin_reconcile()
+        self.guilds.begin_reconcile()
 
     def end_reconcile(self) -> None:
         """End the tracking begun by :meth:`begin_reconcile` without reconciling."""
-        self.guilds._end_reconcile()
+        self.guilds.end_reconcile()
 
     def reconcile_guilds(self) -> None:
         """Bring the server cache in line with the service after a reconnect.
@@ -542,7 +542,7 @@ class ConnectionState:
                 fresh[guild.id] = guild
             if self.closed:
                 return
-            deleted, joined = self.guilds._apply_reconcile(fresh)
+            deleted, joined = self.guilds.apply_reconcile(fresh)
             for server_id, gone in deleted:
                 self._forget_guild_entries(server_id)
                 self.dispatch(
@@ -550,13 +550,13 @@ class ConnectionState:
                 )
             user = self.user
             if user is not None and joined:
-                self.guilds._preload_members(joined, user.id, **options)
+                self.guilds.preload_members(joined, user.id, **options)
             for guild in joined:
                 self.dispatch("guild_create", self.guilds.cache.get(guild.id, guild), key=guild.id)
         except Exception as exc:  # noqa: BLE001 - best effort; the caches stay as they were
             log.warning("could not reconcile the guild cache after reconnect: %s", exc)
         finally:
-            self.guilds._end_reconcile()
+            self.guilds.end_reconcile()
 
     def __repr__(self) -> str:
         return f"<ConnectionState user={self.user!r} guilds={len(self.guilds.cache)} closed={self.closed}>"

@@ -2,7 +2,7 @@
 
 :class:`Parsers` is called by the reader thread for every socket event,
 in arrival order. For each known event it applies the event's cache effect
-first, then queues the Python event with ``state._dispatch`` (listeners run
+first, then queues the Python event with ``state.dispatch`` (listeners run
 on the worker pool, never here). Its ordering key is the channel id, else the
 server id, else (user-only events) the user id. Events that name a message but
 no channel (reactions) take the channel of that message when a recent
@@ -24,7 +24,8 @@ for it meanwhile.
 
 A malformed payload (wrong types, missing keys) is logged at WARNING (event
 name and error only, never the payload) and dropped; unknown events are
-logged at DEBUG. :meth:`Parsers.handle` never raises.
+logged at DEBUG, on the ``service_client.state`` logger. :meth:`Parsers.handle` never
+raises.
 
 Wire names live here as constants; nothing else in the client reads them.
 """
@@ -60,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Parsers", "ReactionTracker", "diff_reactions"]
 
-log = logging.getLogger("service_client.gateway")
+log = logging.getLogger("service_client.state")
 
 #: ``Message.__new__``: a message built from a socket record skips ``__init__``'s checks.
 _new_message = Message.__new__
@@ -266,17 +267,17 @@ class Parsers(ServerParsers):
         # but may carry another name on every message.
         if isinstance(author_data, dict) and data.get("webhookId") is None:
             users = state.users
-            if not users._webhook_ids or not users._is_webhook(
+            if not users._webhook_ids or not users.is_webhook(
                 read_id(author_data, "publicId", "id", "userPublicId", "userId")
             ):
-                # users._upsert, with its common case inline: a known author, unchanged.
+                # users.upsert, with its common case inline: a known author, unchanged.
                 ident = author_data.get("publicId")
                 known = users.cache.get(ident) if type(ident) is str else None
                 if known is not None and known._is_record(author_data):
                     author = known
                 else:
                     try:
-                        author = users._upsert(author_data)
+                        author = users.upsert(author_data)
                     except (TypeError, ValueError) as exc:
                         log.warning("message:new with a broken author: %s", exc)
         message = _new_message(Message)
@@ -422,7 +423,7 @@ class Parsers(ServerParsers):
             data = _obj(payload)
             channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
             users = self._voice_users(data)
-            self._state.voice_states._replace_channel(channel_id, users)
+            self._state.voice_states.replace_channel(channel_id, users)
             self._voice_hook(self._wire_name(python_event), data)
             self._dispatch(python_event, data, key=channel_id)
 
@@ -441,8 +442,8 @@ class Parsers(ServerParsers):
         user_id = _need_id(data, _USER_KEYS, "userPublicId")
         states = self._state.voice_states
         if "users" in data:
-            states._replace_channel(channel_id, self._voice_users(data))
-        states._remove(user_id, channel_id)
+            states.replace_channel(channel_id, self._voice_users(data))
+        states.remove(user_id, channel_id)
         self._voice_hook(endpoints.ON_VOICE_USER_LEFT, data)
         self._dispatch("voice_user_left", data, key=channel_id)
 
@@ -450,7 +451,7 @@ class Parsers(ServerParsers):
         data = _obj(payload)
         channel_id = _need_id(data, _CHANNEL_KEYS, "channelPublicId")
         user_id = _need_id(data, _USER_KEYS, "userPublicId")
-        self._state.voice_states._merge(user_id, data, channel_id)
+        self._state.voice_states.merge(user_id, data, channel_id)
         self._voice_hook(endpoints.ON_VOICE_USER_STATE, data)
         self._dispatch("voice_user_state", data, key=channel_id)
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ServerParsers"]
 
-log = logging.getLogger("service_client.gateway")
+log = logging.getLogger("service_client.state")
 
 
 class ServerParsers:
@@ -50,7 +50,7 @@ class ServerParsers:
 
     def _server_joined(self, payload: Any) -> None:
         state = self._state
-        guild = state.guilds._store_live(Guild(state, _obj(payload)))
+        guild = state.guilds.store_live(Guild(state, _obj(payload)))
         user = state.user
         if user is None:
             self._dispatch("guild_create", guild, key=guild.id)
@@ -67,7 +67,7 @@ class ServerParsers:
                     raise record
                 if isinstance(record, dict) and isinstance(record.get("member"), dict):
                     record = record["member"]
-                state.members._build(record, server_id, cache=True)
+                state.members.from_record(record, server_id, cache=True)
             except Exception as exc:  # noqa: BLE001 - best effort: guild_create goes out anyway
                 log.warning("bot member fetch for joined server %s failed: %s", server_id, exc)
             slot.emit("guild_create", guild)
@@ -114,7 +114,7 @@ class ServerParsers:
     def _server_updated(self, payload: Any) -> None:
         data = _obj(payload)
         server_id = _need_id(data, _SERVER_KEYS + ("publicId",), "serverPublicId")
-        guild = self._state.guilds._update_live(server_id, data)
+        guild = self._state.guilds.update_live(server_id, data)
         self._dispatch("guild_update", guild if guild is not None else data, key=server_id)
 
     def _server_gone(self, payload: Any) -> None:
@@ -130,7 +130,7 @@ class ServerParsers:
         if not isinstance(record, dict):
             # Flat variant: the member fields sit in the envelope itself.
             record = {k: v for k, v in data.items() if k not in _SERVER_KEYS}
-        member = self._state.members._build(record, server_id, cache=True)
+        member = self._state.members.from_record(record, server_id, cache=True)
         self._dispatch("guild_member_add", member, key=server_id)
 
     def _evict_member(self, data: dict[str, Any], reason: str) -> tuple[str, RemovedMember]:
@@ -170,7 +170,7 @@ class ServerParsers:
                     raise record
                 if isinstance(record, dict) and isinstance(record.get("member"), dict):
                     record = record["member"]
-                member: Any = state.members._build(record, server_id, cache=True)
+                member: Any = state.members.from_record(record, server_id, cache=True)
             except Exception as exc:  # noqa: BLE001 - dispatch the raw payload instead
                 log.warning("member refetch for %s in %s failed: %s", user_id, server_id, exc)
                 member = data
@@ -204,7 +204,7 @@ class ServerParsers:
             server_id = _need_id(data, _SERVER_KEYS, "serverPublicId")
             state = self._state
             channels = state.channels
-            if not channels._tracks_guild(server_id):
+            if not channels.tracks_guild(server_id):
                 self._dispatch(python_event, data, key=server_id)
                 return
             slot = state.reserve_dispatch(key=server_id)
@@ -214,7 +214,7 @@ class ServerParsers:
                 try:
                     if isinstance(listing, BaseException):
                         raise listing
-                    channels._apply_listing(server_id, listing)
+                    channels.apply_listing(server_id, listing)
                 except Exception as exc:  # noqa: BLE001 - dispatch anyway; the cache stays as it was
                     log.warning("channel refresh of server %s failed: %s", server_id, exc)
                 slot.emit(python_event, data)

@@ -9,13 +9,13 @@ import logging
 from typing import Any
 
 import pytest
-from models.fakes import FakeClient, message_rec  # tests/models, a package beside this one
+from state.fakes import FakeState, message_rec  # tests/state, a package beside this one
 
 from service_client.state.parsers import Parsers
 
 
 def test_the_tap_sees_every_known_event_in_order_before_its_cache_effect() -> None:
-    state = FakeClient()
+    state = FakeState()
     parsers = Parsers(state)  # type: ignore[arg-type]
     seen: list[tuple[str, Any, int]] = []
     state.event_tap = lambda event, args: seen.append((event, args, len(state.dispatched)))
@@ -29,14 +29,14 @@ def test_the_tap_sees_every_known_event_in_order_before_its_cache_effect() -> No
 
 
 def test_a_failing_tap_is_logged_and_the_event_goes_on(caplog: pytest.LogCaptureFixture) -> None:
-    state = FakeClient()
+    state = FakeState()
     parsers = Parsers(state)  # type: ignore[arg-type]
 
     def tap(event: str, args: list[Any]) -> None:
         raise RuntimeError("tap broke")
 
     state.event_tap = tap
-    with caplog.at_level(logging.ERROR, logger="service_client.gateway"):
+    with caplog.at_level(logging.ERROR, logger="service_client.state"):
         parsers.handle("message:new", [message_rec("M1", "one")])
     assert [d[0] for d in state.dispatched] == ["message_create"]
     assert any("event tap failed on message:new" in r.getMessage() for r in caplog.records)

@@ -9,21 +9,39 @@ from typing import Any
 import pytest
 
 try:  # tests/ is not a package: pytest puts it on sys.path
-    from models.fakes import FakeClient, connection_state, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+    from state.fakes import (
+        FakeState,
+        channel_rec,
+        connection_state,
+        member_rec,
+        message_rec,
+        role_rec,
+        server_rec,
+        user_rec,
+    )
 except ImportError:  # pragma: no cover - if tests/ becomes a package
-    from tests.models.fakes import FakeClient, connection_state, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec  # type: ignore[no-redef]
+    from tests.state.fakes import (  # type: ignore[no-redef]
+        FakeState,
+        channel_rec,
+        connection_state,
+        member_rec,
+        message_rec,
+        role_rec,
+        server_rec,
+        user_rec,
+    )
 
-from service_client.errors import ServiceAPIError
 from service_client.client.operations import create_dm, fetch_invite, invite_code, search_messages
+from service_client.errors import ServiceAPIError
 from service_client.models import Channel, DMChannel, Guild, Invite, Member, Message, Permissions, Role, User
 
 
 @pytest.fixture
-def client() -> FakeClient:
-    return FakeClient()
+def client() -> FakeState:
+    return FakeState()
 
 
-def as_bot(client: FakeClient, uid: str = "BOT", bot: bool = True) -> User:
+def as_bot(client: FakeState, uid: str = "BOT", bot: bool = True) -> User:
     client.user = User(client, user_rec(uid, "bot", isBot=bot))
     client.users._add(client.user)
     return client.user
@@ -35,7 +53,7 @@ def err(status: int, path: str = "/x") -> ServiceAPIError:
 
 # -- manager convention -----------------------------------------------------------
 
-def test_fetch_always_requests_even_when_cached(client: FakeClient) -> None:
+def test_fetch_always_requests_even_when_cached(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1")] = server_rec("S1")
     client.routes[("GET", "/channels/C1")] = channel_rec("C1")
     client.routes[("GET", "/servers/S1/members/U1")] = member_rec("U1", "S1")
@@ -46,7 +64,7 @@ def test_fetch_always_requests_even_when_cached(client: FakeClient) -> None:
     assert len(client.requests) == 9
 
 
-def test_fetch_with_cache_false_writes_nothing_anywhere(client: FakeClient) -> None:
+def test_fetch_with_cache_false_writes_nothing_anywhere(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1")] = server_rec("S1")
     client.routes[("GET", "/channels/C1")] = channel_rec("C1")
     client.routes[("GET", "/servers/S1/members/U1")] = member_rec("U1", "S1")
@@ -62,14 +80,14 @@ def test_fetch_with_cache_false_writes_nothing_anywhere(client: FakeClient) -> N
         assert len(manager.cache) == 0, manager
 
 
-def test_fetch_never_purges(client: FakeClient) -> None:
+def test_fetch_never_purges(client: FakeState) -> None:
     client.channels.cache["OLD"] = Channel(client, channel_rec("OLD", sid="S1"))
     client.routes[("GET", "/servers/S1/categories")] = {"categories": [], "uncategorizedChannels": [channel_rec("C1")]}
     client.channels.fetch_for_guild("S1")
     assert set(client.channels.cache) == {"OLD", "C1"}
 
 
-def test_resolve_never_requests(client: FakeClient) -> None:
+def test_resolve_never_requests(client: FakeState) -> None:
     g = Guild(client, server_rec("S1"))
     assert client.guilds.resolve("S1") is None
     client.guilds.cache["S1"] = g
@@ -82,7 +100,7 @@ def test_resolve_never_requests(client: FakeClient) -> None:
     assert client.requests == []
 
 
-def test_bad_ids_raise_before_any_request(client: FakeClient) -> None:
+def test_bad_ids_raise_before_any_request(client: FakeState) -> None:
     for call, name in [
         (lambda: client.guilds.fetch(""), "server_id"),
         (lambda: client.guilds.fetch(5), "server_id"),  # type: ignore[arg-type]
@@ -97,7 +115,7 @@ def test_bad_ids_raise_before_any_request(client: FakeClient) -> None:
     assert client.requests == []
 
 
-def test_ids_are_percent_encoded(client: FakeClient) -> None:
+def test_ids_are_percent_encoded(client: FakeState) -> None:
     client.routes[("GET", "/servers/..%2Fx%3Fa/members/b%20c")] = member_rec("b c", "../x?a")
     client.members.fetch("../x?a", "b c")
     assert client.requests[0][1] == "/servers/..%2Fx%3Fa/members/b%20c"
@@ -105,7 +123,7 @@ def test_ids_are_percent_encoded(client: FakeClient) -> None:
 
 # -- ChannelManager ----------------------------------------------------------------------
 
-def test_channels_fetch_returns_a_new_channel_each_call_and_overwrites(client: FakeClient) -> None:
+def test_channels_fetch_returns_a_new_channel_each_call_and_overwrites(client: FakeState) -> None:
     client.routes[("GET", "/channels/C1")] = channel_rec("C1", "general")
     a = client.channels.fetch("C1")
     b = client.channels.fetch("C1")
@@ -114,14 +132,14 @@ def test_channels_fetch_returns_a_new_channel_each_call_and_overwrites(client: F
     assert (b.name, b.type, b.server_id) == ("general", "TEXT", "S1")
 
 
-def test_channels_fetch_dm_record_gives_dm_channel(client: FakeClient) -> None:
+def test_channels_fetch_dm_record_gives_dm_channel(client: FakeState) -> None:
     client.routes[("GET", "/channels/D1")] = {"publicId": "D1", "type": "DM", "serverPublicId": None, "recipient": user_rec("U2", "bob")}
     dm = client.channels.fetch("D1")
     assert isinstance(dm, DMChannel) and dm.recipient is not None and dm.recipient.id == "U2"
 
 
 @pytest.mark.parametrize("status", [404, 403])
-def test_channels_fetch_errors_surface(client: FakeClient, status: int) -> None:
+def test_channels_fetch_errors_surface(client: FakeState, status: int) -> None:
     client.routes[("GET", "/channels/C1")] = err(status, "/channels/C1")
     with pytest.raises(ServiceAPIError) as info:
         client.channels.fetch("C1")
@@ -129,7 +147,7 @@ def test_channels_fetch_errors_surface(client: FakeClient, status: int) -> None:
     assert "C1" not in client.channels.cache
 
 
-def test_fetch_for_guild_one_request_flattened_in_order(client: FakeClient) -> None:
+def test_fetch_for_guild_one_request_flattened_in_order(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1/categories")] = {
         "categories": [
             {"publicId": "K1", "name": "A", "position": 0, "isPrivate": False, "channels": [{"publicId": "C1", "name": "a", "type": "TEXT"}, {"publicId": "C2", "name": "b", "type": "VOICE"}]},
@@ -146,12 +164,12 @@ def test_fetch_for_guild_one_request_flattened_in_order(client: FakeClient) -> N
 
 
 @pytest.mark.parametrize("answer", [{"categories": [], "uncategorizedChannels": []}, {}, None])
-def test_fetch_for_guild_empty_is_a_list(client: FakeClient, answer: Any) -> None:
+def test_fetch_for_guild_empty_is_a_list(client: FakeState, answer: Any) -> None:
     client.routes[("GET", "/servers/S1/categories")] = answer
     assert client.channels.fetch_for_guild("S1") == []
 
 
-def test_guild_channels_and_fetch_channels(client: FakeClient) -> None:
+def test_guild_channels_and_fetch_channels(client: FakeState) -> None:
     g = Guild(client, server_rec("S1"))
     client.routes[("GET", "/servers/S1/categories")] = {"categories": [], "uncategorizedChannels": [channel_rec("C1", sid=None)]}
     assert len(g.channels) == 0
@@ -160,7 +178,7 @@ def test_guild_channels_and_fetch_channels(client: FakeClient) -> None:
     assert len(client.requests) == 1
 
 
-def test_channels_create(client: FakeClient) -> None:
+def test_channels_create(client: FakeState) -> None:
     client.routes[("POST", "/servers/S1/channels")] = {"channel": channel_rec("C9", "new", type="VOICE")}
     ch = client.channels.create("S1", "new", type="VOICE")
     assert client.requests == [("POST", "/servers/S1/channels", None, {"name": "new", "type": "VOICE"})]
@@ -171,7 +189,7 @@ def test_channels_create(client: FakeClient) -> None:
 
 # -- GuildManager ---------------------------------------------------------------------------
 
-def test_guilds_fetch_new_each_call_keeps_role_cache(client: FakeClient) -> None:
+def test_guilds_fetch_new_each_call_keeps_role_cache(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1")] = server_rec("S1", "One")
     a = client.guilds.fetch("S1")
     a.roles.cache["R1"] = Role(client, role_rec("R1"))
@@ -181,32 +199,32 @@ def test_guilds_fetch_new_each_call_keeps_role_cache(client: FakeClient) -> None
 
 
 @pytest.mark.parametrize("status", [404, 403])
-def test_guilds_fetch_errors(client: FakeClient, status: int) -> None:
+def test_guilds_fetch_errors(client: FakeState, status: int) -> None:
     client.routes[("GET", "/servers/S1")] = err(status)
     with pytest.raises(ServiceAPIError):
         client.guilds.fetch("S1")
 
 
-def test_get_or_fetch_cached_no_request(client: FakeClient) -> None:
+def test_get_or_fetch_cached_no_request(client: FakeState) -> None:
     g = Guild(client, server_rec("S1"))
     client.guilds.cache["S1"] = g
     assert client.guilds.get_or_fetch("S1") is g
     assert client.requests == []
 
 
-def test_get_or_fetch_fetches_when_missing(client: FakeClient) -> None:
+def test_get_or_fetch_fetches_when_missing(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1")] = server_rec("S1")
     g = client.guilds.get_or_fetch("S1")
     assert g is not None and client.guilds.cache["S1"] is g and len(client.requests) == 1
 
 
 @pytest.mark.parametrize("bad", ["S404", "", None, 5, ["x"]])
-def test_get_or_fetch_never_raises(client: FakeClient, bad: Any) -> None:
+def test_get_or_fetch_never_raises(client: FakeState, bad: Any) -> None:
     client.routes[("GET", "/servers/S404")] = RuntimeError("network down")
     assert client.guilds.get_or_fetch(bad) is None
 
 
-def test_fetch_all_is_one_plus_n_with_member_fetches_submitted(client: FakeClient) -> None:
+def test_fetch_all_is_one_plus_n_with_member_fetches_submitted(client: FakeState) -> None:
     as_bot(client)
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1"), server_rec("S2"), server_rec("S3")]}
     for sid in ("S1", "S2", "S3"):
@@ -220,7 +238,7 @@ def test_fetch_all_is_one_plus_n_with_member_fetches_submitted(client: FakeClien
     assert client.members.get("S1", "BOT").user is client.users.cache["BOT"]  # type: ignore[union-attr]
 
 
-def test_fetch_all_member_failures_are_isolated_and_logged(client: FakeClient, caplog: pytest.LogCaptureFixture) -> None:
+def test_fetch_all_member_failures_are_isolated_and_logged(client: FakeState, caplog: pytest.LogCaptureFixture) -> None:
     as_bot(client)
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1"), server_rec("S2"), server_rec("S3")]}
     client.routes[("GET", "/servers/S1/members/BOT")] = err(500)
@@ -233,14 +251,14 @@ def test_fetch_all_member_failures_are_isolated_and_logged(client: FakeClient, c
     assert sum(1 for r in caplog.records if r.levelno == logging.WARNING) == 2
 
 
-def test_fetch_all_skips_member_preload_without_user(client: FakeClient) -> None:
+def test_fetch_all_skips_member_preload_without_user(client: FakeState) -> None:
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1"), server_rec("S2")]}
     client.guilds.fetch_all()
     assert len(client.requests) == 1 and len(client.members.cache) == 0
     assert set(client.guilds.cache) == {"S1", "S2"}
 
 
-def test_fetch_all_cache_false_one_request_nothing_cached(client: FakeClient) -> None:
+def test_fetch_all_cache_false_one_request_nothing_cached(client: FakeState) -> None:
     as_bot(client)
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1"), server_rec("S2")]}
     guilds = client.guilds.fetch_all(cache=False)
@@ -248,21 +266,21 @@ def test_fetch_all_cache_false_one_request_nothing_cached(client: FakeClient) ->
     assert len(client.guilds.cache) == 0 and len(client.members.cache) == 0
 
 
-def test_fetch_all_never_purges_and_handles_no_servers(client: FakeClient) -> None:
+def test_fetch_all_never_purges_and_handles_no_servers(client: FakeState) -> None:
     client.guilds.cache["OLD"] = Guild(client, server_rec("OLD"))
     client.routes[("GET", "/servers")] = {"servers": []}
     assert client.guilds.fetch_all() == []
     assert "OLD" in client.guilds.cache
 
 
-def test_create_by_a_bot_raises_before_any_request(client: FakeClient) -> None:
+def test_create_by_a_bot_raises_before_any_request(client: FakeState) -> None:
     as_bot(client)
     with pytest.raises(PermissionError, match=r"^Bots cannot create servers\.$"):
         client.guilds.create("x")
     assert client.requests == []
 
 
-def test_create_by_a_user(client: FakeClient) -> None:
+def test_create_by_a_user(client: FakeState) -> None:
     as_bot(client, "HUMAN", bot=False)
     client.routes[("POST", "/servers")] = {"server": server_rec("S5", "Mine")}
     g = client.guilds.create("Mine", icon_url="http://i")
@@ -276,7 +294,7 @@ def test_create_by_a_user(client: FakeClient) -> None:
 
 # -- MemberManager ------------------------------------------------------------------------------
 
-def test_members_fetch_keyed_by_server_and_user(client: FakeClient) -> None:
+def test_members_fetch_keyed_by_server_and_user(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1/members/U1")] = member_rec("U1", "S1")
     client.routes[("GET", "/servers/S2/members/U1")] = member_rec("U1", "S2")
     a = client.members.fetch("S1", "U1")
@@ -288,20 +306,20 @@ def test_members_fetch_keyed_by_server_and_user(client: FakeClient) -> None:
     assert {uid: m.server_id for uid, m in client.members.for_guild("S1").items()} == {"U1": "S1"}
 
 
-def test_members_fetch_404(client: FakeClient) -> None:
+def test_members_fetch_404(client: FakeState) -> None:
     client.routes[("GET", "/servers/S1/members/U1")] = err(404)
     with pytest.raises(ServiceAPIError):
         client.members.fetch("S1", "U1")
 
 
 @pytest.mark.parametrize("wrap", [lambda ms: {"members": ms}, lambda ms: ms])
-def test_members_fetch_all_both_shapes(client: FakeClient, wrap: Any) -> None:
+def test_members_fetch_all_both_shapes(client: FakeState, wrap: Any) -> None:
     client.routes[("GET", "/servers/S1/members")] = wrap([member_rec("U1", "S1"), member_rec("U2", "S1")])
     assert [m.id for m in client.members.fetch_all("S1")] == ["U1", "U2"]
     assert len(client.members.cache) == 2
 
 
-def test_members_edit_sends_role_ids(client: FakeClient) -> None:
+def test_members_edit_sends_role_ids(client: FakeState) -> None:
     client.routes[("PATCH", "/servers/S1/members/U1")] = None
     client.members.edit("S1", "U1", roles=[Role(client, role_rec("R1")), "R2"], nickname=None)
     assert client.requests == [("PATCH", "/servers/S1/members/U1", None, {"roles": ["R1", "R2"], "nickname": None})]
@@ -309,26 +327,26 @@ def test_members_edit_sends_role_ids(client: FakeClient) -> None:
 
 # -- UserManager / VoiceStateManager -------------------------------------------------------------
 
-def test_users_fetch_and_upsert_in_place(client: FakeClient) -> None:
-    cached = client.users._upsert(user_rec("U1", "old"))
+def test_users_fetch_and_upsert_in_place(client: FakeState) -> None:
+    cached = client.users.upsert(user_rec("U1", "old"))
     client.routes[("GET", "/users/U1")] = user_rec("U1", "new")
     u = client.users.fetch("U1")
     assert u is cached and cached.username == "new"
 
 
-def test_voice_states_keyed_by_user(client: FakeClient) -> None:
-    client.voice_states._replace_channel("V1", [{"userPublicId": "U1"}, {"userPublicId": "U2"}])
-    client.voice_states._replace_channel("V2", [{"userPublicId": "U2"}])  # moved
+def test_voice_states_keyed_by_user(client: FakeState) -> None:
+    client.voice_states.replace_channel("V1", [{"userPublicId": "U1"}, {"userPublicId": "U2"}])
+    client.voice_states.replace_channel("V2", [{"userPublicId": "U2"}])  # moved
     assert {k: s.channel_id for k, s in client.voice_states.cache.items()} == {"U1": "V1", "U2": "V2"}
     assert list(client.voice_states.in_channel("V1")) == ["U1"]  # a Collection keyed by user id
     assert client.voice_states.in_channel("V1")["U1"].channel_id == "V1"
-    assert client.voice_states._remove("U1", "V9") is None and "U1" in client.voice_states.cache
-    assert client.voice_states._remove("U1").user_id == "U1"  # type: ignore[union-attr]
+    assert client.voice_states.remove("U1", "V9") is None and "U1" in client.voice_states.cache
+    assert client.voice_states.remove("U1").user_id == "U1"  # type: ignore[union-attr]
 
 
 # -- RoleManager / InviteManager ------------------------------------------------------------------
 
-def test_roles_fetch_all_upserts_without_purge(client: FakeClient) -> None:
+def test_roles_fetch_all_upserts_without_purge(client: FakeState) -> None:
     g = Guild(client, server_rec("S1"))
     g.roles.cache["OLD"] = Role(client, role_rec("OLD"))
     client.routes[("GET", "/servers/S1/roles")] = {"roles": [role_rec("R1", "16"), role_rec("R2")]}
@@ -343,7 +361,7 @@ def test_roles_fetch_all_upserts_without_purge(client: FakeClient) -> None:
     assert len(client.requests) == 4
 
 
-def test_roles_create_edit_delete(client: FakeClient) -> None:
+def test_roles_create_edit_delete(client: FakeState) -> None:
     g = Guild(client, server_rec("S1"))
     client.routes[("POST", "/servers/S1/roles")] = {"role": role_rec("R5", "16")}
     client.routes[("PATCH", "/servers/S1/roles/R5")] = {"role": role_rec("R5", "1040", name="mods")}
@@ -360,7 +378,7 @@ def test_roles_create_edit_delete(client: FakeClient) -> None:
         g.roles.edit("R5")
 
 
-def test_invites_fetch_all_sends_all_true_create_revoke(client: FakeClient) -> None:
+def test_invites_fetch_all_sends_all_true_create_revoke(client: FakeState) -> None:
     g = Guild(client, server_rec("S1"))
     client.guilds.cache["S1"] = g
     inv_rec = {"code": "AAA", "uses": 2, "maxUses": None, "expiresAt": None, "inviter": user_rec(), "channel": {"publicId": "C1", "name": "g"}}
@@ -377,7 +395,7 @@ def test_invites_fetch_all_sends_all_true_create_revoke(client: FakeClient) -> N
     assert set(g.invites.cache) == {"BBB"}
 
 
-def test_invite_revoke_without_permission_raises_403(client: FakeClient) -> None:
+def test_invite_revoke_without_permission_raises_403(client: FakeState) -> None:
     client.routes[("DELETE", "/invites/AAA")] = err(403, "/invites/AAA")
     inv = Invite(client, {"code": "AAA"})
     with pytest.raises(ServiceAPIError) as info:
@@ -387,7 +405,7 @@ def test_invite_revoke_without_permission_raises_403(client: FakeClient) -> None
 
 # -- operations -----------------------------------------------------------------------------------
 
-def test_create_dm(client: FakeClient) -> None:
+def test_create_dm(client: FakeState) -> None:
     client.routes[("GET", "/channels/dm/U2")] = {"publicId": "D1", "type": "DM", "recipient": user_rec("U2", "bob", friendshipStatus="NONE")}
     dm = create_dm(client, "U2")  # type: ignore[arg-type]
     assert isinstance(dm, DMChannel) and dm.recipient is client.users.cache["U2"]
@@ -397,7 +415,7 @@ def test_create_dm(client: FakeClient) -> None:
 
 
 @pytest.mark.parametrize("given", ["AbC123", "https://site.example/invite/AbC123", "http://other/x/invite/AbC123?utm=1", "/invite/AbC123"])
-def test_fetch_invite_code_or_link(client: FakeClient, given: str) -> None:
+def test_fetch_invite_code_or_link(client: FakeState, given: str) -> None:
     client.routes[("GET", "/invites/AbC123")] = {"code": "AbC123", "uses": 1, "server": {"publicId": "S1", "name": "G"}}
     inv = fetch_invite(client, given)  # type: ignore[arg-type]
     assert inv.code == "AbC123" and inv.uses == 1 and inv.guild is not None and inv.guild.name == "G"
@@ -414,7 +432,7 @@ def test_invite_code_errors() -> None:
         invite_code(3)  # type: ignore[arg-type]
 
 
-def test_search_messages(client: FakeClient) -> None:
+def test_search_messages(client: FakeState) -> None:
     client.routes[("GET", "/chat/C1/search")] = {"messages": [message_rec("M1", "a &lt;b&gt;"), message_rec("M2")]}
     found = search_messages(client, "C1", "hello world", limit=10)  # type: ignore[arg-type]
     assert [m.id for m in found] == ["M1", "M2"] and all(isinstance(m, Message) for m in found)
@@ -424,7 +442,7 @@ def test_search_messages(client: FakeClient) -> None:
     assert client.requests[-1][2] == {"q": "x"}  # limit omitted
 
 
-def test_search_messages_empty_and_bad_input(client: FakeClient) -> None:
+def test_search_messages_empty_and_bad_input(client: FakeState) -> None:
     client.routes[("GET", "/chat/C1/search")] = {"messages": []}
     assert search_messages(client, "C1", "x") == []  # type: ignore[arg-type]
     client.routes[("GET", "/chat/C1/search")] = {}
@@ -438,14 +456,14 @@ def test_search_messages_empty_and_bad_input(client: FakeClient) -> None:
     assert len(client.requests) == n
 
 
-def test_reconcile_evicts_left_and_announces_joined(client: FakeClient) -> None:
+def test_reconcile_evicts_left_and_announces_joined(client: FakeState) -> None:
     state = connection_state(client)
     state.user = User(state, user_rec("BOT", "bot", isBot=True))
     old = Guild(state, server_rec("S1"))
     state.guilds.cache["S1"] = old
     state.guilds.cache["S2"] = Guild(state, server_rec("S2"))
     old.roles.cache["R1"] = Role(state, role_rec("R1"))
-    state.members._build(member_rec("BOT", "S2"), None, cache=True)
+    state.members.from_record(member_rec("BOT", "S2"), None, cache=True)
     client.routes[("GET", "/servers")] = {"servers": [server_rec("S1", "Renamed"), server_rec("S3")]}
     client.routes[("GET", "/servers/S3/members/BOT")] = member_rec("BOT", "S3")
     state.begin_reconcile()

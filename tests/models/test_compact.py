@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service_client.state.parsers import Parsers as WireHandlers
 from service_client.models import (
     Category,
     Channel,
@@ -28,17 +27,17 @@ from service_client.models import (
     Role,
     User,
     VoiceState,
+    _base,
 )
-
-from service_client.models import _base
 from service_client.models._base import pack_time, time_of_ms, unpack_time
+from service_client.state.parsers import Parsers
 
-from .fakes import FakeClient, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+from state.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 
 
 @pytest.fixture
-def client() -> FakeClient:
-    return FakeClient()
+def client() -> FakeState:
+    return FakeState()
 
 
 def _nested_member(uid: str = "U1", sid: str = "S1", **extra: Any) -> dict[str, Any]:
@@ -49,7 +48,7 @@ def _nested_member(uid: str = "U1", sid: str = "S1", **extra: Any) -> dict[str, 
 
 # -- raw equals the record, unknown keys included -----------------------------------
 
-def test_raw_round_trips_every_model(client: FakeClient) -> None:
+def test_raw_round_trips_every_model(client: FakeState) -> None:
     records: list[tuple[Any, dict[str, Any]]] = [
         (User, {**user_rec(), "friendshipStatus": "ACCEPTED", "friendshipId": "F1"}),
         (Member, _nested_member(extraKey={"a": [1, 2]})),
@@ -68,7 +67,7 @@ def test_raw_round_trips_every_model(client: FakeClient) -> None:
         assert model(client, record).raw == expected, model.__name__
 
 
-def test_raw_is_a_new_dict_and_mutating_it_changes_nothing(client: FakeClient) -> None:
+def test_raw_is_a_new_dict_and_mutating_it_changes_nothing(client: FakeState) -> None:
     member = Member(client, _nested_member())
     first = member.raw
     first["nickname"] = "changed"
@@ -79,14 +78,14 @@ def test_raw_is_a_new_dict_and_mutating_it_changes_nothing(client: FakeClient) -
     assert member.roles["R1"].name == "role-R1"
 
 
-def test_member_raw_shows_the_shared_users_current_record(client: FakeClient) -> None:
-    member = client.members._build(_nested_member(), None, cache=True)
+def test_member_raw_shows_the_shared_users_current_record(client: FakeState) -> None:
+    member = client.members.from_record(_nested_member(), None, cache=True)
     client.users.cache["U1"]._update({"name": "renamed"})
     assert member.user is client.users.cache["U1"]
     assert member.raw["user"]["name"] == "renamed"
 
 
-def test_message_raw_keeps_the_escaped_content_and_the_author(client: FakeClient) -> None:
+def test_message_raw_keeps_the_escaped_content_and_the_author(client: FakeState) -> None:
     rec = message_rec(content="x &amp;lt; <raw> &gt;")  # not what the service would escape: kept as is
     msg = Message(client, rec)
     assert msg.content == "x &lt; <raw> >"
@@ -99,7 +98,7 @@ def test_message_raw_keeps_the_escaped_content_and_the_author(client: FakeClient
     ["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05Z", "2026-01-02T03:04:05.678+02:00",
      "garbage", None, 1767323045678, ""],
 )
-def test_member_times_round_trip_in_any_form(client: FakeClient, joined: Any) -> None:
+def test_member_times_round_trip_in_any_form(client: FakeState, joined: Any) -> None:
     rec = _nested_member(joinedAt=joined)
     member = Member(client, rec)
     assert member.raw["joinedAt"] == joined
@@ -112,13 +111,13 @@ def test_member_times_round_trip_in_any_form(client: FakeClient, joined: Any) ->
         assert member.joined_at is None
 
 
-def test_message_created_at_from_the_compact_form(client: FakeClient) -> None:
+def test_message_created_at_from_the_compact_form(client: FakeState) -> None:
     msg = Message(client, message_rec(createdAt="1999-12-31T23:59:59.999Z"))
     assert msg.created_at == datetime(1999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
     assert msg.raw["createdAt"] == "1999-12-31T23:59:59.999Z"
 
 
-def test_odd_value_types_are_kept_verbatim(client: FakeClient) -> None:
+def test_odd_value_types_are_kept_verbatim(client: FakeState) -> None:
     rec = {"publicId": "U1", "name": 5, "tag": None, "image": 3, "isBot": "yes", "status": ""}
     user = User(client, rec)
     assert (user.username, user.tag, user.avatar, user.bot, user.status) == ("", None, None, False, "offline")
@@ -150,7 +149,7 @@ _TIMES = st.sampled_from(["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05Z", "x
     nested=st.booleans(),
 )
 def test_raw_equals_any_record(record: dict[str, Any], ident: str, nested: bool) -> None:
-    client = FakeClient()
+    client = FakeState()
     record["publicId"] = ident
     if nested:
         record["user"] = {"publicId": ident, "name": "n", "status": "idle", "extra": [1]}
@@ -166,23 +165,23 @@ def test_raw_equals_any_record(record: dict[str, Any], ident: str, nested: bool)
 
 # -- small cached members ---------------------------------------------------------------
 
-def test_members_share_role_records_and_keep_no_nested_user_dict(client: FakeClient) -> None:
-    a = client.members._build(_nested_member("U1"), None, cache=True)
-    b = client.members._build(_nested_member("U2"), None, cache=True)
+def test_members_share_role_records_and_keep_no_nested_user_dict(client: FakeState) -> None:
+    a = client.members.from_record(_nested_member("U1"), None, cache=True)
+    b = client.members.from_record(_nested_member("U2"), None, cache=True)
     assert a._roles is b._roles  # one shared tuple for the same role set
     assert a.user is client.users.cache["U1"]
     assert not hasattr(a, "__dict__")
     assert a._extra is None  # every key of the emulator's record is rebuilt from slots
 
 
-def test_role_sharing_respects_value_types(client: FakeClient) -> None:
+def test_role_sharing_respects_value_types(client: FakeState) -> None:
     a = Member(client, _nested_member("U1", roles=[role_rec("R1", hoist=True)]))
     b = Member(client, _nested_member("U2", roles=[role_rec("R1", hoist=1)]))
     assert a.raw["roles"][0]["hoist"] is True
     assert b.raw["roles"][0]["hoist"] == 1 and b.raw["roles"][0]["hoist"] is not True
 
 
-def test_drop_role_leaves_other_members_untouched(client: FakeClient) -> None:
+def test_drop_role_leaves_other_members_untouched(client: FakeState) -> None:
     a = Member(client, _nested_member("U1", roles=[role_rec("R1"), role_rec("R2")]))
     b = Member(client, _nested_member("U2", roles=[role_rec("R1"), role_rec("R2")]))
     a._drop_role("R1")
@@ -190,10 +189,10 @@ def test_drop_role_leaves_other_members_untouched(client: FakeClient) -> None:
     assert b.role_ids == ["R1", "R2"]
 
 
-def test_a_cached_member_costs_under_600_bytes(client: FakeClient) -> None:
+def test_a_cached_member_costs_under_600_bytes(client: FakeState) -> None:
     count = 3000
     for i in range(count):
-        client.users._upsert(user_rec(f"1000000000000{i:05d}", name=f"user{i}"))
+        client.users.upsert(user_rec(f"1000000000000{i:05d}", name=f"user{i}"))
     texts = [
         json.dumps(_nested_member(f"1000000000000{i:05d}", f"S{i % 10}", publicId=f"9000000000000{i:05d}",
                                   joinedAt=f"2026-01-02T03:04:{i % 60:02d}.{i % 1000:03d}Z"))
@@ -203,7 +202,7 @@ def test_a_cached_member_costs_under_600_bytes(client: FakeClient) -> None:
     try:
         before = tracemalloc.take_snapshot()
         for text in texts:
-            client.members._build(json.loads(text), None, cache=True)
+            client.members.from_record(json.loads(text), None, cache=True)
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
@@ -212,8 +211,8 @@ def test_a_cached_member_costs_under_600_bytes(client: FakeClient) -> None:
     assert per_member < 600
 
 
-def test_message_from_the_handler_shares_the_cached_author(client: FakeClient) -> None:
-    handlers = WireHandlers(client)  # type: ignore[arg-type]
+def test_message_from_the_handler_shares_the_cached_author(client: FakeState) -> None:
+    handlers = Parsers(client)  # type: ignore[arg-type]
     handlers.handle("message:new", [message_rec()])
     (event, (message,), _key) = client.dispatched[-1]
     assert event == "message_create"
@@ -223,7 +222,7 @@ def test_message_from_the_handler_shares_the_cached_author(client: FakeClient) -
 
 # -- the public client attribute ------------------------------------------------------------
 
-def test_every_model_exposes_its_client_read_only(client: FakeClient) -> None:
+def test_every_model_exposes_its_client_read_only(client: FakeState) -> None:
     models = [
         User(client, user_rec()),
         Member(client, _nested_member()),
@@ -239,20 +238,20 @@ def test_every_model_exposes_its_client_read_only(client: FakeClient) -> None:
     for model in models:
         assert model.client is client, type(model).__name__
         with pytest.raises(AttributeError):
-            model.client = FakeClient()  # type: ignore[misc]
+            model.client = FakeState()  # type: ignore[misc]
         assert model.client is client
 
 
-def test_message_client_reaches_the_bot(client: FakeClient) -> None:
+def test_message_client_reaches_the_bot(client: FakeState) -> None:
     client.commands = {"help": object()}  # type: ignore[attr-defined]
     message = Message(client, message_rec())
     assert message.client.commands is client.commands  # type: ignore[attr-defined]
 
 
-def test_a_kept_message_from_the_handler_costs_under_300_bytes(client: FakeClient) -> None:
+def test_a_kept_message_from_the_handler_costs_under_300_bytes(client: FakeState) -> None:
     for i in range(100):
-        client.users._upsert(user_rec(f"U{i}", name=f"user{i}"))
-    handlers = WireHandlers(client)  # type: ignore[arg-type]
+        client.users.upsert(user_rec(f"U{i}", name=f"user{i}"))
+    handlers = Parsers(client)  # type: ignore[arg-type]
     count = 3000
     texts = [
         json.dumps(message_rec(f"6000000000000{i:05d}", f"message number {i} &amp; more", author=user_rec(f"U{i % 100}",
@@ -331,8 +330,8 @@ def test_the_memo_of_seconds_is_bounded_and_loses_no_exactness() -> None:
 
 
 @pytest.mark.parametrize("value", [False, 0, 0.0, None, True, 1, 1.0])
-def test_values_equal_to_a_shared_constant_keep_their_own_type(client: FakeClient, value: Any) -> None:
-    handlers = WireHandlers(client)  # type: ignore[arg-type]
+def test_values_equal_to_a_shared_constant_keep_their_own_type(client: FakeState, value: Any) -> None:
+    handlers = Parsers(client)  # type: ignore[arg-type]
     for pinned in (False, True, None, value):
         handlers.handle("message:new", [message_rec(pinned=pinned, fileUrl=None)])
     raw = client.dispatched[-1][1][0].raw

@@ -6,6 +6,7 @@ import html.parser
 
 import pytest
 
+from service_client._html import MAX_ROWS
 from service_client.models import (
     Category,
     Collection,
@@ -18,16 +19,15 @@ from service_client.models import (
     VoiceState,
     Webhook,
 )
-from service_client.models._html import MAX_ROWS
 
-from .fakes import FakeClient, member_rec, message_rec, role_rec, server_rec, user_rec
+from state.fakes import FakeState, member_rec, message_rec, role_rec, server_rec, user_rec
 
 HOOK_TOKEN = "hook-token-0123456789"
 
 
 @pytest.fixture
-def client() -> FakeClient:
-    return FakeClient()
+def client() -> FakeState:
+    return FakeState()
 
 
 class _Cells(html.parser.HTMLParser):
@@ -61,7 +61,7 @@ def parse(text: str) -> _Cells:
     return parser
 
 
-def test_a_model_renders_its_attributes_escaped(client: FakeClient) -> None:
+def test_a_model_renders_its_attributes_escaped(client: FakeState) -> None:
     user = User(client, {**user_rec("U1"), "name": "<script>alert('x')</script> & co"})
     text = user._repr_html_()
     cells = parse(text)
@@ -72,7 +72,7 @@ def test_a_model_renders_its_attributes_escaped(client: FakeClient) -> None:
     assert pairs["bot"] == "False"
 
 
-def test_message_content_is_shown_as_typed_and_escaped_once(client: FakeClient) -> None:
+def test_message_content_is_shown_as_typed_and_escaped_once(client: FakeState) -> None:
     message = Message(client, message_rec(content="a &lt;b&gt; &amp; c"))
     assert message.content == "a <b> & c"
     text = message._repr_html_()
@@ -81,7 +81,7 @@ def test_message_content_is_shown_as_typed_and_escaped_once(client: FakeClient) 
     assert pairs["content"] == "a <b> & c" and pairs["author"] == "alice"
 
 
-def test_a_webhook_never_shows_its_token(client: FakeClient) -> None:
+def test_a_webhook_never_shows_its_token(client: FakeState) -> None:
     hook = Webhook(client, {"publicId": "W1", "name": "CI", "channelPublicId": "C1", "token": HOOK_TOKEN})
     assert hook.token is not None and hook.token.get() == HOOK_TOKEN
     shown = [repr(hook), hook._repr_html_(), Collection({"W1": hook})._repr_html_()]
@@ -89,7 +89,7 @@ def test_a_webhook_never_shows_its_token(client: FakeClient) -> None:
     assert repr(hook) == "<Webhook id='W1' name='CI' channel_id='C1'>"
 
 
-def test_a_collection_of_models_is_a_table_with_their_columns(client: FakeClient) -> None:
+def test_a_collection_of_models_is_a_table_with_their_columns(client: FakeState) -> None:
     roles = Collection((f"R{i}", Role(client, role_rec(f"R{i}", "64"))) for i in range(3))
     cells = parse(roles._repr_html_())
     assert cells.cells[:6] == ["id", "name", "position", "color", "hoist", "permissions"]  # keys are the ids
@@ -99,7 +99,7 @@ def test_a_collection_of_models_is_a_table_with_their_columns(client: FakeClient
     assert "Collection</b> of Role: 3 entries" in roles._repr_html_()
 
 
-def test_a_long_collection_is_cut_and_plain_values_are_shown(client: FakeClient) -> None:
+def test_a_long_collection_is_cut_and_plain_values_are_shown(client: FakeState) -> None:
     many = Collection((f"k{i}", i) for i in range(MAX_ROWS + 7))
     text = many._repr_html_()
     assert text.count("<tr>") == 1 + MAX_ROWS + 1 and "and 7 more" in text
@@ -107,7 +107,7 @@ def test_a_long_collection_is_cut_and_plain_values_are_shown(client: FakeClient)
     assert "0 entries" in Collection()._repr_html_()
 
 
-def test_managers_and_nested_values_render(client: FakeClient) -> None:
+def test_managers_and_nested_values_render(client: FakeState) -> None:
     guild = Guild(client, server_rec("S1", "Home"))
     client.guilds.cache["S1"] = guild
     guild.roles.cache["R1"] = Role(client, role_rec("R1"))

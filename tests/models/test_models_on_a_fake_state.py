@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 try:  # tests/ is not a package: pytest puts it on sys.path
-    from models.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
+    from state.fakes import FakeState, channel_rec, member_rec, message_rec, role_rec, server_rec, user_rec
 except ImportError:  # pragma: no cover - if tests/ becomes a package
-    from tests.models.fakes import (  # type: ignore[no-redef]
+    from tests.state.fakes import (  # type: ignore[no-redef]
         FakeState,
         channel_rec,
         member_rec,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from service_client.models.outgoing import build_message_payload
 from service_client.models import EmbedBuilder
+from service_client.models.outgoing import build_message_payload
 
 
 def test_string_gives_content() -> None:

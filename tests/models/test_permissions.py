@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from service_client.models import Guild, Member, Permissions, Role
-from service_client.models.permissions import ALL, DEFAULT, parse_permissions
+from service_client.permissions import ALL, DEFAULT, parse_permissions
 
-from .fakes import FakeClient, member_rec, role_rec, server_rec
+from state.fakes import FakeState, member_rec, role_rec, server_rec
 
 BITS = {
     "MANAGE_SERVER": 0, "MANAGE_ROLES": 1, "MANAGE_CHANNELS": 2, "VIEW_AUDIT_LOG": 3, "MANAGE_INVITES": 4,
@@ -51,8 +51,8 @@ def test_resolve_names_and_errors() -> None:
         Permissions.resolve(1.5)
 
 
-def _setup(owner: str = "OWNER", roles: list | None = None) -> tuple[FakeClient, Member]:
-    client = FakeClient()
+def _setup(owner: str = "OWNER", roles: list | None = None) -> tuple[FakeState, Member]:
+    client = FakeState()
     client.guilds.cache["S1"] = Guild(client, server_rec(owner=owner))
     member = Member(client, member_rec("U1", roles=roles if roles is not None else [role_rec("R1", "16"), role_rec("R2", "1024")]))
     return client, member
@@ -68,7 +68,7 @@ def test_permissions_or_of_roles() -> None:
 
 
 def test_guild_not_cached_gives_zero() -> None:
-    client = FakeClient()
+    client = FakeState()
     m = Member(client, member_rec("U1", roles=[role_rec("R1", str(int(ALL)))]))
     assert m.permissions == 0
     assert not m.has_permission("SEND_MESSAGES")

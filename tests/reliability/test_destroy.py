@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from service_client import ServiceAuthError, ServiceError
-from service_client.models.permissions import Permissions
+from service_client.permissions import Permissions
 
 from .conftest import Recorder, client_threads, threads_gone, wait_until
 

@@ -15,7 +15,6 @@ import pytest
 
 from service_client import Client, RateLimitError, ServiceAPIError, ServiceError, Webhook
 from service_client._secret import Secret
-from service_client.managers.base import route
 from service_client.rest.route import Route
 
 from .test_tokens import _texts_of
@@ -34,7 +33,7 @@ def _with_locals(exc: BaseException) -> str:
 
 def test_route_with_a_secret_segment_shows_stars_everywhere() -> None:
     token = "s3cr3t/t0ken?x"
-    r = route("POST", "/webhooks/{wid}/{token}", wid="W1", token=Secret(token)).with_query({"wait": "true"})
+    r = Route("POST", "/webhooks/{wid}/{token}", wid="W1", token=Secret(token)).with_query({"wait": "true"})
     assert r.path == "/webhooks/W1/***?wait=true" and r.display_path == "/webhooks/W1/***"
     assert r.bucket == "POST:webhooks/W1" and r.has_secret
     assert r.wire_path() == "/webhooks/W1/s3cr3t%2Ft0ken%3Fx?wait=true"

@@ -18,7 +18,7 @@ from service_client.rest import (
     redact_path,
     validate_api_call_args,
 )
-from service_client.rest.limiter import DelayQueue, FifoQueue
+from service_client.rest.queue import DelayQueue, FifoQueue
 
 # ----------------------------------------------------------------------------- encode_segment
 

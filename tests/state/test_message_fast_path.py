@@ -13,23 +13,23 @@ from typing import Any
 
 import pytest
 
-from service_client.state.parsers import Parsers as WireHandlers
 from service_client.models import Message, User
+from service_client.state.parsers import Parsers
 
-from .fakes import FakeClient, message_rec, user_rec
-
-
-@pytest.fixture
-def client() -> FakeClient:
-    return FakeClient()
+from .fakes import FakeState, message_rec, user_rec
 
 
 @pytest.fixture
-def h(client: FakeClient) -> WireHandlers:
-    return WireHandlers(client)  # type: ignore[arg-type]
+def client() -> FakeState:
+    return FakeState()
 
 
-def _last_message(client: FakeClient) -> Message:
+@pytest.fixture
+def h(client: FakeState) -> Parsers:
+    return Parsers(client)  # type: ignore[arg-type]
+
+
+def _last_message(client: FakeState) -> Message:
     event, args, _key = client.dispatched[-1]
     assert event == "message_create"
     message = args[0]
@@ -39,7 +39,7 @@ def _last_message(client: FakeClient) -> Message:
 
 # -- lazy fields -------------------------------------------------------------------------
 
-def test_every_field_reads_the_record(client: FakeClient) -> None:
+def test_every_field_reads_the_record(client: FakeState) -> None:
     rec = message_rec("M1", "a &lt;b&gt; &amp; c", nonce="n1", replyToId="M0", pinned=True,
                       editedAt="2026-01-03T00:00:00.000Z", fileUrl="https://f.example/x.png",
                       embeds=[{"title": "t"}, "not an embed"])
@@ -55,7 +55,7 @@ def test_every_field_reads_the_record(client: FakeClient) -> None:
 
 @pytest.mark.parametrize("created", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.678+02:00", "x", None, 5,
                                      "2026-01-02T03:04:05,678Z", "2026-01-02T03:04:05.6\u0667\u0668Z"])
-def test_any_created_at_form_is_kept_and_parsed_on_access(client: FakeClient, created: Any) -> None:
+def test_any_created_at_form_is_kept_and_parsed_on_access(client: FakeState, created: Any) -> None:
     msg = Message(client, message_rec(createdAt=created))
     assert msg.raw["createdAt"] == created
     if created == "2026-01-02T03:04:05Z":
@@ -70,7 +70,7 @@ def test_any_created_at_form_is_kept_and_parsed_on_access(client: FakeClient, cr
         assert msg.created_at is None
 
 
-def test_changing_the_record_or_raw_afterwards_changes_nothing(client: FakeClient) -> None:
+def test_changing_the_record_or_raw_afterwards_changes_nothing(client: FakeState) -> None:
     rec = message_rec("M1", "before", embeds=[{"title": "t"}])
     msg = Message(client, rec)
     rec["content"] = "after"
@@ -84,15 +84,15 @@ def test_changing_the_record_or_raw_afterwards_changes_nothing(client: FakeClien
     assert msg.raw["author"]["name"] == "alice"
 
 
-def test_content_missing_or_not_text_is_empty(client: FakeClient) -> None:
+def test_content_missing_or_not_text_is_empty(client: FakeState) -> None:
     assert Message(client, {"publicId": "M1", "channelPublicId": "C1"}).content == ""
     assert Message(client, {"publicId": "M1", "channelPublicId": "C1", "content": 5}).content == ""
 
 
 # -- the remembered author merge --------------------------------------------------------------
 
-def test_a_repeated_author_record_leaves_the_cached_user_as_merging_would(client: FakeClient,
-                                                                        h: WireHandlers) -> None:
+def test_a_repeated_author_record_leaves_the_cached_user_as_merging_would(client: FakeState,
+                                                                        h: Parsers) -> None:
     author = user_rec("U1", "alice")
     h.handle("message:new", [message_rec("M1", author=dict(author))])
     cached = client.users.cache["U1"]
@@ -101,7 +101,7 @@ def test_a_repeated_author_record_leaves_the_cached_user_as_merging_would(client
     assert cached.raw == author
 
 
-def test_an_author_changed_by_user_update_is_merged_again(client: FakeClient, h: WireHandlers) -> None:
+def test_an_author_changed_by_user_update_is_merged_again(client: FakeState, h: Parsers) -> None:
     author = user_rec("U1", "alice")
     h.handle("message:new", [message_rec("M1", author=dict(author))])
     h.handle("user:update", [{"userPublicId": "U1", "name": "alicia"}])
@@ -110,7 +110,7 @@ def test_an_author_changed_by_user_update_is_merged_again(client: FakeClient, h:
     assert client.users.cache["U1"].username == "alice"  # the newer record wins, as without the memo
 
 
-def test_a_changed_author_record_is_merged(client: FakeClient, h: WireHandlers) -> None:
+def test_a_changed_author_record_is_merged(client: FakeState, h: Parsers) -> None:
     h.handle("message:new", [message_rec("M1", author=user_rec("U1", "alice"))])
     h.handle("message:new", [message_rec("M2", author=user_rec("U1", "alice2", image="a.png"))])
     cached = client.users.cache["U1"]
@@ -118,7 +118,7 @@ def test_a_changed_author_record_is_merged(client: FakeClient, h: WireHandlers) 
     assert _last_message(client).author is cached
 
 
-def test_an_author_evicted_from_the_cache_is_cached_again(client: FakeClient, h: WireHandlers) -> None:
+def test_an_author_evicted_from_the_cache_is_cached_again(client: FakeState, h: Parsers) -> None:
     author = user_rec("U1", "alice")
     h.handle("message:new", [message_rec("M1", author=dict(author))])
     first = client.users.cache.pop("U1")
@@ -128,7 +128,7 @@ def test_an_author_evicted_from_the_cache_is_cached_again(client: FakeClient, h:
     assert _last_message(client).author is again
 
 
-def test_a_user_replaced_in_the_cache_is_the_author(client: FakeClient, h: WireHandlers) -> None:
+def test_a_user_replaced_in_the_cache_is_the_author(client: FakeState, h: Parsers) -> None:
     author = user_rec("U1", "alice")
     h.handle("message:new", [message_rec("M1", author=dict(author))])
     replacement = User(client, author)  # type: ignore[arg-type]
@@ -137,7 +137,7 @@ def test_a_user_replaced_in_the_cache_is_the_author(client: FakeClient, h: WireH
     assert _last_message(client).author is replacement
 
 
-def test_the_record_kept_for_comparison_is_a_copy(client: FakeClient, h: WireHandlers) -> None:
+def test_the_record_kept_for_comparison_is_a_copy(client: FakeState, h: Parsers) -> None:
     author = user_rec("U1", "alice")
     h.handle("message:new", [message_rec("M1", author=author)])
     author["name"] = "mutated by the caller"
@@ -145,7 +145,7 @@ def test_the_record_kept_for_comparison_is_a_copy(client: FakeClient, h: WireHan
     assert client.users.cache["U1"].username == "mutated by the caller"
 
 
-def test_the_handler_keeps_the_record_without_changing_it(client: FakeClient, h: WireHandlers) -> None:
+def test_the_handler_keeps_the_record_without_changing_it(client: FakeState, h: Parsers) -> None:
     rec = message_rec("M1")
     before = json.loads(json.dumps(rec))
     h.handle("message:new", [rec])
@@ -153,7 +153,7 @@ def test_the_handler_keeps_the_record_without_changing_it(client: FakeClient, h:
     assert _last_message(client).raw == before
 
 
-def test_raw_keeps_every_value_and_key_order_whatever_the_id_spellings(client: FakeClient, h: WireHandlers) -> None:
+def test_raw_keeps_every_value_and_key_order_whatever_the_id_spellings(client: FakeState, h: Parsers) -> None:
     rec = {"publicId": "M1", "channelPublicId": "", "channelId": "C2", "serverPublicId": 7,
            "author": user_rec("U1"), "content": "x", "extra": {"nested": [1]}}
     h.handle("message:new", [json.loads(json.dumps(rec))])
@@ -166,7 +166,7 @@ def test_raw_keeps_every_value_and_key_order_whatever_the_id_spellings(client: F
 
 
 @pytest.mark.parametrize("missing", ["tag", "image", "isBot", "status", "name"])
-def test_an_author_record_with_another_key_instead_of_a_known_one_is_merged(client: FakeClient, h: WireHandlers,
+def test_an_author_record_with_another_key_instead_of_a_known_one_is_merged(client: FakeState, h: Parsers,
                                                                            missing: str) -> None:
     author = user_rec("U1", "alice", tag=None, image=None)
     h.handle("message:new", [message_rec("M1", author=dict(author))])
@@ -180,7 +180,7 @@ def test_an_author_record_with_another_key_instead_of_a_known_one_is_merged(clie
     {"name": "alicia"}, {"status": "idle"}, {"tag": "0002"}, {"image": "b.png"}, {"isBot": True},
     {"createdAt": "2026-02-02T00:00:00.000Z"},
 ])
-def test_each_changed_author_field_is_merged(client: FakeClient, h: WireHandlers, change: dict[str, Any]) -> None:
+def test_each_changed_author_field_is_merged(client: FakeState, h: Parsers, change: dict[str, Any]) -> None:
     author = user_rec("U1", "alice")
     h.handle("message:new", [message_rec("M1", author=dict(author))])
     cached = client.users.cache["U1"]
@@ -191,7 +191,7 @@ def test_each_changed_author_field_is_merged(client: FakeClient, h: WireHandlers
 
 
 @pytest.mark.parametrize("missing", ["name", "status", "tag", "image", "isBot"])
-def test_an_author_record_lacking_a_key_keeps_the_cached_value(client: FakeClient, h: WireHandlers,
+def test_an_author_record_lacking_a_key_keeps_the_cached_value(client: FakeState, h: Parsers,
                                                                missing: str) -> None:
     author = user_rec("U1", "alice", image="a.png", tag="0001")
     h.handle("message:new", [message_rec("M1", author=dict(author))])
@@ -203,8 +203,8 @@ def test_an_author_record_lacking_a_key_keeps_the_cached_value(client: FakeClien
     assert _last_message(client).author is cached
 
 
-def test_ids_alternating_between_channels_and_servers_stay_exact_and_shared(client: FakeClient,
-                                                                          h: WireHandlers) -> None:
+def test_ids_alternating_between_channels_and_servers_stay_exact_and_shared(client: FakeState,
+                                                                          h: Parsers) -> None:
     places = [("C1", "S1"), ("C2", "S2"), ("C1", "S1"), ("C3", None), ("C2", "S2"), ("C2", "S2")]
     for number, (channel_id, server_id) in enumerate(places):
         # Built ids (not literals): equal texts, distinct objects, as decoded JSON gives them.
@@ -219,7 +219,7 @@ def test_ids_alternating_between_channels_and_servers_stay_exact_and_shared(clie
     assert [key for event, _, key in client.dispatched if event == "message_create"] == [c for c, _ in places]
 
 
-def test_a_destroyed_state_ignores_every_event(client: FakeClient, h: WireHandlers) -> None:
+def test_a_destroyed_state_ignores_every_event(client: FakeState, h: Parsers) -> None:
     client.closed = True
     h.handle("message:new", [message_rec("M1", author=user_rec("U1", "alice"))])
     h.handle("user:update", [{"userPublicId": "U1", "name": "alicia"}])

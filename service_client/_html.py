@@ -3,7 +3,9 @@
 A model renders as a two-column table (attribute, value) of its ``_HTML``
 attributes; a :class:`Collection` renders as
 one row per entry, its columns the ``_HTML`` attributes of its first value
-when that is a model. Pure: no I/O, no request (the attributes listed by the
+when that is a model. It sits in the package's lowest layer, beside the other leaves, and
+recognises a model by the attributes it declares (``_REPR``, ``_HTML``), not by its class.
+Pure: no I/O, no request (the attributes listed by the
 models never make one).
 
 Every text is escaped with :func:`html.escape` (quotes included), values are
@@ -17,12 +19,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._secret import Secret
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._base import Model
+from ._secret import Secret
 
 __all__ = ["MAX_ROWS", "MAX_TEXT", "collection_html", "model_html"]
 
@@ -112,7 +111,7 @@ def _read(model: Any, attr: str) -> Any:
         return "?"
 
 
-def model_html(model: Model) -> str:
+def model_html(model: object) -> str:
     """The HTML table of one model: its class name, then one row per ``_HTML`` attribute.
 
     Args:

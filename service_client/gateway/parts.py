@@ -1,4 +1,4 @@
-"""What the parts of a gateway connection share: constants, helpers, one websocket's link.
+"""The parts of one gateway connection: what they share (constants, helpers, one websocket's link).
 
 :class:`~service_client.gateway.connection.GatewayConnection` is written in
 three parts that share its state: the lifecycle (:mod:`.connection`:

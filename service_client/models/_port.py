@@ -20,19 +20,19 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from ._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+from .._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .models.category import Category
-    from .models.channel import Channel
-    from .models.collection import Collection
-    from .models.embed import EmbedBuilder
-    from .models.guild import Guild
-    from .models.member import Member
-    from .models.message import Message
-    from .models.user import User
-    from .models.voice_state import VoiceState
-    from .rest.route import Route
+    from ..rest.route import Route
+    from .category import Category
+    from .channel import Channel
+    from .collection import Collection
+    from .embed import EmbedBuilder
+    from .guild import Guild
+    from .member import Member
+    from .message import Message
+    from .user import User
+    from .voice_state import VoiceState
 
 __all__ = [
     "ChannelCache",

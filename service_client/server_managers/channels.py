@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import endpoints
-from .._state import StateLike, state_of
 from .._validate import check_cache_flag, check_name
 from ..errors import ChannelOverwriteError, ServiceError
+from ..models._port import StateLike, state_of
+from ..models.category import Category
+from ..models.channel import Channel
+from ..models.collection import Collection
 from ..rest.route import Route
 from ._overwrites import normalize_overwrites, post_overwrite
-from .category import Category
-from .channel import Channel
-from .collection import Collection
 
 __all__ = ["GuildCategories", "GuildChannels"]
 

@@ -1,4 +1,4 @@
-"""A recording fake :class:`~service_client._state.State` for model, parser and manager tests.
+"""A recording fake :class:`~service_client.models._port.State` for model, parser and manager tests.
 
 No client, no socket, no server: :class:`FakeState` answers requests from a scripted
 table and records every request, emit, acknowledged call, dispatch, reserved event,
@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from service_client._defaults import DEFAULT_MAX_MESSAGES
-from service_client._state import State
 from service_client.errors import ServiceAPIError
 from service_client.managers.channels import ChannelManager
 from service_client.managers.guilds import GuildManager
 from service_client.managers.members import MemberManager
 from service_client.managers.users import UserManager
 from service_client.managers.voice_states import VoiceStateManager
+from service_client.models._port import State
 from service_client.models.guild import Guild
 from service_client.state.connection import ConnectionState
 
@@ -145,22 +145,22 @@ class FakeState:
     # -- cache writes -----------------------------------------------------------
 
     def store_user(self, data: Any, *, cache: bool = True) -> Any:
-        return self.users._build(data, cache=cache)
+        return self.users.from_record(data, cache=cache)
 
     def store_member(self, data: Any, server_id: str | None, *, cache: bool = True) -> Any:
-        return self.members._build(data, server_id, cache=cache)
+        return self.members.from_record(data, server_id, cache=cache)
 
     def build_guild(self, data: Any) -> Guild:
         return Guild(self, data)
 
     def note_webhook(self, webhook_id: str) -> None:
-        self.users._note_webhook(webhook_id)
+        self.users.note_webhook(webhook_id)
 
     def evict_guild(self, server_id: str) -> Any:
         self.evicted.append(server_id)
-        guild = self.guilds._evict_live(server_id)
-        self.channels._remove_guild(server_id)
-        self.members._remove_guild(server_id)
+        guild = self.guilds.evict_live(server_id)
+        self.channels.remove_guild(server_id)
+        self.members.remove_guild(server_id)
         return guild
 
     # -- helpers for tests ----------------------------------------------------
@@ -215,7 +215,6 @@ def _conforms(fake: FakeState) -> State:
 
 
 #: The name the older tests use.
-FakeClient = FakeState
 
 
 # -- wire record factories (protocol.md section 3) ----------------------------

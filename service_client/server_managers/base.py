@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
-from .._state import StateLike, state_of
-from ._html import collection_html
-from .collection import Collection
+from .._html import collection_html
+from ..models._port import StateLike, state_of
+from ..models.collection import Collection
 
 __all__ = ["BaseManager"]
 
