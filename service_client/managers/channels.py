@@ -130,7 +130,7 @@ class ChannelManager(BaseManager[str, Channel]):
                 data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id),
                                            timeout_ms=_defaults.EVENT_FETCH_TIMEOUT_MS,
                                            max_retries=_defaults.EVENT_FETCH_MAX_RETRIES)
-                self._apply_listing(server_id, data)
+                self.apply_listing(server_id, data)
             except Exception as exc:  # noqa: BLE001 - a property's lookup: None, and a later need asks again
                 log.warning("channel listing of server %s failed: %s", server_id, exc)
                 with self._listed_lock:
