@@ -216,6 +216,14 @@ def test_a_failed_expectation_prints_a_short_report(bot_world, bot_client, say, 
 
 def test_what_the_bot_said_when_ready_needs_no_fixture_ordering(bot_client, expect_message):
     assert expect_message("general", since="start").result().content == "Hello!"
+
+
+def test_scheduled_work_that_raised_is_named_as_such(bot_world, bot_client):
+    def remind():
+        raise LookupError("no reminder store")
+
+    bot_client.call_later(30, remind)
+    bot_world.advance(30)
 '''
 
 
@@ -433,6 +441,7 @@ def test_a_failed_expectation_is_one_short_failure_with_the_channel_and_the_list
     assert outcomes_in(found, "test_inner_world") == {
         "test_a_failed_expectation_prints_a_short_report": "FAILED",   # one failure: no ERROR at teardown
         "test_what_the_bot_said_when_ready_needs_no_fixture_ordering": "PASSED",
+        "test_scheduled_work_that_raised_is_named_as_such": "FAILED",
     }, stdout
     report = stdout[stdout.index("_ test_a_failed_expectation_prints_a_short_report _"):]
     report = report[:report.index("short test summary info")]
@@ -447,6 +456,9 @@ def test_a_failed_expectation_is_one_short_failure_with_the_channel_and_the_list
     # the tracebacks of the listener errors come with it, and no frame of the world's own code
     assert "Captured listener errors call" in report and 'raise ValueError("the bot broke")' in report
     assert "service_client/testing" not in report and "scan_until" not in report
+    # scheduled work's exception is reported as the work's, not as a listener's
+    scheduled = stdout[stdout.index("_ test_scheduled_work_that_raised_is_named_as_such _"):]
+    assert "--- in scheduled work (client.call_later):" in scheduled and "no reminder store" in scheduled
 
 
 INNER_SWITCHED_OFF = '''

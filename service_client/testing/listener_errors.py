@@ -125,7 +125,7 @@ class ListenerErrors:
         lines = []
         for event, exc, message, _ in errors[-limit:]:
             allowed = any(self._matches(exc, message, kind, pattern) for kind, pattern in expected)
-            lines.append(f"{type(exc).__name__}: {message} (a {event!r} listener{'; expected' if allowed else ''})")
+            lines.append(f"{type(exc).__name__}: {message} ({_where(event)}{'; expected' if allowed else ''})")
         if len(errors) > limit:
             lines.insert(0, f"({len(errors) - limit} earlier ones left out)")
         return lines
@@ -133,10 +133,19 @@ class ListenerErrors:
     def _failure_text(self, unexpected: list[tuple[str, str]]) -> str:
         """The text a test fails with: each unexpected exception's redacted traceback."""
         parts = [
-            f"{len(unexpected)} exception(s) raised by event listeners during this test; "
+            f"{len(unexpected)} exception(s) raised by event listeners or scheduled work during this test; "
             "a test that expects them calls listener_errors.expect(...)"
         ]
         for event, text in unexpected:
-            parts.append(f"--- in a {event!r} listener:")
+            parts.append(f"--- in {_where(event)}:")
             parts.append(text.rstrip())
         return "\n".join(parts)
+
+
+#: The labels the client's scheduler reports its work's exceptions under.
+_SCHEDULED = {"call_later": "scheduled work (client.call_later)", "every": "a repeating task (client.every)"}
+
+
+def _where(event: str) -> str:
+    """Where an exception was raised, as a failure report says it: ``a 'message_create' listener``."""
+    return _SCHEDULED.get(event, f"a {event!r} listener")
