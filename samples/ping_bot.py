@@ -72,8 +72,9 @@ def build_client(**options: Any) -> Client:
             ctx.reply(f"The delay is a number of seconds from 1 to {MAX_REMIND_S}.")
             return
         note, mention, channel_id = " ".join((text, *more)), ctx.author.mention, ctx.channel_id
-        ctx.reply(f"I will remind you in {seconds:g} s.")
+        # Scheduled before the answer: once the author reads it, the reminder is due.
         ctx.client.call_later(seconds, ctx.client.send_message, channel_id, f"{mention}, reminder: {note}")
+        ctx.reply(f"I will remind you in {seconds:g} s.")
 
     @client.on("error")
     def on_error(error: BaseException) -> None:

@@ -268,7 +268,7 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
     assert "ValueError: surprise" in proc_stdout
     assert "KeyError: 'the error listener itself failed'" in proc_stdout
     assert "ValueError: bad header [REDACTED]" in proc_stdout
-    assert "exception(s) raised by event listeners during this test" in proc_stdout
+    assert "exception(s) raised by event listeners or scheduled work during this test" in proc_stdout
 
 
 def test_a_client_left_running_is_destroyed_with_a_warning(inner_run):
