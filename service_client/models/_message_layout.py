@@ -78,7 +78,7 @@ class _Layout:
     null (the usual record), shared.
     """
 
-    __slots__ = ("keys", "full", "slots", "rest", "null_values", "nulls", "positions")
+    __slots__ = ("keys", "full", "slots", "rest", "null_values", "nulls", "positions", "webhook", "nonce")
 
     def __init__(self, keys: tuple[str, ...], seen: tuple[str, ...]) -> None:
         self.keys = keys
@@ -96,6 +96,10 @@ class _Layout:
         self.nulls = (keys, *self.null_values)
         #: Per mask: each key kept among the other values -> its index in ``_extra``.
         self.positions: dict[int, dict[str, int]] = {}
+        #: Whether the records of this layout have a ``webhookId``, a ``nonce`` (else the
+        #: socket's parser need not look them up).
+        self.webhook = "webhookId" in keys
+        self.nonce = "nonce" in keys
 
     def position(self, mask: int, key: str) -> int:
         """The index in ``_extra`` of ``key``'s value for a message of ``mask``; 0 when absent."""
@@ -124,6 +128,7 @@ def _remember_id(index: int, value: str) -> str:
 
 
 def _layout(keys: tuple[str, ...]) -> _Layout:
+    """The layout of the records whose key tuple is ``keys`` (made and remembered when new)."""
     layout = _LAYOUTS.get(keys)
     if layout is None:
         if len(_LAYOUTS) >= _LAYOUTS_MAX:

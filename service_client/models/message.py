@@ -37,6 +37,7 @@ from ._message_layout import (
     _TEXT,
     _UNPINNED,
     _copy_json,
+    _Layout,
     _last_ids,
     _layout,
     _remember_id,
@@ -111,17 +112,21 @@ class Message(Model):
         """
         self._build(state_of(state), as_dict(data, "message"), author, False)
 
-    def _build(self, state: State, data: dict[str, Any], author: User | None, shared: bool) -> None:
+    def _build(
+        self, state: State, data: dict[str, Any], author: User | None, shared: bool, layout: _Layout | None = None
+    ) -> None:
         """Fill the slots from ``data``; ``shared``: ``author`` is known to be the record's author.
 
         The socket's ``message:new`` parser calls this on ``Message.__new__(Message)``
-        with ``shared`` True (the author already resolved, None to build an uncached one).
+        with ``shared`` True (the author already resolved, None to build an uncached one)
+        and the record's ``layout``, which it has looked up already.
 
         Raises:
             ValueError: The record has no id or no channel id.
         """
-        keys = tuple(data)
-        layout = _LAYOUTS.get(keys) or _layout(keys)
+        if layout is None:
+            keys = tuple(data)
+            layout = _LAYOUTS.get(keys) or _layout(keys)
         mask = layout.full  # every slot key of the record, a bit cleared for a value kept as it came
         self._state = state
         if layout.slots is not None:  # the usual record: every slot key, read in one call
@@ -157,18 +162,22 @@ class Message(Model):
         self.author = author
         # Ids are shared (interned); the last channel and server met are compared first, which
         # spares most messages the hash of an intern.
-        if type(channel_id) is str and channel_id:
-            last = _last_ids[0]
-            channel_id = last if channel_id == last else _remember_id(0, channel_id)
+        last = _last_ids[0]
+        if channel_id == last and last:  # the channel of the last message (a str, not empty)
+            channel_id = last
+        elif type(channel_id) is str and channel_id:
+            channel_id = _remember_id(0, channel_id)
         else:
             channel_id = read_id(data, "channelPublicId", "channelId")
             if channel_id is None:
                 raise ValueError("message record has no channelPublicId")
             mask &= ~_CHANNEL
         self.channel_id = channel_id
-        if type(server_id) is str and server_id:
-            last = _last_ids[1]
-            server_id = last if server_id == last else _remember_id(1, server_id)
+        last = _last_ids[1]
+        if server_id == last and last:
+            server_id = last
+        elif type(server_id) is str and server_id:
+            server_id = _remember_id(1, server_id)
         else:
             server_id = read_id(data, "serverPublicId", "serverId")
             mask &= ~_SERVER

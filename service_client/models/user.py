@@ -102,19 +102,18 @@ class User(Model):
         other key (what the service sends); any other record answers False, and the caller
         compares the slow way.
         """
-        extra = self._extra
-        if extra is None:
-            if len(data) != 6:
-                return False
-        elif len(extra) != 2 or len(data) != 7 or data.get(extra[0][0], MISSING) != extra[1]:
-            return False
+        # The six values first (one C call and one tuple compare), which settles most records.
         if self._wire_mask != 63:
             return False
         try:
-            values: tuple[Any, ...] = _RECORD_VALUES(data)
+            if _RECORD_VALUES(data) != (self.id, self.username, self.status, self.tag, self.avatar, self.bot):
+                return False
         except KeyError:
             return False
-        return values == (self.id, self.username, self.status, self.tag, self.avatar, self.bot)
+        extra = self._extra
+        if extra is None:
+            return len(data) == 6
+        return len(extra) == 2 and len(data) == 7 and data.get(extra[0][0], MISSING) == extra[1]
 
     @property
     def tag_string(self) -> str:

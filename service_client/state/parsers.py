@@ -42,6 +42,7 @@ from .. import endpoints
 from .._defaults import MESSAGE_CHANNELS_MAX, REACTION_TRACKER_MAX
 from ..events.workers import flush_handoff
 from ..models._base import read_id, read_str
+from ..models._message_layout import _LAYOUTS, _layout
 from ..models.message import Message
 from ..models.reaction import ReactionEvent
 from ..models.user import User
@@ -204,8 +205,9 @@ class Parsers(ServerParsers):
         """
         if self._state.closed:  # destroyed: caches are never updated again
             return
-        handler = self._table.get(event_name) if isinstance(event_name, str) else None
-        if handler is None:
+        try:  # no isinstance check first: a name that is no str is unknown too (or unhashable)
+            handler = self._table[event_name]
+        except (KeyError, TypeError):
             log.debug("ignored unknown socket event %r", event_name)
             return
         if type(args) is not list:
@@ -258,6 +260,10 @@ class Parsers(ServerParsers):
 
     def _message_new(self, payload: Any) -> None:
         data = payload if type(payload) is dict else _obj(payload)
+        # The record's layout (Message's, looked up once here): it also tells whether the
+        # record has a webhookId or a nonce, which most have not.
+        keys = tuple(data)
+        layout = _LAYOUTS.get(keys) or _layout(keys)
         state = self._state
         author: User | None = None
         author_data = data.get("author")
@@ -265,7 +271,7 @@ class Parsers(ServerParsers):
         # webhook this client has met (a service that does not mark them). It keeps its own
         # uncached author (built by Message): the webhook's pseudo-user shares the webhook's id
         # but may carry another name on every message.
-        if isinstance(author_data, dict) and data.get("webhookId") is None:
+        if isinstance(author_data, dict) and (not layout.webhook or data.get("webhookId") is None):
             users = state.users
             if not users._webhook_ids or not users.is_webhook(
                 read_id(author_data, "publicId", "id", "userPublicId", "userId")
@@ -281,10 +287,11 @@ class Parsers(ServerParsers):
                     except (TypeError, ValueError) as exc:
                         log.warning("message:new with a broken author: %s", exc)
         message = _new_message(Message)
-        message._build(state, data, author, True)  # ValueError: no id or no channel id
-        nonce = data.get("nonce")
-        if type(nonce) is str and nonce:
-            state.resolve_nonce(nonce, message)
+        message._build(state, data, author, True, layout)  # ValueError: no id or no channel id
+        if layout.nonce:
+            nonce = data.get("nonce")
+            if type(nonce) is str and nonce:
+                state.resolve_nonce(nonce, message)
         message_id = message.id
         # The state's message cache, written inline: two generations of plain dicts, a full
         # one becoming the older one (see ConnectionState.__init__); bound 0 keeps none.
