@@ -37,8 +37,8 @@ from ._message_layout import (
     _TEXT,
     _UNPINNED,
     _copy_json,
-    _Layout,
     _last_ids,
+    _Layout,
     _layout,
     _remember_id,
 )
