@@ -160,6 +160,31 @@ def test_has_any_role_takes_names_and_ids(bot_world: BotWorld, bot_client: Clien
     assert [type(bot.command_error()) for _ in range(2)] == [MissingRole, MissingRole]
 
 
+def test_a_role_named_like_a_roles_id_does_not_stand_in_for_it(bot_world: BotWorld, bot_client: Client,
+                                                                 bot: Bot, say: Any, expect_reply: Any) -> None:
+    role_id = bot_world.moderator_role.id
+    assert bot.dispatcher is not None
+    bot.dispatcher.add(Command("byid", lambda ctx: bot.ran.append("byid"), checks=[has_role(role_id)]))
+    impostor = bot_world.create_role(role_id)  # a role anyone with MANAGE_ROLES could make
+    bot_world.give_role("carol", impostor)
+    said = say("general", "!byid", as_user="carol")
+    assert expect_reply(said).content == "You need the Moderator role to use !byid."
+    assert "byid" not in bot.ran and isinstance(bot.command_error(), MissingRole)
+
+
+def test_a_channel_named_like_a_channels_id_does_not_stand_in_for_it(bot_world: BotWorld, bot_client: Client,
+                                                                       bot: Bot, say: Any, expect_reply: Any) -> None:
+    modmail = bot_world.create_channel("modmail")
+    assert bot.dispatcher is not None
+    bot.dispatcher.add(Command("here", lambda ctx: bot.ran.append("here"), checks=[in_channel(modmail.id)]))
+    impostor = bot_world.create_channel(modmail.id)
+    said = say(impostor, "!here", as_user="bob")
+    assert expect_reply(said).content == "!here can only be used in #modmail."
+    assert "here" not in bot.ran and isinstance(bot.command_error(), WrongChannel)
+    say(modmail, "!here", as_user="bob")  # returns once the bot's listeners ran
+    assert bot.ran == ["here"]
+
+
 def test_has_permissions_reads_the_authors_roles(bot_world: BotWorld, bot_client: Client, bot: Bot, say: Any,
                                                  expect_reply: Any) -> None:
     assert expect_reply(say("general", "!warn", as_user="bob")).content == "Warned."

@@ -119,7 +119,9 @@ def has_role(role: str) -> Check:
     """The author must hold this role in the message's server.
 
     Args:
-        role: The role's id, or its name (compared exactly, letter case included).
+        role: The role's id, or its name (compared exactly, letter case included). A text
+            that is the id of a role of the server matches that role only, never a role
+            named so (checking a name may fetch the server's roles once).
 
     Returns:
         The :class:`~service_client.Check`. It refuses with
@@ -133,14 +135,15 @@ def has_role(role: str) -> Check:
         ValueError: ``role`` is empty.
     """
     roles = _texts("role", (role,))
-    return Check(functools.partial(_has_roles, roles), description=f"role {role}")
+    return Check(functools.partial(_has_roles, roles, _Listed()), description=f"role {role}")
 
 
 def has_any_role(*roles: str) -> Check:
     """The author must hold at least one of these roles in the message's server.
 
     Args:
-        *roles: Role ids or names (names compared exactly), at least one.
+        *roles: Role ids or names (names compared exactly; a text that is a role's id
+            matches that role only, as in :func:`has_role`), at least one.
 
     Returns:
         The :class:`~service_client.Check`; it refuses as :func:`has_role` does.
@@ -150,7 +153,7 @@ def has_any_role(*roles: str) -> Check:
         ValueError: No role, or an empty one.
     """
     given = _texts("role", roles)
-    return Check(functools.partial(_has_roles, given), description=f"a role of {', '.join(given)}")
+    return Check(functools.partial(_has_roles, given, _Listed()), description=f"a role of {', '.join(given)}")
 
 
 def has_permissions(*permissions: Permissions | str | int, **flags: bool) -> Check:
@@ -190,7 +193,8 @@ def in_channel(*channels: str) -> Check:
     """The command runs only in these channels.
 
     Args:
-        *channels: Channel ids or names (a name may start with ``#``; names are compared
+        *channels: Channel ids or names (a text that is a known channel's id matches that
+            channel only; a name may start with ``#``; names are compared
             ignoring letter case), at least one.
 
     Returns:
@@ -259,16 +263,49 @@ def _dm_only(ctx: CommandContext) -> bool:
     return True
 
 
-def _has_roles(roles: tuple[str, ...], ctx: CommandContext) -> bool:
+class _Listed(dict[str, object]):
+    """Server id -> the role manager a role check filled with the server's roles; pickled empty
+    (it holds live managers)."""
+
+    def __reduce__(self) -> tuple[type[_Listed], tuple[()]]:
+        return (_Listed, ())
+
+
+def _has_roles(roles: tuple[str, ...], listed: _Listed, ctx: CommandContext) -> bool:
     member = _member(ctx)
     if member is not None:
         if not set(roles).isdisjoint(member.role_ids):
             return True
-        if not set(roles).isdisjoint(role.name for role in member.roles.values()):
+        named = set(roles).intersection(role.name for role in member.roles.values())
+        if any(not _is_role_id(ctx, text, listed) for text in named):
             return True
     names = _role_names(ctx, roles)
     needed = f"the {names[0]} role" if len(names) == 1 else f"one of the roles {', '.join(names)}"
     raise MissingRole(f"You need {needed} to use {_label(ctx)}.", roles=roles)
+
+
+def _is_role_id(ctx: CommandContext, text: str, listed: _Listed) -> bool:
+    """Whether ``text`` is the id of a role of the message's server: then it is matched as an
+    id only, so a role *named* like another role's id cannot stand in for it.
+
+    Looked up in the server's role cache; when not found there, the server's roles are
+    fetched once per server and check (``listed`` remembers the role manager it filled;
+    role events keep that cache current afterwards). A failed fetch counts as an id: the
+    check refuses rather than guess.
+    """
+    guild = ctx.message.guild
+    if guild is None:
+        return False
+    if text in guild.roles.cache:
+        return True
+    if listed.get(guild.id) is not guild.roles:
+        try:
+            guild.roles.fetch_all()
+        except Exception:  # noqa: BLE001 - refused below, with the reason logged
+            _log.warning("could not fetch the roles of server %s to check a role name", guild.id, exc_info=True)
+            return True
+        listed[guild.id] = guild.roles
+    return text in guild.roles.cache
 
 
 def _has_permissions(required: Permissions, ctx: CommandContext) -> bool:
@@ -289,7 +326,10 @@ def _in_channels(channels: tuple[str, ...], ctx: CommandContext) -> bool:
         channel = message.channel
         if channel is None:
             channel = ctx.client.channels.fetch(message.channel_id)
-        wanted = {c.removeprefix("#").casefold() for c in channels}
+        # A text that is the id of a known channel is matched as an id only: a channel *named*
+        # like another channel's id does not stand in for it.
+        known = ctx.client.channels.cache
+        wanted = {c.removeprefix("#").casefold() for c in channels if c not in known}
         if channel.name.casefold() in wanted:
             return True
     raise WrongChannel(f"{_label(ctx)} can only be used in {_channels_text(channels, ctx)}.", channels=channels)
