@@ -134,8 +134,14 @@ def check_message(content: str, embeds: Sequence[Mapping[str, Any]], action: str
     Raises:
         ValueError: ``"<action>: <rule> (<what is wrong>)"``, for example
             ``send_message: a message needs content that is not only whitespace, or at least one
-            embed (the content '   ' is only whitespace and there is no embed)``.
+            embed (the content '   ' is only whitespace and there is no embed)``; or
+            content with a lone surrogate, which UTF-8 cannot encode (the index is named).
     """
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no wire can carry it
+        raise ValueError(f"{action}: content must be text that UTF-8 can encode "
+                         f"(a lone surrogate at index {exc.start})") from None
     found = message_problem(content, embeds)
     if found is not None:
         key, detail = found

@@ -41,6 +41,12 @@ def test_whitespace_only_is_refused_at_once_on_every_send_path(bot_world: BotWor
     # nothing was stored: the last message of #general is still the bot's own
     assert [m["content"] for m in bot_world.emulator.messages(general)][-1] == "mine"
     assert bot_world.emulator.messages(carol_dm.id) == []
+    # a lone surrogate is refused at the call site, naming the content and where it is
+    with pytest.raises(ValueError, match=r"^send_message: content must be text that UTF-8 can encode "
+                                         r"\(a lone surrogate at index 1\)$"):
+        bot_client.send_message(general, "a\ud800b")
+    with pytest.raises(ValueError, match=r"^edit: content must be text that UTF-8 can encode"):
+        own.edit("\udfff")
     # with an embed, whitespace content is a message
     assert bot_client.send_message(general, content=" ", embeds=[{"title": "t"}]).embeds == [{"title": "t"}]
 
