@@ -227,6 +227,8 @@ def test_advance_raises_when_a_call_does_not_end_in_time(rig: Rig) -> None:
         (-1, ValueError, "delay_s must be a finite number of seconds >= 0"),
         (math.nan, ValueError, "delay_s must be a finite number"),
         (math.inf, ValueError, "delay_s must be a finite number"),
+        pytest.param(10**400, ValueError, "delay_s must be a finite number of seconds >= 0, got an int too large",
+                     id="int-too-large-for-a-float"),
     ],
 )
 def test_call_later_refuses_a_bad_delay(rig: Rig, delay: Any, error: type[Exception], text: str) -> None:
@@ -238,7 +240,7 @@ def test_call_later_refuses_a_bad_delay(rig: Rig, delay: Any, error: type[Except
 def test_bad_functions_and_intervals_are_refused_naming_the_argument(rig: Rig) -> None:
     with pytest.raises(TypeError, match="fn must be callable, got str"):
         rig.scheduler.call_later(1, "print")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="interval must be > 0"):
+    with pytest.raises(ValueError, match="interval .* must be at least 0.001 seconds"):
         rig.scheduler.every()
     with pytest.raises(ValueError, match="minutes must be a finite number of seconds >= 0"):
         rig.scheduler.every(minutes=-1)
@@ -327,3 +329,151 @@ def test_switching_clocks_keeps_the_delay_left() -> None:
         scheduler.close()
         emitter.close()
         pool.shutdown()
+
+
+def test_huge_ints_are_refused_with_a_value_error_naming_the_argument(rig: Rig) -> None:
+    with pytest.raises(ValueError, match="seconds must be a finite number of seconds >= 0, got an int too large"):
+        rig.scheduler.every(seconds=10**400)
+    with pytest.raises(ValueError, match="hours must be a finite number"):
+        rig.scheduler.every(hours=-(10**400))
+    with pytest.raises(ValueError, match="must be finite"):
+        rig.scheduler.every(hours=1e306)  # each part is finite, the sum in seconds is not
+    with pytest.raises(ValueError, match="seconds must be a finite number"):
+        rig.clock.advance(10**400)
+    assert rig.scheduler.pending == 0 and rig.clock.now() == 0.0
+
+
+def test_an_interval_below_1_ms_is_refused_and_a_task_always_moves_forward(rig: Rig) -> None:
+    with pytest.raises(ValueError, match="interval .* must be at least 0.001 seconds, got 1e-14"):
+        rig.scheduler.every(seconds=1e-14)
+    with pytest.raises(ValueError, match="interval .* must be at least 0.001 seconds"):
+        rig.scheduler.every(seconds=1)(print).change_interval(seconds=0.0009)
+    rig.clock = ManualClock(start=1e14)  # 1 ms is below half a float step here: when + interval == when
+    rig.scheduler.set_clock(rig.clock)
+    task = rig.scheduler.every(seconds=0.001)(lambda: None)
+    task.start()
+    done = threading.Event()
+    ran: list[int] = []
+    advancing = threading.Thread(target=lambda: (ran.append(rig.clock.advance(0)), done.set()), daemon=True)
+    advancing.start()
+    finished = done.wait(5)
+    task.stop()  # lets a looping advance end
+    assert finished and ran == [1]
+    assert task.runs == 1
+
+
+class FlakyClock:
+    """The real clock, but ``now()`` raises ``fail`` times once armed."""
+
+    def __init__(self) -> None:
+        self.fail = 0
+        self.lock = threading.Lock()
+
+    def now(self) -> float:
+        with self.lock:
+            if self.fail:
+                self.fail -= 1
+                raise RuntimeError("the clock is broken")
+        return MonotonicClock().now()
+
+
+def test_the_timer_thread_survives_a_failing_clock_reports_it_and_runs_the_call(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+    ran = threading.Event()
+    rig.scheduler.call_later(0.05, ran.set)
+    thread = rig.scheduler.thread
+    with clock.lock:
+        clock.fail = 2  # the timer thread reads it next: it fails twice, then works again
+    assert rig.error_seen.wait(5)
+    assert isinstance(rig.errors[0], RuntimeError) and str(rig.errors[0]) == "the clock is broken"
+    assert ran.wait(5)  # the call still runs, on the same thread
+    assert thread is not None and rig.scheduler.thread in (thread, None)
+    assert thread.is_alive() or rig.scheduler.thread is None
+    again = threading.Event()
+    rig.scheduler.call_later(0, again.set)
+    assert again.wait(5)
+
+
+def test_a_dead_timer_thread_is_replaced(rig: Rig) -> None:
+    rig.scheduler.set_clock(None)
+    dead = threading.Thread(target=lambda: None, name="sched-test-dead")
+    dead.start()
+    dead.join()
+    with rig.scheduler._lock:
+        rig.scheduler._thread = dead  # what a thread killed by an exception leaves behind
+    ran = threading.Event()
+    rig.scheduler.call_later(0, ran.set)
+    assert ran.wait(5)
+    assert rig.scheduler.thread is not dead
+
+
+def test_close_cancels_a_call_handed_to_the_pool_and_not_started(rig: Rig) -> None:
+    gate = threading.Event()
+    busy = [threading.Event() for _ in range(4)]
+    for started in busy:
+        rig.pool.submit(lambda started=started: (started.set(), gate.wait(10)))  # type: ignore[misc]
+    assert all(started.wait(5) for started in busy)
+    ran: list[str] = []
+    call = rig.scheduler.call_later(0, ran.append, "never")
+    outcome: list[object] = []
+
+    def advance() -> None:
+        try:
+            outcome.append(rig.clock.advance(0, timeout=10))
+        except Exception as exc:  # noqa: BLE001 - the test asserts on it
+            outcome.append(exc)
+
+    advancing = threading.Thread(target=advance, daemon=True)
+    advancing.start()
+    deadline = MonotonicClock().now() + 5
+    while "queued" not in repr(call) and MonotonicClock().now() < deadline:
+        advancing.join(0.01)  # no event tells when the call reaches the pool's queue
+    assert "queued" in repr(call)
+    rig.scheduler.close()
+    assert call.done() and call.cancelled()
+    advancing.join(5)
+    assert not advancing.is_alive() and outcome == [1]
+    gate.set()
+    rig.pool.shutdown()
+    assert ran == []
+
+
+def test_a_bad_clock_is_refused_and_the_old_one_stays(rig: Rig) -> None:
+    class WrongType:
+        def now(self) -> Any:
+            return "oops"
+
+    class NotFinite:
+        def now(self) -> float:
+            return math.nan
+
+    class Raises:
+        def now(self) -> float:
+            raise RuntimeError("no time")
+
+    ran = threading.Event()
+    rig.scheduler.call_later(5, ran.set)
+    with pytest.raises(TypeError, match="clock.now\\(\\) must return a number of seconds .*got str"):
+        rig.scheduler.set_clock(WrongType())
+    with pytest.raises(ValueError, match="clock.now\\(\\) must return a finite number of seconds, got nan"):
+        rig.scheduler.set_clock(NotFinite())
+    with pytest.raises(RuntimeError, match="no time"):
+        rig.scheduler.set_clock(Raises())
+    assert rig.scheduler.clock is rig.clock
+    assert rig.clock.advance(5) == 1 and ran.is_set()
+    rig.scheduler.set_clock(None)
+    assert isinstance(rig.scheduler.clock, MonotonicClock)
+
+
+def test_set_clock_leaves_a_clock_that_fails_keeping_the_calls_apart(rig: Rig) -> None:
+    broken = FlakyClock()
+    rig.scheduler.set_clock(broken)
+    first = rig.scheduler.call_later(10, print)
+    second = rig.scheduler.call_later(20, print)
+    with broken.lock:
+        broken.fail = 10**6
+    manual = ManualClock(start=50.0)
+    rig.scheduler.set_clock(manual)
+    assert rig.scheduler.clock is manual
+    assert first.when() == 50.0 and second.when() == pytest.approx(60.0, abs=0.1)

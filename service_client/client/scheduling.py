@@ -67,7 +67,7 @@ class ClientScheduling:
 
         Raises:
             TypeError: ``delay_s`` is not a number, or ``fn`` is not callable.
-            ValueError: ``delay_s`` is negative, NaN or infinite.
+            ValueError: ``delay_s`` is negative, NaN, infinite or an int too large for a float.
             ServiceError: The client was destroyed.
         """
         return self._scheduler.call_later(delay_s, fn, *args)
@@ -96,7 +96,7 @@ class ClientScheduling:
         goes on.
 
         Args:
-            seconds, minutes, hours: The interval, added up; > 0 in all.
+            seconds, minutes, hours: The interval, added up; at least 0.001 s (1 ms) in all.
             count: Stop after this many runs; None runs until stopped.
 
         Returns:
@@ -105,7 +105,8 @@ class ClientScheduling:
         Raises:
             TypeError: An interval part is not a number, ``count`` is not an int, or the
                 decorated object is not callable.
-            ValueError: A part is negative or not finite, the interval is 0, or ``count`` < 1.
+            ValueError: A part is negative or not finite (or an int too large for a float), the
+                interval is below 1 ms, or ``count`` < 1.
         """
         return self._scheduler.every(seconds=seconds, minutes=minutes, hours=hours, count=count)
 
@@ -124,10 +125,14 @@ class ClientScheduling:
         For tests: with a :class:`~service_client.ManualClock` nothing
         scheduled runs by itself, and ``clock.advance(seconds)`` runs what falls due without
         waiting (the test world's ``bot_world.advance`` does this for the bot's client).
-        Pending calls keep the delay they had left.
+        Pending calls keep the delay they had left. ``clock.now()`` is read and checked before
+        anything changes: when it fails, the old clock stays.
 
         Raises:
-            TypeError: ``clock`` has no ``now()`` method.
+            TypeError: ``clock`` has no ``now()`` method, or its ``now()`` did not return an
+                int or a float.
+            ValueError: Its ``now()`` returned NaN or an infinity.
+            Exception: What its ``now()`` raised.
         """
         self._scheduler.set_clock(clock)
 

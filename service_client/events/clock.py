@@ -47,10 +47,15 @@ def _check_seconds(name: str, value: object, *, positive: bool = False) -> float
     """``value`` as a float number of seconds; TypeError / ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a number of seconds (int or float), got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        wanted = "> 0" if positive else ">= 0"
+    wanted = "> 0" if positive else ">= 0"
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int too large for a float
+        raise ValueError(f"{name} must be a finite number of seconds {wanted}, got an int too large "
+                         f"for a float ({type(value).__name__} of {int(value).bit_length()} bits)") from None
+    if not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0):
         raise ValueError(f"{name} must be a finite number of seconds {wanted}, got {value!r}")
-    return float(value)
+    return seconds
 
 
 

@@ -49,6 +49,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MAX_WAIT_S = 30.0
 #: Seconds the timer thread stays alive with nothing pending before it ends.
 _IDLE_S = 1.0
+#: Waits of the timer thread after its clock failed: the first, and the longest (doubling between).
+_RETRY_FIRST_S = 0.05
+_RETRY_MAX_S = 5.0
+#: Shortest interval of a repeating task, seconds (1 ms).
+MIN_INTERVAL_S = 0.001
 
 #: Ties between calls due at the same time go to the one scheduled first (across schedulers).
 _seq = itertools.count()
@@ -66,13 +71,33 @@ def interval_seconds(seconds: float, minutes: float, hours: float) -> float:
 
     Raises:
         TypeError: One is not a number.
-        ValueError: One is negative or not finite, or the sum is 0.
+        ValueError: One is negative or not finite, or the sum is below 1 ms (0.001 s) or not finite.
     """
     total = (_check_seconds("seconds", seconds) + 60 * _check_seconds("minutes", minutes)
              + 3600 * _check_seconds("hours", hours))
-    if not total > 0 or not math.isfinite(total):
-        raise ValueError(f"the interval must be > 0 seconds: give seconds=, minutes= or hours=, got {total!r}")
+    if not math.isfinite(total):
+        raise ValueError(f"seconds + 60 * minutes + 3600 * hours must be finite, got {total!r}")
+    if not total >= MIN_INTERVAL_S:
+        raise ValueError(f"the interval (seconds + 60 * minutes + 3600 * hours) must be at least "
+                         f"{MIN_INTERVAL_S:g} seconds, got {total!r}")
     return total
+
+
+def _read_clock(clock: Clock) -> float:
+    """``clock.now()``, checked: a finite number of seconds.
+
+    Raises:
+        TypeError: It returned something other than an int or a float.
+        ValueError: It returned NaN or an infinity.
+        Exception: Whatever ``now()`` raised.
+    """
+    now = clock.now()
+    if isinstance(now, bool) or not isinstance(now, (int, float)):
+        raise TypeError(f"clock.now() must return a number of seconds (int or float), got {type(now).__name__}")
+    value = float(now)
+    if not math.isfinite(value):
+        raise ValueError(f"clock.now() must return a finite number of seconds, got {now!r}")
+    return value
 
 
 class ScheduledCall:
@@ -220,7 +245,7 @@ class RepeatingTask:
 
         Raises:
             TypeError: One is not a number.
-            ValueError: One is negative or not finite, or they add up to 0.
+            ValueError: One is negative or not finite, or they add up to less than 1 ms.
         """
         interval = interval_seconds(seconds, minutes, hours)
         scheduler = self._scheduler
@@ -262,6 +287,8 @@ class RepeatingTask:
             now = scheduler._clock.now()
             if when <= now:  # the run ended late: skip the times it missed, keep the phase
                 when += (math.floor((now - when) / self._interval) + 1) * self._interval
+            # Float rounding (a large clock value) may leave ``when`` where it was: go forward.
+            when = max(when, math.nextafter(max(now, call._when), math.inf))
             self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
 
     def __repr__(self) -> str:
@@ -295,6 +322,7 @@ class Scheduler:
         self._heap: list[ScheduledCall] = []
         self._cancelled = 0  # cancelled calls still in the heap
         self._tasks: set[RepeatingTask] = set()  # started and not stopped
+        self._queued: set[ScheduledCall] = set()  # handed to the pool, not started
         self._thread: threading.Thread | None = None
         self._closed = False
         if isinstance(self._clock, ManualClock):
@@ -313,15 +341,28 @@ class Scheduler:
         Pending calls keep the delay they had left. With a :class:`ManualClock`, nothing runs
         until it is advanced.
 
+        ``clock.now()`` is read once before anything changes; if it fails, the old clock
+        stays. If the old clock's ``now()`` fails, the pending calls keep the delays between
+        them and the earliest one falls due at once.
+
         Raises:
-            TypeError: ``clock`` has no ``now()`` method.
+            TypeError: ``clock`` has no ``now()`` method, or its ``now()`` returned something
+                other than an int or a float.
+            ValueError: Its ``now()`` returned NaN or an infinity.
+            Exception: What its ``now()`` raised.
         """
         new: Clock = MonotonicClock() if clock is None else clock
         if not callable(getattr(new, "now", None)):
             raise TypeError(f"clock must have a now() method returning seconds, got {type(clock).__name__}")
         with self._lock:
+            new_now = _read_clock(new)  # raises before anything changed
+            try:
+                shift = new_now - _read_clock(self._clock)
+            except Exception:  # noqa: BLE001 - a broken old clock must not keep the client on it
+                log.warning("the old clock's now() failed; pending calls are timed from now", exc_info=True)
+                pending = [call._when for call in self._heap if call._state == _PENDING]
+                shift = new_now - min(pending) if pending else 0.0
             old, self._clock = self._clock, new
-            shift = new.now() - old.now()
             for call in self._heap:
                 call._when += shift
             self._lock.notify_all()
@@ -340,7 +381,7 @@ class Scheduler:
 
         Raises:
             TypeError: ``delay_s`` is not a number, or ``fn`` is not callable.
-            ValueError: ``delay_s`` is negative or not finite.
+            ValueError: ``delay_s`` is negative or not finite (or an int too large for a float).
             ServiceError: The scheduler was closed (the client destroyed).
         """
         delay = _check_seconds("delay_s", delay_s)
@@ -355,7 +396,8 @@ class Scheduler:
 
         Raises:
             TypeError: An interval part is not a number, ``count`` not an int.
-            ValueError: The interval is not > 0, or ``count`` is below 1.
+            ValueError: An interval part is negative or not finite, the interval is below 1 ms,
+                or ``count`` is below 1.
         """
         interval = interval_seconds(seconds, minutes, hours)
         if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
@@ -392,6 +434,7 @@ class Scheduler:
                     self._heap = [c for c in self._heap if c._state == _PENDING]
                     heapq.heapify(self._heap)
                     self._cancelled = 0
+            self._queued.discard(call)
             call._state = _CANCELLED
         call._done.set()
         return True
@@ -405,6 +448,7 @@ class Scheduler:
         if heap and heap[0]._when <= until:
             call = heapq.heappop(heap)
             call._state = _QUEUED
+            self._queued.add(call)
             return call
         return None
 
@@ -418,6 +462,7 @@ class Scheduler:
         """Hand a taken call to the pool (no lock held)."""
         if not self._pool.submit(lambda: self._run(call)):
             with self._lock:
+                self._queued.discard(call)
                 if call._state == _QUEUED:
                     call._state = _CANCELLED
             call._done.set()
@@ -425,6 +470,7 @@ class Scheduler:
     def _run(self, call: ScheduledCall) -> None:
         """Run a call on a worker, unless it was cancelled meanwhile."""
         with self._lock:
+            self._queued.discard(call)
             if call._state != _QUEUED or self._closed:
                 if call._state == _QUEUED:
                     call._state = _CANCELLED
@@ -450,51 +496,96 @@ class Scheduler:
     # -- the timer thread (real clock) -------------------------------------------------------
 
     def _ensure_thread(self) -> None:
-        """Start the timer thread when calls are pending on a real clock (``_lock`` held)."""
-        if self._thread is None and self._heap and not self._closed and not isinstance(self._clock, ManualClock):
+        """Start the timer thread when calls are pending on a real clock (``_lock`` held).
+
+        A thread that is no longer alive (it should never die, see :meth:`_loop`) is replaced.
+        """
+        if (self._thread is None or not self._thread.is_alive()) and self._heap and not self._closed and not isinstance(self._clock, ManualClock):
             self._thread = threading.Thread(
                 target=self._loop, name=f"{self._name}-scheduler-{next(_thread_ids)}", daemon=True
             )
             self._thread.start()
 
     def _loop(self) -> None:
+        """The timer thread: hand the due calls to the pool until closed or idle.
+
+        It never dies of an exception: what the clock (or anything else here) raises is
+        reported like a listener's exception, and the thread tries again after a wait that
+        doubles from 50 ms up to 5 s (shorter when the clock is replaced).
+        """
         me = threading.current_thread()
+        retry = 0.0
         while True:
-            due: list[ScheduledCall] = []
-            with self._lock:
-                idle_since: float | None = None
-                while True:
-                    if self._closed or isinstance(self._clock, ManualClock) or self._thread is not me:
-                        if self._thread is me:
-                            self._thread = None
-                        return
-                    now = self._clock.now()
-                    call = self._pop_due(now)
-                    if call is not None:
-                        due.append(call)
-                        while (call := self._pop_due(now)) is not None:
-                            due.append(call)
-                        break
-                    if not self._heap:
-                        mono = time.monotonic()
-                        if idle_since is None:
-                            idle_since = mono
-                        elif mono - idle_since >= _IDLE_S:
-                            self._thread = None
-                            return
-                        self._lock.wait(_IDLE_S)
-                        continue
-                    idle_since = None
-                    self._lock.wait(min(max(self._heap[0]._when - now, 0.0), _MAX_WAIT_S))
-            for call in due:
-                self._submit(call)
+            try:
+                due = self._next_due(me)
+                if due is None:
+                    return
+                for call in due:
+                    self._submit(call)
+                retry = 0.0
+            except Exception as exc:  # noqa: BLE001 - reported, then the thread goes on
+                retry = min(max(retry * 2, _RETRY_FIRST_S), _RETRY_MAX_S)
+                self._report_loop_failure(exc, retry)
+                if not self._retry_wait(me, retry):
+                    return
+
+    def _next_due(self, me: threading.Thread) -> list[ScheduledCall] | None:
+        """Wait for the next due calls and take them; None when the thread must end."""
+        with self._lock:
+            idle_since: float | None = None
+            while True:
+                if self._closed or isinstance(self._clock, ManualClock) or self._thread is not me:
+                    if self._thread is me:
+                        self._thread = None
+                    return None
+                now = _read_clock(self._clock)
+                due: list[ScheduledCall] = []
+                while (call := self._pop_due(now)) is not None:
+                    due.append(call)
+                if due:
+                    return due
+                if not self._heap:
+                    mono = time.monotonic()
+                    if idle_since is None:
+                        idle_since = mono
+                    elif mono - idle_since >= _IDLE_S:
+                        self._thread = None
+                        return None
+                    self._lock.wait(_IDLE_S)
+                    continue
+                idle_since = None
+                self._lock.wait(min(max(self._heap[0]._when - now, 0.0), _MAX_WAIT_S))
+
+    def _report_loop_failure(self, exc: Exception, retry: float) -> None:
+        """Report an exception of the timer thread (no lock held); never raises."""
+        try:
+            clock = self._clock
+            self._report("scheduler", "clock", getattr(clock, "now", type(clock)), exc)
+        except Exception:  # noqa: BLE001 - the log is the last resort
+            log.exception("the scheduler's timer thread failed")
+        log.warning("the scheduler's timer thread failed (%s); it tries again in %g s", type(exc).__name__, retry)
+
+    def _retry_wait(self, me: threading.Thread, seconds: float) -> bool:
+        """Wait ``seconds`` after a failure, less if the clock is replaced; False when the thread must end."""
+        deadline = time.monotonic() + seconds
+        with self._lock:
+            clock = self._clock
+            while not self._closed and self._thread is me and self._clock is clock:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return True
+                self._lock.wait(left)
+            if self._thread is me and self._closed:
+                self._thread = None
+            return self._thread is me
 
     # -- shutdown ----------------------------------------------------------------------------
 
     def close(self, timeout: float = 1.0) -> None:
         """Cancel every pending call and repeating task, and stop the timer thread. Idempotent.
 
-        A call running now ends normally; one handed to the pool and not started never runs.
+        A call running now ends normally; one handed to the pool and not started never runs
+        and is marked cancelled (``done()`` and ``cancelled()`` are True at once).
         Later scheduling raises :class:`ServiceError`.
 
         Args:
@@ -509,8 +600,10 @@ class Scheduler:
                 task._running = False
                 task._call = None
             thread, self._thread = self._thread, None
+            queued, self._queued = list(self._queued), set()
+            calls.extend(queued)  # handed to the pool, not started: their pool task will not run them
             for call in calls:
-                if call._state == _PENDING:
+                if call._state in (_PENDING, _QUEUED):
                     call._state = _CANCELLED
             self._lock.notify_all()
         for call in calls:
