@@ -176,12 +176,16 @@ def test_a_channel_named_like_a_channels_id_does_not_stand_in_for_it(bot_world: 
                                                                        bot: Bot, say: Any, expect_reply: Any) -> None:
     modmail = bot_world.create_channel("modmail")
     assert bot.dispatcher is not None
-    bot.dispatcher.add(Command("here", lambda ctx: bot.ran.append("here"), checks=[in_channel(modmail.id)]))
+    def here(ctx: CommandContext) -> None:
+        bot.ran.append("here")
+        ctx.reply("Here.")
+
+    bot.dispatcher.add(Command("here", here, checks=[in_channel(modmail.id)]))
     impostor = bot_world.create_channel(modmail.id)
     said = say(impostor, "!here", as_user="bob")
     assert expect_reply(said).content == "!here can only be used in #modmail."
     assert "here" not in bot.ran and isinstance(bot.command_error(), WrongChannel)
-    say(modmail, "!here", as_user="bob")  # returns once the bot's listeners ran
+    assert expect_reply(say(modmail, "!here", as_user="bob")).content == "Here."
     assert bot.ran == ["here"]
 
 
