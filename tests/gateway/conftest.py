@@ -287,7 +287,9 @@ def sio_server() -> Iterator[SioServer]:
 
 @pytest.fixture
 def fast_ping_server() -> Iterator[SioServer]:
-    server = SioServer(ping_interval=0.1, ping_timeout=0.2)
+    # A ping every 0.1 s, 0.8 s to answer each: a client that never answers is dropped after
+    # 0.9 s, while a busy machine (two suites at once on 2 cores) may stall a pong past 0.2 s.
+    server = SioServer(ping_interval=0.1, ping_timeout=0.8)
     server.start()
     yield server
     server.stop()
