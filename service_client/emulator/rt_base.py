@@ -149,6 +149,7 @@ class RealtimeBase:
         waiting for one that reads nothing (takes nothing from its queue, writes nothing to its
         connection) for :data:`BULK_WAIT_S` seconds."""
         def progress(sid: str, queue: SendQueue) -> tuple[int, int]:
+            """How far a reader has come: (items taken from its queue, bytes written to it)."""
             wire = self.wires.get(sid)
             return queue.taken, wire.written if wire is not None else 0
 

@@ -260,6 +260,7 @@ class BotWorld(WorldClock, WorldActions):
 
     @limits.setter
     def limits(self, value: bool) -> None:
+        """Turn the emulator's limit mode on or off (see the getter)."""
         if not isinstance(value, bool):
             raise TypeError(f"limits must be a bool, got {type(value).__name__}")
         self.emulator.configure(limits=value)
