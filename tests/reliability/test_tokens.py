@@ -25,25 +25,17 @@ from service_client import (
 
 from .conftest import Recorder, wait_until
 
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """``exc`` and every exception chained to it (``__cause__`` / ``__context__``), each once."""
-    seen: list[BaseException] = []
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        item = todo.pop()
-        if item is None or any(item is s for s in seen):
-            continue
-        seen.append(item)
-        todo.extend((item.__cause__, item.__context__))
-    return seen
+try:  # tests/ is not a package: pytest puts it on sys.path
+    from gateway.frame_locals import chain
+except ImportError:  # pragma: no cover - if tests/ becomes a package
+    from tests.gateway.frame_locals import chain  # type: ignore[no-redef]
 
 
 def _texts_of(exc: BaseException) -> list[str]:
     """Everything an exception shows: traceback (chain included), and for it and every chained
     exception str, repr, args, attributes (one level deep) and its pickle."""
     out = ["".join(traceback.format_exception(exc))]
-    for item in _chain(exc):
+    for item in chain(exc):
         out += [repr(item), str(item), repr(item.args)]
         for value in vars(item).values():
             out.append(repr(value))
