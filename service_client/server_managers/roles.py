@@ -10,7 +10,7 @@ from .._defaults import MISSING
 from .._validate import check_cache_flag, check_id, check_name
 from ..errors import ServiceAPIError
 from ..models._port import StateLike
-from ..models.role import Role, color_wire, edit_body, permissions_wire, role_record
+from ..models.role import Role, edit_body, role_record
 from ..rest.route import Route
 from .base import BaseManager
 
@@ -115,15 +115,10 @@ class RoleManager(BaseManager[str, Role]):
         """
         check_name(name, "name")
         check_cache_flag(cache)
-        body: dict[str, Any] = {"name": name}
-        if color is not None:
-            body["color"] = color_wire(color)
-        if hoist is not None:
-            if not isinstance(hoist, bool):
-                raise TypeError("hoist must be a bool")
-            body["hoist"] = hoist
-        if permissions is not None:
-            body["permissions"] = permissions_wire(permissions)
+        # The body of an edit that gives every field; None here means "leave out".
+        body = edit_body(name=name, color=MISSING if color is None else color,
+                         hoist=MISSING if hoist is None else hoist,
+                         permissions=MISSING if permissions is None else permissions)
         data = self._state.request(
             Route(endpoints.CREATE_ROLE, server_id=self.server_id), json=body
         )
