@@ -107,6 +107,7 @@ def run(count: int, blob: bytes) -> tuple[float, float]:
     reader = ConnectionReader.__new__(ConnectionReader)
     reader._closed = False
     reader._on_event = state.parsers.handle  # as the client wires it
+    reader._frame_decoders = state.parsers.frame_decoders(decoder.NAME)
     try:
         cpu = time.process_time()
         start = time.perf_counter()

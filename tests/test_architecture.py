@@ -69,6 +69,9 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "import time: the package exports the events fleet lazily (PEP 562); it needs the redis extra "
         "and most bots never run one"
     ),
+    ("service_client.state.parsers", "service_client.models._message_wire"): (
+        "import time: the message structs import msgspec, which loads at login, not at import service_client"
+    ),
     ("service_client._html", "html.escape"): (
         "import time: the html package loads when a notebook first renders a table"
     ),

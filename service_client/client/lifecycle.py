@@ -430,6 +430,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling):
             self.socket_url,
             auth=self._socket_auth,
             on_event=self._connection.parsers.handle,
+            frame_decoders=self._connection.parsers.frame_decoders(GatewayConnection.json_decoder),
             on_connect=self._on_socket_connect,
             on_disconnect=self._on_socket_disconnect,
             on_error=self._on_socket_error,

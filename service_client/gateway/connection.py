@@ -55,10 +55,10 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import websocket
@@ -73,7 +73,7 @@ from .._defaults import (
     RECONNECT_JITTER,
 )
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
-from . import framing
+from . import decoder, framing
 from .dialer import ConnectionDialer
 from .parts import (
     _CLOSE_SEND_S,
@@ -115,6 +115,10 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
     later packet.
     """
 
+    #: The JSON decoder every connection's reader uses for event frames: ``"msgspec"`` or
+    #: ``"json"`` (see :mod:`service_client.gateway.decoder`; chosen once, at import).
+    json_decoder: Final[str] = decoder.NAME
+
     def __init__(
         self,
         socket_url: str,
@@ -130,6 +134,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         reconnect_cap: float = RECONNECT_CAP_S,
         jitter: float = RECONNECT_JITTER,
         name: str = "service_client",
+        frame_decoders: Mapping[str, Callable[[bytes], list[Any]]] | None = None,
     ) -> None:
         """Configure a connection; nothing is opened before :meth:`connect`.
 
@@ -159,6 +164,15 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
             reconnect_cap: Longest reconnect delay, seconds.
             jitter: Randomisation of each delay, 0 to 1 (0.5 = +/- 50 %).
             name: Thread name prefix (``<name>-gateway-<n>``).
+            frame_decoders: Event name -> a decoder of that event's frames, tried
+                before the general one: it gets the JSON array of a frame
+                ``42["<name>",...]`` (bytes) and returns its items as a new list,
+                the name first (``on_event`` then gets the rest as its args, the
+                same list); anything it raises
+                sends the frame the general way, as if it had not been tried. For
+                a decoder into structs (see ``Parsers.frame_decoders``). A
+                connection stops trying an event's decoder when it has refused
+                64 frames in a row (frames no decoder refused in between).
 
         Raises:
             TypeError: A callback is not callable or an argument has the wrong type.
@@ -192,6 +206,12 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
             raise ValueError(f"jitter must be a number in [0, 1], got {jitter!r}")
         if not isinstance(name, str) or not name:
             raise ValueError("name must be a non-empty str")
+        decoders = dict(frame_decoders or {})
+        for event, decode in decoders.items():
+            if not isinstance(event, str) or not event:
+                raise TypeError(f"frame_decoders keys must be event names (non-empty str), got {event!r}")
+            if not callable(decode):
+                raise TypeError(f"frame_decoders[{event!r}] must be callable")
         self._auth = auth
         self._on_event = on_event
         self._on_connect = on_connect
@@ -203,6 +223,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         self._reconnect_cap = float(reconnect_cap)
         self._jitter = float(jitter)
         self._name = name
+        self._frame_decoders = decoders
 
         # _state_lock guards every attribute below; never held during I/O or callbacks.
         self._state_lock = threading.Lock()

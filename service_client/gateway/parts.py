@@ -165,6 +165,8 @@ class ConnectionParts:
     _secure: bool
     _auth: Callable[[], dict[str, Any] | None]
     _on_event: Callable[[str, list[Any]], None]
+    #: Event name -> its frames' own decoder, tried before the general one (see __init__).
+    _frame_decoders: dict[str, Callable[[bytes], list[Any]]]
     _on_connect: Callable[[bool], None]
     _on_disconnect: Callable[[str], None]
     _on_error: Callable[[BaseException], None]

@@ -71,6 +71,10 @@ MIN_MESSAGE_CAP: Final = 64 * 1024
 
 _DATA_OPCODES: Final = frozenset((0, 1, 2, 8, 9, 10))
 
+#: Frames in a row an event's own decoder may refuse (each then decoded the general way)
+#: before a connection stops trying it (see ``GatewayConnection``'s ``frame_decoders``).
+TYPED_REFUSALS_MAX: Final = 64
+
 #: A frame's first byte, its second byte and the 16-bit length that may follow them.
 _head: Final[Callable[[bytearray, int], tuple[int, int, int]]] = struct.Struct("!BBH").unpack_from
 
@@ -484,6 +488,14 @@ class ConnectionReader(ConnectionParts):
         recv_batch = link.reader.recv_batch
         loads = decoder.fast_loads or standard_loads
         on_event = self._on_event
+        # The events with a decoder of their own, by the start of their frames (42["<name>",);
+        # one that refuses TYPED_REFUSALS_MAX frames in a row is not tried again on this connection.
+        typed = {
+            b"42[" + json.dumps(name, ensure_ascii=False).encode() + b",": decode
+            for name, decode in self._frame_decoders.items()
+        }
+        cut, *other_cuts = sorted({len(start) for start in typed}) or [0]
+        refusals = 0
         while True:
             try:
                 batch = recv_batch()
@@ -512,6 +524,38 @@ class ConnectionReader(ConnectionParts):
                     # other message, or one the decoder refuses or whose array does not start
                     # with an event name, goes the standard way (_read_one), which decides
                     # and reports it exactly as without this path.
+                    if typed and type(message) is bytes and message[-1:] == b"]":  # as below: nothing after
+                        # The frame's start, cut at the typed events' length (at each length
+                        # when their names differ in length).
+                        start = message[:cut]
+                        decode = typed.get(start)
+                        if decode is None and other_cuts:
+                            for each in other_cuts:
+                                start = message[:each]
+                                decode = typed.get(start)
+                                if decode is not None:
+                                    break
+                        if decode is not None:
+                            try:
+                                decoded = decode(message[2:])
+                            except Exception:  # noqa: BLE001 - refused: the general way decides
+                                refusals += 1
+                                if refusals >= TYPED_REFUSALS_MAX:
+                                    del typed[start]
+                                    refusals = 0
+                                    _log.debug("stopped trying the own decoder of %r on this connection", start)
+                            else:
+                                if refusals:
+                                    refusals = 0
+                                event = decoded[0]  # the name the frame starts with
+                                del decoded[0]
+                                if debug:
+                                    _log.debug("event %s", event)
+                                try:
+                                    on_event(event, decoded)
+                                except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                                    _log.exception("on_event callback failed for %s", event)
+                                continue
                     if type(message) is bytes and message[:3] == b"42[" and message[-1] == 0x5D:  # "]"
                         try:
                             payload = loads(message[2:])  # a copy: cheaper than a memoryview and its slice

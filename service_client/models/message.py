@@ -215,7 +215,13 @@ class Message(Model):
 
         Nested lists and objects are copies too: mutating the result does not
         change the message. ``author`` is the author's current record (the
-        shared cached user's, when the message was built with it).
+        shared cached user's, when the message was built with it). Keys come
+        in the record's order, except for a socket record with exactly the
+        service's keys (``publicId``, ``content``, ``author``,
+        ``channelPublicId``, ``serverPublicId``, ``createdAt``, ``embeds``,
+        ``fileUrl``, ``replyToId``, ``editedAt``, ``pinned``, then maybe
+        ``nonce``) read by msgspec: its keys come in that order, the
+        service's, whatever order the frame had them in.
         """
         extra = self._extra
         mask = self._wire_mask

@@ -18,6 +18,12 @@ _STATUSES = ("online", "idle", "dnd", "invisible", "offline")
 _RECORD_VALUES: Callable[[Mapping[str, Any]], tuple[Any, ...]] = operator.itemgetter("publicId", "name", "status", "tag", "image", "isBot")
 _intern = sys.intern
 
+#: Bumped by every change of any user's fields (``User._parse``: a user built, updated or
+#: merged): a remembered "this record is that user" (``UserManager.upsert_known``) holds only
+#: while it is unchanged. One item, read and written without a lock: a lost increment between
+#: two threads still changes the value.
+changes: list[int] = [0]
+
 
 class User(Model):
     """A user or bot account.
@@ -67,6 +73,7 @@ class User(Model):
         self._parse(as_dict(data, "user"))
 
     def _parse(self, data: dict[str, Any]) -> None:
+        changes[0] += 1
         ident = read_id(data, "publicId", "id", "userPublicId", "userId")
         if ident is None:
             raise ValueError("user record has no publicId")

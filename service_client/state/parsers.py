@@ -46,6 +46,7 @@ from ..models._message_layout import _LAYOUTS, _layout
 from ..models.message import Message
 from ..models.reaction import ReactionEvent
 from ..models.user import User
+from ..models.user import changes as user_changes
 from .payload import (
     _CHANNEL_KEYS,
     _MESSAGE_KEYS,
@@ -58,11 +59,16 @@ from .payload import (
 from .server_parsers import ServerParsers
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..managers.users import UserManager
+    from ..models._message_wire import AuthorWire, MessageWire
     from .connection import ConnectionState
 
 __all__ = ["Parsers", "ReactionTracker", "diff_reactions"]
 
 log = logging.getLogger("service_client.state")
+
+#: Most message authors remembered with their struct (all forgotten when full).
+AUTHORS_MAX = 4096
 
 #: ``Message.__new__``: a message built from a socket record skips ``__init__``'s checks.
 _new_message = Message.__new__
@@ -150,6 +156,11 @@ class Parsers(ServerParsers):
         """Bind to ``state`` and build the event table."""
         self._state = state
         self.reactions = ReactionTracker()
+        #: The record structs' module and message struct, once frame_decoders() has been called.
+        self._wire: Any = None
+        self._wire_type: type[MessageWire] | None = None
+        #: Author id -> (the author struct last merged, the cached user, ``user_changes`` then).
+        self._authors: dict[str, tuple[AuthorWire, User, int]] = {}
         self._table: dict[str, Callable[[Any], None]] = {
             endpoints.ON_MESSAGE_NEW: self._message_new,
             endpoints.ON_MESSAGE_UPDATED: self._message_updated,
@@ -215,7 +226,10 @@ class Parsers(ServerParsers):
         tap = self._state.event_tap
         if tap is not None:
             try:
-                tap(event_name, args)
+                if args and type(args[0]) is self._wire_type:  # a tap sees the record a dict, as decoded
+                    tap(event_name, [self._wire.record_of(args[0]), *args[1:]])
+                else:
+                    tap(event_name, args)
             except Exception:  # noqa: BLE001 - a tap must never stop the reader or the event
                 log.exception("the event tap failed on %s", event_name)
         try:
@@ -258,6 +272,29 @@ class Parsers(ServerParsers):
 
     # -- messages -----------------------------------------------------------------
 
+    def frame_decoders(self, json_decoder: str) -> dict[str, Callable[[bytes], list[Any]]]:
+        """The socket events whose frames the reader may decode into structs for :meth:`handle`.
+
+        ``{"message:new": decode}`` when the reader decodes with msgspec
+        (``json_decoder`` is ``"msgspec"``: see
+        :attr:`GatewayConnection.json_decoder
+        <service_client.gateway.GatewayConnection.json_decoder>`), else ``{}``. ``decode`` takes a
+        frame's JSON array (bytes) and returns ``["message:new", record
+        struct]`` for a record with exactly the service's message keys and
+        types, and raises for any other frame (the reader then decodes it the
+        general way). From this call on, ``message:new`` takes such a struct as
+        well as a dict, with the same outcome; an event tap still gets a dict.
+        Importing the structs imports msgspec: the client calls this at login.
+        """
+        if json_decoder != "msgspec":
+            return {}
+        from ..models import _message_wire  # msgspec loads at login, not at import service_client
+
+        self._wire = _message_wire
+        self._wire_type = _message_wire.MessageWire
+        self._table[endpoints.ON_MESSAGE_NEW] = self._message_struct
+        return {endpoints.ON_MESSAGE_NEW: _message_wire.decode_frame}
+
     def _message_new(self, payload: Any) -> None:
         data = payload if type(payload) is dict else _obj(payload)
         # The record's layout (Message's, looked up once here): it also tells whether the
@@ -292,6 +329,63 @@ class Parsers(ServerParsers):
             nonce = data.get("nonce")
             if type(nonce) is str and nonce:
                 state.resolve_nonce(nonce, message)
+        self._keep(message)
+
+    def _message_struct(self, payload: Any) -> None:
+        """``message:new`` once :meth:`frame_decoders` was called: a record struct
+        (``_message_wire.MessageWire``) read here, any other payload by :meth:`_message_new`,
+        as is a struct whose record is read another way (a webhook's, an empty id)."""
+        wire_module = self._wire
+        if type(payload) is self._wire_type:
+            wire: MessageWire = payload
+            state = self._state
+            users = state.users
+            author_wire = wire.author
+            author_id = author_wire.public_id
+            if author_id and wire.webhook_id is wire_module.UNSET and (
+                not users._webhook_ids or not users.is_webhook(author_id)
+            ):
+                # The author: the cached user, known to equal this record when it equals the
+                # record last merged for this id and no user has changed since.
+                known = self._authors.get(author_id)
+                if (
+                    known is not None
+                    and known[2] == user_changes[0]
+                    and known[0] == author_wire
+                    and users.cache.get(author_id) is known[1]
+                ):
+                    author: User | None = known[1]
+                else:
+                    author = self._merge_author(users, author_id, author_wire)
+                message = _new_message(Message)
+                if author is not None and wire_module.build_message(message, state, wire, author):
+                    nonce = wire.nonce
+                    if type(nonce) is str and nonce:
+                        state.resolve_nonce(nonce, message)
+                    self._keep(message)
+                    return
+            payload = wire_module.record_of(payload)
+        self._message_new(payload)
+
+    def _merge_author(self, users: UserManager, author_id: str, author_wire: AuthorWire) -> User | None:
+        """The cached user of an author struct, its record merged (None when it is refused),
+        remembered with the struct when the user then equals the record."""
+        data = self._wire.record_of(author_wire)
+        try:
+            user = users.upsert(data)
+        except (TypeError, ValueError):
+            return None
+        seen = user_changes[0]  # read before the check: a change after it makes the entry stale
+        if user._is_record(data) and users.cache.get(author_id) is user:
+            authors = self._authors
+            if len(authors) >= AUTHORS_MAX:
+                authors.clear()
+            authors[author_id] = (author_wire, user, seen)
+        return user
+
+    def _keep(self, message: Message) -> None:
+        """Put a new message in the state's message cache, then queue ``message_create``."""
+        state = self._state
         message_id = message.id
         # The state's message cache, written inline: two generations of plain dicts, a full
         # one becoming the older one (see ConnectionState.__init__); bound 0 keeps none.
