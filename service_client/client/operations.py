@@ -295,7 +295,7 @@ class ClientOperations:
         state.emit(endpoints.EMIT_PRESENCE_UPDATE, {"status": status})
         user = state.user
         if user is not None:
-            user._update({"status": status})  # in place, as presence:update does
+            user._set_status(status)
         state.request(Route(endpoints.SET_STATUS), json={"status": status})
 
     def set_presence(

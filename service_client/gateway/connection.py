@@ -172,7 +172,8 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
                 sends the frame the general way, as if it had not been tried. For
                 a decoder into structs (see ``Parsers.frame_decoders``). A
                 connection stops trying an event's decoder when it has refused
-                64 frames in a row (frames no decoder refused in between).
+                64 frames in a row (frames no decoder refused in between), and
+                says so at DEBUG on the ``service_client.gateway`` logger.
 
         Raises:
             TypeError: A callback is not callable or an argument has the wrong type.
@@ -206,6 +207,8 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
             raise ValueError(f"jitter must be a number in [0, 1], got {jitter!r}")
         if not isinstance(name, str) or not name:
             raise ValueError("name must be a non-empty str")
+        if frame_decoders is not None and not isinstance(frame_decoders, Mapping):
+            raise TypeError(f"frame_decoders must be a mapping of event names to decoders, got {type(frame_decoders).__name__}")
         decoders = dict(frame_decoders or {})
         for event, decode in decoders.items():
             if not isinstance(event, str) or not event:

@@ -220,8 +220,8 @@ class Message(Model):
         service's keys (``publicId``, ``content``, ``author``,
         ``channelPublicId``, ``serverPublicId``, ``createdAt``, ``embeds``,
         ``fileUrl``, ``replyToId``, ``editedAt``, ``pinned``, then maybe
-        ``nonce``) read by msgspec: its keys come in that order, the
-        service's, whatever order the frame had them in.
+        ``webhookId`` and ``nonce``) read by msgspec: its keys come in that
+        order, the service's, whatever order the frame had them in.
         """
         extra = self._extra
         mask = self._wire_mask

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 import sys
 from collections.abc import Callable, Mapping
@@ -18,11 +19,19 @@ _STATUSES = ("online", "idle", "dnd", "invisible", "offline")
 _RECORD_VALUES: Callable[[Mapping[str, Any]], tuple[Any, ...]] = operator.itemgetter("publicId", "name", "status", "tag", "image", "isBot")
 _intern = sys.intern
 
-#: Bumped by every change of any user's fields (``User._parse``: a user built, updated or
-#: merged): a remembered "this record is that user" (``UserManager.upsert_known``) holds only
-#: while it is unchanged. One item, read and written without a lock: a lost increment between
-#: two threads still changes the value.
+#: A new value after every change of any user's fields (a user built, updated or merged by
+#: ``User._parse``, or its status set by ``User._set_status``), written once the fields are
+#: set: the socket's parser remembers that a message's author record equals the cached user
+#: only while this is unchanged. Each change writes a value of its own from a sequence
+#: (``next`` on it is atomic), so two threads changing users at once can leave a smaller value
+#: than before, never one that a remembered author was read with.
 changes: list[int] = [0]
+_sequence = itertools.count(1)
+
+
+def _changed() -> None:
+    """Give :data:`changes` its next value: call after a user's fields changed."""
+    changes[0] = next(_sequence)
 
 
 class User(Model):
@@ -73,7 +82,6 @@ class User(Model):
         self._parse(as_dict(data, "user"))
 
     def _parse(self, data: dict[str, Any]) -> None:
-        changes[0] += 1
         ident = read_id(data, "publicId", "id", "userPublicId", "userId")
         if ident is None:
             raise ValueError("user record has no publicId")
@@ -90,6 +98,12 @@ class User(Model):
         status = read_str(data, "status")
         self.status = _intern(status) if status in _STATUSES else (status or "offline")
         self._split(data)
+        _changed()
+
+    def _set_status(self, status: str) -> None:
+        """Set the status alone (the bot's own, by ``set_status``): the other fields are kept."""
+        self.status = status
+        _changed()
 
     def _update(self, patch: Mapping[str, Any]) -> None:
         """Merge a partial record (``user:update``, ``presence:update``) into this user.

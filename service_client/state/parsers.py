@@ -226,8 +226,11 @@ class Parsers(ServerParsers):
         tap = self._state.event_tap
         if tap is not None:
             try:
-                if args and type(args[0]) is self._wire_type:  # a tap sees the record a dict, as decoded
-                    tap(event_name, [self._wire.record_of(args[0]), *args[1:]])
+                wire_type = self._wire_type
+                if wire_type is not None and any(type(arg) is wire_type for arg in args):
+                    # A tap sees every record as a dict, as the general decoder gives it.
+                    record_of = self._wire.record_of
+                    tap(event_name, [record_of(arg) if type(arg) is wire_type else arg for arg in args])
                 else:
                     tap(event_name, args)
             except Exception:  # noqa: BLE001 - a tap must never stop the reader or the event

@@ -119,6 +119,7 @@ def test_a_decoder_refusing_frames_in_a_row_is_no_longer_tried_on_that_connectio
     ({"": lambda data: []}, "frame_decoders keys must be event names"),
     ({5: lambda data: []}, "frame_decoders keys must be event names"),
     ({"note": "not callable"}, "frame_decoders['note'] must be callable"),
+    ([("note", lambda data: [])], "frame_decoders must be a mapping of event names to decoders, got list"),
 ])
 def test_a_bad_decoder_table_is_refused_at_construction(recorder: Recorder, decoders: Any, message: str) -> None:
     with pytest.raises(TypeError, match=message.replace("[", r"\[").replace("]", r"\]")):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import threading
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from service_client.gateway import decoder
 from service_client.models import Message
+from service_client.models import user as user_module
 from service_client.state.parsers import Parsers
 
 from .fakes import FakeState, message_rec, user_rec
@@ -217,7 +219,7 @@ def test_a_repeated_author_is_the_cached_user_and_changes_to_it_are_merged_again
     side.parsers.handle("presence:update", [{"userPublicId": "U1", "status": "dnd"}])
     side.feed(dict(SERVICE_RECORD, publicId="M4"))
     assert cached.status == "online"
-    cached._update({"status": "idle"})  # what set_status does to the bot's own user
+    cached._set_status("idle")  # what set_status does to the bot's own user
     side.feed(dict(SERVICE_RECORD, publicId="M5"))
     assert cached.status == "online"
     # Gone from the cache: cached again, a new user.
@@ -241,6 +243,49 @@ def test_an_author_known_as_a_webhook_is_not_cached() -> None:
     assert side.struct_frames == 1
 
 
+@needs_msgspec
+@pytest.mark.parametrize("structs", [False, True])
+def test_a_user_change_on_another_thread_during_a_merge_is_merged_over_by_the_next_record(
+    monkeypatch: pytest.MonkeyPatch, structs: bool
+) -> None:
+    # Another thread changes the cached author (paused in the middle of it) while the reader merges
+    # the same record: the next message with that record merges it again, structs or dicts.
+    side = Side(structs)
+    side.feed(dict(SERVICE_RECORD, publicId="M1"))
+    cached = side.state.users.cache["U1"]
+    paused, go = threading.Event(), threading.Event()
+    real_read_id = user_module.read_id
+
+    def pausing_read_id(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "test-user-change":
+            paused.set()
+            assert go.wait(5)
+        return real_read_id(*args, **kwargs)
+
+    monkeypatch.setattr(user_module, "read_id", pausing_read_id)
+    changer = threading.Thread(target=cached._update, args=({"status": "idle"},), name="test-user-change", daemon=True)
+    changer.start()
+    assert paused.wait(5)
+    side.feed(dict(SERVICE_RECORD, publicId="M2"))  # the author record again, mid-change
+    go.set()
+    changer.join(5)
+    assert not changer.is_alive() and cached.status == "idle"
+    side.feed(dict(SERVICE_RECORD, publicId="M3"))
+    assert cached.status == "online"
+    assert side.struct_frames == (3 if structs else 0)
+
+
+@needs_msgspec
+def test_set_status_changes_the_status_alone_and_the_next_record_merges_over_it() -> None:
+    side = Side(structs=True)
+    side.feed(dict(SERVICE_RECORD, publicId="M1", author=dict(SERVICE_RECORD["author"], name="alice2")))
+    cached = side.state.users.cache["U1"]
+    cached._set_status("dnd")
+    assert (cached.username, cached.status) == ("alice2", "dnd")
+    side.feed(dict(SERVICE_RECORD, publicId="M2", author=dict(SERVICE_RECORD["author"], name="alice2")))
+    assert (cached.username, cached.status) == ("alice2", "online")
+
+
 # -- what else sees the event -----------------------------------------------------------------
 
 @needs_msgspec
@@ -253,6 +298,22 @@ def test_an_event_tap_gets_the_record_as_a_dict() -> None:
     assert taps == [("message:new", [dict(SERVICE_RECORD, nonce="n1")])]
     assert type(taps[0][1][0]) is dict and type(taps[0][1][0]["author"]) is dict
     assert list(taps[0][1][0]) == [*SERVICE_RECORD, "nonce"]
+
+
+@needs_msgspec
+@pytest.mark.parametrize("args", [[SERVICE_RECORD, SERVICE_RECORD], ["x", SERVICE_RECORD], []])
+def test_an_event_tap_gets_dicts_whatever_the_arguments(args: list[Any], caplog: pytest.LogCaptureFixture) -> None:
+    taps: list[list[list[Any]]] = [[], []]
+    sides = [Side(structs=False), Side(structs=True)]
+    for side, seen in zip(sides, taps, strict=True):
+        side.state.event_tap = lambda event, got, seen=seen: seen.append(got)
+        items = json.loads(json.dumps(["message:new", *args]))
+        if side.decode is not None:
+            items = side.decode(json.dumps(["message:new", *args]).encode())
+        side.parsers.handle(items[0], items[1:])
+    assert taps[1] == taps[0] == [json.loads(json.dumps(args))]
+    assert all(type(arg) in (dict, str) for arg in taps[1][0])
+    assert [_view(m) for m in sides[1].messages()] == [_view(m) for m in sides[0].messages()]
 
 
 @needs_msgspec
