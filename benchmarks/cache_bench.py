@@ -16,6 +16,10 @@ Prints ``name: value`` lines:
   ``guild.roles``); their users were cached first (counted in
   ``bytes_per_user``). Messages: authors are 1,000 cached users.
   Goal: ``bytes_per_member`` <= 600.
+- ``bytes_per_message_struct``: ``bytes_per_message`` for the same messages
+  as a default install's reader hands them on (frames with every key of the
+  service's record, read into msgspec structs); printed only when msgspec is
+  the reader's decoder.
 - ``bytes_per_cached_message``: what the connection state's message cache
   (``Client(max_messages=...)``) holds per message it keeps whole, when
   nothing else keeps the message: the heap after 100,000 ``message:new``
@@ -54,6 +58,7 @@ from typing import Any
 
 from _emulator_process import EmulatorProcess
 
+from service_client.gateway import decoder
 from service_client.managers.channels import build_channel
 from service_client.models.guild import Guild
 from service_client.models.role import Role
@@ -226,6 +231,30 @@ def heap_figures(count: int) -> dict[str, float]:
     figures["bytes_per_message"] = _measure(make_messages) / count
     if len(kept) != count:
         print(f"bytes_per_message_check: {len(kept)} of {count} messages built", file=sys.stderr)
+
+    # The same messages as a default install's reader hands them on: frames with every key of
+    # the service's record, read into msgspec structs (when msgspec is the decoder).
+    client = _BenchClient()
+    handlers = Parsers(client)
+    decode = handlers.frame_decoders(decoder.NAME).get("message:new")
+    if decode is not None:
+        for i in range(1000):
+            client.users.upsert(user_record(i))
+        kept = []
+        client.events = _Keep(kept)  # type: ignore[assignment]
+        frames = [json.dumps(["message:new", dict(message_record(i), replyToId=None, editedAt=None, pinned=False)],
+                             separators=(",", ":")).encode() for i in range(count)]
+
+        def make_struct_messages() -> Any:
+            handle = handlers.handle
+            for frame in frames:
+                items = decode(frame)
+                handle(items[0], items[1:])
+            return kept
+
+        figures["bytes_per_message_struct"] = _measure(make_struct_messages) / count
+        if len(kept) != count:
+            print(f"bytes_per_message_struct_check: {len(kept)} of {count} messages built", file=sys.stderr)
     figures.update(message_cache_figures(count))
     return figures
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MESSAGE_KEYS", "UNSET", "AuthorWire", "MessageWire", "build_message", "decode_frame", "record_of"]
 
 class AuthorWire(msgspec.Struct, forbid_unknown_fields=True, gc=False, rename="camel"):
-    """A message's author record with exactly the service's user keys."""
+    """A message's author record with exactly the service's user keys (``createdAt`` optional, last)."""
 
     public_id: str
     name: str
@@ -41,7 +41,7 @@ class AuthorWire(msgspec.Struct, forbid_unknown_fields=True, gc=False, rename="c
     image: str | None
     is_bot: bool
     status: str
-    created_at: str
+    created_at: str | UnsetType = UNSET
 
 
 class MessageWire(msgspec.Struct, forbid_unknown_fields=True, gc=False, rename="camel"):

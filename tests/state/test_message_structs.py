@@ -121,6 +121,8 @@ def test_the_service_record_is_read_into_structs_and_gives_the_same_message(capl
              replyToId="M1", editedAt="2026-01-03T00:00:00.000Z"),
         dict(SERVICE_RECORD, publicId="M5", createdAt="2026-01-02T03:04:05Z"),  # not the exact form
         dict(SERVICE_RECORD, publicId="M6", content=""),
+        dict(SERVICE_RECORD, publicId="M7", author={k: v for k, v in SERVICE_RECORD["author"].items()
+                                                   if k != "createdAt"}),
     ]
     _dicts, structs = _compare(variants, caplog)
     assert structs.struct_frames == len(variants)
@@ -175,8 +177,8 @@ _TEXT = st.sampled_from(["", "x", "M1", "&lt;b&gt;", "\u00e9\U0001f389"])
 _AUTHOR = st.fixed_dictionaries(
     {"publicId": st.sampled_from(["U1", "U2", ""]), "name": st.sampled_from(["alice", "bob", ""]),
      "tag": st.sampled_from(["0001", None]), "image": st.sampled_from([None, "a.png"]),
-     "isBot": st.booleans(), "status": st.sampled_from(["online", "dnd", "weird"]),
-     "createdAt": st.sampled_from(["2026-01-01T00:00:00.000Z", "x"])},
+     "isBot": st.booleans(), "status": st.sampled_from(["online", "dnd", "weird"])},
+    optional={"createdAt": st.sampled_from(["2026-01-01T00:00:00.000Z", "x"])},
 )
 _RECORD = st.fixed_dictionaries(
     {"publicId": st.sampled_from(["M1", "M2", ""]), "content": _TEXT, "author": _AUTHOR,
