@@ -524,9 +524,10 @@ class ConnectionReader(ConnectionParts):
                     # other message, or one the decoder refuses or whose array does not start
                     # with an event name, goes the standard way (_read_one), which decides
                     # and reports it exactly as without this path.
+                    payload = None
                     if typed and type(message) is bytes and message[-1:] == b"]":  # as below: nothing after
-                        # The frame's start, cut at the typed events' length (at each length
-                        # when their names differ in length).
+                        # An event with a decoder of its own: the frame's start, cut at the typed
+                        # events' length (at each length when their names differ in length).
                         start = message[:cut]
                         decode = typed.get(start)
                         if decode is None and other_cuts:
@@ -537,8 +538,8 @@ class ConnectionReader(ConnectionParts):
                                     break
                         if decode is not None:
                             try:
-                                decoded = decode(message[2:])
-                            except Exception:  # noqa: BLE001 - refused: the general way decides
+                                payload = decode(message[2:])
+                            except Exception:  # noqa: BLE001 - refused: decoded the general way below
                                 refusals += 1
                                 if refusals >= TYPED_REFUSALS_MAX:
                                     del typed[start]
@@ -547,30 +548,21 @@ class ConnectionReader(ConnectionParts):
                             else:
                                 if refusals:
                                     refusals = 0
-                                event = decoded[0]  # the name the frame starts with
-                                del decoded[0]
-                                if debug:
-                                    _log.debug("event %s", event)
-                                try:
-                                    on_event(event, decoded)
-                                except Exception:  # noqa: BLE001 - a callback failure never kills the reader
-                                    _log.exception("on_event callback failed for %s", event)
-                                continue
-                    if type(message) is bytes and message[:3] == b"42[" and message[-1] == 0x5D:  # "]"
+                    if payload is None and type(message) is bytes and message[:3] == b"42[" and message[-1] == 0x5D:
                         try:
                             payload = loads(message[2:])  # a copy: cheaper than a memoryview and its slice
                         except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
                             payload = None
-                        if type(payload) is list and payload and type(payload[0]) is str:
-                            event = payload[0]
-                            del payload[0]  # the arguments, in place (a slice would copy them)
-                            if debug:
-                                _log.debug("event %s", event)
-                            try:
-                                on_event(event, payload)
-                            except Exception:  # noqa: BLE001 - a callback failure never kills the reader
-                                _log.exception("on_event callback failed for %s", event)
-                            continue
+                    if type(payload) is list and payload and type(payload[0]) is str:
+                        event = payload[0]
+                        del payload[0]  # the arguments, in place (a slice would copy them)
+                        if debug:
+                            _log.debug("event %s", event)
+                        try:
+                            on_event(event, payload)
+                        except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                            _log.exception("on_event callback failed for %s", event)
+                        continue
                     reason = self._read_one(link.ws, message, debug)
                     if reason is not _GO_ON:
                         return reason
