@@ -520,49 +520,51 @@ class ConnectionReader(ConnectionParts):
                         return None
                     # A plain event (a text message ``42[...]``, a default-namespace EVENT
                     # without ack id) is decoded here, in place (a slice and an index are
-                    # cheaper than startswith/endswith, which parse their arguments); any
-                    # other message, or one the decoder refuses or whose array does not start
-                    # with an event name, goes the standard way (_read_one), which decides
-                    # and reports it exactly as without this path.
-                    payload = None
-                    if typed and type(message) is bytes and message[-1:] == b"]":  # as below: nothing after
-                        # An event with a decoder of its own: the frame's start, cut at the typed
-                        # events' length (at each length when their names differ in length).
-                        start = message[:cut]
-                        decode = typed.get(start)
-                        if decode is None and other_cuts:
-                            for each in other_cuts:
-                                start = message[:each]
-                                decode = typed.get(start)
-                                if decode is not None:
-                                    break
-                        if decode is not None:
+                    # cheaper than startswith/endswith, which parse their arguments), by the
+                    # event's own decoder when it has one and takes the frame, else by the fast
+                    # decoder; any other message, or one the decoders refuse or whose array does
+                    # not start with an event name, goes the standard way (_read_one), which
+                    # decides and reports it exactly as without this path.
+                    if type(message) is bytes and message[:3] == b"42[" and message[-1] == 0x5D:  # "]"
+                        payload = None
+                        if typed:
+                            # An event with a decoder of its own: the frame's start, cut at the typed
+                            # events' length (at each length when their names differ in length).
+                            start = message[:cut]
+                            decode = typed.get(start)
+                            if decode is None and other_cuts:
+                                for each in other_cuts:
+                                    start = message[:each]
+                                    decode = typed.get(start)
+                                    if decode is not None:
+                                        break
+                            if decode is not None:
+                                try:
+                                    payload = decode(message[2:])
+                                except Exception:  # noqa: BLE001 - refused: decoded the general way below
+                                    refusals += 1
+                                    if refusals >= TYPED_REFUSALS_MAX:
+                                        del typed[start]
+                                        refusals = 0
+                                        _log.debug("stopped trying the own decoder of %r on this connection", start)
+                                else:
+                                    if refusals:
+                                        refusals = 0
+                        if payload is None:
                             try:
-                                payload = decode(message[2:])
-                            except Exception:  # noqa: BLE001 - refused: decoded the general way below
-                                refusals += 1
-                                if refusals >= TYPED_REFUSALS_MAX:
-                                    del typed[start]
-                                    refusals = 0
-                                    _log.debug("stopped trying the own decoder of %r on this connection", start)
-                            else:
-                                if refusals:
-                                    refusals = 0
-                    if payload is None and type(message) is bytes and message[:3] == b"42[" and message[-1] == 0x5D:
-                        try:
-                            payload = loads(message[2:])  # a copy: cheaper than a memoryview and its slice
-                        except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
-                            payload = None
-                    if type(payload) is list and payload and type(payload[0]) is str:
-                        event = payload[0]
-                        del payload[0]  # the arguments, in place (a slice would copy them)
-                        if debug:
-                            _log.debug("event %s", event)
-                        try:
-                            on_event(event, payload)
-                        except Exception:  # noqa: BLE001 - a callback failure never kills the reader
-                            _log.exception("on_event callback failed for %s", event)
-                        continue
+                                payload = loads(message[2:])  # a copy: cheaper than a memoryview and its slice
+                            except Exception:  # noqa: BLE001 - refused: the standard path decides and reports
+                                payload = None
+                        if type(payload) is list and payload and type(payload[0]) is str:
+                            event = payload[0]
+                            del payload[0]  # the arguments, in place (a slice would copy them)
+                            if debug:
+                                _log.debug("event %s", event)
+                            try:
+                                on_event(event, payload)
+                            except Exception:  # noqa: BLE001 - a callback failure never kills the reader
+                                _log.exception("on_event callback failed for %s", event)
+                            continue
                     reason = self._read_one(link.ws, message, debug)
                     if reason is not _GO_ON:
                         return reason

@@ -78,9 +78,6 @@ decode_frame: Callable[[bytes], list[Any]] = msgspec.json.Decoder(list[str | Mes
 record_of: Callable[[Any], dict[str, Any]] = msgspec.to_builtins
 
 _PLAIN = _layout(MESSAGE_KEYS)
-_PLAIN_FULL = _PLAIN.full
-_PLAIN_KEYS = _PLAIN.keys
-_PLAIN_NULLS = _PLAIN.nulls
 _NONCE = _layout((*MESSAGE_KEYS, "nonce"))
 _BITS = tuple(_SLOT_BITS.get(key, 0) for key in (*MESSAGE_KEYS, "nonce"))
 
@@ -97,41 +94,6 @@ def build_message(message: Message, state: State, wire: MessageWire, author: Use
     ident = wire.public_id
     channel_id = wire.channel_public_id
     server_id = wire.server_public_id
-    created = wire.created_at
-    base = _SECONDS.get(created[:19])
-    millis = _MILLIS.get(created[19:])
-    if (
-        not ident or not channel_id or not server_id or base is None or millis is None or wire.embeds
-        or wire.pinned or wire.nonce is not UNSET or wire.webhook_id is not UNSET
-    ):
-        return _build_other(message, state, wire, author)
-    # The usual record, with every slot bit: a server message, no embed, not pinned, no nonce.
-    message._state = state
-    message.id = ident
-    message.author = author
-    # Interned ids, the last met compared first (as Message._build does).
-    last = _last_ids[0]
-    message.channel_id = last if channel_id == last else _remember_id(0, channel_id)
-    last = _last_ids[1]
-    message.server_id = last if server_id == last else _remember_id(1, server_id)
-    message._text = wire.content
-    message._created = base + millis
-    message._wire_mask = _PLAIN_FULL
-    file_url = wire.file_url
-    reply_to = wire.reply_to_id
-    edited = wire.edited_at
-    if file_url is None and reply_to is None and edited is None:
-        message._extra = _PLAIN_NULLS
-    else:
-        message._extra = (_PLAIN_KEYS, file_url, reply_to, edited)
-    return True
-
-
-def _build_other(message: Message, state: State, wire: MessageWire, author: User) -> bool:
-    """:func:`build_message` of any other record (a DM's, embeds, pinned, a nonce...)."""
-    ident = wire.public_id
-    channel_id = wire.channel_public_id
-    server_id = wire.server_public_id
     if not ident or not channel_id or server_id == "" or wire.webhook_id is not UNSET:
         return False
     nonce = wire.nonce
@@ -140,6 +102,7 @@ def _build_other(message: Message, state: State, wire: MessageWire, author: User
     message._state = state
     message.id = ident
     message.author = author
+    # Interned ids, the last met compared first (as Message._build does).
     last = _last_ids[0]
     message.channel_id = last if channel_id == last else _remember_id(0, channel_id)
     if server_id is None:
@@ -149,8 +112,11 @@ def _build_other(message: Message, state: State, wire: MessageWire, author: User
         last = _last_ids[1]
         message.server_id = last if server_id == last else _remember_id(1, server_id)
     message._text = wire.content
+    # pack_time, its usual case inline (as Message._build does).
     created = wire.created_at
-    packed = pack_time(created)
+    base = _SECONDS.get(created[:19])
+    millis = _MILLIS.get(created[19:])
+    packed = base + millis if base is not None and millis is not None else pack_time(created)
     message._created = packed
     if packed is None:
         mask &= ~_CREATED
