@@ -484,7 +484,7 @@ class Scheduler:
             clock = clock_for_new_clients()
         self._clock: Clock = MonotonicClock() if clock is None else clock
         self._ready = False  # the client is ready (set_ready)
-        self._on_ready: list[RepeatingTask] = []  # tasks made with start_on_ready=True
+        self._on_ready: list[RepeatingTask] = []  # tasks made with start_on_ready=True before ready
         self._heap: list[ScheduledCall] = []
         self._cancelled = 0  # cancelled calls still in the heap
         self._tasks: set[RepeatingTask] = set()  # started and not stopped
@@ -588,8 +588,9 @@ class Scheduler:
             task = RepeatingTask(self, fn, interval, count, times)
             if start_on_ready:
                 with self._lock:
-                    self._on_ready.append(task)
                     ready = self._ready and not self._closed
+                    if not self._ready:
+                        self._on_ready.append(task)
                 if ready:
                     task.start()
             return task
@@ -608,7 +609,7 @@ class Scheduler:
             if self._ready or self._closed:
                 return
             self._ready = True
-            tasks = list(self._on_ready)
+            tasks, self._on_ready = self._on_ready, []
             self._lock.notify_all()
         for task in tasks:
             try:
