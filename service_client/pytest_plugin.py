@@ -38,7 +38,8 @@ Fixtures:
   Server``, which has the text channels ``general`` and ``random`` (category
   ``Text``) and the voice channel ``voice``.
 - ``bot_client``: a :class:`~service_client.Client` logged in as the world's
-  bot, destroyed at teardown. It is made by the ``bot_factory`` fixture,
+  bot, returned once its ``ready`` listeners have run, timed by the world's
+  clock (``bot_world.clock``), destroyed at teardown. It is made by the ``bot_factory`` fixture,
   ``Client`` by default; override it to test your own bot's setup::
 
       @pytest.fixture

@@ -402,7 +402,7 @@ def _channels_text(channels: tuple[str, ...], ctx: CommandContext | None = None,
         name = getattr(cached, "name", None)
         if isinstance(name, str) and name:
             shown.append("#" + name)
-        elif given.isdigit():  # an id the bot does not know by name: the service shows a mention as the name
+        elif given.isdigit() and len(given) >= 15:  # an id the bot knows no name of: a mention shows as the name
             shown.append(f"<#{given}>")
         else:
             shown.append("#" + given.removeprefix("#"))
