@@ -15,6 +15,11 @@ second, or at :meth:`Scheduler.close`. With a manual clock no thread keeps time:
 the pool, and returns when they have run, so a test of a one-hour reminder takes
 milliseconds.
 
+The scheduler also knows when its client is ready (:meth:`Scheduler.set_ready`, called
+before ``ready`` is emitted): the tasks made with ``start_on_ready=True`` start then, and
+:meth:`Scheduler.wait_ready` (``client.wait_until_ready``) returns. A task's times of day
+are read from the clock's wall-clock time (``utcnow()``).
+
 The client's :meth:`~service_client.Client.call_later` and
 :meth:`~service_client.Client.every` are built on this module. Every class here is
 thread-safe; no lock is held while user code runs.
