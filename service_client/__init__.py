@@ -31,7 +31,7 @@ from . import rest as _rest
 from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
-from .commands import Check, Command, load_commands
+from .commands import BucketType, Check, Command, load_commands
 from .errors import (
     BadArgumentError,
     ChannelAccessError,
@@ -49,6 +49,7 @@ from .errors import (
     GatewayError,
     GatewayTimeoutError,
     InsecureHostWarning,
+    MaxConcurrencyReached,
     MissingPermissions,
     MissingRole,
     NoPrivateMessage,
@@ -117,6 +118,7 @@ __all__ = [
     "BadArgumentError",
     "Ban",
     "BucketStore",
+    "BucketType",
     "Category",
     "Channel",
     "ChannelAccessError",
@@ -151,6 +153,7 @@ __all__ = [
     "Invite",
     "MISSING",
     "ManualClock",
+    "MaxConcurrencyReached",
     "Member",
     "MemoryBucketStore",
     "Message",

@@ -25,7 +25,8 @@ The tree::
         │   ├── WrongChannel             .channels (names or ids)
         │   └── CommandPermissionError   .missing (Permissions)
         │       └── MissingPermissions
-        ├── CommandCooldownError     .retry_after (seconds)
+        ├── CommandCooldownError     .retry_after (seconds), .per (the BucketType)
+        ├── MaxConcurrencyReached    .number, .per (the BucketType)
         └── CommandInvokeError       .original (also the __cause__)
 
     InsecureHostWarning(UserWarning)
@@ -82,6 +83,7 @@ __all__ = [
     "GatewayError",
     "GatewayTimeoutError",
     "InsecureHostWarning",
+    "MaxConcurrencyReached",
     "MissingPermissions",
     "MissingRole",
     "NoPrivateMessage",
@@ -607,10 +609,11 @@ class MissingPermissions(CommandPermissionError):
 
 
 class CommandCooldownError(CommandError):
-    """The author used this command less than its cooldown ago.
+    """The command ran less than its cooldown ago in the author's bucket (by default, by the author).
 
     Attributes:
-        retry_after: Seconds until the author may use it again (> 0).
+        retry_after: Seconds until it may run again there (> 0).
+        per: Who shares the cooldown: a :class:`~service_client.BucketType` (None when not given).
     """
 
     def __init__(
@@ -620,9 +623,33 @@ class CommandCooldownError(CommandError):
         retry_after: float,
         command_name: str | None = None,
         context: CommandInvocation | None = None,
+        per: Any = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.retry_after = retry_after
+        self.per = per
+
+
+class MaxConcurrencyReached(CommandError):
+    """As many runs of the command as its ``max_concurrency`` allows are going on in the author's bucket.
+
+    Attributes:
+        number: The limit (``max_concurrency``).
+        per: Who shares it: a :class:`~service_client.BucketType`.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        number: int,
+        per: Any,
+        command_name: str | None = None,
+        context: CommandInvocation | None = None,
+    ) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.number = number
+        self.per = per
 
 
 class CommandInvokeError(CommandError):

@@ -471,6 +471,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling):
             self.ready_at = _dt.datetime.now(_dt.timezone.utc)
             self._lifecycle = ClientState.READY
         log.info("ready as %s in %d servers", user.tag_string, len(self.guilds.cache))
+        self._scheduler.set_ready()  # start_on_ready tasks start, wait_until_ready returns
         self._dispatch("ready", key=_LIFECYCLE_KEY)
 
     def _fail_login(self) -> None:

@@ -14,6 +14,6 @@ the built-in checks that read a message (:func:`~service_client.has_role`, ...).
 from __future__ import annotations
 
 from .files import load_commands
-from .record import Check, Command
+from .record import BucketType, Check, Command
 
-__all__ = ["Check", "Command", "load_commands"]
+__all__ = ["BucketType", "Check", "Command", "load_commands"]

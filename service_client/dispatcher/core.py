@@ -60,8 +60,14 @@ How a message is handled, in order:
    :class:`~service_client.errors.CommandUsageError`; a text its converter
    refuses a :class:`~service_client.errors.CommandArgumentError`; each with
    the usage line.
-5. A command with a ``cooldown`` runs at most once per that many seconds for
-   each user; else :class:`~service_client.errors.CommandCooldownError`.
+5. A command with ``max_concurrency`` runs at most that many times at once
+   in one bucket (everyone together by default), else
+   :class:`~service_client.errors.MaxConcurrencyReached`; a command with a
+   ``cooldown`` runs at most once per that many seconds in one bucket (each
+   user by default; see :class:`~service_client.BucketType`), else
+   :class:`~service_client.errors.CommandCooldownError` ("try again in 23 h
+   12 min"). Cooldowns are timed by the client's clock (see
+   :mod:`.cooldowns`).
 6. ``execute(ctx, *args, **rest)`` runs. If it raises a
    :class:`~service_client.errors.CommandError` (``raise
    CommandError("count must be between 1 and 100")``), that is the command's
@@ -93,17 +99,16 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ..commands import Check, Command
+from ..commands import BucketType, Check, Command
 from ..errors import CommandError, CommandNotFoundError
 from ..permissions import Permissions
 from .checks import run_checks
 from .context import CommandContext
 from .converters import ConverterFunction, ConverterRegistry, check_registration
-from .cooldowns import Cooldowns
+from .cooldowns import CommandLimits, CooldownStore
 from .failures import argument_error, internal_error, reply_unknown, report, syntax_error
 from .help import HELP, _HelpMixin
 from .parsing import (
@@ -159,7 +164,12 @@ class CommandDispatcher(_HelpMixin):
             it is not emitted as ``error``.
         listen: Register the ``message_create`` listener; with False, call
             :meth:`process` yourself.
-        clock: Monotonic seconds used for cooldowns (tests inject a fake).
+        clock: Monotonic seconds to time cooldowns with; default the
+            client's clock (``client.clock.now()``, read at each invocation,
+            so ``set_clock`` and the test world's clock apply).
+        cooldown_store: Where cooldown expiries are kept too, so that they
+            survive a restart (see :class:`~service_client.dispatcher.cooldowns.CooldownStore`);
+            None keeps them in memory only.
 
     Raises:
         TypeError: ``prefix`` is not a str or a sequence of str, ``commands``
@@ -179,7 +189,8 @@ class CommandDispatcher(_HelpMixin):
         reply_errors: bool = True,
         reply_unknown: bool = False,
         listen: bool = True,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
+        cooldown_store: CooldownStore | None = None,
     ) -> None:
         self.client = client
         prefixes = _normalise_prefixes(prefix)
@@ -206,7 +217,7 @@ class CommandDispatcher(_HelpMixin):
         self.reply_errors = reply_errors
         self.reply_unknown = reply_unknown
         self._register_lock = threading.Lock()  # makes add()'s clash check and insert atomic
-        self._cooldowns = Cooldowns(clock)
+        self._limits = CommandLimits(lambda: client.clock, seconds=clock, store=cooldown_store)
         self._signatures_lock = threading.Lock()  # guards _signatures
         self._signatures: dict[Command, CommandSignature] = {}
         self._converters = ConverterRegistry()
@@ -251,6 +262,9 @@ class CommandDispatcher(_HelpMixin):
         checks: Check | Callable[[CommandContext], object] | Iterable[Check | Callable[[CommandContext], object]]
         | None = None,
         hidden: bool = False,
+        cooldown_per: BucketType | str = BucketType.USER,
+        max_concurrency: int | None = None,
+        concurrency_per: BucketType | str = BucketType.DEFAULT,
     ) -> Callable[[_F], _F]:
         """Decorator factory form: ``@dispatcher.command("name", ...)`` returns the decorator."""
 
@@ -265,6 +279,9 @@ class CommandDispatcher(_HelpMixin):
         checks: Check | Callable[[CommandContext], object] | Iterable[Check | Callable[[CommandContext], object]]
         | None = None,
         hidden: bool = False,
+        cooldown_per: BucketType | str = BucketType.USER,
+        max_concurrency: int | None = None,
+        concurrency_per: BucketType | str = BucketType.DEFAULT,
     ) -> Any:
         """Decorator: register a function as a command, ``execute(ctx, *args)``.
 
@@ -282,11 +299,15 @@ class CommandDispatcher(_HelpMixin):
                 function's docstring.
             requires: Permissions the author must hold in the server (see
                 :class:`Command`).
-            cooldown: Seconds between two runs by one user (see :class:`Command`).
+            cooldown: Seconds between two runs in one bucket (see :class:`Command`).
+            cooldown_per: Who shares the cooldown: a :class:`~service_client.BucketType`
+                (default ``USER``: each user their own).
             checks: Conditions on running it: :class:`~service_client.Check`
                 objects or predicates ``predicate(ctx) -> bool`` (see
                 :mod:`~service_client.dispatcher.checks`).
-            hidden: Leave it out of the help's list of commands.
+            hidden: Leave it out of the help (its list, and ``help <name>``).
+            max_concurrency: At most this many runs at once in one bucket; None for no limit.
+            concurrency_per: Who shares that limit (default ``DEFAULT``: everyone).
 
         Returns:
             A decorator that registers the function and returns it unchanged
@@ -313,6 +334,9 @@ class CommandDispatcher(_HelpMixin):
                     cooldown=cooldown,
                     checks=checks,
                     hidden=hidden,
+                    cooldown_per=cooldown_per,
+                    max_concurrency=max_concurrency,
+                    concurrency_per=concurrency_per,
                 )
             )
             return fn
@@ -537,8 +561,8 @@ class CommandDispatcher(_HelpMixin):
         ctx.command = command
         run_checks(ctx, command)
         bound = self._bind(ctx, command, text)
-        self._cooldowns.take(ctx, command)
-        self._call(ctx, command.name, word, lambda: command.execute(ctx, *bound.args, **bound.kwargs))
+        with self._limits.hold(ctx, command):
+            self._call(ctx, command.name, word, lambda: command.execute(ctx, *bound.args, **bound.kwargs))
 
     @staticmethod
     def _call(ctx: CommandContext, name: str, word: str, run: Callable[[], object]) -> None:
