@@ -31,7 +31,7 @@ from . import rest as _rest
 from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
-from .commands import Check, Command, load_commands
+from .commands import Check, Cog, Command, load_commands
 from .errors import (
     BadArgumentError,
     ChannelAccessError,
@@ -46,11 +46,17 @@ from .errors import (
     CommandPermissionError,
     CommandSyntaxError,
     CommandUsageError,
+    ExtensionAlreadyLoadedError,
+    ExtensionError,
+    ExtensionFailedError,
+    ExtensionNotFoundError,
+    ExtensionNotLoadedError,
     GatewayError,
     GatewayTimeoutError,
     InsecureHostWarning,
     MissingPermissions,
     MissingRole,
+    NoEntryPointError,
     NoPrivateMessage,
     PrivateMessageOnly,
     RateLimitError,
@@ -125,6 +131,7 @@ __all__ = [
     "CheckFailure",
     "Client",
     "ClientState",
+    "Cog",
     "Collection",
     "Command",
     "CommandArgumentError",
@@ -143,6 +150,11 @@ __all__ = [
     "EmbedBuilder",
     "Emoji",
     "EventPublisher",
+    "ExtensionAlreadyLoadedError",
+    "ExtensionError",
+    "ExtensionFailedError",
+    "ExtensionNotFoundError",
+    "ExtensionNotLoadedError",
     "FleetWorker",
     "GatewayError",
     "GatewayTimeoutError",
@@ -157,6 +169,7 @@ __all__ = [
     "MissingPermissions",
     "MissingRole",
     "MonotonicClock",
+    "NoEntryPointError",
     "NoPrivateMessage",
     "PermissionOverwrite",
     "Permissions",

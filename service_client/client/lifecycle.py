@@ -64,6 +64,7 @@ from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
+from .extensions import ClientExtensions
 from .listeners import ClientEvents
 from .operations import ClientOperations
 from .scheduling import ClientScheduling
@@ -107,7 +108,7 @@ class ClientState(enum.Enum):
     DESTROYED = "destroyed"
 
 
-class Client(ClientEvents, ClientOperations, ClientScheduling):
+class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions):
     """A bot's connection to the service: socket, REST session, caches and events.
 
     Thread-safe:
