@@ -251,8 +251,13 @@ def test_without_a_dispatcher_the_client_says_to_make_one() -> None:
         # the first dispatcher serves the client; a second one serves itself only
         first, second = CommandDispatcher(bare), CommandDispatcher(bare, prefix="?")
         assert first.extensions.installed and not second.extensions.installed
-        second.extensions.add_cog(Shop())
+        shop = second.extensions.add_cog(Shop())
         assert bare.cogs == {} and "buy" in second.commands
+        with pytest.raises(ValueError, match="added to another client"):
+            first.extensions.add_cog(shop)  # one cog serves one dispatcher at a time
+        second.extensions.remove_cog("Shop")
+        first.extensions.add_cog(shop)
+        assert bare.get_cog("Shop") is shop
     finally:
         bare.destroy()
 

@@ -131,8 +131,8 @@ class ClientExtensions:
                 :meth:`CommandDispatcher.add <service_client.CommandDispatcher.add>`).
             ValueError: A cog of that name is added already (without
                 ``override``) or is being added or removed on another thread;
-                this instance is added already; a command name or alias is
-                taken; a listener names an unknown event; a task's options are
+                this instance is added already (here or to another client); a
+                command name or alias is taken; a listener names an unknown event; a task's options are
                 invalid.
             Exception: What ``cog_load`` raised.
         """

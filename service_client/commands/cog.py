@@ -521,6 +521,24 @@ class Cog:
         with _BUILD_LOCK:
             return self.__dict__.setdefault("_Cog__records", (commands, listeners))  # type: ignore[no-any-return]
 
+    def _cog_claim(self, owner: object) -> bool:
+        """Mark the cog as added by ``owner`` unless another owner has it; True when marked (or already ``owner``'s).
+
+        For the extensions part that adds the cog: one cog instance serves one client at a time.
+        """
+        with _BUILD_LOCK:
+            current = self.__dict__.get("_Cog__owner")
+            if current is not None and current is not owner:
+                return False
+            self.__dict__["_Cog__owner"] = owner
+            return True
+
+    def _cog_release(self, owner: object) -> None:
+        """Clear the mark of :meth:`_cog_claim` when ``owner`` holds it."""
+        with _BUILD_LOCK:
+            if self.__dict__.get("_Cog__owner") is owner:
+                del self.__dict__["_Cog__owner"]
+
     def _cog_make_tasks(self, make: Callable[[Callable[..., Any], Mapping[str, Any]], RepeatingTask]) -> dict[str, RepeatingTask]:
         """Make the cog's tasks with ``make(bound method, options)`` and set them as its attributes.
 

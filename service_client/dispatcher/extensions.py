@@ -180,7 +180,7 @@ class Extensions:
                 wrong type.
             ValueError: A cog of that name is added already (without
                 ``override``) or busy on another thread; this very cog is added
-                already; a command's name or alias is taken; a listener names an
+                already, here or to another client; a command's name or alias is taken; a listener names an
                 unknown event; a task option is out of range.
             Exception: What ``cog_load`` raised.
         """
@@ -200,9 +200,12 @@ class Extensions:
                     f"a cog named {name!r} is added already: remove_cog({name!r}) first, "
                     "or add_cog(cog, override=True)"
                 )
+            if not cog._cog_claim(self):
+                raise ValueError(f"this {name} cog is added to another client (or dispatcher); remove it there first")
             if old is not None:
                 del self._cogs[name]
             self._busy_cogs.add(name)
+        added: _Added | None = None
         try:
             self._watch_close()
             if old is not None:
@@ -213,6 +216,8 @@ class Extensions:
         finally:
             with self._lock:
                 self._busy_cogs.discard(name)
+            if added is None:
+                cog._cog_release(self)
         return cog
 
     def remove_cog(self, name: str) -> Cog | None:
@@ -272,7 +277,10 @@ class Extensions:
 
     def _eject(self, added: _Added) -> None:
         """Remove what ``added`` registered, then call ``cog_unload`` (its exception reported)."""
-        self._undo(added.cog, added.commands, added.listeners, added.tasks, unload=True)
+        try:
+            self._undo(added.cog, added.commands, added.listeners, added.tasks, unload=True)
+        finally:
+            added.cog._cog_release(self)
 
     def _undo(self, cog: Cog, commands: Any, listeners: Any, tasks: Mapping[str, RepeatingTask], *,
               unload: bool) -> None:
@@ -462,6 +470,7 @@ class Extensions:
             ExtensionNotFoundError: No module of that name.
             ExtensionFailedError: Executing it (or its parent package) raised; it left ``sys.modules``.
         """
+        importlib.invalidate_caches()  # files written since the folder was last read are found
         try:
             spec = importlib.util.find_spec(name)
         except ModuleNotFoundError as exc:
