@@ -1,10 +1,12 @@
 """The blocking :class:`Client`: lifecycle, authentication, connection and state.
 
-The client's other methods come from two bases: the event methods (``on``,
+The client's other methods come from its bases: the event methods (``on``,
 ``once``, ``off``, ``listeners``, ``wait_for``, custom events) from
-:mod:`service_client.client.listeners`, and the operations a logged-in bot
+:mod:`service_client.client.listeners`, the operations a logged-in bot
 calls (``api_call``, ``send_message``, presence...) from
-:mod:`service_client.client.operations`. The caches, the socket event parsers
+:mod:`service_client.client.operations`, scheduled work from
+:mod:`service_client.client.scheduling`, and the cog and extension methods
+(``add_cog``, ``load_extension``...) from :mod:`service_client.client.extensions`. The caches, the socket event parsers
 and the nonce-keyed sends live in the client's connection state
 (:class:`~service_client.state.ConnectionState`), which every model holds.
 
