@@ -542,3 +542,42 @@ def test_a_reload_from_a_command_picks_up_the_file_rewritten_on_disk(
         assert bot_world.advance(0) == 1  # the new task's first run; the old task is stopped
     assert paid.result().content == "interest paid (v2, rewritten)"
     assert list(bot_client.cogs) == ["Bank"]
+
+
+def test_loads_and_unloads_from_several_threads_leave_a_consistent_client(
+    client: Client, extension_dir: pathlib.Path
+) -> None:
+    # Two threads race on one extension, two more each own one; every call either does its work
+    # or is refused with an ExtensionError; at the end what is loaded matches what is registered.
+    names = [_write(extension_dir, EXTENSION.format(extra="pass").replace("class Vault", f"class Vault{i}")
+                    .replace("Vault()", f"Vault{i}()").replace("def deposit", f"def deposit{i}"))
+             for i in range(3)]
+    shared, own = names[0], names[1:]
+    failures: list[BaseException] = []
+
+    def churn(name: str, rounds: int, contended: bool) -> None:
+        for _ in range(rounds):
+            for step in (client.load_extension, client.unload_extension):
+                try:
+                    step(name)
+                except ExtensionError:
+                    if not contended:
+                        raise
+                except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+                    failures.append(exc)
+                    return
+
+    threads = [threading.Thread(target=churn, args=(shared, 30, True), name=f"test-churn-{i}") for i in range(2)]
+    threads += [threading.Thread(target=churn, args=(name, 30, False), name=f"test-own-{name}") for name in own]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert failures == []
+    loaded = set(client.extensions)
+    assert loaded <= {shared}
+    expected = {"Vault0"} if loaded else set()
+    assert set(client.cogs) == expected
+    assert _commands(client) == ({"deposit0"} if loaded else set())
+    listeners = client.listeners("message_create")
+    assert len(listeners) == 1 + len(loaded)  # the dispatcher's, and the extension's loose one

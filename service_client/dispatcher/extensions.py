@@ -398,7 +398,7 @@ class Extensions:
 
     def _reload(self, name: str, old: ModuleType) -> None:
         # 1. The new code, imported while the old version runs on (its submodules afresh too).
-        saved = {key: mod for key, mod in sys.modules.items() if _in_module(key, name)}
+        saved = {key: mod for key, mod in list(sys.modules.items()) if _in_module(key, name)}
         _forget_modules(name)
         try:
             new = self._import(name, _OLD_STAYS)
@@ -585,5 +585,6 @@ class Extensions:
 
 def _forget_modules(name: str) -> None:
     """Take the module ``name`` and its submodules out of :data:`sys.modules`."""
-    for key in [key for key in sys.modules if _in_module(key, name)]:
+    prefix = name + "."
+    for key in [key for key in list(sys.modules) if key == name or key.startswith(prefix)]:
         sys.modules.pop(key, None)
