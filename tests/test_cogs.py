@@ -319,8 +319,18 @@ def test_load_and_unload_an_extension(client: Client, extension_dir: pathlib.Pat
 
 
 def test_a_failing_setup_leaves_nothing_behind(client: Client, extension_dir: pathlib.Path) -> None:
+    common = _write(extension_dir, """
+        from service_client import Cog
+
+        class Common(Cog):
+            @Cog.command()
+            def shared(self, ctx):
+                pass
+    """)
     extra = ("from service_client import Command\n"
              "        client.commands['plain'] = Command('plain', lambda ctx: None)\n"
+             f"        from {common} import Common\n"
+             "        client.add_cog(Common())  # a cog of another module\n"
              "        raise LookupError('no config')")
     name = _write(extension_dir, EXTENSION.format(extra=extra))
     with pytest.raises(ExtensionFailedError) as caught:
@@ -352,6 +362,8 @@ def test_the_load_errors_name_the_extension(client: Client, extension_dir: pathl
     assert broken not in sys.modules
     with pytest.raises(TypeError, match="name must be a str"):
         client.load_extension(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not the class: add_cog\(Shop\(...\)\)"):
+        client.add_cog(Shop)  # type: ignore[arg-type]
     with pytest.raises(ExtensionNotFoundError, match="relative name"):
         client.load_extension(".economy")
     assert isinstance(ExtensionNotFoundError("x", name="x"), ExtensionError)
@@ -383,6 +395,11 @@ def test_a_reload_swaps_in_the_new_code_and_a_failing_one_keeps_the_old(
     with pytest.raises(NoEntryPointError, match="the old version stays loaded"):
         client.reload_extension(name)
     assert client.get_cog("Vault") is old_cog
+
+    (extension_dir / f"{name}.py").unlink()
+    with pytest.raises(ExtensionNotFoundError, match="the old version stays loaded"):
+        client.reload_extension(name)
+    assert client.get_cog("Vault") is old_cog and sys.modules[name] is old
 
     extra = "raise RuntimeError('half done')"
     (extension_dir / f"{name}.py").write_text(textwrap.dedent(EXTENSION.format(extra=extra)))

@@ -183,8 +183,9 @@ class ClientExtensions:
         The module is imported afresh (not taken from :data:`sys.modules`)
         and kept in :data:`sys.modules` while loaded. When the import or
         ``setup`` fails, what ``setup`` added is removed again: its cogs
-        (those whose class is defined in the module or its submodules), and
-        the commands and listeners whose function is; ``teardown`` is called
+        (those it added, and those whose class is defined in the module or
+        its submodules), and the commands and listeners whose function is
+        defined there; ``teardown`` is called
         when the module has one; the module leaves :data:`sys.modules`; and
         :class:`~service_client.errors.ExtensionFailedError` names the
         extension, the original exception chained. ``setup`` runs on the

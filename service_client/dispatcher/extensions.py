@@ -28,8 +28,9 @@ the first dispatcher of a client hands its part to the client; the client's
 ``load_extension``, ``add_cog``, ``cogs`` and the others call it. There is no
 ``Bot`` class: the client and its dispatcher together are the bot.
 
-What belongs to an extension ``bot.economy``: the cogs whose class is defined
-in the module or one of its submodules (``bot.economy.shop``), and the
+What belongs to an extension ``bot.economy``: the cogs its ``setup`` added
+(on its own thread), the cogs whose class is defined in the module or one of
+its submodules (``bot.economy.shop``), and the
 commands and listeners whose function is defined there (a ``setup`` may add
 them without a cog: ``client.on("ready", greet)``). Unloading removes all of
 them, then calls ``teardown(client)``. Repeating tasks made outside a cog are
@@ -90,7 +91,7 @@ _OLD_STAYS = "the old version stays loaded"
 class _Added:
     """A cog while it is added: what was registered for it, to be undone at its removal."""
 
-    __slots__ = ("cog", "commands", "listeners", "tasks")
+    __slots__ = ("cog", "commands", "extension", "listeners", "tasks")
 
     def __init__(self, cog: Cog, commands: tuple[Command, ...],
                  listeners: tuple[tuple[str, Callable[..., Any]], ...], tasks: dict[str, RepeatingTask]) -> None:
@@ -98,6 +99,8 @@ class _Added:
         self.commands = commands
         self.listeners = listeners
         self.tasks = tasks
+        #: The extension whose setup() added the cog on its own thread, if any.
+        self.extension: str | None = None
 
 
 def _in_module(owner: object, name: str) -> bool:
@@ -132,6 +135,7 @@ class Extensions:
         self._busy_cogs: set[str] = set()
         self._busy_extensions: set[str] = set()
         self._watching = False  # the client_close listener is registered
+        self._setting_up = threading.local()  # .name: the extension whose setup() runs on this thread
         install = getattr(self.client, "_set_extension_host", None)
         self.installed: bool = bool(callable(install) and install(self))
 
@@ -184,6 +188,8 @@ class Extensions:
                 unknown event; a task option is out of range.
             Exception: What ``cog_load`` raised.
         """
+        if isinstance(cog, type) and issubclass(cog, Cog):
+            raise TypeError(f"cog must be a Cog instance, not the class: add_cog({cog.__name__}(...))")
         if not isinstance(cog, Cog):
             raise TypeError(f"cog must be a Cog (a subclass instance), not {type(cog).__name__}")
         if not isinstance(override, bool):
@@ -211,6 +217,7 @@ class Extensions:
             if old is not None:
                 self._eject(old)
             added = self._inject(cog)
+            added.extension = getattr(self._setting_up, "name", None)
             with self._lock:
                 self._cogs[name] = added
         finally:
@@ -511,18 +518,24 @@ class Extensions:
 
     def _run_setup(self, name: str, module: ModuleType, setup: Callable[[Any], object]) -> Exception | None:
         """Call ``setup(client)``; when it raises, remove what it added and return the exception."""
+        outer = getattr(self._setting_up, "name", None)  # a setup() that loads another extension
+        self._setting_up.name = name
         try:
             setup(self.client)
         except Exception as exc:  # noqa: BLE001 - returned to the caller, which raises it chained
+            self._setting_up.name = outer
             self._remove_module(name, module)
             return exc
+        finally:
+            self._setting_up.name = outer
         return None
 
     def _remove_module(self, name: str, module: ModuleType) -> None:
         """Remove the cogs, commands and listeners of ``name``'s modules, then call its ``teardown``."""
         with self._lock:
             cogs = [cog_name for cog_name, added in self._cogs.items()
-                    if _in_module(type(added.cog).__module__, name) and cog_name not in self._busy_cogs]
+                    if (added.extension == name or _in_module(type(added.cog).__module__, name))
+                    and cog_name not in self._busy_cogs]
             taken = [self._cogs.pop(cog_name) for cog_name in cogs]
             self._busy_cogs.update(cogs)
         try:
