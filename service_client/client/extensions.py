@@ -153,8 +153,11 @@ class ClientExtensions:
             The removed cog, or None when no cog has that name (also without a dispatcher).
 
         Raises:
+            TypeError: ``name`` is not a str.
             ValueError: The cog is being added or removed on another thread.
         """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str (the cog's qualified_name), not {type(name).__name__}")
         host = self._extension_host
         return None if host is None else host.remove_cog(name)
 

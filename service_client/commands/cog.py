@@ -475,8 +475,9 @@ class Cog:
 
         Release what :meth:`cog_load` took. An exception here is reported
         like a listener's (the ``error`` event, else the log) and the removal
-        stands. Runs on the thread that removes the cog (the destroying
-        thread at ``client.destroy()``), with no lock of the library held.
+        stands. Runs on the thread that removes the cog (at
+        ``client.destroy()``, a worker thread while ``destroy()`` waits), with
+        no lock of the library held.
         """
 
     def cog_check(self, ctx: Any) -> bool:

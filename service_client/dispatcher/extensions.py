@@ -46,9 +46,9 @@ meanwhile is refused (:class:`~service_client.errors.ExtensionError`, or
 names, a ``setup`` loading another extension included, go ahead.
 
 When the client is destroyed, its extensions are unloaded and its cogs
-removed (a ``client_close`` listener): ``teardown`` and ``cog_unload`` run
-then, on the destroying thread's watch, within the bound ``destroy`` gives the
-``client_close`` listeners.
+removed by a ``client_close`` listener: ``teardown`` and ``cog_unload`` run
+then on a worker thread, while ``destroy()`` waits for the ``client_close``
+listeners (5 s at most), after the scheduled work was cancelled.
 """
 
 from __future__ import annotations
