@@ -163,7 +163,8 @@ def test_add_cog_registers_the_three_parts_and_remove_cog_takes_them_away(client
     shop = client.add_cog(Shop())
     assert client.get_cog("Shop") is shop and list(client.cogs) == ["Shop"]
     assert _commands(client) == {"buy"}
-    assert shop.get_listeners()[0][1] in client.listeners("message_create")
+    [registered] = [fn for fn in client.listeners("message_create") if getattr(fn, "__wrapped__", None)]
+    assert registered.__wrapped__ == shop.on_message_create and registered.__qualname__ == "Shop.on_message_create"
     assert shop.restock.is_running() and shop.get_tasks() == {"restock": shop.restock}
     assert client.clock.advance(0) == 1 and shop.ticks == 1  # type: ignore[attr-defined]
     assert shop.events == ["load"]
@@ -171,7 +172,7 @@ def test_add_cog_registers_the_three_parts_and_remove_cog_takes_them_away(client
     assert client.remove_cog("Shop") is shop
     assert client.cogs == {} and client.get_cog("Shop") is None
     assert _commands(client) == set()
-    assert shop.get_listeners()[0][1] not in client.listeners("message_create")
+    assert registered not in client.listeners("message_create")
     assert not shop.restock.is_running()
     assert client.clock.advance(3600) == 0 and shop.ticks == 1  # type: ignore[attr-defined]
     assert shop.events == ["load", "unload"]
@@ -222,6 +223,37 @@ def test_a_failing_add_leaves_nothing_behind(client: Client, failure: str) -> No
     # cog_unload answers cog_load: called when cog_load ran to its end
     assert broken.events == ([] if failure == "task" else ["load"] if failure == "cog_load" else ["load", "unload"])
     client.add_cog(Shop())  # the name is free again
+
+
+def test_an_event_queued_before_the_removal_does_not_reach_the_removed_cog(client: Client) -> None:
+    # The client hands an event to the listeners registered when it arrived: the first listener
+    # holds the event up while the cog is removed; the cog's listener, next in line, is skipped.
+    tick = client.register_event("tick")
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
+    client.on(tick, lambda: (holding.set(), release.wait(5)))
+
+    class Listening(Cog):
+        def __init__(self) -> None:
+            self.heard = 0
+
+        @Cog.listener("tick")
+        def heard_tick(self) -> None:
+            self.heard += 1
+
+    cog = client.add_cog(Listening())
+    client.on(tick, done.set)
+    client.dispatch(tick, key="k")
+    assert holding.wait(5)
+    client.remove_cog("Listening")
+    release.set()
+    assert done.wait(5)
+    assert cog.heard == 0
+    client.off(tick, done.set)
+    client.add_cog(cog)
+    client.on(tick, done.set)  # after the cog's listener again
+    done.clear()
+    client.dispatch(tick, key="k")
+    assert done.wait(5) and cog.heard == 1
 
 
 def test_a_failing_cog_unload_is_reported_and_the_removal_stands(client: Client) -> None:

@@ -452,7 +452,13 @@ class Cog:
         return list(self._cog_records()[0])
 
     def get_listeners(self) -> list[tuple[str, Callable[..., Any]]]:
-        """``(event, bound method)`` of each of the cog's listeners; the same objects every call."""
+        """``(event, bound method)`` of each of the cog's listeners; the same objects every call.
+
+        Added to a client, each is registered wrapped: the wrapper (its name,
+        module and ``__wrapped__`` those of the method) calls the method only
+        while the cog is added, so an event that arrived before the cog's
+        removal and was still waiting for the worker pool does not reach it.
+        """
         return list(self._cog_records()[1])
 
     def get_tasks(self) -> dict[str, RepeatingTask]:

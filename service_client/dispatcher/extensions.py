@@ -53,6 +53,7 @@ listeners (5 s at most), after the scheduled work was cancelled.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import sys
@@ -91,16 +92,41 @@ _OLD_STAYS = "the old version stays loaded"
 class _Added:
     """A cog while it is added: what was registered for it, to be undone at its removal."""
 
-    __slots__ = ("cog", "commands", "extension", "listeners", "tasks")
+    __slots__ = ("cog", "commands", "extension", "gate", "listeners", "tasks")
 
     def __init__(self, cog: Cog, commands: tuple[Command, ...],
-                 listeners: tuple[tuple[str, Callable[..., Any]], ...], tasks: dict[str, RepeatingTask]) -> None:
+                 listeners: tuple[tuple[str, Callable[..., Any]], ...], tasks: dict[str, RepeatingTask],
+                 gate: threading.Event) -> None:
         self.cog = cog
+        self.gate = gate  # set while the cog's listeners may run
         self.commands = commands
         self.listeners = listeners
         self.tasks = tasks
         #: The extension whose setup() added the cog on its own thread, if any.
         self.extension: str | None = None
+
+
+class _GatedListener:
+    """A cog's listener as registered with the client: it calls the method only while the cog is added.
+
+    The client hands each event to the listeners registered when it arrived; an event queued
+    before the cog's removal would otherwise reach the method after ``remove_cog`` returned
+    (after its ``cog_unload`` closed what the method uses). Name, module and docstring are the
+    method's, so reports and ``client.listeners()`` show it.
+    """
+
+    def __init__(self, method: Callable[..., Any], gate: threading.Event) -> None:
+        functools.update_wrapper(self, method)
+        self._method = method
+        self._gate = gate
+
+    def __call__(self, *args: Any) -> Any:
+        if self._gate.is_set():
+            return self._method(*args)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<cog listener {self._method!r}>"
 
 
 def _in_module(owner: object, name: str) -> bool:
@@ -267,6 +293,8 @@ class Extensions:
         tasks = cog._cog_make_tasks(lambda fn, options: client.every(**options)(fn))
         commands: list[Command] = []
         listeners: list[tuple[str, Callable[..., Any]]] = []
+        gate = threading.Event()
+        gate.set()
         loaded = False
         try:
             cog.cog_load()
@@ -274,16 +302,19 @@ class Extensions:
             for command in cog.get_commands():
                 self._dispatcher.add(command)
                 commands.append(command)
-            for event, listener in cog.get_listeners():
+            for event, method in cog.get_listeners():
+                listener = _GatedListener(method, gate)
                 client.on(event, listener)  # type: ignore[call-overload]
                 listeners.append((event, listener))
         except BaseException:
+            gate.clear()
             self._undo(cog, commands, listeners, tasks, unload=loaded)
             raise
-        return _Added(cog, tuple(commands), tuple(listeners), tasks)
+        return _Added(cog, tuple(commands), tuple(listeners), tasks, gate)
 
     def _eject(self, added: _Added) -> None:
         """Remove what ``added`` registered, then call ``cog_unload`` (its exception reported)."""
+        added.gate.clear()  # events queued before now no longer reach the cog
         try:
             self._undo(added.cog, added.commands, added.listeners, added.tasks, unload=True)
         finally:
