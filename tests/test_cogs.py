@@ -630,3 +630,18 @@ def test_loads_and_unloads_from_several_threads_leave_a_consistent_client(
     assert _commands(client) == ({"deposit0"} if loaded else set())
     listeners = client.listeners("message_create")
     assert len(listeners) == 1 + len(loaded)  # the dispatcher's, and the extension's loose one
+
+
+def test_a_failing_setup_in_the_world_leaves_the_bot_as_it_was(
+    bot_world: Any, bot_client: Client, say: Any, expect_reply: Any, extension_dir: pathlib.Path
+) -> None:
+    source = BANK.format(version="v1", channel=bot_world.general.id) + "        raise KeyError('BANK_CHANNEL')\n"
+    name = _write(extension_dir, source)
+    with pytest.raises(ExtensionFailedError, match=f"extension {name!r}: setup.*KeyError"):
+        bot_client.load_extension(name)
+    assert bot_client.cogs == {} and bot_client.extensions == {}
+    assert bot_world.advance(3600) == 0  # its task was made and started, and is stopped
+    ignored = say("general", "!bal")
+    say("general", "hello bank")
+    say("general", "!ping")
+    assert expect_reply(ignored).content == "Pong!"
