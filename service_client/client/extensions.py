@@ -119,7 +119,8 @@ class ClientExtensions:
         Args:
             cog: The cog instance.
             override: Replace a cog of the same name (removed first) instead
-                of refusing.
+                of refusing; when the new cog then fails, the old one stays
+                removed.
 
         Returns:
             ``cog``.

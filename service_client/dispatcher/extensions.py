@@ -197,21 +197,23 @@ class Extensions:
         Args:
             cog: The cog.
             override: Replace a cog of the same name (removed first, as by
-                :meth:`remove_cog`) instead of refusing.
+                :meth:`remove_cog`) instead of refusing. When the new cog then
+                fails, the old one stays removed.
 
         Returns:
             ``cog``.
 
         Raises:
-            TypeError: ``cog`` is not a :class:`~service_client.Cog` or
+            TypeError: ``cog`` is not a :class:`~service_client.Cog` instance or
                 ``override`` not a bool; a command cannot be called from a
                 message (see :meth:`CommandDispatcher.add
                 <service_client.CommandDispatcher.add>`); a task option has the
                 wrong type.
             ValueError: A cog of that name is added already (without
-                ``override``) or busy on another thread; this very cog is added
-                already, here or to another client; a command's name or alias is taken; a listener names an
-                unknown event; a task option is out of range.
+                ``override``) or busy on another thread; this very cog is
+                added already, here or to another client; a command's name or
+                alias is taken; a listener names an unknown event; a task
+                option is out of range.
             Exception: What ``cog_load`` raised.
         """
         if isinstance(cog, type) and issubclass(cog, Cog):
