@@ -31,7 +31,7 @@ from . import rest as _rest
 from ._version import __version__ as __version__
 from .client import MISSING, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
-from .commands import BucketType, Check, Command, load_commands
+from .commands import BucketType, Check, Cog, Command, load_commands
 from .errors import (
     BadArgumentError,
     ChannelAccessError,
@@ -46,12 +46,18 @@ from .errors import (
     CommandPermissionError,
     CommandSyntaxError,
     CommandUsageError,
+    ExtensionAlreadyLoadedError,
+    ExtensionError,
+    ExtensionFailedError,
+    ExtensionNotFoundError,
+    ExtensionNotLoadedError,
     GatewayError,
     GatewayTimeoutError,
     InsecureHostWarning,
     MaxConcurrencyReached,
     MissingPermissions,
     MissingRole,
+    NoEntryPointError,
     NoPrivateMessage,
     PrivateMessageOnly,
     RateLimitError,
@@ -127,6 +133,7 @@ __all__ = [
     "CheckFailure",
     "Client",
     "ClientState",
+    "Cog",
     "Collection",
     "Command",
     "CommandArgumentError",
@@ -145,6 +152,11 @@ __all__ = [
     "EmbedBuilder",
     "Emoji",
     "EventPublisher",
+    "ExtensionAlreadyLoadedError",
+    "ExtensionError",
+    "ExtensionFailedError",
+    "ExtensionNotFoundError",
+    "ExtensionNotLoadedError",
     "FleetWorker",
     "GatewayError",
     "GatewayTimeoutError",
@@ -160,6 +172,7 @@ __all__ = [
     "MissingPermissions",
     "MissingRole",
     "MonotonicClock",
+    "NoEntryPointError",
     "NoPrivateMessage",
     "PermissionOverwrite",
     "Permissions",

@@ -13,6 +13,13 @@ The tree::
     ├── ChannelAccessError       .channel_id, .action, .reason, .missing; a send, reaction or edit
     │                            that cannot succeed there (known before anything is sent)
     ├── BadArgumentError         (also a ValueError) raised by an argument converter
+    ├── ExtensionError           .name (the extension's module); loading cogs from a module
+    │   ├── ExtensionNotFoundError       (no module of that name)
+    │   ├── ExtensionAlreadyLoadedError
+    │   ├── ExtensionNotLoadedError
+    │   ├── NoEntryPointError            (the module has no setup(client) function)
+    │   └── ExtensionFailedError         .original (also the __cause__): importing the module,
+    │                                    or its setup(client), raised
     └── CommandError             .command_name, .context; str(e) is the text shown to the author
         ├── CommandNotFoundError     .name
         ├── CommandSyntaxError       (an opening double quote never closed)
@@ -43,6 +50,11 @@ exception is :class:`CommandNotFoundError` (a word that names no command):
 the dispatcher only logs it at DEBUG, or replies its text with
 ``reply_unknown=True``, and never emits it, since several bots may share a
 prefix.
+
+The extension errors are raised by ``client.load_extension``,
+``unload_extension`` and ``reload_extension`` (see
+:mod:`service_client.dispatcher.extensions`); each names the extension's
+module in its text and in :attr:`ExtensionError.name`.
 
 Two failures are plain builtins rather than library errors: a bot calling
 ``client.guilds.create`` gets :class:`PermissionError` ("Bots cannot create
@@ -80,12 +92,18 @@ __all__ = [
     "CommandPermissionError",
     "CommandSyntaxError",
     "CommandUsageError",
+    "ExtensionAlreadyLoadedError",
+    "ExtensionError",
+    "ExtensionFailedError",
+    "ExtensionNotFoundError",
+    "ExtensionNotLoadedError",
     "GatewayError",
     "GatewayTimeoutError",
     "InsecureHostWarning",
     "MaxConcurrencyReached",
     "MissingPermissions",
     "MissingRole",
+    "NoEntryPointError",
     "NoPrivateMessage",
     "PrivateMessageOnly",
     "RateLimitError",
@@ -672,4 +690,66 @@ class CommandInvokeError(CommandError):
         context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
+        self.original = original
+
+
+class ExtensionError(ServiceError):
+    """Loading, unloading or reloading an extension (a module of cogs) failed.
+
+    Raised by ``client.load_extension``, ``unload_extension`` and
+    ``reload_extension`` (see :class:`~service_client.dispatcher.extensions.Extensions`);
+    the text names the extension and says in which state it is left.
+
+    Args:
+        text: What happened, naming the extension.
+        name: The extension's module name (``"bot.economy"``).
+
+    Attributes:
+        name: The extension's module name.
+    """
+
+    def __init__(self, text: str, *, name: str) -> None:
+        super().__init__(text)
+        self.name = name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_extension_error, (type(self), str(self), dict(self.__dict__)))
+
+
+def _rebuild_extension_error(cls: type[ExtensionError], text: str, state: dict[str, Any]) -> ExtensionError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, text)
+    err.__dict__.update(state)
+    return err
+
+
+class ExtensionNotFoundError(ExtensionError):
+    """No module of the extension's name can be found (nothing was imported, nothing changed)."""
+
+
+class ExtensionAlreadyLoadedError(ExtensionError):
+    """``load_extension`` of an extension that is loaded already (use ``reload_extension``)."""
+
+
+class ExtensionNotLoadedError(ExtensionError):
+    """``unload_extension`` or ``reload_extension`` of an extension that is not loaded."""
+
+
+class NoEntryPointError(ExtensionError):
+    """The extension's module has no ``setup(client)`` function (it was not kept loaded)."""
+
+
+class ExtensionFailedError(ExtensionError):
+    """Importing the extension's module, or its ``setup(client)``, raised.
+
+    What the extension had added before it failed (cogs, commands, listeners,
+    tasks) was removed again; the text says in which state the extension is
+    left (not loaded, or, for a reload, its old version loaded again).
+
+    Attributes:
+        original: The exception raised (also chained as ``__cause__``).
+    """
+
+    def __init__(self, text: str, *, name: str, original: BaseException) -> None:
+        super().__init__(text, name=name)
         self.original = original

@@ -109,6 +109,7 @@ from .checks import run_checks
 from .context import CommandContext
 from .converters import ConverterFunction, ConverterRegistry, check_registration
 from .cooldowns import CommandLimits, CooldownStore
+from .extensions import Extensions
 from .failures import argument_error, internal_error, reply_unknown, report, syntax_error
 from .help import HELP, _HelpMixin
 from .parsing import (
@@ -141,8 +142,11 @@ class CommandDispatcher(_HelpMixin):
     """Runs commands from messages that start with a prefix (see the module docs).
 
     Creating one registers a ``message_create`` listener on ``client``
-    (unless ``listen=False``); :meth:`close` removes it. Thread-safe: commands
-    may be added and messages processed from any thread.
+    (unless ``listen=False``); :meth:`close` removes it. The first
+    dispatcher of a client also serves the client's cog and extension methods
+    (``client.add_cog``, ``client.load_extension``, ...) through its
+    :attr:`extensions` part (see :mod:`~service_client.dispatcher.extensions`).
+    Thread-safe: commands may be added and messages processed from any thread.
 
     Args:
         client: The client whose messages are read and whose ``error`` event
@@ -225,6 +229,9 @@ class CommandDispatcher(_HelpMixin):
         if listen:
             client.on("message_create", self._on_message)
             self._listening = True
+        #: The cogs and extensions whose commands this dispatcher runs; the first dispatcher of a
+        #: client serves the client's ``add_cog``, ``load_extension``... (see :class:`Extensions`).
+        self.extensions = Extensions(self)
 
     # -- configuration ------------------------------------------------------
 
@@ -382,6 +389,31 @@ class CommandDispatcher(_HelpMixin):
                     )
             self.commands[command.name] = command
         return command
+
+    def remove(self, command: str | Command) -> Command | None:
+        """Remove a command from the registry.
+
+        Args:
+            command: A name or alias (found as :meth:`get` finds it), or a
+                :class:`Command`, removed only while that very object is
+                registered under its name.
+
+        Returns:
+            The removed command, or None when there was none.
+
+        Raises:
+            TypeError: ``command`` is neither a str nor a :class:`Command`.
+        """
+        if not isinstance(command, (str, Command)):
+            raise TypeError(f"command must be a name or a Command, not {type(command).__name__}")
+        with self._register_lock:
+            found = command if isinstance(command, Command) else self.get(command)
+            if found is None or self.commands.get(found.name) is not found:
+                return None
+            del self.commands[found.name]
+        with self._signatures_lock:
+            self._signatures.pop(found, None)
+        return found
 
     def converter(
         self, type_: Any, *, label: str | None = None, expected: str | None = None
