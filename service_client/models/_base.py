@@ -364,11 +364,11 @@ class Model:
         times are timezone-aware :class:`~datetime.datetime` objects in UTC (None when
         unknown); a nested model (a message's ``author``) is given by its name, with its id
         beside it where the model lists it (``author_id``); a list of models (a member's
-        ``roles``) is a list of names; a :class:`~service_client.Permissions` value stays one.
+        ``roles``) is a list of names; a ``Permissions`` value stays one.
         No request is made and no secret is included. :attr:`raw` is the wire record instead.
 
         Returns:
-            A new dict, e.g. for a :class:`~service_client.Message` ``{"id", "channel_id",
+            A new dict, e.g. for a ``Message`` ``{"id", "channel_id",
             "server_id", "author_id", "author", "content", "created_at", "edited_at",
             "pinned", "reply_to_id"}``.
         """

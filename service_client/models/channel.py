@@ -611,7 +611,7 @@ class History(Iterator[Message]):
 
     def to_frame(self) -> Any:
         """:meth:`to_list` as a ``pandas.DataFrame``: one row per message (see
-        :meth:`Message.to_dict <service_client.models._base.Model.to_dict>`), newest first.
+        ``Message.to_dict()``), newest first.
 
         Raises:
             ImportError: pandas is not installed (``pip install pandas``).

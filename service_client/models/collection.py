@@ -151,7 +151,7 @@ class Collection(dict[K, V]):
     def to_frame(self) -> Any:
         """A ``pandas.DataFrame`` of the values (a snapshot): one row per entry, in insertion order.
 
-        The columns are the values' :meth:`~service_client.models._base.Model.to_dict` keys
+        The columns are the values' ``to_dict()`` keys
         (Python names, times as timezone-aware UTC datetimes, nested models by name); values
         that are not models give one ``value`` column. ``id`` is a column like the others::
 
@@ -242,5 +242,5 @@ class ModelList(list[V]):
         return data_frame(frame_rows(values), frame_columns(values) or ["value"])
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        """The items' :meth:`~service_client.models._base.Model.to_dict` rows (no pandas needed)."""
+        """The items' ``to_dict()`` rows (no pandas needed)."""
         return frame_rows(list(self))
