@@ -424,11 +424,13 @@ class Client(ClientEvents, ClientOperations, ClientScheduling):
     def _warn_if_token_in_use(self, secret: Secret) -> None:
         """Warn (:class:`DuplicateClientWarning`) when another client of this process that
         logged in with :meth:`login` holds the same token and is connecting or ready."""
-        token = secret.get()
+        # The token is read inline, never kept in a local: a warning made an error must leave
+        # no frame holding it.
         others = [
             other for other in _live_clients()
             if other is not self and getattr(other, "_logged_in_here", False)
-            and other._lifecycle in (ClientState.CONNECTING, ClientState.READY) and other._token.get() == token
+            and other._lifecycle in (ClientState.CONNECTING, ClientState.READY)
+            and other._token.get() == secret.get()
         ]
         if others:
             shown = ", ".join(repr(other) for other in others[:3])

@@ -16,6 +16,7 @@ from service_client import Client, ClientState, DuplicateClientWarning, ModelLis
 from service_client.emulator import seed_demo
 
 from conftest import World
+from gateway.frame_locals import FrameLocalsHandler
 
 
 def test_a_second_live_client_with_the_same_token_warns_each_time(
@@ -47,9 +48,14 @@ def test_a_warning_made_an_error_leaves_the_new_client_untouched(
     again = make_client()
     with warnings.catch_warnings():
         warnings.simplefilter("error", DuplicateClientWarning)
-        with pytest.raises(DuplicateClientWarning):
+        with pytest.raises(DuplicateClientWarning) as raised:
             again.login(world.bot_token, timeout=15)
     assert again.state is ClientState.NEW
+    frames = FrameLocalsHandler(world.bot_token)               # as an error tracker would record it
+    frames.emit(logging.LogRecord("t", logging.ERROR, __file__, 1, "warned", None,
+                                  (DuplicateClientWarning, raised.value, raised.value.__traceback__)))
+    assert frames.records == 1
+    assert [hit for hit in frames.hits if hit[2] != "test_notebook_helpers.py"] == []   # no frame of the library
 
 
 def test_destroy_all_destroys_every_live_client_of_the_process(
