@@ -411,7 +411,7 @@ def expect_reply(bot_world: BotWorld) -> Callable[..., Message]:
 @pytest.fixture
 def expect_no_reply(bot_world: BotWorld) -> Callable[..., None]:
     """:meth:`BotWorld.expect_no_reply` of the test's ``bot_world``: assert the bot stayed
-    silent after a message said: ``expect_no_reply(to=None, within=1.0, author=None)``::
+    silent after a message said: ``expect_no_reply(to=None, within=1.0, author=None, anywhere=False)``::
 
         expect_no_reply(say("general", "just chatting"), within=0.2)
     """

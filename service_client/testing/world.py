@@ -371,7 +371,12 @@ class BotWorld(WorldClock, WorldActions):
         )
 
     def expect_no_reply(
-        self, to: Message | None = None, *, within: float = NO_REPLY_WINDOW_S, author: WorldUser | str | None = None
+        self,
+        to: Message | None = None,
+        *,
+        within: float = NO_REPLY_WINDOW_S,
+        author: WorldUser | str | None = None,
+        anywhere: bool = False,
     ) -> None:
         """Assert that the bot stayed silent: no message of the bot in the channel of ``to``,
         after ``to``, within ``within`` seconds.
@@ -385,6 +390,7 @@ class BotWorld(WorldClock, WorldActions):
             expect_no_reply(said)                              # and nothing else
 
             expect_no_reply(say("general", "hello"), within=0.2)   # not a command: silence
+            expect_no_reply(said, anywhere=True)               # no DM, no other channel either
 
         It reads the speaker's recorded messages and waits on them (no sleep): it fails as
         soon as a message of the bot arrives, and passes once ``within`` seconds went by
@@ -397,36 +403,53 @@ class BotWorld(WorldClock, WorldActions):
                 already).
             author: Whose message would break the silence: a :class:`WorldUser`, name or id;
                 default the world's bot.
+            anywhere: Watch every channel the bot is in, its DMs included, not only the
+                channel of ``to``: through the bot's own client, which the world records
+                (the ``bot_client`` fixture hands it over).
 
         Raises:
             AssertionError: A message of the bot came: the text quotes it and shows the
-                channel's last messages and the listener errors so far.
-            TypeError: ``to`` is not a :class:`~service_client.Message`.
-            ValueError: Nothing was said yet, ``to`` was not returned by this world, or a bad
-                ``within``.
+                last messages of its channel and the listener errors so far.
+            TypeError: ``to`` is not a :class:`~service_client.Message`, or ``anywhere`` not
+                a bool.
+            ValueError: Nothing was said yet, ``to`` was not returned by this world, a bad
+                ``within``, or ``anywhere=True`` with no bot client handed to the world.
         """
         __tracebackhide__ = True
         try:
             wait = _check_timeout(within)
         except ValueError:
             raise ValueError(f"within must be a non-negative number of seconds, got {within!r}") from None
+        if not isinstance(anywhere, bool):
+            raise TypeError(f"anywhere must be a bool, got {type(anywhere).__name__}")
         said = self._said(to, "expect_no_reply")
         recorder = self._recorder_of(said, "expect_no_reply")
+        if anywhere:
+            bot = self.bot_client
+            if bot is None:
+                raise ValueError("expect_no_reply(anywhere=True) watches through the bot's own client: use the "
+                                 "bot_client fixture (or bot_world.attach_bot())")
+            with self._lock:
+                recorder = self._recorders[id(bot)]
         replier = self.bot if author is None else self._speaker(author)
         mark = int(said.id) if said.id.isdigit() else 0
+
         def breaks_silence(message: Message) -> bool:
-            """True for a message of the replier in the channel after ``said`` that no expectation took."""
-            return (message.channel_id == said.channel_id and _authored_by(message, replier)
+            """True for a message of the replier after ``said`` (in its channel unless
+            ``anywhere``) that no expectation took."""
+            return ((anywhere or message.channel_id == said.channel_id) and _authored_by(message, replier)
                     and after_mark(message.id, mark) and not self._taken.has(message))
 
         try:
             found = scan_until(recorder, lambda: recorder.messages, breaks_silence, wait, lambda: "")
         except AssertionError:
             return  # the window went by in silence
+        where = "" if found.channel_id == said.channel_id else f" in {self._label(found.channel_id or '')}"
         raise AssertionError(self._report(
-            f"expected no reply from {replier.name} to {self._quote(said)} within {wait:g} s, "
-            f"got {found.content!r}",
-            said.channel_id,
+            f"expected no {'message' if anywhere else 'reply'} from {replier.name} "
+            f"{'anywhere ' if anywhere else ''}after {self._quote(said)} within {wait:g} s, "
+            f"got {found.content!r}{where}",
+            found.channel_id,
         ))
 
     def restart_bot(self, *, timeout: float = LOGIN_TIMEOUT_S) -> Client:

@@ -36,6 +36,10 @@ def bot_factory(bot_world: BotWorld) -> Callable[..., Client]:
         def boot(ctx: Any) -> None:
             ctx.reply(f"boot {generation}")
 
+        @commands.command()
+        def whisper(ctx: Any) -> None:
+            client.create_dm(ctx.author.id).send("psst")
+
         @client.on("ready")
         def hello() -> None:
             client.send_message(bot_world.general.id, f"up {generation}")
@@ -109,8 +113,22 @@ def test_expect_no_reply_fails_at_once_on_a_message_of_the_bot(
         expect_no_reply(said, within=5)
     assert time.monotonic() - started < 4        # failed when the answer came, not at the window's end
     text = str(failed.value)
-    assert "expected no reply from testbot to '!ping' (alice in #general) within 5 s, got 'Pong!'" in text
+    assert "expected no reply from testbot after '!ping' (alice in #general) within 5 s, got 'Pong!'" in text
     assert "messages in #general" in text
+
+
+def test_expect_no_reply_anywhere_watches_the_bot_s_dms_and_other_channels(
+    bot_world: BotWorld, bot_client: Client, say: Any, expect_no_reply: Any
+) -> None:
+    said = say("general", "!whisper", as_user="carol")
+    assert bot_world.expect_dm("carol").content == "psst"      # taken by an expectation: not counted
+    expect_no_reply(said, anywhere=True, within=0.1)
+    said = say("general", "!whisper", as_user="carol")
+    expect_no_reply(said, within=0.1)                           # nothing in #general
+    with pytest.raises(AssertionError) as failed:
+        expect_no_reply(said, anywhere=True, within=5)           # but a DM
+    assert "expected no message from testbot anywhere after '!whisper' (carol in #general)" in str(failed.value)
+    assert "got 'psst' in " in str(failed.value)
 
 
 def test_expect_no_reply_refuses_bad_arguments(bot_world: BotWorld, say: Any) -> None:
@@ -121,3 +139,7 @@ def test_expect_no_reply_refuses_bad_arguments(bot_world: BotWorld, say: Any) ->
         bot_world.expect_no_reply(said, within=-1)
     with pytest.raises(TypeError, match="takes a message returned by say"):
         bot_world.expect_no_reply("general")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="anywhere must be a bool"):
+        bot_world.expect_no_reply(said, anywhere="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="bot_client fixture"):
+        bot_world.expect_no_reply(said, anywhere=True)
