@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from service_client import Client, CommandDispatcher
-from service_client.pytest_plugin import BotWorld
+from service_client.pytest_plugin import BotWorld, ListenerErrors
 
 #: How many clients the test's factory built, in order.
 BUILT: list[Client] = []
@@ -77,6 +77,20 @@ def test_restart_bot_builds_the_bot_again_with_the_same_token_clock_and_recordin
     with bot_world.expect_message("general") as got:
         assert bot_world.advance(10) == 1
     assert got.result().content == "later" and handle.done()
+
+
+def test_the_restarted_bot_s_listener_errors_are_judged_like_the_first_one_s(
+    bot_world: BotWorld, bot_client: Client, say: Any, listener_errors: ListenerErrors
+) -> None:
+    bot = bot_world.restart_bot()
+
+    @bot.on("message_create")
+    def broken(message: Any) -> None:
+        if message.content == "boom":
+            raise ValueError("the restarted bot broke")
+
+    say("general", "boom")
+    assert str(listener_errors.wait(ValueError, match="restarted bot", timeout=5)) == "the restarted bot broke"
 
 
 def test_a_world_without_a_factory_cannot_restart_the_bot(bot_world: BotWorld) -> None:
