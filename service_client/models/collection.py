@@ -167,6 +167,11 @@ class Collection(dict[K, V]):
         values = list(self._snapshot().values())
         return data_frame(frame_rows(values), frame_columns(values) or ["value"])
 
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The values' ``to_dict()`` rows (a snapshot, in insertion order; no pandas needed);
+        a value that is not a model gives ``{"value": value}``."""
+        return frame_rows(list(self._snapshot().values()))
+
     # -- lookup helpers: find, filter, first ----------------------------------
 
     def find(self, pred: Callable[[V], bool]) -> V | None:

@@ -66,6 +66,7 @@ def test_a_collection_of_members_is_a_frame_one_row_each(client: FakeState) -> N
     assert frame["username"].tolist() == ["alice", "pingbot"]
     assert frame[frame["bot"]]["id"].tolist() == ["U2"]
     assert str(frame["joined_at"].dtype).startswith("datetime64") and "UTC" in str(frame["joined_at"].dtype)
+    assert members.to_dicts()[1]["username"] == "pingbot"
     assert Collection({"a": 1, "b": 2}).to_frame()["value"].tolist() == [1, 2]
     assert list(Collection().to_frame().columns) == ["value"]
 
