@@ -9,7 +9,8 @@ first, where a person can chat with the bot in a browser), alice's token and
 user id and a ``curl`` command that posts as alice, and prints the
 conversation as it goes on.
 
-``emulator`` serves the emulator alone (``--port``, ``--db``, ``--seed demo``).
+``emulator`` serves the emulator alone (``--port``, ``--db``, ``--seed demo``, and
+``--json`` for one machine-readable line: the URLs, the pid, the seeded users and tokens).
 
 Both need the ``emulator`` extra; without it they print one line with the
 ``pip`` command that installs it and exit 2. ``--version`` prints the

@@ -1,4 +1,5 @@
-"""HTML tables for Jupyter: what ``_repr_html_`` of models and collections returns.
+"""HTML tables for Jupyter, and the plain rows pandas is given: what ``_repr_html_``,
+``to_dict()`` and ``to_frame()`` of models and collections return.
 
 A model renders as a two-column table (attribute, value) of its ``_HTML``
 attributes; a :class:`Collection` renders as
@@ -12,6 +13,10 @@ Every text is escaped with :func:`html.escape` (quotes included), values are
 shortened to :data:`MAX_TEXT` characters, tables to :data:`MAX_ROWS` rows,
 and a ``Secret`` (a token) shows only as
 ``[REDACTED]``.
+
+:func:`model_dict` gives the same attributes as a dict of plain Python values (times stay
+aware ``datetime`` objects in UTC, a nested model becomes its name), and :func:`data_frame`
+turns such rows into a ``pandas.DataFrame``; pandas is optional and imported on first use.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import Any
 
 from ._secret import Secret
 
-__all__ = ["MAX_ROWS", "MAX_TEXT", "collection_html", "model_html"]
+__all__ = ["MAX_ROWS", "MAX_TEXT", "collection_html", "data_frame", "frame_columns", "frame_rows", "list_html", "model_dict", "model_html",
+           "plain_value"]
 
 #: Rows shown before a table is cut (a last row says how many were left out).
 MAX_ROWS = 50
@@ -170,3 +176,120 @@ def collection_html(items: Iterable[tuple[Any, Any]], count: int, *, title: str 
         f"<table style='{_STYLE}'><caption style='text-align:left'>{caption}</caption>"
         f"<thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def list_html(values: Iterable[Any], count: int, *, title: str) -> str:
+    """The HTML table of a list of results: :func:`collection_html` keyed by the models' ids (so
+    no key column), else by the positions.
+
+    Args:
+        values: The values (a snapshot).
+        count: How many there are (shown in the caption).
+        title: The caption's name.
+    """
+    pairs = [(_read(value, "id") if _is_model(value) and "id" in _attrs(value) else index, value)
+             for index, value in enumerate(values)]
+    return collection_html(pairs, count, title=title)
+
+
+def _dict_fields(model: Any) -> tuple[str, ...]:
+    fields: tuple[str, ...] = getattr(model, "_DICT", ()) or _attrs(model)
+    return fields
+
+
+def plain_value(value: Any) -> Any:
+    """One value as :func:`model_dict` gives it: what the HTML cell shows, as Python data.
+
+    ``None``, ``str``, ``int`` (an ``IntFlag`` such as ``Permissions`` included), ``float``,
+    ``bool`` and aware ``datetime`` values stay as they are; a model becomes its name (the
+    same label the tables show); another enum its value; a list, tuple, set or mapping of
+    values a list of their plain values; a ``Secret`` ``"[REDACTED]"``; anything else its
+    ``repr``.
+    """
+    if isinstance(value, Secret):
+        return "[REDACTED]"
+    if value is None or isinstance(value, (str, int, float, datetime)):
+        return value  # bool and IntFlag are ints
+    if _is_model(value):
+        return _label(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return [plain_value(v) for v in list(value.values())]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain_value(v) for v in list(value)]
+    return repr(value)
+
+
+def model_dict(model: Any) -> dict[str, Any]:
+    """A model as a dict of plain values, for pandas, JSON-like storage or a quick look.
+
+    The keys are the model's Python attribute names: its ``_DICT`` fields, else those of its
+    HTML table. A field ``"author.id"`` reads ``model.author.id`` into the key ``"author_id"``,
+    and ``"username=user.username"`` reads ``model.user.username`` into ``"username"``.
+    An attribute that cannot be read gives None. No request is made.
+    """
+    out: dict[str, Any] = {}
+    for field in _dict_fields(model):
+        key, path = _key_and_path(field)
+        value: Any = model
+        for part in path.split("."):
+            try:
+                value = getattr(value, part, None)
+            except Exception:  # noqa: BLE001 - a row never breaks the table
+                value = None
+            if value is None:
+                break
+        out[key] = plain_value(value)
+    return out
+
+
+def _key_and_path(field: str) -> tuple[str, str]:
+    """``"username=user.username"`` -> ``("username", "user.username")``; ``"author.id"`` ->
+    ``("author_id", "author.id")``; ``"id"`` -> ``("id", "id")``."""
+    key, sep, path = field.partition("=")
+    if sep:
+        return key, path
+    return field.replace(".", "_"), field
+
+
+def data_frame(rows: list[dict[str, Any]], columns: tuple[str, ...] | list[str]) -> Any:
+    """A ``pandas.DataFrame`` of ``rows`` with these columns, in this order.
+
+    Args:
+        rows: One dict per row (:func:`model_dict`'s).
+        columns: The column names; with no rows the frame still has them.
+
+    Returns:
+        The ``pandas.DataFrame``.
+
+    Raises:
+        ImportError: pandas is not installed (the text says how to install it).
+    """
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(
+            "to_frame() needs pandas, which is not installed: pip install pandas "
+            "(to_dict() gives the same rows as plain dicts without it)",
+            name="pandas",
+        ) from exc
+    return pandas.DataFrame.from_records(rows, columns=list(columns))
+
+
+def frame_columns(values: list[Any]) -> list[str]:
+    """The columns of a frame of these models: the :func:`model_dict` keys of the first one's
+    class, then any other key met (values of another class), in order."""
+    columns: list[str] = []
+    for value in values:
+        if _is_model(value):
+            for field in _dict_fields(value):
+                key = _key_and_path(field)[0]
+                if key not in columns:
+                    columns.append(key)
+    return columns
+
+
+def frame_rows(values: list[Any]) -> list[dict[str, Any]]:
+    """One :func:`model_dict` per model; another value becomes ``{"value": plain_value(v)}``."""
+    return [model_dict(v) if _is_model(v) else {"value": plain_value(v)} for v in values]

@@ -37,6 +37,7 @@ The tree::
         └── CommandInvokeError       .original (also the __cause__)
 
     InsecureHostWarning(UserWarning)
+    DuplicateClientWarning(UserWarning)
     CommandLoadWarning(UserWarning)
 
 The command errors are raised by
@@ -92,6 +93,7 @@ __all__ = [
     "CommandPermissionError",
     "CommandSyntaxError",
     "CommandUsageError",
+    "DuplicateClientWarning",
     "ExtensionAlreadyLoadedError",
     "ExtensionError",
     "ExtensionFailedError",
@@ -367,6 +369,16 @@ class InsecureHostWarning(UserWarning):
     ``rt.service-chat.app``) nor localhost/127.0.0.1, another when a URL is
     not https outside localhost. Shown every time, never deduplicated; it
     never blocks.
+    """
+
+
+class DuplicateClientWarning(UserWarning):
+    """A client logs in with the token of another client of this process that is still live.
+
+    Both clients then receive every event, so a listener registered on both runs twice (the
+    usual cause: a notebook cell that creates and logs in a client, run again). Shown at every
+    such login, never deduplicated; it never blocks. Destroy the old client first
+    (``client.destroy()``), or every client of the process with ``Client.destroy_all()``.
     """
 
 

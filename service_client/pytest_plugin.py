@@ -55,6 +55,12 @@ Fixtures:
 - ``expect_dm`` and ``expect_reaction``: :meth:`BotWorld.expect_dm` (the
   bot's next DM to a user) and :meth:`BotWorld.expect_reaction` (its next
   reaction to a message).
+- ``expect_no_reply``: :meth:`BotWorld.expect_no_reply`, the bot stayed
+  silent after a message (for a window, ``within=`` seconds).
+
+``bot_world.restart_bot()`` destroys the bot's client and builds it again with
+``bot_factory``, the same token (``bot_world.bot.token``) and the world's
+clock (``bot_world.clock``), still recorded by the world.
 
 The people of ``bot_world`` act with its methods (``react``, ``unreact``,
 ``typing``, ``dm``, ``join``, ``leave``, ``kick``, ``ban``, ``create_role``,
@@ -148,6 +154,7 @@ __all__ = [
     "bot_world",
     "expect_dm",
     "expect_message",
+    "expect_no_reply",
     "expect_reaction",
     "expect_reply",
     "listener_errors",
@@ -374,16 +381,25 @@ def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Itera
         TimeoutError: The ``ready`` listeners did not end within 10 s.
     """
     emulator = bot_world.emulator
-    client = bot_factory(base_url=emulator.base_url, socket_url=emulator.socket_url)
-    if not isinstance(client, Client):
-        raise TypeError(f"bot_factory must return a service_client.Client, got {type(client).__name__}")
-    _OWN_CLIENTS.add(client)
-    bot_world.attach_bot(client)
+
+    def build(**urls: Any) -> Client:
+        """``bot_factory``, checked; the clients it makes are the plugin's to judge."""
+        made = bot_factory(**urls)
+        if not isinstance(made, Client):
+            raise TypeError(f"bot_factory must return a service_client.Client, got {type(made).__name__}")
+        _OWN_CLIENTS.add(made)
+        return made
+
+    client = build(base_url=emulator.base_url, socket_url=emulator.socket_url)
+    bot_world.attach_bot(client, factory=build)
     try:
         login_bot(client, bot_world.bot.token.get() or "", timeout=LOGIN_TIMEOUT_S)
         yield client
     finally:
         client.destroy()
+        restarted = bot_world.bot_client  # bot_world.restart_bot() made a new one
+        if restarted is not None and restarted is not client:
+            restarted.destroy()
 
 
 @pytest.fixture
@@ -396,6 +412,16 @@ def say(bot_world: BotWorld) -> Callable[..., Message]:
 def expect_reply(bot_world: BotWorld) -> Callable[..., Message]:
     """:meth:`BotWorld.expect_reply` of the test's ``bot_world``: ``expect_reply(to=None, timeout=10, author=None)``."""
     return bot_world.expect_reply
+
+
+@pytest.fixture
+def expect_no_reply(bot_world: BotWorld) -> Callable[..., None]:
+    """:meth:`BotWorld.expect_no_reply` of the test's ``bot_world``: assert the bot stayed
+    silent after a message said: ``expect_no_reply(to=None, within=1.0, author=None, anywhere=False)``::
+
+        expect_no_reply(say("general", "just chatting"), within=0.2)
+    """
+    return bot_world.expect_no_reply
 
 
 @pytest.fixture

@@ -72,6 +72,9 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
     ("service_client.state.parsers", "service_client.models._message_wire"): (
         "import time: the message structs import msgspec, which loads at login, not at import service_client"
     ),
+    ("service_client._html", "pandas"): (
+        "optional dependency: to_frame() needs pandas, which the package does not require"
+    ),
     ("service_client._html", "html.escape"): (
         "import time: the html package loads when a notebook first renders a table"
     ),

@@ -10,6 +10,7 @@ killed in ``finally`` if it is still alive.
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import queue
@@ -158,6 +159,40 @@ def test_emulator_command_prints_urls_and_tokens_serves_them_and_stops_on_sigint
         assert code == 0, err.rest()  # documented: 0 after Ctrl-C
         assert took < EXIT_S
         assert "Traceback" not in "\n".join(err.rest())
+
+
+def test_emulator_command_json_prints_one_machine_readable_line_with_urls_users_tokens_and_pid():
+    port = _free_port()
+    with _serve_emulator(port, "--seed", "demo", "--json") as (proc, out, err):
+        line = out.until(lambda line: True)
+        described = json.loads(line)
+        assert set(described) == {"base_url", "socket_url", "control_url", "page_url", "pid", "users",
+                                  "server", "channels"}
+        assert described["base_url"] == f"http://127.0.0.1:{port}/api/v2"
+        assert described["socket_url"] == f"http://127.0.0.1:{port}"
+        assert described["control_url"] == f"http://127.0.0.1:{port}/_emulator"
+        assert described["page_url"] == f"http://127.0.0.1:{port}/"
+        assert described["pid"] == proc.pid
+        assert [(u["name"], u["bot"]) for u in described["users"]] == [("pingbot", True), ("alice", False)]
+        for user in described["users"]:
+            me = requests.get(described["base_url"] + "/auth/me",
+                              headers={"Authorization": "Bearer " + user["token"]}, timeout=5)
+            assert me.status_code == 200 and me.json()["user"]["publicId"] == user["id"], me.text
+        assert described["server"]["name"] == "Demo Server"
+        assert set(described["channels"]) == {"general", "random", "dev", "lounge"}
+        err.until(lambda line: line.startswith("Serving"))  # the people's line goes to stderr
+        code, _ = _interrupt(proc)
+        assert code == 0, err.rest()
+        assert out.rest() == [line]  # stdout held that one line only
+
+
+def test_emulator_command_json_without_a_seed_lists_no_users():
+    port = _free_port()
+    with _serve_emulator(port, "--json") as (proc, out, err):
+        described = json.loads(out.until(lambda line: True))
+        assert described["users"] == [] and described["server"] is None and described["channels"] == {}
+        assert described["pid"] == proc.pid
+        assert _interrupt(proc)[0] == 0, err.rest()
 
 
 def test_emulator_command_db_keeps_state_across_a_restart(tmp_path):

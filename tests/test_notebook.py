@@ -48,8 +48,8 @@ def test_the_sample_notebook_runs_and_shows_tables(tmp_path: pathlib.Path, monke
         runner.execute()
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert not [out for cell in code for out in cell.outputs if out.output_type == "error"]
-    user, guilds, channels, sent, found, history, end = (code[1], code[2], code[4], code[5], code[6], code[7],
-                                                          code[8])
+    user, guilds, channels, sent, found, history, frame, members, end = (
+        code[1], code[2], code[4], code[5], code[6], code[7], code[8], code[9], code[10])
     assert "<table" in _html(user) and "pingbot" in _html(user)
     shown = "".join(str(out) for cell in code for out in cell.outputs)
     assert "token" not in shown.replace("token=[REDACTED]", "")        # no token, not even its name
@@ -57,6 +57,8 @@ def test_the_sample_notebook_runs_and_shows_tables(tmp_path: pathlib.Path, monke
     assert "general" in _html(channels) and "random" in _html(channels)
     assert "Hello from a notebook: &lt;3 &amp; thanks" in _html(sent)      # decoded, then escaped once
     assert "the notebook works" in _text(found) and "lunch" not in _text(found)
-    assert "lunch at noon?" in _html(history)
+    assert "lunch at noon?" in _html(history) and "History of channel" in _html(history)   # the iterator itself
+    assert "lunch at noon?" in _html(frame) and "created_at" in _html(frame)      # a pandas DataFrame
+    assert "pingbot" in _html(members) and "alice" in _html(members)              # the demo bot lists members
     assert "DESTROYED" in _text(end)
 

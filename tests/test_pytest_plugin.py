@@ -142,6 +142,21 @@ def test_a_listener_failing_while_its_client_is_destroyed_does_not_count(bot_cli
     assert entered.wait(5)
     threading.Timer(0.2, release.set).start()
     bot_client.destroy()
+
+
+def test_a_failing_client_close_listener_fails_at_teardown(bot_client):
+    def save_balances():
+        raise RuntimeError("the balances could not be saved")
+
+    bot_client.on("client_close", save_balances)
+
+
+def test_a_failing_client_close_listener_fails_when_the_test_destroys(bot_client):
+    def save_balances():
+        raise RuntimeError("the balances could not be saved either")
+
+    bot_client.on("client_close", save_balances)
+    bot_client.destroy()
 '''
 
 
@@ -264,7 +279,11 @@ def test_a_test_whose_listeners_raised_fails_unless_it_expected_it(inner_run):
         "test_no_listener_error_passes": "PASSED",
         "test_a_listener_failing_while_its_client_is_destroyed_does_not_count": "PASSED",
         "test_a_failure_shows_the_redacted_traceback": "FAILED",
+        "test_a_failing_client_close_listener_fails_at_teardown": "ERROR",
+        "test_a_failing_client_close_listener_fails_when_the_test_destroys": "FAILED",
     }, proc_stdout
+    assert "RuntimeError: the balances could not be saved" in proc_stdout
+    assert "in a 'client_close' listener" in proc_stdout
     assert "ValueError: surprise" in proc_stdout
     assert "KeyError: 'the error listener itself failed'" in proc_stdout
     assert "ValueError: bad header [REDACTED]" in proc_stdout

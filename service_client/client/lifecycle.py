@@ -15,7 +15,10 @@ Connection lifecycle: after
 ``disconnect(reason)`` and the socket reconnects in the background without
 limit (``reconnect_base`` 1 s doubling to ``reconnect_cap`` 30 s, +/- 50 %
 jitter); on recovery ``reconnect`` is emitted and the guild cache is
-reconciled with the service before any later event reaches listeners. While
+reconciled with the service before any later event reaches listeners. The
+loss and the return are each logged as one WARNING line of the
+``service_client.client`` logger, so they show even where logging was never
+configured (Python prints WARNING and above to stderr then). While
 disconnected, socket operations raise :class:`ServiceAuthError` at once and
 REST calls keep working; pending sends and voice joins are not failed by
 the cut, each ends by its own bound (no replay: events missed offline are
@@ -57,7 +60,7 @@ from .. import _defaults, endpoints
 from .._defaults import MISSING
 from .._secret import REDACTED, Secret
 from .._version import __version__
-from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..errors import DuplicateClientWarning, ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..events.emitter import EventEmitter
 from ..events.scheduler import Scheduler
 from ..events.workers import OrderedWorkerPool
@@ -70,7 +73,7 @@ from .extensions import ClientExtensions
 from .listeners import ClientEvents
 from .operations import ClientOperations
 from .scheduling import ClientScheduling
-from .urls import check_hosts, check_pair, validate_url
+from .urls import check_hosts, check_pair, validate_url, warn_always
 from .voice import VoiceManager
 
 if TYPE_CHECKING:
@@ -226,6 +229,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # as a listener that started before it still runs (its traceback must not print the
         # token), and is cleared as soon as none does.
         self._redaction = Secret(None)
+        self._logged_in_here = False  # login() (not a subclass's own start) set the token
         self._destroyed = threading.Event()
         self._reconnect_base = reconnect_base
         self._reconnect_cap = reconnect_cap
@@ -373,6 +377,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # From here on the token lives only in Secret objects: no frame of a traceback this
         # call raises (which tools may record with its local variables) holds it.
         del token
+        self._warn_if_token_in_use(secret)  # before any change: a warning made an error leaves it new
         with self._lifecycle_lock:
             if self._lifecycle is ClientState.DESTROYED:
                 raise ServiceError("this client was destroyed; create a new Client to log in again")
@@ -385,6 +390,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             self._lifecycle = ClientState.CONNECTING
             self._token = secret
             self._redaction = Secret(secret.get())
+            self._logged_in_here = True
         del secret
         if timeout is None:
             try:
@@ -417,6 +423,44 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             self._fail_login()
             thread.join(_defaults.DESTROY_JOIN_S)
             raise
+
+    def _warn_if_token_in_use(self, secret: Secret) -> None:
+        """Warn (:class:`DuplicateClientWarning`) when another client of this process that
+        logged in with :meth:`login` holds the same token and is connecting or ready."""
+        # The token is read inline, never kept in a local: a warning made an error must leave
+        # no frame holding it.
+        others = [
+            other for other in _live_clients()
+            if other is not self and getattr(other, "_logged_in_here", False)
+            and other._lifecycle in (ClientState.CONNECTING, ClientState.READY)
+            and other._token.get() == secret.get()
+        ]
+        if others:
+            shown = ", ".join(repr(other) for other in others[:3])
+            warn_always(
+                f"{len(others)} other live Client(s) of this process use this token ({shown}): every event "
+                "reaches each of them, so a listener registered on both runs twice. Destroy the old one "
+                "first (client.destroy()), or every client of the process with Client.destroy_all().",
+                DuplicateClientWarning,
+            )
+
+    @classmethod
+    def destroy_all(cls) -> int:
+        """Destroy every live client of this class (subclasses included) in this process.
+
+        For a notebook whose login cell ran several times, or a script's cleanup: each
+        client that is not destroyed yet is destroyed, as :meth:`destroy` does, one after
+        another. Thread-safe.
+
+        Returns:
+            How many clients were destroyed by this call.
+        """
+        destroyed = 0
+        for client in _live_clients():
+            if isinstance(client, cls) and client._lifecycle is not ClientState.DESTROYED:
+                client.destroy()
+                destroyed += 1
+        return destroyed
 
     def _set_rest_token(self, secret: Secret) -> bool:
         """Give the REST session the token; False when it is not a valid header value."""
@@ -565,7 +609,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # Reader thread, before any event of this connection.
         if first or self._lifecycle is not ClientState.READY:
             return
-        log.info("socket reconnected")
+        log.warning("connection to the service is back (reconnected)")
         self._dispatch("reconnect", key=_LIFECYCLE_KEY)
         # From here on, live server events are remembered, so the reconcile's list
         # (which may predate them) never overrides what they did.
@@ -579,7 +623,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # Reader thread, after the loss; the gateway reconnects by itself.
         # Pending sends are not rejected because of the cut (after ready, a network
         # cut never fails a pending call); each ends by its own 10 s bound.
-        log.info("socket lost (%s); reconnecting", reason)
+        log.warning("connection to the service lost (%s); reconnecting", reason)
         voice = self.voice
         if voice is not None:
             voice._on_disconnect(reason)

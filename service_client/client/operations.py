@@ -20,7 +20,7 @@ from .. import _defaults, endpoints
 from .._defaults import MISSING
 from .._validate import check_id
 from ..commands import load_commands
-from ..models.collection import Collection
+from ..models.collection import Collection, ModelList
 from ..models.dm_channel import DMChannel
 from ..models.invite import Invite
 from ..models.message import Message
@@ -204,7 +204,7 @@ class ClientOperations:
         limit: int | None = None,
         before: str | Message | None = None,
         after: str | Message | None = None,
-    ) -> list[Message]:
+    ) -> ModelList[Message]:
         """Search one channel's messages (``GET /chat/{channel_id}/search``). Blocks.
 
         Args:
@@ -465,7 +465,7 @@ def search_messages(
     limit: int | None = None,
     before: str | Message | None = None,
     after: str | Message | None = None,
-) -> list[Message]:
+) -> ModelList[Message]:
     """Keyword search in one channel: ``GET /chat/{channel_id}/search?q=&limit=&before=&after=``.
 
     ``limit``, ``before`` and ``after`` are omitted from the query when None. Message authors
@@ -514,4 +514,4 @@ def search_messages(
                 out.append(Message(state, item))
             except ValueError:
                 continue
-    return out
+    return ModelList(out)

@@ -74,8 +74,9 @@ def check_pair(base_url: str | None, socket_url: str | None, resolved_base: str,
     )
 
 
-def warn_always(message: str) -> None:
-    """Issue an :class:`InsecureHostWarning` attributed to the first caller outside this package.
+def warn_always(message: str, category: type[Warning] = InsecureHostWarning) -> None:
+    """Issue a warning of ``category`` (default :class:`InsecureHostWarning`) attributed to the
+    first caller outside this package.
 
     Shown at every call: the "default" warning filter never deduplicates it.
     """
@@ -85,8 +86,8 @@ def warn_always(message: str) -> None:
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("service_client"):
         frame = frame.f_back
     warnings.warn_explicit(
-        InsecureHostWarning(message),
-        InsecureHostWarning,
+        category(message),
+        category,
         frame.f_code.co_filename,
         frame.f_lineno,
         module=frame.f_globals.get("__name__", "__main__"),

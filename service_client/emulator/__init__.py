@@ -18,7 +18,7 @@ echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``kick``, ``leave_s
 ``react``/``reactions``, ``typing``, ``pins``, ``snapshot``, ``dm_channel``, ``id_mark``,
 ``set_vanity_code``, ``set_profile``, ``audit_log``, ``webhooks``, ``emojis``, and the seeding and
 fault methods below; the records they return are typed: ``UserRecord``, ``MemberRecord``,
-``RoleRecord``, ``MessageRecord``, ``RequestRecord``, ``EmitRecord``, ``CreatedUser`` in
+``RoleRecord``, ``ServerRecord``, ``MessageRecord``, ``RequestRecord``, ``EmitRecord``, ``CreatedUser`` in
 ``records.py``)::
 
     from service_client.emulator import Emulator
@@ -177,7 +177,16 @@ from __future__ import annotations
 from .control import EmulatorCore
 from .demo import seed_demo
 from .emulator import Emulator
-from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RequestRecord, RoleRecord, UserRecord
+from .records import (
+    CreatedUser,
+    EmitRecord,
+    MemberRecord,
+    MessageRecord,
+    RequestRecord,
+    RoleRecord,
+    ServerRecord,
+    UserRecord,
+)
 
 __all__ = [
     "CreatedUser",
@@ -188,6 +197,7 @@ __all__ = [
     "MessageRecord",
     "RequestRecord",
     "RoleRecord",
+    "ServerRecord",
     "UserRecord",
     "seed_demo",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..permissions import Permissions
 from .emulator import Emulator
 
 
@@ -12,7 +13,9 @@ def seed_demo(emu: Emulator) -> dict[str, Any]:
 
     A human user ``alice``, a bot user ``pingbot``, and server ``Demo Server`` (owned by alice)
     with categories ``Text Channels`` (``general``, ``random``) and ``Projects`` (``dev``) plus
-    one uncategorised channel ``lounge``; both users are members.
+    one uncategorised channel ``lounge``; both users are members. The bot has the role ``Bot``,
+    which grants VIEW_MEMBERS, so it can list the server's members
+    (``guild.fetch_members()``).
 
     Args:
         emu: A started :class:`Emulator`.
@@ -36,7 +39,8 @@ def seed_demo(emu: Emulator) -> dict[str, Any]:
         channels=[{"name": "lounge", "type": "TEXT"}],
     )
     server = created["server"]
-    emu.add_member(server["publicId"], bot["user"]["publicId"])
+    role = emu.create_role(server["publicId"], "Bot", int(Permissions.VIEW_MEMBERS))["role"]
+    emu.add_member(server["publicId"], bot["user"]["publicId"], role_ids=[role["publicId"]])
     return {
         "bot_token": bot["token"],
         "human_token": human["token"],

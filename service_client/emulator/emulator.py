@@ -14,7 +14,7 @@ from .app import API_PREFIX, CONTROL_PREFIX
 from .conditions import EmulatorConditions
 from .control import EmulatorCore
 from .guard import HostRules
-from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RoleRecord, UserRecord
+from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RoleRecord, ServerRecord, UserRecord
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
 from .store import PROFILE_FIELDS, BadRequest
 
@@ -206,9 +206,18 @@ class Emulator(EmulatorConditions):
         """
         return self._call(lambda c: c.ops.create_server(name, owner_id, categories=categories, channels=channels))
 
-    def server(self, server_id: str) -> dict[str, Any]:
-        """Return the current Server record. Raises LookupError for an unknown server."""
-        return self._call(lambda c: _value(c.store.server(server_id)))
+    def server(self, server_id: str) -> ServerRecord:
+        """The server as it is now, with its roles (a :class:`ServerRecord`).
+
+        Raises:
+            LookupError: An unknown server.
+        """
+        async def run(c: EmulatorCore) -> ServerRecord:
+            """The control step, run on the emulator's event loop: the server and its roles at once."""
+            record = dict(c.store.server(server_id))
+            record["roles"] = c.store.roles(server_id)
+            return cast(ServerRecord, record)
+        return self._call(run)
 
     def user(self, user_id: str) -> UserRecord:
         """Return the current :class:`UserRecord` (own view). Raises LookupError for an unknown user."""
@@ -305,6 +314,36 @@ class Emulator(EmulatorConditions):
             """The control step, run on the emulator's event loop."""
             await c.ops.update_member(server_id, user_id, fields)
             return cast(MemberRecord, c.store.member(server_id, user_id))
+        return self._call(run)
+
+    def change_member_role(self, server_id: str, user_id: str, role_id: str, *, add: bool) -> bool:
+        """Give a member one role (``add=True``) or take one from it, in one step on the
+        emulator's loop: two threads changing a member's roles at once lose no change.
+        Broadcasts ``server:member_update`` when something changed.
+
+        Args:
+            server_id: The server.
+            user_id: The member's user id.
+            role_id: The role (not ``@everyone``).
+            add: True to give the role, False to take it.
+
+        Returns:
+            True when the roles changed; False when the member had the role already
+            (``add=True``) or did not have it (``add=False``): nothing changed, no event.
+
+        Raises:
+            LookupError: Not a member, or an unknown server.
+            ValueError: ``role_id`` is not a role of the server.
+        """
+        async def run(c: EmulatorCore) -> bool:
+            """The control step: read and write the member's roles with no await between."""
+            member = c.store.member(server_id, user_id)
+            held = [r["publicId"] for r in member["roles"] if not (r["position"] == 0 and r["name"] == "@everyone")]
+            if (role_id in held) == add:
+                return False
+            roles = [*held, role_id] if add else [r for r in held if r != role_id]
+            await c.ops.update_member(server_id, user_id, {"roles": roles})
+            return True
         return self._call(run)
 
     def create_role(self, server_id: str, name: str, permissions: int | str = 0, *, color: str | None = None,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-__all__ = ["CreatedUser", "EmitRecord", "MemberRecord", "MessageRecord", "RequestRecord", "RoleRecord", "UserRecord"]
+__all__ = ["CreatedUser", "EmitRecord", "MemberRecord", "MessageRecord", "RequestRecord", "RoleRecord", "ServerRecord",
+           "UserRecord"]
 
 
 class UserRecord(TypedDict):
@@ -72,6 +73,28 @@ class RoleRecord(TypedDict):
     serverPublicId: str
     position: int
     permissions: str
+
+
+class ServerRecord(TypedDict):
+    """A server as ``Emulator.server()`` describes it.
+
+    Attributes:
+        publicId: The server's id.
+        name: Its name.
+        imageUrl: Its icon's URL, or None.
+        memberCount: How many members it has.
+        ownerId: Its owner's user id.
+        createdAt: When it was created.
+        roles: Its roles, ``@everyone`` first, then by position (:class:`RoleRecord`).
+    """
+
+    publicId: str
+    name: str
+    imageUrl: str | None
+    memberCount: int
+    ownerId: str
+    createdAt: str
+    roles: list[RoleRecord]
 
 
 class MemberRecord(TypedDict):

@@ -147,7 +147,9 @@ class EventEmitter:
         closing: True once the owner is being shut down (``destroy()``): a
             listener failing from then on is still reported, but not passed to
             the listener error hooks (the pytest plugin's test failure), since
-            the shutdown itself ended what the listener was doing.
+            the shutdown itself ended what the listener was doing. A
+            ``client_close`` listener, which runs because of the shutdown, is
+            passed to them all the same.
     """
 
     def __init__(
@@ -431,7 +433,7 @@ class EventEmitter:
             exc: The exception.
             what: The kind of function, as the report names it (``"listener"``, ``"task"``).
         """
-        closing = self._closed or (self._closing is not None and self._closing())
+        closing = event != "client_close" and (self._closed or (self._closing is not None and self._closing()))
         with _hooks_lock:
             hooks = [] if closing else list(_listener_error_hooks)
         text = self._traceback_text(exc)

@@ -11,7 +11,7 @@ from .._validate import check_cache_flag, check_id, check_name
 from ..models._port import State, StateLike
 from ..models.category import Category
 from ..models.channel import Channel
-from ..models.collection import Collection
+from ..models.collection import Collection, ModelList
 from ..models.dm_channel import DMChannel
 from ..rest.route import Route
 from ..server_managers.base import BaseManager
@@ -141,7 +141,7 @@ class ChannelManager(BaseManager[str, Channel]):
             done.wait(_LISTING_WAIT_S)
         return self.cache.get(channel_id)
 
-    def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
+    def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> ModelList[Channel]:
         """Fetch every channel of a server with one request to its categories listing
         (``GET /servers/{server_id}/categories``, the only route that lists a server's channels).
 
@@ -161,9 +161,9 @@ class ChannelManager(BaseManager[str, Channel]):
             ServiceAPIError: The service refused (404 unknown server, 403 not a member).
         """
         channels = [ch for cat in self._fetch_listing(server_id, cache) for ch in cat]
-        return channels
+        return ModelList(channels)
 
-    def fetch_categories(self, server_id: str, *, cache: bool = True) -> list[Category]:
+    def fetch_categories(self, server_id: str, *, cache: bool = True) -> ModelList[Category]:
         """Fetch a server's categories with their channels (one request to the categories listing).
 
         Args:
@@ -184,7 +184,7 @@ class ChannelManager(BaseManager[str, Channel]):
         if cache:
             self._store_all([ch for cat in categories for ch in cat.channels.values()] + uncategorized)
             self.categories.update((cat.id, cat) for cat in categories)
-        return categories
+        return ModelList(categories)
 
     def _fetch_listing(self, server_id: str, cache: bool) -> list[list[Channel]]:
         check_id(server_id, "server_id")

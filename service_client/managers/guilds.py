@@ -10,6 +10,7 @@ from typing import Any
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
 from ..models._port import StateLike
+from ..models.collection import ModelList
 from ..models.guild import Guild
 from ..rest.route import Route
 from ..server_managers.base import BaseManager
@@ -86,7 +87,7 @@ class GuildManager(BaseManager[str, Guild]):
             log.debug("get_or_fetch(%r) failed: %s", server_id, type(exc).__name__)
             return None
 
-    def fetch_all(self, *, cache: bool = True) -> list[Guild]:
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Guild]:
         """Fetch every server of the bot (``GET /servers``) and preload the bot's members.
 
         Login calls it once the socket is connected.
@@ -117,13 +118,13 @@ class GuildManager(BaseManager[str, Guild]):
             except (TypeError, ValueError) as exc:
                 log.warning("skipped a malformed server record: %s", exc)
         if not cache:
-            return guilds
+            return ModelList(guilds)
         for guild in guilds:
             self._store(guild)
         user = self._state.user
         if user is not None and guilds:
             self.preload_members(guilds, user.id)
-        return guilds
+        return ModelList(guilds)
 
     def preload_members(self, guilds: list[Guild], user_id: str, **request_options: Any) -> None:
         """Fetch the member ``user_id`` (the bot) of each server in ``guilds`` and cache it.

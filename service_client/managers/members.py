@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
-from ..models.collection import Collection
+from ..models.collection import Collection, ModelList
 from ..models.member import Member, member_ids, member_user_record
 from ..rest.route import Route
 from ..server_managers.base import BaseManager
@@ -85,7 +85,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
             data = data["member"]
         return self.from_record(data, server_id, cache=cache)
 
-    def fetch_all(self, server_id: str, *, cache: bool = True) -> list[Member]:
+    def fetch_all(self, server_id: str, *, cache: bool = True) -> ModelList[Member]:
         """Fetch every member of a server (``GET /servers/{server_id}/members``).
 
         Accepts ``{"members": [...]}`` and a bare array (the service's form is not
@@ -113,7 +113,7 @@ class MemberManager(BaseManager[MemberKey, Member]):
                 out.append(self.from_record(item, server_id, cache=cache))
             except (TypeError, ValueError) as exc:
                 log.debug("skipped member record %d of server %s: %s", index, server_id, exc)
-        return out
+        return ModelList(out)
 
     def edit(
         self,

@@ -18,7 +18,7 @@ from .audit_log import AuditLogEntry
 from .ban import Ban
 from .category import Category
 from .channel import Channel
-from .collection import Collection
+from .collection import Collection, ModelList
 from .dm_channel import DMChannel
 from .embed import EmbedBuilder
 from .emoji import Emoji
@@ -47,6 +47,7 @@ __all__ = [
     "Invite",
     "Member",
     "Message",
+    "ModelList",
     "PermissionOverwrite",
     "Permissions",
     "ReactionEvent",

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._defaults import MISSING
-from .._html import model_html
+from .._html import model_dict, model_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._port import ClientLike, State
@@ -350,6 +350,29 @@ class Model:
     #: the columns of a :class:`Collection` of this model; empty: :attr:`_REPR`.
     #: Same rules: no request, no secret.
     _HTML: ClassVar[tuple[str, ...]] = ()
+
+    #: The fields of :meth:`to_dict` (a ``"user.id"`` path gives the key ``"user_id"``,
+    #: ``"name=user.username"`` the key ``"name"``);
+    #: empty: :attr:`_HTML`, else :attr:`_REPR`. Same rules: no request, no secret.
+    _DICT: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """This model's main attributes as a dict of plain values, for pandas or a quick look.
+
+        The keys are the Python attribute names (``created_at``, not the wire's
+        ``createdAt``), the same attributes as the HTML table Jupyter shows, plus a few ids;
+        times are timezone-aware :class:`~datetime.datetime` objects in UTC (None when
+        unknown); a nested model (a message's ``author``) is given by its name, with its id
+        beside it where the model lists it (``author_id``); a list of models (a member's
+        ``roles``) is a list of names; a ``Permissions`` value stays one.
+        No request is made and no secret is included. :attr:`raw` is the wire record instead.
+
+        Returns:
+            A new dict, e.g. for a ``Message`` ``{"id", "channel_id",
+            "server_id", "author_id", "author", "content", "created_at", "edited_at",
+            "pinned", "reply_to_id"}``.
+        """
+        return model_dict(self)
 
     def __repr__(self) -> str:
         shown = " ".join(f"{name}={getattr(self, name, None)!r}" for name in self._REPR)

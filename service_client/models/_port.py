@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from .._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+from .collection import ModelList
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..rest.route import Route
@@ -88,7 +89,7 @@ class MemberCache(Protocol):
     def fetch(self, server_id: str, user_id: str, *, cache: bool = True) -> Member:
         """``GET /servers/{server_id}/members/{user_id}``."""
 
-    def fetch_all(self, server_id: str, *, cache: bool = True) -> list[Member]:
+    def fetch_all(self, server_id: str, *, cache: bool = True) -> ModelList[Member]:
         """``GET /servers/{server_id}/members``."""
 
     def edit(
@@ -111,13 +112,13 @@ class ChannelCache(Protocol):
     def fetch(self, channel_id: str, *, cache: bool = True) -> Channel:
         """``GET /channels/{channel_id}``."""
 
-    def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> list[Channel]:
+    def fetch_for_guild(self, server_id: str, *, cache: bool = True) -> ModelList[Channel]:
         """The channels of one server, from its categories listing."""
 
     def get_or_list(self, channel_id: str | None, server_id: str | None) -> Channel | None:
         """The cached channel, its server's channels listed first (once) when it is not cached."""
 
-    def fetch_categories(self, server_id: str, *, cache: bool = True) -> list[Category]:
+    def fetch_categories(self, server_id: str, *, cache: bool = True) -> ModelList[Category]:
         """The categories of one server, from its categories listing."""
 
     def create(

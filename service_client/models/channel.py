@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import endpoints
 from .._defaults import MISSING
+from .._html import MAX_ROWS, list_html
 from .._validate import check_cache_flag, check_id, check_name
 from ..permissions import ALL, Permissions
 from ..rest.route import Route
 from ..server_managers._overwrites import check_overwrite, post_overwrite
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
 from ._port import StateLike, state_of
+from .collection import ModelList
 from .member import Member
 from .message import Message
 from .overwrite import PermissionOverwrite, apply_overwrites, delete_overwrite, fetch_overwrites
@@ -145,7 +148,7 @@ class Channel(Model):
 
     # -- history, pins, webhooks -------------------------------------------------
 
-    def history(self, limit: int | None = None, *, before: str | Message | None = None) -> Iterator[Message]:
+    def history(self, limit: int | None = None, *, before: str | Message | None = None) -> History:
         """Iterate over this channel's messages, newest first (``GET /chat/{chid}``).
 
         Pages lazily: each page is one blocking request of up to 100 messages
@@ -163,7 +166,9 @@ class Channel(Model):
                 None starts from the newest.
 
         Returns:
-            An iterator of :class:`Message` (content decoded).
+            A :class:`History`: an iterator of :class:`Message` (content decoded) that also
+            gives the messages as a list (``to_list()``), a ``pandas.DataFrame``
+            (``to_frame()``), and shows as a table in Jupyter.
 
         Raises:
             TypeError, ValueError: A bad ``limit`` or ``before``, raised here,
@@ -178,7 +183,7 @@ class Channel(Model):
             if limit < 0:
                 raise ValueError(f"limit must be >= 0, got {limit}")
         start = None if before is None else check_id(getattr(before, "id", before), "before")
-        return self._history_pages(limit, start)
+        return History(self._history_pages(limit, start), self.id, limit)
 
     def _history_pages(self, limit: int | None, before: str | None) -> Iterator[Message]:
         remaining = limit
@@ -210,7 +215,7 @@ class Channel(Model):
                 return
             before = page[-1].id
 
-    def pins(self) -> list[Message]:
+    def pins(self) -> ModelList[Message]:
         """The pinned messages of this channel (``GET /chat/{chid}/pins``). Blocks.
 
         Returns:
@@ -229,7 +234,7 @@ class Channel(Model):
                     out.append(Message(self._state, item))
                 except ValueError:
                     continue
-        return out
+        return ModelList(out)
 
     def delete_messages(self, messages: Iterable[str | Message]) -> None:
         """Delete messages of this channel, 100 per request
@@ -319,7 +324,7 @@ class Channel(Model):
             self.delete_messages(chosen)
         return chosen
 
-    def webhooks(self) -> list[Webhook]:
+    def webhooks(self) -> ModelList[Webhook]:
         """The webhooks of this channel (``GET /channels/{chid}/webhooks``; needs MANAGE_CHANNELS). Blocks.
 
         Listed webhooks carry no token (only the one returned by
@@ -341,7 +346,7 @@ class Channel(Model):
                     out.append(Webhook(self._state, item, channel_id=self.id))
                 except ValueError:
                     continue
-        return out
+        return ModelList(out)
 
     def create_webhook(self, name: str, avatar_url: str | None = None) -> Webhook:
         """Create a webhook on this channel (``POST /channels/{chid}/webhooks``; needs MANAGE_CHANNELS).
@@ -558,3 +563,73 @@ def _chronological(page: list[Message]) -> bool:
     if first is None or last is None or first == last:
         return True
     return first < last
+
+
+class History(Iterator[Message]):
+    """What :meth:`Channel.history` returns: its messages, newest first, read page by page.
+
+    An iterator (``for message in channel.history(limit=500)``) that reads a page of up to
+    100 messages from the service when the iteration needs it. Besides:
+
+    - :meth:`to_list` reads the messages not read yet into a :class:`ModelList`;
+    - :meth:`to_frame` gives them as a ``pandas.DataFrame`` (pandas optional);
+    - as a Jupyter cell's value it shows as a table: showing reads the messages not read yet
+      (at most 50, plus one to tell whether more follow; these requests are made by the
+      display), and keeps them, so a later iteration still yields them, in order.
+
+    For a progress bar over a long read, wrap it in ``tqdm``:
+    ``tqdm(channel.history(limit=5000), total=5000)``. Use it from one thread at a time.
+    """
+
+    __slots__ = ("_pages", "_read", "_channel_id", "_limit")
+
+    def __init__(self, pages: Iterator[Message], channel_id: str, limit: int | None) -> None:
+        self._pages = pages
+        self._read: deque[Message] = deque()  # read for a display, not yet yielded
+        self._channel_id = channel_id
+        self._limit = limit
+
+    def __iter__(self) -> History:
+        return self
+
+    def __next__(self) -> Message:
+        if self._read:
+            return self._read.popleft()
+        return next(self._pages)
+
+    def to_list(self) -> ModelList[Message]:
+        """Every message not yielded yet, newest first (the requests are made now).
+
+        Raises:
+            ServiceAPIError: 403 the channel is not visible, 404 unknown channel.
+            ServiceTimeoutError: The last attempt timed out.
+        """
+        out: ModelList[Message] = ModelList(self._read)
+        self._read.clear()
+        out.extend(self._pages)
+        return out
+
+    def to_frame(self) -> Any:
+        """:meth:`to_list` as a ``pandas.DataFrame``: one row per message (see
+        ``Message.to_dict()``), newest first.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install pandas``).
+            ServiceAPIError, ServiceTimeoutError: As :meth:`to_list`.
+        """
+        return self.to_list().to_frame()
+
+    def _repr_html_(self) -> str:
+        """A table of the messages not yielded yet (read now, at most 50 shown), for Jupyter."""
+        wanted = MAX_ROWS + 1
+        for message in self._pages:
+            self._read.append(message)
+            if len(self._read) >= wanted:
+                break
+        shown = list(self._read)[:MAX_ROWS]
+        more = " (more follow)" if len(self._read) > MAX_ROWS else ""
+        return list_html(shown, len(shown), title=f"History of channel {self._channel_id}{more}")
+
+    def __repr__(self) -> str:
+        limit = "no limit" if self._limit is None else f"limit={self._limit}"
+        return f"<History channel_id={self._channel_id!r} {limit}>"

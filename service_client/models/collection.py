@@ -1,4 +1,6 @@
-"""``Collection``: the thread-safe dict every cache is made of, with ``find``, ``filter`` and ``first``."""
+"""``Collection``: the thread-safe dict every cache is made of, with ``find``, ``filter`` and ``first``;
+``ModelList``: the list the ``fetch_*`` methods return. Both show as tables in Jupyter and give a
+``pandas.DataFrame`` with ``to_frame()``."""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from .._defaults import MISSING
-from .._html import collection_html
+from .._html import collection_html, data_frame, frame_columns, frame_rows, list_html
 
-__all__ = ["Collection"]
+__all__ = ["Collection", "ModelList"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -146,6 +148,30 @@ class Collection(dict[K, V]):
         snapshot = self._snapshot()
         return collection_html(snapshot.items(), len(snapshot), title=type(self).__name__)
 
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame`` of the values (a snapshot): one row per entry, in insertion order.
+
+        The columns are the values' ``to_dict()`` keys
+        (Python names, times as timezone-aware UTC datetimes, nested models by name); values
+        that are not models give one ``value`` column. ``id`` is a column like the others::
+
+            frame = guild.members.to_frame()
+            frame[frame["bot"]]                          # the bots of the server
+
+        Returns:
+            The ``pandas.DataFrame``.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install pandas``).
+        """
+        values = list(self._snapshot().values())
+        return data_frame(frame_rows(values), frame_columns(values) or ["value"])
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The values' ``to_dict()`` rows (a snapshot, in insertion order; no pandas needed);
+        a value that is not a model gives ``{"value": value}``."""
+        return frame_rows(list(self._snapshot().values()))
+
     # -- lookup helpers: find, filter, first ----------------------------------
 
     def find(self, pred: Callable[[V], bool]) -> V | None:
@@ -192,3 +218,34 @@ class Collection(dict[K, V]):
     def from_pairs(cls, pairs: Iterable[tuple[K, V]] | Mapping[K, V]) -> Collection[K, V]:
         """Build a Collection from pairs or a mapping."""
         return cls(pairs)
+
+
+class ModelList(list[V]):
+    """A ``list`` of results (what ``fetch_*`` methods and ``pins()`` return) that shows as a
+    table in Jupyter and gives a ``pandas.DataFrame``.
+
+    It is a plain ``list`` in every other way (indexing, slicing gives a plain list, equality
+    with a list). Not thread-safe for writes, like a list.
+    """
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        """A small HTML table of the items, for Jupyter: one row each (at most 50), the columns
+        the models' main attributes; every value escaped, secrets never shown."""
+        values = list(self)
+        return list_html(values, len(values), title=type(self).__name__)
+
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame`` of the items, one row each, in order: as
+        :meth:`Collection.to_frame`.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install pandas``).
+        """
+        values = list(self)
+        return data_frame(frame_rows(values), frame_columns(values) or ["value"])
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The items' ``to_dict()`` rows (no pandas needed)."""
+        return frame_rows(list(self))

@@ -21,6 +21,7 @@ from ._base import Model, as_dict, read_id, read_int, read_str
 from ._port import StateLike, state_of
 from .audit_log import AuditLogEntry
 from .ban import Ban
+from .collection import ModelList
 from .member import Member
 from .user import User
 
@@ -151,7 +152,7 @@ class Guild(Model):
             return None
         return self._state.members.get(self.id, user.id)
 
-    def fetch_channels(self, *, cache: bool = True) -> list[Channel]:
+    def fetch_channels(self, *, cache: bool = True) -> ModelList[Channel]:
         """Fetch this server's channels: ``client.channels.fetch_for_guild(self.id)``.
 
         See :meth:`ChannelManager.fetch_for_guild` for the result and errors.
@@ -324,7 +325,7 @@ class Guild(Model):
             raise ValueError("set_notifications needs muted, mute_until or mentions_only")
         self._state.request(Route(endpoints.SET_NOTIFICATIONS, server_id=self.id), json=body)
 
-    def audit_log(self, *, limit: int | None = None, action: str | None = None) -> list[AuditLogEntry]:
+    def audit_log(self, *, limit: int | None = None, action: str | None = None) -> ModelList[AuditLogEntry]:
         """Read this server's audit log (``GET /servers/{sid}/audit-logs``; needs VIEW_AUDIT_LOG). Blocks.
 
         Args:
@@ -369,9 +370,9 @@ class Guild(Model):
                     out.append(AuditLogEntry(self._state, item, server_id=self.id))
                 except ValueError:
                     continue
-        return out
+        return ModelList(out)
 
-    def fetch_members(self, *, cache: bool = True) -> list[Member]:
+    def fetch_members(self, *, cache: bool = True) -> ModelList[Member]:
         """Fetch every member of this server: ``client.members.fetch_all(self.id, cache=cache)``.
 
         ``GET /servers/{sid}/members`` (needs VIEW_MEMBERS); see
@@ -379,7 +380,7 @@ class Guild(Model):
         """
         return self._state.members.fetch_all(self.id, cache=cache)
 
-    def search_members(self, text: str) -> list[Member]:
+    def search_members(self, text: str) -> ModelList[Member]:
         """Find members whose name or nickname contains ``text`` (``GET /servers/{sid}/members?search=``).
 
         Blocks; needs VIEW_MEMBERS. The results are partial (no join time; roles
@@ -411,9 +412,9 @@ class Guild(Model):
                 out.append(self._state.store_member(item, self.id, cache=False))
             except (TypeError, ValueError):
                 continue
-        return out
+        return ModelList(out)
 
-    def fetch_bans(self, *, cache: bool = True) -> list[Ban]:
+    def fetch_bans(self, *, cache: bool = True) -> ModelList[Ban]:
         """List this server's bans (``GET /servers/{sid}/bans``; needs BAN_MEMBERS). Blocks.
 
         Args:
@@ -440,7 +441,7 @@ class Guild(Model):
                 out.append(Ban(self._state, item, server_id=self.id, user=user))
             except (TypeError, ValueError):
                 continue
-        return out
+        return ModelList(out)
 
     # -- moderation (socket, acknowledged) -------------------------------------------
 

@@ -353,6 +353,8 @@ class Member(Model):
 
     _REPR: ClassVar[tuple[str, ...]] = ("id", "server_id", "display_name")
     _HTML = ("id", "display_name", "nickname", "server_id", "roles", "joined_at")
+    _DICT = ("id", "server_id", "display_name", "nickname", "username=user.username", "bot=user.bot",
+             "roles", "joined_at")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Member):

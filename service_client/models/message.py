@@ -43,6 +43,7 @@ from ._message_layout import (
     _remember_id,
 )
 from ._port import State, StateLike, state_of
+from .collection import ModelList
 from .embed import EmbedBuilder
 from .outgoing import embed_payloads
 from .user import User
@@ -539,7 +540,7 @@ class Message(Model):
     def _pin(self, endpoint: endpoints.Endpoint) -> None:
         self._state.request(Route(endpoint, channel_id=self.channel_id, message_id=self.id))
 
-    def reactions_for(self, emoji: str, *, cache: bool = True) -> list[User]:
+    def reactions_for(self, emoji: str, *, cache: bool = True) -> ModelList[User]:
         """The users who reacted with ``emoji`` (``GET /chat/{chid}/reactions/{mid}/details?emoji=``).
 
         Blocks. The service answers every emoji group of the message; the one
@@ -582,7 +583,9 @@ class Message(Model):
                 except (TypeError, ValueError):
                     continue
             break
-        return out
+        return ModelList(out)
 
     _REPR = ("id", "channel_id", "author")
     _HTML = ("id", "author", "content", "created_at", "channel_id")
+    _DICT = ("id", "channel_id", "server_id", "author.id", "author", "content", "created_at", "edited_at",
+             "pinned", "reply_to_id")

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..errors import RateLimitError, ServiceAPIError, error_text
+from ..permissions import Permissions
 from .retry import RETRY_STATUSES
 from .route import Route
 
@@ -179,7 +180,9 @@ def classify(reply: Reply, route: Route) -> Answer:
     (redirects are never followed). An answer whose body went over the size
     limit is a final :class:`ServiceAPIError` saying so, whatever its status.
     A 429, 502, 503 or 504 is retryable; any other status is a final
-    :class:`ServiceAPIError`. Every message starts ``"API Error <status>: "``.
+    :class:`ServiceAPIError` (a 403 of a route that knows the permission the
+    service checks names it: ``... (GET /servers/S1/members needs the
+    VIEW_MEMBERS permission)``). Every message starts ``"API Error <status>: "``.
 
     Args:
         reply: The answer.
@@ -217,8 +220,19 @@ def classify(reply: Reply, route: Route) -> Answer:
         message = f"API Error {status}: {what} was redirected {where}; redirects are not followed"
         return _final(status, route, message, text, data)
     if status not in RETRY_STATUSES:
-        return Answer(status, text=text, data=data, error=ServiceAPIError(status, route.display_path, text, data))
+        refused: str | None = None
+        if status == 403 and route.permission is not None:
+            refused = (f"API Error 403: {error_text(text, data)} ({route.method} {route.display_path} "
+                       f"needs the {_permission_names(route.permission)} permission)")
+        return Answer(status, text=text, data=data,
+                      error=ServiceAPIError(status, route.display_path, text, data, message=refused))
     return Answer(status, text=text, data=data, retryable=True)
+
+
+def _permission_names(permission: Permissions) -> str:
+    """``VIEW_MEMBERS``, or ``KICK_MEMBERS | BAN_MEMBERS`` for several bits."""
+    names = [flag.name for flag in Permissions if flag.name and flag in permission and flag.value.bit_count() == 1]
+    return " | ".join(names) if names else str(int(permission))
 
 
 def _shown_location(location: str, route: Route) -> str:

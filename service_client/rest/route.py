@@ -22,6 +22,7 @@ from urllib.parse import quote, unquote, urlencode
 
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from ..endpoints import Endpoint
+from ..permissions import Permissions
 
 __all__ = [
     "Route",
@@ -199,14 +200,18 @@ class Route:
         bucket: The bucket key, e.g. ``"GET:servers/S1"``.
         display_path: The path as shown in errors and logs: no query, webhook
             token shown as ``***``.
+        permission: The permission the service checks for this request, from the
+            catalog endpoint the route was built from (named in a 403's error
+            text), or None (none, or a route not built from the catalog).
     """
 
-    __slots__ = ("_wire", "bucket", "display_path", "method", "path")
+    __slots__ = ("_wire", "bucket", "display_path", "method", "path", "permission")
 
     method: str
     path: str
     bucket: str
     display_path: str
+    permission: Permissions | None
     _wire: Secret | None
 
     @overload
@@ -243,10 +248,12 @@ class Route:
                 start with ``/`` or has stray braces, a placeholder has no
                 value, a value is unused, or a value is empty.
         """
+        permission = None
         if isinstance(method, Endpoint):
             if template is not None:
                 raise TypeError(f"Route({method.name}, ...) takes no template: the endpoint has its path")
             template = method.path
+            permission = method.permission
             method = method.method
         method = _check_method(method)
         if not isinstance(template, str):
@@ -288,10 +295,12 @@ class Route:
         unused = set(params) - used
         if unused:
             raise ValueError(f"template {template!r} has no placeholder for {sorted(unused)}")
-        self._set(method, path, Secret(_PLACEHOLDER_RE.sub(fill_secret, template), shown=REDACTED) if secret else None)
+        self._set(method, path, Secret(_PLACEHOLDER_RE.sub(fill_secret, template), shown=REDACTED) if secret else None,
+                  permission)
 
-    def _set(self, method: str, path: str, wire: Secret | None = None) -> None:
+    def _set(self, method: str, path: str, wire: Secret | None = None, permission: Permissions | None = None) -> None:
         object.__setattr__(self, "method", method)
+        object.__setattr__(self, "permission", permission)
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "bucket", bucket_key(method, path))
         object.__setattr__(self, "display_path", redact_path(path))
@@ -376,7 +385,7 @@ class Route:
         wire = self._wire
         real = wire.get() if wire is not None else None
         route._set(self.method, f"{self.path}{sep}{query}",
-                   Secret(f"{real}{sep}{query}", shown=REDACTED) if real is not None else None)
+                   Secret(f"{real}{sep}{query}", shown=REDACTED) if real is not None else None, self.permission)
         return route
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -15,7 +15,7 @@ from ..errors import ChannelOverwriteError, ServiceError
 from ..models._port import StateLike, state_of
 from ..models.category import Category
 from ..models.channel import Channel
-from ..models.collection import Collection
+from ..models.collection import Collection, ModelList
 from ..rest.route import Route
 from ._overwrites import normalize_overwrites, post_overwrite
 
@@ -41,7 +41,7 @@ class GuildChannels(Collection[str, Channel]):
         super().__init__((k, ch) for k, ch in self._state.channels.cache.items() if ch.server_id == server_id)
         self.server_id = server_id
 
-    def fetch(self, *, cache: bool = True) -> list[Channel]:
+    def fetch(self, *, cache: bool = True) -> ModelList[Channel]:
         """Fetch this server's channels: ``client.channels.fetch_for_guild(server_id, cache=cache)``."""
         return self._state.channels.fetch_for_guild(self.server_id, cache=cache)
 
@@ -143,7 +143,7 @@ class GuildCategories(Collection[str, Category]):
         super().__init__((k, c) for k, c in self._state.channels.categories.items() if c.server_id == server_id)
         self.server_id = server_id
 
-    def fetch(self, *, cache: bool = True) -> list[Category]:
+    def fetch(self, *, cache: bool = True) -> ModelList[Category]:
         """Fetch this server's categories with their channels (one request):
         ``client.channels.fetch_categories(server_id, cache=cache)``."""
         return self._state.channels.fetch_categories(self.server_id, cache=cache)

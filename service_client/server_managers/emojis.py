@@ -9,6 +9,7 @@ from typing import Any
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
 from ..models._port import StateLike
+from ..models.collection import ModelList
 from ..models.emoji import Emoji
 from ..rest.route import Route
 from .base import BaseManager
@@ -41,7 +42,7 @@ class EmojiManager(BaseManager[str, Emoji]):
         super().__init__(state)
         self.server_id = server_id
 
-    def fetch_all(self, *, cache: bool = True) -> list[Emoji]:
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Emoji]:
         """List the server's custom emojis (``GET /servers/{sid}/emojis``). Blocks.
 
         A malformed record (not an object, no id) is skipped and logged at DEBUG; the others
@@ -69,7 +70,7 @@ class EmojiManager(BaseManager[str, Emoji]):
                 log.debug("skipped emoji record %d of server %s: %s", index, self.server_id, exc)
         if cache:
             self.cache.update((emoji.id, emoji) for emoji in emojis)
-        return emojis
+        return ModelList(emojis)
 
     def create(self, name: str, image_url: str, *, animated: bool = False, cache: bool = True) -> Emoji:
         """Create a custom emoji (``POST /servers/{sid}/emojis``; needs MANAGE_SERVER).

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .. import endpoints
 from .._validate import check_cache_flag, check_id
 from ..models._port import StateLike
+from ..models.collection import ModelList
 from ..models.invite import Invite
 from ..rest.route import Route
 from .base import BaseManager
@@ -38,7 +39,7 @@ class InviteManager(BaseManager[str, Invite]):
     def _guild(self) -> Guild | None:
         return self._state.guilds.cache.get(self.server_id)
 
-    def fetch_all(self, *, cache: bool = True) -> list[Invite]:
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Invite]:
         """List the server's invites (``GET /servers/{sid}/invites?all=true``).
 
         Always sends ``all=true``: without it the service answers only the
@@ -61,7 +62,7 @@ class InviteManager(BaseManager[str, Invite]):
         invites = [Invite(self._state, item, guild=guild) for item in (items if isinstance(items, list) else ())]
         if cache:
             self.cache.update((inv.code, inv) for inv in invites)
-        return invites
+        return ModelList(invites)
 
     def create(self, channel_id: str, *, max_age: int | None = None, max_uses: int | None = None) -> Invite:
         """Create an invite (``POST /servers/{sid}/invites``) and cache it.

@@ -10,6 +10,7 @@ from .._defaults import MISSING
 from .._validate import check_cache_flag, check_id, check_name
 from ..errors import ServiceAPIError
 from ..models._port import StateLike
+from ..models.collection import ModelList
 from ..models.role import Role, edit_body, role_record
 from ..rest.route import Route
 from .base import BaseManager
@@ -38,7 +39,7 @@ class RoleManager(BaseManager[str, Role]):
         super().__init__(state)
         self.server_id = server_id
 
-    def fetch_all(self, *, cache: bool = True) -> list[Role]:
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Role]:
         """Fetch every role of the server (``GET /servers/{sid}/roles``).
 
         Upserts each role (the cached object is replaced); never purges: a role missing from
@@ -64,7 +65,7 @@ class RoleManager(BaseManager[str, Role]):
                 log.debug("skipped role record %d of server %s: %s", index, self.server_id, exc)
         if cache:
             self.cache.update((role.id, role) for role in roles)
-        return roles
+        return ModelList(roles)
 
     def fetch(self, role_id: str, *, cache: bool = True) -> Role:
         """Fetch one role: there is no single-role route, so this lists the roles (one request).

@@ -421,18 +421,21 @@ class WorldActions(WorldBase):
         __tracebackhide__ = True
         target = self._speaker(user)
         role_id = self._role_id(role)
+        name = self.role(role_id).name
         sid = self.server.id
-        member = self.emulator.member(sid, target.id)
-        held = [r["publicId"] for r in member["roles"] if not (r["position"] == 0 and r["name"] == "@everyone")]
-        if (role_id in held) == give:
-            state = "has" if give else "does not have"
-            raise ValueError(f"{target.name} {state} the role {self.role(role_id).name}")
-        roles = held + [role_id] if give else [r for r in held if r != role_id]
+
+        def change() -> None:
+            """Read and write the member's roles in one step of the emulator (another thread's
+            change in between is never lost)."""
+            if not self.emulator.change_member_role(sid, target.id, role_id, add=give):
+                state = "has" if give else "does not have"
+                raise ValueError(f"{target.name} {state} the role {name}")
+
         verb = "gets" if give else "loses"
         self._acting(
-            f"{target.name} {verb} the role {self.role(role_id).name}", "guild_member_update",
+            f"{target.name} {verb} the role {name}", "guild_member_update",
             lambda _r, updated: _id_of(updated, "memberPublicId") == target.id,
-            lambda: self.emulator.update_member(sid, target.id, roles=roles),
+            change,
         )
 
     def create_channel(self, name: str, *, private: bool = False) -> WorldObject:

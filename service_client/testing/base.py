@@ -8,6 +8,7 @@ methods are the world's (see there). The emulator is only named in annotations h
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -77,6 +78,7 @@ class WorldBase:
         self._recorders: dict[int, Recorder] = {}
         self._taken = Taken()
         self._bot_client: Client | None = None
+        self._bot_factory: Callable[..., Client] | None = None
         self._last_said: Message | None = None
         self._action_mark = 0  # the id mark taken when the last action began
         self._last_action = "none yet"
@@ -231,7 +233,7 @@ class WorldBase:
 
     # -- the clients ----------------------------------------------------------------------------
 
-    def attach_bot(self, client: Client) -> None:
+    def attach_bot(self, client: Client, *, factory: Callable[..., Client] | None = None) -> None:
         """Hand the bot's client to the world; the ``bot_client`` fixture does it before login.
 
         From then on the world records every message and reaction that client receives (its
@@ -243,20 +245,31 @@ class WorldBase:
         Args:
             client: The bot's :class:`~service_client.Client` (logged in as :attr:`bot`, or
                 about to be). The world does not destroy it.
+            factory: What made ``client``, called as ``factory(base_url=..., socket_url=...)``
+                and returning a new :class:`~service_client.Client`, not logged in: what
+                :meth:`~service_client.testing.world.BotWorld.restart_bot` calls to build the
+                bot again. The ``bot_client`` fixture passes its ``bot_factory``.
 
         Raises:
-            TypeError: Not a :class:`~service_client.Client`.
+            TypeError: ``client`` is not a :class:`~service_client.Client`, or ``factory`` is
+                not callable.
             ValueError: Another client was handed over already.
         """
         if not isinstance(client, Client):
             raise TypeError(f"attach_bot() takes a service_client.Client, got {type(client).__name__}")
+        if factory is not None and not callable(factory):
+            raise TypeError(f"factory must be callable or None, got {type(factory).__name__}")
         with self._lock:
             if self._bot_client is client:
+                if factory is not None:
+                    self._bot_factory = factory
                 return
             if self._bot_client is not None:
-                raise ValueError("this BotWorld already has the bot's client (attach_bot() was called before)")
+                raise ValueError("this BotWorld already has the bot's client (attach_bot() was called before; "
+                                 "restart_bot() builds it again)")
             recorder = Recorder()
             self._bot_client = client
+            self._bot_factory = factory
             self._recorders[id(client)] = recorder
         recorder.attach(client)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..events.clock import ManualClock, new_clients_use
@@ -85,7 +85,7 @@ class WorldClock:
         with new_clients_use(self.clock):
             yield
 
-    def attach_bot(self, client: Client) -> None:
+    def attach_bot(self, client: Client, *, factory: Callable[..., Client] | None = None) -> None:
         """Hand the bot's client to the world; the ``bot_client`` fixture does it before login.
 
         From then on the world records every message and reaction that client receives (its
@@ -98,12 +98,20 @@ class WorldClock:
         Args:
             client: The bot's :class:`~service_client.Client` (logged in as the world's bot,
                 or about to be). The world does not destroy it.
+            factory: What made ``client``, called as ``factory(base_url=..., socket_url=...)``:
+                what :meth:`~service_client.testing.world.BotWorld.restart_bot` calls to build
+                the bot again (the ``bot_client`` fixture passes its ``bot_factory``).
 
         Raises:
-            TypeError: Not a :class:`~service_client.Client`.
+            TypeError: Not a :class:`~service_client.Client`; ``factory`` not callable.
             ValueError: Another client was handed over already.
         """
-        super().attach_bot(client)  # type: ignore[misc]
+        super().attach_bot(client, factory=factory)  # type: ignore[misc]
+        self._give_clock(client)
+
+    def _give_clock(self, client: Client) -> None:
+        """Time ``client``'s scheduled work by the world's :attr:`clock` (at handing over, and
+        for the client :meth:`~service_client.testing.world.BotWorld.restart_bot` builds)."""
         client.set_clock(self.clock)
 
     def advance(self, seconds: float, *, timeout: float = ADVANCE_TIMEOUT_S) -> int:

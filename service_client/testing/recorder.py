@@ -77,6 +77,11 @@ class Taken:
             self._messages.add(message.id)
             return True
 
+    def has(self, message: Message) -> bool:
+        """Whether an expectation already returned ``message`` (nothing is claimed)."""
+        with self._lock:
+            return message.id in self._messages
+
     def reaction(self, reaction: SeenReaction) -> bool:
         """Claim one reaction event (by identity: a reaction removed and added again is a new
         one); False when an earlier expectation took it."""

@@ -20,9 +20,11 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..client import Client
 from ..models.message import Message
 from .actions import WorldActions
-from .clock import WorldClock
+from .base import LOGIN_TIMEOUT_S
+from .clock import WorldClock, login_bot
 from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import Recorder, SeenReaction, after_mark, scan_until
@@ -30,10 +32,12 @@ from .recorder import Recorder, SeenReaction, after_mark, scan_until
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
     from ..emulator import Emulator
 
-__all__ = ["REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage"]
+__all__ = ["NO_REPLY_WINDOW_S", "REPLY_TIMEOUT_S", "BotWorld", "ExpectedMessage"]
 
 #: Seconds the expectations (:meth:`BotWorld.expect_reply` and the others) wait by default.
 REPLY_TIMEOUT_S = 10.0
+#: Seconds :meth:`BotWorld.expect_no_reply` watches for a message of the bot by default.
+NO_REPLY_WINDOW_S = 1.0
 
 
 def _check_timeout(timeout: object) -> float:
@@ -189,11 +193,17 @@ class BotWorld(WorldClock, WorldActions):
     scheduled work runs when the test calls :meth:`advance`, without real waiting.
 
     Checking what the bot did: :meth:`expect_reply`, :meth:`expect_message`, :meth:`expect_dm`
-    and :meth:`expect_reaction`. Each returns something no earlier expectation returned, and
+    and :meth:`expect_reaction`; that it stayed silent: :meth:`expect_no_reply`. Each returns something no earlier expectation returned, and
     only what was stored after the point it names (the message answered, the call, the last
     action), so an old message is never taken for the answer to a later action. When one
     fails, the :class:`AssertionError` says what was expected and shows the channel's last
     messages and the listener errors so far.
+
+    Time and restarts: the bot's scheduled work is timed by :attr:`clock`, a
+    :class:`~service_client.ManualClock` that :meth:`advance` moves; :meth:`restart_bot`
+    destroys the bot's client and builds it again (same factory, token and clock). The bot's
+    token is ``bot_world.bot.token`` (a :class:`~service_client._secret.Secret`:
+    ``.get()`` gives the text).
 
     The messages returned are :class:`~service_client.Message` objects, whose ``content`` is
     the text as typed (the service escapes ``& < >`` on the wire;
@@ -359,6 +369,152 @@ class BotWorld(WorldClock, WorldActions):
             lambda: self._report(f"expected a reply from {replier.name} to {self._quote(said)} within {wait:g} s",
                                  said.channel_id),
         )
+
+    def expect_no_reply(
+        self,
+        to: Message | None = None,
+        *,
+        within: float = NO_REPLY_WINDOW_S,
+        author: WorldUser | str | None = None,
+        anywhere: bool = False,
+    ) -> None:
+        """Assert that the bot stayed silent: no message of the bot in the channel of ``to``,
+        after ``to``, within ``within`` seconds.
+
+        The counterpart of :meth:`expect_reply` (dpytest's ``verify().message().nothing()``).
+        Messages an earlier expectation returned do not count, so after the expected answer
+        it asserts that nothing more came::
+
+            said = say("general", "!ping")
+            assert expect_reply(said).content == "Pong!"
+            expect_no_reply(said)                              # and nothing else
+
+            expect_no_reply(say("general", "hello"), within=0.2)   # not a command: silence
+            expect_no_reply(said, anywhere=True)               # no DM, no other channel either
+
+        It reads the speaker's recorded messages and waits on them (no sleep): it fails as
+        soon as a message of the bot arrives, and passes once ``within`` seconds went by
+        without one. Silence can only be watched for a while: ``within`` is how long an
+        answer may take to count as one.
+
+        Args:
+            to: A message returned by :meth:`say` or :meth:`dm`; default the last one said.
+            within: Seconds to watch, counted from this call (>= 0; 0 checks what has arrived
+                already).
+            author: Whose message would break the silence: a :class:`WorldUser`, name or id;
+                default the world's bot.
+            anywhere: Watch every channel the bot is in, its DMs included, not only the
+                channel of ``to``: through the bot's own client, which the world records
+                (the ``bot_client`` fixture hands it over).
+
+        Raises:
+            AssertionError: A message of the bot came: the text quotes it and shows the
+                last messages of its channel and the listener errors so far.
+            TypeError: ``to`` is not a :class:`~service_client.Message`, or ``anywhere`` not
+                a bool.
+            ValueError: Nothing was said yet, ``to`` was not returned by this world, a bad
+                ``within``, or ``anywhere=True`` with no bot client handed to the world.
+        """
+        __tracebackhide__ = True
+        try:
+            wait = _check_timeout(within)
+        except ValueError:
+            raise ValueError(f"within must be a non-negative number of seconds, got {within!r}") from None
+        if not isinstance(anywhere, bool):
+            raise TypeError(f"anywhere must be a bool, got {type(anywhere).__name__}")
+        said = self._said(to, "expect_no_reply")
+        recorder = self._recorder_of(said, "expect_no_reply")
+        if anywhere:
+            bot = self.bot_client
+            if bot is None:
+                raise ValueError("expect_no_reply(anywhere=True) watches through the bot's own client: use the "
+                                 "bot_client fixture (or bot_world.attach_bot())")
+            with self._lock:
+                recorder = self._recorders[id(bot)]
+        replier = self.bot if author is None else self._speaker(author)
+        mark = int(said.id) if said.id.isdigit() else 0
+
+        def breaks_silence(message: Message) -> bool:
+            """True for a message of the replier after ``said`` (in its channel unless
+            ``anywhere``) that no expectation took."""
+            return ((anywhere or message.channel_id == said.channel_id) and _authored_by(message, replier)
+                    and after_mark(message.id, mark) and not self._taken.has(message))
+
+        try:
+            found = scan_until(recorder, lambda: recorder.messages, breaks_silence, wait, lambda: "")
+        except AssertionError:
+            return  # the window went by in silence
+        where = "" if found.channel_id == said.channel_id else f" in {self._label(found.channel_id or '')}"
+        raise AssertionError(self._report(
+            f"expected no {'message' if anywhere else 'reply'} from {replier.name} "
+            f"{'anywhere ' if anywhere else ''}after {self._quote(said)} within {wait:g} s, "
+            f"got {found.content!r}{where}",
+            found.channel_id,
+        ))
+
+    def restart_bot(self, *, timeout: float = LOGIN_TIMEOUT_S) -> Client:
+        """Destroy the bot's client and build it again: a restart of the bot within one test.
+
+        The new client is made by the factory that made the first one (the ``bot_client``
+        fixture's ``bot_factory``), logged in with the bot's token (:attr:`bot`'s
+        ``token``), timed by the world's :attr:`clock` (which keeps its time: a cooldown or
+        a reminder stored by the bot outlives the restart only if the bot stored it outside
+        the client), and recorded as the first one was: the world's actions wait for its
+        listeners, and ``expect_message(..., since="start")`` sees what both clients said.
+        What a test holds of the old client (the ``bot_client`` fixture's value) is destroyed;
+        use the returned client, or :attr:`bot_client`::
+
+            def test_balance_survives_a_restart(bot_world, bot_client, say, expect_reply):
+                say("general", "!daily")
+                expect_reply()
+                bot = bot_world.restart_bot()             # new client, same token and clock
+                assert bot.state.value == "ready"
+                say("general", "!balance")
+                assert expect_reply().content == "100 coins"
+
+        The new client is destroyed at the test's teardown, as the first one is.
+
+        Args:
+            timeout: Seconds the new client's login may take.
+
+        Returns:
+            The new :class:`~service_client.Client`, logged in, its ``ready`` listeners run.
+
+        Raises:
+            RuntimeError: The world has no bot client, or was not told how to build one (hand
+                it over with ``attach_bot(client, factory=...)``; the ``bot_client`` fixture
+                does), or the world was torn down.
+            TypeError: The factory did not return a :class:`~service_client.Client`.
+            ServiceError: The login failed (the new client is destroyed).
+            TimeoutError: The new client's ``ready`` listeners did not end within 10 s.
+        """
+        with self._lock:
+            old, factory, closed = self._bot_client, self._bot_factory, self._closed
+        if closed:
+            raise RuntimeError("this BotWorld was torn down")
+        if old is None or factory is None:
+            raise RuntimeError(
+                "restart_bot() builds the bot again with the factory that made it: use the bot_client "
+                "fixture (or bot_world.attach_bot(client, factory=...))"
+            )
+        old.destroy()
+        emulator = self.emulator
+        with self.new_clients_use_clock():
+            client = factory(base_url=emulator.base_url, socket_url=emulator.socket_url)
+        if not isinstance(client, Client):
+            raise TypeError(f"the bot's factory must return a service_client.Client, got {type(client).__name__}")
+        with self._lock:
+            recorder = self._recorders[id(old)]
+            self._bot_client = client
+            self._recorders[id(client)] = recorder
+        recorder.attach(client)
+        self._give_clock(client)
+        try:
+            login_bot(client, self.bot.token.get() or "", timeout=timeout)
+        except BaseException:
+            client.destroy()
+            raise
+        return client
 
     def expect_message(
         self,
