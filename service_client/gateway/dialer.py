@@ -10,6 +10,13 @@ attempt's deadline, so a server answering one byte at a time (the HTTP
 upgrade's answer, the open packet, the CONNECT answer) cannot hold it longer
 than its timeout. A redirect answer to the upgrade is refused, never followed:
 the CONNECT packet goes only to the socket host given.
+
+The upgrade answer's head is capped too: websocket-client reads it one byte at
+a time and keeps every line whole, so a header line that never ends would grow
+the process until the deadline. The attempt fails at once with a
+:class:`~service_client.ServiceError` when a line of the head goes over
+:data:`MAX_UPGRADE_LINE_BYTES` or the whole head over
+:data:`MAX_UPGRADE_HEAD_BYTES` (then the usual reconnect policy applies).
 """
 
 from __future__ import annotations
@@ -43,7 +50,12 @@ from .parts import (
 )
 from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
 
-__all__ = ["ConnectionDialer"]
+__all__ = ["MAX_UPGRADE_HEAD_BYTES", "MAX_UPGRADE_LINE_BYTES", "ConnectionDialer"]
+
+#: Longest line (status line or one header, its CRLF included) of the socket upgrade's answer, bytes.
+MAX_UPGRADE_LINE_BYTES: Final = 8 * 1024
+#: Longest head (status line and every header) of the socket upgrade's answer, bytes.
+MAX_UPGRADE_HEAD_BYTES: Final = 64 * 1024
 
 #: HTTP statuses websocket-client treats as redirects of the upgrade (none is followed here).
 _REDIRECTS: Final = frozenset((301, 302, 303, 307, 308))
@@ -94,6 +106,40 @@ class _Guard:
         return not self.expired
 
 
+class _CappedHead:
+    """A socket as websocket-client sees it during the upgrade: its reads count toward the caps.
+
+    Every read goes to the real socket (asking no more than the caps leave), and the bytes
+    read are counted, in all and since the last line feed; past a cap the read raises
+    :class:`~service_client.ServiceError` before more is read. Anything else (send,
+    timeouts, fileno, close) is the real socket's.
+    """
+
+    __slots__ = ("_endpoint", "_line", "_sock", "_total")
+
+    def __init__(self, sock: socket.socket, endpoint: str) -> None:
+        self._sock = sock
+        self._endpoint = endpoint
+        self._total = 0
+        self._line = 0
+
+    def recv(self, bufsize: int) -> bytes:
+        """At most ``bufsize`` bytes of the answer; raises ServiceError past a cap."""
+        allowed = min(MAX_UPGRADE_HEAD_BYTES - self._total, MAX_UPGRADE_LINE_BYTES - self._line) + 1
+        data = self._sock.recv(max(1, min(bufsize, allowed)))
+        self._total += len(data)
+        end = data.rfind(b"\n")
+        self._line = self._line + len(data) if end < 0 else len(data) - end - 1
+        if self._line > MAX_UPGRADE_LINE_BYTES:
+            raise ServiceError(_oversized_head(self._endpoint, f"a line over {MAX_UPGRADE_LINE_BYTES} bytes"))
+        if self._total > MAX_UPGRADE_HEAD_BYTES:
+            raise ServiceError(_oversized_head(self._endpoint, f"a head over {MAX_UPGRADE_HEAD_BYTES} bytes"))
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
 class ConnectionDialer(ConnectionParts):
     """The connection attempts of a :class:`~service_client.gateway.connection.GatewayConnection`."""
 
@@ -125,8 +171,10 @@ class ConnectionDialer(ConnectionParts):
             guard.arm(sock)
             ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
             ws.connect(  # type: ignore[no-untyped-call]
-                self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True, redirect_limit=0
+                self._endpoint, socket=_CappedHead(sock, self._endpoint), timeout=_remaining(deadline),
+                suppress_origin=True, redirect_limit=0,
             )
+            ws.sock = sock  # the head was read: frames go to the socket itself
             assert ws.sock is not None
             reader = FrameReader(ws.sock, functools.partial(self._control, ws), max_message=MIN_MESSAGE_CAP)
             open_packet = self._handshake(ws, reader, deadline)
@@ -311,6 +359,14 @@ def _refused_upgrade(endpoint: str, status: int) -> str:
     else:
         hint = "socket_url should be the service's socket host (for the emulator, its socket_url)"
     return f"socket connection to {endpoint} failed: the server answered HTTP {status} to the socket upgrade; {hint}"
+
+
+def _oversized_head(endpoint: str, what: str) -> str:
+    """What to tell about an upgrade answer whose head went over a cap (``what`` says which)."""
+    return (
+        f"socket connection to {endpoint} failed: the server's answer to the socket upgrade has {what} "
+        "(not read further); socket_url should be the service's socket host"
+    )
 
 
 def _refused_redirect(endpoint: str, status: int, location: str | None) -> str:
