@@ -51,8 +51,11 @@ arrive within 10 s gets :class:`TimeoutError` ("send_message timeout after
 what.
 
 No exception text, attribute or ``repr`` ever contains the bot token: the
-library never passes it to an exception. Every error round-trips through
-:mod:`pickle` with its attributes.
+library never passes it to an exception, and a server's text that quotes it
+back (an error body echoing the ``Authorization`` header, a redirect's
+``Location``, a socket refusal) shows it as ``[REDACTED]`` in the message,
+``body`` and ``data``. Every error round-trips through :mod:`pickle` with its
+attributes.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
@@ -151,6 +152,8 @@ class ConnectionDialer(ConnectionParts):
 
         def _forget(self, sock: socket.socket) -> None: ...
 
+        _redact: Callable[[str], str]
+
     def _establish(self, timeout: float) -> _Link:
         """One connection attempt: TCP, TLS, upgrade, open packet, CONNECT.
 
@@ -200,10 +203,9 @@ class ConnectionDialer(ConnectionParts):
                 ) from exc
             if isinstance(exc, websocket.WebSocketBadStatusException):
                 raise ServiceError(_refused_upgrade(self._endpoint, exc.status_code)) from exc
-            response = getattr(ws, "handshake_response", None)
-            if response is not None and response.status in _REDIRECTS:
-                location = response.headers.get("location")
-                raise ServiceError(_refused_redirect(self._endpoint, response.status, location)) from exc
+            refused = self._refused_redirect(ws)
+            if refused is not None:
+                raise ServiceError(refused) from exc
             if failed:
                 raise ServiceError(
                     f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
@@ -212,6 +214,14 @@ class ConnectionDialer(ConnectionParts):
         finally:
             guard.finished.set()
             watcher.join(DESTROY_JOIN_S)
+
+    def _refused_redirect(self, ws: websocket.WebSocket | None) -> str | None:
+        """The message of an upgrade answered with a redirect (its ``Location`` redacted), else None."""
+        response = getattr(ws, "handshake_response", None)
+        if response is None or response.status not in _REDIRECTS:
+            return None
+        location = response.headers.get("location")
+        return _refused_redirect(self._endpoint, response.status, None if location is None else self._redact(location))
 
     def _start_guard(self, guard: _Guard) -> threading.Thread:
         """Start the thread enforcing ``guard``'s deadline (joined by the attempt and by close())."""
@@ -293,7 +303,9 @@ class ConnectionDialer(ConnectionParts):
                 self._sid = sid if isinstance(sid, str) else None
                 return open_packet
             if isinstance(packet, ConnectErrorPacket) and packet.namespace == "/":
-                raise ServiceAuthError(packet.message or "the service refused the socket connection")
+                refusal = self._redact(packet.message) if packet.message else "the service refused the socket connection"
+                del packet, text  # the server's own text: no frame local of the traceback keeps it
+                raise ServiceAuthError(refusal)
             if isinstance(packet, EnginePacket):
                 if packet.type == EngineType.PING:
                     self._write(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT, deadline)

@@ -298,7 +298,7 @@ class RestSession:
         if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
         prepared = self._transport.prepare(route, data, caller_headers, secret if authorized else None)
-        job = Job(route, prepared, timeout_ms, max_retries)
+        job = Job(route, prepared, timeout_ms, max_retries, secret if authorized else None)
         del prepared
         job.future.set_running_or_notify_cancel()
         with self._state_lock:
@@ -584,7 +584,7 @@ class RestSession:
         finally:
             job.ready_since = time.monotonic()
         self._log_attempt(job, reply.status, waited_ms, started)
-        answer = classify(reply, route)
+        answer = classify(reply, route, job.bearer)
         if answer.error is not None:
             self._set_exception(job, answer.error)
             return

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import pickle
 import socket
 import struct
 import threading
 import time
+import traceback
 import tracemalloc
 import warnings
 from collections.abc import Iterator
 
 import pytest
 
-from service_client import Client, ServiceError, ServiceTimeoutError, _defaults
+from service_client import Client, ServiceAuthError, ServiceError, ServiceTimeoutError, _defaults
 from service_client.gateway.dialer import MAX_UPGRADE_HEAD_BYTES, MAX_UPGRADE_LINE_BYTES
 from service_client.gateway.framing import encode_open
 
@@ -111,6 +114,43 @@ def test_redirect_without_location_is_named(servers: list[ScriptedServer]) -> No
     with pytest.raises(ServiceError, match=r"HTTP 302 \(no Location\)"):
         conn.connect()
     conn.close()
+
+
+# --------------------------------------------------------------------------- the token quoted back
+
+
+def _refusing_with_the_token(peer: Peer, number: int) -> None:
+    """A host that refuses the CONNECT with a message quoting the token it was sent (JSON-escaped)."""
+    peer.accept_upgrade()
+    peer.send(server_frame(encode_open("sid", 5000, 5000)))
+    peer.read_frame()
+    peer.send(server_frame("44" + json.dumps({"message": f"unknown token {TOKEN.upper()} ({TOKEN})"})))
+    peer.wait_closed()
+
+
+def _redirecting_with_the_token(peer: Peer, number: int) -> None:
+    peer.read_request()
+    peer.send(f"HTTP/1.1 302 Found\r\nLocation: https://elsewhere.test/?t={TOKEN}\r\nContent-Length: 0\r\n\r\n".encode())
+    peer.wait_closed()
+
+
+@pytest.mark.parametrize("script", [_refusing_with_the_token, _redirecting_with_the_token], ids=["refusal", "redirect"])
+def test_a_socket_host_quoting_the_token_in_an_error_shows_it_redacted(servers: list[ScriptedServer], script) -> None:
+    host = ScriptedServer(script)
+    servers.append(host)
+    client = _client(host.url)
+    try:
+        with pytest.raises(ServiceError) as info:
+            client.login(TOKEN)
+    finally:
+        client.destroy()
+    assert "[REDACTED]" in str(info.value)
+    if script is _refusing_with_the_token:
+        assert type(info.value) is ServiceAuthError
+        assert str(info.value) == "unknown token [REDACTED] ([REDACTED])"
+    shown = [str(info.value), repr(info.value), pickle.dumps(info.value).decode("latin-1"),
+             "".join(traceback.TracebackException.from_exception(info.value, capture_locals=True).format())]
+    assert [text for text in shown if TOKEN.lower() in text.lower()] == []
 
 
 # --------------------------------------------------------------------------- handshake deadline
