@@ -26,6 +26,7 @@ import socket
 import ssl
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -207,9 +208,10 @@ class ConnectionDialer(ConnectionParts):
             if refused is not None:
                 raise ServiceError(refused) from exc
             if failed:
-                raise ServiceError(
-                    f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
-                ) from exc
+                shown = self._redact(_short(exc))
+                if shown != _short(exc):  # the server's text quoted a secret: the causes must not show it
+                    _redact_chain(exc, self._redact)
+                raise ServiceError(f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {shown}") from exc
             raise
         finally:
             guard.finished.set()
@@ -357,6 +359,24 @@ class ConnectionDialer(ConnectionParts):
             auth = packet = None
         if error is not None:
             raise error
+
+
+def _redact_chain(exc: BaseException, redact: Callable[[str], str]) -> None:
+    """Mask secrets in the text of ``exc`` and of every exception it chains, and clear their
+    frames' locals (websocket-client's hold the line it could not read)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        text = str(item)
+        if redact(text) != text:
+            item.args = (redact(text),)
+        if item.__traceback__ is not None:
+            traceback.clear_frames(item.__traceback__)
+        todo.extend((item.__cause__, item.__context__))
 
 
 def _refused_upgrade(endpoint: str, status: int) -> str:

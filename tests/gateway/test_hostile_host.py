@@ -134,7 +134,14 @@ def _redirecting_with_the_token(peer: Peer, number: int) -> None:
     peer.wait_closed()
 
 
-@pytest.mark.parametrize("script", [_refusing_with_the_token, _redirecting_with_the_token], ids=["refusal", "redirect"])
+def _bad_status_line_with_the_token(peer: Peer, number: int) -> None:
+    peer.read_request()
+    peer.send(f"HTTP/1.1 {TOKEN}\r\n\r\n".encode())  # websocket-client quotes a status line it cannot read
+    peer.wait_closed()
+
+
+@pytest.mark.parametrize("script", [_refusing_with_the_token, _redirecting_with_the_token, _bad_status_line_with_the_token],
+                         ids=["refusal", "redirect", "status line"])
 def test_a_socket_host_quoting_the_token_in_an_error_shows_it_redacted(servers: list[ScriptedServer], script) -> None:
     host = ScriptedServer(script)
     servers.append(host)
