@@ -586,3 +586,18 @@ def test_a_value_is_not_masked(serve: Callable[..., _RawServer], session_for: Ca
     """Only what an error shows is masked: a 2xx value comes back as the service sent it."""
     session = session_for(serve(_answer_with(_http("200 OK", json.dumps({"echo": TOKEN}).encode()))))
     assert session.request(Route("GET", "/auth/me"))["echo"] == TOKEN
+
+
+@pytest.mark.parametrize("which", ["plain", "odd"])
+def test_a_status_line_quoting_the_bot_token_shows_it_redacted_in_the_chained_cause(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession], which: str
+) -> None:
+    """http.client quotes a status line it cannot read in its error, which the call's error chains."""
+    session = session_for(serve(_answer_with(f"HTTP/1.1 {_TOKENS[which]}\r\n\r\n".encode())))
+    session.token = _TOKENS[which]
+    with pytest.raises(ServiceError) as info:
+        session.request(Route("GET", "/auth/me"), max_retries=0)
+    cause = info.value.__cause__
+    assert cause is not None and "[REDACTED]" in str(cause) and "BadStatusLine" in str(cause)
+    shown = [str(info.value), repr(info.value), str(cause), repr(cause), _locals_of(info.value)]
+    assert [text for text in shown if _TOKENS[which] in text] == []
