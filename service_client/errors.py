@@ -14,6 +14,13 @@ The tree::
     ├── ChannelAccessError       .channel_id, .action, .reason, .missing; a send, reaction or edit
     │                            that cannot succeed there (known before anything is sent)
     ├── BadArgumentError         (also a ValueError) raised by an argument converter
+    ├── ExtensionError           .name (the extension's module); loading cogs from a module
+    │   ├── ExtensionNotFoundError       (no module of that name)
+    │   ├── ExtensionAlreadyLoadedError
+    │   ├── ExtensionNotLoadedError
+    │   ├── NoEntryPointError            (the module has no setup(client) function)
+    │   └── ExtensionFailedError         .original (also the __cause__): importing the module,
+    │                                    or its setup(client), raised
     └── CommandError             .command_name, .context; str(e) is the text shown to the author
         ├── CommandNotFoundError     .name
         ├── CommandSyntaxError       (an opening double quote never closed)
@@ -26,7 +33,8 @@ The tree::
         │   ├── WrongChannel             .channels (names or ids)
         │   └── CommandPermissionError   .missing (Permissions)
         │       └── MissingPermissions
-        ├── CommandCooldownError     .retry_after (seconds)
+        ├── CommandCooldownError     .retry_after (seconds), .per (the BucketType)
+        ├── MaxConcurrencyReached    .number, .per (the BucketType)
         └── CommandInvokeError       .original (also the __cause__)
 
     InsecureHostWarning(UserWarning)
@@ -43,6 +51,11 @@ exception is :class:`CommandNotFoundError` (a word that names no command):
 the dispatcher only logs it at DEBUG, or replies its text with
 ``reply_unknown=True``, and never emits it, since several bots may share a
 prefix.
+
+The extension errors are raised by ``client.load_extension``,
+``unload_extension`` and ``reload_extension`` (see
+:mod:`service_client.dispatcher.extensions`); each names the extension's
+module in its text and in :attr:`ExtensionError.name`.
 
 Two failures are plain builtins rather than library errors: a bot calling
 ``client.guilds.create`` gets :class:`PermissionError` ("Bots cannot create
@@ -84,11 +97,18 @@ __all__ = [
     "CommandSyntaxError",
     "CommandUsageError",
     "EmptyMessageError",
+    "ExtensionAlreadyLoadedError",
+    "ExtensionError",
+    "ExtensionFailedError",
+    "ExtensionNotFoundError",
+    "ExtensionNotLoadedError",
     "GatewayError",
     "GatewayTimeoutError",
     "InsecureHostWarning",
+    "MaxConcurrencyReached",
     "MissingPermissions",
     "MissingRole",
+    "NoEntryPointError",
     "NoPrivateMessage",
     "PrivateMessageOnly",
     "RateLimitError",
@@ -627,10 +647,11 @@ class MissingPermissions(CommandPermissionError):
 
 
 class CommandCooldownError(CommandError):
-    """The author used this command less than its cooldown ago.
+    """The command ran less than its cooldown ago in the author's bucket (by default, by the author).
 
     Attributes:
-        retry_after: Seconds until the author may use it again (> 0).
+        retry_after: Seconds until it may run again there (> 0).
+        per: Who shares the cooldown: a :class:`~service_client.BucketType` (None when not given).
     """
 
     def __init__(
@@ -640,9 +661,33 @@ class CommandCooldownError(CommandError):
         retry_after: float,
         command_name: str | None = None,
         context: CommandInvocation | None = None,
+        per: Any = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
         self.retry_after = retry_after
+        self.per = per
+
+
+class MaxConcurrencyReached(CommandError):
+    """As many runs of the command as its ``max_concurrency`` allows are going on in the author's bucket.
+
+    Attributes:
+        number: The limit (``max_concurrency``).
+        per: Who shares it: a :class:`~service_client.BucketType`.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        number: int,
+        per: Any,
+        command_name: str | None = None,
+        context: CommandInvocation | None = None,
+    ) -> None:
+        super().__init__(text, command_name=command_name, context=context)
+        self.number = number
+        self.per = per
 
 
 class CommandInvokeError(CommandError):
@@ -665,4 +710,66 @@ class CommandInvokeError(CommandError):
         context: CommandInvocation | None = None,
     ) -> None:
         super().__init__(text, command_name=command_name, context=context)
+        self.original = original
+
+
+class ExtensionError(ServiceError):
+    """Loading, unloading or reloading an extension (a module of cogs) failed.
+
+    Raised by ``client.load_extension``, ``unload_extension`` and
+    ``reload_extension`` (see :class:`~service_client.dispatcher.extensions.Extensions`);
+    the text names the extension and says in which state it is left.
+
+    Args:
+        text: What happened, naming the extension.
+        name: The extension's module name (``"bot.economy"``).
+
+    Attributes:
+        name: The extension's module name.
+    """
+
+    def __init__(self, text: str, *, name: str) -> None:
+        super().__init__(text)
+        self.name = name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_extension_error, (type(self), str(self), dict(self.__dict__)))
+
+
+def _rebuild_extension_error(cls: type[ExtensionError], text: str, state: dict[str, Any]) -> ExtensionError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, text)
+    err.__dict__.update(state)
+    return err
+
+
+class ExtensionNotFoundError(ExtensionError):
+    """No module of the extension's name can be found (nothing was imported, nothing changed)."""
+
+
+class ExtensionAlreadyLoadedError(ExtensionError):
+    """``load_extension`` of an extension that is loaded already (use ``reload_extension``)."""
+
+
+class ExtensionNotLoadedError(ExtensionError):
+    """``unload_extension`` or ``reload_extension`` of an extension that is not loaded."""
+
+
+class NoEntryPointError(ExtensionError):
+    """The extension's module has no ``setup(client)`` function (it was not kept loaded)."""
+
+
+class ExtensionFailedError(ExtensionError):
+    """Importing the extension's module, or its ``setup(client)``, raised.
+
+    What the extension had added before it failed (cogs, commands, listeners,
+    tasks) was removed again; the text says in which state the extension is
+    left (not loaded, or, for a reload, its old version loaded again).
+
+    Attributes:
+        original: The exception raised (also chained as ``__cause__``).
+    """
+
+    def __init__(self, text: str, *, name: str, original: BaseException) -> None:
+        super().__init__(text, name=name)
         self.original = original

@@ -38,7 +38,8 @@ Fixtures:
   Server``, which has the text channels ``general`` and ``random`` (category
   ``Text``) and the voice channel ``voice``.
 - ``bot_client``: a :class:`~service_client.Client` logged in as the world's
-  bot, destroyed at teardown. It is made by the ``bot_factory`` fixture,
+  bot, returned once its ``ready`` listeners have run, timed by the world's
+  clock (``bot_world.clock``), destroyed at teardown. It is made by the ``bot_factory`` fixture,
   ``Client`` by default; override it to test your own bot's setup::
 
       @pytest.fixture
@@ -127,6 +128,7 @@ from .testing import (
     WorldUser,
 )
 from .testing import REPLY_TIMEOUT_S as REPLY_TIMEOUT_S
+from .testing.clock import login_bot
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
     from .emulator import Emulator
@@ -333,7 +335,8 @@ def bot_world(service_emulator: Emulator, _service_client_listener_errors: Liste
     world = BotWorld(service_emulator, listener_errors=_service_client_listener_errors)
     _OWN_WORLDS.add(world)
     try:
-        yield world
+        with world.new_clients_use_clock():  # every client the test makes is timed by the world's clock
+            yield world
     finally:
         world.close()
 
@@ -360,12 +363,15 @@ def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Itera
     """A :class:`~service_client.Client` logged in as ``bot_world.bot``, destroyed at teardown.
 
     Made by the ``bot_factory`` fixture (``Client`` unless overridden), pointed at the emulator,
-    and handed to the world before its login (:meth:`BotWorld.attach_bot`): the world records
-    what the bot says from its first message on (``expect_message(..., since="start")``), and
-    the world's actions wait for the bot's listeners.
+    timed by ``bot_world.clock`` from its construction on, and handed to the world before its
+    login (:meth:`BotWorld.attach_bot`): the world records what the bot says from its first
+    message on (``expect_message(..., since="start")``), and the world's actions wait for the
+    bot's listeners. It is returned once the bot's ``ready`` listeners have run, so what they
+    start (a repeating task, a first message) is started when the test body begins.
 
     Raises:
         TypeError: ``bot_factory`` did not return a Client.
+        TimeoutError: The ``ready`` listeners did not end within 10 s.
     """
     emulator = bot_world.emulator
     client = bot_factory(base_url=emulator.base_url, socket_url=emulator.socket_url)
@@ -374,7 +380,7 @@ def bot_client(bot_world: BotWorld, bot_factory: Callable[..., Client]) -> Itera
     _OWN_CLIENTS.add(client)
     bot_world.attach_bot(client)
     try:
-        client.login(bot_world.bot.token.get() or "", timeout=LOGIN_TIMEOUT_S)
+        login_bot(client, bot_world.bot.token.get() or "", timeout=LOGIN_TIMEOUT_S)
         yield client
     finally:
         client.destroy()

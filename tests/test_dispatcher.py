@@ -6,6 +6,7 @@ behaviour over the emulator is in ``tests/test_dispatcher_e2e.py``.
 
 from __future__ import annotations
 
+import datetime
 import pickle
 import threading
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from service_client import (
+    BucketType,
     Collection,
     Command,
     CommandContext,
@@ -24,10 +26,13 @@ from service_client import (
     CommandPermissionError,
     CommandSyntaxError,
     CommandUsageError,
+    ManualClock,
+    MaxConcurrencyReached,
     MissingPermissions,
     NoPrivateMessage,
     Permissions,
 )
+from service_client.dispatcher.help import duration_text
 
 
 class FakeUser:
@@ -651,3 +656,192 @@ def test_the_listing_shows_each_commands_cooldown_as_its_docstring_says(client, 
 
     assert "cooldown" in CommandDispatcher.help_text.__doc__
     assert bot.help_text().splitlines()[1] == "!slow: Slow down. (cooldown 2.5 s)"
+
+
+# -- cooldowns on the client's clock, buckets, words, a store, max_concurrency -----------------------
+
+T0 = datetime.datetime(2030, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)
+
+
+class ClockedClient(FakeClient):
+    """A fake client with a clock, as a real one has (``client.clock``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock = ManualClock(start=50.0, utc=T0)
+
+    def dispatch(self, event: str, *args: Any, key: Any = None) -> None:
+        super().dispatch(event, *args, key="C1")  # these tests use other channels too
+
+
+def test_a_cooldown_is_timed_by_the_client_s_clock_by_default() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type] # no clock=
+    calls: list[str] = []
+    bot.add(Command("roll", lambda ctx: calls.append("roll"), cooldown=10))
+    run(client, "!roll")
+    client.clock.advance(9)
+    assert run(client, "!roll").replies == ["!roll is on cooldown: try again in 1.0 s."]
+    client.clock.advance(2)
+    run(client, "!roll")
+    assert calls == ["roll", "roll"]
+
+
+def test_cooldown_buckets_per_user_member_channel_server_or_everyone() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type]
+    ran: list[str] = []
+    for per in ("user", BucketType.MEMBER, "CHANNEL", BucketType.SERVER, BucketType.DEFAULT):
+        name = f"c{BucketType.resolve(per).value}"
+        bot.add(Command(name, lambda ctx, n=name: ran.append(n), cooldown=60, cooldown_per=per))
+    alice, bob = FakeUser("ALICE"), FakeUser("BOB")
+
+    def attempt(name: str, author: FakeUser, server: str | None, channel: str) -> bool:
+        message = FakeMessage(f"!{name}", author=author, server_id=server)
+        message.channel_id = channel
+        before = len(ran)
+        bot.process(message)  # type: ignore[arg-type]
+        return len(ran) > before
+
+    places = [(alice, "S1", "C1"), (alice, "S2", "C2"), (bob, "S1", "C1"), (bob, "S1", "C3")]
+    assert [attempt("cuser", *p) for p in places] == [True, False, True, False]
+    assert [attempt("cmember", *p) for p in places] == [True, True, True, False]
+    assert [attempt("cchannel", *p) for p in places] == [True, True, False, True]
+    assert [attempt("cserver", *p) for p in places] == [True, True, False, False]
+    assert [attempt("cdefault", *p) for p in places] == [True, False, False, False]
+    assert attempt("cserver", alice, None, "DM1") and not attempt("cserver", alice, None, "DM1")  # a DM: per user
+    assert BucketType.GUILD is BucketType.SERVER and BucketType.resolve("guild") is BucketType.SERVER
+    with pytest.raises(ValueError, match="cooldown_per must be one of default, user, member, channel, server"):
+        Command("x", print, cooldown=1, cooldown_per="team")
+    with pytest.raises(TypeError, match="concurrency_per must be a BucketType"):
+        Command("x", print, max_concurrency=1, concurrency_per=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_concurrency must be at least 1"):
+        Command("x", print, max_concurrency=0)
+    with pytest.raises(TypeError, match="max_concurrency must be an int"):
+        Command("x", print, max_concurrency=1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [(0.04, "0.1 s"), (3.0, "3.0 s"), (9.81, "9.9 s"), (10, "10 s"), (42.2, "43 s"), (60, "1 min"),
+     (725, "12 min 5 s"), (3600, "1 h"), (3601, "1 h 1 min"), (83520, "23 h 12 min"), (86399.5, "1 d"),
+     (86400, "1 d"), (2 * 86400 + 3 * 3600, "2 d 3 h"), (2 * 86400 + 1, "2 d 1 h")],
+)
+def test_a_wait_is_stated_in_words_never_shorter_than_it_is(seconds: float, words: str) -> None:
+    assert duration_text(seconds) == words
+
+
+def test_a_long_cooldown_says_hours_and_minutes() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type]
+    bot.add(Command("daily", lambda ctx: None, cooldown=86400, cooldown_per="member"))
+    run(client, "!daily")
+    client.clock.advance(48 * 60)
+    refused = run(client, "!daily")
+    assert refused.replies == ["!daily is on cooldown: try again in 23 h 12 min."]
+    error = client.errors[-1]
+    assert isinstance(error, CommandCooldownError) and error.per is BucketType.MEMBER
+    assert error.retry_after == pytest.approx(83520.0)
+    assert pickle.loads(pickle.dumps(error)).per is BucketType.MEMBER
+
+
+class DictStore:
+    """A cooldown store in a dict (a database in a real bot)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, datetime.datetime] = {}
+        self.fail = False
+
+    def get(self, key: str) -> datetime.datetime | None:
+        if self.fail:
+            raise OSError("the database is locked")
+        return self.data.get(key)
+
+    def set(self, key: str, until: datetime.datetime) -> None:
+        self.data[key] = until
+
+
+def test_a_cooldown_store_lets_a_long_cooldown_survive_a_restart() -> None:
+    store = DictStore()
+    client = ClockedClient()
+    first = CommandDispatcher(client, cooldown_store=store)  # type: ignore[arg-type]
+    ran: list[str] = []
+    daily = Command("daily", lambda ctx: ran.append("paid"), cooldown=86400, cooldown_per=BucketType.MEMBER)
+    first.add(daily)
+    run(client, "!daily")
+    assert store.data == {"daily:member:S1:U1": T0 + datetime.timedelta(days=1)}
+    first.close()
+
+    restarted = ClockedClient()  # a new process: the monotonic clock starts again, the wall clock goes on
+    restarted.clock = ManualClock(start=0.0, utc=T0 + datetime.timedelta(hours=1))
+    again = CommandDispatcher(restarted, cooldown_store=store)  # type: ignore[arg-type]
+    again.add(daily)
+    assert run(restarted, "!daily").replies == ["!daily is on cooldown: try again in 23 h."]
+    assert run(restarted, "!daily", server_id="S2").replies == []  # another server: another member
+    restarted.clock.advance(23 * 3600)
+    run(restarted, "!daily")
+    assert ran == ["paid", "paid", "paid"]
+
+
+def test_a_failing_cooldown_store_fails_the_invocation_visibly_and_takes_no_turn() -> None:
+    store = DictStore()
+    client = ClockedClient()
+    bot = CommandDispatcher(client, cooldown_store=store)  # type: ignore[arg-type]
+    ran: list[str] = []
+    bot.add(Command("daily", lambda ctx: ran.append("paid"), cooldown=86400))
+    store.fail = True
+    refused = run(client, "!daily")
+    assert refused.replies == ["Sorry, !daily failed because of an internal error."]
+    error = client.errors[-1]
+    assert isinstance(error, CommandInvokeError) and isinstance(error.original, OSError)
+    store.fail = False
+    run(client, "!daily")  # the failed attempt took no turn
+    assert ran == ["paid"]
+
+
+def test_max_concurrency_refuses_one_run_too_many_and_it_costs_no_cooldown_turn() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type]
+    inside, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def backup(ctx: CommandContext) -> None:
+        ran.append(ctx.message.author.id)
+        inside.set()
+        release.wait(5)
+
+    bot.add(Command("backup", backup, cooldown=5, max_concurrency=1, concurrency_per="server"))
+    first = threading.Thread(target=run, args=(client, "!backup"), name="test-backup")
+    first.start()
+    try:
+        assert inside.wait(5)
+        refused = run(client, "!backup", author=FakeUser("BOB"))
+        assert refused.replies == ["!backup is busy (one run at a time per server): try again when it is done."]
+        error = client.errors[-1]
+        assert isinstance(error, MaxConcurrencyReached) and error.number == 1 and error.per is BucketType.SERVER
+        run(client, "!backup", author=FakeUser("CAROL"), server_id="S2")  # another server: its own place
+    finally:
+        release.set()
+        first.join(5)
+    run(client, "!backup", author=FakeUser("BOB"))  # the refusal took no cooldown turn
+    assert ran == ["U1", "CAROL", "BOB"]
+
+
+def test_help_shows_who_shares_a_cooldown_and_the_concurrency_limit() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type]
+
+    @bot.command(cooldown=86400, cooldown_per=BucketType.MEMBER, max_concurrency=2)
+    def daily(ctx: CommandContext) -> None:
+        """Collect your daily coins."""
+
+    assert bot.help_text("daily") == (
+        "!daily: Collect your daily coins. (cooldown 1 d per member; at most 2 at a time for everyone)")
+    command = client.commands["daily"]
+    copy = pickle.loads(pickle.dumps(Command("d", print, cooldown=5, cooldown_per="channel", max_concurrency=3)))
+    assert (copy.cooldown_per, copy.max_concurrency, copy.concurrency_per) == (
+        BucketType.CHANNEL, 3, BucketType.DEFAULT)
+    assert "cooldown_per=BucketType.MEMBER" in repr(command) and "max_concurrency=2" in repr(command)
+    loaded = Command.from_object({"name": "m", "execute": print, "cooldown": 1, "cooldown_per": "server",
+                                  "max_concurrency": 1, "concurrency_per": "user"})
+    assert loaded is not None and (loaded.cooldown_per, loaded.concurrency_per) == (BucketType.SERVER, BucketType.USER)

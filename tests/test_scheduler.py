@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 import math
 import threading
@@ -477,3 +478,189 @@ def test_set_clock_leaves_a_clock_that_fails_keeping_the_calls_apart(rig: Rig) -
     rig.scheduler.set_clock(manual)
     assert rig.scheduler.clock is manual
     assert first.when() == 50.0 and second.when() == pytest.approx(60.0, abs=0.1)
+
+
+# -- stop and start during a run, set_clock during a run -----------------------------------------
+
+
+def test_stop_then_start_during_a_run_never_lets_two_runs_overlap() -> None:
+    pool = OrderedWorkerPool(4, name="sched-overlap")
+    emitter = EventEmitter(pool, name="sched-overlap")
+    scheduler = Scheduler(pool, emitter, name="sched-overlap")  # the real clock: due runs start by themselves
+    active, most = [0], [0]
+    lock = threading.Lock()
+    release = threading.Event()
+    first_in, second_done = threading.Event(), threading.Event()
+    try:
+        @scheduler.every(seconds=30)
+        def slow(label: str) -> None:
+            with lock:
+                active[0] += 1
+                most[0] = max(most[0], active[0])
+            if label == "first":
+                first_in.set()
+                release.wait(5)
+            with lock:
+                active[0] -= 1
+            if label == "second":
+                second_done.set()
+
+        slow.start("first")
+        assert first_in.wait(5)
+        slow.stop()
+        slow.start("second")  # its first run waits for the first start's run to end
+        assert slow.is_running() and slow.next_run is None
+        assert not second_done.wait(0.2)  # would have run by now on another worker
+        release.set()
+        assert second_done.wait(5)
+        assert most[0] == 1
+        assert slow.next_run is not None and slow.runs == 1
+    finally:
+        release.set()
+        scheduler.close()
+        emitter.close()
+        pool.shutdown()
+
+
+def test_set_clock_during_a_run_plans_the_next_run_on_the_new_clock(rig: Rig) -> None:
+    new = ManualClock(start=1000.0)
+
+    @rig.scheduler.every(seconds=60)
+    def switch() -> None:
+        if switch.runs == 0:
+            rig.scheduler.set_clock(new)
+
+    switch.start()
+    assert rig.clock.advance(0) == 1
+    assert rig.scheduler.clock is new
+    assert switch.next_run == 1060.0  # the interval counted from the run's due time, moved to the new clock
+    assert new.advance(59) == 0 and new.advance(1) == 1
+
+
+# -- wall-clock time and times of day ------------------------------------------------------------
+
+T0 = datetime.datetime(2030, 3, 30, 8, 0, tzinfo=datetime.timezone.utc)  # a Saturday; summer time starts in Paris on the 31st
+
+
+def test_a_manual_clock_moves_its_wall_clock_time_with_its_seconds() -> None:
+    clock = ManualClock(start=5.0, utc=T0.astimezone(datetime.timezone(datetime.timedelta(hours=2))))
+    assert clock.utcnow() == T0 and clock.utcnow().tzinfo == datetime.timezone.utc
+    clock.advance(90.5)
+    assert clock.now() == 95.5 and clock.utcnow() == T0 + datetime.timedelta(seconds=90.5)
+    assert clock.advance_to(T0 - datetime.timedelta(hours=1)) == 0 and clock.now() == 95.5  # the past: nothing
+    clock.advance_to(T0 + datetime.timedelta(hours=1))
+    assert clock.now() == 3605.0
+    with pytest.raises(TypeError, match="aware datetime"):
+        ManualClock(utc=datetime.datetime(2030, 1, 1))
+    with pytest.raises(TypeError, match="aware datetime"):
+        clock.advance_to(datetime.datetime(2030, 1, 1))
+    real = MonotonicClock().utcnow()
+    assert real.tzinfo == datetime.timezone.utc
+    assert abs((real - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) < 5
+    assert abs((ManualClock().utcnow() - real).total_seconds()) < 5  # starts at the real time by default
+
+
+@pytest.fixture
+def wall_rig() -> Iterator[Rig]:
+    r = Rig()
+    r.clock = ManualClock(utc=T0)
+    r.scheduler.set_clock(r.clock)
+    yield r
+    r.close()
+
+
+def test_a_task_runs_at_its_times_of_day(wall_rig: Rig) -> None:
+    rig = wall_rig
+    seen: list[datetime.datetime] = []
+    nine_utc = datetime.time(9, 0)  # naive: UTC
+    evening = datetime.time(18, 30, tzinfo=datetime.timezone(datetime.timedelta(hours=-2)))  # 20:30 UTC
+
+    @rig.scheduler.every(time=[evening, nine_utc, datetime.time(9, 0, tzinfo=datetime.timezone.utc)])
+    def post() -> None:
+        seen.append(rig.clock.utcnow())
+
+    assert post.interval is None and post.times is not None and len(post.times) == 2  # the 9:00 twice is once
+    post.start()
+    assert post.next_run == 3600.0  # 9:00 is an hour after 8:00
+    assert rig.clock.advance(3599) == 0
+    assert rig.clock.advance(1) == 1 and seen == [T0 + datetime.timedelta(hours=1)]
+    assert rig.clock.advance(2 * 86400) == 4
+    hours = [(s - T0) / datetime.timedelta(hours=1) for s in seen]
+    assert hours == [1, 12.5, 25, 36.5, 49]
+    assert "at 18:30:00-02:00, 09:00:00+00:00" in repr(post)
+
+
+def test_a_time_of_day_in_a_zone_follows_its_summer_time(wall_rig: Rig) -> None:
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        paris = zoneinfo.ZoneInfo("Europe/Paris")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("the time zone database has no Europe/Paris (install tzdata)")
+    rig = wall_rig
+    seen: list[datetime.datetime] = []
+
+    @rig.scheduler.every(time=datetime.time(9, 0, tzinfo=paris))
+    def morning() -> None:
+        seen.append(rig.clock.utcnow())
+
+    morning.start()
+    rig.clock.advance(3 * 86400)
+    # 9:00 in Paris is 8:00 UTC in winter (the 30th: now, so the first is the 31st) and 7:00 UTC in summer
+    assert [s.isoformat() for s in seen] == ["2030-03-31T07:00:00+00:00", "2030-04-01T07:00:00+00:00",
+                                             "2030-04-02T07:00:00+00:00"]
+
+
+def test_time_and_an_interval_are_exclusive_and_times_are_checked(rig: Rig) -> None:
+    with pytest.raises(ValueError, match="either time= or an interval"):
+        rig.scheduler.every(minutes=5, time=datetime.time(9))
+    with pytest.raises(TypeError, match="datetime.time"):
+        rig.scheduler.every(time="09:00")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="every time must be a datetime.time"):
+        rig.scheduler.every(time=[datetime.time(9), 10])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="at least one"):
+        rig.scheduler.every(time=[])
+    with pytest.raises(TypeError, match="start_on_ready must be a bool"):
+        rig.scheduler.every(minutes=1, start_on_ready=1)  # type: ignore[arg-type]
+
+
+def test_change_interval_switches_between_an_interval_and_times_of_day(wall_rig: Rig) -> None:
+    rig = wall_rig
+    runs: list[float] = []
+
+    @rig.scheduler.every(minutes=10)
+    def job() -> None:
+        runs.append(rig.clock.now())
+
+    job.start()
+    rig.clock.advance(0)
+    job.change_interval(time=datetime.time(8, 30))
+    assert job.next_run == 1800.0 and job.interval is None
+    rig.clock.advance(1800)
+    job.change_interval(hours=1)
+    assert job.next_run == 1800.0 + 3600.0 and job.times is None
+    assert runs == [0.0, 1800.0]
+
+
+def test_new_clients_use_a_clock_given_for_the_context() -> None:
+    from service_client.events.clock import clock_for_new_clients, new_clients_use
+
+    clock = ManualClock()
+    pool = OrderedWorkerPool(1, name="sched-ctx")
+    emitter = EventEmitter(pool, name="sched-ctx")
+    with new_clients_use(clock):
+        assert clock_for_new_clients() is clock
+        inside = Scheduler(pool, emitter, name="sched-ctx")
+        other: list[object] = []
+        thread = threading.Thread(target=lambda: other.append(Scheduler(pool, emitter).clock), name="test-ctx")
+        thread.start()
+        thread.join(5)
+    outside = Scheduler(pool, emitter, name="sched-ctx")
+    try:
+        assert inside.clock is clock and isinstance(outside.clock, MonotonicClock)
+        assert isinstance(other[0], MonotonicClock)  # another thread is another context
+        assert clock_for_new_clients() is None
+    finally:
+        for scheduler in (inside, outside):
+            scheduler.close()
+        emitter.close()
+        pool.shutdown()

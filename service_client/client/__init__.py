@@ -6,6 +6,8 @@
 - :mod:`.operations`: ``api_call``, ``send_message``, presence, DMs, invites,
   search, command loading;
 - :mod:`.scheduling`: ``call_later``, ``every`` and the clock of scheduled work;
+- :mod:`.extensions`: ``load_extension``, ``add_cog`` and the other cog methods, handed to the
+  extensions part of the client's :class:`~service_client.CommandDispatcher`;
 - :mod:`.urls`: the URL checks and host warnings of the constructor;
 - :mod:`.voice`: ``client.voice``, the bot's voice connection.
 """

@@ -1,10 +1,12 @@
 """The blocking :class:`Client`: lifecycle, authentication, connection and state.
 
-The client's other methods come from two bases: the event methods (``on``,
+The client's other methods come from its bases: the event methods (``on``,
 ``once``, ``off``, ``listeners``, ``wait_for``, custom events) from
-:mod:`service_client.client.listeners`, and the operations a logged-in bot
+:mod:`service_client.client.listeners`, the operations a logged-in bot
 calls (``api_call``, ``send_message``, presence...) from
-:mod:`service_client.client.operations`. The caches, the socket event parsers
+:mod:`service_client.client.operations`, scheduled work from
+:mod:`service_client.client.scheduling`, and the cog and extension methods
+(``add_cog``, ``load_extension``...) from :mod:`service_client.client.extensions`. The caches, the socket event parsers
 and the nonce-keyed sends live in the client's connection state
 (:class:`~service_client.state.ConnectionState`), which every model holds.
 
@@ -64,6 +66,7 @@ from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
+from .extensions import ClientExtensions
 from .listeners import ClientEvents
 from .operations import ClientOperations
 from .scheduling import ClientScheduling
@@ -107,7 +110,7 @@ class ClientState(enum.Enum):
     DESTROYED = "destroyed"
 
 
-class Client(ClientEvents, ClientOperations, ClientScheduling):
+class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions):
     """A bot's connection to the service: socket, REST session, caches and events.
 
     Thread-safe:
@@ -472,6 +475,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling):
             self.ready_at = _dt.datetime.now(_dt.timezone.utc)
             self._lifecycle = ClientState.READY
         log.info("ready as %s in %d servers", user.tag_string, len(self.guilds.cache))
+        self._scheduler.set_ready()  # start_on_ready tasks start, wait_until_ready returns
         self._dispatch("ready", key=_LIFECYCLE_KEY)
 
     def _fail_login(self) -> None:

@@ -7,8 +7,9 @@ worker pool. ``destroy()`` cancels it all, then emits ``client_close``.
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import _defaults
@@ -73,49 +74,97 @@ class ClientScheduling:
         return self._scheduler.call_later(delay_s, fn, *args)
 
     def every(
-        self, *, seconds: float = 0, minutes: float = 0, hours: float = 0, count: int | None = None
+        self, *, seconds: float = 0, minutes: float = 0, hours: float = 0,
+        time: _dt.time | Iterable[_dt.time] | None = None, count: int | None = None,
+        start_on_ready: bool = False,
     ) -> Callable[[Callable[..., object]], RepeatingTask]:
-        """Decorate a function to run it every interval, on the worker pool, once started.
+        """Decorate a function to run it every interval, or at set times of day, on the worker pool.
 
         ::
 
-            @client.every(minutes=5)
-            def post_status():
-                client.send_message(status_channel_id, f"{len(client.guilds.cache)} servers")
+            @client.every(hours=1, start_on_ready=True)
+            def post_leaderboard():
+                client.send_message(board_channel_id, leaderboard_text())
+
+            @client.every(time=datetime.time(9, 0, tzinfo=ZoneInfo("Europe/Paris")))
+            def daily_reward():
+                pay_everyone()
 
             @client.on("ready")
             def start_tasks():
-                post_status.start()
+                daily_reward.start()
 
         The decorated name is a :class:`~service_client.RepeatingTask`
-        (``start(*args)``, ``stop()``, ``change_interval(...)``, ``is_running()``,
-        ``runs``, ``next_run``); calling it calls the function directly. The first run is
-        due at :meth:`~service_client.RepeatingTask.start`, then one every
-        interval after the previous one was due; runs never overlap, a run that ends late
-        skips the times it missed, and an exception a run raises is reported and the task
-        goes on.
+        (``start(*args)``, ``stop()``, ``change_interval(...)``, ``before_loop``,
+        ``is_running()``, ``runs``, ``next_run``); calling it calls the function directly.
+
+        With an interval, the first run is due at
+        :meth:`~service_client.RepeatingTask.start`, then one every interval after the
+        previous one was due. With ``time`` (discord.py's ``tasks.loop(time=...)``), the task
+        runs at each of those times of day on :attr:`clock`'s wall-clock time, the first run
+        at the next of them after ``start()``; a time without ``tzinfo`` is UTC, and a
+        :class:`zoneinfo.ZoneInfo` follows its summer time. Runs never overlap, a run that
+        ends late skips the times it missed, and an exception a run raises is reported and
+        the task goes on.
+
+        With ``start_on_ready=True`` the task starts by itself (without arguments) when the
+        client becomes ready, before any ``ready`` listener runs and before ``login()``
+        returns, or at once when the client is ready already: nothing can race its first run.
 
         Args:
             seconds, minutes, hours: The interval, added up; at least 0.001 s (1 ms) in all.
+            time: A :class:`datetime.time` or a list of them, instead of an interval.
             count: Stop after this many runs; None runs until stopped.
+            start_on_ready: Start the task when the client becomes ready.
 
         Returns:
             The decorator.
 
         Raises:
-            TypeError: An interval part is not a number, ``count`` is not an int, or the
+            TypeError: An interval part is not a number, ``time`` is not a time or a list of
+                them, ``count`` is not an int, ``start_on_ready`` not a bool, or the
                 decorated object is not callable.
             ValueError: A part is negative or not finite (or an int too large for a float), the
-                interval is below 1 ms, or ``count`` < 1.
+                interval is below 1 ms, both an interval and ``time`` are given, ``time`` is
+                an empty list, or ``count`` < 1.
         """
-        return self._scheduler.every(seconds=seconds, minutes=minutes, hours=hours, count=count)
+        return self._scheduler.every(seconds=seconds, minutes=minutes, hours=hours, time=time, count=count,
+                                     start_on_ready=start_on_ready)
+
+    def wait_until_ready(self, timeout: float | None = None) -> None:
+        """Block until the client is ready (``login()`` preloaded its user and servers).
+
+        discord.py's ``wait_until_ready``. Returns at once when the client is ready already,
+        so it is safe anywhere: a task's :meth:`~service_client.RepeatingTask.before_loop`,
+        a thread of the bot, a listener. It returns before the ``ready`` listeners have run.
+
+        Args:
+            timeout: Longest wait, seconds; None waits until ready or destroyed.
+
+        Raises:
+            ServiceError: The client was destroyed, or its login failed, before it was ready.
+            ServiceTimeoutError: ``timeout`` seconds passed first.
+            ValueError: ``timeout`` is negative or not a finite number.
+        """
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout < float("inf"):
+                raise ValueError(f"timeout must be a finite number of seconds >= 0 or None, got {timeout!r}")
+        self._scheduler.wait_ready(timeout)
 
     @property
     def clock(self) -> Clock:
-        """The clock scheduled work is timed by (``clock.now()``: seconds, monotonic).
+        """The clock scheduled work and cooldowns are timed by.
 
-        A :class:`~service_client.MonotonicClock` unless replaced with
-        :meth:`set_clock`.
+        ``clock.now()`` gives monotonic seconds (what delays are measured on) and
+        ``clock.utcnow()`` the wall-clock time, an aware UTC :class:`~datetime.datetime`
+        (what times of day and dates stored in a database are read from)::
+
+            last = db.last_daily(user_id)                       # an aware datetime
+            if client.clock.utcnow() - last < datetime.timedelta(hours=24): ...
+
+        A :class:`~service_client.MonotonicClock` unless replaced with :meth:`set_clock`; in
+        the test world, the world's :class:`~service_client.ManualClock`, from the client's
+        construction on, so both times move only with ``bot_world.advance``.
         """
         return self._scheduler.clock
 

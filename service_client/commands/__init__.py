@@ -8,12 +8,15 @@ higher up, runs those records from chat messages (a
 the built-in checks that read a message (:func:`~service_client.has_role`, ...).
 
 - :mod:`.record`: :class:`Command` and :class:`Check`;
-- :mod:`.files`: :func:`load_commands`, a directory of command files into records.
+- :mod:`.files`: :func:`load_commands`, a directory of command files into records;
+- :mod:`.cog`: :class:`Cog`, a class grouping commands, listeners and repeating tasks (added to a
+  client by :mod:`service_client.dispatcher.extensions`).
 """
 
 from __future__ import annotations
 
+from .cog import Cog, CogTask
 from .files import load_commands
-from .record import Check, Command
+from .record import BucketType, Check, Command
 
-__all__ = ["Check", "Command", "load_commands"]
+__all__ = ["BucketType", "Check", "Cog", "CogTask", "Command", "load_commands"]

@@ -1,13 +1,14 @@
 """The command record: :class:`Command`, what one command is, and :class:`Check`, a condition on running it.
 
 A record only describes a command (its name, ``execute``, aliases, description,
-required permissions, cooldown, checks, whether help lists it); it runs
-nothing. :mod:`service_client.dispatcher` runs the records from chat messages,
+required permissions, cooldown and concurrency limits with their :class:`BucketType`,
+checks, whether help lists it); it runs nothing. :mod:`service_client.dispatcher` runs the records from chat messages,
 and :mod:`.files` loads them from a directory of command files.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -15,11 +16,55 @@ from typing import Any, TypeVar
 
 from ..permissions import Permissions
 
-__all__ = ["CHECKS_ATTRIBUTE", "Check", "Command"]
+__all__ = ["CHECKS_ATTRIBUTE", "BucketType", "Check", "Command"]
 
 #: Keys of a mapping command that become :class:`Command` fields; every other
 #: key goes to :attr:`Command.extra`.
-_FIELDS = ("name", "execute", "aliases", "description", "requires", "cooldown", "checks", "hidden")
+_FIELDS = ("name", "execute", "aliases", "description", "requires", "cooldown", "checks", "hidden",
+           "cooldown_per", "max_concurrency", "concurrency_per")
+
+
+class BucketType(enum.Enum):
+    """Who shares a command's cooldown or concurrency limit: discord.py's ``BucketType``.
+
+    A command with ``cooldown=60, cooldown_per=BucketType.CHANNEL`` runs at most once a
+    minute in each channel, whoever asks. Anywhere a bucket type is taken, its value
+    (``"member"``) or name (``"MEMBER"``) is accepted too.
+    """
+
+    #: One bucket for everyone, everywhere.
+    DEFAULT = "default"
+    #: One per user, in every server and DM together.
+    USER = "user"
+    #: One per member: a user in one server (a DM counts as a place of its own).
+    MEMBER = "member"
+    #: One per channel, DM channels included.
+    CHANNEL = "channel"
+    #: One per server; in a DM, one per user.
+    SERVER = "server"
+    #: The same as :attr:`SERVER`, by discord.py's name.
+    GUILD = "server"
+
+    @classmethod
+    def resolve(cls, value: object, *, name: str = "bucket type") -> BucketType:
+        """``value`` as a :class:`BucketType`: a member, or its value or name as a str (any case).
+
+        Raises:
+            TypeError: ``value`` is neither a BucketType nor a str.
+            ValueError: A str that names no bucket type (the message lists them).
+        """
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a BucketType or its name, not {type(value).__name__}")
+        key = value.strip().lower()
+        for member in cls:
+            if key in (member.value, member.name.lower()):
+                return member
+        if key == "guild":
+            return cls.SERVER
+        known = ", ".join(m.value for m in cls)
+        raise ValueError(f"{name} must be one of {known}, got {value!r}")
 
 #: The attribute under which the check decorators keep a function's checks, in the order they
 #: are written: a list while decorators add to it, a tuple once a :class:`Command` was made of
@@ -152,15 +197,21 @@ class Command:
             (several OR-ed together), a permission name
             (``"KICK_MEMBERS"``, case-insensitive), an int bitfield, or an
             iterable of those; None means none.
-        cooldown: Seconds one user must wait between two runs of this
-            command through a dispatcher (an int or float >= 0; 0 or None
-            means no cooldown).
+        cooldown: Seconds between two runs of this command through a
+            dispatcher, in one bucket (``cooldown_per``): an int or float >= 0;
+            0 or None means no cooldown.
+        cooldown_per: Who shares a cooldown: a :class:`BucketType` (or its
+            name); default :attr:`BucketType.USER`, each user their own.
+        max_concurrency: How many runs of the command may go on at once in one
+            bucket (``concurrency_per``): an int >= 1; None means no limit.
+        concurrency_per: Who shares that limit; default
+            :attr:`BucketType.DEFAULT`, everyone together.
         checks: Conditions on running it through a dispatcher: a :class:`Check`, a
             predicate ``predicate(ctx) -> bool`` (made a :class:`Check`), or an
             iterable of those; None means none. The checks attached to
             ``execute`` by check decorators follow them.
-        hidden: Leave the command out of the help's list of commands (``!help name``
-            still describes it).
+        hidden: Leave the command out of the help: its list of commands, and
+            ``!help name``, which answers as for an unknown command.
 
     Attributes:
         name: The command's name.
@@ -177,9 +228,12 @@ class Command:
         description: One line for help texts ("" when none).
         extra: Any other keys of a mapping command (empty for other sources).
         requires: The required permissions (``Permissions(0)`` when none).
-        cooldown: The per-user cooldown in seconds (0.0 when none).
+        cooldown: The cooldown in seconds (0.0 when none).
+        cooldown_per: The :class:`BucketType` the cooldown is counted per.
+        max_concurrency: The most runs at once in one bucket (None when no limit).
+        concurrency_per: The :class:`BucketType` that limit is counted per.
         checks: The checks, a tuple of :class:`Check` in the order they run.
-        hidden: Whether the help's list leaves it out.
+        hidden: Whether the help leaves it out.
 
     Raises:
         TypeError: ``name`` is not a str, ``execute`` is not callable,
@@ -187,13 +241,16 @@ class Command:
             is not a str, ``extra`` is not a mapping, ``requires`` holds
             something other than a permission name, flag or int, or
             ``cooldown`` is not a number, ``checks`` holds something not
-            callable, or ``hidden`` is not a bool.
+            callable, ``hidden`` is not a bool, a bucket type is neither a
+            :class:`BucketType` nor a str, or ``max_concurrency`` is not an int.
         ValueError: ``name`` or an alias is empty, ``requires`` names an
-            unknown permission or holds a negative int, or ``cooldown`` is
-            negative, NaN or infinite.
+            unknown permission or holds a negative int, ``cooldown`` is
+            negative, NaN or infinite, a bucket type name is unknown, or
+            ``max_concurrency`` is below 1.
     """
 
-    __slots__ = ("aliases", "checks", "cooldown", "description", "execute", "extra", "hidden", "name", "requires")
+    __slots__ = ("aliases", "checks", "concurrency_per", "cooldown", "cooldown_per", "description", "execute",
+                 "extra", "hidden", "max_concurrency", "name", "requires")
 
     name: str
     execute: Callable[..., Any]
@@ -204,6 +261,9 @@ class Command:
     cooldown: float
     checks: tuple[Check, ...]
     hidden: bool
+    cooldown_per: BucketType
+    max_concurrency: int | None
+    concurrency_per: BucketType
 
     def __init__(
         self,
@@ -217,6 +277,9 @@ class Command:
         cooldown: float | None = None,
         checks: Check | Callable[[Any], object] | Iterable[Check | Callable[[Any], object]] | None = None,
         hidden: bool = False,
+        cooldown_per: BucketType | str = BucketType.USER,
+        max_concurrency: int | None = None,
+        concurrency_per: BucketType | str = BucketType.DEFAULT,
     ) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
@@ -236,6 +299,13 @@ class Command:
             raise TypeError(f"extra must be a mapping, not {type(extra).__name__}")
         if not isinstance(hidden, bool):
             raise TypeError(f"hidden must be a bool, not {type(hidden).__name__}")
+        cooldown_bucket = BucketType.resolve(cooldown_per, name="cooldown_per")
+        concurrency_bucket = BucketType.resolve(concurrency_per, name="concurrency_per")
+        if max_concurrency is not None:
+            if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
+                raise TypeError(f"max_concurrency must be an int or None, not {type(max_concurrency).__name__}")
+            if max_concurrency < 1:
+                raise ValueError(f"max_concurrency must be at least 1 (None for no limit), got {max_concurrency!r}")
         all_checks = _normalise_checks(checks) + _attached_checks(execute)
         set_ = object.__setattr__
         set_(self, "name", name)
@@ -247,6 +317,9 @@ class Command:
         set_(self, "cooldown", _normalise_cooldown(cooldown))
         set_(self, "checks", all_checks)
         set_(self, "hidden", hidden)
+        set_(self, "cooldown_per", cooldown_bucket)
+        set_(self, "max_concurrency", max_concurrency)
+        set_(self, "concurrency_per", concurrency_bucket)
 
     def __setattr__(self, attr: str, value: object) -> None:
         raise AttributeError(f"Command is immutable; cannot set {attr!r}")
@@ -267,6 +340,9 @@ class Command:
                 self.cooldown,
                 self.checks,
                 self.hidden,
+                self.cooldown_per,
+                self.max_concurrency,
+                self.concurrency_per,
             ),
         )
 
@@ -276,6 +352,10 @@ class Command:
             more += f", requires={self.requires!r}"
         if self.cooldown:
             more += f", cooldown={self.cooldown!r}"
+            if self.cooldown_per is not BucketType.USER:
+                more += f", cooldown_per={self.cooldown_per}"
+        if self.max_concurrency is not None:
+            more += f", max_concurrency={self.max_concurrency!r}, concurrency_per={self.concurrency_per}"
         if self.checks:
             more += f", checks={self.checks!r}"
         if self.hidden:
@@ -304,11 +384,13 @@ class Command:
         Args:
             obj: A :class:`Command` (returned as is); a mapping with a ``str``
                 ``name`` and a callable ``execute``, optional ``aliases``,
-                ``description``, ``requires``, ``cooldown``, ``checks`` and ``hidden``, any other keys
+                ``description``, ``requires``, ``cooldown``, ``checks``, ``hidden``,
+                ``cooldown_per``, ``max_concurrency`` and ``concurrency_per``, any other keys
                 going to :attr:`extra`; or any other object (a module
                 included) with a ``str`` attribute ``name`` and a callable
                 attribute ``execute``, optional ``aliases``, ``description``,
-                ``requires``, ``cooldown``, ``checks`` and ``hidden`` attributes.
+                ``requires``, ``cooldown``, ``checks``, ``hidden``, ``cooldown_per``,
+                ``max_concurrency`` and ``concurrency_per`` attributes.
 
         Returns:
             The command, or None when ``obj`` is none of the above or one of its
@@ -330,10 +412,14 @@ def _rebuild_command(
     cooldown: float = 0.0,
     checks: tuple[Check, ...] = (),
     hidden: bool = False,
+    cooldown_per: BucketType = BucketType.USER,
+    max_concurrency: int | None = None,
+    concurrency_per: BucketType = BucketType.DEFAULT,
 ) -> Command:
     # The checks come back whole: the ones execute holds are in them, so they are not added again.
     command = Command(name, execute, aliases=aliases, description=description, extra=extra,
-                      requires=requires, cooldown=cooldown, hidden=hidden)
+                      requires=requires, cooldown=cooldown, hidden=hidden, cooldown_per=cooldown_per,
+                      max_concurrency=max_concurrency, concurrency_per=concurrency_per)
     object.__setattr__(command, "checks", checks)
     return command
 
@@ -437,6 +523,9 @@ def _to_command(obj: object) -> Command:
             cooldown=obj.get("cooldown"),
             checks=obj.get("checks"),
             hidden=obj.get("hidden", False),
+            cooldown_per=obj.get("cooldown_per", BucketType.USER),
+            max_concurrency=obj.get("max_concurrency"),
+            concurrency_per=obj.get("concurrency_per", BucketType.DEFAULT),
         )
     kind = "module" if isinstance(obj, types.ModuleType) else type(obj).__name__
     if not hasattr(obj, "name"):
@@ -453,4 +542,7 @@ def _to_command(obj: object) -> Command:
         cooldown=getattr(source, "cooldown", None),
         checks=getattr(source, "checks", None),
         hidden=getattr(source, "hidden", False),
+        cooldown_per=getattr(source, "cooldown_per", BucketType.USER),
+        max_concurrency=getattr(source, "max_concurrency", None),
+        concurrency_per=getattr(source, "concurrency_per", BucketType.DEFAULT),
     )

@@ -14,7 +14,9 @@ message to a record and calls its ``execute``.
 - :mod:`.context`: :class:`CommandContext`, what a command receives;
 - :mod:`.parsing`: how the text after a command's name becomes its arguments;
 - :mod:`.converters`: from text to the type a parameter is annotated with; :class:`Converter`;
-- :mod:`.help`: usage lines and the help text.
+- :mod:`.help`: usage lines and the help text;
+- :mod:`.extensions`: :class:`Extensions`, the cogs and extensions (``load_extension``) of a
+  dispatcher, which the client's cog methods call.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from .checks import check, dm_only, guild_only, has_any_role, has_permissions, h
 from .context import CommandContext
 from .converters import Converter
 from .core import CommandDispatcher
+from .extensions import Extensions
 
 __all__ = [
     "CommandContext",
     "CommandDispatcher",
     "Converter",
+    "Extensions",
     "check",
     "dm_only",
     "guild_only",

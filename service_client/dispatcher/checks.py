@@ -42,9 +42,9 @@ from ..errors import (
 )
 from ..permissions import Permissions
 from .context import CommandContext
-from .help import _names
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
     from ..models.member import Member
 
 __all__ = [
@@ -338,6 +338,12 @@ def _in_channels(channels: tuple[str, ...], ctx: CommandContext) -> bool:
 # -- helpers ------------------------------------------------------------------------------------
 
 
+def _names(flags: Permissions) -> str:
+    """``KICK_MEMBERS and BAN_MEMBERS``: the names of the flags set."""
+    names = [flag.name for flag in Permissions if flag & flags and flag.name]
+    return " and ".join(names) if names else f"{int(flags)}"
+
+
 def _label(ctx: CommandContext) -> str:
     return f"{ctx.prefix}{ctx.invoked_with}"
 
@@ -384,12 +390,32 @@ def _role_names(ctx: CommandContext, roles: tuple[str, ...]) -> list[str]:
     return [cached[r].name if r in cached else r for r in roles]
 
 
-def _channels_text(channels: tuple[str, ...], ctx: CommandContext | None = None) -> str:
+def _channels_text(channels: tuple[str, ...], ctx: CommandContext | None = None, *,
+                   client: Client | None = None) -> str:
+    """``#modmail or #support``: a channel given by id shows its cached name, else its mention ``<#id>``."""
+    if ctx is not None:
+        client = ctx.client
+    cache = client.channels.cache if client is not None else {}
     shown = []
     for given in channels:
-        cached = ctx.client.channels.cache.get(given) if ctx is not None else None
-        shown.append("#" + (cached.name if cached is not None else given.removeprefix("#")))
+        cached = cache.get(given)
+        name = getattr(cached, "name", None)
+        if isinstance(name, str) and name:
+            shown.append("#" + name)
+        elif given.isdigit() and len(given) >= 15:  # an id the bot knows no name of: a mention shows as the name
+            shown.append(f"<#{given}>")
+        else:
+            shown.append("#" + given.removeprefix("#"))
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def describe_check(check: Check, client: Client) -> str | None:
+    """The words of ``check`` for the help line, as ``client`` knows them now (a channel's name
+    for a channel given by id), or None when the check has no description."""
+    predicate = check.predicate
+    if isinstance(predicate, functools.partial) and predicate.func is _in_channels and predicate.args:
+        return f"in {_channels_text(predicate.args[0], client=client)}"
+    return check.description
 
 
 def _texts(kind: str, given: tuple[object, ...]) -> tuple[str, ...]:

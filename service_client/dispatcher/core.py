@@ -60,8 +60,14 @@ How a message is handled, in order:
    :class:`~service_client.errors.CommandUsageError`; a text its converter
    refuses a :class:`~service_client.errors.CommandArgumentError`; each with
    the usage line.
-5. A command with a ``cooldown`` runs at most once per that many seconds for
-   each user; else :class:`~service_client.errors.CommandCooldownError`.
+5. A command with ``max_concurrency`` runs at most that many times at once
+   in one bucket (everyone together by default), else
+   :class:`~service_client.errors.MaxConcurrencyReached`; a command with a
+   ``cooldown`` runs at most once per that many seconds in one bucket (each
+   user by default; see :class:`~service_client.BucketType`), else
+   :class:`~service_client.errors.CommandCooldownError` ("try again in 23 h
+   12 min"). Cooldowns are timed by the client's clock (see
+   :mod:`.cooldowns`).
 6. ``execute(ctx, *args, **rest)`` runs. If it raises a
    :class:`~service_client.errors.CommandError` (``raise
    CommandError("count must be between 1 and 100")``), that is the command's
@@ -93,17 +99,17 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ..commands import Check, Command
+from ..commands import BucketType, Check, Command
 from ..errors import CommandError, CommandNotFoundError
 from ..permissions import Permissions
 from .checks import run_checks
 from .context import CommandContext
 from .converters import ConverterFunction, ConverterRegistry, check_registration
-from .cooldowns import Cooldowns
+from .cooldowns import CommandLimits, CooldownStore
+from .extensions import Extensions
 from .failures import argument_error, internal_error, reply_unknown, report, syntax_error
 from .help import HELP, _HelpMixin
 from .parsing import (
@@ -136,8 +142,11 @@ class CommandDispatcher(_HelpMixin):
     """Runs commands from messages that start with a prefix (see the module docs).
 
     Creating one registers a ``message_create`` listener on ``client``
-    (unless ``listen=False``); :meth:`close` removes it. Thread-safe: commands
-    may be added and messages processed from any thread.
+    (unless ``listen=False``); :meth:`close` removes it. The first
+    dispatcher of a client also serves the client's cog and extension methods
+    (``client.add_cog``, ``client.load_extension``, ...) through its
+    :attr:`extensions` part (see :mod:`~service_client.dispatcher.extensions`).
+    Thread-safe: commands may be added and messages processed from any thread.
 
     Args:
         client: The client whose messages are read and whose ``error`` event
@@ -159,7 +168,12 @@ class CommandDispatcher(_HelpMixin):
             it is not emitted as ``error``.
         listen: Register the ``message_create`` listener; with False, call
             :meth:`process` yourself.
-        clock: Monotonic seconds used for cooldowns (tests inject a fake).
+        clock: Monotonic seconds to time cooldowns with; default the
+            client's clock (``client.clock.now()``, read at each invocation,
+            so ``set_clock`` and the test world's clock apply).
+        cooldown_store: Where cooldown expiries are kept too, so that they
+            survive a restart (see :class:`~service_client.dispatcher.cooldowns.CooldownStore`);
+            None keeps them in memory only.
 
     Raises:
         TypeError: ``prefix`` is not a str or a sequence of str, ``commands``
@@ -179,7 +193,8 @@ class CommandDispatcher(_HelpMixin):
         reply_errors: bool = True,
         reply_unknown: bool = False,
         listen: bool = True,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
+        cooldown_store: CooldownStore | None = None,
     ) -> None:
         self.client = client
         prefixes = _normalise_prefixes(prefix)
@@ -206,7 +221,7 @@ class CommandDispatcher(_HelpMixin):
         self.reply_errors = reply_errors
         self.reply_unknown = reply_unknown
         self._register_lock = threading.Lock()  # makes add()'s clash check and insert atomic
-        self._cooldowns = Cooldowns(clock)
+        self._limits = CommandLimits(lambda: client.clock, seconds=clock, store=cooldown_store)
         self._signatures_lock = threading.Lock()  # guards _signatures
         self._signatures: dict[Command, CommandSignature] = {}
         self._converters = ConverterRegistry()
@@ -214,6 +229,9 @@ class CommandDispatcher(_HelpMixin):
         if listen:
             client.on("message_create", self._on_message)
             self._listening = True
+        #: The cogs and extensions whose commands this dispatcher runs; the first dispatcher of a
+        #: client serves the client's ``add_cog``, ``load_extension``... (see :class:`Extensions`).
+        self.extensions = Extensions(self)
 
     # -- configuration ------------------------------------------------------
 
@@ -251,6 +269,9 @@ class CommandDispatcher(_HelpMixin):
         checks: Check | Callable[[CommandContext], object] | Iterable[Check | Callable[[CommandContext], object]]
         | None = None,
         hidden: bool = False,
+        cooldown_per: BucketType | str = BucketType.USER,
+        max_concurrency: int | None = None,
+        concurrency_per: BucketType | str = BucketType.DEFAULT,
     ) -> Callable[[_F], _F]:
         """Decorator factory form: ``@dispatcher.command("name", ...)`` returns the decorator."""
 
@@ -265,6 +286,9 @@ class CommandDispatcher(_HelpMixin):
         checks: Check | Callable[[CommandContext], object] | Iterable[Check | Callable[[CommandContext], object]]
         | None = None,
         hidden: bool = False,
+        cooldown_per: BucketType | str = BucketType.USER,
+        max_concurrency: int | None = None,
+        concurrency_per: BucketType | str = BucketType.DEFAULT,
     ) -> Any:
         """Decorator: register a function as a command, ``execute(ctx, *args)``.
 
@@ -282,11 +306,15 @@ class CommandDispatcher(_HelpMixin):
                 function's docstring.
             requires: Permissions the author must hold in the server (see
                 :class:`Command`).
-            cooldown: Seconds between two runs by one user (see :class:`Command`).
+            cooldown: Seconds between two runs in one bucket (see :class:`Command`).
+            cooldown_per: Who shares the cooldown: a :class:`~service_client.BucketType`
+                (default ``USER``: each user their own).
             checks: Conditions on running it: :class:`~service_client.Check`
                 objects or predicates ``predicate(ctx) -> bool`` (see
                 :mod:`~service_client.dispatcher.checks`).
-            hidden: Leave it out of the help's list of commands.
+            hidden: Leave it out of the help (its list, and ``help <name>``).
+            max_concurrency: At most this many runs at once in one bucket; None for no limit.
+            concurrency_per: Who shares that limit (default ``DEFAULT``: everyone).
 
         Returns:
             A decorator that registers the function and returns it unchanged
@@ -313,6 +341,9 @@ class CommandDispatcher(_HelpMixin):
                     cooldown=cooldown,
                     checks=checks,
                     hidden=hidden,
+                    cooldown_per=cooldown_per,
+                    max_concurrency=max_concurrency,
+                    concurrency_per=concurrency_per,
                 )
             )
             return fn
@@ -358,6 +389,31 @@ class CommandDispatcher(_HelpMixin):
                     )
             self.commands[command.name] = command
         return command
+
+    def remove(self, command: str | Command) -> Command | None:
+        """Remove a command from the registry.
+
+        Args:
+            command: A name or alias (found as :meth:`get` finds it), or a
+                :class:`Command`, removed only while that very object is
+                registered under its name.
+
+        Returns:
+            The removed command, or None when there was none.
+
+        Raises:
+            TypeError: ``command`` is neither a str nor a :class:`Command`.
+        """
+        if not isinstance(command, (str, Command)):
+            raise TypeError(f"command must be a name or a Command, not {type(command).__name__}")
+        with self._register_lock:
+            found = command if isinstance(command, Command) else self.get(command)
+            if found is None or self.commands.get(found.name) is not found:
+                return None
+            del self.commands[found.name]
+        with self._signatures_lock:
+            self._signatures.pop(found, None)
+        return found
 
     def converter(
         self, type_: Any, *, label: str | None = None, expected: str | None = None
@@ -537,8 +593,8 @@ class CommandDispatcher(_HelpMixin):
         ctx.command = command
         run_checks(ctx, command)
         bound = self._bind(ctx, command, text)
-        self._cooldowns.take(ctx, command)
-        self._call(ctx, command.name, word, lambda: command.execute(ctx, *bound.args, **bound.kwargs))
+        with self._limits.hold(ctx, command):
+            self._call(ctx, command.name, word, lambda: command.execute(ctx, *bound.args, **bound.kwargs))
 
     @staticmethod
     def _call(ctx: CommandContext, name: str, word: str, run: Callable[[], object]) -> None:

@@ -7,11 +7,16 @@ read from the parameters of its ``execute``, and the text the built-in
 
 from __future__ import annotations
 
+import math
 from collections.abc import MutableMapping
+from typing import TYPE_CHECKING
 
-from ..commands import Command
-from ..permissions import Permissions
+from ..commands import BucketType, Command
+from .checks import _names, describe_check
 from .parsing import CommandSignature
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
 
 #: The name of the built-in help command.
 HELP = "help"
@@ -21,6 +26,7 @@ class _HelpMixin:
     """Usage lines and help text of a :class:`~service_client.dispatcher.CommandDispatcher`."""
 
     # Set by CommandDispatcher.__init__.
+    client: Client
     commands: MutableMapping[str, Command]
     help_command: bool
     _prefixes: tuple[str, ...]
@@ -90,8 +96,8 @@ class _HelpMixin:
             Without ``name``: ``"Commands:"`` then one line per command sorted
             by name (usage, aliases, description, required permissions,
             checks, cooldown), hidden commands left out. With ``name``: the
-            line of that one command (a hidden one too), or an "Unknown
-            command" line.
+            line of that one command, or an "Unknown command" line (for a
+            hidden command too: the help does not tell it exists).
         """
         commands = sorted(
             (c for c in list(self.commands.values()) if isinstance(c, Command) and not c.hidden),
@@ -100,7 +106,7 @@ class _HelpMixin:
         if name is not None:
             word = self._strip_prefix(name)
             command = self.get(word)
-            if command is None:
+            if command is None or command.hidden:
                 if self.help_command and self._fold(word) == HELP:
                     return f"{self.prefix}{HELP} [command]: list the commands, or describe one."
                 return f"Unknown command {self.prefix}{word}. Try {self.prefix}{HELP}."
@@ -125,16 +131,42 @@ class _HelpMixin:
             notes.append("aliases " + ", ".join(self.prefix + a for a in command.aliases))
         if command.requires:
             notes.append(f"needs {_names(command.requires)}")
-        notes += [check.description for check in command.checks if check.description]
+        notes += [text for text in (describe_check(check, self.client) for check in command.checks) if text]
         if command.cooldown:
-            notes.append(f"cooldown {_seconds(command.cooldown)}")
+            per = "" if command.cooldown_per is BucketType.USER else f" {PER_WORDS[command.cooldown_per]}"
+            notes.append(f"cooldown {duration_text(command.cooldown)}{per}")
+        if command.max_concurrency is not None:
+            notes.append(f"at most {command.max_concurrency} at a time {PER_WORDS[command.concurrency_per]}")
         return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
-def _names(flags: Permissions) -> str:
-    names = [flag.name for flag in Permissions if flag & flags and flag.name]
-    return " and ".join(names) if names else f"{int(flags)}"
+#: How the help and the refusals say who shares a limit.
+PER_WORDS = {
+    BucketType.DEFAULT: "for everyone",
+    BucketType.USER: "per user",
+    BucketType.MEMBER: "per member",
+    BucketType.CHANNEL: "per channel",
+    BucketType.SERVER: "per server",
+}
 
 
-def _seconds(value: float) -> str:
-    return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
+def duration_text(seconds: float) -> str:
+    """A duration in words for a person, never shorter than it is.
+
+    Under 10 s with a tenth (``"9.8 s"``); then whole seconds (``"42 s"``), minutes and
+    seconds (``"12 min 5 s"``), hours and minutes (``"23 h 12 min"``), days and hours
+    (``"2 d 3 h"``), each rounded up and leaving out a zero second part (``"1 h"``).
+    """
+    if seconds < 10:
+        return f"{math.ceil(seconds * 10 - 1e-9) / 10:.1f} s"
+    whole = math.ceil(seconds - 1e-9)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    if whole < 86400:
+        hours, minutes = divmod(math.ceil(whole / 60), 60)
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(math.ceil(whole / 3600), 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"

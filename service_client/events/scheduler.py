@@ -15,6 +15,11 @@ second, or at :meth:`Scheduler.close`. With a manual clock no thread keeps time:
 the pool, and returns when they have run, so a test of a one-hour reminder takes
 milliseconds.
 
+The scheduler also knows when its client is ready (:meth:`Scheduler.set_ready`, called
+before ``ready`` is emitted): the tasks made with ``start_on_ready=True`` start then, and
+:meth:`Scheduler.wait_ready` (``client.wait_until_ready``) returns. A task's times of day
+are read from the clock's wall-clock time (``utcnow()``).
+
 The client's :meth:`~service_client.Client.call_later` and
 :meth:`~service_client.Client.every` are built on this module. Every class here is
 thread-safe; no lock is held while user code runs.
@@ -22,17 +27,18 @@ thread-safe; no lock is held while user code runs.
 
 from __future__ import annotations
 
+import datetime as _dt
 import heapq
 import itertools
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ServiceError
-from .clock import Clock, ManualClock, MonotonicClock, _check_seconds
+from ..errors import ServiceError, ServiceTimeoutError
+from .clock import Clock, ManualClock, MonotonicClock, _check_seconds, clock_for_new_clients, utcnow_of
 from .workers import _thread_ids
 
 if TYPE_CHECKING:
@@ -152,26 +158,37 @@ class ScheduledCall:
 
 
 class RepeatingTask:
-    """A function run on the worker pool every ``interval`` seconds; made by ``client.every``.
+    """A function run on the worker pool every interval, or at set times of day; made by ``client.every``.
 
-    Nothing runs until :meth:`start`; the first run is due at once, the next ones every
-    interval after the previous one was *due* (a fixed rate: a slow run does not shift the
-    later ones). Runs never overlap: the next one is planned when the previous one ends, and
-    a run that ends late skips the times it missed. An exception a run raises is reported as
-    a listener's is, and the task goes on. Calling the task (``task()``) calls the function
-    directly, on the calling thread. Thread-safe.
+    Nothing runs until :meth:`start` (or, with ``start_on_ready=True``, until the client is
+    ready). An interval task's first run is due at once, the next ones every interval after
+    the previous one was *due* (a fixed rate: a slow run does not shift the later ones). A
+    task of times of day (``every(time=...)``) runs at the next of its times on the clock's
+    wall-clock time (:meth:`~service_client.ManualClock.utcnow`), then at each one after.
+    Runs never overlap, not even across :meth:`stop` and :meth:`start`: the next one is
+    planned when the previous one ends, and a run that ends late skips the times it missed.
+    An exception a run raises is reported as a listener's is, and the task goes on. Calling
+    the task (``task()``) calls the function directly, on the calling thread. Thread-safe.
     """
 
-    def __init__(self, scheduler: Scheduler, fn: Callable[..., Any], interval: float, count: int | None) -> None:
+    def __init__(
+        self, scheduler: Scheduler, fn: Callable[..., Any], interval: float | None, count: int | None,
+        times: tuple[_dt.time, ...] | None = None,
+    ) -> None:
         self._scheduler = scheduler
         self._fn = fn
         self._interval = interval
+        self._times = times
         self._count = count
         self._args: tuple[Any, ...] = ()
         self._call: ScheduledCall | None = None  # the next run, pending or queued or running
+        self._wall_due: _dt.datetime | None = None  # the wall-clock time of the next run (times of day)
         self._running = False
         self._runs = 0  # runs since the last start()
         self._generation = 0  # one per start(): a run of an earlier start plans nothing
+        self._busy = False  # stop() came during a run that has not planned its end yet
+        self._deferred = False  # start() came during that run: its first run waits for the run's end
+        self._before: Callable[[], Any] | None = None
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -180,9 +197,14 @@ class RepeatingTask:
         return self._fn(*args, **kwargs)
 
     @property
-    def interval(self) -> float:
-        """Seconds between two runs."""
+    def interval(self) -> float | None:
+        """Seconds between two runs; None for a task of times of day."""
         return self._interval
+
+    @property
+    def times(self) -> tuple[_dt.time, ...] | None:
+        """The times of day it runs at (aware, naive ones given taken as UTC); None for an interval task."""
+        return self._times
 
     @property
     def runs(self) -> int:
@@ -200,8 +222,34 @@ class RepeatingTask:
         """True from :meth:`start` until :meth:`stop`, the last of ``count`` runs, or ``destroy()``."""
         return self._running
 
+    def before_loop(self, fn: F) -> F:
+        """Decorator: call ``fn()`` on the worker before the first run of each :meth:`start`.
+
+        discord.py's ``before_loop``. The first run waits for it: a function that blocks until
+        the client is ready makes the task start on time wherever it was started::
+
+            @client.every(hours=1)
+            def leaderboard(): ...
+
+            @leaderboard.before_loop
+            def wait_for_the_client():
+                client.wait_until_ready()
+
+        When ``fn`` raises, the exception is reported like a listener's and the task stops
+        without running. Returns ``fn`` unchanged.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+        """
+        _check_fn("the before_loop function", fn)
+        self._before = fn
+        return fn
+
     def start(self, *args: Any) -> None:
-        """Start running: the first run is due at once, then one every :attr:`interval` seconds.
+        """Start running: the first run is due at once (at the next time of day for a task of times).
+
+        Called while a run of an earlier start is still going on (``stop()`` from inside it,
+        then ``start()``), the first run waits until that run has ended: runs never overlap.
 
         Args:
             *args: Passed to the function at every run.
@@ -221,8 +269,22 @@ class RepeatingTask:
             self._running = True
             self._generation += 1
             scheduler._tasks.add(self)
-            self._call = scheduler._push_at(
-                scheduler._clock.now(), self._run_once, (self._generation,), "every", self._fn)
+            if self._busy:  # a run of the last start goes on: it plans this start's first run
+                self._deferred = True
+                self._call = None
+                return
+            self._call = self._push_first()
+
+    def _push_first(self) -> ScheduledCall:
+        """Plan the first run of the current start (``_lock`` held)."""
+        scheduler = self._scheduler
+        now = _read_clock(scheduler._clock)
+        when = now
+        if self._times is not None:
+            wall = utcnow_of(scheduler._clock)
+            self._wall_due = _next_time_of_day(self._times, wall)
+            when = now + (self._wall_due - wall).total_seconds()
+        return scheduler._push_at(when, self._run_once, (self._generation,), "every", self._fn)
 
     def stop(self) -> None:
         """Stop: no run starts after this call; a run going on now ends normally. Idempotent.
@@ -232,37 +294,69 @@ class RepeatingTask:
         scheduler = self._scheduler
         with scheduler._lock:
             self._running = False
+            self._deferred = False
             call, self._call = self._call, None
             scheduler._tasks.discard(self)
+            if call is not None and call._state == _RUNNING:
+                self._busy = True  # cleared when that run ends
         if call is not None:
             call.cancel()
 
-    def change_interval(self, *, seconds: float = 0, minutes: float = 0, hours: float = 0) -> None:
-        """Set the interval; a pending run is moved to the previous due time plus the new one.
+    def change_interval(
+        self, *, seconds: float = 0, minutes: float = 0, hours: float = 0,
+        time: _dt.time | Iterable[_dt.time] | None = None,
+    ) -> None:
+        """Set the interval, or the times of day; a pending run is moved accordingly.
+
+        With an interval, a pending run moves to the previous due time plus the new interval;
+        with ``time``, to the next of those times. A task may switch from one kind to the other.
 
         Args:
-            seconds, minutes, hours: Added up; at least one must be given.
+            seconds, minutes, hours: Added up; at least 1 ms in all (without ``time``).
+            time: A :class:`datetime.time` or several (naive ones are UTC), instead of an interval.
 
         Raises:
-            TypeError: One is not a number.
-            ValueError: One is negative or not finite, or they add up to less than 1 ms.
+            TypeError: One is not a number, or ``time`` holds something other than a time.
+            ValueError: One is negative or not finite, they add up to less than 1 ms, ``time``
+                is empty, or both an interval and ``time`` were given.
         """
-        interval = interval_seconds(seconds, minutes, hours)
+        interval, times = _interval_or_times(seconds, minutes, hours, time)
         scheduler = self._scheduler
         with scheduler._lock:
-            old, self._interval = self._interval, interval
+            old, self._interval, self._times = self._interval, interval, times
             call = self._call
-            if not self._running or call is None or call._state != _PENDING or self._runs == 0:
+            if not self._running or call is None or call._state != _PENDING:
                 return
-            when = max(call._when - old + interval, scheduler._clock.now())
+            now = _read_clock(scheduler._clock)
+            if times is not None:
+                wall = utcnow_of(scheduler._clock)
+                self._wall_due = _next_time_of_day(times, wall)
+                when = now + (self._wall_due - wall).total_seconds()
+            elif self._runs == 0 and old is not None:
+                return  # the first run stays due at once
+            else:
+                base = call._when - old if old is not None else now
+                when = max(base + interval if interval is not None else now, now)
             call._state = _CANCELLED
             call._done.set()
             scheduler._cancelled += 1
             self._call = scheduler._push_at(when, self._run_once, (self._generation,), "every", self._fn)
 
     def _run_once(self, generation: int) -> None:
-        """One run (on a worker): call the function, report what it raised, plan the next run."""
+        """One run (on a worker): the before_loop function first, then the function; plan the next run."""
         try:
+            before = self._before if self._runs == 0 else None
+            if before is not None:
+                try:
+                    before()
+                except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
+                    self._scheduler._report("every", "before_loop", before, exc)
+                    with self._scheduler._lock:
+                        if generation == self._generation:
+                            self._running = False
+                            self._call = None
+                            self._scheduler._tasks.discard(self)
+                    return
             self._fn(*self._args)
         except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
             self._scheduler._report("every", "task", self._fn, exc)
@@ -272,8 +366,13 @@ class RepeatingTask:
     def _plan_next(self, generation: int) -> None:
         scheduler = self._scheduler
         with scheduler._lock:
-            if generation != self._generation:  # stopped and started again meanwhile
+            if generation != self._generation:  # stopped (and maybe started again) during the run
+                self._busy = False
+                if self._deferred and self._running and not scheduler._closed:
+                    self._deferred = False
+                    self._call = self._push_first()
                 return
+            self._busy = False
             self._runs += 1
             call = self._call
             if not self._running or call is None or scheduler._closed:
@@ -283,17 +382,84 @@ class RepeatingTask:
                 self._call = None
                 scheduler._tasks.discard(self)
                 return
-            when = call._when + self._interval
             now = scheduler._clock.now()
-            if when <= now:  # the run ended late: skip the times it missed, keep the phase
-                when += (math.floor((now - when) / self._interval) + 1) * self._interval
+            if self._times is not None:
+                wall = utcnow_of(scheduler._clock)
+                last = self._wall_due if self._wall_due is not None and self._wall_due > wall else wall
+                self._wall_due = _next_time_of_day(self._times, last)
+                when = now + (self._wall_due - wall).total_seconds()
+            else:
+                assert self._interval is not None
+                when = call._when + self._interval
+                if when <= now:  # the run ended late: skip the times it missed, keep the phase
+                    when += (math.floor((now - when) / self._interval) + 1) * self._interval
             # Float rounding (a large clock value) may leave ``when`` where it was: go forward.
             when = max(when, math.nextafter(max(now, call._when), math.inf))
             self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
 
     def __repr__(self) -> str:
         state = "running" if self._running else "stopped"
-        return f"<RepeatingTask {self.__name__} every {self._interval:g} s {state} runs={self._runs}>"
+        if self._times is not None:
+            shown = "at " + ", ".join(t.isoformat() for t in self._times)
+        else:
+            shown = f"every {self._interval:g} s"
+        return f"<RepeatingTask {self.__name__} {shown} {state} runs={self._runs}>"
+
+
+def _check_times(time: object) -> tuple[_dt.time, ...]:
+    """``time`` (a :class:`datetime.time` or an iterable of them) as a sorted tuple of aware times.
+
+    Raises:
+        TypeError: Not a time nor an iterable of times.
+        ValueError: An empty iterable.
+    """
+    if isinstance(time, _dt.time):
+        given: list[object] = [time]
+    elif isinstance(time, Iterable) and not isinstance(time, (str, bytes)):
+        given = list(time)
+    else:
+        raise TypeError(f"time must be a datetime.time or a list of them, got {type(time).__name__}")
+    if not given:
+        raise ValueError("time must hold at least one datetime.time")
+    out: list[_dt.time] = []
+    for item in given:
+        if not isinstance(item, _dt.time):
+            raise TypeError(f"every time must be a datetime.time, got {type(item).__name__}")
+        aware = item if item.tzinfo is not None else item.replace(tzinfo=_dt.timezone.utc)
+        if aware not in out:
+            out.append(aware)
+    return tuple(out)
+
+
+def _next_time_of_day(times: tuple[_dt.time, ...], after: _dt.datetime) -> _dt.datetime:
+    """The first of ``times`` (each in its own time zone) strictly after ``after``, in UTC."""
+    best: _dt.datetime | None = None
+    for time_of_day in times:
+        zone = time_of_day.tzinfo or _dt.timezone.utc
+        local_day = after.astimezone(zone).date()
+        for days in range(-1, 3):  # a day either side covers time zones and summer time
+            candidate = _dt.datetime.combine(
+                local_day + _dt.timedelta(days=days), time_of_day.replace(tzinfo=None), tzinfo=zone,
+            ).astimezone(_dt.timezone.utc)
+            if candidate > after:
+                if best is None or candidate < best:
+                    best = candidate
+                break
+    assert best is not None  # some day within the next three has each time after ``after``
+    return best
+
+
+def _interval_or_times(
+    seconds: float, minutes: float, hours: float, time: object,
+) -> tuple[float | None, tuple[_dt.time, ...] | None]:
+    """``(interval, None)`` or ``(None, times)`` from ``every``'s arguments, checked."""
+    if time is None:
+        return interval_seconds(seconds, minutes, hours), None
+    for name, value in (("seconds", seconds), ("minutes", minutes), ("hours", hours)):
+        _check_seconds(name, value)
+        if value:
+            raise ValueError(f"give either time= or an interval (seconds, minutes, hours), not both; got {name}={value!r}")
+    return None, _check_times(time)
 
 
 class Scheduler:
@@ -302,7 +468,8 @@ class Scheduler:
     Args:
         pool: The pool that runs the calls.
         emitter: Reports what a call raises, as it reports a listener's exceptions.
-        clock: Where time is read; default :class:`MonotonicClock`.
+        clock: Where time is read; default the clock of new clients in this context
+            (the test world's, inside a test of ``bot_world``), else a :class:`MonotonicClock`.
         name: Thread name prefix.
     """
 
@@ -318,7 +485,11 @@ class Scheduler:
         self._emitter = emitter
         self._name = name
         self._lock = threading.Condition(threading.Lock())  # guards every field below
+        if clock is None:
+            clock = clock_for_new_clients()
         self._clock: Clock = MonotonicClock() if clock is None else clock
+        self._ready = False  # the client is ready (set_ready)
+        self._on_ready: list[RepeatingTask] = []  # tasks made with start_on_ready=True before ready
         self._heap: list[ScheduledCall] = []
         self._cancelled = 0  # cancelled calls still in the heap
         self._tasks: set[RepeatingTask] = set()  # started and not stopped
@@ -365,6 +536,12 @@ class Scheduler:
             old, self._clock = self._clock, new
             for call in self._heap:
                 call._when += shift
+            for call in self._queued:  # handed to the pool, not started
+                call._when += shift
+            for task in self._tasks:  # a run going on plans the next one from its due time
+                running = task._call
+                if running is not None and running._state == _RUNNING:
+                    running._when += shift
             self._lock.notify_all()
         if isinstance(old, ManualClock) and old is not new:
             old._detach(self)
@@ -390,27 +567,81 @@ class Scheduler:
             return self._push_at(self._clock.now() + delay, fn, args, "call_later", fn)
 
     def every(
-        self, *, seconds: float = 0, minutes: float = 0, hours: float = 0, count: int | None = None
+        self, *, seconds: float = 0, minutes: float = 0, hours: float = 0,
+        time: _dt.time | Iterable[_dt.time] | None = None, count: int | None = None,
+        start_on_ready: bool = False,
     ) -> Callable[[Callable[..., Any]], RepeatingTask]:
-        """A decorator making a function a :class:`RepeatingTask` (not started).
+        """A decorator making a function a :class:`RepeatingTask` (not started, unless ready and ``start_on_ready``).
 
         Raises:
-            TypeError: An interval part is not a number, ``count`` not an int.
+            TypeError: An interval part is not a number, ``time`` not a time or times,
+                ``count`` not an int, ``start_on_ready`` not a bool.
             ValueError: An interval part is negative or not finite, the interval is below 1 ms,
-                or ``count`` is below 1.
+                both an interval and ``time`` are given, ``time`` is empty, or ``count`` is below 1.
         """
-        interval = interval_seconds(seconds, minutes, hours)
+        interval, times = _interval_or_times(seconds, minutes, hours, time)
         if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
             raise TypeError(f"count must be an int or None, got {type(count).__name__}")
         if count is not None and count < 1:
             raise ValueError(f"count must be at least 1, got {count!r}")
+        if not isinstance(start_on_ready, bool):
+            raise TypeError(f"start_on_ready must be a bool, got {type(start_on_ready).__name__}")
 
         def decorator(fn: Callable[..., Any]) -> RepeatingTask:
             """Wrap ``fn`` in a :class:`RepeatingTask`."""
             _check_fn("the decorated object", fn)
-            return RepeatingTask(self, fn, interval, count)
+            task = RepeatingTask(self, fn, interval, count, times)
+            if start_on_ready:
+                with self._lock:
+                    ready = self._ready and not self._closed
+                    if not self._ready:
+                        self._on_ready.append(task)
+                if ready:
+                    task.start()
+            return task
 
         return decorator
+
+    # -- the client's readiness ----------------------------------------------------------------
+
+    def set_ready(self) -> None:
+        """The client is ready: start the ``start_on_ready`` tasks, wake :meth:`wait_ready`. Idempotent.
+
+        Called by the client before it emits ``ready``, so those tasks' first runs are due
+        before any ``ready`` listener runs and before ``login()`` returns.
+        """
+        with self._lock:
+            if self._ready or self._closed:
+                return
+            self._ready = True
+            tasks, self._on_ready = self._on_ready, []
+            self._lock.notify_all()
+        for task in tasks:
+            try:
+                task.start()
+            except RuntimeError:
+                pass  # started by hand already
+            except ServiceError:
+                return  # destroyed meanwhile
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Block until :meth:`set_ready` was called.
+
+        Raises:
+            ServiceError: The scheduler was closed (the client destroyed) first.
+            ServiceTimeoutError: ``timeout`` seconds passed first.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise ServiceError("the client was destroyed; it will never be ready")
+                if self._ready:
+                    return
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise ServiceTimeoutError(f"the client was not ready within {timeout:g} s")
+                self._lock.wait(left)
 
     def _push_at(self, when: float, fn: Callable[..., Any], args: tuple[Any, ...], label: str,
                  shown: Callable[..., Any]) -> ScheduledCall:

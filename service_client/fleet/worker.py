@@ -325,6 +325,7 @@ class FleetWorker(Client):
             self._lifecycle = ClientState.READY
         log.info("fleet worker %s of group %s ready as %s (%d partitions in namespace %s)", self.name, self.group,
                  user.tag_string, partitions, keys.namespace)
+        self._scheduler.set_ready()  # start_on_ready tasks start, wait_until_ready returns
         self._dispatch("ready", key=_LIFECYCLE_KEY)
 
     def _state_position(self, keys: FleetKeys) -> str:

@@ -1,36 +1,89 @@
 """The test world's clock: the bot's scheduled work runs when the test says so.
 
-:class:`WorldClock` is a base of :class:`~service_client.pytest_plugin.BotWorld`: it gives the
-bot's client a :class:`~service_client.ManualClock` when the client is handed
-to the world, and :meth:`WorldClock.advance` moves it.
+:class:`WorldClock` is a base of :class:`~service_client.pytest_plugin.BotWorld`: it holds the
+world's :class:`~service_client.ManualClock`, gives it to every client made while the world is
+open (:meth:`WorldClock.new_clients_use_clock`) and to the bot's client when it is handed to the
+world, and :meth:`WorldClock.advance` moves it. :func:`login_bot` logs the bot in and returns
+once its ``ready`` listeners have run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..events.clock import ManualClock
+from ..events.clock import ManualClock, new_clients_use
 
 if TYPE_CHECKING:
     from ..client import Client
 
-__all__ = ["ADVANCE_TIMEOUT_S", "WorldClock"]
+__all__ = ["ADVANCE_TIMEOUT_S", "READY_LISTENERS_TIMEOUT_S", "WorldClock", "login_bot"]
 
 #: Seconds :meth:`WorldClock.advance` waits, by default, for one scheduled call to end.
 ADVANCE_TIMEOUT_S = 10.0
+
+#: Seconds :func:`login_bot` waits, after ``login()`` returned, for the ``ready`` listeners to end.
+READY_LISTENERS_TIMEOUT_S = 10.0
+
+
+def login_bot(client: Client, token: str, *, timeout: float, listeners_timeout: float = READY_LISTENERS_TIMEOUT_S) -> None:
+    """Log ``client`` in and return once its ``ready`` listeners have run.
+
+    The listeners of one event run one after another in registration order, so a listener
+    registered just before ``login()`` runs after the bot's own: when it has run, so have they
+    (what they started, a task or a first message, is started). It is removed afterwards.
+
+    Args:
+        client: A client not logged in.
+        token: Its token.
+        timeout: Seconds for ``login()``.
+        listeners_timeout: Seconds for the ``ready`` listeners once ``login()`` returned.
+
+    Raises:
+        TimeoutError: The ``ready`` listeners did not end within ``listeners_timeout``.
+        Exception: What ``login()`` raised.
+    """
+    ran = threading.Event()
+
+    def ready_listeners_ran() -> None:
+        """The last ``ready`` listener: the bot's own have returned."""
+        ran.set()
+
+    client.on("ready", ready_listeners_ran)
+    try:
+        client.login(token, timeout=timeout)
+        if not ran.wait(listeners_timeout):
+            raise TimeoutError(f"the bot's ready listeners did not end within {listeners_timeout:g} s after "
+                               "login(); a ready listener that waits for the test cannot work in a fixture")
+    finally:
+        client.off("ready", ready_listeners_ran)
 
 
 class WorldClock:
     """The clock of the bot's scheduled work in the test world: it stands still until :meth:`advance`.
 
     Attributes:
-        clock: The :class:`~service_client.ManualClock` (at 0 s when the
-            world is made).
+        clock: The world's :class:`~service_client.ManualClock`: ``clock.now()`` is 0 s when
+            the world is made and ``clock.utcnow()`` the real time then; both move only with
+            :meth:`advance` (or ``clock.advance_to(datetime)``).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.clock = ManualClock()
+
+    @contextlib.contextmanager
+    def new_clients_use_clock(self) -> Iterator[None]:
+        """Within the block, every client made on this thread is timed by :attr:`clock` from its construction on.
+
+        The ``bot_world`` fixture holds it open for the whole test, so the bot's factory, a
+        restart of the bot and a client the test builds itself all get the world's clock
+        without being told.
+        """
+        with new_clients_use(self.clock):
+            yield
 
     def attach_bot(self, client: Client) -> None:
         """Hand the bot's client to the world; the ``bot_client`` fixture does it before login.

@@ -116,3 +116,24 @@ def test_client_close_runs_when_destroy_is_called_from_a_listener(
     say("general", "stop")
     assert closed.wait(5)
     assert threads["close"] == threads["destroy"]
+
+
+def test_a_client_built_during_the_test_gets_the_world_s_clock_without_being_told(
+    bot_world: BotWorld, service_emulator: Any
+) -> None:
+    client = Client(base_url=service_emulator.base_url, socket_url=service_emulator.socket_url)
+    try:
+        assert client.clock is bot_world.clock  # no set_clock, no attach_bot: built in the world
+        handle = client.call_later(60, print, "later")
+        assert bot_world.advance(59) == 0 and not handle.done()
+    finally:
+        client.destroy()
+
+
+def test_the_world_s_clock_tells_wall_clock_time_that_moves_with_advance(bot_world: BotWorld, bot_client: Client) -> None:
+    import datetime
+
+    start = bot_client.clock.utcnow()
+    assert start.tzinfo == datetime.timezone.utc
+    bot_world.advance(86400)
+    assert bot_client.clock.utcnow() - start == datetime.timedelta(days=1)

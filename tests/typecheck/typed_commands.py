@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
+from types import ModuleType
 from typing import Literal
 
 from service_client import (
@@ -12,11 +13,13 @@ from service_client import (
     Check,
     CheckFailure,
     Client,
+    Cog,
     CommandArgumentError,
     CommandContext,
     CommandDispatcher,
     CommandError,
     Converter,
+    ExtensionFailedError,
     Member,
     Message,
     MissingRole,
@@ -109,3 +112,49 @@ closed: Callable[[CommandContext, str], None] = close
 
 #: The decorator returns the function unchanged, with its type.
 kept: Callable[[CommandContext, str], Duration] = to_duration
+
+
+
+class Economy(Cog, name="Money"):
+    """A cog as a bot author types it."""
+
+    def __init__(self, bank: dict[str, int]) -> None:
+        self.bank = bank
+
+    def cog_load(self) -> None:
+        self.payday.start()
+        running: bool = self.payday.is_running()
+        print(running)
+
+    def cog_check(self, ctx: CommandContext) -> bool:
+        return ctx.server_id is not None
+
+    @Cog.command(aliases=["bal"], cooldown=5)
+    @guild_only()
+    def balance(self, ctx: CommandContext, member: Member | None = None) -> None:
+        """Show a balance."""
+        ctx.reply(str(self.bank.get((member or ctx.author).id, 0)))
+
+    @Cog.command
+    def top(self, ctx: CommandContext) -> None:
+        ctx.reply(", ".join(self.bank))
+
+    @Cog.listener()
+    def on_message_create(self, message: Message) -> None:
+        self.bank.setdefault(message.author.id if message.author else "", 0)
+
+    @Cog.every(hours=24)
+    def payday(self) -> None:
+        for user_id in self.bank:
+            self.bank[user_id] += 10
+
+
+economy: Economy = client.add_cog(Economy({}))
+#: A cog's command method stays a method: a test may call it.
+balance_of: Callable[[CommandContext, Member | None], None] = economy.balance
+found: Cog | None = client.get_cog("Money")
+modules: dict[str, ModuleType] = dict(client.extensions)
+try:
+    client.load_extension("bot.economy")
+except ExtensionFailedError as failed:
+    print(failed.name, failed.original)

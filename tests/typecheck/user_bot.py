@@ -7,9 +7,10 @@ README, or a wheel); see ``tests/test_packaging.py``.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, time, timedelta
 
 from service_client import (
+    BucketType,
     Client,
     CommandContext,
     CommandDispatcher,
@@ -31,6 +32,20 @@ def build(token: str) -> Client:
         member: Member | None = ctx.member
         sent: Message = ctx.reply(f"{user_id} warned by {member.display_name if member else '?'}")
         print(sent.id, " ".join(reason))
+
+    @commands.command(cooldown=86400, cooldown_per=BucketType.MEMBER, max_concurrency=1)
+    def daily(ctx: CommandContext) -> None:
+        now: datetime = ctx.client.clock.utcnow()
+        ctx.reply(f"paid at {now + timedelta(0):%H:%M}")
+
+    @client.every(time=[time(9, 0)], start_on_ready=True)
+    def morning() -> None:
+        client.wait_until_ready(timeout=5.0)
+
+    @morning.before_loop
+    def before_morning() -> None:
+        seconds: float = client.clock.now()
+        print(seconds)
 
     @client.on("message_create")
     def on_message(message: Message) -> None:
