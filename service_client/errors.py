@@ -6,6 +6,7 @@ The tree::
     ├── ServiceAPIError          .status, .path, .body, .data; str(e) starts "API Error <status>: "
     │   └── RateLimitError       .retry_after (seconds or None)
     ├── ServiceAuthError
+    │   └── EmptyMessageError    (also a ValueError) a send with no content and no embed
     ├── ServiceTimeoutError      (also a builtin TimeoutError)
     ├── GatewayError             .code, .event; a socket operation the service refused
     │   └── GatewayTimeoutError  code "TIMEOUT" (also a ServiceTimeoutError)
@@ -65,8 +66,11 @@ arrive within 10 s gets :class:`TimeoutError` ("send_message timeout after
 what.
 
 No exception text, attribute or ``repr`` ever contains the bot token: the
-library never passes it to an exception. Every error round-trips through
-:mod:`pickle` with its attributes.
+library never passes it to an exception, and a server's text that quotes it
+back (an error body echoing the ``Authorization`` header, a redirect's
+``Location``, a socket refusal) shows it as ``[REDACTED]`` in the message,
+``body`` and ``data``. Every error round-trips through :mod:`pickle` with its
+attributes.
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ __all__ = [
     "CommandSyntaxError",
     "CommandUsageError",
     "DuplicateClientWarning",
+    "EmptyMessageError",
     "ExtensionAlreadyLoadedError",
     "ExtensionError",
     "ExtensionFailedError",
@@ -128,9 +133,24 @@ class ServiceAuthError(ServiceError):
     """Missing or rejected credentials, or a socket operation while not connected.
 
     Raised for an empty or non-string token at ``login``, a token the service
-    refuses, and every socket operation (``send_message``, ``set_activity``,
+    refuses, a message with no content and no embed (:class:`EmptyMessageError`),
+    and every socket operation (``send_message``, ``set_activity``,
     ``set_status``, typing, voice, ``Guild.kick``/``ban``/``unban`` and the
     ``Member`` shortcuts) while the socket is not connected.
+    """
+
+
+class EmptyMessageError(ServiceAuthError, ValueError):
+    """A send with no content and no embed: there is nothing to send, and nothing was sent.
+
+    It is a :class:`ServiceAuthError`, as in the service's official JavaScript client, and also
+    a builtin :class:`ValueError`, like the errors of the other message rules (content that is only
+    whitespace, content or embeds over their limits), so ``except ValueError`` catches every
+    refused message. Raised at once by every send (``send_message``, ``Channel.send``,
+    ``Message.reply``, a DM, a command context's ``reply`` and ``send``) with the text
+    ``"send_message requires non-empty content or at least one embed."``; by
+    ``Message.edit`` and ``Webhook.execute`` with ``edit`` or ``execute`` in place of
+    ``send_message``.
     """
 
 

@@ -336,9 +336,9 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         self._connection.dispatch(event, *args, key=key)
 
     def _redact(self, text: str) -> str:
-        """``text`` with the bot token replaced by ``[REDACTED]`` (for printed tracebacks)."""
-        token = self._redaction.get()
-        return text.replace(token, REDACTED) if token else text
+        """``text`` with the bot token (as is, or escaped as a server may quote it) replaced by
+        ``[REDACTED]``: for printed tracebacks, and the server's texts the socket quotes in errors."""
+        return self._redaction.mask(text)
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -483,6 +483,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             on_error=self._on_socket_error,
             reconnect_base=self._reconnect_base,
             reconnect_cap=self._reconnect_cap,
+            redact=self._redact,
         )
         with self._lifecycle_lock:
             if self._lifecycle is not ClientState.CONNECTING:

@@ -141,9 +141,12 @@ class ClientOperations:
             TypeError / ValueError: An argument has the wrong type or is empty
                 (naming it), before anything is sent. ``ValueError`` too when the message
                 breaks a message rule (see the messages guide), its text starting
-                ``send_message:`` and naming the rule: no content, or only whitespace, and no
-                embed; content over 4000 characters; more than 10 embeds; an embed over its
-                limits.
+                ``send_message:`` and naming the rule: only whitespace and no embed; content
+                over 4000 characters (UTF-16 code units, as JavaScript counts them); more
+                than 10 embeds; an embed over its limits.
+            EmptyMessageError: No content and no embed: ``"send_message requires non-empty
+                content or at least one embed."``, at once, nothing sent (a ServiceAuthError
+                and a ValueError).
             ServiceAuthError: The socket is not connected.
             ChannelAccessError: The send cannot succeed. Raised at once, with nothing sent,
                 when the caches show that the channel's server is not the bot's, or that the

@@ -127,8 +127,9 @@ class CommandContext:
             The sent :class:`Message`.
 
         Raises:
-            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
-                the message limits; nothing is sent.
+            EmptyMessageError: No content and no embed (``"send_message requires non-empty
+                content or at least one embed."``; a ServiceAuthError and a ValueError).
+            ValueError: Only whitespace and no embed, or over the message limits; nothing is sent.
             ServiceAuthError: The socket is not connected.
             TimeoutError: No echo within 10 s.
         """
@@ -146,8 +147,9 @@ class CommandContext:
         Same arguments, result and errors as :meth:`Client.send_message`.
 
         Raises:
-            ValueError: Nothing to send (no content, or only whitespace, and no embed) or over
-                the message limits; nothing is sent.
+            EmptyMessageError: No content and no embed (``"send_message requires non-empty
+                content or at least one embed."``; a ServiceAuthError and a ValueError).
+            ValueError: Only whitespace and no embed, or over the message limits; nothing is sent.
             ServiceAuthError: The socket is not connected.
             ChannelAccessError: The bot cannot send there.
             TimeoutError: No echo within 10 s.

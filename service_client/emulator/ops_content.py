@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import endpoints
-from .._message_rules import CONTENT_MAX_CHARS, RULES
+from .._message_rules import CONTENT_MAX_CHARS, RULES, is_blank, js_length
 from .ops_checks import MAX_DESCRIPTION_CHARS, check_color, need_str, opt_int, opt_str
 from .ops_members import MemberOps
 from .realtime import MAX_ID_CHARS, channel_room, server_room, user_room
@@ -192,11 +192,11 @@ class ContentOps(MemberOps):
         """Store many messages in one transaction and deliver them in order; return the count."""
         need_str(cid, "channelId")
         need_str(author_id, "authorId")
-        if not isinstance(contents, list) or not all(isinstance(c, str) and c.strip() for c in contents):
+        if not isinstance(contents, list) or not all(isinstance(c, str) and not is_blank(c) for c in contents):
             raise BadRequest("contents must be a list of non-empty strings")
         if self.rt.limits:
             for index, content in enumerate(contents):
-                if len(content) > CONTENT_MAX_CHARS:
+                if js_length(content) > CONTENT_MAX_CHARS:
                     raise BadRequest(f"contents[{index}]: messages.errors.too_long: {RULES['messages.errors.too_long']}")
         self.store.user_row(author_id)
         ids, escaped, shared = self.store.insert_bulk(cid, author_id, contents)

@@ -135,6 +135,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         jitter: float = RECONNECT_JITTER,
         name: str = "service_client",
         frame_decoders: Mapping[str, Callable[[bytes], list[Any]]] | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         """Configure a connection; nothing is opened before :meth:`connect`.
 
@@ -174,6 +175,10 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
                 connection stops trying an event's decoder when it has refused
                 64 frames in a row (frames no decoder refused in between), and
                 says so at DEBUG on the ``service_client.gateway`` logger.
+            redact: Masks the secrets ``auth`` hands out in a text (the client replaces its
+                token with ``[REDACTED]``); applied to every text of the server that an
+                exception of the connection quotes (a CONNECT refusal's message, a
+                redirect's ``Location``). None: such texts are quoted as they are.
 
         Raises:
             TypeError: A callback is not callable or an argument has the wrong type.
@@ -191,6 +196,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
             ("on_connect", on_connect),
             ("on_disconnect", on_disconnect),
             ("on_error", on_error),
+            ("redact", redact if redact is not None else str),
         ):
             if not callable(callback):
                 raise TypeError(f"{arg_name} must be callable")
@@ -227,6 +233,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         self._jitter = float(jitter)
         self._name = name
         self._frame_decoders = decoders
+        self._redact: Callable[[str], str] = redact if redact is not None else str
 
         # _state_lock guards every attribute below; never held during I/O or callbacks.
         self._state_lock = threading.Lock()

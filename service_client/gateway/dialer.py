@@ -10,6 +10,13 @@ attempt's deadline, so a server answering one byte at a time (the HTTP
 upgrade's answer, the open packet, the CONNECT answer) cannot hold it longer
 than its timeout. A redirect answer to the upgrade is refused, never followed:
 the CONNECT packet goes only to the socket host given.
+
+The upgrade answer's head is capped too: websocket-client reads it one byte at
+a time and keeps every line whole, so a header line that never ends would grow
+the process until the deadline. The attempt fails at once with a
+:class:`~service_client.ServiceError` when a line of the head goes over
+:data:`MAX_UPGRADE_LINE_BYTES` or the whole head over
+:data:`MAX_UPGRADE_HEAD_BYTES` (then the usual reconnect policy applies).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import socket
 import ssl
 import threading
 import time
+import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
@@ -43,7 +52,12 @@ from .parts import (
 )
 from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
 
-__all__ = ["ConnectionDialer"]
+__all__ = ["MAX_UPGRADE_HEAD_BYTES", "MAX_UPGRADE_LINE_BYTES", "ConnectionDialer"]
+
+#: Longest line (status line or one header, its CRLF included) of the socket upgrade's answer, bytes.
+MAX_UPGRADE_LINE_BYTES: Final = 8 * 1024
+#: Longest head (status line and every header) of the socket upgrade's answer, bytes.
+MAX_UPGRADE_HEAD_BYTES: Final = 64 * 1024
 
 #: HTTP statuses websocket-client treats as redirects of the upgrade (none is followed here).
 _REDIRECTS: Final = frozenset((301, 302, 303, 307, 308))
@@ -94,6 +108,40 @@ class _Guard:
         return not self.expired
 
 
+class _CappedHead:
+    """A socket as websocket-client sees it during the upgrade: its reads count toward the caps.
+
+    Every read goes to the real socket (asking no more than the caps leave), and the bytes
+    read are counted, in all and since the last line feed; past a cap the read raises
+    :class:`~service_client.ServiceError` before more is read. Anything else (send,
+    timeouts, fileno, close) is the real socket's.
+    """
+
+    __slots__ = ("_endpoint", "_line", "_sock", "_total")
+
+    def __init__(self, sock: socket.socket, endpoint: str) -> None:
+        self._sock = sock
+        self._endpoint = endpoint
+        self._total = 0
+        self._line = 0
+
+    def recv(self, bufsize: int) -> bytes:
+        """At most ``bufsize`` bytes of the answer; raises ServiceError past a cap."""
+        allowed = min(MAX_UPGRADE_HEAD_BYTES - self._total, MAX_UPGRADE_LINE_BYTES - self._line) + 1
+        data = self._sock.recv(max(1, min(bufsize, allowed)))
+        self._total += len(data)
+        end = data.rfind(b"\n")
+        self._line = self._line + len(data) if end < 0 else len(data) - end - 1
+        if self._line > MAX_UPGRADE_LINE_BYTES:
+            raise ServiceError(_oversized_head(self._endpoint, f"a line over {MAX_UPGRADE_LINE_BYTES} bytes"))
+        if self._total > MAX_UPGRADE_HEAD_BYTES:
+            raise ServiceError(_oversized_head(self._endpoint, f"a head over {MAX_UPGRADE_HEAD_BYTES} bytes"))
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
 class ConnectionDialer(ConnectionParts):
     """The connection attempts of a :class:`~service_client.gateway.connection.GatewayConnection`."""
 
@@ -104,6 +152,8 @@ class ConnectionDialer(ConnectionParts):
         def _write(self, ws: websocket.WebSocket, data: str | bytes, opcode: int, deadline: float) -> None: ...
 
         def _forget(self, sock: socket.socket) -> None: ...
+
+        _redact: Callable[[str], str]
 
     def _establish(self, timeout: float) -> _Link:
         """One connection attempt: TCP, TLS, upgrade, open packet, CONNECT.
@@ -125,8 +175,10 @@ class ConnectionDialer(ConnectionParts):
             guard.arm(sock)
             ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
             ws.connect(  # type: ignore[no-untyped-call]
-                self._endpoint, socket=sock, timeout=_remaining(deadline), suppress_origin=True, redirect_limit=0
+                self._endpoint, socket=_CappedHead(sock, self._endpoint), timeout=_remaining(deadline),
+                suppress_origin=True, redirect_limit=0,
             )
+            ws.sock = sock  # the head was read: frames go to the socket itself
             assert ws.sock is not None
             reader = FrameReader(ws.sock, functools.partial(self._control, ws), max_message=MIN_MESSAGE_CAP)
             open_packet = self._handshake(ws, reader, deadline)
@@ -152,18 +204,26 @@ class ConnectionDialer(ConnectionParts):
                 ) from exc
             if isinstance(exc, websocket.WebSocketBadStatusException):
                 raise ServiceError(_refused_upgrade(self._endpoint, exc.status_code)) from exc
-            response = getattr(ws, "handshake_response", None)
-            if response is not None and response.status in _REDIRECTS:
-                location = response.headers.get("location")
-                raise ServiceError(_refused_redirect(self._endpoint, response.status, location)) from exc
+            refused = self._refused_redirect(ws)
+            if refused is not None:
+                raise ServiceError(refused) from exc
             if failed:
-                raise ServiceError(
-                    f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {_short(exc)}"
-                ) from exc
+                shown = self._redact(_short(exc))
+                if shown != _short(exc):  # the server's text quoted a secret: the causes must not show it
+                    _redact_chain(exc, self._redact)
+                raise ServiceError(f"socket connection to {self._endpoint} failed: {type(exc).__name__}: {shown}") from exc
             raise
         finally:
             guard.finished.set()
             watcher.join(DESTROY_JOIN_S)
+
+    def _refused_redirect(self, ws: websocket.WebSocket | None) -> str | None:
+        """The message of an upgrade answered with a redirect (its ``Location`` redacted), else None."""
+        response = getattr(ws, "handshake_response", None)
+        if response is None or response.status not in _REDIRECTS:
+            return None
+        location = response.headers.get("location")
+        return _refused_redirect(self._endpoint, response.status, None if location is None else self._redact(location))
 
     def _start_guard(self, guard: _Guard) -> threading.Thread:
         """Start the thread enforcing ``guard``'s deadline (joined by the attempt and by close())."""
@@ -245,7 +305,9 @@ class ConnectionDialer(ConnectionParts):
                 self._sid = sid if isinstance(sid, str) else None
                 return open_packet
             if isinstance(packet, ConnectErrorPacket) and packet.namespace == "/":
-                raise ServiceAuthError(packet.message or "the service refused the socket connection")
+                refusal = self._redact(packet.message) if packet.message else "the service refused the socket connection"
+                del packet, text  # the server's own text: no frame local of the traceback keeps it
+                raise ServiceAuthError(refusal)
             if isinstance(packet, EnginePacket):
                 if packet.type == EngineType.PING:
                     self._write(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT, deadline)
@@ -299,6 +361,24 @@ class ConnectionDialer(ConnectionParts):
             raise error
 
 
+def _redact_chain(exc: BaseException, redact: Callable[[str], str]) -> None:
+    """Mask secrets in the text of ``exc`` and of every exception it chains, and clear their
+    frames' locals (websocket-client's hold the line it could not read)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        text = str(item)
+        if redact(text) != text:
+            item.args = (redact(text),)
+        if item.__traceback__ is not None:
+            traceback.clear_frames(item.__traceback__)
+        todo.extend((item.__cause__, item.__context__))
+
+
 def _refused_upgrade(endpoint: str, status: int) -> str:
     """What to tell about a socket upgrade the server refused with an HTTP ``status``."""
     parts = urlsplit(endpoint)
@@ -311,6 +391,14 @@ def _refused_upgrade(endpoint: str, status: int) -> str:
     else:
         hint = "socket_url should be the service's socket host (for the emulator, its socket_url)"
     return f"socket connection to {endpoint} failed: the server answered HTTP {status} to the socket upgrade; {hint}"
+
+
+def _oversized_head(endpoint: str, what: str) -> str:
+    """What to tell about an upgrade answer whose head went over a cap (``what`` says which)."""
+    return (
+        f"socket connection to {endpoint} failed: the server's answer to the socket upgrade has {what} "
+        "(not read further); socket_url should be the service's socket host"
+    )
 
 
 def _refused_redirect(endpoint: str, status: int, location: str | None) -> str:

@@ -130,8 +130,10 @@ class Channel(Model):
         """Send a message here: ``client.send_message(self.id, ...)``.
 
         Same arguments, result and errors as the client's ``send_message``
-        (``ValueError`` when there is nothing to send or the message is over the limits,
-        ``ServiceAuthError`` when not connected, ``TimeoutError`` after 10 s without the echo).
+        (``EmptyMessageError``, a ``ServiceAuthError`` and a ``ValueError``,
+        when there is no content and no embed; ``ValueError`` when the content is only whitespace
+        or the message is over the limits; ``ServiceAuthError`` when not connected;
+        ``TimeoutError`` after 10 s without the echo).
         """
         return self._state.send_message(
             self.id, options, content=content, embeds=embeds, reply_to_id=reply_to_id

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._content import decode_content, encode_content
-from .._message_rules import check_message
 from .._validate import check_cache_flag
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError
 from ..permissions import Permissions
@@ -45,7 +44,7 @@ from ._message_layout import (
 from ._port import State, StateLike, state_of
 from .collection import ModelList
 from .embed import EmbedBuilder
-from .outgoing import embed_payloads
+from .outgoing import check_message, embed_payloads
 from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -373,8 +372,10 @@ class Message(Model):
         errors as the client's ``send_message``. Safe to call from a listener.
 
         Raises:
-            ValueError: The message has no channel id; or nothing to send (no content, or only
-                whitespace, and no embed) or over the message limits (nothing is sent).
+            ValueError: The message has no channel id; or only whitespace and no embed, or
+                over the message limits (nothing is sent).
+            EmptyMessageError: No content and no embed (``"send_message requires non-empty
+                content or at least one embed."``; a ServiceAuthError and a ValueError).
             ServiceAuthError: Not connected.
             TimeoutError: No echo within 10 s.
         """
@@ -396,9 +397,11 @@ class Message(Model):
 
         Raises:
             TypeError: ``content`` is not a str, or ``embeds`` not a list of embeds.
-            ValueError: The edited message would break a message rule: no content (or only
-                whitespace) and no embed, or over the message limits;
-                the text starts ``edit:`` and names the rule. Nothing is sent.
+            ValueError: The edited message would break a message rule: only whitespace and
+                no embed, or over the message limits; the text starts ``edit:`` and names
+                the rule. Nothing is sent.
+            EmptyMessageError: No content and no embed (``"edit requires non-empty content or
+                at least one embed."``; also a ValueError). Nothing is sent.
             ChannelAccessError: The message is not the bot's own (``reason``
                 ``"not_the_author"``); nothing is sent.
             ServiceAuthError: The socket is not connected.

@@ -1,7 +1,8 @@
 """What the client sends: the ``message:send`` payload of a send, from its many argument forms.
 
 Pure: no I/O. :func:`build_message_payload` checks every argument before anything is sent,
-so a refused send loses nothing.
+so a refused send loses nothing; :func:`check_message` is the check of the message rules
+(the ``_message_rules`` module) every send, edit and webhook post makes.
 """
 
 from __future__ import annotations
@@ -9,11 +10,42 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._message_rules import check_message
+from .._message_rules import RULES, message_problem
 from .._validate import check_id
+from ..errors import EmptyMessageError
 from .embed import EmbedBuilder
 
-__all__ = ["build_message_payload", "embed_payloads"]
+__all__ = ["build_message_payload", "check_message", "embed_payloads"]
+
+
+def check_message(content: str, embeds: Sequence[Mapping[str, Any]], action: str) -> None:
+    """Raise when a message breaks a rule of the message rules; nothing is sent then.
+
+    Args:
+        content: The text, as typed ("" for none).
+        embeds: The embed payloads.
+        action: The call, for the message (``"send_message"``, ``"edit"``, ``"execute"``).
+
+    Raises:
+        EmptyMessageError: ``content`` is empty and there is no embed:
+            ``"<action> requires non-empty content or at least one embed."`` (a
+            ``ServiceAuthError`` and a :class:`ValueError`).
+        ValueError: ``"<action>: <rule> (<what is wrong>)"`` for any other rule, for example
+            ``send_message: a message needs content that is not only whitespace, or at least
+            one embed (the content '   ' is only whitespace and there is no embed)``; or content
+            with a lone surrogate, which UTF-8 cannot encode (the index is named).
+    """
+    if not content and not embeds:
+        raise EmptyMessageError(f"{action} requires non-empty content or at least one embed.")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no wire can carry it
+        raise ValueError(f"{action}: content must be text that UTF-8 can encode "
+                         f"(a lone surrogate at index {exc.start})") from None
+    found = message_problem(content, embeds)
+    if found is not None:
+        key, detail = found
+        raise ValueError(f"{action}: {RULES[key]} ({detail})")
 
 
 def embed_payloads(embeds: Any) -> list[dict[str, Any]]:
@@ -70,10 +102,12 @@ def build_message_payload(
 
     Raises:
         TypeError: An argument of the wrong type (the message names it).
-        ValueError: ``channel_id`` or ``nonce`` is empty; or the message breaks a rule of
-            the message rules module, ``_message_rules`` (no content, or only whitespace, and no
-            embed; content over 4000 characters; more than 10 embeds; an embed over its
-            limits): the text starts ``send_message:`` and names the rule.
+        EmptyMessageError: No content and no embed: ``"send_message requires non-empty
+            content or at least one embed."`` (a ServiceAuthError and a ValueError).
+        ValueError: ``channel_id`` or ``nonce`` is empty; or the message breaks another rule
+            of the message rules module, ``_message_rules`` (only whitespace and no embed;
+            content over 4000 characters; more than 10 embeds; an embed over its limits):
+            the text starts ``send_message:`` and names the rule.
     """
     check_id(channel_id, "channel_id")
     check_id(nonce, "nonce")

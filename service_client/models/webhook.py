@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._message_rules import check_message
 from .._secret import REDACTED_WEBHOOK_TOKEN, Secret
 from .._validate import check_id
 from ..rest.route import Route
 from ._base import Model, as_dict, read_id, read_str
 from ._port import StateLike, state_of
 from .embed import EmbedBuilder
-from .outgoing import embed_payloads
+from .outgoing import check_message, embed_payloads
 
 if TYPE_CHECKING:  # pragma: no cover
     from .channel import Channel
@@ -240,9 +239,11 @@ class Webhook(Model):
             TypeError: An argument of the wrong type (before any request).
             ValueError: No token (a listed webhook carries none; use the
                 created one or :meth:`from_token`), a bad ``username``, or the
-                message breaks a message rule: no content (or only whitespace)
-                and no embed, or over the message limits, the text starting
-                ``execute:`` and naming the rule (before any request).
+                message breaks a message rule: only whitespace and no embed, or
+                over the message limits, the text starting ``execute:`` and
+                naming the rule (before any request).
+            EmptyMessageError: No content and no embed (``"execute requires
+                non-empty content or at least one embed."``; also a ValueError).
             ServiceAPIError: 404 unknown webhook or wrong token, 400 refused
                 content; ``RateLimitError`` for a 429 after retries.
             ServiceTimeoutError: The last attempt timed out.

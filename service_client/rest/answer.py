@@ -2,9 +2,13 @@
 
 Pure policy: no I/O, no ``requests`` import. :class:`Reply` is an answer read by
 the transport (status, body up to the size limit, a few headers);
-:func:`classify` turns it into an :class:`Answer`. Webhook tokens a body or a
-header may quote (``/webhooks/<id>/<token>``) are replaced by ``***`` in
-everything built here (:func:`shown_text`).
+:func:`classify` turns it into an :class:`Answer`. This is where a server's
+text becomes an error, so it is where secrets are masked: webhook tokens a body
+or a header may quote (``/webhooks/<id>/<token>``) are replaced by ``***``, and
+the bot token the request carried (as sent, percent-encoded, JSON- or
+HTML-escaped; a 401 body quoting the ``Authorization`` header, a redirect's
+``Location``) by ``[REDACTED]``, in everything built here (:func:`shown_text`):
+the message, ``body``, ``data``, hence the repr and the pickled form.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from .._secret import Secret
 from ..errors import RateLimitError, ServiceAPIError, error_text
 from ..permissions import Permissions
 from .retry import RETRY_STATUSES
@@ -53,13 +58,17 @@ def has_path_secret(route: Route) -> bool:
     return route.has_secret or route.display_path != route.path.split("?", 1)[0]
 
 
-def shown_text(text: str, route: Route) -> str:
+def shown_text(text: str, route: Route, bearer: Secret | None = None) -> str:
     """``text`` as it may be shown for ``route``: a webhook token of the route's path (raw or
-    percent-encoded), and any webhook token quoted in a URL, replaced by ``***``.
+    percent-encoded), and any webhook token quoted in a URL, replaced by ``***``; the bot
+    token ``bearer`` holds replaced by ``[REDACTED]`` (see :meth:`Secret.mask`).
 
-    An answer's body may quote the path it was asked for (an error page or a proxy's text):
-    error messages, bodies and parsed data are made of this text.
+    An answer's body may quote the path it was asked for (an error page or a proxy's text),
+    or the request's headers (a 401 that echoes ``Authorization``): error messages, bodies
+    and parsed data are made of this text.
     """
+    if bearer is not None:
+        text = bearer.mask(text)
     return route.redact(redact_webhook_tokens(text)) if has_path_secret(route) else text
 
 
@@ -170,7 +179,7 @@ def _final(status: int, route: Route, message: str, text: str = "", data: Any = 
     )
 
 
-def classify(reply: Reply, route: Route) -> Answer:
+def classify(reply: Reply, route: Route, bearer: Secret | None = None) -> Answer:
     """Classify an HTTP answer: the call's value, a final error, or a retryable refusal.
 
     A 2xx gives its JSON body as the value (None for a 204 or an empty body);
@@ -188,6 +197,8 @@ def classify(reply: Reply, route: Route) -> Answer:
         reply: The answer.
         route: The call's route (its redacted path goes in errors; a webhook token quoted
             in the body or the ``Location`` is masked, see :func:`shown_text`).
+        bearer: The bot token the request carried, or None: masked in the text, the parsed
+            data and the ``Location`` of an answer that is not a value.
 
     Returns:
         The :class:`Answer`.
@@ -209,14 +220,15 @@ def classify(reply: Reply, route: Route) -> Answer:
             text = shown_text(text, route)
         value, problem = _parse_json(text)
         if problem is not None:
+            text = shown_text(text, route, bearer)
             message = f"API Error {status}: the response body {problem}: {error_text(text)}"
             return _final(status, route, message, text)
         return Answer(status, text=text, value=value)
 
-    text = shown_text(reply.text(), route)
+    text = shown_text(reply.text(), route, bearer)
     data = _parse_json(text)[0] if text.strip() else None
     if 300 <= status < 400:
-        where = "(no Location)" if reply.location is None else f"to {_shown_location(reply.location, route)!r}"
+        where = "(no Location)" if reply.location is None else f"to {_shown_location(reply.location, route, bearer)!r}"
         message = f"API Error {status}: {what} was redirected {where}; redirects are not followed"
         return _final(status, route, message, text, data)
     if status not in RETRY_STATUSES:
@@ -235,9 +247,9 @@ def _permission_names(permission: Permissions) -> str:
     return " | ".join(names) if names else str(int(permission))
 
 
-def _shown_location(location: str, route: Route) -> str:
-    """A ``Location`` header as quoted in an error: webhook tokens masked, cut to 300 characters."""
-    shown = shown_text(location, route)
+def _shown_location(location: str, route: Route, bearer: Secret | None) -> str:
+    """A ``Location`` header as quoted in an error: tokens masked, cut to 300 characters."""
+    shown = shown_text(location, route, bearer)
     return shown if len(shown) <= _LOCATION_SHOWN else shown[:_LOCATION_SHOWN] + "..."
 
 

@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .._secret import Secret
 from .buckets import BucketStore, PaceWait
 from .route import Route
 
@@ -51,6 +52,7 @@ class Job:
 
     __slots__ = (
         "attempts",
+        "bearer",
         "future",
         "max_retries",
         "pace_deadline",
@@ -62,7 +64,8 @@ class Job:
     )
 
     def __init__(
-        self, route: Route, prepared: requests.PreparedRequest, timeout_ms: float, max_retries: int
+        self, route: Route, prepared: requests.PreparedRequest, timeout_ms: float, max_retries: int,
+        bearer: Secret | None = None,
     ) -> None:
         """A job not yet attempted, ready now.
 
@@ -71,10 +74,13 @@ class Job:
             prepared: The request every attempt sends (it carries the ``Authorization`` header).
             timeout_ms: Bound of each attempt, milliseconds.
             max_retries: Retries after the first attempt.
+            bearer: The token the request carries, or None: masked in every text of its
+                answers that an error shows.
         """
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.route = route
         self.prepared = prepared
+        self.bearer = bearer
         self.timeout_ms = timeout_ms
         self.max_retries = max_retries
         self.attempts = 0

@@ -298,7 +298,7 @@ class RestSession:
         if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
         prepared = self._transport.prepare(route, data, caller_headers, secret if authorized else None)
-        job = Job(route, prepared, timeout_ms, max_retries)
+        job = Job(route, prepared, timeout_ms, max_retries, secret if authorized else None)
         del prepared
         job.future.set_running_or_notify_cancel()
         with self._state_lock:
@@ -559,7 +559,7 @@ class RestSession:
         them, and they hold the Authorization header); it has no traceback for a route with a
         secret in its path (a traceback may quote the URL).
         """
-        error = chained(ServiceError(f"unexpected error: {type(exc).__name__}"), sanitized(exc), job.route)
+        error = chained(ServiceError(f"unexpected error: {type(exc).__name__}"), sanitized(exc), job.route, job.bearer)
         _log.error("unexpected error in %s", where, exc_info=None if has_path_secret(job.route) else exc)
         self._set_exception(job, error)
 
@@ -584,7 +584,7 @@ class RestSession:
         finally:
             job.ready_since = time.monotonic()
         self._log_attempt(job, reply.status, waited_ms, started)
-        answer = classify(reply, route)
+        answer = classify(reply, route, job.bearer)
         if answer.error is not None:
             self._set_exception(job, answer.error)
             return
@@ -619,7 +619,7 @@ class RestSession:
             delay = backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
             self._retry_later(job, time.monotonic() + delay)
             return
-        self._set_exception(job, err.final_error(job.route, job.attempts, job.timeout_ms))
+        self._set_exception(job, err.final_error(job.route, job.attempts, job.timeout_ms, job.bearer))
 
     def _retry_later(self, job: Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""

@@ -131,28 +131,52 @@ def sanitized(exc: BaseException) -> BaseException:
     return exc
 
 
-def chained(err: BaseException, cause: BaseException, route: Route | None = None) -> BaseException:
+def chained(
+    err: BaseException, cause: BaseException, route: Route | None = None, bearer: Secret | None = None
+) -> BaseException:
     """``err`` with ``cause`` chained, as ``raise err from cause`` would, and no secret in the chain.
 
     A requests exception loses its request and response (their headers hold the
     token), and the frames of the cause and of everything it chains lose their locals
     (see :func:`sanitized`). For a route with a secret segment (a webhook token, given as a
     secret or in a raw ``api_call`` path) the cause is replaced by a
-    :class:`RedactedCause` carrying its redacted text: transport errors quote the URL.
+    :class:`RedactedCause` carrying its redacted text: transport errors quote the URL. So it
+    is when the text of an exception of the chain quotes the bot token (a status line the
+    server made of it, quoted back by ``http.client``).
 
     Args:
         err: The exception the caller will see.
         cause: The transport error behind it.
         route: The call's route, or None when no path secret can be involved.
+        bearer: The bot token the request carried, or None.
 
     Returns:
         ``err`` itself, its ``__cause__`` set.
     """
-    if route is not None and has_path_secret(route):
-        err.__cause__ = RedactedCause(shown_text(f"{type(cause).__name__}: {cause}", route))
+    quoted = bearer is not None and any(bearer.mask(text) != text for text in _chain_texts(cause))
+    if quoted or (route is not None and has_path_secret(route)):
+        text = f"{type(cause).__name__}: {cause}"
+        if bearer is not None:
+            text = bearer.mask(text)
+        err.__cause__ = RedactedCause(shown_text(text, route) if route is not None else text)
         return err
     err.__cause__ = sanitized(cause)
     return err
+
+
+def _chain_texts(exc: BaseException) -> list[str]:
+    """The text of ``exc`` and of every exception it chains."""
+    seen: set[int] = set()
+    texts: list[str] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        texts.append(str(item))
+        todo.extend((item.__cause__, item.__context__))
+    return texts
 
 
 class AttemptError(Exception):
@@ -175,13 +199,16 @@ class AttemptError(Exception):
         """True for a timeout or a network failure, which the session retries while attempts remain."""
         return self.kind in ("timeout", "network")
 
-    def final_error(self, route: Route, attempts: int, timeout_ms: float) -> BaseException:
+    def final_error(
+        self, route: Route, attempts: int, timeout_ms: float, bearer: Secret | None = None
+    ) -> BaseException:
         """The exception a call ends with when this failure is its last attempt.
 
         Args:
             route: The call's route (its redacted path goes in the message).
             attempts: Attempts made, this one included.
             timeout_ms: The per-attempt timeout, milliseconds.
+            bearer: The bot token the request carried, or None (see :func:`chained`).
 
         Returns:
             :class:`ServiceTimeoutError` for a timeout, :class:`ServiceError`
@@ -201,7 +228,7 @@ class AttemptError(Exception):
             exc = ValueError(f"{what}: the request is malformed ({cause}); not retried")
         else:
             exc = ServiceError(f"{what} failed ({cause}); not retried")
-        return chained(exc, self.cause, route)
+        return chained(exc, self.cause, route, bearer)
 
 
 def prepare_base_url(base_url: str) -> str:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from service_client import Client, ServiceAPIError, ServiceAuthError, ServiceError
+from service_client import Client, EmptyMessageError, ServiceAPIError, ServiceAuthError, ServiceError
 from service_client.client import ClientState
 
 
@@ -121,8 +121,18 @@ def test_wait_for_sees_a_later_event(bot, world, emulator):
     assert result["m"].content == "for the waiter"
 
 
-@pytest.mark.parametrize("options", ["", "   ", {"content": ""}, {"content": "", "embeds": []}, {"content": " \n"}])
-def test_empty_content_raises_before_anything_is_sent(bot, world, options, emulator):
+@pytest.mark.parametrize("options", ["", None, {"content": ""}, {"content": "", "embeds": []}, {}])
+def test_empty_content_raises_the_specs_error_before_anything_is_sent(bot, world, options, emulator):
+    before = len(emulator.messages(world.general["publicId"]))
+    with pytest.raises(ServiceAuthError) as info:
+        bot.send_message(world.general["publicId"], options)
+    assert str(info.value) == "send_message requires non-empty content or at least one embed."
+    assert isinstance(info.value, EmptyMessageError) and isinstance(info.value, ValueError)
+    assert len(emulator.messages(world.general["publicId"])) == before
+
+
+@pytest.mark.parametrize("options", ["   ", {"content": " \n"}, "\ufeff"])
+def test_whitespace_content_raises_value_error_before_anything_is_sent(bot, world, options, emulator):
     before = len(emulator.messages(world.general["publicId"]))
     with pytest.raises(ValueError, match="^send_message: a message needs content that is not only whitespace"):
         bot.send_message(world.general["publicId"], options)

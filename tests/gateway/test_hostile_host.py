@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import pickle
+import socket
 import struct
 import threading
 import time
+import traceback
+import tracemalloc
 import warnings
 from collections.abc import Iterator
 
 import pytest
 
-from service_client import Client, ServiceError, ServiceTimeoutError, _defaults
+from service_client import Client, ServiceAuthError, ServiceError, ServiceTimeoutError, _defaults
+from service_client.gateway.dialer import MAX_UPGRADE_HEAD_BYTES, MAX_UPGRADE_LINE_BYTES
 from service_client.gateway.framing import encode_open
 
 from .conftest import GOOD_TOKEN, Recorder
@@ -110,6 +116,50 @@ def test_redirect_without_location_is_named(servers: list[ScriptedServer]) -> No
     conn.close()
 
 
+# --------------------------------------------------------------------------- the token quoted back
+
+
+def _refusing_with_the_token(peer: Peer, number: int) -> None:
+    """A host that refuses the CONNECT with a message quoting the token it was sent (JSON-escaped)."""
+    peer.accept_upgrade()
+    peer.send(server_frame(encode_open("sid", 5000, 5000)))
+    peer.read_frame()
+    peer.send(server_frame("44" + json.dumps({"message": f"unknown token {TOKEN.upper()} ({TOKEN})"})))
+    peer.wait_closed()
+
+
+def _redirecting_with_the_token(peer: Peer, number: int) -> None:
+    peer.read_request()
+    peer.send(f"HTTP/1.1 302 Found\r\nLocation: https://elsewhere.test/?t={TOKEN}\r\nContent-Length: 0\r\n\r\n".encode())
+    peer.wait_closed()
+
+
+def _bad_status_line_with_the_token(peer: Peer, number: int) -> None:
+    peer.read_request()
+    peer.send(f"HTTP/1.1 {TOKEN}\r\n\r\n".encode())  # websocket-client quotes a status line it cannot read
+    peer.wait_closed()
+
+
+@pytest.mark.parametrize("script", [_refusing_with_the_token, _redirecting_with_the_token, _bad_status_line_with_the_token],
+                         ids=["refusal", "redirect", "status line"])
+def test_a_socket_host_quoting_the_token_in_an_error_shows_it_redacted(servers: list[ScriptedServer], script) -> None:
+    host = ScriptedServer(script)
+    servers.append(host)
+    client = _client(host.url)
+    try:
+        with pytest.raises(ServiceError) as info:
+            client.login(TOKEN)
+    finally:
+        client.destroy()
+    assert "[REDACTED]" in str(info.value)
+    if script is _refusing_with_the_token:
+        assert type(info.value) is ServiceAuthError
+        assert str(info.value) == "unknown token [REDACTED] ([REDACTED])"
+    shown = [str(info.value), repr(info.value), pickle.dumps(info.value).decode("latin-1"),
+             "".join(traceback.TracebackException.from_exception(info.value, capture_locals=True).format())]
+    assert [text for text in shown if TOKEN.lower() in text.lower()] == []
+
+
 # --------------------------------------------------------------------------- handshake deadline
 
 #: The bound given to connect() in the trickle tests, seconds, and the slack allowed past it.
@@ -192,6 +242,89 @@ def test_login_with_default_bounds_gives_up_on_a_trickled_upgrade(servers: list[
     finally:
         client.destroy()
     assert time.monotonic() - started < _defaults.CONNECT_TIMEOUT_S + SLACK_S
+
+
+# --------------------------------------------------------------------------- an endless upgrade answer
+
+
+def _endless_head(chunk: bytes, start: bytes = b"HTTP/1.1 101 Switching Protocols\r\n"):
+    """A host whose answer to the upgrade is ``start`` then ``chunk`` over and over, as fast as it is read."""
+
+    def script(peer: Peer, number: int) -> None:
+        peer.read_request()
+        peer.send(start)
+        while not peer.server.stopping.is_set():
+            peer.send(chunk)  # blocks while the client does not read; ends when it goes away
+
+    return script
+
+
+def _failed_upgrade(host: ScriptedServer) -> tuple[ServiceError, float]:
+    """The error of one connection attempt to ``host`` (10 s bound) and how long it took, seconds."""
+    conn = Recorder().connection(host.url, connect_timeout=10)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ServiceError) as info:
+            conn.connect()
+        return info.value, time.monotonic() - started
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "start", [b"HTTP/1.1 101 Switching Protocols\r\nX-Endless: ", b"HTTP/1.1 101 "], ids=["header line", "status line"]
+)
+def test_an_endless_upgrade_answer_line_fails_the_attempt_at_its_cap(servers: list[ScriptedServer], start: bytes) -> None:
+    host = ScriptedServer(_endless_head(b"x" * 4096, start))
+    servers.append(host)
+    tracemalloc.start()
+    try:
+        error, elapsed = _failed_upgrade(host)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not isinstance(error, ServiceTimeoutError)
+    assert f"a line over {MAX_UPGRADE_LINE_BYTES} bytes" in str(error) and "socket upgrade" in str(error)
+    assert elapsed < 2.0  # at the cap, not at the 10 s deadline
+    assert peak < 2_000_000  # unbounded, the line alone grew by hundreds of MB
+
+
+def test_an_upgrade_answer_with_endless_headers_fails_the_attempt_at_its_cap(servers: list[ScriptedServer]) -> None:
+    host = ScriptedServer(_endless_head(b"X-Many: header\r\n" * 256))
+    servers.append(host)
+    error, elapsed = _failed_upgrade(host)
+    assert not isinstance(error, ServiceTimeoutError)
+    assert f"a head over {MAX_UPGRADE_HEAD_BYTES} bytes" in str(error)
+    assert elapsed < 2.0
+
+
+def test_an_endless_upgrade_answer_is_one_failed_attempt_then_the_client_reconnects(
+    servers: list[ScriptedServer],
+) -> None:
+    endless = _endless_head(b"x" * 4096, b"HTTP/1.1 101 Switching Protocols\r\nX-Endless: ")
+
+    def script(peer: Peer, number: int) -> None:
+        if number == 2:  # the first reconnect attempt meets the endless line
+            endless(peer, number)
+            return
+        peer.open_and_accept()
+        if number == 1:
+            peer.sock.shutdown(socket.SHUT_RDWR)  # the connection drops: the client reconnects
+            return
+        peer.wait_closed()
+
+    host = ScriptedServer(script)
+    servers.append(host)
+    recorder = Recorder()
+    conn = recorder.connection(host.url, connect_timeout=10)
+    conn.connect()
+    try:
+        assert recorder.wait_count("connect", 2, timeout=5)
+        assert recorder.kinds("connect") == [True, False]
+        assert host.accepted == 3
+        assert recorder.kinds("error") == []
+    finally:
+        conn.close()
 
 
 # --------------------------------------------------------------------------- frames that never end

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
+from service_client import EmptyMessageError, ServiceAuthError
 from service_client.models import EmbedBuilder
 from service_client.models.outgoing import build_message_payload
 
@@ -34,12 +37,24 @@ def test_embed_only_allows_empty_content() -> None:
 
 
 @pytest.mark.parametrize("args", [((), {}), (("",), {}), ((), {"content": ""}), (({},), {}), ((), {"embeds": []}),
-                                  (({"content": "", "embeds": []},), {}), (("   ",), {}), ((), {"content": "\n\t "})])
-def test_empty_or_whitespace_raises_value_error_naming_the_rule(args: tuple) -> None:
+                                  (({"content": "", "embeds": []},), {}), (({"content": None},), {})])
+def test_empty_content_without_embed_raises_the_specs_error(args: tuple) -> None:
     pos, kw = args
-    with pytest.raises(ValueError, match=r"^send_message: a message needs content that is not only whitespace, "
-                                         r"or at least one embed \(the content .* and there is no embed\)$"):
+    with pytest.raises(EmptyMessageError) as info:
         build_message_payload("C1", *pos, nonce="n", **kw)
+    assert str(info.value) == "send_message requires non-empty content or at least one embed."
+    # the spec's ServiceAuthError, and a ValueError like the other message rules
+    assert isinstance(info.value, ServiceAuthError) and isinstance(info.value, ValueError)
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert type(copy) is EmptyMessageError and str(copy) == str(info.value)
+
+
+@pytest.mark.parametrize("content", ["   ", "\n\t ", "\ufeff", "\u3000\u2028", "\xa0"])
+def test_whitespace_only_raises_value_error_naming_the_rule(content: str) -> None:
+    with pytest.raises(ValueError, match=r"^send_message: a message needs content that is not only whitespace, "
+                                         r"or at least one embed \(the content .* and there is no embed\)$") as info:
+        build_message_payload("C1", content, nonce="n")
+    assert not isinstance(info.value, ServiceAuthError)
 
 
 def test_whitespace_content_with_an_embed_is_sent() -> None:

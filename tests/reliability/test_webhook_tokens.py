@@ -4,12 +4,14 @@ request journal, through a whole webhook session with every kind of failure."""
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import pickle
 import socket
 import traceback
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -143,3 +145,30 @@ def test_an_error_body_that_echoes_the_path_shows_no_webhook_token(world: Any, e
         texts += _texts_of(exc) + [_with_locals(exc), repr(exc.body), repr(exc.data)]  # type: ignore[attr-defined]
     leaks = [t.replace(hook.token.get() or "", "<TOKEN>")[:300] for t in texts if (hook.token.get() or "") in t]
     assert leaks == []
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "Bearer {t}",                                  # as sent
+        "/login?t={pct}",                              # percent-encoded, upper-case hex
+        "/login?t={pct_lower}",                        # percent-encoded, lower-case hex
+        "/login?t={plus}",                             # a form-encoded query
+        '{{"error": "{json}"}}',                       # a JSON string
+        '{{"error": "{json_slash}"}}',                 # a JSON string with escaped slashes
+        "<p>{html}</p>",                               # HTML-escaped
+        "BEARER {upper}",                              # another letter case
+    ],
+)
+def test_secret_mask_hides_every_form_a_server_may_quote(quoted: str) -> None:
+    value = 'tok/ODD+"q"&<x> y'
+    text = quoted.format(
+        t=value, pct=quote(value, safe=""), pct_lower=quote(value, safe="").lower(), plus=quote_plus(value),
+        json=json.dumps(value)[1:-1], json_slash=json.dumps(value)[1:-1].replace("/", "\\/"),
+        html=html.escape(value), upper=value.upper(),
+    )
+    masked = Secret(value).mask("before " + text + " after")
+    assert "[REDACTED]" in masked and masked.startswith("before ") and masked.endswith(" after")
+    assert "tok" not in masked.lower()
+    assert Secret(value, shown="***").mask(text).count("***") == 1
+    assert Secret(None).mask(text) == text and Secret(value).mask("") == ""

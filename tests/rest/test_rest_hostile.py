@@ -12,7 +12,10 @@ can see (frame locals included) holds the token.
 from __future__ import annotations
 
 import gzip
+import html
+import json
 import logging
+import pickle
 import select
 import socket
 import socketserver
@@ -23,6 +26,7 @@ import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import urllib3.connectionpool
@@ -519,3 +523,81 @@ def test_a_call_raced_by_close_raises_with_no_token_in_its_frame_locals(
     assert "submit" in trace and " = " in trace
     assert TOKEN not in trace
     assert server.heads == []
+
+
+# ============================================================================ the bot token quoted back
+
+#: A token with characters servers escape (percent-encoding, JSON, HTML) when they quote it.
+ODD_TOKEN = 'tok/ODD+"quoted"&<x>'
+_TOKENS = {"plain": TOKEN, "odd": ODD_TOKEN}
+
+
+def _quoting(kind: str, which: str) -> Answer:
+    """An answer whose body or ``Location`` quotes the token as a server might (built here, so
+    that no test frame holds it)."""
+    token = _TOKENS[which]
+    header = f"Authorization: Bearer {token}"
+    answers = {
+        "401 json": _http("401 Unauthorized", json.dumps({"error": f"bad credentials ({header})"}).encode(),
+                          "Content-Type: application/json"),
+        "401 json escaped": _http("401 Unauthorized", json.dumps({"error": header}).replace("/", "\\/").encode(),
+                                  "Content-Type: application/json"),
+        "401 text": _http("401 Unauthorized", f"refused: {header}".encode(), "Content-Type: text/plain"),
+        "403 html": _http("403 Forbidden", f"<p>{html.escape(header)}</p>".encode(), "Content-Type: text/plain"),
+        "302 location": _http("302 Found", b"", f"Location: https://elsewhere.test/login?t={quote(token, safe='')}"),
+        "307 raw location": _http("307 Temporary Redirect", b"", f"Location: https://elsewhere.test/{token}/in"),
+        "503 retried": _http("503 Service Unavailable", json.dumps({"error": header}).encode(),
+                             "Content-Type: application/json", "Retry-After: 0"),
+        "200 not json": _http("200 OK", f"<oops {header}>".encode(), "Content-Type: application/json"),
+    }
+    return _answer_with(answers[kind])
+
+
+def _shown_by(exc: ServiceAPIError) -> list[str]:
+    """Everything the error shows: text, repr, args, attributes, pickle, traceback with frame locals."""
+    copy = pickle.loads(pickle.dumps(exc))
+    assert str(copy) == str(exc) and copy.body == exc.body and copy.data == exc.data
+    return [str(exc), repr(exc), repr(exc.args), repr(vars(exc)), pickle.dumps(exc).decode("latin-1"),
+            _locals_of(exc), repr(vars(copy))]
+
+
+@pytest.mark.parametrize("which", ["plain", "odd"])
+@pytest.mark.parametrize(
+    "kind", ["401 json", "401 json escaped", "401 text", "403 html", "302 location", "307 raw location",
+             "503 retried", "200 not json"],
+)
+def test_an_answer_quoting_the_bot_token_shows_it_redacted(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession], kind: str, which: str
+) -> None:
+    session = session_for(serve(_quoting(kind, which)))
+    session.token = _TOKENS[which]
+    with pytest.raises(ServiceAPIError) as info:
+        session.request(Route("GET", "/auth/me"), max_retries=0)
+    assert info.value.status == int(kind.split()[0])
+    assert "[REDACTED]" in str(info.value) + info.value.body
+    if kind.startswith("401 json"):
+        assert info.value.data == {"error": ("Authorization: Bearer [REDACTED]" if "escaped" in kind
+                                             else "bad credentials (Authorization: Bearer [REDACTED])")}
+    leaks = [text for text in _shown_by(info.value) if _TOKENS[which] in text or quote(_TOKENS[which]) in text]
+    assert leaks == []
+
+
+def test_a_value_is_not_masked(serve: Callable[..., _RawServer], session_for: Callable[..., RestSession]) -> None:
+    """Only what an error shows is masked: a 2xx value comes back as the service sent it."""
+    session = session_for(serve(_answer_with(_http("200 OK", json.dumps({"echo": TOKEN}).encode()))))
+    assert session.request(Route("GET", "/auth/me"))["echo"] == TOKEN
+
+
+@pytest.mark.parametrize("which", ["plain", "odd"])
+def test_a_status_line_quoting_the_bot_token_shows_it_redacted_in_the_chained_cause(
+    serve: Callable[..., _RawServer], session_for: Callable[..., RestSession], which: str
+) -> None:
+    """http.client quotes a status line it cannot read in its error, which the call's error chains."""
+    session = session_for(serve(_answer_with(f"HTTP/1.1 {_TOKENS[which]}\r\n\r\n".encode())))
+    session.token = _TOKENS[which]
+    with pytest.raises(ServiceError) as info:
+        session.request(Route("GET", "/auth/me"), max_retries=0)
+    cause = info.value.__cause__
+    assert cause is not None and "[REDACTED]" in str(cause) and "BadStatusLine" in str(cause)
+    shown = [str(info.value), repr(info.value), str(cause), repr(cause), _locals_of(info.value)]
+    assert [text for text in shown if _TOKENS[which] in text] == []

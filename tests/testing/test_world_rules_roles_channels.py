@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import requests
 
-from service_client import Client, Message, Permissions
+from service_client import Client, CommandDispatcher, EmptyMessageError, Message, Permissions, ServiceAuthError
 from service_client.pytest_plugin import BotWorld, WorldRole
 
 RULE = "a message needs content that is not only whitespace, or at least one embed"
@@ -31,7 +31,7 @@ def test_whitespace_only_is_refused_at_once_on_every_send_path(bot_world: BotWor
     carol_dm = bot_client.create_dm(bot_world.member.id)
     hook = bot_client.channels.fetch(general).create_webhook("Hook")
     _refused_at_once(lambda: bot_client.send_message(general, "   "), "send_message")
-    _refused_at_once(lambda: bot_client.send_message(general, ""), "send_message")
+    _refused_at_once(lambda: bot_client.send_message(general, "\ufeff"), "send_message")
     _refused_at_once(lambda: bot_client.send_message(general, content="\n\t", embeds=[]), "send_message")
     _refused_at_once(lambda: bot_client.channels.fetch(general).send("  "), "send_message")
     _refused_at_once(lambda: own.reply(" "), "send_message")
@@ -49,6 +49,51 @@ def test_whitespace_only_is_refused_at_once_on_every_send_path(bot_world: BotWor
         own.edit("\udfff")
     # with an embed, whitespace content is a message
     assert bot_client.send_message(general, content=" ", embeds=[{"title": "t"}]).embeds == [{"title": "t"}]
+
+
+def _empty_refused_at_once(call: Any, text: str) -> None:
+    start = time.monotonic()
+    with pytest.raises(ServiceAuthError) as info:
+        call()
+    assert time.monotonic() - start < 1.0
+    assert str(info.value) == text
+    assert isinstance(info.value, EmptyMessageError) and isinstance(info.value, ValueError)
+
+
+def test_empty_is_refused_with_the_specs_error_on_every_send_path(
+        bot_world: BotWorld, bot_client: Client, say: Any, expect_reply: Any) -> None:
+    spec = "send_message requires non-empty content or at least one embed."
+    general = bot_world.general.id
+    own = bot_client.send_message(general, "mine")
+    carol_dm = bot_client.create_dm(bot_world.member.id)
+    hook = bot_client.channels.fetch(general).create_webhook("Hook")
+    for call in (lambda: bot_client.send_message(general, ""), lambda: bot_client.send_message(general),
+                 lambda: bot_client.send_message(general, content="", embeds=[]),
+                 lambda: bot_client.send_message(general, {"content": "", "embeds": []}),
+                 lambda: bot_client.channels.fetch(general).send(""), lambda: own.reply(""),
+                 lambda: carol_dm.send(), lambda: carol_dm.send("")):
+        _empty_refused_at_once(call, spec)
+    _empty_refused_at_once(lambda: own.edit(""), "edit requires non-empty content or at least one embed.")
+    _empty_refused_at_once(lambda: hook.execute(""), "execute requires non-empty content or at least one embed.")
+    _empty_refused_at_once(lambda: hook.execute(), "execute requires non-empty content or at least one embed.")
+    # a command's context: ctx.reply and ctx.send
+    commands = CommandDispatcher(bot_client, prefix="!")
+    caught: list[str] = []
+
+    @commands.command()
+    def empty(ctx: Any) -> None:
+        for send in (ctx.reply, ctx.send):
+            try:
+                send("")
+            except EmptyMessageError as exc:
+                caught.append(str(exc))
+        ctx.reply("done")
+
+    assert expect_reply(say("general", "!empty")).content == "done"
+    assert caught == [spec, spec]
+    # nothing was stored but the command's answer
+    assert [m["content"] for m in bot_world.emulator.messages(general)][-2:] == ["!empty", "done"]
+    assert bot_world.emulator.messages(carol_dm.id) == []
 
 
 def test_the_world_runs_the_limits_the_client_checks(bot_world: BotWorld, bot_client: Client) -> None:
@@ -171,5 +216,14 @@ def test_the_control_plane_posts_within_the_limits_of_the_world(bot_world: BotWo
         bot_world.emulator.post_messages(general, carol, ["ok", "z" * 4001])
     with pytest.raises(ValueError, match="messages.errors.empty"):
         bot_world.emulator.post_message(general, carol, "   ")
+    # the emulator counts and trims as JavaScript does, like the client
+    with pytest.raises(ValueError, match="messages.errors.empty"):
+        bot_world.emulator.post_message(general, carol, "\ufeff\u3000")
+    assert bot_world.emulator.post_message(general, carol, "\x85")["message"]["content"] == "\x85"
+    assert bot_world.emulator.post_message(general, carol, "\U0001F600" * 2000)["message"]["content"]
+    with pytest.raises(ValueError, match="messages.errors.too_long"):
+        bot_world.emulator.post_message(general, carol, "z" * 3999 + "\U0001F600")
+    with pytest.raises(ValueError, match="contents must be a list of non-empty strings"):
+        bot_world.emulator.post_messages(general, carol, ["ok", "\ufeff"])
     bot_world.limits = False
     assert bot_world.emulator.post_message(general, carol, "z" * 4001)["message"]["content"] == "z" * 4001
