@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import rest as _rest
 from ._version import __version__ as __version__
-from .client import MISSING, Client, ClientState
+from .client import MISSING, CatchUp, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
 from .commands import Check, Command, load_commands
 from .errors import (
@@ -117,6 +117,7 @@ __all__ = [
     "BadArgumentError",
     "Ban",
     "BucketStore",
+    "CatchUp",
     "Category",
     "Channel",
     "ChannelAccessError",

@@ -7,12 +7,15 @@
   search, command loading;
 - :mod:`.scheduling`: ``call_later``, ``every`` and the clock of scheduled work;
 - :mod:`.urls`: the URL checks and host warnings of the constructor;
-- :mod:`.voice`: ``client.voice``, the bot's voice connection.
+- :mod:`.voice`: ``client.voice``, the bot's voice connection;
+- :mod:`.catchup`: :class:`CatchUp`, reading back the messages missed during a gap.
 """
 
 from __future__ import annotations
 
 from .._defaults import MISSING
+from .catchup import CatchUp
 from .lifecycle import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, Client, ClientState, _live_clients
 
-__all__ = ["MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "Client", "ClientState", "_live_clients"]
+__all__ = ["MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "CatchUp", "Client", "ClientState",
+           "_live_clients"]
