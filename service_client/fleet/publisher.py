@@ -20,6 +20,7 @@ from .. import _defaults
 from .._secret import Secret
 from ..client import Client
 from ._redis import RetryWait, connect, dumps, redis_errors
+from .fence import PublishFence
 from .routing import DROPPABLE_EVENTS, PUBLISHED_EVENTS, STATE_EVENTS, EventRouter, FleetKeys, check_name, partition_of
 from .scripts import PUBLISH
 from .sends import SendRunner
@@ -107,6 +108,10 @@ class EventPublisher:
         max_stream_length: Entries a partition stream keeps at most (default 10,000).
         nonce_ttl: Seconds a reply's nonce is remembered (default 3,600): an
             event redelivered later than that may post its reply again.
+        fence: Publish only while a socket lease holds (set by
+            :class:`~service_client.fleet.StandbySocket`; None publishes unfenced).
+            A refused batch stops the publisher: its events are counted in
+            :attr:`dropped_events`.
 
     Raises:
         ImportError: The redis package is not installed.
@@ -125,6 +130,7 @@ class EventPublisher:
         max_buffered_events: int = _defaults.DEFAULT_FLEET_MAX_BUFFERED_EVENTS,
         max_stream_length: int = _defaults.DEFAULT_FLEET_MAX_STREAM_LENGTH,
         nonce_ttl: float = _defaults.DEFAULT_FLEET_NONCE_TTL_S,
+        fence: PublishFence | None = None,
     ) -> None:
         # The URL may hold a password: from here on only a Secret holds it, so no frame of a
         # traceback this constructor raises shows it among its locals.
@@ -169,6 +175,7 @@ class EventPublisher:
         self._keys: FleetKeys | None = None
         self._ready = threading.Event()  # the namespace is known and the sequences read
         self._closed = False
+        self._fence = fence
         self.trimmer = Trimmer(self)
         self.sends = SendRunner(client, self._redis, nonce_ttl=self._nonce_ttl, stop=self._stop)
         n = next(_thread_ids)
@@ -291,7 +298,8 @@ class EventPublisher:
 
     def _flush_loop(self) -> None:
         retry = RetryWait(self._stop)
-        script = self._redis.register_script(PUBLISH)
+        fence = self._fence
+        script = self._redis.register_script(PUBLISH if fence is None else fence.script)
         batch: tuple[list[str], list[Any], int] | None = None
         first_try = True
         failing_since: float | None = None
@@ -318,6 +326,8 @@ class EventPublisher:
                         self._wake.wait(0.1)
                     continue
                 batch = self._build(items)
+                if fence is not None:
+                    batch = fence.extend(batch, items)
                 self._in_batch = batch[2]
                 first_try = True
             try:
@@ -335,6 +345,9 @@ class EventPublisher:
                 log.info("the event publisher reaches Redis again after %.1f s", time.monotonic() - failing_since)
                 failing_since = None
             retry.reset()
+            if fence is not None and added < 0:
+                self._fenced(fence, batch[2])
+                return
             if dup and first_try:
                 log.error("%d events were not added: another EventPublisher writes to namespace %r "
                           "(one publisher per bot); sequences read again", dup, self._keys.namespace)
@@ -346,6 +359,18 @@ class EventPublisher:
                 self._in_batch = 0
                 self._flushed.notify_all()
             batch = None
+
+    def _fenced(self, fence: PublishFence, count: int) -> None:
+        """A batch was refused under ``fence``: publish nothing more, count what is left as dropped."""
+        self._closed = True
+        with self._buffer_lock:
+            left = count + len(self._buffer)
+            self._buffer.clear()
+            self._dropped += left
+        with self._flushed:
+            self._in_batch = 0
+            self._flushed.notify_all()
+        fence.refused(left)
 
     def _start(self, retry: RetryWait) -> bool:
         """Learn the namespace, set or check the partition count, read the sequences. False when closed."""

@@ -308,8 +308,8 @@ class Message(Model):
     @property
     def replayed(self) -> bool:
         """True for a message the socket did not deliver live: read back from the channel's
-        history after a gap (a reconnect, or a standby socket process taking over; see
-        :class:`~service_client.CatchUp`). Its listeners may see it after later messages."""
+        history after a gap (a reconnect, or a standby socket process taking over), by the
+        ``catch_up`` option. Its listeners may see it after later messages."""
         return self._extra_get("replayed") is True
 
     @property
