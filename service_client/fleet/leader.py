@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._secret import Secret
@@ -39,11 +39,14 @@ from ..client import CatchUp, Client
 from ..client.catchup import CatchUpResult, CatchUpRunner, ChannelMark
 from ..errors import ServiceAuthError, ServiceError
 from ..rest.route import Route
-from ._redis import RetryWait, connect, redis_errors
+from ._redis import RetryWait, connect, is_client, redis_errors
 from .fence import PublishFence, parse_mark
 from .publisher import EventPublisher
 from .routing import FleetKeys, check_name
 from .scripts import ACQUIRE, RELEASE, RENEW
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = ["StandbySocket"]
 
@@ -94,7 +97,8 @@ class StandbySocket:
         make_client: Builds a new (not logged in) :class:`~service_client.Client`
             at each takeover (a client cannot log in again once destroyed).
         redis_url: The Redis URL (its password never appears in a log line, a repr or
-            an exception).
+            an exception), or a ``redis.Redis`` client whose settings are copied
+            (``Sentinel(...).master_for(name)`` follows the primary through a failover).
         token: The bot token.
         namespace: The streams' namespace; default the bot's user id (one REST request at
             :meth:`start`).
@@ -116,7 +120,7 @@ class StandbySocket:
     def __init__(
         self,
         make_client: Callable[[], Client],
-        redis_url: str,
+        redis_url: str | Redis,
         token: str,
         *,
         namespace: str | None = None,
@@ -126,8 +130,9 @@ class StandbySocket:
         publisher_options: Mapping[str, Any] | None = None,
     ) -> None:
         url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
-        if not isinstance(redis_url, str):
-            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        given = None if isinstance(redis_url, str) else redis_url  # a redis.Redis (Sentinel's, say)
+        if given is not None and not is_client(given):
+            raise TypeError(f"redis_url must be a Redis URL str or a redis.Redis, got {type(redis_url).__name__}")
         del redis_url
         if not isinstance(token, str) or not token.strip():
             raise ServiceAuthError("StandbySocket requires a non-empty bot token string.")
@@ -151,7 +156,8 @@ class StandbySocket:
         self.catch_up_policy = catch_up
         self._publisher_options = dict(publisher_options or {})
         self._url = url
-        self._redis, self.redis_url = connect(url.get())
+        self._given = given
+        self._redis, self.redis_url = connect(url.get() if given is None else given)
         self._errors = redis_errors()
         self._stop = threading.Event()
         self._wake = threading.Event()  # the lease thread looks again at once (a refused batch)
@@ -361,7 +367,8 @@ class StandbySocket:
             client = self._make_client()
             if not isinstance(client, Client):
                 raise TypeError(f"make_client must return a Client, got {type(client).__name__}")
-            publisher = EventPublisher(client, self._url.get() or "", namespace=self._keys.namespace,
+            source = self._given if self._given is not None else self._url.get() or ""
+            publisher = EventPublisher(client, source, namespace=self._keys.namespace,
                                        fence=PublishFence(lease, marks_key, value, refused),
                                        **self._publisher_options)
         except Exception:  # noqa: BLE001 - logged; the lease is given up for another process
