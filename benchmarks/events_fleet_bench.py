@@ -771,14 +771,14 @@ class Source:
         self.thread.join(30)
 
 
-def _small_world(emu: EmulatorProcess, channels: int) -> tuple[str, str, list[str]]:
-    """A human, a bot in a server of ``channels`` text channels: ``(human id, bot token, channel ids)``."""
+def _small_world(emu: EmulatorProcess, channels: int) -> tuple[str, str, str, list[str]]:
+    """A human, a bot in a server of ``channels`` text channels: ``(human id, bot token, bot id, channel ids)``."""
     human = emu.post("/users", {"name": "alice"})["user"]["publicId"]
     bot = emu.post("/users", {"name": "fleetbot", "bot": True})
     created = emu.post("/servers", {"name": "Fleet", "ownerId": human, "channels": [
         {"name": f"c{i}", "type": "TEXT"} for i in range(channels)]})
     emu.post(f"/servers/{created['server']['publicId']}/members", {"userId": bot["user"]["publicId"]})
-    return human, bot["token"], [c["publicId"] for c in created["channels"]]
+    return human, bot["token"], bot["user"]["publicId"], [c["publicId"] for c in created["channels"]]
 
 
 def _settle(records: Records, expected: set[tuple[int, int]], idle: float = 15.0) -> set[tuple[int, int]]:
@@ -798,6 +798,8 @@ def _settle(records: Records, expected: set[tuple[int, int]], idle: float = 15.0
 def standby(args: argparse.Namespace) -> dict[str, Any]:
     """Two standby socket processes, one worker; the active socket process SIGKILLed ``--takeovers`` times
     while messages flow (``--gap-rate`` per second over 8 channels)."""
+    import redis as redis_module
+
     srv = RedisProcess()
     emu = EmulatorProcess()
     folder = tempfile.mkdtemp(prefix="fleet-bench-standby-")
@@ -808,13 +810,16 @@ def standby(args: argparse.Namespace) -> dict[str, Any]:
     takeovers: list[float] = []
     gaps: list[tuple[float, float]] = []
     try:
-        human, token, channels = _small_world(emu, 8)
+        human, token, bot_id, channels = _small_world(emu, 8)
         first = SocketProcess(srv, emu, token, "s0")
         sockets.append(first)
         second = SocketProcess(srv, emu, token, "s1")
         sockets.append(second)
         worker = Worker(srv, emu, token, "w0", mode="chaos", records=records.path("w0"), human=human)
         worker.wait_ready()
+        raw = redis_module.Redis.from_url(srv.url, socket_timeout=5)
+        wait_owned(raw, bot_id, 64)
+        raw.close()
         source = Source(emu, channels, human, args.gap_rate)
         names = 2
         for _ in range(args.takeovers):
@@ -857,6 +862,7 @@ def standby(args: argparse.Namespace) -> dict[str, Any]:
         srv.stop()
         shutil.rmtree(folder, ignore_errors=True)
     in_gap = {key for key, at in source.posted.items() if any(start <= at <= end for start, end in gaps)}
+
     return {
         "fleet_standby_takeovers": len(takeovers),
         "fleet_standby_takeover_ms_runs": " ".join(f"{v:.0f}" for v in takeovers),
@@ -880,7 +886,7 @@ def _sentinel_run(args: argparse.Namespace, emu: EmulatorProcess, wait_replicas:
     records = Records(folder)
     client = publisher = worker = source = None
     try:
-        human, token, channels = _small_world(emu, 8)
+        human, token, bot_id, channels = _small_world(emu, 8)
         primary = sentinel_client(cluster.spec)
         client = Client(base_url=emu.base_url, socket_url=emu.socket_url)
         publisher = EventPublisher(client, primary, wait_for_replicas=wait_replicas, replica_timeout=0.5)
@@ -889,6 +895,7 @@ def _sentinel_run(args: argparse.Namespace, emu: EmulatorProcess, wait_replicas:
         worker = Worker(None, emu, token, "w0", mode="chaos", records=records.path("w0"), human=human,
                         sentinel=cluster.spec)
         worker.wait_ready()
+        wait_owned(primary, bot_id, 64)
         source = Source(emu, channels, human, args.gap_rate)
         time.sleep(2.0)
         old = cluster.primary()
