@@ -181,3 +181,40 @@ def test_a_paused_holder_is_fenced_off_and_steps_down(spawn: Any, raw: Any, name
     assert "were refused" in log
     contents = [item[0] for item in published(raw, namespace)]
     assert len(contents) == len(set(contents))  # nothing published twice
+
+
+def test_a_stopped_holder_hands_the_lease_over_at_once(world: Any, emulator: Any, redis_url: str,
+                                                       namespace: str) -> None:
+    from service_client import Client, ServiceAuthError
+    from service_client.fleet import StandbySocket
+
+    def make_client() -> Client:
+        return Client(base_url=emulator.base_url, socket_url=emulator.socket_url)
+
+    def make(name: str) -> StandbySocket:
+        # A long TTL: only the release lets the standby take over within a few seconds.
+        return StandbySocket(make_client, redis_url, world.bot_token, namespace=namespace, name=name,
+                             lease_ttl=6000, publisher_options={"partitions": 8})
+
+    first, second = make("first"), make("second")
+    try:
+        first.start()
+        assert first.wait_active(15)
+        second.start()
+        assert not second.wait_active(0.5) and not second.is_active
+        stopped_at = time.monotonic()
+        first.stop()
+        assert second.wait_active(4), "the standby did not take the released lease"
+        assert time.monotonic() - stopped_at < 4
+        assert first.step_downs == 1 and not first.is_active and first.client is None
+        assert second.takeovers == 1 and second.publisher is not None and second.fencing_token == 2
+        assert world.bot_token not in repr(second)
+    finally:
+        first.stop()
+        second.stop()
+    with pytest.raises(ValueError, match="lease_ttl must be at least 300"):
+        StandbySocket(make_client, redis_url, world.bot_token, lease_ttl=100)
+    with pytest.raises(ServiceAuthError):
+        StandbySocket(make_client, redis_url, " ")
+    with pytest.raises(TypeError, match="redis_url must be a Redis URL str or a redis.Redis"):
+        StandbySocket(make_client, 6379, world.bot_token)  # type: ignore[arg-type]
