@@ -232,9 +232,11 @@ def catch_up(state: ConnectionState, policy: CatchUp, marks: Iterable[ChannelMar
         try:
             records, complete = _read_channel(state, mark, policy.max_pages, take)
         except (ServiceError, TimeoutError) as exc:
+            result.incomplete.append(mark.channel_id)
+            if stopped():
+                continue  # the client was destroyed meanwhile: its REST session refuses
             log.warning("catch-up of channel %s failed (%s): messages posted there during the gap are "
                         "not replayed", mark.channel_id, type(exc).__name__)
-            result.incomplete.append(mark.channel_id)
             continue
         result.channels += 1
         if not complete:
@@ -245,6 +247,9 @@ def catch_up(state: ConnectionState, policy: CatchUp, marks: Iterable[ChannelMar
                 continue
             emit({**record, REPLAYED_KEY: True})
             result.replayed += 1
+    if stopped():
+        log.info("catch-up stopped (the client was destroyed) after %d replayed messages", result.replayed)
+        return result
     if result.incomplete:
         log.warning("catch-up stopped before the gap's start in %d channels (budget: %d requests, %d per "
                     "channel): older messages missed there are not replayed (first: %s)",
@@ -319,6 +324,8 @@ class CatchUpRunner:
         state = self._state
         tap = state.event_tap
         if tap is not None:
+            # From this thread, beside the reader's: a publisher's tap only appends to its buffer
+            # (thread-safe) and routes (a lost race there only forgets one message's channel).
             try:
                 tap(endpoints.ON_MESSAGE_NEW, [record])
             except Exception:  # noqa: BLE001 - as on the reader thread: a tap never stops the events

@@ -35,7 +35,9 @@ Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
 - ``service_client-events-<n>``: the worker pool that runs listeners, keeping
   the order of one channel's (else one server's) events;
 - ``service_client-waiters-<n>``: completes ``wait_for`` calls;
-- ``service_client-scheduler-<n>``: hands ``call_later`` and ``every`` work to the pool.
+- ``service_client-scheduler-<n>``: hands ``call_later`` and ``every`` work to the pool;
+- ``service_client-catchup-<n>``: with ``catch_up``, after each reconnect, reads back the
+  messages missed (it stops between requests once the client is destroyed).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from .. import endpoints
 from .._secret import Secret
 from ..client import CatchUp, Client
-from ..client.catchup import CatchUpResult, CatchUpRunner, ChannelMark
+from ..client.catchup import CatchUpResult, CatchUpRunner, ChannelMark, catch_up
 from ..errors import ServiceAuthError, ServiceError
 from ..rest.route import Route
 from ._redis import RetryWait, connect, is_client, redis_errors
@@ -397,8 +397,11 @@ class StandbySocket:
         policy = self.catch_up_policy
         if policy is None or not marks or self._held != value:
             return
+        # The client's own runner when it has one: one memory of what was replayed, so that its
+        # reconnects never replay a message twice.
         runner = client.catch_up or CatchUpRunner(client._connection, policy, client._destroyed)
-        self.last_catch_up = runner.replay(marks)
+        self.last_catch_up = catch_up(client._connection, policy, marks, seen=runner.seen, emit=runner.emit,
+                                      stopped=client._destroyed.is_set)
 
     def _give_up(self, value: str) -> None:
         """Step down and release the lease, so that another process tries."""
