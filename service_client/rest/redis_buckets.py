@@ -128,7 +128,6 @@ _MAX_UNUSABLE = 1024
 _SERVER_WIDE_RE = re.compile(r"\b(?:OOM|MISCONF|READONLY|NOREPLICAS|MASTERDOWN|BUSY|LOADING|NOPERM|CLUSTERDOWN|TRYAGAIN)\b")
 
 
-
 class _Credentials:
     """The credentials of a store's own pool, for redis-py (its ``credential_provider``).
 
