@@ -85,8 +85,10 @@ class StandbySocket:
     gaps of its own reconnects.
 
     What a takeover cannot save: events of kinds other than new messages
-    (edits, reactions, member changes) during the gap, and what the catch-up's
-    budget does not reach. Events in the previous holder's buffer that Redis
+    (edits, reactions, member changes) during the gap, what the catch-up's
+    budget does not reach, and, when a holder dies while it catches up, the
+    messages of its own gap it had not replayed yet (the next holder starts
+    from the newest message published, live or replayed). Events in the previous holder's buffer that Redis
     refused are new messages caught up the same way.
 
     Threads (daemons, stopped by :meth:`stop`): ``service_client-fleet-standby-<n>``
@@ -113,7 +115,8 @@ class StandbySocket:
     Raises:
         ImportError: The redis package is not installed.
         TypeError: An argument has the wrong type.
-        ValueError: A bad URL, name, namespace or TTL.
+        ValueError: A bad URL, name, namespace or TTL; ``publisher_options`` holds
+            ``namespace`` or ``fence``.
         ServiceAuthError: ``token`` is not a non-empty str.
     """
 
@@ -155,6 +158,9 @@ class StandbySocket:
         self.lease_ttl_ms = lease_ttl
         self.catch_up_policy = catch_up
         self._publisher_options = dict(publisher_options or {})
+        for reserved in ("namespace", "fence"):
+            if reserved in self._publisher_options:
+                raise ValueError(f"publisher_options may not hold {reserved!r}: StandbySocket sets it")
         self._url = url
         self._given = given
         self._redis, self.redis_url = connect(url.get() if given is None else given)
