@@ -8,7 +8,9 @@ channels' history newest first (``GET /chat/{channel_id}``, 100 messages a
 request) down to that message, and hands each message it finds to the
 listeners as ``message_create``, oldest first, with
 :attr:`Message.replayed <service_client.Message.replayed>` True. A message is
-replayed once: never one the socket delivered live, never twice. An event
+replayed once: never twice, and never one the socket delivered live before
+the catch-up reached it (a message posted in the instant the socket came back
+may come both ways, live and replayed; its id tells). An event
 publisher on the client publishes the replayed messages too (see
 :class:`~service_client.fleet.EventPublisher`), and a standby socket process
 taking over catches up from where the previous one stopped (see
