@@ -62,7 +62,8 @@ socket process that publishes is killed with SIGKILL (and a new standby started 
 - ``fleet_gap_recovered_ratio``: of the messages posted from a SIGKILL to the standby's first
   published event (``fleet_gap_messages``; every channel was active in the last 10 minutes),
   the share a worker handled, goal >= 0.99; ``fleet_standby_lost_events``: messages of the whole
-  phase never handled.
+  phase never handled; ``fleet_standby_duplicate_events``: messages handled more than once (the
+  worker is never stopped here, so each one was published twice: live and replayed).
 
 Sentinel (``--phase sentinel``): a primary, a replica and three sentinels (``_sentinel_process.py``);
 the publisher (in this process) and one worker process use ``Sentinel(...).master_for(...)``;
@@ -851,6 +852,7 @@ def standby(args: argparse.Namespace) -> dict[str, Any]:
         source.halt()
         expected = set(source.posted)
         handled = _settle(records, expected)
+        keys = [(r[1], r[2]) for r in records.read()]
     finally:
         if source is not None:
             source.halt()
@@ -871,6 +873,7 @@ def standby(args: argparse.Namespace) -> dict[str, Any]:
         "fleet_gap_messages": len(in_gap),
         "fleet_gap_recovered_ratio": len(in_gap & handled) / len(in_gap) if in_gap else float("nan"),
         "fleet_standby_lost_events": len(expected - handled),
+        "fleet_standby_duplicate_events": len(keys) - len(set(keys)),
     }
 
 
