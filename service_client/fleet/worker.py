@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _defaults, endpoints
 from .._secret import Secret
@@ -27,11 +27,14 @@ from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.redis_buckets import RedisBucketStore
 from ..rest.route import Route
-from ._redis import RetryWait, connect, redis_errors
+from ._redis import RetryWait, connect, is_client, redis_errors
 from .consumer import Consumer
 from .routing import FleetKeys, check_name
 from .sends import SendClient
 from .state import FleetEmitter, FleetState
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = ["FleetWorker"]
 
@@ -98,7 +101,9 @@ class FleetWorker(Client):
     Thread-safe.
 
     Args:
-        redis_url: The Redis URL the publisher uses.
+        redis_url: The Redis URL the publisher uses, or a ``redis.Redis`` client whose
+            settings are copied (``Sentinel(...).master_for(name)``: the worker, and its
+            rate-limit store, follow the primary through a failover).
         token: The bot token (REST calls; never written to Redis).
         group: The consumer group: the workers of one group share the events;
             another group gets every event again.
@@ -128,7 +133,7 @@ class FleetWorker(Client):
 
     def __init__(
         self,
-        redis_url: str,
+        redis_url: str | Redis,
         token: str,
         *,
         group: str,
@@ -147,8 +152,9 @@ class FleetWorker(Client):
         # The URL may hold a password and the token is one: from here on only Secret objects hold
         # them, so no frame of a traceback this constructor raises shows them among its locals.
         url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
-        if not isinstance(redis_url, str):
-            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        given = None if isinstance(redis_url, str) else redis_url  # a redis.Redis (Sentinel's, say)
+        if given is not None and not is_client(given):
+            raise TypeError(f"redis_url must be a Redis URL str or a redis.Redis, got {type(redis_url).__name__}")
         del redis_url
         if not isinstance(token, str) or not token.strip():
             raise ServiceAuthError("FleetWorker requires a non-empty bot token string.")
@@ -173,10 +179,10 @@ class FleetWorker(Client):
         self.drain_timeout = _number("drain_timeout", drain_timeout, 0)
         #: This process's unique name (leases, answers): the name plus a random suffix.
         self.instance = f"{self.name}/{uuid.uuid4().hex[:8]}"
-        self._redis, self.redis_url = connect(url.get())
+        self._redis, self.redis_url = connect(url.get() if given is None else given)
         own_store: RedisBucketStore | None = None
         if bucket_store is None:
-            own_store = bucket_store = RedisBucketStore(url.get() or "")
+            own_store = bucket_store = RedisBucketStore(given if given is not None else url.get() or "")
         url.clear()
         self._own_store = own_store
         base = base_url if base_url is not None else type(self).base_url
