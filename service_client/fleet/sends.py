@@ -67,9 +67,14 @@ _NOTHING_SENT = (errors.ChannelAccessError, errors.ServiceAuthError, ValueError,
 _ids = iter(range(1 << 62))
 
 
-def reply_nonce(event_id: str, index: int) -> str:
-    """The nonce of a reply: the ``index``-th send (from 0) made while handling event ``event_id``."""
-    return hashlib.sha256(f"{event_id}/{index}".encode()).hexdigest()[:32]
+def reply_nonce(group: str, event_id: str, index: int) -> str:
+    """The nonce of a reply: the ``index``-th send (from 0) made while consumer group ``group`` handled
+    event ``event_id``.
+
+    Each group handles every event (another application on the same bot): its replies are its
+    own, so the group is part of the nonce.
+    """
+    return hashlib.sha256(f"{group}/{event_id}/{index}".encode()).hexdigest()[:32]
 
 
 def encode_error(exc: BaseException) -> dict[str, Any]:
@@ -383,6 +388,8 @@ class SendClient:
         self._waiters_lock = threading.Lock()  # guards _waiters
         self._waiters: dict[str, Future[dict[str, Any]]] = {}
         self._thread: threading.Thread | None = None
+        #: The worker's consumer group (part of its replies' nonces).
+        self.group = keys.group or ""
 
     def start(self) -> None:
         """Start the answer reader ``service_client-fleet-answers-<n>``."""

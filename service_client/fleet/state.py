@@ -186,7 +186,7 @@ class FleetState(ConnectionState):
         """Send through the socket's process; same arguments, result, 10 s bound and errors as a client's.
 
         While an event is handled on this thread, the send carries a nonce derived
-        from the event and the send's index in that handling, and the worker's
+        from the worker's group, the event and the send's index in that handling, and the worker's
         lease on the event's partition: a redelivered event's reply is not posted
         twice, and a worker that lost the partition cannot reply.
 
@@ -212,7 +212,7 @@ class FleetState(ConnectionState):
         nonce: str | None = None
         lease: tuple[str, str] | None = None
         if entry is not None:
-            nonce = reply_nonce(entry.event_id, entry.replies)
+            nonce = reply_nonce(sender.group, entry.event_id, entry.replies)
             entry.replies += 1
             lease = entry.lease
         args = {"channel": channel_id, "content": payload["content"], "embeds": payload["embeds"],

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from .. import _defaults, endpoints
 from .._secret import Secret
 from ..client import Client, ClientState
-from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.redis_buckets import RedisBucketStore
@@ -250,7 +250,8 @@ class FleetWorker(Client):
             ServiceError: The worker is running or stopped; or no publisher
                 set the namespace's partition count within 30 s; or Redis
                 could not be reached.
-            ServiceAuthError: The service refused the token.
+            ServiceAuthError: The service refused the token (an answer 401 to the
+                first request), as :meth:`Client.login <service_client.Client.login>` raises.
             ServiceTimeoutError: ``timeout`` passed.
             ServiceAPIError: A REST call failed.
         """
@@ -275,7 +276,14 @@ class FleetWorker(Client):
 
     def _start_steps(self, deadline: float | None) -> None:
         state = self._connection
-        me = self._rest.request(Route(endpoints.GET_ME))
+        try:
+            me = self._rest.request(Route(endpoints.GET_ME))
+        except ServiceAPIError as exc:
+            if exc.status != 401:
+                raise
+            # The service refused the token: the same error as a client's login.
+            raise ServiceAuthError(f"the service refused the bot token ({exc.status} at "
+                                   f"{endpoints.GET_ME.method} {endpoints.GET_ME.path})") from exc
         if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
             raise ServiceError(f"{endpoints.GET_ME.method} {self.base_url}{endpoints.GET_ME.path} did not return a user record")
         user = User(state, me["user"])

@@ -95,9 +95,10 @@ def test_names_and_keys() -> None:
 
 
 def test_reply_nonce_is_stable_per_event_and_index() -> None:
-    assert reply_nonce("e1:3:17", 0) == reply_nonce("e1:3:17", 0)
-    assert len({reply_nonce("e1:3:17", 0), reply_nonce("e1:3:17", 1), reply_nonce("e1:3:18", 0)}) == 3
-    assert len(reply_nonce("e1:3:17", 0)) == 32
+    assert reply_nonce("g", "e1:3:17", 0) == reply_nonce("g", "e1:3:17", 0)
+    assert len({reply_nonce("g", "e1:3:17", 0), reply_nonce("g", "e1:3:17", 1), reply_nonce("g", "e1:3:18", 0),
+                reply_nonce("h", "e1:3:17", 0)}) == 4  # another group's reply is another reply
+    assert len(reply_nonce("g", "e1:3:17", 0)) == 32
 
 
 def test_errors_come_back_with_their_type_and_attributes() -> None:
