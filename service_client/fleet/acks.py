@@ -5,13 +5,17 @@ entries they finished; the thread ``service_client-fleet-acks-<n>`` sends them
 in batches (one script call per partition and 1,000 entries), each checked
 against the partition's fencing token in Redis; a batch whose call failed is
 sent again (acknowledging twice is harmless). A dead letter (an event whose
-listeners kept raising) is written with its error and acknowledged in one step.
+listeners kept raising, whose workers died running it, or that cannot be read)
+is written with its error and acknowledged in one step; while Redis refuses it,
+it is tried again until it is written (its lane waits), the lease is lost or
+the worker stops.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from typing import TYPE_CHECKING
 
@@ -112,11 +116,23 @@ class Acknowledger:
                 o.unacked -= len(ids)
                 self.unacked -= len(ids)
 
-    def dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False) -> None:
-        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``)."""
+    def dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False,
+                    reason: str | None = None) -> None:
+        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``).
+
+        Runs on the entry's lane. While Redis fails (away, or refusing writes) the write is tried
+        again (waits of 0.05 s doubling up to 0.5 s) until it is written, or the partition's lease
+        is lost, or the worker stops: then the next owner delivers the entry again.
+
+        Args:
+            ctx: The entry.
+            exc: What its listeners raised, or None (see ``reason``).
+            hold: Write it and leave it pending (``poison="hold"``).
+            reason: The error to record when ``exc`` is None; default: its workers died running it.
+        """
         worker = self._worker
         if exc is None:
-            error = f"delivered {ctx.deliveries} times to workers that stopped while handling it"
+            error = reason or f"delivered {ctx.deliveries} times to workers that stopped while handling it"
             text = error
         else:
             error = f"{type(exc).__name__}: {exc}"
@@ -129,16 +145,32 @@ class Acknowledger:
         log.error("event %s (partition %d, entry %s) failed %d deliveries: written to the dead-letter stream %s%s: %s",
                   ctx.event, ctx.partition, ctx.entry_id.decode(), ctx.deliveries, self._keys.dead,
                   "; its lane waits for it" if hold else "", error)
-        try:
-            if hold:
-                self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
-                                 maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
-            else:
-                done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
-                    self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
-                if done == -1:
-                    self._consumer._lose(o, "it was fenced off at a dead letter")
+        retry = RetryWait(self._stop)
+        failing_since: float | None = None
+        while True:
+            try:
+                if hold:
+                    self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
+                                     maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
+                else:
+                    done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
+                        self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
+                    if done == -1:
+                        self._consumer._lose(o, "it was fenced off at a dead letter")
+                        return
+                break
+            except self._errors as exc2:
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    log.warning("could not write the dead letter of entry %s (partition %d) (%s: %s): tried "
+                                "again until it is written; its lane waits", ctx.entry_id.decode(), ctx.partition,
+                                type(exc2).__name__, exc2)
+                if o.lost or not retry.wait():
+                    log.warning("the dead letter of entry %s (partition %d) was not written (%s): the next "
+                                "owner delivers the event again", ctx.entry_id.decode(), ctx.partition,
+                                "the partition was lost" if o.lost else "the worker stops")
                     return
-            self.dead_lettered += 1
-        except self._errors as exc2:
-            log.warning("could not write a dead letter (%s): the event is delivered again", type(exc2).__name__)
+        if failing_since is not None:
+            log.info("wrote the dead letter of entry %s (partition %d) after %.1f s", ctx.entry_id.decode(),
+                     ctx.partition, time.monotonic() - failing_since)
+        self.dead_lettered += 1

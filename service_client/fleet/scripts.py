@@ -91,31 +91,41 @@ end
 return n
 """
 
-#: KEYS: per partition its lease, then its stream. ARGV: group, then per partition: the lease
-#: value expected, the consumer, the id to read after ('>' for new entries), the count.
-#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last},
-#: each entry one string ``<id>\n<event id>\n<data>`` (both empty for an entry trimmed meanwhile);
-#: the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of history (not
-#: '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read that got none,
-#: so that the wait for new entries misses none.
+#: KEYS: per partition its lease, then its stream; last, the group's last-sequence hash. ARGV:
+#: group, then per partition: the lease value expected, the consumer, the id to read after ('>'
+#: for new entries), the count, the partition number.
+#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last,
+#: prev}, each entry one string ``<id>\n<event id>\n<data>`` (both empty for an entry trimmed
+#: meanwhile; the event id ``-`` for an entry without one); the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of
+#: history (not '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read
+#: that got none, so that the wait for new entries misses none. ``prev`` (with a '>' read) is the
+#: last sequence number the group read from the partition before this read (0: none known); the
+#: read then keeps the highest sequence number among its entries that a publisher added (id
+#: ``<seq>-0`` and event id ``<epoch>:<partition>:<seq>``), so that whoever owns the partition
+#: next sees a gap. That write may fail (Redis refusing writes) without failing the read.
 READ = """
 local group = ARGV[1]
+local seqs = KEYS[#KEYS]
 local out = {}
-for i = 1, #KEYS, 2 do
-  local j = 2 + (i - 1) * 2
-  local value, consumer, after, count = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3]
+for i = 1, #KEYS - 1, 2 do
+  local j = 2 + (i - 1) / 2 * 5
+  local value, consumer, after, count, part = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
   if redis.call('GET', KEYS[i]) ~= value then
     out[#out + 1] = 0
   else
     local pending = 0
+    local prev = 0
     if after ~= '>' then
       local start = '-'
       if after ~= '0' then start = '(' .. after end
       pending = redis.call('XPENDING', KEYS[i + 1], group, start, '+', count, consumer)
+    else
+      prev = tonumber(redis.call('HGET', seqs, part) or '0') or 0
     end
     local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[i + 1], after)
     local entries = 0
     local last = 0
+    local top = prev
     if r then
       -- Each entry as one string "<id>NL<event id>NL<data>" (NL: a newline) (empty fields when it was trimmed).
       entries = {}
@@ -126,15 +136,24 @@ for i = 1, #KEYS, 2 do
           for k = 1, #f, 2 do
             if f[k] == 'i' then eid = f[k + 1] elseif f[k] == 'd' then data = f[k + 1] end
           end
+          if eid == '' then eid = '-' end  -- not a publisher's entry (not a trimmed one either)
         end
         entries[n] = entry[1] .. '\\n' .. eid .. '\\n' .. data
+        if after == '>' then
+          local s = string.match(eid, '^[^:]+:' .. part .. ':(%d+)$')
+          if s and s .. '-0' == entry[1] then
+            local v = tonumber(s)
+            if v > top then top = v end
+          end
+        end
       end
     end
+    if top > prev then redis.pcall('HSET', seqs, part, string.format('%d', top)) end
     if after == '>' and (not r or #r[1][2] == 0) then
-      local top = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
-      if top[1] then last = top[1][1] else last = '0-0' end
+      local t = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
+      if t[1] then last = t[1][1] else last = '0-0' end
     end
-    out[#out + 1] = {entries, pending, last}
+    out[#out + 1] = {entries, pending, last, prev}
   end
 end
 return out

@@ -61,10 +61,14 @@ class EntryContext:
         deliveries: Deliveries so far (Redis's count, plus retries here).
         replies: Sends made in the current run (the next reply's index).
         failures: Exceptions the listeners raised in the current run.
+        lane: The lane it runs in (its channel id, else its server's...).
+        redelivered: It was pending at a previous owner (read from the partition's history with
+            a delivery count of 2 or more): its runs are counted in Redis, so that only an entry
+            whose worker died while running it counts that death.
     """
 
-    __slots__ = ("data", "deliveries", "entry_id", "event", "event_id", "failures", "lease", "owner",
-                 "partition", "replies")
+    __slots__ = ("data", "deliveries", "entry_id", "event", "event_id", "failures", "lane", "lease", "owner",
+                 "partition", "redelivered", "replies")
 
     def __init__(self, owner: Any, partition: int, entry_id: bytes, event_id: str, event: str, data: bytes,
                  lease: tuple[str, str], deliveries: int) -> None:
@@ -78,6 +82,8 @@ class EntryContext:
         self.deliveries = deliveries
         self.replies = 0
         self.failures: list[BaseException] = []
+        self.lane = ""
+        self.redelivered = False
 
 
 class CapturedSlot(EventSlot):

@@ -8,6 +8,8 @@ process with 8 partitions). Marked ``redis``.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from concurrent.futures import Future
 from typing import Any
@@ -15,6 +17,8 @@ from typing import Any
 import pytest
 
 from service_client import Message
+from service_client.fleet import consumer as consumer_module
+from service_client.fleet import partition_of
 
 pytestmark = pytest.mark.redis
 
@@ -66,3 +70,236 @@ def test_a_bad_token_makes_start_raise_service_auth_error(world: Any, gateway: A
         worker.start(timeout=15)
     assert "not-a-real-token" not in str(caught.value)
     assert worker.state.value == "destroyed"
+
+
+def _other_partition_channel(world: Any) -> dict[str, Any]:
+    """A channel of the world's server whose partition (of 8) is not general's."""
+    mine = partition_of(world.general["publicId"], 8)
+    return next(c for c in world.channels if c["publicId"] != world.general["publicId"]
+                and c.get("type", "TEXT") == "TEXT" and partition_of(c["publicId"], 8) != mine)
+
+
+def _die(worker: Any) -> None:
+    """What a SIGKILL leaves in Redis: the worker renews, reads and acknowledges nothing more (its
+    lane thread stays where it was)."""
+    worker._consumer.stop(2)
+
+
+def _dead_letters(raw: Any, namespace: str, group: str = "g") -> list[dict[str, bytes]]:
+    return [{k.decode(): v for k, v in fields.items()}
+            for _id, fields in raw.xrange(f"service_client:fleet:{namespace}:dead:{group}")]
+
+
+def test_a_poison_that_kills_its_worker_takes_only_itself_to_the_dead_letters(
+        world: Any, gateway: Any, make_worker: Any, raw: Any) -> None:
+    ns = gateway.namespace
+    part = partition_of(world.general["publicId"], 8)
+    stream = f"service_client:fleet:{ns}:p:{part}"
+    release = threading.Event()  # the "killed" workers' lane threads, let go at the end
+    handled: list[str] = []
+    done = threading.Event()
+    poisoned: list[str] = []
+
+    def worker(name: str) -> Any:
+        w = make_worker(name=name, lease_ttl=300, max_deliveries=2)
+
+        @w.event
+        def message_create(message: Message) -> None:
+            if message.content == "poison":
+                poisoned.append(name)
+                release.wait(30)  # the listener "kills" its worker: it never returns
+                return
+            handled.append(f"{name}:{message.content}")
+            if len(handled) == 2:
+                done.set()
+
+        w.start(timeout=15)
+        return w
+
+    try:
+        first = worker("first")
+        for text in ("poison", "behind 1", "behind 2"):
+            _say(world, world.general, text)
+        _wait(lambda: raw.xpending(stream, "g")["pending"] == 3, "the three entries read by the first worker")
+        _die(first)
+        second = worker("second")  # takes the partition once the first's lease expires
+        _wait(lambda: poisoned == ["first", "second"], "the second worker running the poison")
+        _die(second)
+        worker("third")
+        assert done.wait(15), f"the events behind the poison did not run: {handled}"
+    finally:
+        release.set()
+    assert handled == ["third:behind 1", "third:behind 2"]
+    dead = _dead_letters(raw, ns)
+    assert len(dead) == 1 and b'"poison"' in dead[0]["data"]
+    assert dead[0]["error"] == b"delivered 2 times to workers that stopped while handling it"
+
+
+def test_a_hung_listener_holds_its_lane_only_and_is_logged(world: Any, gateway: Any, make_worker: Any,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(consumer_module, "_HUNG_AFTER_S", 0.3)
+    other = _other_partition_channel(world)
+    worker = make_worker(max_in_flight=20)  # a lane holds 5 at most
+    release = threading.Event()
+    seen: list[str] = []
+    others = threading.Event()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        if message.content == "hang":
+            release.wait(30)
+        seen.append(message.content)
+        if sum(1 for c in seen if c.startswith("other")) == 3:
+            others.set()
+
+    worker.start(timeout=15)
+    with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+        _say(world, world.general, "hang")
+        for i in range(25):  # more than max_in_flight behind the hung listener
+            _say(world, world.general, f"g{i}")
+        for i in range(3):
+            _say(world, other, f"other {i}")
+        try:
+            assert others.wait(15), "the other channel waited behind the hung lane"
+            _wait(lambda: any("has run for" in r.getMessage() for r in caplog.records), "the hung listener logged")
+        finally:
+            release.set()
+    [line] = {r.getMessage() for r in caplog.records if "has run for" in r.getMessage()}
+    assert f"lane {world.general['publicId']}" in line
+    _wait(lambda: len(seen) == 29, "general's events after the listener returned")
+    assert [c for c in seen if c.startswith("g")] == [f"g{i}" for i in range(25)]
+
+
+def test_entries_the_reader_cannot_take_go_to_the_dead_letters_and_it_goes_on(
+        world: Any, gateway: Any, make_worker: Any, raw: Any) -> None:
+    ns = gateway.namespace
+    part = partition_of(world.general["publicId"], 8)
+    stream = f"service_client:fleet:{ns}:p:{part}"
+    other = _other_partition_channel(world)
+    worker = make_worker()
+    got: Future[str] = Future()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        if message.content == "still here" and not got.done():
+            got.set_result(message.content)
+
+    worker.start(timeout=15)
+    # Another Redis writer: an entry shaped like a publisher's with JSON 2,000 levels deep, one
+    # whose event id is not UTF-8, and one added with XADD * (not shaped like a publisher's).
+    last = int(raw.xinfo_stream(stream)["last-generated-id"].split(b"-")[0])
+    raw.xadd(stream, {"i": f"ep:{part}:{last + 1}", "d": b"[" * 2000 + b"]" * 2000}, id=f"{last + 1}-0")
+    raw.xadd(stream, {"i": b"\xff\xfe:" + f"{part}:{last + 2}".encode(), "d": b'["message:new","x",[{}]]'},
+             id=f"{last + 2}-0")
+    raw.xadd(stream, {"foo": "bar"})
+    _wait(lambda: len(_dead_letters(raw, ns)) == 3, "three dead letters")
+    _say(world, other, "still here")
+    assert got.result(15) == "still here"
+    errors = [d["error"].decode() for d in _dead_letters(raw, ns)]
+    assert errors[0].startswith("unreadable entry: RecursionError")
+    assert errors[1].startswith("unreadable entry: UnicodeDecodeError")
+    assert errors[2] == ("unreadable entry: _Unreadable: not an event of an EventPublisher (another program "
+                         "added it to the stream)")
+    assert raw.xpending(stream, "g")["pending"] == 0
+
+
+def test_a_reader_thread_that_dies_is_logged_and_replaced(world: Any, gateway: Any, make_worker: Any,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    worker = make_worker()
+    seen: list[str] = []
+    done = threading.Event()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        seen.append(message.content)
+        if message.content == "after":
+            done.set()
+
+    worker.start(timeout=15)
+    consumer = worker._consumer
+    read = consumer._read
+    failed = threading.Event()
+
+    def broken(owned: Any, room: int) -> int:
+        if not failed.is_set():
+            failed.set()
+            raise RuntimeError("a bug in the reader")
+        return read(owned, room)
+
+    with caplog.at_level(logging.ERROR, logger="service_client.fleet"):
+        monkeypatch.setattr(consumer, "_read", broken)
+        assert failed.wait(15)
+        _say(world, world.general, "after")
+        assert done.wait(15)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("reader thread failed" in m for m in messages)
+    assert any("reader thread died; a new one" in m for m in messages)
+    assert seen == ["after"]
+
+
+def test_a_dead_letter_redis_refuses_is_written_once_it_accepts(world: Any, gateway: Any, make_worker: Any,
+                                                                raw: Any, caplog: pytest.LogCaptureFixture) -> None:
+    worker = make_worker(max_deliveries=1, lease_ttl=20_000)
+    after = threading.Event()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        if message.content == "poison":
+            raw.config_set("maxmemory", 1)  # Redis refuses writes from now on
+            raise RuntimeError("poison")
+        if message.content == "after":
+            after.set()
+
+    @worker.event
+    def error(exc: Exception) -> None:
+        pass
+
+    worker.start(timeout=15)
+    try:
+        with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+            _say(world, world.general, "poison")
+            _wait(lambda: any("could not write" in r.getMessage() and "dead letter" in r.getMessage()
+                              for r in caplog.records),
+                  "the refused dead letter")
+            _say(world, world.general, "after")
+    finally:
+        raw.config_set("maxmemory", 0)
+    assert after.wait(15)
+    dead = _dead_letters(raw, gateway.namespace)
+    assert len(dead) == 1 and dead[0]["error"] == b"RuntimeError: poison"
+
+
+def test_a_new_owner_logs_the_events_trimmed_while_no_worker_ran(world: Any, gateway: Any, make_worker: Any,
+                                                                 raw: Any, caplog: pytest.LogCaptureFixture) -> None:
+    ns = gateway.namespace
+    stream = f"service_client:fleet:{ns}:p:{partition_of(world.general['publicId'], 8)}"
+    first = make_worker(name="first")
+    handled: dict[str, threading.Event] = {"one": threading.Event(), "after": threading.Event()}
+
+    @first.event
+    def message_create(message: Message) -> None:
+        if message.content in handled:
+            handled[message.content].set()
+
+    first.start(timeout=15)
+    _say(world, world.general, "one")
+    assert handled["one"].wait(15)
+    first.stop()
+    top = raw.xinfo_stream(stream)["last-generated-id"]
+    for i in range(3):
+        _say(world, world.general, f"lost {i}")
+    _wait(lambda: raw.xinfo_stream(stream)["last-generated-id"] != top and raw.xlen(stream) >= 3, "published")
+    _wait(lambda: int(raw.xinfo_stream(stream)["last-generated-id"].split(b"-")[0])
+          == int(top.split(b"-")[0]) + 3, "the three published")
+    raw.xtrim(stream, maxlen=0)  # trimmed at the cap while no worker ran
+    second = make_worker(name="second")
+    second.on("message_create", lambda m: handled["after"].set() if m.content == "after" else None)
+    with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+        second.start(timeout=15)
+        _say(world, world.general, "after")
+        assert handled["after"].wait(15)
+    seq = int(top.split(b"-")[0])
+    assert any(f"events {seq + 1} to {seq + 3} are missing" in r.getMessage() for r in caplog.records)
+    assert second._consumer.lost_entries == 3
