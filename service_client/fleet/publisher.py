@@ -321,7 +321,7 @@ class EventPublisher:
                 self._in_batch = batch[2]
                 first_try = True
             try:
-                added, dup = script(keys=batch[0], args=batch[1])
+                added, dup, foreign = script(keys=batch[0], args=batch[1])
             except self._errors as exc:
                 if failing_since is None:
                     failing_since = time.monotonic()
@@ -335,6 +335,9 @@ class EventPublisher:
                 log.info("the event publisher reaches Redis again after %.1f s", time.monotonic() - failing_since)
                 failing_since = None
             retry.reset()
+            if foreign:
+                log.warning("removed %d entries that another Redis writer (not an EventPublisher) added to the "
+                            "streams of namespace %r: the events go on after them", foreign, self._keys.namespace)
             if dup and first_try:
                 log.error("%d events were not added: another EventPublisher writes to namespace %r "
                           "(one publisher per bot); sequences read again", dup, self._keys.namespace)

@@ -25,17 +25,68 @@ __all__ = ["ACK", "ACQUIRE", "CLAIM", "DEAD_LETTER", "HEARTBEAT", "PUBLISH", "RE
 #: ARGV: epoch, number of partitions in the batch; per partition: its number, the seq of its
 #: first event, the count, then the events' data joined by newlines (JSON holds none); then the
 #: state stream's first seq, its count m, then m pairs (event id, data). Returns {added, already
-#: there}.
+#: there, foreign removed}.
+#:
+#: An entry refused because the stream's top is above its id is "already there" when an entry
+#: has its id (a retried batch) or when a publisher's entry is above it (another publisher). When
+#: only entries of another Redis writer are above it (an ``XADD *``, whose id is a time in ms),
+#: they are deleted, the stream's last id and its groups' read positions go back to the entry
+#: before, and the entry is added: a foreign entry never makes the publisher drop events.
 PUBLISH = """
 local epoch = ARGV[1]
 local groups = tonumber(ARGV[2])
 local a = 3
-local added, dup = 0, 0
-local function add(key, id, eid, data)
+local added, dup, foreign = 0, 0, 0
+local function parse(id)
+  local ms, sq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(sq)
+end
+local function above(x, y)
+  local xm, xs = parse(x)
+  local ym, ys = parse(y)
+  return xm > ym or (xm == ym and xs > ys)
+end
+local function ours(entry, part)
+  local f = entry[2]
+  for k = 1, #f, 2 do
+    if f[k] == 'i' then
+      local p, s = string.match(f[k + 1], '^[^:]+:(%d+):(%d+)$')
+      if not s then return false end
+      if part == nil then return true end
+      return p == part and s .. '-0' == entry[1]
+    end
+  end
+  return false
+end
+-- The entries above id are all another writer's: delete them and step back. False when a
+-- publisher's entry is among them.
+local function clear_above(key, id, part)
+  local over = redis.call('XRANGE', key, '(' .. id, '+')
+  for _, entry in ipairs(over) do
+    if ours(entry, part) then return false end
+  end
+  for _, entry in ipairs(over) do redis.call('XDEL', key, entry[1]) end
+  foreign = foreign + #over
+  local ms = parse(id)
+  local back = string.format('%d', ms - 1) .. '-0'
+  local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  if top[1] and above(top[1][1], back) then back = top[1][1] end
+  redis.call('XSETID', key, back)
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+    local name, last
+    for k = 1, #g, 2 do
+      if g[k] == 'name' then name = g[k + 1] elseif g[k] == 'last-delivered-id' then last = g[k + 1] end
+    end
+    if name and last and above(last, back) then redis.call('XGROUP', 'SETID', key, name, back) end
+  end
+  return true
+end
+local function add(key, id, eid, data, part)
   local r = redis.pcall('XADD', key, id, 'i', eid, 'd', data)
   if type(r) == 'table' and r.err then
-    if string.find(r.err, 'equal or smaller', 1, true) then dup = dup + 1 return end
-    error(r.err)
+    if not string.find(r.err, 'equal or smaller', 1, true) then error(r.err) end
+    if redis.call('XRANGE', key, id, id)[1] or not clear_above(key, id, part) then dup = dup + 1 return end
+    redis.call('XADD', key, id, 'i', eid, 'd', data)
   end
   added = added + 1
 end
@@ -46,16 +97,16 @@ for g = 1, groups do
   for k = 0, count - 1 do
     local stop = string.find(blob, '\\n', pos, true) or (#blob + 1)
     local s = string.format('%d', first + k)
-    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1))
+    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1), part)
     pos = stop + 1
   end
 end
 local sfirst, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
 a = a + 2
 for k = 0, m - 1 do
-  add(KEYS[groups + 1], string.format('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1])
+  add(KEYS[groups + 1], string.format('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1], nil)
 end
-return {added, dup}
+return {added, dup, foreign}
 """
 
 #: KEYS: lease, fence counter. ARGV: owner ("name/instance"), TTL ms. Returns the new fencing

@@ -252,11 +252,22 @@ class SendRunner:
                     return
 
     def _deadline(self, entry_id: bytes, command: dict[str, Any]) -> float:
-        """The ``time.monotonic()`` at which the worker stops waiting for this command's answer."""
-        added_ms = int(entry_id.split(b"-")[0])
-        budget_ms = float(command.get("b", _defaults.SEND_TIMEOUT_S * 1000))
+        """The ``time.monotonic()`` at which the worker stops waiting for this command's answer.
+
+        The command's time budget ``b`` (ms) counts from the entry's id (the time Redis added it)
+        and is capped at a send's own bound (10 s), as is the time left: a command written by
+        another Redis writer with a huge budget or an id in the future holds a send thread no longer.
+        """
+        cap_ms = _defaults.SEND_TIMEOUT_S * 1000
+        budget = command.get("b")
+        budget_ms = float(budget) if isinstance(budget, (int, float)) and not isinstance(budget, bool) else cap_ms
+        budget_ms = cap_ms if budget_ms != budget_ms else min(max(budget_ms, 0.0), cap_ms)  # NaN: the default
+        try:
+            added_ms = int(entry_id.split(b"-")[0])
+        except ValueError:
+            added_ms = 0
         left = (added_ms + budget_ms - self._offset_ms) / 1000 - time.time()
-        return time.monotonic() + left
+        return time.monotonic() + min(left, budget_ms / 1000)
 
     def _ack(self, entry_id: bytes) -> None:
         assert self._keys is not None

@@ -172,7 +172,7 @@ def test_a_hung_listener_holds_its_lane_only_and_is_logged(world: Any, gateway: 
 
 
 def test_entries_the_reader_cannot_take_go_to_the_dead_letters_and_it_goes_on(
-        world: Any, gateway: Any, make_worker: Any, raw: Any) -> None:
+        world: Any, gateway: Any, make_worker: Any, raw: Any, caplog: pytest.LogCaptureFixture) -> None:
     ns = gateway.namespace
     part = partition_of(world.general["publicId"], 8)
     stream = f"service_client:fleet:{ns}:p:{part}"
@@ -192,10 +192,12 @@ def test_entries_the_reader_cannot_take_go_to_the_dead_letters_and_it_goes_on(
     raw.xadd(stream, {"i": f"ep:{part}:{last + 1}", "d": b"[" * 2000 + b"]" * 2000}, id=f"{last + 1}-0")
     raw.xadd(stream, {"i": b"\xff\xfe:" + f"{part}:{last + 2}".encode(), "d": b'["message:new","x",[{}]]'},
              id=f"{last + 2}-0")
-    raw.xadd(stream, {"foo": "bar"})
-    _wait(lambda: len(_dead_letters(raw, ns)) == 3, "three dead letters")
-    _say(world, other, "still here")
-    assert got.result(15) == "still here"
+    with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+        raw.xadd(stream, {"foo": "bar"})
+        _wait(lambda: len(_dead_letters(raw, ns)) == 3, "three dead letters")
+        _say(world, other, "still here")
+        assert got.result(15) == "still here"
+    assert not [r for r in caplog.records if "are missing" in r.getMessage()]  # an XADD * id is no sequence
     errors = [d["error"].decode() for d in _dead_letters(raw, ns)]
     assert errors[0].startswith("unreadable entry: RecursionError")
     assert errors[1].startswith("unreadable entry: UnicodeDecodeError")
@@ -303,3 +305,36 @@ def test_a_new_owner_logs_the_events_trimmed_while_no_worker_ran(world: Any, gat
     seq = int(top.split(b"-")[0])
     assert any(f"events {seq + 1} to {seq + 3} are missing" in r.getMessage() for r in caplog.records)
     assert second._consumer.lost_entries == 3
+
+
+def test_an_entry_added_with_xadd_star_makes_the_publisher_drop_nothing(redis_url: str, raw: Any, namespace: str,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    from service_client import Client
+    from service_client.fleet import EventPublisher
+
+    client = Client(base_url="http://127.0.0.1:9/api/v2", socket_url="http://127.0.0.1:9")
+    publisher = EventPublisher(client, redis_url, partitions=1, namespace=namespace)
+    stream = f"service_client:fleet:{namespace}:p:0"
+
+    def publish(*texts: str) -> None:
+        target = publisher.published_events + len(texts)
+        for text in texts:
+            publisher._tap("message:new", [{"publicId": text, "channelPublicId": "C1", "content": text}])
+        _wait(lambda: publisher.published_events + publisher.dropped_events >= target, "published")
+
+    try:
+        raw.xgroup_create(stream, "g", id="0", mkstream=True)
+        publish("m1", "m2")
+        raw.xadd(stream, {"foo": "bar"})  # another writer: its id is the time in ms
+        assert len(raw.xreadgroup("g", "p0", {stream: ">"}, count=10)[0][1]) == 3  # the group read past it
+        with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+            publish("m3", "m4", "m5", "m6", "m7")
+        assert publisher.dropped_events == 0
+        assert [e[0] for e in raw.xrange(stream)] == [f"{i}-0".encode() for i in range(1, 8)]
+        assert [e[0] for e in raw.xreadgroup("g", "p0", {stream: ">"}, count=10)[0][1]] == [
+            f"{i}-0".encode() for i in range(3, 8)]  # the group reads the publisher's next entries
+        assert any("another Redis writer" in r.getMessage() for r in caplog.records)
+        assert not any("another EventPublisher" in r.getMessage() for r in caplog.records)
+    finally:
+        publisher.close()
+        client.destroy()
