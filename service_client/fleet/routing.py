@@ -225,6 +225,7 @@ class FleetKeys:
     ``state``                     stream: the shared-state events, for every worker's caches
     ``commands``                  stream: the workers' sends, run by the socket's process
     ``nonce:<nonce>``             a reply claimed once (then its result), with a TTL
+    ``gateway:<process>``         a socket process running sends is alive (a 3 s TTL, renewed)
     ``reply:<worker>``            list: the answers to one worker's sends, with a TTL
     ``members:<group>``           sorted set: the group's live workers, scored by expiry
     ``lease:<group>:<n>``         a partition's lease ``<worker>/<instance>:<token>``, with a TTL

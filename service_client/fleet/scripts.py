@@ -230,14 +230,25 @@ return 1
 """
 
 #: KEYS: the nonce's key, then (for a reply made while handling an event) the partition's lease.
-#: ARGV: TTL ms of the claim, then the lease value expected. Returns {'fenced'}, {'claimed'}
-#: (the caller sends now), {'pending'} (another call is sending it) or {'done', result}.
+#: ARGV: TTL ms of the claim, the claiming process's name, the prefix of the processes' liveness
+#: keys, then the lease value expected. Returns {'fenced'}, {'claimed'} (the caller sends now),
+#: {'pending'} (a live process is sending it), {'orphan', claimed at ms} (the process that claimed
+#: it is gone, a restart or a crash: the caller holds the claim now and finds out whether that
+#: send was posted) or {'done', result}. A claim being sent holds ``~<process>:<ms>``.
 CLAIM = """
-if #KEYS > 1 and redis.call('GET', KEYS[2]) ~= ARGV[2] then return {'fenced'} end
-if redis.call('SET', KEYS[1], '', 'NX', 'PX', ARGV[1]) then return {'claimed'} end
+if #KEYS > 1 and redis.call('GET', KEYS[2]) ~= ARGV[4] then return {'fenced'} end
+local t = redis.call('TIME')
+local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local mine = '~' .. ARGV[2] .. ':' .. now
+if redis.call('SET', KEYS[1], mine, 'NX', 'PX', ARGV[1]) then return {'claimed'} end
 local result = redis.call('GET', KEYS[1])
-if not result or result == '' then return {'pending'} end
-return {'done', result}
+if not result then return {'pending'} end
+if result == '' then return {'pending'} end
+if string.sub(result, 1, 1) ~= '~' then return {'done', result} end
+local owner, at = string.match(result, '^~(.*):(%d+)$')
+if owner == nil or owner == ARGV[2] or redis.call('EXISTS', ARGV[3] .. owner) == 1 then return {'pending'} end
+redis.call('SET', KEYS[1], mine, 'KEEPTTL')
+return {'orphan', at}
 """
 
 #: KEYS: the group's member set. ARGV: the member, its TTL ms, '1' to stay or '0' to leave.

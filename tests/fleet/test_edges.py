@@ -338,3 +338,55 @@ def test_an_entry_added_with_xadd_star_makes_the_publisher_drop_nothing(redis_ur
     finally:
         publisher.close()
         client.destroy()
+
+
+@pytest.mark.parametrize("posted", [True, False], ids=["posted-before-it-died", "died-before-posting"])
+def test_a_restarted_socket_process_resolves_the_sends_the_dead_one_left_at_once(
+        world: Any, gateway: Any, make_worker: Any, make_client: Any, redis_url: str, posted: bool) -> None:
+    from service_client.fleet import EventPublisher
+
+    old = gateway.client
+    taken = threading.Event()
+    frozen = threading.Event()  # the dead process's send thread, let go at the end
+    real_send = old.send_message
+
+    def send_then_die(*args: Any, **kwargs: Any) -> Any:
+        if posted:
+            real_send(*args, **kwargs)  # the message is posted, its result never recorded
+        taken.set()
+        frozen.wait(30)
+        raise TimeoutError("the process is gone")
+
+    old.send_message = send_then_die  # type: ignore[method-assign]
+    worker = make_worker()
+    reply: Future[Message] = Future()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        if message.content == "hi" and not reply.done():
+            try:
+                reply.set_result(message.reply("hello from the fleet"))
+            except BaseException as exc:  # noqa: BLE001 - handed to the test
+                reply.set_exception(exc)
+
+    worker.start(timeout=15)
+    try:
+        _say(world, world.general, "hi")
+        assert taken.wait(15)
+        # SIGKILL: the old process's threads stop where they are; a new one starts.
+        old._connection.event_tap = None
+        gateway.publisher._stop.set()
+        new = make_client()
+        publisher = EventPublisher(new, redis_url, partitions=8, namespace=gateway.namespace)
+        started = time.monotonic()
+        try:
+            new.login(world.bot_token, timeout=15)
+            message = reply.result(15)
+            took = time.monotonic() - started
+        finally:
+            publisher.close()
+    finally:
+        frozen.set()
+    assert message.content == "hello from the fleet"
+    assert took < 8  # the worker's 10 s send bound was not reached, nor a claim's 60 s
+    assert _contents(world, world.general).count("hello from the fleet") == 1
