@@ -4,7 +4,9 @@ Part of :class:`~service_client.fleet.consumer.Consumer`: the lanes queue the
 entries they finished; the thread ``service_client-fleet-acks-<n>`` sends them
 in batches (one script call per partition and 1,000 entries), each checked
 against the partition's fencing token in Redis; a batch whose call failed is
-sent again (acknowledging twice is harmless). A dead letter (an event whose
+sent again (acknowledging twice is harmless). Once an entry is acknowledged,
+the nonces of the replies made while handling it are kept one more minute
+instead of ``nonce_ttl`` (no redelivery can ask for them any more). A dead letter (an event whose
 listeners kept raising, whose workers died running it, or that cannot be read)
 is written with its error and acknowledged in one step; while Redis refuses it,
 it is tried again until it is written (its lane waits), the lease is lost or
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .. import _defaults
 from ._redis import RetryWait
+from .sends import reply_nonce
 
 if TYPE_CHECKING:
     from .consumer import Consumer, Ownership
@@ -32,6 +35,8 @@ log = logging.getLogger("service_client.fleet")
 
 #: Acknowledgements in one script call, at most.
 _ACK_MAX = 1000
+#: How long a reply's nonce is kept once its event is acknowledged, milliseconds.
+_ACKED_NONCE_TTL_MS = 60_000
 
 
 class Acknowledger:
@@ -56,18 +61,30 @@ class Acknowledger:
         self._worker = consumer._worker
         self._lock = threading.Lock()  # guards _pending and unacked
         self._pending: dict[Ownership, list[bytes]] = {}
+        self._nonces: dict[Ownership, list[str]] = {}  # reply nonces of the queued entries
         self.unacked = 0
         self.wake = threading.Event()
         self.done = threading.Condition(threading.Lock())
         self.dead_lettered = 0
 
-    def queue(self, o: Ownership, entry_id: bytes) -> None:
-        """Queue the acknowledgement of an entry read under ``o`` (a lane finished it)."""
+    def queue(self, o: Ownership, entry_id: bytes, event_id: str | None = None, replies: int = 0) -> None:
+        """Queue the acknowledgement of an entry read under ``o`` (a lane finished it).
+
+        Args:
+            o: The hold it was read under.
+            entry_id: Its stream id.
+            event_id: Its event id when its handling replied (``replies`` times): those
+                replies' nonces are kept a minute only once it is acknowledged.
+            replies: The replies made while handling it.
+        """
+        nonces = [reply_nonce(self._group, event_id, i) for i in range(replies)] if event_id else []
         with self._lock:
             ids = self._pending.get(o)
             if ids is None:
                 ids = self._pending[o] = []
             ids.append(entry_id)
+            if nonces:
+                self._nonces.setdefault(o, []).extend(nonces)
             o.unacked += 1
             self.unacked += 1
         if not self.wake.is_set():
@@ -81,14 +98,17 @@ class Acknowledger:
             self.wake.clear()
             with self._lock:
                 batch, self._pending = self._pending, {}
+                nonces, self._nonces = self._nonces, {}
             if batch:
                 try:
-                    self._ack(batch)
+                    self._ack(batch, nonces)
                     retry.reset()
                 except self._errors:
                     with self._lock:  # put back, in front of newer ones
                         for o, ids in batch.items():
                             self._pending[o] = ids + self._pending.get(o, [])
+                        for o, keys in nonces.items():
+                            self._nonces[o] = keys + self._nonces.get(o, [])
                     if not retry.wait():
                         return
                     continue
@@ -97,7 +117,7 @@ class Acknowledger:
             if self._stop.is_set() and not self._pending:
                 return
 
-    def _ack(self, batch: dict[Ownership, list[bytes]]) -> None:
+    def _ack(self, batch: dict[Ownership, list[bytes]], nonces: dict[Ownership, list[str]]) -> None:
         pipe = self._redis.pipeline(transaction=False)
         calls: list[Ownership] = []
         for o, ids in batch.items():
@@ -108,9 +128,17 @@ class Acknowledger:
                                      args=[self._group, o.value, b",".join(ids[start:start + _ACK_MAX])], client=pipe)
                 calls.append(o)
         results = pipe.execute() if calls else []
+        fenced = set()
         for o, result in zip(calls, results, strict=True):
             if result == -1:
+                fenced.add(o)
                 self._consumer._lose(o, "it was fenced off at an acknowledgement")
+        done = [n for o, keys in nonces.items() if o in batch and not o.lost and o not in fenced for n in keys]
+        if done:
+            pipe = self._redis.pipeline(transaction=False)
+            for nonce in done:
+                pipe.pexpire(self._keys.nonce(nonce), _ACKED_NONCE_TTL_MS, lt=True)
+            pipe.execute(raise_on_error=False)
         with self._lock:
             for o, ids in batch.items():
                 o.unacked -= len(ids)

@@ -724,13 +724,15 @@ class Consumer:
             hold = worker.poison == "hold"
             dead = False
             delay = 0.05
+            replies = 0
             while True:
                 ctx.replies = 0
                 ctx.failures = []
                 run_in(ctx, functools.partial(self._run_once, runs))
+                replies = max(replies, ctx.replies)
                 if not ctx.failures:
                     self.handled += 1
-                    self.acks.queue(o, ctx.entry_id)
+                    self.acks.queue(o, ctx.entry_id, ctx.event_id if replies else None, replies)
                     return
                 if ctx.deliveries >= worker.max_deliveries:
                     if not dead:

@@ -93,6 +93,14 @@ def reply_nonce(group: str, event_id: str, index: int) -> str:
     return hashlib.sha256(f"{group}/{event_id}/{index}".encode()).hexdigest()[:32]
 
 
+def _compact(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer as a claim keeps it: the message record without its send nonce and null fields."""
+    record = answer.get("ok")
+    if not isinstance(record, dict):
+        return answer
+    return {**answer, "ok": {k: v for k, v in record.items() if v is not None and k != "nonce"}}
+
+
 def encode_error(exc: BaseException) -> dict[str, Any]:
     """An exception as JSON: its type name, text and plain attributes."""
     state: dict[str, Any] = {}
@@ -386,7 +394,7 @@ class SendRunner:
                 found = self._posted(command, int(outcome[1]))
                 if found is not None:
                     answer = {"ok": found}
-                    self._settle(nonce, answer)
+                    self._settle(nonce, answer, event=bool(lease))
                     return answer
             left = deadline - time.monotonic()
         fut: Future[dict[str, Any]] = Future()
@@ -396,7 +404,7 @@ class SendRunner:
         try:
             answer = self._send(command, left)
             if nonce is not None:
-                self._settle(nonce, answer)
+                self._settle(nonce, answer, event=bool(command.get("l")))
             fut.set_result(answer)
             return answer
         finally:
@@ -417,11 +425,17 @@ class SendRunner:
             return {"error": encode_error(exc), "sent": not isinstance(exc, _NOTHING_SENT)}
         return {"ok": message.raw}
 
-    def _settle(self, nonce: str, answer: dict[str, Any]) -> None:
+    def _settle(self, nonce: str, answer: dict[str, Any], *, event: bool) -> None:
         """Keep the result with the nonce, or release it when nothing was sent (retried for up to
-        the claim's TTL while Redis is away)."""
+        the claim's TTL while Redis is away).
+
+        A reply made while handling an event (``event``) is kept for ``nonce_ttl`` (the worker
+        shortens it to a minute once the event is acknowledged); another send's nonce only
+        guards its own command added twice, and is kept for a minute.
+        """
         assert self._keys is not None
         key = self._keys.nonce(nonce)
+        ttl_ms = self._nonce_ttl_ms if event else min(self._nonce_ttl_ms, _CLAIM_TTL_MS)
         retry = RetryWait(self._stop)
         deadline = time.monotonic() + _CLAIM_TTL_MS / 1000
         while True:
@@ -429,7 +443,7 @@ class SendRunner:
                 if "error" in answer and not answer.get("sent", True):
                     self._redis.delete(key)
                 else:
-                    self._redis.set(key, dumps(answer), px=self._nonce_ttl_ms)
+                    self._redis.set(key, dumps(_compact(answer)), px=ttl_ms)
                 return
             except self._errors as exc:
                 if time.monotonic() >= deadline or not retry.wait():

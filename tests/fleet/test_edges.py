@@ -390,3 +390,24 @@ def test_a_restarted_socket_process_resolves_the_sends_the_dead_one_left_at_once
     assert message.content == "hello from the fleet"
     assert took < 8  # the worker's 10 s send bound was not reached, nor a claim's 60 s
     assert _contents(world, world.general).count("hello from the fleet") == 1
+
+
+def test_reply_nonces_are_kept_a_minute_once_their_event_is_acknowledged(world: Any, gateway: Any,
+                                                                        make_worker: Any, raw: Any) -> None:
+    worker = make_worker()
+    reply: Future[Message] = Future()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        if message.content == "answer me" and not reply.done():
+            reply.set_result(message.reply("answered"))
+
+    worker.start(timeout=15)
+    _say(world, world.general, "answer me")
+    reply.result(15)
+    pattern = f"service_client:fleet:{gateway.namespace}:nonce:*"
+    [key] = raw.keys(pattern)
+    _wait(lambda: 0 < raw.pttl(key) <= 60_000, "the nonce kept a minute after the acknowledgement")
+    worker.send_message(world.general["publicId"], "not in an event")
+    [other] = [k for k in raw.keys(pattern) if k != key]
+    assert 0 < raw.pttl(other) <= 60_000
