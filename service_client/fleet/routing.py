@@ -232,8 +232,7 @@ class FleetKeys:
     ``fence:<group>:<n>``         the partition's last fencing token (a counter)
     ``dead:<group>``              stream: the group's dead letters
     ``seq:<group>``               hash: per partition, the last sequence number the group read
-    ``deaths:<group>:<n>``        hash: per redelivered entry of partition ``n`` running now, the
-                                  runs that began and did not end (its workers died), with a TTL
+    ``deaths:<group>:<n>``        hash: per redelivered entry of partition ``n``, its runs begun and not ended
     ``rebalance:<group>``         stream: a worker joined or left (the others look again at once)
     ``wake:<worker>``             stream: wakes one worker's reader (a partition newly owned), with a TTL
 

@@ -68,10 +68,18 @@ class FleetWorker(Client):
       entry is acknowledged once its listeners have returned, and only while
       the lease it was read under still holds: a worker that lost a partition
       (paused, cut off) cannot acknowledge or reply for it. A new owner first
-      runs the partition's pending entries in id order, then new ones.
+      runs the partition's pending entries in id order, then new ones, and
+      logs the sequence numbers missing since the group's last read.
+    - **Bounded.** At most ``max_in_flight`` entries are read ahead of the
+      listeners, and at most a quarter of them in one lane: past that, the
+      lane's partition is not read until the lane has room (the other
+      partitions go on). A listener running 10 s or more is logged at
+      WARNING with its lane and run time (again each time it doubles).
     - **Replies once.** A ``send_message`` or ``reply`` made while handling an
       event is sent by the socket's process with a nonce derived from the
-      event, claimed once in Redis: a redelivered event does not post twice.
+      group, the event and the reply's place, claimed once in Redis: a
+      redelivered event does not post twice, and another group's replies are
+      its own.
     - **Poison events.** An entry whose listeners raise is run again (waits of
       0.1 s doubling up to 2 s, its lane waiting); after ``max_deliveries`` it
       is written to the group's dead-letter stream
@@ -79,8 +87,12 @@ class FleetWorker(Client):
       logged at ERROR, and acknowledged, and its lane goes on
       (``poison="skip"``); with ``poison="hold"`` it stays and is run again
       every 30 s at most, its channel's later events waiting behind it. An
-      entry delivered ``max_deliveries`` times to workers that died with it is
-      dead-lettered without running.
+      event whose workers died while running it (counted only for the event
+      running, not for those queued behind it) ``max_deliveries`` times is
+      dead-lettered without running again. An entry that cannot be read (not
+      a publisher's, JSON nested too deep, an event id that is not UTF-8) is
+      dead-lettered with the reason. A dead letter Redis refuses is written
+      again until it is taken, its lane waiting.
     - **Graceful hand-off.** :meth:`stop` stops reading, lets the lanes finish
       (``drain_timeout``), acknowledges, releases the leases and leaves the
       group: the next owners start at once.
