@@ -656,7 +656,7 @@ class Consumer:
                 while len(self._applied) > _APPLIED_MAX:
                     self._applied.popitem(last=False)
             handle = self._worker._connection.parsers.handle
-            return apply_captured(lambda: handle(event, args))
+            return apply_captured(lambda: handle(event, args), event_id)
 
     def _apply_state(self, event: str, args: list[Any], event_id: str) -> None:
         with self._parse_lock:
@@ -664,7 +664,7 @@ class Consumer:
                 del self._applied[event_id]  # its partition copy came first
                 return
             handle = self._worker._connection.parsers.handle
-            self._applied[event_id] = apply_captured(lambda: handle(event, args))
+            self._applied[event_id] = apply_captured(lambda: handle(event, args), event_id)
             while len(self._applied) > _APPLIED_MAX:
                 self._applied.popitem(last=False)
 

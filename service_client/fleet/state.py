@@ -12,11 +12,13 @@ operation raises, since a worker holds no socket.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from .. import _defaults
 from ..errors import ServiceAuthError
 from ..events.emitter import EventEmitter, EventSlot
 from ..models.message import Message
@@ -27,6 +29,8 @@ from .sends import reply_nonce
 if TYPE_CHECKING:
     from ..gateway.connection import GatewayConnection
     from ..models.embed import EmbedBuilder
+    from ..rest.route import Route
+    from .fetches import SharedFetches
     from .sends import SendClient
 
 __all__ = ["CapturedSlot", "EntryContext", "FleetEmitter", "FleetState", "current_entry"]
@@ -37,6 +41,8 @@ class _Local(threading.local):
     capture: list[tuple[str, tuple[Any, ...]] | CapturedSlot] | None = None
     #: The entry whose listeners run on this thread (its replies' nonces, its failures).
     entry: EntryContext | None = None
+    #: The event id of the entry the parsers apply on this thread (its requests are shared).
+    event_id: str = ""
 
 
 _local = _Local()
@@ -140,14 +146,17 @@ class FleetEmitter(EventEmitter):
         super()._listener_failed(event, fn, exc)
 
 
-def apply_captured(parse: Callable[[], None]) -> list[tuple[str, tuple[Any, ...]] | CapturedSlot]:
-    """Run ``parse`` (the parsers on one entry) and return the events it dispatched, in order."""
+def apply_captured(parse: Callable[[], None], event_id: str = "") -> list[tuple[str, tuple[Any, ...]] | CapturedSlot]:
+    """Run ``parse`` (the parsers on one entry, event ``event_id``) and return the events it
+    dispatched, in order."""
     captured: list[tuple[str, tuple[Any, ...]] | CapturedSlot] = []
     _local.capture = captured
+    _local.event_id = event_id
     try:
         parse()
     finally:
         _local.capture = None
+        _local.event_id = ""
     return captured
 
 
@@ -166,9 +175,35 @@ class FleetState(ConnectionState):
 
     Attributes:
         sender: The command stream's client, set while the worker runs.
+        fetches: The requests shared-state events need, made once per fleet (set while the
+            worker runs).
     """
 
     sender: SendClient | None = None
+    fetches: SharedFetches | None = None
+
+    def submit(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+    ) -> Future[Any]:
+        """Queue one REST request, as a client's; a GET the parsers make while applying an event
+        (a member refetch) is made once per fleet (see :mod:`service_client.fleet.fetches`).
+
+        Raises:
+            ServiceError: The session is closed (the worker stopped).
+        """
+        request = functools.partial(super().submit, route, params=params, json=json, timeout_ms=timeout_ms,
+                                    max_retries=max_retries)
+        fetches = self.fetches
+        event_id = _local.event_id
+        if fetches is None or not event_id or route.method != "GET" or json is not None:
+            return request()
+        return fetches.submit(event_id, route, params, request)
 
     def require_gateway(self) -> GatewayConnection:
         """A worker holds no socket.

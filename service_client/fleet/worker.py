@@ -29,6 +29,7 @@ from ..rest.redis_buckets import RedisBucketStore
 from ..rest.route import Route
 from ._redis import RetryWait, connect, redis_errors
 from .consumer import Consumer
+from .fetches import SharedFetches
 from .routing import FleetKeys, check_name
 from .sends import SendClient
 from .state import FleetEmitter, FleetState
@@ -336,6 +337,7 @@ class FleetWorker(Client):
         sender = self._sender = SendClient(self._redis, keys, self.instance.replace("/", "-"), self._stop_event)
         assert isinstance(state, FleetState)
         state.sender = sender
+        state.fetches = SharedFetches(self._redis, keys, self._stop_event)
         sender.start()
         consumer.start()
         with self._lifecycle_lock:

@@ -411,3 +411,21 @@ def test_reply_nonces_are_kept_a_minute_once_their_event_is_acknowledged(world: 
     worker.send_message(world.general["publicId"], "not in an event")
     [other] = [k for k in raw.keys(pattern) if k != key]
     assert 0 < raw.pttl(other) <= 60_000
+
+
+def test_a_member_refetch_is_made_once_per_fleet_not_per_worker(world: Any, gateway: Any, make_worker: Any,
+                                                                 emulator: Any) -> None:
+    workers = [make_worker(name=f"w{i}") for i in range(3)]
+    for worker in workers:
+        worker.start(timeout=15)
+    server, human = world.server["publicId"], world.human["publicId"]
+    path = f"/servers/{server}/members/{human}"
+    emulator.clear_requests()
+    emulator.update_member(server, human, nickname="Al")
+    for worker in workers:
+        _wait(lambda w=worker: (m := w.members.get(server, human)) is not None and m.nickname == "Al",
+              f"the new nickname in {worker.name}'s cache")
+    _wait(lambda: (m := gateway.client.members.get(server, human)) is not None and m.nickname == "Al",
+          "the new nickname in the socket process's cache")
+    fetches = [r for r in emulator.requests() if r["method"] == "GET" and r["path"] == path]
+    assert len(fetches) == 2  # the socket process's own client, and one for the three workers
