@@ -170,6 +170,7 @@ class Consumer:
         self._threads: list[threading.Thread] = []
         self._reader: threading.Thread | None = None
         self._reader_n = 0
+        self._acker: threading.Thread | None = None
         self.state_after = "$"
         self._wake_key = keys.wake(worker.instance.replace("/", "-"))
         self._wake_after: Any = "0-0"  # the stream is this instance's own: every wake counts
@@ -186,6 +187,8 @@ class Consumer:
             self._threads.append(thread)
             if role == "reader":
                 self._reader = thread
+            elif role == "acks":
+                self._acker = thread
             thread.start()
 
     def _reader_main(self) -> None:
@@ -298,7 +301,7 @@ class Consumer:
         acks = self.acks
         acks.wake.set()
         with acks.done:
-            while acks.unacked:
+            while acks.unacked and self._acker is not None and self._acker.is_alive():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -511,6 +514,7 @@ class Consumer:
         for o in owned:
             keys += [o.lease_key, o.stream]
             count = max(_READ_MIN, min(_READ_MAX, room // hot)) if o.hot else _READ_MIN
+            count = min(count, self._lane_max)  # one read fills one lane at most to its bound
             o.asked = count
             args += [o.value, f"p{o.partition}", o.after, count, o.partition]
         keys.append(self._keys.seqs)
