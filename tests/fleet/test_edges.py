@@ -429,3 +429,45 @@ def test_a_member_refetch_is_made_once_per_fleet_not_per_worker(world: Any, gate
           "the new nickname in the socket process's cache")
     fetches = [r for r in emulator.requests() if r["method"] == "GET" and r["path"] == path]
     assert len(fetches) == 2  # the socket process's own client, and one for the three workers
+
+
+def test_events_redis_lost_in_a_restart_are_logged_by_the_worker_that_owned_them(
+        world: Any, make_client: Any, emulator: Any, namespace: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from service_client.fleet import EventPublisher, FleetWorker
+
+    from .redis_server import RedisServer
+
+    server = RedisServer()
+    client = make_client()
+    publisher = EventPublisher(client, server.url, partitions=1, namespace=namespace)
+    worker = FleetWorker(server.url, world.bot_token, group="g", namespace=namespace, base_url=emulator.base_url,
+                         lease_ttl=500)
+    got = {"one": threading.Event(), "after": threading.Event()}
+    worker.on("message_create", lambda m: got[m.content].set() if m.content in got else None)
+    try:
+        client.login(world.bot_token, timeout=15)
+        assert publisher.flush(10)
+        worker.start(timeout=15)
+        _say(world, world.general, "one")
+        assert got["one"].wait(15)
+        assert worker._consumer is not None
+        read = worker._consumer._read
+        monkeypatch.setattr(worker._consumer, "_read", lambda owned, room: 0)  # the worker reads nothing now
+        published = publisher.published_events
+        for i in range(3):
+            _say(world, world.general, f"lost {i}")
+        _wait(lambda: publisher.published_events >= published + 3, "the three in Redis, unread")
+        port = server.port
+        server.stop()  # no persistence: the three unread events are gone with everything else
+        server = RedisServer(port=port)
+        monkeypatch.setattr(worker._consumer, "_read", read)
+        with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+            _say(world, world.general, "after")
+            assert got["after"].wait(20)
+        assert any("are missing" in r.getMessage() for r in caplog.records)
+        assert worker._consumer.lost_entries == 3
+    finally:
+        worker.stop(timeout=2)
+        publisher.close()
+        server.stop()
