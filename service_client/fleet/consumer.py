@@ -66,14 +66,15 @@ class _Unreadable(ValueError):
     """A stream entry the reader cannot take (its reason is the text)."""
 
 
-def _own_seq(entry_id: bytes, event_id: bytes, partition: int) -> int | None:
+def _own_seq(entry_id: bytes, event_id: bytes, partition: bytes) -> int | None:
     """The sequence number of an entry a publisher added (id ``<seq>-0``, event id
-    ``<epoch>:<partition>:<seq>``), else None (another Redis writer added it)."""
+    ``<epoch>:<partition>:<seq>``, ``partition`` its number as ASCII), else None (another Redis
+    writer added it)."""
     seq, _, sub = entry_id.partition(b"-")
     if sub != b"0":
         return None
     parts = event_id.rsplit(b":", 2)
-    if len(parts) != 3 or parts[2] != seq or parts[1] != str(partition).encode() or not seq.isdigit():
+    if len(parts) != 3 or parts[2] != seq or parts[1] != partition or not seq.isdigit():
         return None
     return int(seq)
 
@@ -99,11 +100,12 @@ class Ownership:
     """
 
     __slots__ = ("after", "asked", "deaths_key", "full", "hot", "in_flight", "lanes", "last_id", "last_seq",
-                 "lease_key", "leaving", "leaving_since", "lost", "partition", "stream", "token", "unacked",
-                 "valid_until", "value")
+                 "lease_key", "leaving", "leaving_since", "lost", "partition", "partition_ascii", "stream", "token",
+                 "unacked", "valid_until", "value")
 
     def __init__(self, partition: int, token: int, value: str, keys: FleetKeys, valid_until: float) -> None:
         self.partition = partition
+        self.partition_ascii = str(partition).encode()
         self.token = token
         self.value = value
         self.lease_key = keys.lease(partition)
@@ -554,6 +556,8 @@ class Consumer:
                 except Exception as exc:  # noqa: BLE001 - whatever an entry holds, the reader goes on
                     self._reject(o, entry_id, event_id, data, deliveries.get(entry_id, 1),
                                  f"{type(exc).__name__}: {exc}"[:500])
+            if o.last_seq > self._seen.get(o.partition, 0):
+                self._seen[o.partition] = o.last_seq
         return total
 
     def _take(self, worker: FleetWorker, o: Ownership, entry_id: bytes, event_id_raw: bytes, data: bytes,
@@ -570,7 +574,7 @@ class Consumer:
             self.lost_entries += 1
             self.acks.queue(o, entry_id)
             return
-        seq = _own_seq(entry_id, event_id_raw, o.partition)
+        seq = _own_seq(entry_id, event_id_raw, o.partition_ascii)
         if seq is None:
             raise _Unreadable("not an event of an EventPublisher (another program added it to the stream)")
         if not history and o.last_seq and seq > o.last_seq + 1:
@@ -579,8 +583,6 @@ class Consumer:
             self.lost_entries += seq - o.last_seq - 1
         if seq > o.last_seq:
             o.last_seq = seq
-            if seq > self._seen.get(o.partition, 0):
-                self._seen[o.partition] = seq
         event_id = event_id_raw.decode()
         event, key, args = loads(data)
         if not isinstance(event, str) or not isinstance(args, list):
