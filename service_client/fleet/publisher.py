@@ -105,8 +105,10 @@ class EventPublisher:
             use the same default.
         max_buffered_events: Events kept while Redis is away (default 100,000).
         max_stream_length: Entries a partition stream keeps at most (default 10,000).
-        nonce_ttl: Seconds a reply's nonce is remembered (default 3,600): an
-            event redelivered later than that may post its reply again.
+        nonce_ttl: Seconds a reply's nonce is remembered at most (default
+            3,600): an event redelivered later than that may post its reply
+            again. Once the event is acknowledged, its replies' nonces are kept
+            one more minute only.
 
     Raises:
         ImportError: The redis package is not installed.

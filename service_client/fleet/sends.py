@@ -93,6 +93,12 @@ def reply_nonce(group: str, event_id: str, index: int) -> str:
     return hashlib.sha256(f"{group}/{event_id}/{index}".encode()).hexdigest()[:32]
 
 
+def _embeds_key(embeds: Any) -> list[tuple[Any, Any, Any]]:
+    """What tells embeds apart, as sent and as stored: each one's title, description and field count."""
+    return [(e.get("title"), e.get("description"), len(e.get("fields") or ())) if isinstance(e, dict) else (None,) * 3
+            for e in embeds or ()]
+
+
 def _compact(answer: dict[str, Any]) -> dict[str, Any]:
     """The answer as a claim keeps it: the message record without its send nonce and null fields."""
     record = answer.get("ok")
@@ -498,7 +504,7 @@ class SendRunner:
             if (message.author is not None and message.author.id == me.id
                     and message.content == (args.get("content") or "")
                     and (message.reply_to_id or None) == (args.get("replyTo") or None)
-                    and len(message.embeds) == len(args.get("embeds") or [])
+                    and _embeds_key(message.embeds) == _embeds_key(args.get("embeds"))
                     and (created is None or created.timestamp() * 1000 >= since)):
                 return item
         return None
