@@ -61,12 +61,14 @@ end
 -- The entries above id are all another writer's: delete them and step back. False when a
 -- publisher's entry is among them.
 local function clear_above(key, id, part)
-  local over = redis.call('XRANGE', key, '(' .. id, '+')
-  for _, entry in ipairs(over) do
-    if ours(entry, part) then return false end
-  end
-  for _, entry in ipairs(over) do redis.call('XDEL', key, entry[1]) end
-  foreign = foreign + #over
+  repeat
+    local over = redis.call('XRANGE', key, '(' .. id, '+', 'COUNT', 1000)
+    for _, entry in ipairs(over) do
+      if ours(entry, part) then return false end
+    end
+    for _, entry in ipairs(over) do redis.call('XDEL', key, entry[1]) end
+    foreign = foreign + #over
+  until #over < 1000
   local ms = parse(id)
   local back = string.format('%d', ms - 1) .. '-0'
   local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
