@@ -750,8 +750,10 @@ class Consumer:
                 else:
                     delay = min(2.0, delay * 2)
                 ctx.deliveries += 1
+                self._running[me] = None  # waiting to run it again: no listener runs meanwhile
                 if self._stop_reading.wait(delay) or not o.valid():
                     return  # stopping, or lost: the next owner delivers it again
+                self._running[me] = (ctx, time.monotonic())
         finally:
             if counted:
                 self._uncount_run(ctx)
