@@ -8,7 +8,8 @@ it: a claim in Redis (``fetch:<hash>``, ``SET NX`` with a TTL) keyed by the
 event id and the request; the worker that claims it sends the request and
 writes its result there for a minute; the others wait for that result (one
 thread polls every waiting key at once) and make the request themselves only
-when the first one failed or took longer than a request may.
+when the first one failed or took more than 5 s (a slow service, or that
+worker died meanwhile).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from .. import _defaults
 from ._redis import dumps, loads, redis_errors
 
 if TYPE_CHECKING:
@@ -32,8 +32,9 @@ __all__ = ["SharedFetches"]
 
 log = logging.getLogger("service_client.fleet")
 
-#: How long a claim waits for its result, and how long the result is kept (ms).
-_CLAIM_MS = (_defaults.EVENT_FETCH_TIMEOUT_MS * (_defaults.EVENT_FETCH_MAX_RETRIES + 1)) + 5_000
+#: How long the others wait for the claiming worker's result before they make the request
+#: themselves (it may have died meanwhile), and how long the result is kept (ms).
+_CLAIM_MS = 5_000
 _RESULT_MS = 60_000
 #: How often the waiting keys are looked at, seconds.
 _POLL_S = 0.02
