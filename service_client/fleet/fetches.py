@@ -62,6 +62,7 @@ class SharedFetches:
         self._lock = threading.Lock()  # guards _waiting and _thread
         self._waiting: dict[str, tuple[Future[Any], float, Callable[[], Future[Any]]]] = {}
         self._thread: threading.Thread | None = None
+        self._work = threading.Event()  # a wait was added
         #: Requests this worker made itself (claimed, or the claim's result never came).
         self.made = 0
         #: Requests whose result another worker's request gave.
@@ -93,6 +94,7 @@ class SharedFetches:
         out: Future[Any] = Future()
         with self._lock:
             self._waiting[key] = (out, time.monotonic() + _CLAIM_MS / 1000, request)
+            self._work.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._poll, name=f"service_client-fleet-fetches-{next(_ids)}",
                                                 daemon=True)
@@ -118,7 +120,10 @@ class SharedFetches:
         while not self._stop.wait(_POLL_S):
             with self._lock:
                 waiting = list(self._waiting.items())
+                if not waiting:
+                    self._work.clear()
             if not waiting:
+                self._work.wait(0.5)  # idle: no polling until a wait is added
                 continue
             try:
                 values = self._redis.mget([key for key, _ in waiting])
