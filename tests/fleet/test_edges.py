@@ -471,3 +471,20 @@ def test_events_redis_lost_in_a_restart_are_logged_by_the_worker_that_owned_them
         worker.stop(timeout=2)
         publisher.close()
         server.stop()
+
+
+def test_an_entry_added_with_xadd_star_is_no_gap_for_the_worker(world: Any, gateway: Any, make_worker: Any, raw: Any,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    ns = gateway.namespace
+    stream = f"service_client:fleet:{ns}:p:{partition_of(world.general['publicId'], 8)}"
+    worker = make_worker()
+    one = threading.Event()
+    worker.on("message_create", lambda m: one.set() if m.content == "one" else None)
+    worker.start(timeout=15)
+    _say(world, world.general, "one")
+    assert one.wait(15)
+    with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
+        raw.xadd(stream, {"i": "x", "d": "y"})  # its id is the time in ms: about 1.8e12
+        _wait(lambda: len(_dead_letters(raw, ns)) == 1, "the foreign entry dead-lettered")
+    assert not [r.getMessage() for r in caplog.records if "are missing" in r.getMessage()]
+    assert worker._consumer.lost_entries == 0
