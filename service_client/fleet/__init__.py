@@ -27,6 +27,7 @@ client on CPython) and hiredis's Redis protocol make it faster::
 - :mod:`.worker`: :class:`FleetWorker`, a client whose events come from the streams;
 - :mod:`.consumer`: a worker's partitions: membership, leases, reads, lanes, acknowledgements;
 - :mod:`.sends`: the workers' sends, run by the socket's process, replies claimed once;
+- :mod:`.fetches`: the requests shared-state events need, made once per fleet;
 - :mod:`.routing`: partitions, rendezvous hashing, ordering keys, Redis key names (pure);
 - :mod:`.scripts`: the Lua scripts; :mod:`.trim`: the streams' trimming.
 

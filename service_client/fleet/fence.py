@@ -30,11 +30,11 @@ log = logging.getLogger("service_client.fleet")
 #: :data:`~service_client.fleet.scripts.PUBLISH` behind a check of the socket lease. Its KEYS and
 #: ARGV are PUBLISH's, then two more keys: the socket lease and the channel marks hash; then more
 #: ARGV: pairs (channel id, mark), their count, and the lease value expected last. Returns
-#: ``{-1, 0}`` (nothing written) when the lease is not the caller's; else PUBLISH's answer, each
+#: ``{-1, 0, 0}`` (nothing written) when the lease is not the caller's; else PUBLISH's answer, each
 #: channel's mark raised to the pair's when greater (marks compare as strings, see :func:`mark_of`).
 FENCED_PUBLISH = """
 local nk, na = #KEYS, #ARGV
-if redis.call('GET', KEYS[nk - 1]) ~= ARGV[na] then return {-1, 0} end
+if redis.call('GET', KEYS[nk - 1]) ~= ARGV[na] then return {-1, 0, 0} end
 local marks = tonumber(ARGV[na - 1])
 local first = na - 1 - 2 * marks
 for m = 0, marks - 1 do

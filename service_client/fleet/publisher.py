@@ -111,8 +111,10 @@ class EventPublisher:
             use the same default.
         max_buffered_events: Events kept while Redis is away (default 100,000).
         max_stream_length: Entries a partition stream keeps at most (default 10,000).
-        nonce_ttl: Seconds a reply's nonce is remembered (default 3,600): an
-            event redelivered later than that may post its reply again.
+        nonce_ttl: Seconds a reply's nonce is remembered at most (default
+            3,600): an event redelivered later than that may post its reply
+            again. Once the event is acknowledged, its replies' nonces are kept
+            one more minute only.
         fence: Publish only while a socket lease holds (set by
             :class:`~service_client.fleet.StandbySocket`; None publishes unfenced).
             A refused batch stops the publisher: its events are counted in
@@ -348,10 +350,10 @@ class EventPublisher:
                 first_try = True
             try:
                 if self._replicas:
-                    added, dup = replicated(self._redis, script, batch[0], batch[1], self._replicas,
-                                            self._replica_timeout_ms)
+                    added, dup, foreign = replicated(self._redis, script, batch[0], batch[1], self._replicas,
+                                                     self._replica_timeout_ms)
                 else:
-                    added, dup = script(keys=batch[0], args=batch[1])
+                    added, dup, foreign = script(keys=batch[0], args=batch[1])
             except self._errors as exc:
                 if failing_since is None:
                     failing_since = time.monotonic()
@@ -368,6 +370,9 @@ class EventPublisher:
             if fence is not None and added < 0:
                 self._fenced(fence, batch[2])
                 return
+            if foreign:
+                log.warning("removed %d entries that another Redis writer (not an EventPublisher) added to the "
+                            "streams of namespace %r: the events go on after them", foreign, self._keys.namespace)
             if dup and first_try:
                 log.error("%d events were not added: another EventPublisher writes to namespace %r "
                           "(one publisher per bot); sequences read again", dup, self._keys.namespace)

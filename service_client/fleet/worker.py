@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import _defaults, endpoints
 from .._secret import Secret
 from ..client import Client, ClientState
-from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.redis_buckets import RedisBucketStore
 from ..rest.route import Route
 from ._redis import RetryWait, connect, is_client, redis_errors
 from .consumer import Consumer
+from .fetches import SharedFetches
 from .routing import FleetKeys, check_name
 from .sends import SendClient
 from .state import FleetEmitter, FleetState
@@ -71,10 +72,18 @@ class FleetWorker(Client):
       entry is acknowledged once its listeners have returned, and only while
       the lease it was read under still holds: a worker that lost a partition
       (paused, cut off) cannot acknowledge or reply for it. A new owner first
-      runs the partition's pending entries in id order, then new ones.
+      runs the partition's pending entries in id order, then new ones, and
+      logs the sequence numbers missing since the group's last read.
+    - **Bounded.** At most ``max_in_flight`` entries are read ahead of the
+      listeners, and at most a quarter of them in one lane: past that, the
+      lane's partition is not read until the lane has room (the other
+      partitions go on). A listener running 10 s or more is logged at
+      WARNING with its lane and run time (again each time it doubles).
     - **Replies once.** A ``send_message`` or ``reply`` made while handling an
       event is sent by the socket's process with a nonce derived from the
-      event, claimed once in Redis: a redelivered event does not post twice.
+      group, the event and the reply's place, claimed once in Redis: a
+      redelivered event does not post twice, and another group's replies are
+      its own.
     - **Poison events.** An entry whose listeners raise is run again (waits of
       0.1 s doubling up to 2 s, its lane waiting); after ``max_deliveries`` it
       is written to the group's dead-letter stream
@@ -82,8 +91,12 @@ class FleetWorker(Client):
       logged at ERROR, and acknowledged, and its lane goes on
       (``poison="skip"``); with ``poison="hold"`` it stays and is run again
       every 30 s at most, its channel's later events waiting behind it. An
-      entry delivered ``max_deliveries`` times to workers that died with it is
-      dead-lettered without running.
+      event whose workers died while running it (counted only for the event
+      running, not for those queued behind it) ``max_deliveries`` times is
+      dead-lettered without running again. An entry that cannot be read (not
+      a publisher's, JSON nested too deep, an event id that is not UTF-8) is
+      dead-lettered with the reason. A dead letter Redis refuses is written
+      again until it is taken, its lane waiting.
     - **Graceful hand-off.** :meth:`stop` stops reading, lets the lanes finish
       (``drain_timeout``), acknowledges, releases the leases and leaves the
       group: the next owners start at once.
@@ -256,7 +269,8 @@ class FleetWorker(Client):
             ServiceError: The worker is running or stopped; or no publisher
                 set the namespace's partition count within 30 s; or Redis
                 could not be reached.
-            ServiceAuthError: The service refused the token.
+            ServiceAuthError: The service refused the token (an answer 401 to the
+                first request), as :meth:`Client.login <service_client.Client.login>` raises.
             ServiceTimeoutError: ``timeout`` passed.
             ServiceAPIError: A REST call failed.
         """
@@ -281,7 +295,14 @@ class FleetWorker(Client):
 
     def _start_steps(self, deadline: float | None) -> None:
         state = self._connection
-        me = self._rest.request(Route(endpoints.GET_ME))
+        try:
+            me = self._rest.request(Route(endpoints.GET_ME))
+        except ServiceAPIError as exc:
+            if exc.status != 401:
+                raise
+            # The service refused the token: the same error as a client's login.
+            raise ServiceAuthError(f"the service refused the bot token ({exc.status} at "
+                                   f"{endpoints.GET_ME.method} {endpoints.GET_ME.path})") from exc
         if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
             raise ServiceError(f"{endpoints.GET_ME.method} {self.base_url}{endpoints.GET_ME.path} did not return a user record")
         user = User(state, me["user"])
@@ -322,6 +343,7 @@ class FleetWorker(Client):
         sender = self._sender = SendClient(self._redis, keys, self.instance.replace("/", "-"), self._stop_event)
         assert isinstance(state, FleetState)
         state.sender = sender
+        state.fetches = SharedFetches(self._redis, keys, self._stop_event)
         sender.start()
         consumer.start()
         with self._lifecycle_lock:

@@ -46,14 +46,14 @@ def test_the_fenced_script_writes_only_under_the_lease_and_marks_only_move_forwa
     raw.set(lease, "me:1")
     base = ["ep", 1, 0, 1, 1, b"a", 1, 0]
     new, old = mark_of(2000, "M2"), mark_of(1000, "M1")
-    assert script(keys=[stream, state, lease, marks], args=[*base, "C1", new, 1, "me:1"]) == [1, 0]
+    assert script(keys=[stream, state, lease, marks], args=[*base, "C1", new, 1, "me:1"]) == [1, 0, 0]
     assert raw.hget(marks, "C1") == new.encode()
     args = ["ep", 1, 0, 2, 1, b"b", 1, 0, "C1", old, 1, "me:1"]
-    assert script(keys=[stream, state, lease, marks], args=args) == [1, 0]
+    assert script(keys=[stream, state, lease, marks], args=args) == [1, 0, 0]
     assert raw.hget(marks, "C1") == new.encode()  # an older message does not move the mark back
     raw.set(lease, "other:2")
     args = ["ep", 1, 0, 3, 1, b"c", 1, 0, "C1", mark_of(3000, "M3"), 1, "me:1"]
-    assert script(keys=[stream, state, lease, marks], args=args) == [-1, 0]  # fenced: nothing written
+    assert script(keys=[stream, state, lease, marks], args=args) == [-1, 0, 0]  # fenced: nothing written
     assert raw.xlen(stream) == 2 and raw.hget(marks, "C1") == new.encode()
 
 
