@@ -664,3 +664,47 @@ def test_new_clients_use_a_clock_given_for_the_context() -> None:
             scheduler.close()
         emitter.close()
         pool.shutdown()
+
+
+# -- found in review: stop() and destroy() while a before_loop waits, times in several zones ----------
+
+
+def test_a_task_stopped_while_its_before_loop_runs_never_runs_its_function(rig: Rig) -> None:
+    entered, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+
+    @rig.scheduler.every(hours=1)
+    def leaderboard() -> None:
+        runs.append("run")
+
+    @leaderboard.before_loop
+    def wait_for_the_client() -> None:
+        entered.set()
+        release.wait(5)
+
+    leaderboard.start()
+    advancing = threading.Thread(target=rig.clock.advance, args=(0,), name="test-advance")
+    advancing.start()
+    try:
+        assert entered.wait(5)
+        leaderboard.stop()  # say, its extension is unloaded before the client is ready
+    finally:
+        release.set()
+        advancing.join(5)
+    assert runs == [] and not leaderboard.is_running()
+    assert rig.clock.advance(7200) == 0
+
+
+def test_a_before_loop_stopping_its_own_task_prevents_the_first_run(rig: Rig) -> None:
+    runs: list[str] = []
+
+    @rig.scheduler.every(hours=1)
+    def job() -> None:
+        runs.append("run")
+
+    @job.before_loop
+    def not_today() -> None:
+        job.stop()
+
+    job.start()
+    assert rig.clock.advance(3600) == 1 and runs == []

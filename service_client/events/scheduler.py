@@ -236,7 +236,9 @@ class RepeatingTask:
                 client.wait_until_ready()
 
         When ``fn`` raises, the exception is reported like a listener's and the task stops
-        without running. Returns ``fn`` unchanged.
+        without running. When the task is stopped (from ``fn`` itself or another thread) or
+        the client destroyed while ``fn`` runs, the first run does not start. Returns ``fn``
+        unchanged.
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -357,6 +359,9 @@ class RepeatingTask:
                             self._call = None
                             self._scheduler._tasks.discard(self)
                     return
+                with self._scheduler._lock:  # stop() (or destroy()) came while it ran: no run starts
+                    if generation != self._generation or not self._running or self._scheduler._closed:
+                        return
             self._fn(*self._args)
         except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
             self._scheduler._report("every", "task", self._fn, exc)
