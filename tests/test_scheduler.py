@@ -708,3 +708,26 @@ def test_a_before_loop_stopping_its_own_task_prevents_the_first_run(rig: Rig) ->
 
     job.start()
     assert rig.clock.advance(3600) == 1 and runs == []
+
+
+def test_destroy_while_a_before_loop_waits_until_ready_reports_nothing(rig: Rig) -> None:
+    entered = threading.Event()
+    runs: list[str] = []
+
+    @rig.scheduler.every(hours=1)
+    def job() -> None:
+        runs.append("run")
+
+    @job.before_loop
+    def wait_for_the_client() -> None:
+        entered.set()
+        rig.scheduler.wait_ready(5)
+
+    job.start()
+    advancing = threading.Thread(target=rig.clock.advance, args=(0,), name="test-advance")
+    advancing.start()
+    assert entered.wait(5)
+    rig.scheduler.close()  # the client's destroy(): a bad token, the end of a test
+    advancing.join(5)
+    assert not advancing.is_alive()
+    assert runs == [] and rig.errors == []  # a normal shutdown, not an error

@@ -236,7 +236,8 @@ class RepeatingTask:
                 client.wait_until_ready()
 
         When ``fn`` raises, the exception is reported like a listener's and the task stops
-        without running. When the task is stopped (from ``fn`` itself or another thread) or
+        without running; once the client is destroyed it is only logged at DEBUG level
+        (``wait_until_ready`` raises then: a normal end, not an error). When the task is stopped (from ``fn`` itself or another thread) or
         the client destroyed while ``fn`` runs, the first run does not start. Returns ``fn``
         unchanged.
 
@@ -352,6 +353,9 @@ class RepeatingTask:
                 try:
                     before()
                 except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
+                    if self._scheduler._closed:  # destroyed meanwhile (wait_until_ready raised): a normal end
+                        log.debug("the before_loop of %s ended with the client's destroy(): %r", self.__name__, exc)
+                        return
                     self._scheduler._report("every", "before_loop", before, exc)
                     with self._scheduler._lock:
                         if generation == self._generation:
