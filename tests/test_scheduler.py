@@ -731,3 +731,13 @@ def test_destroy_while_a_before_loop_waits_until_ready_reports_nothing(rig: Rig)
     advancing.join(5)
     assert not advancing.is_alive()
     assert runs == [] and rig.errors == []  # a normal shutdown, not an error
+
+
+def test_a_start_on_ready_task_stopped_before_ready_stays_stopped(rig: Rig) -> None:
+    @rig.scheduler.every(hours=1, start_on_ready=True)
+    def job() -> None:
+        """Stopped before ready (its extension unloaded): ready must not start it again."""
+
+    job.stop()
+    rig.scheduler.set_ready()
+    assert not job.is_running() and rig.clock.advance(3600) == 0

@@ -292,7 +292,8 @@ class RepeatingTask:
     def stop(self) -> None:
         """Stop: no run starts after this call; a run going on now ends normally. Idempotent.
 
-        Safe from inside the task's own run.
+        Safe from inside the task's own run. A task made with ``start_on_ready=True`` and
+        stopped before the client is ready is not started at ready.
         """
         scheduler = self._scheduler
         with scheduler._lock:
@@ -300,6 +301,8 @@ class RepeatingTask:
             self._deferred = False
             call, self._call = self._call, None
             scheduler._tasks.discard(self)
+            if self in scheduler._on_ready:  # a start_on_ready task stopped before ready stays stopped
+                scheduler._on_ready.remove(self)
             if call is not None and call._state == _RUNNING:
                 self._busy = True  # cleared when that run ends
         if call is not None:
