@@ -741,3 +741,23 @@ def test_a_start_on_ready_task_stopped_before_ready_stays_stopped(rig: Rig) -> N
     job.stop()
     rig.scheduler.set_ready()
     assert not job.is_running() and rig.clock.advance(3600) == 0
+
+
+def test_the_same_clock_time_in_two_zones_is_two_times(wall_rig: Rig) -> None:
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        paris, new_york = zoneinfo.ZoneInfo("Europe/Paris"), zoneinfo.ZoneInfo("America/New_York")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("the time zone database lacks Europe/Paris or America/New_York (install tzdata)")
+    rig = wall_rig
+    seen: list[str] = []
+
+    @rig.scheduler.every(time=[datetime.time(9, 0, tzinfo=paris), datetime.time(9, 0, tzinfo=new_york),
+                               datetime.time(9, 0, tzinfo=paris)])
+    def open_markets() -> None:
+        seen.append(rig.clock.utcnow().strftime("%H:%M"))
+
+    assert open_markets.times is not None and len(open_markets.times) == 2  # Paris twice is once
+    open_markets.start()
+    rig.clock.advance(86400)
+    assert seen == ["13:00", "07:00"]  # 9:00 in New York (EDT from 10 March) on the 30th, 9:00 in Paris on the 31st

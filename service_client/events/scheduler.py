@@ -419,7 +419,8 @@ class RepeatingTask:
 
 
 def _check_times(time: object) -> tuple[_dt.time, ...]:
-    """``time`` (a :class:`datetime.time` or an iterable of them) as a sorted tuple of aware times.
+    """``time`` (a :class:`datetime.time` or an iterable of them) as a tuple of aware times, in the
+    order given, each time of day once (naive ones taken as UTC).
 
     Raises:
         TypeError: Not a time nor an iterable of times.
@@ -438,9 +439,20 @@ def _check_times(time: object) -> tuple[_dt.time, ...]:
         if not isinstance(item, _dt.time):
             raise TypeError(f"every time must be a datetime.time, got {type(item).__name__}")
         aware = item if item.tzinfo is not None else item.replace(tzinfo=_dt.timezone.utc)
-        if aware not in out:
+        if not any(_same_time(aware, known) for known in out):
             out.append(aware)
     return tuple(out)
+
+
+def _same_time(a: _dt.time, b: _dt.time) -> bool:
+    """Whether two aware times are the same time of day every day.
+
+    ``==`` is not enough: a time in a :class:`zoneinfo.ZoneInfo` has no UTC offset without a
+    date, so Python compares it as naive, and 9:00 in Paris would equal 9:00 in New York.
+    """
+    if a.utcoffset() is not None and b.utcoffset() is not None:  # fixed offsets: the same instant
+        return a == b
+    return a.tzinfo == b.tzinfo and a.replace(tzinfo=None) == b.replace(tzinfo=None) and a.fold == b.fold
 
 
 def _next_time_of_day(times: tuple[_dt.time, ...], after: _dt.datetime) -> _dt.datetime:
