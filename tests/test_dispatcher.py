@@ -845,3 +845,12 @@ def test_help_shows_who_shares_a_cooldown_and_the_concurrency_limit() -> None:
     loaded = Command.from_object({"name": "m", "execute": print, "cooldown": 1, "cooldown_per": "server",
                                   "max_concurrency": 1, "concurrency_per": "user"})
     assert loaded is not None and (loaded.cooldown_per, loaded.concurrency_per) == (BucketType.SERVER, BucketType.USER)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [(1e-10, "0.1 s"), (9.95, "10 s"), (9.999, "10 s"), (59.5, "1 min"), (3599.5, "1 h"),
+     (86340.5, "1 d"), (86370, "1 d"), (86399, "1 d"), (86339, "23 h 59 min")],
+)
+def test_a_wait_at_a_unit_s_boundary_is_said_in_the_larger_unit(seconds: float, words: str) -> None:
+    assert duration_text(seconds) == words  # never "24 h", "10.0 s" or "0.0 s"
