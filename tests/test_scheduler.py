@@ -761,3 +761,12 @@ def test_the_same_clock_time_in_two_zones_is_two_times(wall_rig: Rig) -> None:
     open_markets.start()
     rig.clock.advance(86400)
     assert seen == ["13:00", "07:00"]  # 9:00 in New York (EDT from 10 March) on the 30th, 9:00 in Paris on the 31st
+
+
+def test_an_advance_past_the_last_datetime_is_refused_and_leaves_the_clock_working() -> None:
+    clock = ManualClock(utc=T0)
+    with pytest.raises(ValueError, match="seconds=.* past the latest datetime"):
+        clock.advance(1e12)  # some 31 700 years
+    assert clock.now() == 0.0 and clock.utcnow() == T0 and "ManualClock" in repr(clock)
+    with pytest.raises(ValueError, match="utc .* out of range"):
+        ManualClock(utc=datetime.datetime.max.replace(tzinfo=datetime.timezone(datetime.timedelta(hours=-5))))

@@ -108,7 +108,7 @@ class ManualClock:
 
     Raises:
         TypeError: ``start`` is not a number, or ``utc`` is not an aware datetime.
-        ValueError: ``start`` is negative or not finite.
+        ValueError: ``start`` is negative or not finite, or ``utc`` is out of range in UTC.
     """
 
     def __init__(self, start: float = 0.0, *, utc: _dt.datetime | None = None) -> None:
@@ -117,7 +117,10 @@ class ManualClock:
             utc = _dt.datetime.now(_dt.timezone.utc)
         elif not isinstance(utc, _dt.datetime) or utc.utcoffset() is None:
             raise TypeError(f"utc must be an aware datetime (with tzinfo), got {utc!r}")
-        self._utc0 = utc.astimezone(_dt.timezone.utc)
+        try:
+            self._utc0 = utc.astimezone(_dt.timezone.utc)
+        except OverflowError:
+            raise ValueError(f"utc is out of range once in UTC, got {utc!r}") from None
         self._lock = threading.Lock()  # guards _now and _schedulers
         self._schedulers: weakref.WeakSet[Scheduler] = weakref.WeakSet()
 
@@ -179,13 +182,19 @@ class ManualClock:
 
         Raises:
             TypeError: ``seconds`` or ``timeout`` is not a number.
-            ValueError: ``seconds`` or ``timeout`` is negative or not finite.
+            ValueError: ``seconds`` or ``timeout`` is negative or not finite, or ``seconds``
+                would move :meth:`utcnow` past :attr:`datetime.datetime.max` (nothing moves).
             TimeoutError: A call did not end within ``timeout`` (the clock stays at its due time).
         """
         step = _check_seconds("seconds", seconds)
         wait = _check_seconds("timeout", timeout)
         with self._lock:
             target = self._now + step
+        try:
+            self._utc0 + _dt.timedelta(seconds=target - self._start)
+        except OverflowError:  # its wall-clock time could not be told any more
+            raise ValueError(f"seconds={seconds!r} would move the clock past the latest datetime "
+                             f"({_dt.datetime.max.year}-12-31)") from None
         ran = 0
         while True:
             with self._lock:
