@@ -854,3 +854,14 @@ def test_help_shows_who_shares_a_cooldown_and_the_concurrency_limit() -> None:
 )
 def test_a_wait_at_a_unit_s_boundary_is_said_in_the_larger_unit(seconds: float, words: str) -> None:
     assert duration_text(seconds) == words  # never "24 h", "10.0 s" or "0.0 s"
+
+
+def test_a_cooldown_beyond_the_last_datetime_is_stored_as_the_last_datetime() -> None:
+    store = DictStore()
+    client = ClockedClient()
+    bot = CommandDispatcher(client, cooldown_store=store)  # type: ignore[arg-type]
+    ran: list[str] = []
+    bot.add(Command("once", lambda ctx: ran.append("ran"), cooldown=1e12))  # "once ever", some 31 700 years
+    assert run(client, "!once").replies == [] and ran == ["ran"]
+    assert store.data == {"once:user:U1": datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)}
+    assert run(client, "!once").replies[0].startswith("!once is on cooldown: try again in ")

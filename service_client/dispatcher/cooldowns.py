@@ -45,7 +45,7 @@ class CooldownStore(Protocol):
 
     Give one to ``CommandDispatcher(client, cooldown_store=store)``. Its methods are called
     on the worker thread that runs the command, may block (a SQLite query is fine) and must
-    be thread-safe. An exception either raises fails that invocation like an exception of
+    be thread-safe. An exception either method raises fails that invocation like an exception of
     the command (the author sees a short notice; the error is logged and emitted). A store
     on SQLite::
 
@@ -73,7 +73,10 @@ class CooldownStore(Protocol):
         ...
 
     def set(self, key: str, until: _dt.datetime) -> None:
-        """Remember that the cooldown of ``key`` ends at ``until`` (an aware UTC datetime)."""
+        """Remember that the cooldown of ``key`` ends at ``until`` (an aware UTC datetime).
+
+        A cooldown that would end after :attr:`datetime.datetime.max` ends at it.
+        """
         ...
 
 
@@ -212,7 +215,11 @@ class CommandLimits:
                     if self._until.get(key) == reserved:
                         self._until[key] = now + wait
                 return wait
-            store.set(name, wall + _dt.timedelta(seconds=command.cooldown))
+            try:
+                until = wall + _dt.timedelta(seconds=command.cooldown)
+            except OverflowError:  # a cooldown of millennia ("once ever"): the last datetime will do
+                until = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
+            store.set(name, until)
         except Exception as exc:
             with self._lock:
                 if self._until.get(key) == reserved:
