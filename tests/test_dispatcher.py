@@ -865,3 +865,19 @@ def test_a_cooldown_beyond_the_last_datetime_is_stored_as_the_last_datetime() ->
     assert run(client, "!once").replies == [] and ran == ["ran"]
     assert store.data == {"once:user:U1": datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)}
     assert run(client, "!once").replies[0].startswith("!once is on cooldown: try again in ")
+
+
+def test_a_clock_object_is_taken_for_clock_and_bad_limits_are_refused_at_the_call_site() -> None:
+    client = ClockedClient()
+    own = ManualClock(start=5.0)
+    bot = CommandDispatcher(client, clock=own)  # type: ignore[arg-type] # a Clock, as client.clock is
+    bot.add(Command("roll", lambda ctx: None, cooldown=10))
+    run(client, "!roll")
+    own.advance(4)
+    assert run(client, "!roll").replies == ["!roll is on cooldown: try again in 6.0 s."]
+    with pytest.raises(TypeError, match="clock must be a function returning seconds or a clock with now"):
+        CommandDispatcher(client, clock=5.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cooldown_store must have get"):
+        CommandDispatcher(client, cooldown_store=object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cooldown_store must have get"):
+        CommandDispatcher(client, cooldown_store={"daily": None})  # type: ignore[arg-type] # a dict has get, not set(key, until)
