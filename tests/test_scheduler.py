@@ -770,3 +770,26 @@ def test_an_advance_past_the_last_datetime_is_refused_and_leaves_the_clock_worki
     assert clock.now() == 0.0 and clock.utcnow() == T0 and "ManualClock" in repr(clock)
     with pytest.raises(ValueError, match="utc .* out of range"):
         ManualClock(utc=datetime.datetime.max.replace(tzinfo=datetime.timezone(datetime.timedelta(hours=-5))))
+
+
+def test_a_repeating_task_goes_on_after_its_clock_failed_once_when_planning(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+    runs: list[float] = []
+    three = threading.Event()
+
+    @rig.scheduler.every(seconds=0.02)
+    def tick() -> None:
+        runs.append(1)
+        if len(runs) == 1:
+            with clock.lock:
+                clock.fail = 1  # the next read is the planning of the run after this one
+        if len(runs) == 3:
+            three.set()
+
+    tick.start()
+    try:
+        assert three.wait(5), f"the task stopped after {len(runs)} runs (next_run={tick.next_run})"
+        assert rig.error_seen.wait(5) and str(rig.errors[0]) == "the clock is broken"  # reported, not lost
+    finally:
+        tick.stop()

@@ -376,38 +376,84 @@ class RepeatingTask:
             self._plan_next(generation)
 
     def _plan_next(self, generation: int) -> None:
+        """Plan the run after the one that just ended (on its worker).
+
+        When the clock fails, the failure is reported and the next run is planned from the
+        due time of the last one (the interval after it, or the next time of day after its
+        time): a clock that fails once does not end the task. A task that cannot be planned
+        without the clock (its first run after a deferred start, or a switch to times of day
+        during a run) stops, reported.
+        """
         scheduler = self._scheduler
+        failure: Exception | None = None
         with scheduler._lock:
             if generation != self._generation:  # stopped (and maybe started again) during the run
                 self._busy = False
                 if self._deferred and self._running and not scheduler._closed:
                     self._deferred = False
-                    self._call = self._push_first()
-                return
-            self._busy = False
-            self._runs += 1
-            call = self._call
-            if not self._running or call is None or scheduler._closed:
-                return
-            if self._count is not None and self._runs >= self._count:
-                self._running = False
-                self._call = None
-                scheduler._tasks.discard(self)
-                return
-            now = scheduler._clock.now()
-            if self._times is not None:
-                wall = utcnow_of(scheduler._clock)
-                last = self._wall_due if self._wall_due is not None and self._wall_due > wall else wall
-                self._wall_due = _next_time_of_day(self._times, last)
-                when = now + (self._wall_due - wall).total_seconds()
+                    try:
+                        self._call = self._push_first()
+                    except Exception as exc:  # noqa: BLE001 - reported below, never lost
+                        failure = exc
+                        self._stop_locked()
             else:
-                assert self._interval is not None
-                when = call._when + self._interval
-                if when <= now:  # the run ended late: skip the times it missed, keep the phase
-                    when += (math.floor((now - when) / self._interval) + 1) * self._interval
-            # Float rounding (a large clock value) may leave ``when`` where it was: go forward.
-            when = max(when, math.nextafter(max(now, call._when), math.inf))
-            self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
+                self._busy = False
+                self._runs += 1
+                call = self._call
+                if not self._running or call is None or scheduler._closed:
+                    return
+                if self._count is not None and self._runs >= self._count:
+                    self._stop_locked()
+                    return
+                try:
+                    when: float | None = self._next_when(call._when)
+                except Exception as exc:  # noqa: BLE001 - reported below, never lost
+                    failure = exc
+                    when = self._next_when_without_clock(call._when)
+                if when is None:
+                    self._stop_locked()
+                else:
+                    self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
+        if failure is not None:
+            clock = scheduler._clock
+            scheduler._report("every", "clock", getattr(clock, "now", type(clock)), failure)
+
+    def _stop_locked(self) -> None:
+        """Stop (``_lock`` held): the task is no longer running."""
+        self._running = False
+        self._call = None
+        self._scheduler._tasks.discard(self)
+
+    def _next_when(self, due: float) -> float:
+        """When the run after the one due at ``due`` is due, read from the clock (``_lock`` held).
+
+        Raises:
+            Exception: What the clock raised, or its bad answer (TypeError, ValueError).
+        """
+        clock = self._scheduler._clock
+        now = _read_clock(clock)
+        if self._times is not None:
+            wall = utcnow_of(clock)
+            last = self._wall_due if self._wall_due is not None and self._wall_due > wall else wall
+            self._wall_due = _next_time_of_day(self._times, last)
+            when = now + (self._wall_due - wall).total_seconds()
+        else:
+            assert self._interval is not None
+            when = due + self._interval
+            if when <= now:  # the run ended late: skip the times it missed, keep the phase
+                when += (math.floor((now - when) / self._interval) + 1) * self._interval
+        # Float rounding (a large clock value) may leave ``when`` where it was: go forward.
+        return max(when, math.nextafter(max(now, due), math.inf))
+
+    def _next_when_without_clock(self, due: float) -> float | None:
+        """The next due time from the last one alone, when the clock failed; None when it cannot be told."""
+        if self._times is None:
+            assert self._interval is not None
+            return max(due + self._interval, math.nextafter(due, math.inf))
+        if self._wall_due is None:
+            return None
+        last, self._wall_due = self._wall_due, _next_time_of_day(self._times, self._wall_due)
+        return due + (self._wall_due - last).total_seconds()
 
     def __repr__(self) -> str:
         state = "running" if self._running else "stopped"
