@@ -793,3 +793,39 @@ def test_a_repeating_task_goes_on_after_its_clock_failed_once_when_planning(rig:
         assert rig.error_seen.wait(5) and str(rig.errors[0]) == "the clock is broken"  # reported, not lost
     finally:
         tick.stop()
+
+
+def test_a_start_refused_by_a_failing_clock_leaves_the_task_stopped(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+
+    @rig.scheduler.every(minutes=1)
+    def job() -> None:
+        """Never runs here."""
+
+    with clock.lock:
+        clock.fail = 1
+    with pytest.raises(RuntimeError, match="the clock is broken"):
+        job.start()
+    assert not job.is_running()  # nothing half-applied: start() works once the clock does
+    job.start()
+    assert job.is_running() and job.next_run is not None
+    job.stop()
+
+
+def test_set_ready_starts_the_other_tasks_when_one_cannot_start_and_reports_it(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+    made = []
+    for _ in range(2):
+        @rig.scheduler.every(minutes=1, start_on_ready=True)
+        def job() -> None:
+            """Started at ready."""
+
+        made.append(job)
+    with clock.lock:
+        clock.fail = 1  # the first task's start fails
+    rig.scheduler.set_ready()  # called by the client's login: it must not raise
+    assert [task.is_running() for task in made] == [False, True]
+    assert rig.error_seen.wait(5) and str(rig.errors[0]) == "the clock is broken"
+    made[1].stop()

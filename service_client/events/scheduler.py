@@ -260,6 +260,7 @@ class RepeatingTask:
         Raises:
             RuntimeError: The task is running already (call :meth:`stop` first).
             ServiceError: The client was destroyed.
+            Exception: What the clock's ``now()`` or ``utcnow()`` raised (the task stays stopped).
         """
         scheduler = self._scheduler
         with scheduler._lock:
@@ -267,16 +268,20 @@ class RepeatingTask:
                 raise ServiceError("the client was destroyed; scheduled work cannot start")
             if self._running:
                 raise RuntimeError(f"the task {self.__name__} is running already; stop() it first")
-            self._args = args
-            self._runs = 0
-            self._running = True
             self._generation += 1
-            scheduler._tasks.add(self)
             if self._busy:  # a run of the last start goes on: it plans this start's first run
                 self._deferred = True
                 self._call = None
-                return
-            self._call = self._push_first()
+            else:
+                try:
+                    self._call = self._push_first()  # reads the clock: nothing changes when it fails
+                except BaseException:
+                    self._generation -= 1
+                    raise
+            self._args = args
+            self._runs = 0
+            self._running = True
+            scheduler._tasks.add(self)
 
     def _push_first(self) -> ScheduledCall:
         """Plan the first run of the current start (``_lock`` held)."""
@@ -678,7 +683,9 @@ class Scheduler:
         """The client is ready: start the ``start_on_ready`` tasks, wake :meth:`wait_ready`. Idempotent.
 
         Called by the client before it emits ``ready``, so those tasks' first runs are due
-        before any ``ready`` listener runs and before ``login()`` returns.
+        before any ``ready`` listener runs and before ``login()`` returns. Never raises: a
+        task that cannot start (its clock failed) is reported like a listener's exception
+        and the others start.
         """
         with self._lock:
             if self._ready or self._closed:
@@ -687,12 +694,15 @@ class Scheduler:
             tasks, self._on_ready = self._on_ready, []
             self._lock.notify_all()
         for task in tasks:
+            if task.is_running():
+                continue  # started by hand already
             try:
                 task.start()
-            except RuntimeError:
-                pass  # started by hand already
             except ServiceError:
                 return  # destroyed meanwhile
+            except Exception as exc:  # noqa: BLE001 - one task's clock failure must not stop the login, nor the others
+                if not task.is_running():  # else started by hand meanwhile (RuntimeError): nothing wrong
+                    self._report("every", "start", task._fn, exc)
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until :meth:`set_ready` was called.
