@@ -881,3 +881,8 @@ def test_a_clock_object_is_taken_for_clock_and_bad_limits_are_refused_at_the_cal
         CommandDispatcher(client, cooldown_store=object())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="cooldown_store must have get"):
         CommandDispatcher(client, cooldown_store={"daily": None})  # type: ignore[arg-type] # a dict has get, not set(key, until)
+
+
+def test_a_cooldown_too_large_for_a_float_is_a_value_error_naming_it() -> None:
+    with pytest.raises(ValueError, match="cooldown must be a finite number of seconds"):
+        Command("x", print, cooldown=10**400)

@@ -478,7 +478,10 @@ def _normalise_cooldown(cooldown: object) -> float:
         raise TypeError(
             f"cooldown must be a number of seconds, not {type(cooldown).__name__}"
         )
-    seconds = float(cooldown)
+    try:
+        seconds = float(cooldown)
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"cooldown must be a finite number of seconds >= 0, got {cooldown!r}")
     return seconds
