@@ -829,3 +829,21 @@ def test_set_ready_starts_the_other_tasks_when_one_cannot_start_and_reports_it(r
     assert [task.is_running() for task in made] == [False, True]
     assert rig.error_seen.wait(5) and str(rig.errors[0]) == "the clock is broken"
     made[1].stop()
+
+
+def test_a_time_in_the_hour_summer_time_skips_runs_once_the_hour_after(wall_rig: Rig) -> None:
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        paris = zoneinfo.ZoneInfo("Europe/Paris")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("the time zone database has no Europe/Paris (install tzdata)")
+    rig = wall_rig
+    seen: list[str] = []
+
+    @rig.scheduler.every(time=datetime.time(2, 30, tzinfo=paris))  # 2:30 does not exist in Paris on 31 March 2030
+    def night() -> None:
+        seen.append(rig.clock.utcnow().astimezone(paris).strftime("%d %H:%M"))
+
+    night.start()
+    rig.clock.advance(3 * 86400)
+    assert seen == ["31 03:30", "01 02:30", "02 02:30"]

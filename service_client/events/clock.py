@@ -133,7 +133,10 @@ class ManualClock:
         return self._utc0 + _dt.timedelta(seconds=self._now - self._start)
 
     def advance_to(self, when: _dt.datetime, *, timeout: float = 10.0) -> int:
-        """Advance to the wall-clock time ``when`` (see :meth:`advance`); nothing when it is past.
+        """Advance to the wall-clock time ``when`` (see :meth:`advance`).
+
+        When ``when`` is not after :meth:`utcnow`, the clock does not move and only what is
+        due now runs, as with ``advance(0)``.
 
         ::
 
