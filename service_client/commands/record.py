@@ -49,6 +49,13 @@ class BucketType(enum.Enum):
     def resolve(cls, value: object, *, name: str = "bucket type") -> BucketType:
         """``value`` as a :class:`BucketType`: a member, or its value or name as a str (any case).
 
+        Args:
+            value: A :class:`BucketType`, or ``"member"`` / ``"MEMBER"`` (``"guild"`` is ``SERVER``).
+            name: The argument's name, for the error messages.
+
+        Returns:
+            The member.
+
         Raises:
             TypeError: ``value`` is neither a BucketType nor a str.
             ValueError: A str that names no bucket type (the message lists them).

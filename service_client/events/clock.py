@@ -244,7 +244,15 @@ def new_clients_use(clock: Clock | None) -> Iterator[None]:
 
     The test world uses it so that a bot built during a test (by its factory, or by the test
     itself) is timed by the world's clock from its construction on. Blocks nest; the previous
-    clock is back at the end.
+    clock is back at the end. A thread started inside the block does not inherit it (each
+    thread has its own context), and a client made before the block keeps its clock.
+
+    Args:
+        clock: The clock new clients start with; None for the real clock (a new
+            :class:`MonotonicClock` each).
+
+    Yields:
+        None, once the clock is set for this context.
     """
     token = _NEW_CLIENTS_CLOCK.set(clock)
     try:

@@ -648,6 +648,16 @@ class Scheduler:
     ) -> Callable[[Callable[..., Any]], RepeatingTask]:
         """A decorator making a function a :class:`RepeatingTask` (not started, unless ready and ``start_on_ready``).
 
+        Args:
+            seconds, minutes, hours: The interval, added up, seconds (at least 1 ms in all).
+            time: A :class:`datetime.time` or several (naive ones are UTC), instead of an interval.
+            count: Stop after this many runs; None runs until stopped.
+            start_on_ready: Start the task (without arguments) at :meth:`set_ready`, or at once
+                when it was called already.
+
+        Returns:
+            The decorator; it raises TypeError when the decorated object is not callable.
+
         Raises:
             TypeError: An interval part is not a number, ``time`` not a time or times,
                 ``count`` not an int, ``start_on_ready`` not a bool.
@@ -706,6 +716,10 @@ class Scheduler:
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until :meth:`set_ready` was called.
+
+        Args:
+            timeout: Longest wait, seconds (checked by the caller, ``client.wait_until_ready``);
+                None waits until ready or closed.
 
         Raises:
             ServiceError: The scheduler was closed (the client destroyed) first.
