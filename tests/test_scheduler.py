@@ -847,3 +847,16 @@ def test_a_time_in_the_hour_summer_time_skips_runs_once_the_hour_after(wall_rig:
     night.start()
     rig.clock.advance(3 * 86400)
     assert seen == ["31 03:30", "01 02:30", "02 02:30"]
+
+
+def test_set_clock_during_a_run_plans_the_next_time_of_day_on_the_new_clock_s_wall_time(wall_rig: Rig) -> None:
+    rig = wall_rig
+    new = ManualClock(start=1000.0, utc=T0 - datetime.timedelta(days=365))  # 8:00 UTC, a year earlier
+
+    @rig.scheduler.every(time=datetime.time(9, 0))
+    def switch() -> None:
+        rig.scheduler.set_clock(new)
+
+    switch.start()
+    assert rig.clock.advance(3600) == 1 and rig.scheduler.clock is new
+    assert switch.next_run == 1000.0 + 3600.0  # 9:00 on the new clock's day, not a year and a day away

@@ -617,6 +617,7 @@ class Scheduler:
                 running = task._call
                 if running is not None and running._state == _RUNNING:
                     running._when += shift
+                    task._wall_due = None  # its next time of day is read from the new clock's wall time
             self._lock.notify_all()
         if isinstance(old, ManualClock) and old is not new:
             old._detach(self)
