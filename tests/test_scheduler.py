@@ -6,6 +6,7 @@ import datetime
 import logging
 import math
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -860,3 +861,49 @@ def test_set_clock_during_a_run_plans_the_next_time_of_day_on_the_new_clock_s_wa
     switch.start()
     assert rig.clock.advance(3600) == 1 and rig.scheduler.clock is new
     assert switch.next_run == 1000.0 + 3600.0  # 9:00 on the new clock's day, not a year and a day away
+
+
+def test_stop_while_a_worker_takes_the_run_still_keeps_the_next_start_from_overlapping(rig: Rig) -> None:
+    blockers_go, entered, release, stop_returned = (threading.Event() for _ in range(4))
+    active, most = [0], [0]
+    lock = threading.Lock()
+
+    @rig.scheduler.every(hours=1)
+    def job() -> None:
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        if not stop_returned.is_set():  # a run that began during stop(): it goes on for a while
+            entered.set()
+            release.wait(5)
+        with lock:
+            active[0] -= 1
+
+    for _ in range(4):  # every worker busy: the due run waits in the pool's queue
+        rig.pool.submit(lambda: blockers_go.wait(5))
+    job.start()
+    first = threading.Thread(target=rig.clock.advance, args=(0,), kwargs={"timeout": 5}, name="test-advance")
+    first.start()
+    deadline = time.monotonic() + 5
+    while not rig.scheduler._queued and time.monotonic() < deadline:  # handed to the pool, not started
+        time.sleep(0.001)
+    original = rig.scheduler._cancel
+
+    def late_cancel(call: Any) -> bool:
+        """The worker starts the run between stop()'s look at it and its cancel."""
+        blockers_go.set()
+        entered.wait(1)
+        return original(call)
+
+    rig.scheduler._cancel = late_cancel  # type: ignore[method-assign]
+    try:
+        job.stop()
+        stop_returned.set()
+        blockers_go.set()
+        job.start()
+        rig.clock.advance(0, timeout=5)
+    finally:
+        release.set()
+        first.join(5)
+        job.stop()
+    assert most[0] == 1  # never two runs at once

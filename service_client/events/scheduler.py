@@ -308,10 +308,12 @@ class RepeatingTask:
             scheduler._tasks.discard(self)
             if self in scheduler._on_ready:  # a start_on_ready task stopped before ready stays stopped
                 scheduler._on_ready.remove(self)
+            # Under the same lock as the look at its state: a worker cannot start it in between.
+            cancelled = call is not None and scheduler._cancel_locked(call)
             if call is not None and call._state == _RUNNING:
                 self._busy = True  # cleared when that run ends
-        if call is not None:
-            call.cancel()
+        if cancelled and call is not None:
+            call._done.set()
 
     def change_interval(
         self, *, seconds: float = 0, minutes: float = 0, hours: float = 0,
@@ -752,17 +754,23 @@ class Scheduler:
 
     def _cancel(self, call: ScheduledCall) -> bool:
         with self._lock:
-            if call._state not in (_PENDING, _QUEUED):
-                return False
-            if call._state == _PENDING:
-                self._cancelled += 1
-                if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
-                    self._heap = [c for c in self._heap if c._state == _PENDING]
-                    heapq.heapify(self._heap)
-                    self._cancelled = 0
-            self._queued.discard(call)
-            call._state = _CANCELLED
-        call._done.set()
+            cancelled = self._cancel_locked(call)
+        if cancelled:
+            call._done.set()
+        return cancelled
+
+    def _cancel_locked(self, call: ScheduledCall) -> bool:
+        """Mark ``call`` cancelled unless it has started (``_lock`` held); the caller sets ``_done``."""
+        if call._state not in (_PENDING, _QUEUED):
+            return False
+        if call._state == _PENDING:
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                self._heap = [c for c in self._heap if c._state == _PENDING]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+        self._queued.discard(call)
+        call._state = _CANCELLED
         return True
 
     def _pop_due(self, until: float) -> ScheduledCall | None:
