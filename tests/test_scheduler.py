@@ -907,3 +907,25 @@ def test_stop_while_a_worker_takes_the_run_still_keeps_the_next_start_from_overl
         first.join(5)
         job.stop()
     assert most[0] == 1  # never two runs at once
+
+
+def test_advance_to_a_time_of_day_runs_the_task_due_then_whatever_the_float_rounding(rig: Rig) -> None:
+    nine = datetime.datetime(2030, 1, 1, 9, 0, tzinfo=datetime.timezone.utc)
+    missed = []
+    for case in range(100):
+        clock = ManualClock(start=case * 7.77, utc=datetime.datetime(2030, 1, 1, 7, 13, 12, case * 9973,
+                                                                       tzinfo=datetime.timezone.utc))
+        rig.scheduler.set_clock(clock)
+        clock.advance(case * 0.37)
+
+        @rig.scheduler.every(time=datetime.time(9, 0))
+        def at_nine() -> None:
+            """Due at 9:00 on the clock's wall-clock time."""
+
+        at_nine.start()
+        clock.advance(case * 1.13)
+        if clock.advance_to(nine) != 1:
+            missed.append(case)
+        at_nine.stop()
+        assert clock.utcnow() == nine
+    assert missed == []

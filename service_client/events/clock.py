@@ -92,6 +92,12 @@ def _check_seconds(name: str, value: object, *, positive: bool = False) -> float
 
 
 
+#: A call due this little after the target of :meth:`ManualClock.advance` runs too: the
+#: wall-clock time has microseconds, and a time of day planned on it lands a float rounding
+#: away from the target ``advance_to`` computes for it.
+_DUE_SLACK_S = 1e-6
+
+
 class ManualClock:
     """A clock that stands still until :meth:`advance` moves it: scheduled work in tests.
 
@@ -174,7 +180,8 @@ class ManualClock:
         work that schedules more work (a repeating task's next run, a ``call_later`` from a
         callback) is run too when it falls due within the advance. Returns when all of it has
         run; the clock then shows the old time plus ``seconds``. ``advance(0)`` runs what is
-        due now.
+        due now. A call due less than a microsecond after that time (float rounding, as of a
+        time of day reached with :meth:`advance_to`) runs too, the clock showing the target.
 
         Args:
             seconds: How far to move, seconds (>= 0).
@@ -206,12 +213,12 @@ class ManualClock:
             owner: Scheduler | None = None
             for scheduler in schedulers:
                 head = scheduler._peek()
-                if head is not None and head[0] <= target and (best is None or head < best):
+                if head is not None and head[0] <= target + _DUE_SLACK_S and (best is None or head < best):
                     best, owner = head, scheduler
             if best is None or owner is None:
                 break
             with self._lock:
-                self._now = max(self._now, best[0])
+                self._now = max(self._now, min(best[0], target))
             with owner._lock:
                 call = owner._pop_due(best[0])
             if call is None:  # cancelled or closed meanwhile
