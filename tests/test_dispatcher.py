@@ -886,3 +886,14 @@ def test_a_clock_object_is_taken_for_clock_and_bad_limits_are_refused_at_the_cal
 def test_a_cooldown_too_large_for_a_float_is_a_value_error_naming_it() -> None:
     with pytest.raises(ValueError, match="cooldown must be a finite number of seconds"):
         Command("x", print, cooldown=10**400)
+
+
+def test_a_cooldown_ends_when_the_clock_reaches_it_in_steps_despite_float_rounding() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type]
+    ran: list[str] = []
+    bot.add(Command("roll", lambda ctx: ran.append("roll"), cooldown=3))
+    run(client, "!roll")
+    for _ in range(10):
+        client.clock.advance(0.3)  # from 50 s, 0.3 ten times is 52.99999999999997
+    assert run(client, "!roll").replies == [] and ran == ["roll", "roll"]

@@ -39,6 +39,9 @@ __all__ = ["CommandLimits", "CooldownStore", "bucket_key"]
 
 #: Cooldown entries kept before expired ones are swept.
 _SWEEP_AT = 1024
+#: A turn that ends less than this after now (seconds) has ended: a clock moved to the end of a
+#: cooldown in steps (``advance(0.3)`` ten times) may fall a float rounding short of it.
+_END_SLACK_S = 1e-6
 
 class CooldownStore(Protocol):
     """Where a dispatcher keeps cooldown expiries so they survive a restart of the bot.
@@ -177,7 +180,7 @@ class CommandLimits:
         now = self._now()
         with self._lock:
             until = self._until.get(key)
-            if until is not None and until > now:
+            if until is not None and until > now + _END_SLACK_S:
                 wait: float | None = until - now
             else:
                 wait = None
