@@ -759,6 +759,7 @@ def test_the_same_clock_time_in_two_zones_is_two_times(wall_rig: Rig) -> None:
         seen.append(rig.clock.utcnow().strftime("%H:%M"))
 
     assert open_markets.times is not None and len(open_markets.times) == 2  # Paris twice is once
+    assert "at 09:00:00 Europe/Paris, 09:00:00 America/New_York" in repr(open_markets)
     open_markets.start()
     rig.clock.advance(86400)
     assert seen == ["13:00", "07:00"]  # 9:00 in New York (EDT from 10 March) on the 30th, 9:00 in Paris on the 31st

@@ -465,7 +465,7 @@ class RepeatingTask:
     def __repr__(self) -> str:
         state = "running" if self._running else "stopped"
         if self._times is not None:
-            shown = "at " + ", ".join(t.isoformat() for t in self._times)
+            shown = "at " + ", ".join(_time_text(t) for t in self._times)
         else:
             shown = f"every {self._interval:g} s"
         return f"<RepeatingTask {self.__name__} {shown} {state} runs={self._runs}>"
@@ -495,6 +495,13 @@ def _check_times(time: object) -> tuple[_dt.time, ...]:
         if not any(_same_time(aware, known) for known in out):
             out.append(aware)
     return tuple(out)
+
+
+def _time_text(time_of_day: _dt.time) -> str:
+    """``09:00:00+00:00``, or ``09:00:00 Europe/Paris`` for a time in a zone (which has no fixed offset)."""
+    if time_of_day.utcoffset() is None and time_of_day.tzinfo is not None:
+        return f"{time_of_day.isoformat()} {time_of_day.tzinfo}"
+    return time_of_day.isoformat()
 
 
 def _same_time(a: _dt.time, b: _dt.time) -> bool:
