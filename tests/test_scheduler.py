@@ -709,6 +709,7 @@ def test_a_before_loop_stopping_its_own_task_prevents_the_first_run(rig: Rig) ->
 
     job.start()
     assert rig.clock.advance(3600) == 1 and runs == []
+    assert job.runs == 0 and not job.is_running()
 
 
 def test_destroy_while_a_before_loop_waits_until_ready_reports_nothing(rig: Rig) -> None:

@@ -357,6 +357,7 @@ class RepeatingTask:
 
     def _run_once(self, generation: int) -> None:
         """One run (on a worker): the before_loop function first, then the function; plan the next run."""
+        ran = False
         try:
             before = self._before if self._runs == 0 else None
             if before is not None:
@@ -376,13 +377,14 @@ class RepeatingTask:
                 with self._scheduler._lock:  # stop() (or destroy()) came while it ran: no run starts
                     if generation != self._generation or not self._running or self._scheduler._closed:
                         return
+            ran = True
             self._fn(*self._args)
         except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
             self._scheduler._report("every", "task", self._fn, exc)
         finally:
-            self._plan_next(generation)
+            self._plan_next(generation, ran=ran)
 
-    def _plan_next(self, generation: int) -> None:
+    def _plan_next(self, generation: int, *, ran: bool = True) -> None:
         """Plan the run after the one that just ended (on its worker).
 
         When the clock fails, the failure is reported and the next run is planned from the
@@ -405,7 +407,8 @@ class RepeatingTask:
                         self._stop_locked()
             else:
                 self._busy = False
-                self._runs += 1
+                if ran:  # a first run its before_loop stopped does not count
+                    self._runs += 1
                 call = self._call
                 if not self._running or call is None or scheduler._closed:
                     return
