@@ -897,3 +897,12 @@ def test_a_cooldown_ends_when_the_clock_reaches_it_in_steps_despite_float_roundi
     for _ in range(10):
         client.clock.advance(0.3)  # from 50 s, 0.3 ten times is 52.99999999999997
     assert run(client, "!roll").replies == [] and ran == ["roll", "roll"]
+
+
+def test_a_client_without_a_clock_times_cooldowns_with_the_real_clock(client: FakeClient) -> None:
+    bot = CommandDispatcher(client)  # type: ignore[arg-type] # a stand-in client with no .clock, no clock=
+    ran: list[str] = []
+    bot.add(Command("roll", lambda ctx: ran.append("roll"), cooldown=60))
+    assert run(client, "!roll").replies == []
+    assert run(client, "!roll").replies[0].startswith("!roll is on cooldown: try again in ")
+    assert ran == ["roll"]

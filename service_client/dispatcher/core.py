@@ -104,6 +104,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from ..commands import BucketType, Check, Command
 from ..errors import CommandError, CommandNotFoundError
+from ..events.clock import MonotonicClock
 from ..permissions import Permissions
 from .checks import run_checks
 from .context import CommandContext
@@ -169,7 +170,8 @@ class CommandDispatcher(_HelpMixin):
             function returning monotonic seconds, or a clock (an object with
             ``now()``, such as a :class:`~service_client.ManualClock`); default
             the client's clock (``client.clock.now()``, read at each
-            invocation, so ``set_clock`` and the test world's clock apply).
+            invocation, so ``set_clock`` and the test world's clock apply;
+            the real clock for a stand-in client without ``clock``).
         cooldown_store: Where cooldown expiries are kept too, so that they
             survive a restart (see :class:`~service_client.dispatcher.cooldowns.CooldownStore`);
             None keeps them in memory only.
@@ -227,7 +229,9 @@ class CommandDispatcher(_HelpMixin):
                                                and callable(getattr(cooldown_store, "set", None))):
             raise TypeError("cooldown_store must have get(key) and set(key, until) methods (a CooldownStore), "
                             f"not {type(cooldown_store).__name__}")
-        self._limits = CommandLimits(lambda: client.clock, seconds=seconds, store=cooldown_store)
+        real = MonotonicClock()  # for a stand-in client without a clock (the default was time.monotonic)
+        self._limits = CommandLimits(lambda: getattr(client, "clock", None) or real, seconds=seconds,
+                                     store=cooldown_store)
         self._signatures_lock = threading.Lock()  # guards _signatures
         self._signatures: dict[Command, CommandSignature] = {}
         self._converters = ConverterRegistry()
