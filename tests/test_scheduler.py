@@ -931,3 +931,23 @@ def test_advance_to_a_time_of_day_runs_the_task_due_then_whatever_the_float_roun
         at_nine.stop()
         assert clock.utcnow() == nine
     assert missed == []
+
+
+def test_wait_ready_with_a_huge_timeout_waits_instead_of_overflowing(rig: Rig) -> None:
+    outcome: list[object] = []
+
+    def wait() -> None:
+        try:
+            rig.scheduler.wait_ready(1e300)  # longer than the platform's lock timeout
+            outcome.append("ready")
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=wait, name="test-wait-ready")
+    waiter.start()
+    deadline = time.monotonic() + 5
+    while not rig.scheduler._lock._waiters and waiter.is_alive() and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.001)
+    rig.scheduler.set_ready()
+    waiter.join(5)
+    assert outcome == ["ready"]

@@ -748,7 +748,7 @@ class Scheduler:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise ServiceTimeoutError(f"the client was not ready within {timeout:g} s")
-                self._lock.wait(left)
+                self._lock.wait(_MAX_WAIT_S if left is None else min(left, _MAX_WAIT_S))  # a lock's wait has a ceiling
 
     def _push_at(self, when: float, fn: Callable[..., Any], args: tuple[Any, ...], label: str,
                  shown: Callable[..., Any]) -> ScheduledCall:
