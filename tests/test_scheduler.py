@@ -951,3 +951,9 @@ def test_wait_ready_with_a_huge_timeout_waits_instead_of_overflowing(rig: Rig) -
     rig.scheduler.set_ready()
     waiter.join(5)
     assert outcome == ["ready"]
+
+
+def test_advance_with_a_huge_timeout_runs_the_calls(rig: Rig) -> None:
+    ran = threading.Event()
+    rig.scheduler.call_later(0, ran.set)
+    assert rig.clock.advance(0, timeout=1e300) == 1 and ran.is_set()  # longer than the platform's lock timeout

@@ -197,7 +197,7 @@ class ManualClock:
             TimeoutError: A call did not end within ``timeout`` (the clock stays at its due time).
         """
         step = _check_seconds("seconds", seconds)
-        wait = _check_seconds("timeout", timeout)
+        wait = min(_check_seconds("timeout", timeout), threading.TIMEOUT_MAX)  # a longer wait overflows
         with self._lock:
             target = self._now + step
         try:
