@@ -957,3 +957,13 @@ def test_advance_with_a_huge_timeout_runs_the_calls(rig: Rig) -> None:
     ran = threading.Event()
     rig.scheduler.call_later(0, ran.set)
     assert rig.clock.advance(0, timeout=1e300) == 1 and ran.is_set()  # longer than the platform's lock timeout
+
+
+def test_start_on_ready_on_a_destroyed_client_is_refused_not_ignored(rig: Rig) -> None:
+    rig.scheduler.close()  # the client's destroy()
+
+    def job() -> None:
+        """Would never run."""
+
+    with pytest.raises(ServiceError, match="destroyed"):
+        rig.scheduler.every(minutes=1, start_on_ready=True)(job)

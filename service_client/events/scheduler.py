@@ -669,7 +669,8 @@ class Scheduler:
                 when it was called already.
 
         Returns:
-            The decorator; it raises TypeError when the decorated object is not callable.
+            The decorator; it raises TypeError when the decorated object is not callable, and
+            ServiceError with ``start_on_ready`` once the scheduler was closed (the client destroyed).
 
         Raises:
             TypeError: An interval part is not a number, ``time`` not a time or times,
@@ -691,8 +692,10 @@ class Scheduler:
             task = RepeatingTask(self, fn, interval, count, times)
             if start_on_ready:
                 with self._lock:
-                    ready = self._ready and not self._closed
-                    if not self._ready:
+                    if self._closed:  # it would never start: say so rather than keep it silently
+                        raise ServiceError("the client was destroyed; a start_on_ready task would never start")
+                    ready = self._ready
+                    if not ready:
                         self._on_ready.append(task)
                 if ready:
                     task.start()
