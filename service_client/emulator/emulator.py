@@ -114,6 +114,8 @@ class Emulator(EmulatorConditions):
         self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
                                  carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts))
         self._kept = None
+        if self.core.rt.media is not None:
+            self.core.rt.media_url = f"ws://{self.host}:{self.port}"
         self._serving = ServerThread(self.core, sock)
         if not self._serving.start(timeout):
             error = self._serving.error
@@ -478,6 +480,58 @@ class Emulator(EmulatorConditions):
         async def run(c: EmulatorCore) -> list[dict[str, Any]]:
             """The control step, run on the emulator's event loop."""
             return [dict(u) for u in c.rt.voice.get(channel_id, {}).values()]
+        return self._call(run)
+
+    @property
+    def media_available(self) -> bool:
+        """Whether the media server runs (the voice extra is installed): voice credentials
+        then point at it, and :meth:`voice_speak` and :meth:`voice_recording` work."""
+        return self.core is not None and self.core.rt.media is not None
+
+    def voice_speak(self, user_id: str, channel_id: str, *, tone_hz: float | None = None,
+                    seconds: float = 1.0, wav: bytes | None = None) -> float:
+        """Make a user in a voice channel speak into its media: a sine tone or a WAV file.
+
+        The user needs no media connection of its own: the media server joins it as a
+        simulated participant whose microphone everyone in the channel's media hears. Speech
+        queues after what the user is still saying.
+
+        Args:
+            user_id: A user in the voice channel (:meth:`voice_join`).
+            channel_id: The voice channel.
+            tone_hz: A sine tone's frequency, Hz (20..20000), when ``wav`` is not given.
+            seconds: The tone's duration, seconds.
+            wav: A WAV file's bytes (any audio PyAV reads), resampled to 48 kHz mono.
+
+        Returns:
+            The seconds of speech queued for the user.
+
+        Raises:
+            BadRequest: The user is not in that channel, or a bad tone, duration or file.
+            HTTPError: The media server is not running (no voice extra).
+        """
+        return self._call(lambda c: c.voice_speak(user_id, channel_id, tone_hz=tone_hz, seconds=seconds, wav=wav))
+
+    def voice_recording(self, channel_id: str, user_id: str, *, seconds: float | None = None) -> bytes:
+        """What a participant published in a voice channel's media (what the others heard), as
+        48 kHz mono 16-bit PCM: the last ``seconds`` (at most 30 s are kept), or all kept.
+
+        Empty when the participant published nothing there.
+
+        Raises:
+            HTTPError: The media server is not running (no voice extra).
+        """
+        async def run(c: EmulatorCore) -> bytes:
+            """The control step, run on the emulator's event loop."""
+            recording = c.voice_recording(channel_id, user_id)
+            return recording.last(seconds) if recording is not None else b""
+        return self._call(run)
+
+    def media_participants(self, channel_id: str) -> list[str]:
+        """The user ids in a voice channel's media (connected or simulated); empty without the extra."""
+        async def run(c: EmulatorCore) -> list[str]:
+            """The control step, run on the emulator's event loop."""
+            return c.rt.media.participants(channel_id) if c.rt.media is not None else []
         return self._call(run)
 
     # ------------------------------------------------------------------ sockets
