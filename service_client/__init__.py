@@ -58,6 +58,7 @@ from .errors import (
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
+    VoiceConnectionError,
     WrongChannel,
 )
 from .events.clock import ManualClock, MonotonicClock
@@ -86,6 +87,7 @@ from .models import (
     Webhook,
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
+from .voice import AudioFrame, AudioPlayback, AudioRecorder
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
     from .dispatcher import (
@@ -113,6 +115,9 @@ _DISPATCHER_EXPORTS = frozenset({
 _FLEET_EXPORTS = frozenset({"EventPublisher", "FleetWorker"})
 
 __all__ = [
+    "AudioFrame",
+    "AudioPlayback",
+    "AudioRecorder",
     "AuditLogEntry",
     "BadArgumentError",
     "Ban",
@@ -175,6 +180,7 @@ __all__ = [
     "User",
     "UserProfile",
     "VoiceConnection",
+    "VoiceConnectionError",
     "VoiceManager",
     "VoiceState",
     "Webhook",
