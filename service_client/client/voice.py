@@ -357,8 +357,10 @@ class VoiceManager:
                     connection.set_speaking(what in ("start", "resume"))
                 except ServiceError as exc:  # the socket is down: the flag is lost with it
                     log.debug("speaking flag not sent: %s", exc)
-            if what in ("start", "finish"):
-                state.dispatch(f"player_{what}", playback, key=player_key)
+            if what == "start":
+                state.dispatch("player_start", playback, key=player_key)
+            elif what == "finish":
+                state.dispatch("player_finish", playback, key=player_key)
 
         def on_lost(reason: str) -> None:
             state.dispatch("voice_media_lost", connection, reason, key=player_key)

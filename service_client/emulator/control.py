@@ -86,10 +86,12 @@ class EmulatorCore:
             this one takes over (a restart).
         hosts: The ``Host`` headers and origins to answer (:class:`~.guard.HostRules`); default:
             ``127.0.0.1``, ``localhost`` and ``[::1]`` on any port.
+        media: Run the media server when the voice extra is installed (:mod:`.media`).
     """
 
     def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
-                 carry_from: EmulatorCore | None = None, hosts: HostRules | None = None) -> None:
+                 carry_from: EmulatorCore | None = None, hosts: HostRules | None = None,
+                 media: bool = True) -> None:
         self.store: Store = Store(db) if carry_from is None else carry_from.store
         #: The sizes journals and request bodies keep to (``configure``; ``reset`` restores them).
         self.bounds: Bounds = Bounds() if carry_from is None else carry_from.bounds
@@ -106,7 +108,7 @@ class EmulatorCore:
                 setattr(self.rt, attr, getattr(carry_from.rt, attr))
             for uid in carry_from.rt.auto_online:  # shown online by sockets that did not survive the stop
                 self.store.set_status(uid, "offline")
-        self.rt.media = media_server()
+        self.rt.media = media_server() if media else None
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
         #: HTTP requests being answered (their tasks), and whether the server is stopping.

@@ -14,6 +14,7 @@ from .app import API_PREFIX, CONTROL_PREFIX
 from .conditions import EmulatorConditions
 from .control import EmulatorCore
 from .guard import HostRules
+from .media import media_available
 from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RoleRecord, UserRecord
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
 from .store import PROFILE_FIELDS, BadRequest
@@ -39,14 +40,19 @@ class Emulator(EmulatorConditions):
             421, so that a page on a name rebound to this machine reaches nothing; control-plane
             requests from these origins are accepted as the emulator's own.
 
+        media: Run the media server (voice you can hear, :mod:`.media`): True requires the voice
+            extra, False never runs it (voice credentials then hold a placeholder URL), None
+            (default) runs it when the voice extra is installed.
+
     Raises:
         TypeError, ValueError: A bad argument (``allowed_hosts``: a string instead of a list, a
             URL, a wildcard, a bad port).
+        ImportError: ``media=True`` without the voice extra.
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, db: str = ":memory:",
                  ping_interval: float = 25.0, ping_timeout: float = 20.0,
-                 allowed_hosts: Iterable[str] = ()) -> None:
+                 allowed_hosts: Iterable[str] = (), media: bool | None = None) -> None:
         if not isinstance(host, str) or not host:
             raise TypeError("host must be a non-empty string")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -57,6 +63,11 @@ class Emulator(EmulatorConditions):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds")
         HostRules(host, port, allowed_hosts)  # checks the names now, at the call site
+        if media is not None and not isinstance(media, bool):
+            raise TypeError("media must be a bool or None")
+        if media and not media_available():
+            raise ImportError("the emulator's media server needs the voice extra: pip install 'service_client[voice]'")
+        self.media = media
         self.host = host
         self.port = port
         self.db = db
@@ -112,7 +123,8 @@ class Emulator(EmulatorConditions):
         sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
-                                 carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts))
+                                 carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts),
+                                 media=self.media is not False)
         self._kept = None
         if self.core.rt.media is not None:
             self.core.rt.media_url = f"ws://{self.host}:{self.port}"

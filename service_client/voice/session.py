@@ -105,7 +105,10 @@ class MediaSession:
         room.on("track_subscribed", self._on_track_subscribed)
         room.on("track_unsubscribed", self._on_track_unsubscribed)
         room.on("disconnected", self._on_disconnected)
-        options = rtc.RoomOptions(auto_subscribe=True, connect_timeout=max(0.5, min(timeout, ATTEMPT_TIMEOUT_S)))
+        # single_peer_connection=False: LiveKit's /rtc signalling, which every LiveKit server
+        # speaks, without first trying /rtc/v1 (a round trip and two warnings where it is missing).
+        options = rtc.RoomOptions(auto_subscribe=True, connect_timeout=max(0.5, min(timeout, ATTEMPT_TIMEOUT_S)),
+                                  single_peer_connection=False)
         if e2ee_key:
             options.encryption = rtc.E2EEOptions(
                 key_provider_options=rtc.KeyProviderOptions(shared_key=e2ee_key.encode("utf-8")))

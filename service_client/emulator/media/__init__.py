@@ -9,9 +9,23 @@ Without the extra the emulator sends placeholder credentials, as before.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
-__all__ = ["media_server"]
+__all__ = ["media_available", "media_server"]
+
+
+def media_available() -> bool:
+    """Whether the voice extra's server side (aiortc, livekit-protocol, PyAV) is installed."""
+    return all(importlib.util.find_spec(name) is not None for name in ("aiortc", "av", "numpy")) and \
+        importlib.util.find_spec("livekit") is not None and _has_protocol()
+
+
+def _has_protocol() -> bool:
+    try:
+        return importlib.util.find_spec("livekit.protocol") is not None
+    except ImportError:
+        return False
 
 
 def media_server() -> Any:
