@@ -38,19 +38,23 @@ class PreparedSource:
         self._container = container
 
     def frames(self) -> Iterator[bytes]:
-        """20 ms frames of 48 kHz mono 16-bit PCM (the last padded with silence).
+        """20 ms frames of 48 kHz mono 16-bit PCM (the last padded with silence); the source is
+        closed when they end (a file object given by the caller stays open).
 
         Raises:
             ValueError: The audio cannot be decoded (a corrupt file, a bad PCM frame).
         """
         pending = bytearray()
-        for chunk in self._opener():
-            pending += chunk
-            while len(pending) >= FRAME_BYTES:
-                yield bytes(pending[:FRAME_BYTES])
-                del pending[:FRAME_BYTES]
-        if pending:
-            yield bytes(pending) + bytes(FRAME_BYTES - len(pending))
+        try:
+            for chunk in self._opener():
+                pending += chunk
+                while len(pending) >= FRAME_BYTES:
+                    yield bytes(pending[:FRAME_BYTES])
+                    del pending[:FRAME_BYTES]
+            if pending:
+                yield bytes(pending) + bytes(FRAME_BYTES - len(pending))
+        finally:
+            self.close()
 
     def close(self) -> None:
         """Close the file or stream behind the source (idempotent)."""
