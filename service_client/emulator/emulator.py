@@ -539,6 +539,21 @@ class Emulator(EmulatorConditions):
             return recording.last(seconds) if recording is not None else b""
         return self._call(run)
 
+    def voice_frequency(self, channel_id: str, user_id: str, *, seconds: float = 0.5) -> float:
+        """The dominant frequency (Hz, the FFT's highest peak) of the last ``seconds`` a
+        participant published in a voice channel's media; 0.0 for silence or nothing heard.
+
+        Raises:
+            HTTPError: The media server is not running (no voice extra).
+        """
+        async def run(c: EmulatorCore) -> float:
+            """The control step, run on the emulator's event loop."""
+            recording = c.voice_recording(channel_id, user_id)
+            if recording is None or recording.total_samples < int(seconds * 48000):
+                return 0.0
+            return float(c.rt.media.frequency(recording.last(seconds)))
+        return self._call(run)
+
     def media_participants(self, channel_id: str) -> list[str]:
         """The user ids in a voice channel's media (connected or simulated); empty without the extra."""
         async def run(c: EmulatorCore) -> list[str]:

@@ -41,7 +41,16 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..guard import refuse
 from ..journal import finite_number
 from .tokens import TokenError, make_token, read_token
-from .tracks import MAX_SPEECH_S, ForwardTrack, Recording, SpeechTrack, mono_samples, tone_pcm, wav_pcm
+from .tracks import (
+    MAX_SPEECH_S,
+    ForwardTrack,
+    Recording,
+    SpeechTrack,
+    dominant_frequency,
+    mono_samples,
+    tone_pcm,
+    wav_pcm,
+)
 
 __all__ = ["MediaServer", "PING_INTERVAL_S", "PING_TIMEOUT_S"]
 
@@ -374,6 +383,11 @@ class MediaServer:
                                     source=models.TrackSource.MICROPHONE, mime_type="audio/opus")
             await target.publish(participant, info, participant.microphone)
         return participant.microphone.say(pcm)
+
+    @staticmethod
+    def frequency(pcm: bytes) -> float:
+        """The dominant frequency of 48 kHz mono 16-bit PCM, Hz (:func:`.tracks.dominant_frequency`)."""
+        return dominant_frequency(pcm)
 
     async def say(self, room: str, identity: str, *, tone_hz: Any = None, seconds: Any = 1.0,
                   wav: bytes | None = None, name: str = "") -> float:
