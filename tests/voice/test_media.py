@@ -10,6 +10,7 @@ import threading
 import time
 import wave
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -241,3 +242,67 @@ def test_a_socket_loss_closes_the_media_and_the_bot_joins_again_after_reconnect(
     assert again is not connection and again.media_connected
     voice_world.emulator.voice_speak(voice_world.human["publicId"], voice_world.channel_id, tone_hz=440, seconds=1.5)
     assert heard.wait_frequency(voice_world.human["publicId"], 440, within=5) == pytest.approx(440, abs=10)
+
+
+def _raw_listener(world: VoiceWorld, user_id: str) -> tuple[Any, list[bytes]]:
+    """A LiveKit participant without the key: the SDK's Room, on a loop thread of its own."""
+    import asyncio
+
+    from livekit import rtc
+
+    async def token() -> str:
+        return str(world.emulator.core.rt.media.token(user_id, world.channel_id))
+
+    heard: list[bytes] = []
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-raw-room", daemon=True)
+    thread.start()
+
+    async def connect() -> Any:
+        room = rtc.Room(loop=loop)
+
+        @room.on("track_subscribed")
+        def subscribed(track: Any, publication: Any, participant: Any) -> None:
+            async def read() -> None:
+                async for event in rtc.AudioStream(track, sample_rate=48000, num_channels=1):
+                    heard.append(bytes(event.frame.data))
+            asyncio.ensure_future(read())
+
+        await room.connect(world.emulator.core.rt.media_url, world.emulator._call(lambda c: token()),
+                           rtc.RoomOptions(connect_timeout=3, single_peer_connection=False))
+        return room
+
+    room = asyncio.run_coroutine_threadsafe(connect(), loop).result(JOIN_TIMEOUT_S)
+    return (loop, room, thread), heard
+
+
+def test_e2ee_a_participant_with_the_key_hears_the_bot_and_one_without_does_not(
+        voice_bot: Client, voice_world: VoiceWorld, make_voice_client: Callable[..., Client]) -> None:
+    emulator = voice_world.emulator
+    emulator.configure(voice_e2ee_key="c2VjcmV0LXNoYXJlZC1rZXktZm9yLXRlc3Rz")
+    listener_user = emulator.create_user("ears", bot=True)
+    emulator.add_member(voice_world.server_id, listener_user["user"]["publicId"])
+    outsider = emulator.create_user("outsider")
+    emulator.add_member(voice_world.server_id, outsider["user"]["publicId"])
+    listener = make_voice_client()
+    listener.login(listener_user["token"], timeout=15)
+    heard = Heard(listener)
+    listener_connection = listener.voice.join(voice_world.channel_id, timeout=JOIN_TIMEOUT_S)
+    assert listener_connection.e2ee_key is not None
+    (loop, room, thread), raw = _raw_listener(voice_world, outsider["user"]["publicId"])
+    try:
+        connection = voice_bot.voice.join(voice_world.channel_id, timeout=JOIN_TIMEOUT_S)
+        connection.play(tone_pcm(440, 3), sample_rate=48000, channels=1)
+        # a full second of the tone heard with the key: the last half second is all tone
+        assert heard.wait_frequency(voice_world.bot["publicId"], 440, within=5, window_s=1.0) == \
+            pytest.approx(440, abs=10)
+        pcm = b"".join(raw)
+        assert len(pcm) < 48000 or abs(dominant_frequency(pcm[-48000:]) - 440) > 10  # noise or nothing
+        recorded = emulator.voice_frequency(voice_world.channel_id, voice_world.bot["publicId"])
+        assert abs(recorded - 440) > 10  # the media server has no key either
+    finally:
+        import asyncio
+        asyncio.run_coroutine_threadsafe(room.disconnect(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()

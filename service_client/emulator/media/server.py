@@ -7,20 +7,22 @@ at ``/rtc``) for the official SDK to join, publish audio and subscribe:
   Bearer``); its identity is the token's ``sub``, a user's public id;
 - the join response has ``subscriber_primary`` false, so the client makes the first offer on its
   publisher connection; the server answers with every candidate in the SDP (no trickle out);
-- each published audio track is decoded, kept (the last 30 s, :class:`.tracks.Recording`) and
-  re-encoded to every other participant, its stream labelled ``PA_<participant>|TR_<track>``;
+- each published audio track is forwarded to every other participant as it came (Opus packets,
+  so frames encrypted end to end cross it), its stream labelled ``PA_<participant>|TR_<track>``,
+  and decoded on the side: the last 30 s are kept (:class:`.tracks.Recording`);
 - a simulated user (a user in the voice channel without a media connection) can speak: its
-  microphone (:class:`.tracks.SpeechTrack`) is published like a real one.
+  microphone (:class:`.tracks.SpeechTrack`) is published like a real one, encoded by aiortc.
 
 It is a fixture, not an SFU: no video, no simulcast, no single-connection mode (``/rtc/v1``
 answers 404, and the SDK falls back to ``/rtc``), no TURN or STUN (host candidates only), no
-congestion control, and, since audio is decoded and re-encoded, no forwarding of frames
-encrypted end to end (such participants hear each other's noise, not speech).
+congestion control or retransmission, and what it records of a participant who encrypts end to
+end is noise (it has no key).
 """
 
 from __future__ import annotations
 
 import asyncio
+import fractions
 import itertools
 import json
 import logging
@@ -46,7 +48,9 @@ from .tracks import (
     ForwardTrack,
     Recording,
     SpeechTrack,
+    TappedFrame,
     dominant_frequency,
+    install_tap,
     mono_samples,
     tone_pcm,
     wav_pcm,
@@ -68,6 +72,7 @@ MAX_PARTICIPANTS = 50
 RECORDING_S = 30.0
 #: Largest signalling message accepted, bytes.
 MAX_MESSAGE_BYTES = 256 * 1024
+_TIME_BASE = fractions.Fraction(1, 48000)
 _SERVER_VERSION = "1.9.0"
 _PROTOCOL = 15
 _sids = itertools.count(1)
@@ -101,14 +106,24 @@ class PublishedTrack:
 
     async def pump(self) -> None:
         """Read the source until it ends: record each frame and push it to every subscriber."""
+        first: int | None = None
         try:
             while True:
-                frame = await self.source.recv()
-                if not isinstance(frame, av.AudioFrame):
-                    continue
-                self.recording.add(mono_samples(frame))
-                for forward in list(self.forwards.values()):
-                    forward.push(frame)
+                item = await self.source.recv()
+                if isinstance(item, TappedFrame):  # a client's track: forwarded as it came
+                    for frame in item.frames:
+                        self.recording.add(mono_samples(frame))
+                    if first is None:
+                        first = item.timestamp
+                    packet = av.Packet(item.payload)
+                    packet.pts = (item.timestamp - first) & 0xFFFFFFFF
+                    packet.time_base = _TIME_BASE
+                    for forward in list(self.forwards.values()):
+                        forward.push(packet)
+                elif isinstance(item, av.AudioFrame):  # a simulated user's speech
+                    self.recording.add(mono_samples(item))
+                    for forward in list(self.forwards.values()):
+                        forward.push(item)
         except MediaStreamError:
             pass
         except Exception:  # a fixture never takes the loop down
@@ -340,6 +355,7 @@ class MediaServer:
     """
 
     def __init__(self, *, api_key: str = "emulator", secret: bytes | None = None) -> None:
+        install_tap()
         self.api_key = api_key
         self.secret = secret if secret is not None else secrets.token_bytes(32)
         self.rooms: dict[str, MediaRoom] = {}

@@ -19,9 +19,11 @@ from typing import Any
 
 import av
 import numpy as np
+from aiortc import rtcrtpreceiver
 from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 
-__all__ = ["SAMPLE_RATE", "ForwardTrack", "Recording", "SpeechTrack", "dominant_frequency", "tone_pcm", "wav_pcm"]
+__all__ = ["SAMPLE_RATE", "ForwardTrack", "Recording", "SpeechTrack", "TappedFrame", "dominant_frequency",
+           "install_tap", "tone_pcm", "wav_pcm"]
 
 #: The media server's sample rate, Hz (Opus's).
 SAMPLE_RATE = 48000
@@ -92,6 +94,53 @@ def dominant_frequency(pcm: bytes, sample_rate: int = SAMPLE_RATE) -> float:
     return float(np.argmax(spectrum) * sample_rate / samples.size)
 
 
+class TappedFrame:
+    """One received Opus frame as it came (``payload``, RTP ``timestamp``) and decoded (``frames``,
+    empty when it does not decode: a frame encrypted end to end, say)."""
+
+    __slots__ = ("payload", "timestamp", "frames")
+
+    def __init__(self, payload: bytes, timestamp: int, frames: list[Any]) -> None:
+        self.payload = payload
+        self.timestamp = timestamp
+        self.frames = frames
+
+
+class _TappingDecoder:
+    """An Opus decoder of aiortc's receiver that hands on the encoded frame with the decoded ones."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def decode(self, encoded_frame: Any) -> list[TappedFrame]:
+        try:
+            frames = self.inner.decode(encoded_frame)
+        except av.FFmpegError:
+            frames = []
+        return [TappedFrame(bytes(encoded_frame.data), int(encoded_frame.timestamp), frames)]
+
+
+def install_tap() -> None:
+    """Make aiortc's receivers hand out :class:`TappedFrame` objects for Opus (once per process).
+
+    aiortc decodes what it receives on a thread of its own and offers no hook for the encoded
+    frames; the media server needs both: the encoded frames to forward untouched (so frames
+    encrypted end to end cross it), the decoded ones to record. Its receivers look their
+    decoder up by name in their module, so the lookup is wrapped there. Only this fixture's
+    process is affected; the client library never uses aiortc.
+    """
+    original = getattr(rtcrtpreceiver, "get_decoder")  # noqa: B009 - not in the module's __all__
+    if getattr(original, "_service_client_tap", False):
+        return
+
+    def get_decoder(codec: Any) -> Any:
+        decoder = original(codec)
+        return _TappingDecoder(decoder) if codec.mimeType.lower() == "audio/opus" else decoder
+
+    get_decoder._service_client_tap = True  # type: ignore[attr-defined]
+    setattr(rtcrtpreceiver, "get_decoder", get_decoder)  # noqa: B010 - not in the module's __all__
+
+
 class SpeechTrack(MediaStreamTrack):
     """A simulated user's microphone: queued PCM in real time, silence when there is none.
 
@@ -140,7 +189,8 @@ class SpeechTrack(MediaStreamTrack):
 
 
 class ForwardTrack(MediaStreamTrack):
-    """One subscriber's copy of a published track, fed frame by frame (re-encoded by aiortc).
+    """One subscriber's copy of a published track: Opus packets forwarded as they came, or
+    decoded frames (a simulated user's speech) that aiortc encodes.
 
     Args:
         track_id: The published track's ``TR_`` sid (the id the subscriber sees).
@@ -151,23 +201,25 @@ class ForwardTrack(MediaStreamTrack):
     def __init__(self, track_id: str) -> None:
         super().__init__()
         self._id = track_id
-        self._queue: deque[av.AudioFrame] = deque(maxlen=FORWARD_QUEUE_FRAMES)
+        self._queue: deque[av.AudioFrame | av.Packet[Any]] = deque(maxlen=FORWARD_QUEUE_FRAMES)
         self._ready = asyncio.Event()
         self._pts = 0
 
-    def push(self, frame: av.AudioFrame) -> None:
-        """Queue a frame to send (the oldest is dropped past one second)."""
+    def push(self, frame: av.AudioFrame | av.Packet[Any]) -> None:
+        """Queue a frame or packet to send (the oldest is dropped past one second)."""
         self._queue.append(frame)
         self._ready.set()
 
-    async def recv(self) -> av.AudioFrame:
-        """The next forwarded frame, with this track's own timestamps."""
+    async def recv(self) -> av.AudioFrame | av.Packet[Any]:
+        """The next packet as it came, or the next frame with this track's own timestamps."""
         while not self._queue:
             if self.readyState != "live":
                 raise MediaStreamError
             self._ready.clear()
             await self._ready.wait()
         frame = self._queue.popleft()
+        if isinstance(frame, av.Packet):
+            return frame
         frame.pts = self._pts
         frame.time_base = _TIME_BASE
         self._pts += frame.samples
