@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from service_client import AudioFrame, AudioPlayback, Client, VoiceConnectionError
-from service_client.emulator.media.tracks import dominant_frequency, tone_pcm
 
 from .conftest import JOIN_TIMEOUT_S, VoiceWorld
+
+pytest.importorskip("aiortc", reason="the voice extra is not installed: pip install -e '.[emulator,voice]'")
+from service_client.emulator.media.tracks import dominant_frequency, tone_pcm  # noqa: E402
 
 pytestmark = pytest.mark.voice
 
