@@ -88,6 +88,10 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "optional dependency: the voice extra (aiortc, livekit-protocol); without it the emulator "
         "runs with no media server"
     ),
+    ("service_client.client.voice", "service_client.voice.session.MediaSession"): (
+        "import time: the voice media session brings asyncio, which loads when a bot first joins "
+        "voice, not at import service_client"
+    ),
     ("service_client.voice._deps", "livekit.rtc"): (
         "optional dependency: the voice extra (LiveKit's SDK), loaded when a bot first connects voice media; "
         "import service_client never loads it"

@@ -27,12 +27,12 @@ from ..errors import ServiceError, ServiceTimeoutError, VoiceConnectionError
 from ..voice import _deps
 from ..voice.playback import AudioPlayback, check_volume
 from ..voice.recorder import AudioRecorder
-from ..voice.session import MediaSession
 from ..voice.sources import prepare_source
 
 if TYPE_CHECKING:
     from ..state.connection import ConnectionState
     from ..voice.frames import AudioFrame
+    from ..voice.session import MediaSession
 
 __all__ = ["VoiceConnection", "VoiceManager"]
 
@@ -364,6 +364,8 @@ class VoiceManager:
 
         def on_lost(reason: str) -> None:
             state.dispatch("voice_media_lost", connection, reason, key=player_key)
+
+        from ..voice.session import MediaSession  # import time: asyncio loads when a bot first joins voice
 
         session = MediaSession(channel_id, on_frame=on_frame, on_playback=on_playback, on_lost=on_lost)
         connection._media = session
