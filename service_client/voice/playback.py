@@ -20,6 +20,8 @@ log = logging.getLogger("service_client.voice")
 MAX_VOLUME = 2.0
 #: Seconds one frame may wait for room in the media's queue before playback fails.
 CAPTURE_TIMEOUT_S = 5.0
+#: Seconds :meth:`AudioPlayback.stop` waits for the playback to end.
+STOP_WAIT_S = 2.0
 #: Seconds a paused playback checks again whether it was stopped.
 PAUSE_POLL_S = 0.5
 _ids = itertools.count(1)
@@ -103,11 +105,14 @@ class AudioPlayback:
             self._on_state(self, "resume")
 
     def stop(self) -> None:
-        """End the playback now (queued audio dropped); :attr:`done` turns True soon after. Idempotent."""
+        """End the playback now (queued audio dropped) and return once it has ended (:attr:`done`
+        True, ``player_finish`` emitted), at most :data:`STOP_WAIT_S` seconds later. Idempotent."""
         if not self._stopped.is_set():
             self._stopped.set()
             self._resumed.set()
             self._sink.clear()
+        if threading.current_thread() is not self._thread and self._thread.is_alive():
+            self._done.wait(STOP_WAIT_S)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the playback ends (``timeout`` seconds at most; None: no bound).
@@ -175,8 +180,10 @@ class AudioPlayback:
                 self._prepared.close()
             except Exception as exc:  # noqa: BLE001 - closing anyway
                 log.debug("closing %s: %s", self.source, exc)
-            self._done.set()
-            self._on_state(self, "finish")
+            try:
+                self._on_state(self, "finish")  # before done: whoever waits sees player_finish emitted
+            finally:
+                self._done.set()
 
     def __repr__(self) -> str:
         state = "done" if self.done else "paused" if self.paused else "playing"
