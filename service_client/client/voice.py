@@ -275,7 +275,8 @@ class VoiceManager:
                 ``CONNECT`` permission: the service refuses silently), or the
                 socket stayed busy with another write for 10 s.
             VoiceConnectionError: The media did not connect within ``timeout`` (the message
-                names the cause); the channel is left again and nothing is left running.
+                names the cause), or ``media=True`` and the service sent no media URL; the
+                channel is left again and nothing is left running.
             ServiceError: The client was destroyed, or the socket lost, while joining.
         """
         if not isinstance(channel_id, str):
@@ -326,7 +327,13 @@ class VoiceManager:
                 return existing
             connection = VoiceConnection(self, channel_id, data)
             self._connection = connection
-        if media is False or connection.url is None or connection.token is None:
+        if media is False:
+            return connection
+        if connection.url is None or connection.token is None:
+            if media:
+                self._leave(connection)
+                raise VoiceConnectionError(f"voice channel {channel_id}: the service sent no media URL or token",
+                                           channel_id=channel_id, cause="no media credentials")
             return connection
         if not _deps.available():
             log.info("voice channel %s joined without media: %s", channel_id, _deps.EXTRA_HINT)
