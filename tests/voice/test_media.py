@@ -308,3 +308,16 @@ def test_e2ee_a_participant_with_the_key_hears_the_bot_and_one_without_does_not(
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loop.close()
+
+
+def test_a_users_own_client_joins_the_media_and_the_bot_hears_it_by_its_id(
+        voice_bot: Client, voice_world: VoiceWorld, make_voice_client: Callable[..., Client]) -> None:
+    heard = Heard(voice_bot)
+    voice_bot.voice.join(voice_world.channel_id, timeout=JOIN_TIMEOUT_S)
+    human = make_voice_client()
+    human.login(voice_world.human_token, timeout=15)
+    connection = human.voice.join(voice_world.channel_id, timeout=JOIN_TIMEOUT_S)
+    assert connection.media_connected
+    connection.play(tone_pcm(330, 2), sample_rate=48000, channels=1)
+    assert heard.wait_frequency(voice_world.human["publicId"], 330, within=5) == pytest.approx(330, abs=10)
+    assert set(heard.frames) == {voice_world.human["publicId"]}
