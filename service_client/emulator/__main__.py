@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"socket_url:  {emu.socket_url}")
         print(f"control_url: {emu.control_url}")
         print(f"page_url:    {emu.page_url}")
+        if emu.core is not None and emu.core.rt.media_url is not None:
+            print(f"media_url:   {emu.core.rt.media_url} (voice media; a test fixture)")
         if args.seed == "demo":
             demo = seed_demo(emu)
             print(f"bot_token:   {demo['bot_token']}")
