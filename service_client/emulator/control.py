@@ -192,6 +192,11 @@ class EmulatorCore:
         stopping. Each ends at once with its connection closed unanswered, nothing logged. The
         WebSocket clients that have stopped reading are cut off too (:meth:`.Wire.abort_if_stalled`)."""
         self.closing = True
+        if self.rt.media is not None:  # its peer connections and simulated speakers end with the server
+            try:
+                await asyncio.wait_for(self.rt.media.close(), 2.0)
+            except Exception as exc:  # noqa: BLE001 - stopping anyway
+                logger.debug("closing the media server: %s", exc)
         for task in list(self._requests):
             task.cancel()
         for wire in list(self._wires):
