@@ -16,7 +16,12 @@ of CPU and memory are those of the bot's process alone. Prints ``name: value`` l
 - ``voice_frames_received_ratio``: frames a listener received over frames expected (50 a
   second per speaker) while two bots play at once for ``--seconds`` (30);
 - ``voice_rss_mb_per_connection``: the bot process's resident memory per voice connection (a
-  client logged in and joined), over 3 connections.
+  client logged in and joined), over 3 connections;
+- ``node_voice_playback_cpu_per_stream``: the same playback figure for a participant built on
+  ``@livekit/rtc-node``, the reference client's media stack (``benchmarks/node_voice_peer``; a
+  tone made in JavaScript, no file decoding), on the same emulator; ``skipped`` with the reason
+  where node or npm is missing (``--no-node`` leaves it out). The namespace has no network:
+  ``npm install --prefix benchmarks/node_voice_peer`` outside it first.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import array
 import math
 import os
 import pathlib
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,6 +48,39 @@ from service_client import AudioFrame, Client
 
 #: Bound on each join, seconds.
 JOIN_TIMEOUT_S = 10.0
+#: The JS participant's folder.
+NODE_PEER = pathlib.Path(__file__).resolve().parent / "node_voice_peer"
+#: Seconds ``npm install`` and the JS participant's run may take.
+NODE_TIMEOUT_S = 300.0
+
+
+def node_playback_cpu(emu: EmulatorProcess, token: str, channel_id: str) -> str:
+    """``node_voice_playback_cpu_per_stream`` from the JS participant, or ``skipped (<why>)``."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return "skipped (node and npm are not both on the PATH)"
+    client = Client(base_url=emu.base_url, socket_url=emu.socket_url)
+    try:
+        client.login(token, timeout=15)
+        credentials = client.voice.join(channel_id, timeout=JOIN_TIMEOUT_S, media=False)
+        if not (NODE_PEER / "node_modules" / "@livekit" / "rtc-node").is_dir():
+            installed = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-package-lock",
+                                        "--loglevel=error"], cwd=NODE_PEER, capture_output=True, text=True,
+                                       timeout=NODE_TIMEOUT_S)
+            if installed.returncode:
+                last = (installed.stderr.strip().splitlines() or ["?"])[-1]
+                return (f"skipped (npm install failed: {last}; inside a network namespace, run npm install in "
+                        "benchmarks/node_voice_peer first)")
+        run = subprocess.run([node, "voice_peer.mjs", str(credentials.url), str(credentials.token), "5", "8"],
+                             cwd=NODE_PEER, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
+        for line in run.stdout.splitlines():
+            if line.startswith("node_voice_playback_cpu_per_stream: "):
+                return line.split(": ", 1)[1]
+        return f"skipped (the JS participant failed: {(run.stderr.strip().splitlines() or ['?'])[-1]})"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"skipped ({exc})"
+    finally:
+        client.destroy()
 
 
 def write_tone(path: pathlib.Path, hz: float, seconds: float) -> None:
@@ -106,12 +146,13 @@ class Listener:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the two-stream run (30)")
+    parser.add_argument("--no-node", action="store_true", help="leave the @livekit/rtc-node participant out")
     args = parser.parse_args()
     process = psutil.Process()
     emu = EmulatorProcess()
     clients: list[Client] = []
     try:
-        world = make_world(emu, 6)
+        world = make_world(emu, 7)
         channel_id, tokens, ids = world["channel_id"], world["tokens"], world["ids"]
         listener = Listener(emu, tokens[0], channel_id)
         clients.append(listener.client)
@@ -157,7 +198,9 @@ def main() -> None:
             busy = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / (wall1 - wall0)
             playback.stop()
             playback.wait(5)
-        print(f"voice_playback_cpu_per_stream: {max(busy - idle, 0.0):.3f}")
+        print(f"voice_playback_cpu_per_stream: {max(busy - idle, 0.0):.3f}", flush=True)
+        if not args.no_node:
+            print(f"node_voice_playback_cpu_per_stream: {node_playback_cpu(emu, tokens[6], channel_id)}", flush=True)
 
         second = Client(base_url=emu.base_url, socket_url=emu.socket_url)
         clients.append(second)
