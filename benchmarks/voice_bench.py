@@ -217,6 +217,9 @@ def main() -> None:
             received = listener.counts.get(ids[1], 0) + listener.counts.get(ids[2], 0)
         first.stop()
         other_play.stop()
+        if received < 50 * args.seconds * 2 * 0.9:  # say why, on stderr
+            print(f"voice_bench: frames per speaker {listener.counts}; playback errors "
+                  f"{first.error!r}, {other_play.error!r}", file=sys.stderr)
         print(f"voice_frames_received_ratio: {received / (50 * args.seconds * 2):.3f}")
 
         rss0 = process.memory_info().rss

@@ -321,3 +321,24 @@ def test_a_users_own_client_joins_the_media_and_the_bot_hears_it_by_its_id(
     connection.play(tone_pcm(330, 2), sample_rate=48000, channels=1)
     assert heard.wait_frequency(voice_world.human["publicId"], 330, within=5) == pytest.approx(330, abs=10)
     assert set(heard.frames) == {voice_world.human["publicId"]}
+
+
+def test_a_speaker_who_joins_after_another_left_is_heard(
+        voice_bot: Client, voice_world: VoiceWorld, make_voice_client: Callable[..., Client]) -> None:
+    heard = Heard(voice_bot)
+    voice_bot.voice.join(voice_world.channel_id, timeout=JOIN_TIMEOUT_S)
+    emulator = voice_world.emulator
+    for name, hz in (("first", 550), ("second", 330)):
+        made = emulator.create_user(name, bot=True)
+        emulator.add_member(voice_world.server_id, made["user"]["publicId"])
+        speaker = make_voice_client()
+        speaker.login(made["token"], timeout=15)
+        connection = speaker.voice.join(voice_world.channel_id, timeout=JOIN_TIMEOUT_S)
+        playback = connection.play(tone_pcm(hz, 1.5), sample_rate=48000, channels=1)
+        assert heard.wait_frequency(made["user"]["publicId"], hz, within=5) == pytest.approx(hz, abs=10), name
+        assert playback.wait(5)
+        speaker.destroy()  # its copy to the bot ends; the next speaker gets a new one
+        deadline = time.monotonic() + 3
+        while made["user"]["publicId"] in emulator.media_participants(voice_world.channel_id):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)

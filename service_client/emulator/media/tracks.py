@@ -206,15 +206,21 @@ class ForwardTrack(MediaStreamTrack):
         self._pts = 0
 
     def push(self, frame: av.AudioFrame | av.Packet[Any]) -> None:
-        """Queue a frame or packet to send (the oldest is dropped past one second)."""
+        """Queue a frame or packet to send (the oldest is dropped past one second); ignored once ended."""
+        if self.readyState != "live":
+            return
         self._queue.append(frame)
         self._ready.set()
 
     async def recv(self) -> av.AudioFrame | av.Packet[Any]:
         """The next packet as it came, or the next frame with this track's own timestamps."""
-        while not self._queue:
+        # An ended copy never raises: aiortc would then clear its sender's track and reuse that
+        # transceiver for the next track added, changing the stream of an m-line the subscriber
+        # already receives on, which LiveKit's SDK does not take for a new track. It waits
+        # instead, until the peer connection closes (its sender's task is cancelled).
+        while not self._queue or self.readyState != "live":
             if self.readyState != "live":
-                raise MediaStreamError
+                self._queue.clear()
             self._ready.clear()
             await self._ready.wait()
         frame = self._queue.popleft()
@@ -226,9 +232,9 @@ class ForwardTrack(MediaStreamTrack):
         return frame
 
     def stop(self) -> None:
-        """End the track (its sender stops)."""
+        """End the track: nothing more is sent (its transceiver stays, idle)."""
         super().stop()
-        self._ready.set()
+        self._queue.clear()
 
 
 class Recording:
