@@ -18,6 +18,8 @@ log = logging.getLogger("service_client.voice")
 
 #: Largest volume factor (twice as loud; samples are clipped).
 MAX_VOLUME = 2.0
+#: 20 ms frames handed to the media at once (100 ms: five times fewer hops to its thread).
+CHUNK_FRAMES = 5
 #: Seconds one frame may wait for room in the media's queue before playback fails.
 CAPTURE_TIMEOUT_S = 5.0
 #: Seconds :meth:`AudioPlayback.stop` waits for the playback to end.
@@ -44,7 +46,7 @@ class PlaybackSink(Protocol):
     """What a playback writes to (the media session)."""
 
     def capture(self, pcm: bytes, timeout: float) -> None:
-        """Queue one 20 ms frame of 48 kHz mono 16-bit PCM, waiting for room."""
+        """Queue 48 kHz mono 16-bit PCM (whole 20 ms frames), waiting for room."""
 
     def queued_seconds(self) -> float:
         """Seconds of audio queued and not yet sent."""
@@ -92,7 +94,7 @@ class AudioPlayback:
 
     # ------------------------------------------------------------------ controls
     def pause(self) -> None:
-        """Pause (what is queued is dropped, at most 0.1 s); the speaking flag turns off. Idempotent."""
+        """Pause (what is queued is dropped, at most 0.2 s); the speaking flag turns off. Idempotent."""
         if self._resumed.is_set() and not self._done.is_set():
             self._resumed.clear()
             self._sink.clear()
@@ -135,7 +137,7 @@ class AudioPlayback:
     @property
     def volume(self) -> float:
         """The volume factor, 0.0 (silent) to 2.0; 1.0 plays the source as it is. Takes effect
-        within 0.1 s.
+        within 0.3 s.
 
         Raises (on set):
             TypeError: Not a number. ValueError: NaN, negative or above 2.0.
@@ -160,16 +162,30 @@ class AudioPlayback:
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) * volume
         return bytes(np.clip(samples, -32768, 32767).astype("<i2").tobytes())
 
+    def _send(self, chunk: list[bytes]) -> bool:
+        """Send frames (after a pause, if paused); False when stopped."""
+        while not self._resumed.wait(PAUSE_POLL_S):
+            pass
+        if self._stopped.is_set():
+            return False
+        self._sink.capture(self._scaled(b"".join(chunk)), CAPTURE_TIMEOUT_S)
+        self._samples += FRAME_SAMPLES * len(chunk)
+        return True
+
     def _run(self) -> None:
         self._on_state(self, "start")
         try:
+            chunk: list[bytes] = []
             for pcm in self._prepared.frames():
-                while not self._resumed.wait(PAUSE_POLL_S):
-                    pass
-                if self._stopped.is_set():
+                chunk.append(pcm)
+                if len(chunk) < CHUNK_FRAMES:
+                    continue
+                if not self._send(chunk):
                     break
-                self._sink.capture(self._scaled(pcm), CAPTURE_TIMEOUT_S)
-                self._samples += FRAME_SAMPLES
+                chunk = []
+            else:
+                if chunk:
+                    self._send(chunk)
             if not self._stopped.is_set():
                 self._sink.wait_playout(CAPTURE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - a playback ends, it never takes its thread down silently

@@ -21,7 +21,7 @@ from .frames import AudioFrame
 from .loop import MediaLoop
 from .playback import AudioPlayback
 from .recorder import AudioRecorder
-from .sources import FRAME_SAMPLES, SAMPLE_RATE, PreparedSource
+from .sources import SAMPLE_RATE, PreparedSource
 
 __all__ = ["CLOSE_TIMEOUT_S", "MediaSession"]
 
@@ -30,7 +30,7 @@ log = logging.getLogger("service_client.voice")
 #: Bound on closing the media (leave, destroy), seconds.
 CLOSE_TIMEOUT_S = 2.0
 #: Milliseconds of played audio queued ahead of the network (pause and stop drop at most this).
-QUEUE_MS = 100
+QUEUE_MS = 200
 #: Bound on one signalling attempt of the SDK, seconds (it retries within the join timeout).
 ATTEMPT_TIMEOUT_S = 5.0
 #: Frame length of received audio, milliseconds.
@@ -279,10 +279,10 @@ class MediaSession:
 
     # PlaybackSink, called from a playback's thread
     def capture(self, pcm: bytes, timeout: float) -> None:
-        """Queue one 20 ms frame of 48 kHz mono PCM, waiting while the queue is full."""
+        """Queue 48 kHz mono 16-bit PCM, waiting while the queue is full."""
         loop = self._require_open()
         source = self._source
-        frame = self._rtc.AudioFrame(pcm, SAMPLE_RATE, 1, FRAME_SAMPLES)
+        frame = self._rtc.AudioFrame(pcm, SAMPLE_RATE, 1, len(pcm) // 2)
         loop.call(source.capture_frame(frame), timeout)
 
     def queued_seconds(self) -> float:
