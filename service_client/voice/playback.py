@@ -81,6 +81,8 @@ class AudioPlayback:
         self._volume = volume
         self._on_state = on_state
         self._samples = 0
+        self._skipped = 0.0  # seconds handed on but dropped by pauses
+        self._frozen: float | None = None  # the position while paused
         self._stopped = threading.Event()
         self._resumed = threading.Event()
         self._resumed.set()
@@ -97,24 +99,32 @@ class AudioPlayback:
         """Pause (what is queued is dropped, at most 0.2 s); the speaking flag turns off. Idempotent."""
         if self._resumed.is_set() and not self._done.is_set():
             self._resumed.clear()
+            self._frozen = self.position  # what was heard; the queued rest is dropped
             self._sink.clear()
             self._on_state(self, "pause")
 
     def resume(self) -> None:
         """Resume a paused playback where it stopped. Idempotent."""
         if not self._resumed.is_set() and not self._done.is_set():
+            frozen, self._frozen = self._frozen, None
+            if frozen is not None:  # audio handed on before the pause but dropped: not played
+                self._skipped = max(self._samples / SAMPLE_RATE - frozen, 0.0)
             self._resumed.set()
             self._on_state(self, "resume")
 
     def stop(self) -> None:
         """End the playback now (queued audio dropped) and return once it has ended (:attr:`done`
         True, ``player_finish`` emitted), at most :data:`STOP_WAIT_S` seconds later. Idempotent."""
+        self._halt()
+        if threading.current_thread() is not self._thread and self._thread.is_alive():
+            self._done.wait(STOP_WAIT_S)
+
+    def _halt(self) -> None:
+        """Ask the playback to end, without waiting (the socket's reader thread closes media so)."""
         if not self._stopped.is_set():
             self._stopped.set()
             self._resumed.set()
             self._sink.clear()
-        if threading.current_thread() is not self._thread and self._thread.is_alive():
-            self._done.wait(STOP_WAIT_S)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the playback ends (``timeout`` seconds at most; None: no bound).
@@ -151,7 +161,10 @@ class AudioPlayback:
     @property
     def position(self) -> float:
         """Seconds of the source played so far (sent to the media, not counting what is queued)."""
-        return max(self._samples / SAMPLE_RATE - self._sink.queued_seconds(), 0.0)
+        frozen = self._frozen
+        if frozen is not None:
+            return frozen
+        return max(self._samples / SAMPLE_RATE - self._skipped - self._sink.queued_seconds(), 0.0)
 
     # ------------------------------------------------------------------ the thread
     def _scaled(self, pcm: bytes) -> bytes:
@@ -189,8 +202,11 @@ class AudioPlayback:
             if not self._stopped.is_set():
                 self._sink.wait_playout(CAPTURE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - a playback ends, it never takes its thread down silently
-            self.error = exc
-            log.warning("playback of %s ended: %s: %s", self.source, type(exc).__name__, exc)
+            if self._stopped.is_set():  # stopped while handing audio on (leave, destroy): not a failure
+                log.debug("playback of %s stopped: %s: %s", self.source, type(exc).__name__, exc)
+            else:
+                self.error = exc
+                log.warning("playback of %s ended: %s: %s", self.source, type(exc).__name__, exc)
         finally:
             try:
                 self._prepared.close()

@@ -162,7 +162,7 @@ class MediaSession:
             playback, self._playback = self._playback, None
             recorders, self._recorders = self._recorders, []
         if playback is not None:
-            playback.stop()
+            playback._halt()  # never waits here: close(wait=False) runs on the socket's reader thread
         for recorder in recorders:
             recorder.stop()
         loop = self._loop
