@@ -92,12 +92,6 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
         "import time: the voice media session brings asyncio, which loads when a bot first joins "
         "voice, not at import service_client"
     ),
-    ("service_client.voice._deps", "livekit.rtc"): (
-        "optional dependency: the voice extra (LiveKit's SDK), loaded when a bot first connects voice media; "
-        "import service_client never loads it"
-    ),
-    ("service_client.voice._deps", "av"): "optional dependency: the voice extra (PyAV), loaded on first use",
-    ("service_client.voice._deps", "numpy"): "optional dependency: the voice extra (numpy), loaded on first use",
     ("service_client.rest.retry", "email.utils"): "import time: the email package loads only for an HTTP-date Retry-After",
 }
 

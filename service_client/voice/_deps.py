@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from types import ModuleType
 
@@ -20,17 +21,20 @@ def available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("livekit", "av", "numpy"))
 
 
+def _load(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ImportError(f"{EXTRA_HINT} ({exc})") from exc
+
+
 def load_rtc() -> ModuleType:
     """``livekit.rtc``.
 
     Raises:
         ImportError: The voice extra is not installed (the message names it).
     """
-    try:
-        from livekit import rtc
-    except ImportError as exc:
-        raise ImportError(f"{EXTRA_HINT} ({exc})") from exc
-    return rtc
+    return _load("livekit.rtc")
 
 
 def load_av() -> ModuleType:
@@ -39,11 +43,7 @@ def load_av() -> ModuleType:
     Raises:
         ImportError: The voice extra is not installed (the message names it).
     """
-    try:
-        import av
-    except ImportError as exc:
-        raise ImportError(f"{EXTRA_HINT} ({exc})") from exc
-    return av
+    return _load("av")
 
 
 def load_numpy() -> ModuleType:
@@ -52,8 +52,4 @@ def load_numpy() -> ModuleType:
     Raises:
         ImportError: The voice extra is not installed (the message names it).
     """
-    try:
-        import numpy
-    except ImportError as exc:
-        raise ImportError(f"{EXTRA_HINT} ({exc})") from exc
-    return numpy
+    return _load("numpy")
