@@ -20,8 +20,9 @@ of CPU and memory are those of the bot's process alone. Prints ``name: value`` l
 - ``node_voice_playback_cpu_per_stream``: the same playback figure for a participant built on
   ``@livekit/rtc-node``, the reference client's media stack (``benchmarks/node_voice_peer``; a
   tone made in JavaScript, no file decoding), on the same emulator; ``skipped`` with the reason
-  where node or npm is missing (``--no-node`` leaves it out). The namespace has no network:
-  ``npm install --prefix benchmarks/node_voice_peer`` outside it first.
+  where it is not installed (``--no-node`` leaves it out). The namespace has no network: run
+  ``python benchmarks/voice_bench.py --install-node`` outside it first (npm installs it in
+  ``~/.cache/service_client-voice-bench``, outside the checkout).
 """
 
 from __future__ import annotations
@@ -48,31 +49,44 @@ from service_client import AudioFrame, Client
 
 #: Bound on each join, seconds.
 JOIN_TIMEOUT_S = 10.0
-#: The JS participant's folder.
+#: The JS participant's sources.
 NODE_PEER = pathlib.Path(__file__).resolve().parent / "node_voice_peer"
+#: Where ``--install-node`` installs it (outside the checkout: the tests read every file there).
+NODE_DIR = pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache")) / "service_client-voice-bench"
+
+
+def install_node() -> str | None:
+    """Copy the JS participant to :data:`NODE_DIR` and ``npm install`` it; the reason when it fails."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not on the PATH"
+    NODE_DIR.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "voice_peer.mjs"):
+        shutil.copy(NODE_PEER / name, NODE_DIR)
+    installed = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"],
+                               cwd=NODE_DIR, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
+    if installed.returncode:
+        return f"npm install failed: {(installed.stderr.strip().splitlines() or ['?'])[-1]}"
+    return None
 #: Seconds ``npm install`` and the JS participant's run may take.
 NODE_TIMEOUT_S = 300.0
 
 
 def node_playback_cpu(emu: EmulatorProcess, token: str, channel_id: str) -> str:
     """``node_voice_playback_cpu_per_stream`` from the JS participant, or ``skipped (<why>)``."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        return "skipped (node and npm are not both on the PATH)"
+    node = shutil.which("node")
+    if node is None:
+        return "skipped (node is not on the PATH)"
     client = Client(base_url=emu.base_url, socket_url=emu.socket_url)
     try:
         client.login(token, timeout=15)
         credentials = client.voice.join(channel_id, timeout=JOIN_TIMEOUT_S, media=False)
-        if not (NODE_PEER / "node_modules" / "@livekit" / "rtc-node").is_dir():
-            installed = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-package-lock",
-                                        "--loglevel=error"], cwd=NODE_PEER, capture_output=True, text=True,
-                                       timeout=NODE_TIMEOUT_S)
-            if installed.returncode:
-                last = (installed.stderr.strip().splitlines() or ["?"])[-1]
-                return (f"skipped (npm install failed: {last}; inside a network namespace, run npm install in "
-                        "benchmarks/node_voice_peer first)")
+        if not (NODE_DIR / "node_modules" / "@livekit" / "rtc-node").is_dir():
+            return ("skipped (not installed: run python benchmarks/voice_bench.py --install-node first, outside "
+                    "the network namespace)")
+        shutil.copy(NODE_PEER / "voice_peer.mjs", NODE_DIR)
         run = subprocess.run([node, "voice_peer.mjs", str(credentials.url), str(credentials.token), "5", "8"],
-                             cwd=NODE_PEER, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
+                             cwd=NODE_DIR, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
         for line in run.stdout.splitlines():
             if line.startswith("node_voice_playback_cpu_per_stream: "):
                 return line.split(": ", 1)[1]
@@ -147,7 +161,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the two-stream run (30)")
     parser.add_argument("--no-node", action="store_true", help="leave the @livekit/rtc-node participant out")
+    parser.add_argument("--install-node", action="store_true",
+                        help="install the @livekit/rtc-node participant with npm (outside the namespace) and exit")
     args = parser.parse_args()
+    if args.install_node:
+        failed = install_node()
+        print(f"voice_bench: {failed}" if failed else f"voice_bench: installed in {NODE_DIR}")
+        return
     process = psutil.Process()
     emu = EmulatorProcess()
     clients: list[Client] = []
@@ -238,7 +258,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get("SERVICE_CLIENT_NETNS") != "1":
+    if os.environ.get("SERVICE_CLIENT_NETNS") != "1" and "--install-node" not in sys.argv:
         print("voice_bench: run it in a network namespace: bash tests/voice/run_in_netns.sh --exec "
               "python benchmarks/voice_bench.py", file=sys.stderr)
     main()
