@@ -67,6 +67,7 @@ from .errors import (
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
+    VoiceConnectionError,
     WrongChannel,
 )
 from .events.clock import ManualClock, MonotonicClock
@@ -96,6 +97,7 @@ from .models import (
     Webhook,
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
+from .voice import AudioFrame, AudioPlayback, AudioRecorder
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
     from .dispatcher import (
@@ -123,6 +125,9 @@ _DISPATCHER_EXPORTS = frozenset({
 _FLEET_EXPORTS = frozenset({"EventPublisher", "FleetWorker"})
 
 __all__ = [
+    "AudioFrame",
+    "AudioPlayback",
+    "AudioRecorder",
     "AuditLogEntry",
     "BadArgumentError",
     "Ban",
@@ -198,6 +203,7 @@ __all__ = [
     "User",
     "UserProfile",
     "VoiceConnection",
+    "VoiceConnectionError",
     "VoiceManager",
     "VoiceState",
     "Webhook",

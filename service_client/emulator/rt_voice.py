@@ -8,7 +8,15 @@ from typing import Any
 
 from .. import endpoints
 from .rt_base import RealtimeBase
-from .socket_server import ACTIVITY_TYPES, MAX_ID_CHARS, VOICE_BOOL_KEYS, VOICE_STR_KEYS, server_room, user_room
+from .socket_server import (
+    ACTIVITY_TYPES,
+    DEFAULT_VOICE_URL,
+    MAX_ID_CHARS,
+    VOICE_BOOL_KEYS,
+    VOICE_STR_KEYS,
+    server_room,
+    user_room,
+)
 from .store import STATUSES, NotFound
 
 
@@ -142,8 +150,13 @@ class VoiceEvents(RealtimeBase):
         entry = users.get(uid) or self._voice_user(uid, sid)
         entry["socketId"] = sid
         users[uid] = entry
-        token = secrets.token_urlsafe(32)
-        creds = {"channelPublicId": cid, "token": token, "url": self.voice_url, "e2eeKey": self.voice_e2ee_key}
+        url = self.voice_url
+        if self.media is not None and self.media_url is not None and url == DEFAULT_VOICE_URL:
+            url = self.media_url
+            token = self.media.token(uid, cid, name=entry["userName"])
+        else:
+            token = secrets.token_urlsafe(32)
+        creds = {"channelPublicId": cid, "token": token, "url": url, "e2eeKey": self.voice_e2ee_key}
         if sid is not None:
             await self.sio.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, to=sid)
         else:
@@ -159,6 +172,8 @@ class VoiceEvents(RealtimeBase):
             return False
         users = self.voice[cid]
         users.pop(uid, None)
+        if self.media is not None:
+            await self.media.leave(cid, uid)
         if not users:
             self.voice.pop(cid, None)
         try:
