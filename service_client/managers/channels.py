@@ -14,7 +14,7 @@ from ..models.channel import Channel
 from ..models.collection import Collection, ModelList
 from ..models.dm_channel import DMChannel
 from ..rest.route import Route
-from ..server_managers.base import BaseManager
+from .base import BaseManager
 
 __all__ = ["ChannelManager", "build_channel"]
 

@@ -33,10 +33,14 @@ from .. import _defaults, endpoints
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..events.workers import flush_handoff
 from ..managers.channels import ChannelManager
+from ..managers.emojis import EmojiManager
 from ..managers.guilds import GuildManager
+from ..managers.invites import InviteManager
 from ..managers.members import MemberManager
+from ..managers.roles import RoleManager
 from ..managers.users import UserManager
 from ..managers.voice_states import VoiceStateManager
+from ..models._port import GuildManagers
 from ..models.guild import Guild
 from ..models.outgoing import build_message_payload
 from ..permissions import Permissions
@@ -482,6 +486,11 @@ class ConnectionState:
             ValueError: The record has no id.
         """
         return Guild(self, data)
+
+    def guild_managers(self, server_id: str) -> GuildManagers:
+        """New, empty role, invite and emoji managers for the server ``server_id``."""
+        return GuildManagers(RoleManager(self, server_id), InviteManager(self, server_id),
+                             EmojiManager(self, server_id))
 
     def note_webhook(self, webhook_id: str) -> None:
         """Remember that ``webhook_id`` is a webhook: its messages' author is no user."""
