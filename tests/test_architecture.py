@@ -3,7 +3,9 @@
 ``lint-imports`` (setup.cfg, ``[importlinter]``) holds the layers, imports under
 ``TYPE_CHECKING`` included, and keeps the emulator apart. These tests check the rest:
 
-- the package has no import cycle, counting the imports inside functions too; counting the
+- the package has no run-time import cycle, counting the imports inside functions and the
+  package ``__init__``s an import runs (read from the source: the largest strongly connected
+  part of the graph is one module); counting the
   imports under ``TYPE_CHECKING`` as well, every cycle stays inside one top-level part of the
   package (annotations between sibling modules, such as a guild and its channels), but for
   the pairs of parts listed below with their reason;
@@ -13,7 +15,11 @@
   annotations is a small Protocol at the lower layer;
 - the emulator stands apart from the layers: under ``TYPE_CHECKING`` only the top layer (the
   test world and the plugin, for annotations) names it, and it names only the leaves (L0);
-- models hold a state, not the client: ``models/`` barely names the client.
+- models hold a state, not the client: ``models/`` barely names the client;
+- no layer of the contract joins with ``:`` two siblings that import each other;
+- composition, not chains: no chain of our own classes is deeper than 2 (errors, Protocols
+  and ``Model`` apart), and only ``Client``, the façade, combines several bases of ours;
+- no re-export shims: every module but a package ``__init__`` defines something.
 
 Each check is a function over a package directory; the ``*_catches_*`` tests run it on a
 small package written for the purpose, so a check that could never fail is caught too.
@@ -467,6 +473,23 @@ def chain_problems(chains: dict[str, tuple[int, list[str]]], max_depth: int = MA
     return out
 
 
+def sibling_lines(setup_cfg: pathlib.Path = ROOT / "setup.cfg") -> list[list[str]]:
+    """The layers of the import-linter contract, each as its list of siblings (joined by ``:``)."""
+    config = configparser.ConfigParser()
+    config.read(setup_cfg)
+    text = config["importlinter:contract:layers"]["layers"]
+    return [[name.strip() for name in re.split(r"[|:]", line)] for line in text.splitlines() if line.strip()]
+
+
+def mutual_siblings(edges: dict[str, set[str]], siblings: list[list[str]], root: str) -> list[str]:
+    """Pairs of siblings of one layer that import each other, as ``a <-> b``: a ``:`` would
+    hide the loop between them."""
+    reaches = {(part_of(source), part_of(target)) for source, targets in edges.items() for target in targets
+               if source.startswith(root + ".") and target.startswith(root + ".")}
+    return [f"{a} <-> {b}" for line in siblings for i, a in enumerate(line) for b in line[i + 1:]
+            if (a, b) in reaches and (b, a) in reaches]
+
+
 def reexport_shims(package_dir: pathlib.Path) -> list[str]:
     """Modules (not package ``__init__``s) that define nothing: a docstring, imports and
     ``__all__`` only, a shim that keeps an old import path alive."""
@@ -575,6 +598,11 @@ def test_no_class_chain_of_ours_is_deeper_than_two_and_only_the_client_combines_
     )
     stale = sorted(set(CHAINS_BEING_REBUILT) - set(problems))
     assert stale == [], f"CHAINS_BEING_REBUILT entries that are rebuilt (remove them): {stale}"
+
+
+def test_no_layer_joins_siblings_that_import_each_other() -> None:
+    found = mutual_siblings(import_graph("service_client", type_checking=True), sibling_lines(), "service_client")
+    assert found == [], "siblings of one layer that import each other (split or layer them):\n" + "\n".join(found)
 
 
 def test_no_reexport_shims() -> None:
@@ -734,6 +762,13 @@ def test_the_chain_check_catches_deep_chains_and_several_bases(tmp_path: pathlib
         "toypkg.top.Top": "a chain of 3 classes of ours",
     }
     assert reexport_shims(package) == ["toypkg.shim"]
+
+
+def test_the_sibling_check_catches_a_loop_between_siblings() -> None:
+    edges = {"p.a.x": {"p.b.y"}, "p.b.y": {"p.a.z", "p.c"}, "p.c": {"p.b"}}
+    assert mutual_siblings(edges, [["a", "b"], ["c"]], "p") == ["a <-> b"]
+    assert mutual_siblings(edges, [["a"], ["b", "c"]], "p") == ["b <-> c"]
+    assert mutual_siblings({"p.a.x": {"p.b.y"}}, [["a", "b"]], "p") == []
 
 
 def test_the_naming_check_counts_lines_that_name_the_client(tmp_path: pathlib.Path) -> None:
