@@ -96,6 +96,7 @@ from .models import (
     Webhook,
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
+from .rest.retry import RetryPolicy
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
     from .dispatcher import (
@@ -188,6 +189,7 @@ __all__ = [
     "RedisBucketStore",
     "RemovedMember",
     "RepeatingTask",
+    "RetryPolicy",
     "Role",
     "ScheduledCall",
     "ServiceAPIError",

@@ -67,6 +67,7 @@ from ..events.workers import OrderedWorkerPool
 from ..models.collection import Collection
 from ..models.user import User
 from ..rest.buckets import BucketStore
+from ..rest.retry import DEFAULT_RETRY, RetryPolicy
 from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
 from .extensions import ClientExtensions
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from ..managers.members import MemberManager
     from ..managers.users import UserManager
     from ..managers.voice_states import VoiceStateManager
+    from ..rest.seam import Transport
 
 __all__ = ["Client", "ClientState", "MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS"]
 
@@ -134,7 +136,14 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             when logging is not configured), at most one line every 10 s.
         max_retry_after: Longest ``Retry-After`` waited out, seconds (longer
             ones end the call at once: :class:`RateLimitError` for a 429,
-            :class:`ServiceAPIError` for a 502, 503 or 504).
+            :class:`ServiceAPIError` for any other status).
+        retry: How REST calls are retried: a
+            :class:`~service_client.RetryPolicy` (which statuses, how many
+            retries, the backoff and its jitter); its defaults when omitted.
+            ``api_call(max_retries=n)`` is this policy with ``n`` retries.
+        transport: What sends the REST requests (see
+            :class:`~service_client.rest.Transport`): the network by default;
+            ``MockTransport(handler)`` answers them in memory, for unit tests.
         max_body_bytes: Largest REST answer body read, bytes once decoded
             (gzip, deflate); 16 MiB by default. A longer answer is not read
             further and its call raises :class:`ServiceAPIError`.
@@ -153,7 +162,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             anyway, so that reaction events keep their channel's order.
 
     Raises:
-        TypeError: An argument has the wrong type.
+        TypeError: An argument has the wrong type (``retry`` not a
+            :class:`~service_client.RetryPolicy`).
         ValueError: A URL is not http(s)/ws(s), ``workers`` is not positive or
             ``max_queued_events``, ``max_body_bytes`` or ``max_messages`` is
             below 1;
@@ -192,6 +202,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         bucket_store: BucketStore | None = None,
         max_body_bytes: int = _defaults.DEFAULT_MAX_BODY_BYTES,
         max_messages: int | None = _defaults.DEFAULT_MAX_MESSAGES,
+        retry: RetryPolicy | None = None,
+        transport: Transport | None = None,
     ) -> None:
         base = validate_url("base_url", base_url if base_url is not None else type(self).base_url)
         sock = validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
@@ -242,6 +254,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             max_retry_after=max_retry_after,
             max_body_bytes=max_body_bytes,
             bucket_store=bucket_store,
+            retry=DEFAULT_RETRY if retry is None else retry,
+            transport=transport,
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
         self._events = self._emitter_class(self._pool, redact=self._redact, closing=self._destroyed.is_set)
@@ -272,6 +286,11 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         return self._lifecycle
 
     # -- the caches (held by the connection state) -------------------------------------
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of this client's REST calls (``Client(retry=...)``), read-only."""
+        return self._rest.retry
 
     @property
     def user(self) -> User | None:

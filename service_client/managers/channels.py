@@ -129,7 +129,7 @@ class ChannelManager(BaseManager[str, Channel]):
             try:
                 data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id),
                                            timeout_ms=_defaults.EVENT_FETCH_TIMEOUT_MS,
-                                           max_retries=_defaults.EVENT_FETCH_MAX_RETRIES)
+                                           retry=_defaults.EVENT_FETCH_MAX_RETRIES)
                 self.apply_listing(server_id, data)
             except Exception as exc:  # noqa: BLE001 - a property's lookup: None, and a later need asks again
                 log.warning("channel listing of server %s failed: %s", server_id, exc)

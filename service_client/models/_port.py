@@ -20,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
 
-from .._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+from .._defaults import ACK_TIMEOUT_S, DEFAULT_TIMEOUT_MS
 from .collection import ModelList
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..rest.retry import RetryPolicy
     from ..rest.route import Route
     from .category import Category
     from .channel import Channel
@@ -306,10 +307,13 @@ class State(Protocol):
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:
         """Perform one REST request through the session's queue; blocks.
+
+        ``retry`` is the call's :class:`~service_client.RetryPolicy`: None for the
+        client's, an int ``n`` for the client's with ``n`` retries.
 
         Returns:
             The parsed JSON answer, or None for 204 and an empty body.
@@ -327,7 +331,7 @@ class State(Protocol):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
     ) -> Future[Any]:
         """Queue one REST request; its Future completes as :meth:`request` would return or raise."""
 

@@ -95,7 +95,7 @@ class ServerParsers:
 
         try:
             future = self._state.submit(
-                route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, max_retries=EVENT_FETCH_MAX_RETRIES
+                route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, retry=EVENT_FETCH_MAX_RETRIES
             )
         except Exception as exc:  # noqa: BLE001 - not queued (destroyed): complete with the error
             done(exc)
