@@ -9,8 +9,7 @@ import pytest
 
 from service_client import endpoints
 from service_client.models import Channel, Guild, Member, Message, RemovedMember, Role, User
-from service_client.state.parsers import Parsers
-from service_client.state.parsers import ReactionTracker, diff_reactions
+from service_client.state.parsers import Parsers, ReactionTracker, diff_reactions
 
 from .fakes import FakeState, member_rec, message_rec, role_rec, server_rec, user_rec
 
