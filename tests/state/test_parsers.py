@@ -10,6 +10,7 @@ import pytest
 from service_client import endpoints
 from service_client.models import Channel, Guild, Member, Message, RemovedMember, Role, User
 from service_client.state.parsers import Parsers, ReactionTracker, diff_reactions
+from service_client.state.server_parsers import ServerParsers
 
 from .fakes import FakeState, member_rec, message_rec, role_rec, server_rec, user_rec
 
@@ -515,3 +516,14 @@ def test_every_event_the_service_sends_is_handled(h: Parsers) -> None:
     sent = {e.event for e in endpoints.SOCKET_EVENTS if e.direction == endpoints.SERVICE_TO_CLIENT}
     assert len(sent) > 30
     assert set(h.events) == sent
+
+
+def test_the_server_events_part_works_alone(client: FakeState) -> None:
+    servers = ServerParsers(client)  # type: ignore[arg-type]
+    table = servers.table()
+    assert set(table) == {e.event for e in endpoints.SOCKET_EVENTS
+                          if e.direction == endpoints.SERVICE_TO_CLIENT and e.event.startswith("server:")}
+    guild = with_guild(client)
+    table["server:updated"]({"serverPublicId": "S1", "name": "Renamed"})
+    assert guild.name == "Renamed"
+    assert [(event, args, key) for event, args, key in client.dispatched] == [("guild_update", (guild,), "S1")]
