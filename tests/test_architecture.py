@@ -350,6 +350,66 @@ def function_imports(package_dir: pathlib.Path) -> dict[tuple[str, str], int]:
     }
 
 
+def upward_imports(package_dir: pathlib.Path, table: dict[str, int]) -> list[str]:
+    """Imports of any kind (module level, inside functions, under ``TYPE_CHECKING``) that reach
+    a higher layer, as ``module:line -> name`` lines: what ``lint-imports`` holds, read from
+    the source by this test too."""
+    root = package_dir.name
+    bad = []
+    for module, name, _kind, line in classified_imports(package_dir):
+        if not name.startswith(root + "."):
+            continue
+        source, target = layer_of(module, table), layer_of(name, table)
+        if source is not None and target is not None and target > source:
+            bad.append(f"{module}:{line} -> {name}")
+    return bad
+
+
+def imports_across_apart(package_dir: pathlib.Path, table: dict[str, int],
+                         apart: frozenset[str] = APART) -> list[str]:
+    """Imports at run time (module level or inside functions) between a part that stands apart
+    and the layers that break :data:`APART`'s rule: the apart part importing a layer above the
+    leaves, or a layer below the top importing it."""
+    root = package_dir.name
+    top = max(table.values())
+
+    def part(name: str) -> str | None:
+        pieces = name.split(".")
+        return pieces[1] if len(pieces) > 1 and pieces[0] == root else None
+
+    bad = []
+    for module, name, kind, line in classified_imports(package_dir):
+        if kind == "type_checking" or not name.startswith(root + "."):
+            continue
+        source, target = part(module), part(name)
+        if source in apart and target not in apart:
+            allowed = layer_of(name, table) in (None, 0)
+        elif target in apart and source not in apart:
+            allowed = layer_of(module, table) in (None, top)
+        else:
+            continue
+        if not allowed:
+            bad.append(f"{module}:{line} -> {name}")
+    return bad
+
+
+def rules_of_the_docs(page: pathlib.Path) -> list[tuple[str, str]]:
+    """``(rule, test)`` of every row of the rules table of ``docs/architecture.rst``: the
+    lines ``- <rule>: ``tests/<file>.py::<test>``.`` of its "The rules and their tests" section."""
+    text = page.read_text()
+    section = text.split("The rules and their tests", 1)[1]
+    section = re.split(r"\n[^\n]+\n-{4,}\n", section[section.index("\n", section.index("---")):], maxsplit=1)[0]
+    items = re.split(r"\n- ", "\n" + section)
+    return [(" ".join(item.split("``tests/", 1)[0].split()).rstrip(": "), test) for item in items
+            for test in re.findall(r"``(tests/[\w/]+\.py::\w+)``", item)]
+
+
+def defined_tests(path: pathlib.Path) -> set[str]:
+    """The test functions a test file defines at its top level."""
+    return {node.name for node in ast.parse(path.read_text()).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")}
+
+
 def upward_type_imports(package_dir: pathlib.Path, table: dict[str, int]) -> list[str]:
     """``TYPE_CHECKING`` imports that reach a higher layer, as ``module:line -> name`` lines."""
     root = package_dir.name
@@ -571,6 +631,22 @@ def test_no_type_checking_import_reaches_a_higher_layer() -> None:
     assert upward_type_imports(PACKAGE, layers()) == []
 
 
+def test_no_import_of_any_kind_reaches_a_higher_layer() -> None:
+    assert upward_imports(PACKAGE, layers()) == []
+
+
+def test_the_emulator_stands_apart_at_run_time() -> None:
+    assert imports_across_apart(PACKAGE, layers()) == []
+
+
+def test_every_rule_of_the_architecture_page_names_a_test_that_exists() -> None:
+    rules = rules_of_the_docs(ROOT / "docs" / "architecture.rst")
+    assert len(rules) >= 10, rules
+    missing = [f"{rule}: {test}" for rule, test in rules
+               if test.split("::")[1] not in defined_tests(ROOT / test.split("::")[0])]
+    assert missing == [], "rules of docs/architecture.rst whose test does not exist:\n" + "\n".join(missing)
+
+
 def test_import_linter_counts_type_checking_imports() -> None:
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
@@ -762,6 +838,37 @@ def test_the_chain_check_catches_deep_chains_and_several_bases(tmp_path: pathlib
         "toypkg.top.Top": "a chain of 3 classes of ours",
     }
     assert reexport_shims(package) == ["toypkg.shim"]
+
+
+def test_the_layer_checks_catch_upward_and_apart_imports(tmp_path: pathlib.Path) -> None:
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "leaf.py": "",
+        "low.py": "def later():\n    from .high import thing\n",
+        "high.py": "from .low import later\nfrom .emu import Server\n",
+        "top.py": "from .emu import Server\n",
+        "emu/__init__.py": "from ..leaf import x\nfrom ..high import y\n",
+    })
+    table = {"leaf": 0, "low": 1, "high": 2, "top": 3}
+    assert upward_imports(package, table) == ["toypkg.low:2 -> toypkg.high.thing"]
+    assert imports_across_apart(package, table, frozenset({"emu"})) == [
+        "toypkg.emu:2 -> toypkg.high.y",
+        "toypkg.high:2 -> toypkg.emu.Server",
+    ]
+
+
+def test_the_rules_table_is_read_from_its_section(tmp_path: pathlib.Path) -> None:
+    page = tmp_path / "architecture.rst"
+    page.write_text(
+        "Intro\n=====\n\nThe rules and their tests\n-------------------------\n\n"
+        "- No cycle: ``tests/test_architecture.py::test_a``.\n"
+        "- Layers, two ways:\n  ``tests/a.py::test_b`` and ``tests/a.py::test_c``.\n\n"
+        "Next\n----\n\n- Not a rule: ``tests/x.py::test_d``.\n")
+    assert rules_of_the_docs(page) == [
+        ("No cycle", "tests/test_architecture.py::test_a"),
+        ("Layers, two ways", "tests/a.py::test_b"),
+        ("Layers, two ways", "tests/a.py::test_c"),
+    ]
 
 
 def test_the_sibling_check_catches_a_loop_between_siblings() -> None:
