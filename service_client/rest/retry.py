@@ -71,6 +71,10 @@ class RetryPolicy:
         backoff_cap: Longest computed backoff, seconds (30).
         jitter: Up to this many seconds, drawn uniformly at random, added to each computed
             backoff (0: none), so that clients refused together do not retry together.
+        respect_retry_after: Wait the ``Retry-After`` an answer gives (True, the default);
+            False waits the backoff instead, never ends a call for a ``Retry-After`` over
+            ``max_retry_after``, and leaves :attr:`RateLimitError.retry_after
+            <service_client.RateLimitError.retry_after>` None.
 
     Raises:
         TypeError: A field has the wrong type (a bool is no count or number).
@@ -83,6 +87,7 @@ class RetryPolicy:
     backoff_base: float = BACKOFF_BASE_S
     backoff_cap: float = BACKOFF_CAP_S
     jitter: float = 0.0
+    respect_retry_after: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int):
@@ -99,6 +104,8 @@ class RetryPolicy:
             if not 100 <= code <= 599:
                 raise ValueError(f"statuses must be HTTP statuses (100-599), got {code}")
         object.__setattr__(self, "statuses", codes)
+        if not isinstance(self.respect_retry_after, bool):
+            raise TypeError(f"respect_retry_after must be a bool, not {type(self.respect_retry_after).__name__}")
         for name in ("backoff_base", "backoff_cap", "jitter"):
             object.__setattr__(self, name, _seconds(name, getattr(self, name)))
 
@@ -147,7 +154,8 @@ class RetryPolicy:
 
     def __repr__(self) -> str:
         return (f"RetryPolicy(max_retries={self.max_retries}, statuses={sorted(self.statuses)}, "
-                f"backoff_base={self.backoff_base:g}, backoff_cap={self.backoff_cap:g}, jitter={self.jitter:g})")
+                f"backoff_base={self.backoff_base:g}, backoff_cap={self.backoff_cap:g}, jitter={self.jitter:g}, "
+                f"respect_retry_after={self.respect_retry_after})")
 
 
 #: The policy of a client built without ``retry=``.

@@ -601,7 +601,7 @@ class RestSession:
             self._set_result(job, answer.value)
             return
 
-        retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock())
+        retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock()) if policy.respect_retry_after else None
         delay = retry_after if retry_after is not None else policy.backoff(job.attempts - 1)
         now = time.monotonic()
         if answer.status == 429:

@@ -148,6 +148,19 @@ def test_a_call_may_ask_for_another_count_and_keeps_the_policy_statuses(
     assert len(handler.seen) == 6
 
 
+def test_a_policy_may_wait_its_backoff_instead_of_retry_after(make_session: Callable[..., RestSession]) -> None:
+    refusal = Response(503, json={"error": "busy"}, headers={"Retry-After": "3600"})
+    handler = Handler(refusal, Response(200, json={"ok": 1}))
+    session = make_session(handler, retry=FAST.replace(respect_retry_after=False))
+    assert session.request(ME) == {"ok": 1} and len(handler.seen) == 2   # no hour-long wait
+    handler = Handler(refusal)
+    with pytest.raises(ServiceAPIError, match="over the 60 s"):            # respected: too long a wait
+        make_session(handler).request(ME)
+    assert len(handler.seen) == 1
+    with pytest.raises(TypeError, match="respect_retry_after"):
+        RetryPolicy(respect_retry_after=1)  # type: ignore[arg-type]
+
+
 def test_handler_failures_play_timeouts_and_network_errors(make_session: Callable[..., RestSession]) -> None:
     session = make_session(Handler(TimeoutError("slow"), TimeoutError("slow")), retry=FAST.replace(max_retries=1))
     with pytest.raises(ServiceTimeoutError):
