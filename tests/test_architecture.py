@@ -141,7 +141,6 @@ CHAINS_BEING_REBUILT: dict[str, str] = {
 } | {
     "service_client.gateway.connection.GatewayConnection": "the socket connection, built from its reader, "
                                                            "writer and dialer",
-    "service_client.testing.world.BotWorld": "the test world, built from its clock and actions",
 }
 
 #: Most lines under ``models/`` that name the client (``Client`` or ``_client``).
