@@ -193,7 +193,8 @@ def classified_imports(package_dir: pathlib.Path) -> Iterator[tuple[str, str, st
         tree = ast.parse(path.read_text(), str(path))
         is_package = path.name == "__init__.py"
 
-        def visit(node: ast.AST, kind: str) -> Iterator[tuple[str, str, str, int]]:
+        def visit(node: ast.AST, kind: str, module: str = module,
+                  is_package: bool = is_package) -> Iterator[tuple[str, str, str, int]]:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
                     for name in _imported(module, is_package, child):
@@ -461,7 +462,7 @@ def _class_table(package_dir: pathlib.Path) -> tuple[dict[str, tuple[str, list[s
         local = names.setdefault(module, {})
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                for alias, full in zip(node.names, _imported(module, is_package, node)):
+                for alias, full in zip(node.names, _imported(module, is_package, node), strict=True):
                     local[alias.asname or alias.name] = full
             elif isinstance(node, ast.Import):
                 for alias in node.names:
