@@ -164,6 +164,12 @@ def source_files(package_dir: pathlib.Path) -> Iterator[tuple[str, pathlib.Path]
         yield module_name(path, package_dir), path
 
 
+@functools.cache
+def parsed(path: pathlib.Path) -> ast.Module:
+    """The syntax tree of a source file (read once per test session: the checks share it)."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -183,14 +189,20 @@ def _imported(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) 
     return [f"{target}.{alias.name}" for alias in node.names]
 
 
-def classified_imports(package_dir: pathlib.Path) -> Iterator[tuple[str, str, str, int]]:
+@functools.cache
+def classified_imports(package_dir: pathlib.Path) -> tuple[tuple[str, str, str, int], ...]:
+    """Every import statement of the package (see :func:`_classified_imports`), read once."""
+    return tuple(_classified_imports(package_dir))
+
+
+def _classified_imports(package_dir: pathlib.Path) -> Iterator[tuple[str, str, str, int]]:
     """Every import statement of the package: ``(module, name, kind, line)``.
 
     ``kind`` is ``"function"`` inside a function body, ``"type_checking"`` under an
     ``if TYPE_CHECKING:`` (anywhere), else ``"module"``.
     """
     for module, path in source_files(package_dir):
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parsed(path)
         is_package = path.name == "__init__.py"
 
         def visit(node: ast.AST, kind: str, module: str = module,
@@ -457,7 +469,7 @@ def _class_table(package_dir: pathlib.Path) -> tuple[dict[str, tuple[str, list[s
     classes: dict[str, tuple[str, list[str]]] = {}
     names: dict[str, dict[str, str]] = {}
     for module, path in source_files(package_dir):
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parsed(path)
         is_package = path.name == "__init__.py"
         local = names.setdefault(module, {})
         for node in ast.walk(tree):
@@ -557,7 +569,7 @@ def reexport_shims(package_dir: pathlib.Path) -> list[str]:
     for module, path in source_files(package_dir):
         if path.name == "__init__.py":
             continue
-        body = ast.parse(path.read_text(), str(path)).body
+        body = parsed(path).body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]
         imports = [node for node in body if isinstance(node, (ast.Import, ast.ImportFrom))
