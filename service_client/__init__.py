@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import rest as _rest
 from ._version import __version__ as __version__
-from .client import MISSING, Client, ClientState
+from .client import MISSING, CatchUp, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
 from .commands import BucketType, Check, Cog, Command, load_commands
 from .errors import (
@@ -129,6 +129,7 @@ __all__ = [
     "Ban",
     "BucketStore",
     "BucketType",
+    "CatchUp",
     "Category",
     "Channel",
     "ChannelAccessError",

@@ -123,7 +123,9 @@ EVENTS: tuple[EventSpec, ...] = (
         (),
         "The socket is back. Before any later event reaches listeners, the server list is "
         "reconciled with the service's (servers left meanwhile are announced with "
-        "``guild_delete``, servers joined with ``guild_create``); missed messages are not replayed.",
+        "``guild_delete``, servers joined with ``guild_create``); missed messages are not replayed (with "
+        "``Client(catch_up=CatchUp())`` they are read back from history and come as ``message_create`` with "
+        "``message.replayed`` True).",
         _LIFECYCLE,
     ),
     EventSpec(
