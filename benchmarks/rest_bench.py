@@ -116,7 +116,7 @@ def _four_buckets(emu: Emulator, token: str, bot_id: str) -> list[Route]:
 
 def _run_calls(rest: RestSession, routes: list[Route], calls: int) -> float:
     started = time.perf_counter()
-    futures = [rest.submit(routes[n % len(routes)], max_retries=20) for n in range(calls)]
+    futures = [rest.submit(routes[n % len(routes)], retry=20) for n in range(calls)]
     for future in futures:
         future.result(timeout=120)
     return time.perf_counter() - started

@@ -81,7 +81,7 @@ def run_one(name: str) -> None:
     started = time.monotonic()
     outcome = "none"
     try:
-        rest.request(Route("GET", "/chat/C1"), timeout_ms=2000 if name == "trickled_head" else 30_000, max_retries=0)
+        rest.request(Route("GET", "/chat/C1"), timeout_ms=2000 if name == "trickled_head" else 30_000, retry=0)
     except Exception as exc:  # noqa: BLE001 - the outcome is a figure
         outcome = type(exc).__name__
     elapsed = time.monotonic() - started

@@ -97,6 +97,7 @@ from .models import (
     Webhook,
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
+from .rest.retry import RetryPolicy
 from .voice import AudioFrame, AudioPlayback, AudioRecorder
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
@@ -194,6 +195,7 @@ __all__ = [
     "RedisBucketStore",
     "RemovedMember",
     "RepeatingTask",
+    "RetryPolicy",
     "Role",
     "ScheduledCall",
     "ServiceAPIError",

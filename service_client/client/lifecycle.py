@@ -70,6 +70,7 @@ from ..events.workers import OrderedWorkerPool
 from ..models.collection import Collection
 from ..models.user import User
 from ..rest.buckets import BucketStore
+from ..rest.retry import DEFAULT_RETRY, RetryPolicy
 from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
 from .catchup import CatchUp, CatchUpRunner
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
     from ..managers.members import MemberManager
     from ..managers.users import UserManager
     from ..managers.voice_states import VoiceStateManager
+    from ..rest.seam import Transport
 
 __all__ = ["Client", "ClientState", "MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS"]
 
@@ -138,7 +140,14 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             when logging is not configured), at most one line every 10 s.
         max_retry_after: Longest ``Retry-After`` waited out, seconds (longer
             ones end the call at once: :class:`RateLimitError` for a 429,
-            :class:`ServiceAPIError` for a 502, 503 or 504).
+            :class:`ServiceAPIError` for any other status).
+        retry: How REST calls are retried: a
+            :class:`~service_client.RetryPolicy` (which statuses, how many
+            retries, the backoff and its jitter); its defaults when omitted.
+            ``api_call(max_retries=n)`` is this policy with ``n`` retries.
+        transport: What sends the REST requests (see
+            :class:`~service_client.rest.Transport`): the network by default;
+            ``MockTransport(handler)`` answers them in memory, for unit tests.
         max_body_bytes: Largest REST answer body read, bytes once decoded
             (gzip, deflate); 16 MiB by default. A longer answer is not read
             further and its call raises :class:`ServiceAPIError`.
@@ -162,7 +171,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             replays). None (default): nothing missed offline is replayed.
 
     Raises:
-        TypeError: An argument has the wrong type.
+        TypeError: An argument has the wrong type (``retry`` not a
+            :class:`~service_client.RetryPolicy`).
         ValueError: A URL is not http(s)/ws(s), ``workers`` is not positive or
             ``max_queued_events``, ``max_body_bytes`` or ``max_messages`` is
             below 1;
@@ -202,6 +212,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         max_body_bytes: int = _defaults.DEFAULT_MAX_BODY_BYTES,
         max_messages: int | None = _defaults.DEFAULT_MAX_MESSAGES,
         catch_up: CatchUp | None = None,
+        retry: RetryPolicy | None = None,
+        transport: Transport | None = None,
     ) -> None:
         if catch_up is not None and not isinstance(catch_up, CatchUp):
             raise TypeError(f"catch_up must be a CatchUp or None, got {type(catch_up).__name__}")
@@ -254,6 +266,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             max_retry_after=max_retry_after,
             max_body_bytes=max_body_bytes,
             bucket_store=bucket_store,
+            retry=DEFAULT_RETRY if retry is None else retry,
+            transport=transport,
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
         self._events = self._emitter_class(self._pool, redact=self._redact, closing=self._destroyed.is_set)
@@ -286,6 +300,11 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         return self._lifecycle
 
     # -- the caches (held by the connection state) -------------------------------------
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of this client's REST calls (``Client(retry=...)``), read-only."""
+        return self._rest.retry
 
     @property
     def user(self) -> User | None:

@@ -57,7 +57,7 @@ class ClientOperations:
         body: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
         timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
     ) -> Any:
         """Call a REST route directly.
 
@@ -73,8 +73,10 @@ class ClientOperations:
             timeout_ms: Per-attempt timeout, milliseconds: it bounds the whole
                 attempt (connect, send, headers and body), however slowly the
                 answer arrives.
-            max_retries: Retries after the first attempt (on network failure,
-                timeout, 429, 502, 503, 504).
+            max_retries: Retries after the first attempt (on a network failure,
+                a timeout, or a status the client's :attr:`retry` policy retries):
+                the client's policy with this many retries; None (the default)
+                the policy's own count (3 unless ``Client(retry=...)`` says otherwise).
 
         Returns:
             Parsed JSON, or None for 204 and for an empty 2xx body.
@@ -109,7 +111,7 @@ class ClientOperations:
             body=body,
             headers=headers,
             timeout_ms=timeout_ms,
-            max_retries=max_retries,
+            retry=max_retries,
         )
 
     def send_message(

@@ -23,6 +23,7 @@ from ..errors import ServiceAuthError
 from ..events.emitter import EventEmitter, EventSlot
 from ..models.message import Message
 from ..models.outgoing import build_message_payload
+from ..rest.retry import RetryPolicy
 from ..state.connection import ConnectionState
 from .sends import reply_nonce
 
@@ -189,7 +190,7 @@ class FleetState(ConnectionState):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
     ) -> Future[Any]:
         """Queue one REST request, as a client's; a GET the parsers make while applying an event
         (a member refetch) is made once per fleet (see :mod:`service_client.fleet.fetches`).
@@ -198,7 +199,7 @@ class FleetState(ConnectionState):
             ServiceError: The session is closed (the worker stopped).
         """
         request = functools.partial(super().submit, route, params=params, json=json, timeout_ms=timeout_ms,
-                                    max_retries=max_retries)
+                                    retry=retry)
         fetches = self.fetches
         event_id = _local.event_id
         if fetches is None or not event_id or route.method != "GET" or json is not None:

@@ -14,7 +14,7 @@ from ..models.channel import Channel
 from ..models.collection import Collection, ModelList
 from ..models.dm_channel import DMChannel
 from ..rest.route import Route
-from ..server_managers.base import BaseManager
+from .base import BaseManager
 
 __all__ = ["ChannelManager", "build_channel"]
 
@@ -129,7 +129,7 @@ class ChannelManager(BaseManager[str, Channel]):
             try:
                 data = self._state.request(Route(endpoints.LIST_CATEGORIES, server_id=server_id),
                                            timeout_ms=_defaults.EVENT_FETCH_TIMEOUT_MS,
-                                           max_retries=_defaults.EVENT_FETCH_MAX_RETRIES)
+                                           retry=_defaults.EVENT_FETCH_MAX_RETRIES)
                 self.apply_listing(server_id, data)
             except Exception as exc:  # noqa: BLE001 - a property's lookup: None, and a later need asks again
                 log.warning("channel listing of server %s failed: %s", server_id, exc)

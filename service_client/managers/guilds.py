@@ -13,7 +13,7 @@ from ..models._port import StateLike
 from ..models.collection import ModelList
 from ..models.guild import Guild
 from ..rest.route import Route
-from ..server_managers.base import BaseManager
+from .base import BaseManager
 
 __all__ = ["GuildManager"]
 

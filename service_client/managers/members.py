@@ -10,7 +10,7 @@ from .._validate import check_cache_flag, check_id
 from ..models.collection import Collection, ModelList
 from ..models.member import Member, member_ids, member_user_record
 from ..rest.route import Route
-from ..server_managers.base import BaseManager
+from .base import BaseManager
 
 __all__ = ["MemberManager"]
 

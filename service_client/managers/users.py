@@ -18,7 +18,7 @@ from ..models.guild import Guild
 from ..models.profile import UserProfile, profile_record
 from ..models.user import User
 from ..rest.route import Route
-from ..server_managers.base import BaseManager
+from .base import BaseManager
 
 __all__ = ["UserManager"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..models.collection import Collection
 from ..models.voice_state import STATE_KEYS, VoiceState
-from ..server_managers.base import BaseManager
+from .base import BaseManager
 
 __all__ = ["VoiceStateManager"]
 

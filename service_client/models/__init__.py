@@ -7,8 +7,12 @@ record in ``raw``, and holds a *state* in ``_state`` (never the client) for the
 methods that send requests (``channel.send``, ``invite.revoke``...): the State
 port, :mod:`._port`, declares what a model may ask of it. Beside them: their
 value types (:class:`Collection`, the dict every cache is made of;
-:class:`EmbedBuilder`; :class:`Permissions`). The managers a server holds
-(``guild.roles``...) live in :mod:`service_client.server_managers`.
+:class:`EmbedBuilder`; :class:`Permissions`), and the views of a server's channels and
+categories (``guild.channels``, ``guild.categories``). The managers a server holds
+(``guild.roles``...) live one layer up, in :mod:`service_client.managers`: a
+:class:`Guild` gets them from its state (:meth:`State.guild_managers
+<service_client.models._port.State.guild_managers>`) and names them by the protocols of the
+port, so nothing here imports a manager.
 """
 
 from __future__ import annotations

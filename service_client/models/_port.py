@@ -18,28 +18,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
 
-from .._defaults import ACK_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+from .._defaults import ACK_TIMEOUT_S, DEFAULT_TIMEOUT_MS
 from .collection import ModelList
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..rest.retry import RetryPolicy
     from ..rest.route import Route
     from .category import Category
     from .channel import Channel
     from .collection import Collection
     from .embed import EmbedBuilder
+    from .emoji import Emoji
     from .guild import Guild
+    from .invite import Invite
     from .member import Member
     from .message import Message
+    from .role import Role
     from .user import User
     from .voice_state import VoiceState
 
 __all__ = [
     "ChannelCache",
     "ClientLike",
+    "EmojiCache",
     "GuildCache",
+    "GuildManagers",
+    "InviteCache",
     "MemberCache",
+    "RoleCache",
     "State",
     "StateLike",
     "StateOwner",
@@ -134,6 +142,124 @@ class ChannelCache(Protocol):
         """``POST /servers/{server_id}/channels``."""
 
 
+class ServerCache(Protocol):
+    """What every per-server manager offers (a :class:`~service_client.managers.BaseManager`)."""
+
+    @property
+    def server_id(self) -> str:
+        """The server these entries belong to."""
+
+    def resolve(self, id_or_object: Any) -> Any:
+        """The cached entry for an id, or the model itself when given one (no request)."""
+
+    def resolve_id(self, id_or_object: Any) -> str | None:
+        """The key of an id or model (no request), or None for anything else."""
+
+    def __len__(self) -> int:
+        """The number of cached entries."""
+
+
+class RoleCache(ServerCache, Protocol):
+    """A server's roles (``guild.roles``): the public surface of
+    :class:`~service_client.managers.RoleManager`, which documents each method."""
+
+    @property
+    def cache(self) -> Collection[str, Role]:
+        """Roles by id."""
+
+    @property
+    def everyone(self) -> Role | None:
+        """The cached ``@everyone`` role, or None."""
+
+    def get(self, key: str) -> Role | None:
+        """``cache.get(key)``."""
+
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Role]:
+        """``GET /servers/{sid}/roles``."""
+
+    def fetch(self, role_id: str, *, cache: bool = True) -> Role:
+        """One role, from the server's role listing."""
+
+    def create(
+        self,
+        name: str,
+        *,
+        color: str | int | None = None,
+        hoist: bool | None = None,
+        permissions: Any = None,
+        cache: bool = True,
+    ) -> Role:
+        """``POST /servers/{sid}/roles``."""
+
+    def edit(
+        self,
+        role_id: str,
+        *,
+        name: str = ...,
+        color: str | int | None = ...,
+        hoist: bool = ...,
+        permissions: Any = ...,
+        cache: bool = True,
+    ) -> Role:
+        """``PATCH /servers/{sid}/roles/{rid}``."""
+
+    def delete(self, role_id: str) -> None:
+        """``DELETE /servers/{sid}/roles/{rid}``."""
+
+
+class EmojiCache(ServerCache, Protocol):
+    """A server's custom emojis (``guild.emojis``): the public surface of
+    :class:`~service_client.managers.EmojiManager`, which documents each method."""
+
+    @property
+    def cache(self) -> Collection[str, Emoji]:
+        """Emojis by id."""
+
+    def get(self, key: str) -> Emoji | None:
+        """``cache.get(key)``."""
+
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Emoji]:
+        """``GET /servers/{sid}/emojis``."""
+
+    def create(self, name: str, image_url: str, *, animated: bool = False, cache: bool = True) -> Emoji:
+        """``POST /servers/{sid}/emojis``."""
+
+    def delete(self, emoji_id: str | Emoji) -> None:
+        """``DELETE /servers/{sid}/emojis/{eid}``."""
+
+
+class InviteCache(ServerCache, Protocol):
+    """A server's invites (``guild.invites``): the public surface of
+    :class:`~service_client.managers.InviteManager`, which documents each method."""
+
+    @property
+    def cache(self) -> Collection[str, Invite]:
+        """Invites by code."""
+
+    def get(self, key: str) -> Invite | None:
+        """``cache.get(key)``."""
+
+    def fetch_all(self, *, cache: bool = True) -> ModelList[Invite]:
+        """``GET /servers/{sid}/invites``."""
+
+    def create(self, channel_id: str, *, max_age: int | None = None, max_uses: int | None = None) -> Invite:
+        """``POST /servers/{sid}/invites``."""
+
+    def revoke(self, code: str) -> None:
+        """``DELETE /invites/{code}``."""
+
+
+class GuildManagers(NamedTuple):
+    """The managers one server holds, as :meth:`State.guild_managers` builds them."""
+
+    #: ``guild.roles``.
+    roles: RoleCache
+    #: ``guild.invites``.
+    invites: InviteCache
+    #: ``guild.emojis``.
+    emojis: EmojiCache
+
+
 class State(Protocol):
     """What a model or manager may ask of the client it belongs to. Thread-safe.
 
@@ -181,10 +307,13 @@ class State(Protocol):
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:
         """Perform one REST request through the session's queue; blocks.
+
+        ``retry`` is the call's :class:`~service_client.RetryPolicy`: None for the
+        client's, an int ``n`` for the client's with ``n`` retries.
 
         Returns:
             The parsed JSON answer, or None for 204 and an empty body.
@@ -202,7 +331,7 @@ class State(Protocol):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
     ) -> Future[Any]:
         """Queue one REST request; its Future completes as :meth:`request` would return or raise."""
 
@@ -262,6 +391,12 @@ class State(Protocol):
         Raises:
             TypeError: ``data`` is not a dict.
             ValueError: The record has no id.
+        """
+
+    def guild_managers(self, server_id: str) -> GuildManagers:
+        """New, empty managers for the server ``server_id`` (a :class:`~service_client.Guild`
+        holds them as ``roles``, ``invites`` and ``emojis``). The models name them by the
+        protocols above; the classes live one layer up, in :mod:`service_client.managers`.
         """
 
     def note_webhook(self, webhook_id: str) -> None:

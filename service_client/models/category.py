@@ -9,8 +9,8 @@ from .. import endpoints
 from .._defaults import MISSING
 from .._validate import check_cache_flag, check_name
 from ..rest.route import Route
-from ..server_managers._overwrites import check_overwrite, post_overwrite
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
+from ._overwrites import check_overwrite, post_overwrite
 from ._port import StateLike, state_of
 from .channel import Channel
 from .collection import Collection

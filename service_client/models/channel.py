@@ -13,8 +13,8 @@ from .._html import MAX_ROWS, list_html
 from .._validate import check_cache_flag, check_id, check_name
 from ..permissions import ALL, Permissions
 from ..rest.route import Route
-from ..server_managers._overwrites import check_overwrite, post_overwrite
 from ._base import Model, as_dict, read_bool, read_id, read_int, read_str
+from ._overwrites import check_overwrite, post_overwrite
 from ._port import StateLike, state_of
 from .collection import ModelList
 from .member import Member

@@ -12,16 +12,13 @@ from .._defaults import MISSING
 from .._validate import check_cache_flag, check_id
 from ..errors import ServiceAPIError
 from ..rest.route import Route
-from ..server_managers import _moderation
-from ..server_managers.channels import GuildCategories, GuildChannels
-from ..server_managers.emojis import EmojiManager
-from ..server_managers.invites import InviteManager
-from ..server_managers.roles import RoleManager
+from . import _moderation
 from ._base import Model, as_dict, read_id, read_int, read_str
-from ._port import StateLike, state_of
+from ._port import EmojiCache, InviteCache, RoleCache, StateLike, state_of
 from .audit_log import AuditLogEntry
 from .ban import Ban
 from .collection import ModelList
+from .guild_channels import GuildCategories, GuildChannels
 from .member import Member
 from .user import User
 
@@ -45,10 +42,10 @@ class Guild(Model):
         icon: Icon URL or None.
         owner_id: The owner's user id, or None when unknown.
         member_count: Members at fetch time.
-        roles: This server's :class:`RoleManager` (empty until fetched or an
+        roles: This server's :class:`~service_client.managers.RoleManager` (empty until fetched or an
             event fills it; kept across re-fetches of the server).
-        invites: This server's :class:`InviteManager`.
-        emojis: This server's custom emojis, an :class:`EmojiManager` (empty
+        invites: This server's :class:`~service_client.managers.InviteManager`.
+        emojis: This server's custom emojis, an :class:`~service_client.managers.EmojiManager` (empty
             until fetched; kept across re-fetches of the server).
     """
 
@@ -61,9 +58,9 @@ class Guild(Model):
     icon: str | None
     owner_id: str | None
     member_count: int
-    roles: RoleManager
-    invites: InviteManager
-    emojis: EmojiManager
+    roles: RoleCache
+    invites: InviteCache
+    emojis: EmojiCache
 
     def __init__(self, state: StateLike, data: Mapping[str, Any]) -> None:
         """Build from a server record.
@@ -74,9 +71,7 @@ class Guild(Model):
         """
         self._state = state_of(state)
         self._parse(as_dict(data, "server"))
-        self.roles = RoleManager(self._state, self.id)
-        self.invites = InviteManager(self._state, self.id)
-        self.emojis = EmojiManager(self._state, self.id)
+        self.roles, self.invites, self.emojis = self._state.guild_managers(self.id)
 
     def _parse(self, data: dict[str, Any]) -> None:
         ident = read_id(data, "publicId", "id", "serverPublicId", "serverId")

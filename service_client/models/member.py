@@ -14,7 +14,7 @@ from .._validate import check_id
 from ..errors import ServiceError
 from ..permissions import ALL, Permissions
 from ..rest.route import Route
-from ..server_managers import _moderation
+from . import _moderation
 from ._base import Model, as_dict, pack_time, parse_time, read_id, read_str, time_of_ms, unpack_time
 from ._port import StateLike, state_of
 from .collection import Collection

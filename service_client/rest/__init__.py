@@ -1,7 +1,10 @@
 """The REST session: routes, retry policy, buckets, the FIFO and the session.
 
 - :mod:`.route`: :class:`Route`, :func:`encode_segment`, :func:`bucket_key` (pure).
-- :mod:`.retry`: :func:`backoff_delay`, :func:`parse_retry_after` (pure).
+- :mod:`.retry`: :class:`RetryPolicy`, :data:`RETRY_STATUSES`, :func:`backoff_delay`,
+  :func:`parse_retry_after` (pure).
+- :mod:`.seam`: the transport seam, :class:`Transport`, and :class:`MockTransport` with its
+  :class:`Request` and :class:`Response`, which answer requests in memory (for unit tests).
 - :mod:`.buckets`: :class:`BucketStore`, :class:`MemoryBucketStore`, :class:`PaceWait`,
   :func:`bucket_scope`.
 - :mod:`.redis_buckets`: :class:`RedisBucketStore`, the table shared by a
@@ -22,8 +25,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
-from .retry import RETRY_STATUSES, backoff_delay, parse_retry_after
+from .retry import RETRY_STATUSES, RetryPolicy, backoff_delay, parse_retry_after
 from .route import Route, bucket_key, encode_query, encode_segment, redact_path
+from .seam import AttemptError, MockTransport, Request, Response, Transport
 
 if TYPE_CHECKING:  # pragma: no cover - the session and the Redis store load on first use
     from .redis_buckets import RedisBucketStore
@@ -54,12 +58,18 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "RETRY_STATUSES",
+    "AttemptError",
     "BucketStore",
     "MemoryBucketStore",
+    "MockTransport",
     "PaceWait",
     "RedisBucketStore",
+    "Request",
+    "Response",
     "RestSession",
+    "RetryPolicy",
     "Route",
+    "Transport",
     "backoff_delay",
     "bucket_key",
     "bucket_scope",

@@ -128,7 +128,7 @@ class Answer:
     - a value: ``error`` is None and ``retryable`` False; ``value`` is the
       parsed JSON body, or None for a 204 or an empty 2xx body;
     - a final error: ``error`` is the :class:`ServiceAPIError` to raise;
-    - a retryable refusal (429, 502, 503 or 504): ``retryable`` is True.
+    - a retryable refusal (a 429, or a status the call's retry policy retries): ``retryable`` is True.
 
     Attributes:
         status: The HTTP status code.
@@ -179,7 +179,9 @@ def _final(status: int, route: Route, message: str, text: str = "", data: Any = 
     )
 
 
-def classify(reply: Reply, route: Route, bearer: Secret | None = None) -> Answer:
+def classify(
+    reply: Reply, route: Route, bearer: Secret | None = None, statuses: frozenset[int] = RETRY_STATUSES
+) -> Answer:
     """Classify an HTTP answer: the call's value, a final error, or a retryable refusal.
 
     A 2xx gives its JSON body as the value (None for a 204 or an empty body);
@@ -188,7 +190,7 @@ def classify(reply: Reply, route: Route, bearer: Secret | None = None) -> Answer
     :class:`ServiceAPIError` naming the method, the path and the ``Location``
     (redirects are never followed). An answer whose body went over the size
     limit is a final :class:`ServiceAPIError` saying so, whatever its status.
-    A 429, 502, 503 or 504 is retryable; any other status is a final
+    A 429 or a status of ``statuses`` is retryable; any other status is a final
     :class:`ServiceAPIError` (a 403 of a route that knows the permission the
     service checks names it: ``... (GET /servers/S1/members needs the
     VIEW_MEMBERS permission)``). Every message starts ``"API Error <status>: "``.
@@ -199,6 +201,7 @@ def classify(reply: Reply, route: Route, bearer: Secret | None = None) -> Answer
             in the body or the ``Location`` is masked, see :func:`shown_text`).
         bearer: The bot token the request carried, or None: masked in the text, the parsed
             data and the ``Location`` of an answer that is not a value.
+        statuses: The statuses the call's retry policy retries.
 
     Returns:
         The :class:`Answer`.
@@ -231,7 +234,7 @@ def classify(reply: Reply, route: Route, bearer: Secret | None = None) -> Answer
         where = "(no Location)" if reply.location is None else f"to {_shown_location(reply.location, route, bearer)!r}"
         message = f"API Error {status}: {what} was redirected {where}; redirects are not followed"
         return _final(status, route, message, text, data)
-    if status not in RETRY_STATUSES:
+    if status not in statuses and status != 429:
         refused: str | None = None
         if status == 403 and route.permission is not None:
             refused = (f"API Error 403: {error_text(text, data)} ({route.method} {route.display_path} "
@@ -256,7 +259,7 @@ def _shown_location(location: str, route: Route, bearer: Secret | None) -> str:
 def refusal_error(
     answer: Answer, route: Route, retry_after: float | None, *, retries_left: bool, max_retry_after: float
 ) -> ServiceAPIError | None:
-    """The error a retryable refusal (429, 502, 503, 504) ends its call with, or None to retry it.
+    """The error a retryable refusal (see :func:`classify`) ends its call with, or None to retry it.
 
     Args:
         answer: A retryable answer (see :func:`classify`).
@@ -268,7 +271,7 @@ def refusal_error(
     Returns:
         None while retries are left and ``Retry-After`` (if any) is within
         ``max_retry_after``; else :class:`RateLimitError` for a 429 (it carries
-        ``retry_after``) or :class:`ServiceAPIError` for a 502, 503 or 504, the
+        ``retry_after``) or :class:`ServiceAPIError` for any other status, the
         message saying when the wait asked for was too long.
     """
     status, text, data = answer.status, answer.text, answer.data
@@ -280,7 +283,7 @@ def refusal_error(
             f"API Error {status}: {error_text(text, data)} (Retry-After {retry_after:g} s is "
             f"over the {max_retry_after:g} s this session waits)"
         )
-    # RateLimitError means a 429 only; a 502/503/504 asking for too long a wait is an
+    # RateLimitError means a 429 only; another status asking for too long a wait is an
     # ordinary API error carrying its status.
     if status == 429:
         return RateLimitError(status, route.display_path, text, data, retry_after=retry_after, message=message)

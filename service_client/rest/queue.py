@@ -25,14 +25,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .._secret import Secret
 from .buckets import BucketStore, PaceWait
+from .retry import RetryPolicy
 from .route import Route
-
-if TYPE_CHECKING:  # pragma: no cover - requests loads with the session, not with the queues
-    import requests
 
 __all__ = ["DelayQueue", "FifoQueue", "Job"]
 
@@ -54,26 +52,27 @@ class Job:
         "attempts",
         "bearer",
         "future",
-        "max_retries",
         "pace_deadline",
         "pace_turn",
         "prepared",
         "ready_since",
+        "retry",
         "route",
         "timeout_ms",
     )
 
     def __init__(
-        self, route: Route, prepared: requests.PreparedRequest, timeout_ms: float, max_retries: int,
+        self, route: Route, prepared: Any, timeout_ms: float, retry: RetryPolicy,
         bearer: Secret | None = None,
     ) -> None:
         """A job not yet attempted, ready now.
 
         Args:
             route: The call's route.
-            prepared: The request every attempt sends (it carries the ``Authorization`` header).
+            prepared: The request every attempt sends, as the transport prepared it (it carries
+                the ``Authorization`` header).
             timeout_ms: Bound of each attempt, milliseconds.
-            max_retries: Retries after the first attempt.
+            retry: The call's retry policy.
             bearer: The token the request carries, or None: masked in every text of its
                 answers that an error shows.
         """
@@ -82,7 +81,7 @@ class Job:
         self.prepared = prepared
         self.bearer = bearer
         self.timeout_ms = timeout_ms
-        self.max_retries = max_retries
+        self.retry = retry
         self.attempts = 0
         self.ready_since = time.monotonic()
         #: The latest instant (monotonic s) this attempt may wait for a pace slot; None until its first pace wait.

@@ -36,10 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from .._defaults import (
-    BACKOFF_BASE_S,
-    BACKOFF_CAP_S,
     DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_AFTER_S,
     DEFAULT_TIMEOUT_MS,
     DESTROY_JOIN_S,
@@ -55,13 +52,13 @@ from ..errors import (
 from .answer import classify, has_path_secret, refusal_error
 from .buckets import BucketStore, MemoryBucketStore, PaceWait, bucket_scope
 from .queue import DelayQueue, FifoQueue, Job
-from .retry import backoff_delay, parse_retry_after
+from .retry import DEFAULT_RETRY, RetryPolicy, parse_retry_after, resolve_retry
 from .route import Route
-from .transport import AttemptError, HttpTransport, chained, prepare_base_url, sanitized
+from .seam import AttemptError, Transport
+from .transport import HttpTransport, chained, final_error, prepare_base_url, sanitized
 from .validation import (
     check_count,
     check_headers,
-    check_max_retries,
     check_seconds,
     check_timeout_ms,
     check_token,
@@ -87,9 +84,9 @@ class RestSession:
 
     At most ``max_concurrency`` requests are on the wire at once; further calls
     wait in a strict first-in first-out queue. A call whose rate-limit bucket is
-    blocked waits holding no slot; 429, 502, 503, 504, network failures and
-    timeouts are retried after ``Retry-After`` or an exponential backoff, a 429
-    blocking its bucket first. Thread-safe: any thread may call :meth:`submit`,
+    blocked waits holding no slot; network failures, timeouts and the statuses of
+    its :class:`~.retry.RetryPolicy` are retried after ``Retry-After`` or the
+    policy's backoff, a 429 blocking its bucket first. Thread-safe: any thread may call :meth:`submit`,
     :meth:`request` and :meth:`close`.
 
     The token is held by :attr:`token` and never appears in a repr, a log
@@ -105,8 +102,8 @@ class RestSession:
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER_S,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         bucket_store: BucketStore | None = None,
-        backoff_base: float = BACKOFF_BASE_S,
-        backoff_cap: float = BACKOFF_CAP_S,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        transport: Transport | None = None,
         wall_clock: Callable[[], float] = time.time,
         name: str = "service_client",
     ) -> None:
@@ -119,7 +116,7 @@ class RestSession:
             max_concurrency: Requests on the wire at once (worker threads).
             max_retry_after: Longest ``Retry-After`` waited out, seconds; a
                 longer one ends the call at once: :class:`RateLimitError` for a
-                429, :class:`ServiceAPIError` for a 502, 503 or 504.
+                429, :class:`ServiceAPIError` for any other status.
             max_body_bytes: Largest answer body read, bytes once decoded (gzip,
                 deflate); a call whose answer is longer ends with
                 :class:`ServiceAPIError` (16 MiB by default).
@@ -127,14 +124,18 @@ class RestSession:
                 :class:`BucketStore`, e.g. a ``RedisBucketStore`` shared by
                 several processes); a private :class:`MemoryBucketStore` by
                 default. Calls carry a hash of the token as their scope.
-            backoff_base: First computed backoff, seconds (tests shrink it).
-            backoff_cap: Cap of the computed backoff, seconds.
+            retry: The retry policy of every call that names none (see
+                :class:`~.retry.RetryPolicy`).
+            transport: What sends each attempt (see :class:`~.seam.Transport`):
+                :class:`~.transport.HttpTransport` over the network by default, a
+                :class:`~.seam.MockTransport` in unit tests. The session closes it.
             wall_clock: Current UTC time, epoch seconds; used only to turn an
                 HTTP-date ``Retry-After`` into a delay (tests inject it).
             name: Prefix of the thread names.
 
         Raises:
-            TypeError: An argument has the wrong type.
+            TypeError: An argument has the wrong type (``retry`` not a
+                :class:`~.retry.RetryPolicy`).
             ValueError: ``base_url`` is not an http(s) URL, ``max_concurrency``
                 or ``max_body_bytes`` < 1, or a delay is negative or not finite.
         """
@@ -144,8 +145,9 @@ class RestSession:
             raise TypeError("user_agent must be a non-empty str")
         check_count("max_concurrency", max_concurrency, minimum=1)
         self._max_retry_after = check_seconds("max_retry_after", max_retry_after)
-        self._backoff_base = check_seconds("backoff_base", backoff_base)
-        self._backoff_cap = check_seconds("backoff_cap", backoff_cap)
+        if not isinstance(retry, RetryPolicy):
+            raise TypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
+        self._retry = retry
         check_count("max_body_bytes", max_body_bytes, minimum=1)
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty str")
@@ -162,7 +164,7 @@ class RestSession:
         self._scope = ""  # the token's bucket scope (a hash), set with the token
 
         # The requests.Session is configured once, never mutated afterwards.
-        self._transport = HttpTransport(
+        self._transport: Transport = transport if transport is not None else HttpTransport(
             self._base_url,
             user_agent=user_agent,
             pool_maxsize=max(max_concurrency, 5),
@@ -219,6 +221,11 @@ class RestSession:
         return self._base_url
 
     @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of every call that names none."""
+        return self._retry
+
+    @property
     def bucket_store(self) -> BucketStore:
         """The bucket table in use."""
         return self._buckets
@@ -234,7 +241,7 @@ class RestSession:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_ms: float = DEFAULT_TIMEOUT_MS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> concurrent.futures.Future[Any]:
         """Queue one call and return its Future at once.
@@ -255,8 +262,9 @@ class RestSession:
                 ``Authorization`` variant (any letter case) is dropped.
             timeout_ms: Bound of each whole attempt (connect, send, headers
                 and body), milliseconds.
-            max_retries: Retries after the first attempt (1 + max_retries
-                requests at most).
+            retry: This call's :class:`~.retry.RetryPolicy`; an int ``n`` is the
+                session's policy with ``n`` retries after the first attempt (1 + n
+                requests at most); None (the default) the session's :attr:`retry`.
             authorized: False sends no ``Authorization`` header at all and
                 needs no token (webhook execution, whose token is in the
                 path); the call still goes through the queue, the buckets
@@ -272,12 +280,12 @@ class RestSession:
         Raises:
             TypeError: ``route`` is not a :class:`Route`; ``body`` is not
                 ``str``/``bytes``; ``json`` cannot be serialised; ``headers``,
-                ``params``, ``timeout_ms`` or ``max_retries`` have a wrong type.
+                ``params``, ``timeout_ms`` or ``retry`` have a wrong type.
             ValueError: ``body`` and ``json`` both given; a bad header name or
                 a header value HTTP does not allow (a control character, a
                 character outside Latin-1, whitespace at either end: the message
                 names the header, never the value); ``timeout_ms`` <= 0;
-                ``max_retries`` < 0.
+                ``retry`` a negative int.
             ServiceAuthError: No token is set (``authorized`` calls only), or
                 the session is closed (nothing is sent).
         """
@@ -286,7 +294,7 @@ class RestSession:
         data = request_body(body, json)
         caller_headers = check_headers(headers)
         timeout_ms = check_timeout_ms(timeout_ms)
-        max_retries = check_max_retries(max_retries)
+        policy = resolve_retry(retry, self._retry)
         if params is not None:
             route = route.with_query(params)
 
@@ -298,7 +306,7 @@ class RestSession:
         if secret is None and authorized:
             raise ServiceAuthError("no token: log in before making REST calls")
         prepared = self._transport.prepare(route, data, caller_headers, secret if authorized else None)
-        job = Job(route, prepared, timeout_ms, max_retries, secret if authorized else None)
+        job = Job(route, prepared, timeout_ms, policy, secret if authorized else None)
         del prepared
         job.future.set_running_or_notify_cancel()
         with self._state_lock:
@@ -322,7 +330,7 @@ class RestSession:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_ms: float = DEFAULT_TIMEOUT_MS,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:
         """Make one call and wait for its result (``submit(...)`` then its result).
@@ -341,7 +349,7 @@ class RestSession:
                 an answer whose body is over ``max_body_bytes``; or a 2xx whose
                 body is not JSON or is JSON nested too deeply to parse.
             RateLimitError: A 429 after retries, or a 429 whose ``Retry-After``
-                is longer than ``max_retry_after`` (a 502, 503 or 504 asking for
+                is longer than ``max_retry_after`` (any other status asking for
                 longer raises :class:`ServiceAPIError` with its status).
             ServiceTimeoutError: The last attempt timed out.
             ServiceError: A network failure after the last retry (cause
@@ -355,7 +363,7 @@ class RestSession:
             json=json,
             headers=headers,
             timeout_ms=timeout_ms,
-            max_retries=max_retries,
+            retry=retry,
             authorized=authorized,
         )
         closed_polls = 0
@@ -566,9 +574,9 @@ class RestSession:
     def _attempt(self, job: Job) -> None:
         """Send one attempt of ``job`` and act on the outcome: result, error or a retry later.
 
-        A 429 blocks its bucket for ``Retry-After`` (else the backoff); 502, 503
-        and 504 are retried without blocking it; a ``Retry-After`` over
-        ``max_retry_after`` ends the call at once.
+        A 429 blocks its bucket for ``Retry-After`` (else the backoff); the other
+        statuses of the call's policy are retried without blocking it; a
+        ``Retry-After`` over ``max_retry_after`` ends the call at once.
         """
         job.attempts += 1
         job.pace_deadline = None  # the next attempt waits for a pace slot within its own timeout
@@ -584,7 +592,8 @@ class RestSession:
         finally:
             job.ready_since = time.monotonic()
         self._log_attempt(job, reply.status, waited_ms, started)
-        answer = classify(reply, route, job.bearer)
+        policy = job.retry
+        answer = classify(reply, route, job.bearer, policy.statuses)
         if answer.error is not None:
             self._set_exception(job, answer.error)
             return
@@ -592,17 +601,14 @@ class RestSession:
             self._set_result(job, answer.value)
             return
 
-        retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock())
-        delay = (
-            retry_after
-            if retry_after is not None
-            else backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
-        )
+        retry_after = parse_retry_after(reply.retry_after, now=self._wall_clock()) if policy.respect_retry_after else None
+        delay = retry_after if retry_after is not None else policy.backoff(job.attempts - 1)
         now = time.monotonic()
         if answer.status == 429:
             self._block_bucket(route.bucket, delay)
         error = refusal_error(
-            answer, route, retry_after, retries_left=job.attempts <= job.max_retries,
+            answer, route, retry_after,
+            retries_left=job.attempts <= policy.max_retries and answer.status in policy.statuses,
             max_retry_after=self._max_retry_after,
         )
         if error is None:
@@ -615,11 +621,10 @@ class RestSession:
         if self._closed:
             self._end_closed(job)
             return
-        if err.retryable and job.attempts <= job.max_retries:
-            delay = backoff_delay(job.attempts - 1, base=self._backoff_base, cap=self._backoff_cap)
-            self._retry_later(job, time.monotonic() + delay)
+        if err.retryable and job.attempts <= job.retry.max_retries:
+            self._retry_later(job, time.monotonic() + job.retry.backoff(job.attempts - 1))
             return
-        self._set_exception(job, err.final_error(job.route, job.attempts, job.timeout_ms, job.bearer))
+        self._set_exception(job, final_error(err, job.route, job.attempts, job.timeout_ms, job.bearer))
 
     def _retry_later(self, job: Job, due: float) -> None:
         """Park ``job`` until ``due``; it then goes through the bucket check and the FIFO again."""
@@ -628,7 +633,7 @@ class RestSession:
             # at once (and count it), so this line always comes before that attempt's own.
             route = job.route
             _log.debug("%s %s: attempt %d/%d in %.0f ms", route.method, route.display_path, job.attempts + 1,
-                       job.max_retries + 1, max(0.0, due - time.monotonic()) * 1000.0)
+                       job.retry.attempts, max(0.0, due - time.monotonic()) * 1000.0)
         if not self._delays.put(due, job):
             self._end_closed(job)
 
@@ -641,7 +646,7 @@ class RestSession:
                 route.display_path,
                 outcome,
                 job.attempts,
-                job.max_retries + 1,
+                job.retry.attempts,
                 route.bucket,
                 waited_ms,
                 (time.monotonic() - started) * 1000.0,

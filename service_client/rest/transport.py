@@ -44,12 +44,13 @@ from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from .answer import Reply, has_path_secret, redact_webhook_tokens, shown_text
 from .connections import ConnectionRegistry, TrackingAdapter
 from .route import Route
+from .seam import AttemptError
 
 __all__ = [
-    "AttemptError",
     "HttpTransport",
     "RedactedCause",
     "chained",
+    "final_error",
     "prepare_base_url",
     "sanitized",
 ]
@@ -179,56 +180,37 @@ def _chain_texts(exc: BaseException) -> list[str]:
     return texts
 
 
-class AttemptError(Exception):
-    """One attempt failed before an HTTP answer was read in full.
+def final_error(
+    err: AttemptError, route: Route, attempts: int, timeout_ms: float, bearer: Secret | None = None
+) -> BaseException:
+    """The exception a call ends with when the failure ``err`` is its last attempt.
 
-    Attributes:
-        kind: ``"timeout"`` (the per-attempt deadline passed), ``"network"``
-            (connection refused, reset or broken), ``"programmer"`` (a
-            malformed request) or ``"other"`` (any other requests error).
-        cause: The underlying exception.
+    Args:
+        err: The failure of the last attempt.
+        route: The call's route (its redacted path goes in the message).
+        attempts: Attempts made, this one included.
+        timeout_ms: The per-attempt timeout, milliseconds.
+        bearer: The bot token the request carried, or None (see :func:`chained`).
+
+    Returns:
+        :class:`ServiceTimeoutError` for a timeout, :class:`ServiceError`
+        for a network failure or any other transport error, ``ValueError``
+        for a malformed request; :attr:`AttemptError.cause` chained with no secret in
+        it (see :func:`chained`).
     """
-
-    def __init__(self, kind: str, cause: BaseException) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.cause = cause
-
-    @property
-    def retryable(self) -> bool:
-        """True for a timeout or a network failure, which the session retries while attempts remain."""
-        return self.kind in ("timeout", "network")
-
-    def final_error(
-        self, route: Route, attempts: int, timeout_ms: float, bearer: Secret | None = None
-    ) -> BaseException:
-        """The exception a call ends with when this failure is its last attempt.
-
-        Args:
-            route: The call's route (its redacted path goes in the message).
-            attempts: Attempts made, this one included.
-            timeout_ms: The per-attempt timeout, milliseconds.
-            bearer: The bot token the request carried, or None (see :func:`chained`).
-
-        Returns:
-            :class:`ServiceTimeoutError` for a timeout, :class:`ServiceError`
-            for a network failure or any other requests error, ``ValueError``
-            for a malformed request; :attr:`cause` chained with no secret in
-            it (see :func:`chained`).
-        """
-        what = f"{route.method} {route.display_path}"
-        cause = type(self.cause).__name__
-        count = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        exc: BaseException
-        if self.kind == "timeout":
-            exc = ServiceTimeoutError(f"{what} timed out after {timeout_ms:g} ms ({count})")
-        elif self.kind == "network":
-            exc = ServiceError(f"{what} failed: network error after {count} ({cause})")
-        elif self.kind == "programmer":
-            exc = ValueError(f"{what}: the request is malformed ({cause}); not retried")
-        else:
-            exc = ServiceError(f"{what} failed ({cause}); not retried")
-        return chained(exc, self.cause, route, bearer)
+    what = f"{route.method} {route.display_path}"
+    cause = type(err.cause).__name__
+    count = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    exc: BaseException
+    if err.kind == "timeout":
+        exc = ServiceTimeoutError(f"{what} timed out after {timeout_ms:g} ms ({count})")
+    elif err.kind == "network":
+        exc = ServiceError(f"{what} failed: network error after {count} ({cause})")
+    elif err.kind == "programmer":
+        exc = ValueError(f"{what}: the request is malformed ({cause}); not retried")
+    else:
+        exc = ServiceError(f"{what} failed ({cause}); not retried")
+    return chained(exc, err.cause, route, bearer)
 
 
 def prepare_base_url(base_url: str) -> str:

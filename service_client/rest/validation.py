@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._defaults import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS
+from .._defaults import DEFAULT_TIMEOUT_MS
 from .route import Route
 
 __all__ = [
@@ -213,7 +213,7 @@ def validate_api_call_args(
     body: str | bytes | None = None,
     headers: Mapping[str, str] | None = None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    max_retries: int = DEFAULT_MAX_RETRIES,
+    max_retries: int | None = None,
 ) -> Route:
     """Check the arguments of ``Client.api_call`` before any I/O, and build its route.
 
@@ -223,7 +223,8 @@ def validate_api_call_args(
         body: An already serialised JSON body, ``str`` or ``bytes``, or None.
         headers: Extra headers, ``str`` to ``str``.
         timeout_ms: Per-attempt timeout, milliseconds, > 0.
-        max_retries: Retries after the first attempt, >= 0.
+        max_retries: Retries after the first attempt, >= 0, or None for the client's
+            retry policy.
 
     Returns:
         ``Route.from_path(method, path)``.
@@ -239,5 +240,6 @@ def validate_api_call_args(
     check_body(body)
     check_headers(headers)
     check_timeout_ms(timeout_ms)
-    check_max_retries(max_retries)
+    if max_retries is not None:
+        check_max_retries(max_retries)
     return route

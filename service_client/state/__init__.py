@@ -2,7 +2,7 @@
 
 - :mod:`.connection`: :class:`ConnectionState`, which implements the models' ``State`` port.
 - :mod:`.parsers`: :class:`Parsers`, every socket event's cache update and Python event
-  (the server events in :mod:`.server_parsers`, the payload keys in :mod:`.payload`).
+  (the server events in :mod:`.server_parsers`, a part it holds; the payload keys in :mod:`.payload`).
 """
 
 from __future__ import annotations

@@ -33,13 +33,18 @@ from .. import _defaults, endpoints
 from ..errors import ChannelAccessError, ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..events.workers import flush_handoff
 from ..managers.channels import ChannelManager
+from ..managers.emojis import EmojiManager
 from ..managers.guilds import GuildManager
+from ..managers.invites import InviteManager
 from ..managers.members import MemberManager
+from ..managers.roles import RoleManager
 from ..managers.users import UserManager
 from ..managers.voice_states import VoiceStateManager
+from ..models._port import GuildManagers
 from ..models.guild import Guild
 from ..models.outgoing import build_message_payload
 from ..permissions import Permissions
+from ..rest.retry import RetryPolicy
 from ..rest.route import Route
 from .parsers import Parsers
 
@@ -230,14 +235,15 @@ class ConnectionState:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:
         """Perform one REST request through the session's queue; blocks.
 
         ``headers`` are added to the request's own (``Authorization`` is never replaced);
         ``authorized=False`` sends no ``Authorization`` header and needs no login
-        (webhook execution).
+        (webhook execution). ``retry`` is the call's retry policy: None for the client's,
+        an int for the client's with that many retries.
 
         Returns:
             The parsed JSON answer, or None for 204 and an empty body.
@@ -248,7 +254,7 @@ class ConnectionState:
                 :meth:`Client.api_call <service_client.Client.api_call>`.
         """
         return self.rest.request(
-            route, params=params, json=json, headers=headers, timeout_ms=timeout_ms, max_retries=max_retries,
+            route, params=params, json=json, headers=headers, timeout_ms=timeout_ms, retry=retry,
             authorized=authorized,
         )
 
@@ -259,14 +265,14 @@ class ConnectionState:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
-        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | int | None = None,
     ) -> Future[Any]:
         """Queue one REST request; its Future completes as :meth:`request` would return or raise.
 
         Raises:
             ServiceError: The session is closed (the client was destroyed).
         """
-        return self.rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, max_retries=max_retries)
+        return self.rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, retry=retry)
 
     def require_gateway(self) -> GatewayConnection:
         """The socket, when its namespace is connected.
@@ -409,7 +415,7 @@ class ConnectionState:
             return fut.result(max(0.0, deadline - time.monotonic()))
         try:
             probe = self.submit(Route(endpoints.GET_CHANNEL, channel_id=channel_id),
-                                timeout_ms=left_ms, max_retries=0)
+                                timeout_ms=left_ms, retry=0)
         except ServiceError:  # the session is closing: the echo's wait decides
             return fut.result(max(0.0, deadline - time.monotonic()))
         wait((fut, probe), timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_COMPLETED)
@@ -483,6 +489,11 @@ class ConnectionState:
         """
         return Guild(self, data)
 
+    def guild_managers(self, server_id: str) -> GuildManagers:
+        """New, empty role, invite and emoji managers for the server ``server_id``."""
+        return GuildManagers(RoleManager(self, server_id), InviteManager(self, server_id),
+                             EmojiManager(self, server_id))
+
     def note_webhook(self, webhook_id: str) -> None:
         """Remember that ``webhook_id`` is a webhook: its messages' author is no user."""
         self.users.note_webhook(webhook_id)
@@ -526,7 +537,7 @@ class ConnectionState:
         nothing and is logged at WARNING. Always ends the tracking begun by
         :meth:`begin_reconcile`.
         """
-        options: dict[str, Any] = {"timeout_ms": RECONCILE_TIMEOUT_MS, "max_retries": RECONCILE_MAX_RETRIES}
+        options: dict[str, Any] = {"timeout_ms": RECONCILE_TIMEOUT_MS, "retry": RECONCILE_MAX_RETRIES}
         try:
             if self.closed:
                 return

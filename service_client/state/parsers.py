@@ -56,7 +56,7 @@ from .payload import (
     _need_id,
     _obj,
 )
-from .server_parsers import ServerParsers
+from .server_parsers import ServerParsers, event_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..managers.users import UserManager
@@ -141,7 +141,7 @@ def diff_reactions(
     return changes
 
 
-class Parsers(ServerParsers):
+class Parsers:
     """Maps every server-to-client socket event to its cache effect and Python event.
 
     Called only from the socket reader thread (one event at a time, in
@@ -155,6 +155,8 @@ class Parsers(ServerParsers):
     def __init__(self, state: ConnectionState) -> None:
         """Bind to ``state`` and build the event table."""
         self._state = state
+        #: The server events' part (servers, members, listings, roles).
+        self.servers = ServerParsers(state)
         self.reactions = ReactionTracker()
         #: The record structs' module and message struct, once frame_decoders() has been called.
         self._wire: Any = None
@@ -168,22 +170,7 @@ class Parsers(ServerParsers):
             endpoints.ON_MESSAGE_REACTION: self._message_reaction,
             endpoints.ON_MESSAGE_REACTION_CLEAR: self._message_reaction_clear,
             endpoints.ON_MESSAGE_PINNED: self._message_pinned,
-            endpoints.ON_SERVER_JOINED: self._server_joined,
-            endpoints.ON_SERVER_UPDATED: self._server_updated,
-            endpoints.ON_SERVER_DELETED: self._server_gone,
-            endpoints.ON_SERVER_YOU_REMOVED: self._server_gone,
-            endpoints.ON_SERVER_YOU_LEFT: self._server_gone,
-            endpoints.ON_SERVER_MEMBER_ADD: self._member_add,
-            endpoints.ON_SERVER_MEMBER_REMOVE: self._member_remove,
-            endpoints.ON_SERVER_MEMBER_REMOVED: self._member_removed,
-            endpoints.ON_SERVER_MEMBER_UPDATE: self._member_update,
-            endpoints.ON_SERVER_BAN_REVOKED: self._ban_revoked,
-            endpoints.ON_SERVER_CHANNELS_UPDATED: self._listing_changed("guild_channels_update"),
-            endpoints.ON_SERVER_CATEGORIES_UPDATED: self._listing_changed("guild_categories_update"),
-            endpoints.ON_SERVER_ROLE_CREATE: self._role_upsert("role_create"),
-            endpoints.ON_SERVER_ROLE_UPDATE: self._role_upsert("role_update"),
-            endpoints.ON_SERVER_ROLE_DELETE: self._role_delete,
-            endpoints.ON_SERVER_ROLES_ORDER_UPDATE: self._roles_order,
+            **self.servers.table(),
             endpoints.ON_USER_UPDATE: self._user_update,
             endpoints.ON_PRESENCE_UPDATE: self._presence_update,
             endpoints.ON_TYPING_START: self._typing("typing_start"),
@@ -257,7 +244,7 @@ class Parsers(ServerParsers):
         def handler(payload: Any) -> None:
             """Apply this event's cache effect, then dispatch it."""
             data = _obj(payload)
-            self._dispatch(python_event, data, key=self._key(data))
+            self._dispatch(python_event, data, key=event_key(data))
 
         return handler
 
@@ -497,7 +484,7 @@ class Parsers(ServerParsers):
             if isinstance(payload, str):  # tolerate the bare channel id form
                 payload = {"channelPublicId": payload}
             data = _obj(payload)
-            self._dispatch(python_event, data, key=self._key(data, *_USER_KEYS))
+            self._dispatch(python_event, data, key=event_key(data, *_USER_KEYS))
 
         return handler
 

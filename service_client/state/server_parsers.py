@@ -1,4 +1,4 @@
-"""The server events of :class:`~service_client.state.parsers.Parsers`.
+"""The server events: a part that :class:`~service_client.state.parsers.Parsers` holds.
 
 Servers joined, updated and left; members added, removed and updated (the
 member refetch); bans revoked; channel and category listings changed; roles
@@ -26,25 +26,55 @@ from .payload import _CHANNEL_KEYS, _SERVER_KEYS, _USER_KEYS, MalformedPayload, 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import ConnectionState
 
-__all__ = ["ServerParsers"]
+__all__ = ["ServerParsers", "event_key"]
 
 log = logging.getLogger("service_client.state")
 
 
+def event_key(data: Mapping[str, Any], *fallback_keys: str) -> str | None:
+    """The ordering key of an event: its channel, else its server, else the first of
+    ``fallback_keys`` the payload has."""
+    return read_id(data, *_CHANNEL_KEYS) or read_id(data, *_SERVER_KEYS) or (
+        read_id(data, *fallback_keys) if fallback_keys else None
+    )
+
+
 class ServerParsers:
-    """The server, member, listing and role handlers (a part of :class:`Parsers`)."""
+    """The server, member, listing and role handlers: a part :class:`Parsers` holds and
+    whose :meth:`table` it serves.
 
-    _state: ConnectionState
+    Args:
+        state: The connection state whose caches, requests and dispatcher are used.
+    """
 
-    if TYPE_CHECKING:  # pragma: no cover - defined by Parsers
+    def __init__(self, state: ConnectionState) -> None:
+        """Bind to ``state``."""
+        self._state = state
 
-        def _dispatch(self, event: str, *args: Any, key: str | None) -> None: ...
+    def table(self) -> dict[str, Callable[[Any], None]]:
+        """Socket event name -> its handler, for every server event."""
+        return {
+            endpoints.ON_SERVER_JOINED: self._server_joined,
+            endpoints.ON_SERVER_UPDATED: self._server_updated,
+            endpoints.ON_SERVER_DELETED: self._server_gone,
+            endpoints.ON_SERVER_YOU_REMOVED: self._server_gone,
+            endpoints.ON_SERVER_YOU_LEFT: self._server_gone,
+            endpoints.ON_SERVER_MEMBER_ADD: self._member_add,
+            endpoints.ON_SERVER_MEMBER_REMOVE: self._member_remove,
+            endpoints.ON_SERVER_MEMBER_REMOVED: self._member_removed,
+            endpoints.ON_SERVER_MEMBER_UPDATE: self._member_update,
+            endpoints.ON_SERVER_BAN_REVOKED: self._ban_revoked,
+            endpoints.ON_SERVER_CHANNELS_UPDATED: self._listing_changed("guild_channels_update"),
+            endpoints.ON_SERVER_CATEGORIES_UPDATED: self._listing_changed("guild_categories_update"),
+            endpoints.ON_SERVER_ROLE_CREATE: self._role_upsert("role_create"),
+            endpoints.ON_SERVER_ROLE_UPDATE: self._role_upsert("role_update"),
+            endpoints.ON_SERVER_ROLE_DELETE: self._role_delete,
+            endpoints.ON_SERVER_ROLES_ORDER_UPDATE: self._roles_order,
+        }
 
-    @staticmethod
-    def _key(data: Mapping[str, Any], *fallback_keys: str) -> str | None:
-        return read_id(data, *_CHANNEL_KEYS) or read_id(data, *_SERVER_KEYS) or (
-            read_id(data, *fallback_keys) if fallback_keys else None
-        )
+    def _dispatch(self, event: str, *args: Any, key: str | None) -> None:
+        self._state.dispatch(event, *args, key=key)
+
 
     # -- servers ------------------------------------------------------------------
 
@@ -95,7 +125,7 @@ class ServerParsers:
 
         try:
             future = self._state.submit(
-                route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, max_retries=EVENT_FETCH_MAX_RETRIES
+                route, timeout_ms=EVENT_FETCH_TIMEOUT_MS, retry=EVENT_FETCH_MAX_RETRIES
             )
         except Exception as exc:  # noqa: BLE001 - not queued (destroyed): complete with the error
             done(exc)
@@ -184,7 +214,7 @@ class ServerParsers:
 
     def _ban_revoked(self, payload: Any) -> None:
         data = _obj(payload)
-        self._dispatch("guild_ban_remove", data, key=self._key(data))
+        self._dispatch("guild_ban_remove", data, key=event_key(data))
 
     # -- channels and categories ---------------------------------------------------
 

@@ -1,8 +1,8 @@
 """What the people of a test world do: react, type, send the bot a DM, join, leave, get kicked,
 banned, given or taken a role, and the owner making a channel.
 
-:class:`WorldActions` is a part of :class:`~service_client.testing.world.BotWorld` (its
-methods are the world's). Each action drives the emulator as a person would (through the
+:class:`WorldActions` is a part of :class:`~service_client.testing.world.BotWorld`: the world
+builds it with itself and offers its public methods as its own. Each action drives the emulator as a person would (through the
 user's own client for a DM, else the emulator's control plane, which fans the change out as the
 service does), then, when the bot's client was handed to the world, waits until the bot's
 listeners of the event it caused have run: a :class:`~.recorder.Probe` registered on the bot's
@@ -39,8 +39,17 @@ def _id_of(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, "id", None)
 
 
-class WorldActions(WorldBase):
-    """The actions of a :class:`~service_client.testing.world.BotWorld`'s people (see there)."""
+class WorldActions:
+    """The actions of a :class:`~service_client.testing.world.BotWorld`'s people (see there),
+    a part the world builds and offers as its own methods.
+
+    Args:
+        world: The world whose people act, whose emulator is driven and whose bot is waited for.
+    """
+
+    def __init__(self, world: WorldBase) -> None:
+        """Act in ``world``."""
+        self._world = world
 
     def _acting(
         self,
@@ -59,17 +68,17 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds (the text names the action and the event).
         """
         __tracebackhide__ = True
-        self._note_action(what)
-        bot = self._watching_bot() if event is not None else None
+        self._world._note_action(what)
+        bot = self._world._watching_bot() if event is not None else None
         if bot is None or event is None:
             return act()
         probe = Probe()
         bot.on(event, probe)
         try:
             result = act()
-            if not probe.wait(lambda *args: matches(result, *args), self.event_timeout):
-                raise AssertionError(self._report(
-                    f"expected the bot's {event} listeners to run for: {what}, within {self.event_timeout:g} s; "
+            if not probe.wait(lambda *args: matches(result, *args), self._world.event_timeout):
+                raise AssertionError(self._world._report(
+                    f"expected the bot's {event} listeners to run for: {what}, within {self._world.event_timeout:g} s; "
                     "the bot's client did not get that event (can the bot see it? is it still connected?)",
                     channel_id,
                 ))
@@ -79,7 +88,7 @@ class WorldActions(WorldBase):
 
     def _is_member(self, user: WorldUser) -> bool:
         try:
-            self.emulator.member(self.server.id, user.id)
+            self._world.emulator.member(self._world.server.id, user.id)
         except LookupError:
             return False
         return True
@@ -91,13 +100,13 @@ class WorldActions(WorldBase):
         waited for; ``guild_delete`` when it is the bot itself). ``what(name)`` describes the
         action done to the user called ``name``."""
         __tracebackhide__ = True
-        target = self._speaker(user)
-        sid = self.server.id
+        target = self._world._speaker(user)
+        sid = self._world.server.id
         event: EventName | None
         matches: Callable[..., bool]
         if reason == "banned" and not self._is_member(target):
             event, matches = None, (lambda *_args: True)               # no member: no event
-        elif target.id == self.bot.id:
+        elif target.id == self._world.bot.id:
             event, matches = "guild_delete", (lambda _r, guild: _id_of(guild, "serverPublicId") == sid)
         elif reason == "banned":
             event, matches = "guild_ban_add", (lambda _r, data: data.get("memberPublicId") == target.id)
@@ -136,13 +145,13 @@ class WorldActions(WorldBase):
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        channel_id = self._channel_id(channel)
-        speaker = self._speaker(as_user)
-        client = self.client_for(speaker)
-        self._note_action(f"say({text!r}) as {speaker.name}")
+        channel_id = self._world._channel_id(channel)
+        speaker = self._world._speaker(as_user)
+        client = self._world.client_for(speaker)
+        self._world._note_action(f"say({text!r}) as {speaker.name}")
         message = client.send_message(channel_id, text)
-        with self._lock:
-            self._last_said = message
+        with self._world._lock:
+            self._world._last_said = message
         return message
 
 
@@ -179,9 +188,9 @@ class WorldActions(WorldBase):
         if not isinstance(emoji, str) or not emoji:
             raise TypeError(f"emoji must be a non-empty str, got {emoji!r}")
         mid = _message_id(message)
-        user = self._speaker(as_user)
+        user = self._world._speaker(as_user)
         has = any(r.get("userPublicId") == user.id and r.get("emoji") == emoji
-                  for r in self.emulator.reactions(mid))
+                  for r in self._world.emulator.reactions(mid))
         if has == add:
             state = "already reacted" if add else "has not reacted"
             raise ValueError(f"{user.name} {state} {emoji} to message {mid}")
@@ -192,7 +201,7 @@ class WorldActions(WorldBase):
             "message_reaction_add" if add else "message_reaction_remove",
             lambda _r, info, who, message_id: (message_id == mid and who.id == user.id
                                                and info.get("emoji") == emoji),
-            lambda: self.emulator.react(mid, user.id, emoji),
+            lambda: self._world.emulator.react(mid, user.id, emoji),
             channel_id,
         )
 
@@ -211,13 +220,13 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds (it must see the channel).
         """
         __tracebackhide__ = True
-        channel_id = self._channel_id(channel)
-        user = self._speaker(as_user)
+        channel_id = self._world._channel_id(channel)
+        user = self._world._speaker(as_user)
         self._acting(
-            f"{user.name} types in {self._label(channel_id)}",
+            f"{user.name} types in {self._world._label(channel_id)}",
             "typing_start",
             lambda _r, data: data.get("channelPublicId") == channel_id and data.get("userPublicId") == user.id,
-            lambda: self.emulator.typing(user.id, channel_id),
+            lambda: self._world.emulator.typing(user.id, channel_id),
             channel_id,
         )
 
@@ -246,19 +255,19 @@ class WorldActions(WorldBase):
         __tracebackhide__ = True
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        sender = self._speaker(user)
-        if sender.id == self.bot.id:
+        sender = self._world._speaker(user)
+        if sender.id == self._world.bot.id:
             raise ValueError("dm() sends the bot a DM from another user; the bot cannot DM itself")
-        client = self.client_for(sender)
+        client = self._world.client_for(sender)
 
         def send() -> Message:
             """Open the DM of the sender and the bot and post the text in it."""
-            channel = client.create_dm(self.bot.id)
-            with self._lock:
-                self._labels.setdefault(channel.id, f"the DM of {sender.name} and {self.bot.name}")
+            channel = client.create_dm(self._world.bot.id)
+            with self._world._lock:
+                self._world._labels.setdefault(channel.id, f"the DM of {sender.name} and {self._world.bot.name}")
             message = client.send_message(channel.id, text)
-            with self._lock:
-                self._last_said = message
+            with self._world._lock:
+                self._world._last_said = message
             return message
 
         return self._acting(f"{sender.name} sends the bot the DM {text!r}", "message_create",
@@ -286,28 +295,28 @@ class WorldActions(WorldBase):
         __tracebackhide__ = True
         if isinstance(user, str):
             try:
-                joiner = self.user(user)
+                joiner = self._world.user(user)
             except LookupError:
-                joiner = self._new_user(user)
+                joiner = self._world._new_user(user)
         else:
-            joiner = self._speaker(user)
+            joiner = self._world._speaker(user)
         if self._is_member(joiner):
-            raise ValueError(f"{joiner.name} is a member of {self.server.name} already")
-        if any(ban["user"]["publicId"] == joiner.id for ban in self.emulator.bans(self.server.id)):
-            raise ValueError(f"{joiner.name} is banned from {self.server.name}")
+            raise ValueError(f"{joiner.name} is a member of {self._world.server.name} already")
+        if any(ban["user"]["publicId"] == joiner.id for ban in self._world.emulator.bans(self._world.server.id)):
+            raise ValueError(f"{joiner.name} is banned from {self._world.server.name}")
         self._join(joiner, [])
         return joiner
 
     def _join(self, user: WorldUser, role_ids: list[str]) -> None:
         __tracebackhide__ = True
-        sid = self.server.id
+        sid = self._world.server.id
         event: EventName
-        if user.id == self._bot_id():
+        if user.id == self._world._bot_id():
             event, matches = "guild_create", (lambda _r, guild: guild.id == sid)
         else:
             event, matches = "guild_member_add", (lambda _r, member: member.id == user.id and member.server_id == sid)
-        self._acting(f"{user.name} joins {self.server.name}", event, matches,
-                     lambda: self.emulator.add_member(sid, user.id, role_ids=role_ids or None))
+        self._acting(f"{user.name} joins {self._world.server.name}", event, matches,
+                     lambda: self._world.emulator.add_member(sid, user.id, role_ids=role_ids or None))
 
     def leave(self, user: WorldUser | str) -> None:
         """A member leaves the server of its own accord (the bot sees ``guild_member_remove``
@@ -319,7 +328,7 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds.
         """
         __tracebackhide__ = True
-        self._depart(user, "left", lambda name: f"{name} leaves {self.server.name}", self.emulator.leave_server)
+        self._depart(user, "left", lambda name: f"{name} leaves {self._world.server.name}", self._world.emulator.leave_server)
 
     def kick(self, user: WorldUser | str) -> None:
         """The owner kicks a member (the bot sees ``guild_member_remove`` with reason
@@ -331,7 +340,7 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds.
         """
         __tracebackhide__ = True
-        self._depart(user, "kicked", lambda name: f"{self.owner.name} kicks {name}", self.emulator.kick)
+        self._depart(user, "kicked", lambda name: f"{self._world.owner.name} kicks {name}", self._world.emulator.kick)
 
     def ban(self, user: WorldUser | str, *, reason: str | None = None) -> None:
         """The owner bans a user. A member is removed (the bot sees ``guild_member_remove`` with
@@ -348,8 +357,8 @@ class WorldActions(WorldBase):
                 :attr:`event_timeout` seconds.
         """
         __tracebackhide__ = True
-        self._depart(user, "banned", lambda name: f"{self.owner.name} bans {name}",
-                     lambda sid, uid: self.emulator.ban(sid, uid, reason=reason))
+        self._depart(user, "banned", lambda name: f"{self._world.owner.name} bans {name}",
+                     lambda sid, uid: self._world.emulator.ban(sid, uid, reason=reason))
 
     # -- roles and channels -----------------------------------------------------------------------
 
@@ -382,14 +391,14 @@ class WorldActions(WorldBase):
             raise ValueError(f"name must be a str with a character that is not whitespace, got {name!r}")
         value = int(permissions_value(permissions, "permissions"))
         wire_color = None if color is None else f"#{parse_color(color):06x}"
-        sid = self.server.id
-        if any(r.get("name") == name for r in self.emulator.roles(sid)):
+        sid = self._world.server.id
+        if any(r.get("name") == name for r in self._world.emulator.roles(sid)):
             raise ValueError(f"the server has a role named {name!r} already")
         return self._acting(
-            f"{self.owner.name} creates the role {name}",
+            f"{self._world.owner.name} creates the role {name}",
             "role_create",
             lambda made, role: role.id == made.id,
-            lambda: self._add_role(self.emulator.create_role(sid, name, value, color=wire_color)["role"]),
+            lambda: self._world._add_role(self._world.emulator.create_role(sid, name, value, color=wire_color)["role"]),
         )
 
     def give_role(self, user: WorldUser | str, role: WorldObject | str) -> None:
@@ -419,15 +428,15 @@ class WorldActions(WorldBase):
 
     def _change_role(self, user: Any, role: Any, *, give: bool) -> None:
         __tracebackhide__ = True
-        target = self._speaker(user)
-        role_id = self._role_id(role)
-        name = self.role(role_id).name
-        sid = self.server.id
+        target = self._world._speaker(user)
+        role_id = self._world._role_id(role)
+        name = self._world.role(role_id).name
+        sid = self._world.server.id
 
         def change() -> None:
             """Read and write the member's roles in one step of the emulator (another thread's
             change in between is never lost)."""
-            if not self.emulator.change_member_role(sid, target.id, role_id, add=give):
+            if not self._world.emulator.change_member_role(sid, target.id, role_id, add=give):
                 state = "has" if give else "does not have"
                 raise ValueError(f"{target.name} {state} the role {name}")
 
@@ -461,14 +470,14 @@ class WorldActions(WorldBase):
             raise TypeError(f"private must be a bool, got {type(private).__name__}")
         if isinstance(name, str) and any(o.kind == "channel" and o.name == name for o in self._objects_copy()):
             raise ValueError(f"this world has a channel named {name!r} already")
-        sid = self.server.id
+        sid = self._world.server.id
         return self._acting(
-            f"{self.owner.name} creates the {'private ' if private else ''}channel #{name}",
+            f"{self._world.owner.name} creates the {'private ' if private else ''}channel #{name}",
             "guild_channels_update",
             lambda _r, data: data.get("serverPublicId") == sid,
-            lambda: self._add("channel", self.emulator.create_channel(sid, name, private=private)),
+            lambda: self._world._add("channel", self._world.emulator.create_channel(sid, name, private=private)),
         )
 
     def _objects_copy(self) -> list[WorldObject]:
-        with self._lock:
-            return list(self._objects)
+        with self._world._lock:
+            return list(self._world._objects)

@@ -1,8 +1,8 @@
 """The core of a test world: its users, channels and roles, its clients, the marks that order
 what happened, and the report a failed expectation prints.
 
-:class:`WorldBase` is the first part of :class:`~service_client.testing.world.BotWorld`; its
-methods are the world's (see there). The emulator is only named in annotations here.
+:class:`WorldBase` is the base of :class:`~service_client.testing.world.BotWorld` (the world's one base; its
+actions and its clock are parts it holds). The emulator is only named in annotations here.
 """
 
 from __future__ import annotations

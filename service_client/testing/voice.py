@@ -77,6 +77,10 @@ class _World(Protocol):
 
     def channel(self, name_or_id: str) -> WorldObject: ...  # noqa: D102
 
+
+class _Acting(Protocol):
+    """The world's actions part: what :class:`WorldVoice` uses to act and wait for the bot."""
+
     def _acting(self, what: str, event: Any, matches: Any, act: Any, channel_id: str | None = None) -> Any: ...
 
 
@@ -140,10 +144,17 @@ class VoiceParticipant:
 
 
 class WorldVoice:
-    """The voice part of a test world: ``join_voice`` and ``expect_audio`` (see the module)."""
+    """The voice part of a test world: ``join_voice`` and ``expect_audio`` (see the module).
 
-    def __init__(self, world: _World) -> None:
+    Args:
+        world: The world whose emulator, users and channels it uses.
+        actions: The world's actions part, through which a join is marked as an action and
+            waited for until the bot's client has seen it.
+    """
+
+    def __init__(self, world: _World, actions: _Acting) -> None:
         self.world = world
+        self._actions = actions
 
     def _require_media(self) -> None:
         if not self.world.emulator.media_available:
@@ -182,7 +193,7 @@ class WorldVoice:
             return isinstance(data, dict) and isinstance(data.get("user"), dict) and \
                 data["user"].get("userPublicId") == who.id and data.get("channelPublicId") == where.id
 
-        if not self.world._acting(f"join_voice({who.name!r}, {where.name!r})", "voice_user_joined", matches, act):
+        if not self._actions._acting(f"join_voice({who.name!r}, {where.name!r})", "voice_user_joined", matches, act):
             raise ValueError(f"the emulator refused to put {who.name!r} in {where.name!r} (no CONNECT permission?)")
         return VoiceParticipant(self, who, where)
 

@@ -16,15 +16,18 @@ or without the ``emulator`` extra.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..client import Client
+from ..events.clock import ManualClock, new_clients_use
 from ..models.message import Message
 from .actions import WorldActions
-from .base import LOGIN_TIMEOUT_S
-from .clock import WorldClock, login_bot
+from .base import LOGIN_TIMEOUT_S, WorldBase
+from .clock import ADVANCE_TIMEOUT_S, login_bot
 from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import Recorder, SeenReaction, after_mark, scan_until
@@ -50,6 +53,22 @@ def _check_timeout(timeout: object) -> float:
 def _check_callable(check: object) -> None:
     if check is not None and not callable(check):
         raise TypeError(f"check must be a callable or None, got {type(check).__name__}")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _action(method: Callable[Concatenate[WorldActions, P], R]) -> Callable[Concatenate[BotWorld, P], R]:
+    """``method`` of the world's :class:`~.actions.WorldActions` part, offered as the world's own
+    (same name, signature and docstring)."""
+
+    @functools.wraps(method)
+    def act(world: BotWorld, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        __tracebackhide__ = True
+        return method(world._actions, *args, **kwargs)
+
+    return act
 
 
 def _authored_by(message: Message, user: WorldUser) -> bool:
@@ -152,7 +171,7 @@ class ExpectedMessage:
         return f"<ExpectedMessage channel={self._channel_id!r} author={self._author.name!r} {state}>"
 
 
-class BotWorld(WorldClock, WorldActions):
+class BotWorld(WorldBase):
     """A server with users, roles and channels on a reset emulator, and a way to act in it.
 
     Built by the ``bot_world`` fixture. The seeded objects:
@@ -210,7 +229,10 @@ class BotWorld(WorldClock, WorldActions):
     the text as typed (the service escapes ``& < >`` on the wire;
     ``emulator.messages(channel_id, decoded=True)`` reads stored messages the same way).
 
-    Thread-safe.
+    Thread-safe. Built from parts: what it knows of the world (its users, channels and
+    clients) is its base, :class:`~.base.WorldBase`; what its people do is
+    :class:`~.actions.WorldActions`, a part it builds with itself and whose methods it offers
+    as its own; its time is :attr:`clock`.
 
     Args:
         emulator: A running emulator, freshly reset.
@@ -220,6 +242,9 @@ class BotWorld(WorldClock, WorldActions):
 
     Attributes:
         emulator: The running :class:`~service_client.emulator.Emulator`.
+        clock: The world's :class:`~service_client.ManualClock`: ``clock.now()`` is 0 s when
+            the world is made and ``clock.utcnow()`` the real time then; both move only with
+            :meth:`advance` (or ``clock.advance_to(datetime)``).
         event_timeout: Seconds an action waits for the bot's listeners of the event it caused
             (default 10); raise it for a bot whose listeners take longer.
     """
@@ -232,6 +257,8 @@ class BotWorld(WorldClock, WorldActions):
     def __init__(self, emulator: Emulator, *, listener_errors: ListenerErrors | None = None,
                  limits: bool = True) -> None:
         super().__init__(emulator, listener_errors=listener_errors)
+        self.clock = ManualClock()
+        self._actions = WorldActions(self)
         self.limits = limits
 
         owner = self._new_user("alice")
@@ -257,7 +284,7 @@ class BotWorld(WorldClock, WorldActions):
         self.voice = self.channel("voice")
         with self._lock:  # seeding is not an action: expect_dm() counts from the world's start
             self._action_mark, self._last_action = 0, "none yet"
-        self._voice = WorldVoice(self)
+        self._voice = WorldVoice(self, self._actions)
 
     # -- voice (the part in testing/voice.py) -------------------------------------------------------
 
@@ -273,6 +300,92 @@ class BotWorld(WorldClock, WorldActions):
         heard. See :meth:`WorldVoice.expect_audio <service_client.testing.voice.WorldVoice.expect_audio>`."""
         __tracebackhide__ = True
         return self._voice.expect_audio(user, frequency=frequency, within=within, window=window, tolerance=tolerance)
+
+    # -- what the people do (the WorldActions part) ------------------------------------------
+
+    say = _action(WorldActions.say)
+    react = _action(WorldActions.react)
+    unreact = _action(WorldActions.unreact)
+    typing = _action(WorldActions.typing)
+    dm = _action(WorldActions.dm)
+    join = _action(WorldActions.join)
+    leave = _action(WorldActions.leave)
+    kick = _action(WorldActions.kick)
+    ban = _action(WorldActions.ban)
+    create_role = _action(WorldActions.create_role)
+    give_role = _action(WorldActions.give_role)
+    take_role = _action(WorldActions.take_role)
+    create_channel = _action(WorldActions.create_channel)
+
+    # -- time ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def new_clients_use_clock(self) -> Iterator[None]:
+        """Within the block, every client made on this thread is timed by :attr:`clock` from its construction on.
+
+        The ``bot_world`` fixture holds it open for the whole test, so the bot's factory, a
+        restart of the bot and a client the test builds itself all get the world's clock
+        without being told.
+        """
+        with new_clients_use(self.clock):
+            yield
+
+    def attach_bot(self, client: Client, *, factory: Callable[..., Client] | None = None) -> None:
+        """Hand the bot's client to the world; the ``bot_client`` fixture does it before login.
+
+        From then on the world records every message and reaction that client receives (its
+        own messages included), every action waits until the bot's listeners of the event it
+        caused have run, and the client's scheduled work (``call_later``, ``every``) is timed
+        by :attr:`clock`: it runs only when the test calls :meth:`advance`
+        (``client.set_clock(None)`` goes back to real time). Hand it over before ``login()``
+        to record what the bot does in its ``ready`` listener.
+
+        Args:
+            client: The bot's :class:`~service_client.Client` (logged in as the world's bot,
+                or about to be). The world does not destroy it.
+            factory: What made ``client``, called as ``factory(base_url=..., socket_url=...)``:
+                what :meth:`restart_bot` calls to build
+                the bot again (the ``bot_client`` fixture passes its ``bot_factory``).
+
+        Raises:
+            TypeError: Not a :class:`~service_client.Client`; ``factory`` not callable.
+            ValueError: Another client was handed over already.
+        """
+        super().attach_bot(client, factory=factory)
+        self._give_clock(client)
+
+    def _give_clock(self, client: Client) -> None:
+        """Time ``client``'s scheduled work by the world's :attr:`clock` (at handing over, and
+        for the client :meth:`restart_bot` builds)."""
+        client.set_clock(self.clock)
+
+    def advance(self, seconds: float, *, timeout: float = ADVANCE_TIMEOUT_S) -> int:
+        """Move the bot's clock ``seconds`` forward, running its scheduled work that falls due.
+
+        No real time passes: the due calls (``call_later``, runs of ``every`` tasks) run on the
+        bot's worker pool one after another in due order, and this returns once they have
+        ended, so whatever they sent is sent::
+
+            say("general", "!remind 3600 stretch")
+            with bot_world.expect_message("general") as got:
+                bot_world.advance(3600)              # milliseconds, not an hour
+            assert got.result().content.endswith("stretch")
+
+        A task every 60 s runs 60 times over ``advance(3600)`` (plus its first run, due at
+        ``start()``, if that had not run yet). ``advance(0)`` runs what is due now.
+
+        Args:
+            seconds: How far to move, seconds (>= 0).
+            timeout: Longest wait for one call to end, seconds.
+
+        Returns:
+            How many calls ran.
+
+        Raises:
+            TypeError, ValueError: ``seconds`` or ``timeout`` is not a number >= 0.
+            TimeoutError: A call did not end within ``timeout``.
+        """
+        return self.clock.advance(seconds, timeout=timeout)
 
     @property
     def limits(self) -> bool:
@@ -317,7 +430,7 @@ class BotWorld(WorldClock, WorldActions):
         __tracebackhide__ = True
         role_ids = [self._role_id(r) for r in roles]
         user = self._new_user(name, bot=bot)
-        self._join(user, role_ids)
+        self._actions._join(user, role_ids)
         return user
 
     def _said(self, to: Message | None, helper: str) -> Message:

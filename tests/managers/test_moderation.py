@@ -166,7 +166,7 @@ class _SilentService:
 
 
 def test_no_acknowledgement_in_10_s_raises_code_timeout() -> None:
-    from service_client.server_managers import _moderation
+    from service_client.models import _moderation
 
     silent = _SilentService()
     with pytest.raises(GatewayTimeoutError) as info:

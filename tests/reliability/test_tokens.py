@@ -17,6 +17,7 @@ from service_client import (
     Client,
     InsecureHostWarning,
     RateLimitError,
+    RetryPolicy,
     ServiceAPIError,
     ServiceAuthError,
     ServiceError,
@@ -300,13 +301,13 @@ def test_api_call_failures_chain_no_token_in_any_frame_locals(world, emulator, m
 
 @pytest.mark.parametrize("kind", ["refused", "reset", "timeout", "503"])
 def test_login_rest_failures_chain_no_token_in_any_frame_locals(world, emulator, make_client, kind):
+    fast = RetryPolicy(backoff_base=0.02)  # the same four attempts, without 3.5 s of backoff
     if kind == "refused":
-        client = make_client(base_url=f"http://127.0.0.1:{_closed_port()}/v2")
+        client = make_client(base_url=f"http://127.0.0.1:{_closed_port()}/v2", retry=fast)
     else:
-        client = make_client()
+        client = make_client(retry=fast)
         emulator.add_fault("GET", "/auth/me", status={"reset": 0, "503": 503}.get(kind),
                            delay_ms=3000 if kind == "timeout" else 0, count=None)
-    client._rest._backoff_base = 0.02  # the same four attempts, without 3.5 s of backoff
     with pytest.raises(ServiceError) as info:
         client.login(world.bot_token, timeout=1.5 if kind == "timeout" else 15)
     text = _locals_text(info.value)

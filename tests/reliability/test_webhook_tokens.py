@@ -15,7 +15,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from service_client import Client, RateLimitError, ServiceAPIError, ServiceError, Webhook
+from service_client import Client, RateLimitError, RetryPolicy, ServiceAPIError, ServiceError, Webhook
 from service_client._secret import Secret
 from service_client.rest.route import Route
 
@@ -82,7 +82,7 @@ def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, huma
     expect(TypeError, pickle.dumps, hook)
     expect(TypeError, pickle.dumps, hook.token)
     # A success, then the service's refusals: wrong token (404), 500, 429 and 503 past the retries.
-    human._rest._backoff_base = 0.0      # retries at once (the backoff maths is tested elsewhere)
+    human._rest._retry = RetryPolicy(backoff_base=0.0)  # retries at once (the backoff maths is tested elsewhere)
     assert hook.execute("hello", username="Secretive")
     liar = Webhook.from_token(human, hook.id, wrong)
     texts += [repr(liar), repr(liar.token)]
@@ -99,8 +99,7 @@ def test_a_webhook_session_never_shows_its_token(world: Any, emulator: Any, huma
     expect(ServiceError, hook.execute, "x")
     emulator.clear_faults()
     # Nothing listening: urllib3's connection error quotes the whole URL, token included.
-    offline = make_client(base_url=f"http://127.0.0.1:{_free_port()}/api/v2")
-    offline._rest._backoff_base = 0.0
+    offline = make_client(base_url=f"http://127.0.0.1:{_free_port()}/api/v2", retry=RetryPolicy(backoff_base=0.0))
     refused = expect(ServiceError, Webhook.from_token(offline, hook.id, token).execute, "x")
     assert refused.__cause__ is not None and "***" in str(refused.__cause__)
     hook.delete()

@@ -83,7 +83,7 @@ def test_session_asks_the_store_with_the_token_scope_never_the_token() -> None:
         rsps.add("GET", session.base_url + "/servers/S1/members", status=429, headers={"Retry-After": "0"})
         rsps.add("GET", session.base_url + "/servers/S1/members", json={})
         try:
-            session.request(Route("GET", "/servers/S1/members"), max_retries=1)
+            session.request(Route("GET", "/servers/S1/members"), retry=1)
         finally:
             session.close()
     kinds = [call[0] for call in store.calls]

@@ -89,8 +89,8 @@ def test_default_timeout_does_not_cut_a_slow_answer(emulator: Emulator, session:
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(3) as pool:  # the three run side by side
         calls = [
-            pool.submit(lambda: session.submit(ME, max_retries=0).result(timeout=10)),
-            pool.submit(lambda: session.request(ME, max_retries=0)),
+            pool.submit(lambda: session.submit(ME, retry=0).result(timeout=10)),
+            pool.submit(lambda: session.request(ME, retry=0)),
             pool.submit(lambda: bot.api_call("/auth/me", max_retries=0)),
         ]
         results = [call.result(timeout=10) for call in calls]

@@ -25,7 +25,7 @@ from service_client.errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-from service_client.rest import RestSession, Route, bucket_scope
+from service_client.rest import RestSession, RetryPolicy, Route, bucket_scope
 
 ME = Route("GET", "/auth/me")
 
@@ -58,7 +58,7 @@ def make_session(emulator: Emulator, bot_token: str) -> Iterator[Callable[..., R
 
     def make(**kwargs: Any) -> RestSession:
         kwargs.setdefault("user_agent", "service_client/test")
-        kwargs.setdefault("backoff_base", 0.05)
+        kwargs.setdefault("retry", RetryPolicy(backoff_base=0.05))
         rest = RestSession(emulator.base_url, **kwargs)
         rest.token = bot_token
         made.append(rest)
@@ -278,7 +278,7 @@ def test_calls_sleeping_before_a_retry_hold_no_slot(emulator: Emulator, session:
 def test_real_rate_limit_is_respected(emulator: Emulator, session: RestSession) -> None:
     emulator.set_rate_limit(5, window_s=1.0)
     routes = [Route("GET", "/servers"), ME]
-    futures = [session.submit(routes[n % 2], max_retries=10) for n in range(20)]
+    futures = [session.submit(routes[n % 2], retry=10) for n in range(20)]
     _wait_all(futures)
     assert all(not f.exception() for f in futures)
     entries = _entries(emulator)
@@ -292,7 +292,7 @@ def test_real_rate_limit_is_respected(emulator: Emulator, session: RestSession) 
 def test_one_plus_max_retries_attempts(emulator: Emulator, session: RestSession) -> None:
     emulator.add_fault("GET", "/auth/me", status=503, count=None)
     with pytest.raises(ServiceAPIError) as info:
-        session.request(ME, max_retries=2)
+        session.request(ME, retry=2)
     assert info.value.status == 503
     assert len(_entries(emulator, "/auth/me")) == 3
 
@@ -300,7 +300,7 @@ def test_one_plus_max_retries_attempts(emulator: Emulator, session: RestSession)
 def test_429_after_every_attempt_is_a_rate_limit_error(emulator: Emulator, session: RestSession) -> None:
     emulator.add_fault("GET", "/auth/me", status=429, retry_after="0.1", count=None)
     with pytest.raises(RateLimitError) as info:
-        session.request(ME, max_retries=1)
+        session.request(ME, retry=1)
     assert info.value.retry_after == 0.1
     assert len(_entries(emulator, "/auth/me")) == 2
 
@@ -342,7 +342,7 @@ def test_timeout_then_service_timeout_error(emulator: Emulator, session: RestSes
     emulator.add_fault("GET", "/auth/me", delay_ms=1500, count=None)
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError):
-        session.request(ME, timeout_ms=300, max_retries=1)
+        session.request(ME, timeout_ms=300, retry=1)
     assert time.monotonic() - started < 0.3 * 2 * 1.5 + 0.3 + 0.05
     emulator.clear_faults()
 
@@ -350,7 +350,7 @@ def test_timeout_then_service_timeout_error(emulator: Emulator, session: RestSes
 def test_connection_reset_ends_as_service_error(emulator: Emulator, session: RestSession) -> None:
     emulator.add_fault("GET", "/auth/me", status=0, count=None)
     with pytest.raises(ServiceError) as info:
-        session.request(ME, max_retries=1)
+        session.request(ME, retry=1)
     assert type(info.value) is ServiceError
     assert info.value.__cause__ is not None
     assert len(_entries(emulator, "/auth/me")) == 2

@@ -32,7 +32,7 @@ import pytest
 import urllib3.connectionpool
 
 from service_client.errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
-from service_client.rest import MemoryBucketStore, RestSession, Route, validate_api_call_args
+from service_client.rest import MemoryBucketStore, RestSession, RetryPolicy, Route, validate_api_call_args
 
 #: The bot token of every session here (a module constant: no test frame holds it in a local).
 TOKEN = "tok-HOSTILE-71c0e2"
@@ -113,7 +113,7 @@ def session_for() -> Iterator[Callable[..., RestSession]]:
     made: list[RestSession] = []
 
     def make(server: _RawServer, *, scheme: str = "http", **kwargs: Any) -> RestSession:
-        kwargs.setdefault("backoff_base", 0.01)
+        kwargs.setdefault("retry", RetryPolicy(backoff_base=0.01))
         rest = RestSession(f"{scheme}://127.0.0.1:{server.port}/v2", user_agent="service_client/test", **kwargs)
         rest.token = TOKEN
         made.append(rest)
@@ -170,7 +170,7 @@ def test_a_redirect_ends_the_call_naming_it_and_is_never_followed(
         server = serve(_answer_with(_http(status, b'{"error":"moved"}', f"Location: {location}")))
         session = session_for(server)
         with pytest.raises(ServiceAPIError) as info:
-            session.request(Route("POST", "/servers/{s}/roles", s="S1"), json={"name": "x"}, max_retries=3)
+            session.request(Route("POST", "/servers/{s}/roles", s="S1"), json={"name": "x"}, retry=3)
         code = int(status.split()[0])
         assert type(info.value) is ServiceAPIError and info.value.status == code
         assert str(info.value) == (
@@ -223,7 +223,7 @@ def test_timeout_bounds_an_answer_head_trickled_a_byte_at_a_time(
     session = session_for(serve(_trickled(first, rest)))  # 3.5 s of trickle or more
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError, match=r"^GET /auth/me timed out after 500 ms \(1 attempt\)"):
-        session.request(Route("GET", "/auth/me"), timeout_ms=500, max_retries=0)
+        session.request(Route("GET", "/auth/me"), timeout_ms=500, retry=0)
     elapsed = time.monotonic() - started
     assert 0.5 <= elapsed <= 0.5 + 1.5  # slack for a loaded machine
 
@@ -235,7 +235,7 @@ def test_each_retry_has_its_own_whole_deadline(
     session = session_for(server)
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError, match=r"timed out after 400 ms \(2 attempts\)"):
-        session.request(Route("GET", "/auth/me"), timeout_ms=400, max_retries=1)
+        session.request(Route("GET", "/auth/me"), timeout_ms=400, retry=1)
     elapsed = time.monotonic() - started
     assert len(server.heads) == 2
     assert 0.8 <= elapsed <= 0.8 + 1.5
@@ -249,7 +249,7 @@ def test_timeout_bounds_a_tls_handshake_trickled_a_byte_at_a_time(
     session = session_for(server, scheme="https")
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError, match="timed out after 500 ms"):
-        session.request(Route("GET", "/auth/me"), timeout_ms=500, max_retries=0)
+        session.request(Route("GET", "/auth/me"), timeout_ms=500, retry=0)
     assert server.arrived.is_set()
     assert time.monotonic() - started <= 0.5 + 1.5
 
@@ -301,7 +301,7 @@ def test_a_body_over_the_limit_ends_the_call_without_reading_it(
     try:
         tracemalloc.reset_peak()
         with pytest.raises(ServiceAPIError) as info:
-            session.request(Route("GET", "/chat/C1"), timeout_ms=10_000, max_retries=2)
+            session.request(Route("GET", "/chat/C1"), timeout_ms=10_000, retry=2)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -324,7 +324,7 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(
     session = session_for(serve(answer), max_body_bytes=LIMIT)
     started = time.monotonic()
     with pytest.raises(ServiceAPIError, match=f"over the {LIMIT} byte limit"):
-        session.request(Route("GET", "/chat/C1"), timeout_ms=3000, max_retries=0)
+        session.request(Route("GET", "/chat/C1"), timeout_ms=3000, retry=0)
     assert time.monotonic() - started < 1.5
 
 
@@ -372,7 +372,7 @@ def test_an_error_answer_nested_too_deeply_keeps_its_status(
 ) -> None:
     session = session_for(serve(_answer_with(_http(status, _DEEP, "Content-Type: application/json"))))
     with pytest.raises(ServiceAPIError) as info:
-        session.request(Route("GET", "/chat/C1"), max_retries=0)
+        session.request(Route("GET", "/chat/C1"), retry=0)
     code = int(status.split()[0])
     assert info.value.status == code and info.value.data is None
     assert str(info.value) == f"API Error {code}: " + "[" * 500
@@ -489,16 +489,16 @@ def test_no_logged_traceback_holds_the_token_in_its_frame_locals(
         monkeypatch.setattr(urllib3.connectionpool.HTTPConnectionPool, "urlopen", _failing_urlopen)
         session = session_for(server)
         with pytest.raises(ServiceError, match="^unexpected error: RuntimeError$"):
-            session.request(Route("GET", "/auth/me"), max_retries=0)
+            session.request(Route("GET", "/auth/me"), retry=0)
     elif path == "timer":  # the call ends (its Future is not left pending) and the timer lives on
         session = session_for(server, bucket_store=_FailingStore("wait_time"))
         with pytest.raises(ServiceError, match="^unexpected error: TypeError$"):
-            session.submit(Route("GET", "/auth/me"), max_retries=0).result(timeout=5)
+            session.submit(Route("GET", "/auth/me"), retry=0).result(timeout=5)
         assert "service_client-rest-timer-1" in [t.name for t in threading.enumerate()]
     else:
         session = session_for(server, bucket_store=_FailingStore(path.split("-")[1]))
         with pytest.raises(ServiceAPIError):
-            session.request(Route("GET", "/auth/me"), max_retries=0)
+            session.request(Route("GET", "/auth/me"), retry=0)
     assert recorder.traces, "a line with a traceback was expected"
     for trace in recorder.traces:
         assert " = " in trace  # frames and their locals were recorded
@@ -572,7 +572,7 @@ def test_an_answer_quoting_the_bot_token_shows_it_redacted(
     session = session_for(serve(_quoting(kind, which)))
     session.token = _TOKENS[which]
     with pytest.raises(ServiceAPIError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=0)
+        session.request(Route("GET", "/auth/me"), retry=0)
     assert info.value.status == int(kind.split()[0])
     assert "[REDACTED]" in str(info.value) + info.value.body
     if kind.startswith("401 json"):
@@ -596,7 +596,7 @@ def test_a_status_line_quoting_the_bot_token_shows_it_redacted_in_the_chained_ca
     session = session_for(serve(_answer_with(f"HTTP/1.1 {_TOKENS[which]}\r\n\r\n".encode())))
     session.token = _TOKENS[which]
     with pytest.raises(ServiceError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=0)
+        session.request(Route("GET", "/auth/me"), retry=0)
     cause = info.value.__cause__
     assert cause is not None and "[REDACTED]" in str(cause) and "BadStatusLine" in str(cause)
     shown = [str(info.value), repr(info.value), str(cause), repr(cause), _locals_of(info.value)]

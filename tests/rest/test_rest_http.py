@@ -29,7 +29,7 @@ from service_client.errors import (
     ServiceError,
     ServiceTimeoutError,
 )
-from service_client.rest import MemoryBucketStore, RestSession, Route
+from service_client.rest import MemoryBucketStore, RestSession, RetryPolicy, Route
 
 BASE = "http://api.test/v2"
 TOKEN = "tok-SECRET-5e3c1f"
@@ -66,7 +66,7 @@ def make_session() -> Iterator[Callable[..., RestSession]]:
 
     def make(**kwargs: Any) -> RestSession:
         kwargs.setdefault("user_agent", UA)
-        kwargs.setdefault("backoff_base", 0.01)
+        kwargs.setdefault("retry", RetryPolicy(backoff_base=0.01))
         session = RestSession(BASE, **kwargs)
         session.token = TOKEN
         made.append(session)
@@ -287,7 +287,7 @@ def test_bad_arguments_raise_before_sending(rsps: responses.RequestsMock, sessio
     with pytest.raises(ValueError, match="timeout_ms"):
         session.submit(route, timeout_ms=-1)
     with pytest.raises(ValueError, match="max_retries"):
-        session.submit(route, max_retries=-1)
+        session.submit(route, retry=-1)
     with pytest.raises(TypeError, match="headers"):
         session.submit(route, headers=[("X", "1")])  # type: ignore[arg-type]
     assert len(rsps.calls) == 0
@@ -309,7 +309,7 @@ def test_invalid_header_is_a_value_error_never_sent_or_retried(
 def test_programmer_error_at_send_time_is_not_retried(rsps: responses.RequestsMock, session: RestSession) -> None:
     handler = _scripted(rsps, "GET", "/auth/me", [requests.exceptions.InvalidURL("bad url")])
     with pytest.raises(ValueError, match="malformed") as info:
-        session.request(Route("GET", "/auth/me"), max_retries=3)
+        session.request(Route("GET", "/auth/me"), retry=3)
     assert handler.count == 1
     assert isinstance(info.value.__cause__, requests.exceptions.InvalidURL)
 
@@ -372,7 +372,7 @@ def test_non_json_2xx_raises_api_error_not_decode_error(rsps: responses.Requests
 def test_500_is_not_retried_and_uses_the_json_error(rsps: responses.RequestsMock, session: RestSession) -> None:
     handler = _scripted(rsps, "GET", "/servers/S1", [(500, JSON, _json_body({"error": "boom"}))])
     with pytest.raises(ServiceAPIError) as info:
-        session.request(Route("GET", "/servers/{s}", s="S1"), max_retries=3)
+        session.request(Route("GET", "/servers/{s}", s="S1"), retry=3)
     err = info.value
     assert type(err) is ServiceAPIError
     assert str(err) == "API Error 500: boom"
@@ -417,7 +417,7 @@ def test_at_most_one_plus_max_retries_attempts(
     handler = _scripted(rsps, "GET", "/auth/me", [(status, JSON, _json_body({"error": "busy"}))])
     expected = RateLimitError if status == 429 else ServiceAPIError
     with pytest.raises(expected) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=max_retries)
+        session.request(Route("GET", "/auth/me"), retry=max_retries)
     assert handler.count == 1 + max_retries
     assert str(info.value) == f"API Error {status}: busy"
     assert info.value.status == status
@@ -433,10 +433,10 @@ def test_default_max_retries_is_three(rsps: responses.RequestsMock, session: Res
 def test_backoff_doubles_between_attempts(
     rsps: responses.RequestsMock, make_session: Callable[..., RestSession]
 ) -> None:
-    session = make_session(backoff_base=0.1)
+    session = make_session(retry=RetryPolicy(backoff_base=0.1))
     handler = _scripted(rsps, "GET", "/auth/me", [(503, {}, "")])
     with pytest.raises(ServiceAPIError):
-        session.request(Route("GET", "/auth/me"), max_retries=3)
+        session.request(Route("GET", "/auth/me"), retry=3)
     gaps = [b - a for a, b in zip(handler.times, handler.times[1:], strict=False)]
     for gap, expected in zip(gaps, [0.1, 0.2, 0.4], strict=True):
         assert expected <= gap <= expected * 1.5 + 0.3
@@ -445,7 +445,7 @@ def test_backoff_doubles_between_attempts(
 def test_429_after_retries_carries_retry_after(rsps: responses.RequestsMock, session: RestSession) -> None:
     _scripted(rsps, "GET", "/auth/me", [(429, {"Retry-After": "0.05"}, _json_body({"error": "slow down"}))])
     with pytest.raises(RateLimitError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=1)
+        session.request(Route("GET", "/auth/me"), retry=1)
     assert info.value.retry_after == 0.05
     assert info.value.status == 429
 
@@ -453,7 +453,7 @@ def test_429_after_retries_carries_retry_after(rsps: responses.RequestsMock, ses
 def test_429_without_retry_after_has_none(rsps: responses.RequestsMock, session: RestSession) -> None:
     _scripted(rsps, "GET", "/auth/me", [(429, {}, "")])
     with pytest.raises(RateLimitError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=0)
+        session.request(Route("GET", "/auth/me"), retry=0)
     assert info.value.retry_after is None
 
 
@@ -485,7 +485,7 @@ def test_retry_after_over_the_limit_raises_at_once(
     handler = _scripted(rsps, "GET", "/auth/me", [(429, {"Retry-After": "120"}, _json_body({"error": "later"}))])
     started = time.monotonic()
     with pytest.raises(RateLimitError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=3)
+        session.request(Route("GET", "/auth/me"), retry=3)
     assert time.monotonic() - started < 1.0
     assert info.value.retry_after == 120.0
     assert str(info.value).startswith("API Error 429: later")
@@ -504,7 +504,7 @@ def test_5xx_retry_after_over_the_limit_is_an_api_error_not_a_rate_limit(
     session = make_session(max_retry_after=60.0)
     handler = _scripted(rsps, "GET", "/auth/me", [(status, {"Retry-After": "120"}, "<html>down</html>")])
     with pytest.raises(ServiceAPIError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=3)
+        session.request(Route("GET", "/auth/me"), retry=3)
     assert not isinstance(info.value, RateLimitError), "RateLimitError is reserved for 429"
     assert info.value.status == status
     assert str(info.value).startswith(f"API Error {status}: ")
@@ -573,7 +573,7 @@ def test_502_503_do_not_block_the_bucket(rsps: responses.RequestsMock, session: 
     _scripted(rsps, "GET", "/servers/S1", [(503, {"Retry-After": "1"}, "")])
     other = _scripted(rsps, "GET", "/servers/S1/categories", [(200, JSON, "{}")])
     with _retries_parked("GET /servers/S1: attempt 2/2 in ") as parked:
-        future = session.submit(Route("GET", "/servers/S1"), max_retries=1)
+        future = session.submit(Route("GET", "/servers/S1"), retry=1)
         assert parked.wait(5)  # the 503 was handled: its retry waits out the Retry-After
     started = time.monotonic()
     session.request(Route("GET", "/servers/S1/categories"))
@@ -591,7 +591,7 @@ def test_connection_errors_end_as_service_error_with_cause(
 ) -> None:
     handler = _scripted(rsps, "GET", "/auth/me", [requests.exceptions.ConnectionError("refused")])
     with pytest.raises(ServiceError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=2)
+        session.request(Route("GET", "/auth/me"), retry=2)
     err = info.value
     assert type(err) is ServiceError
     assert isinstance(err.__cause__, requests.exceptions.ConnectionError)
@@ -613,7 +613,7 @@ def test_timeouts_end_as_service_timeout_error(
 ) -> None:
     handler = _scripted(rsps, "GET", "/auth/me", [exc])
     with pytest.raises(ServiceTimeoutError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=1, timeout_ms=250)
+        session.request(Route("GET", "/auth/me"), retry=1, timeout_ms=250)
     assert isinstance(info.value, TimeoutError)
     assert "250 ms" in str(info.value)
     assert handler.count == 2
@@ -627,7 +627,7 @@ def test_timeout_then_network_error_reports_the_last(rsps: responses.RequestsMoc
         [requests.exceptions.ReadTimeout("slow"), requests.exceptions.ConnectionError("gone")],
     )
     with pytest.raises(ServiceError) as info:
-        session.request(Route("GET", "/auth/me"), max_retries=1)
+        session.request(Route("GET", "/auth/me"), retry=1)
     assert not isinstance(info.value, ServiceTimeoutError)
 
 
@@ -701,7 +701,7 @@ def test_token_never_in_exceptions_or_debug_logs(
     errors: list[BaseException] = []
     for path in "abcdef":
         with pytest.raises(Exception) as info:
-            session.request(Route("GET", "/" + path), max_retries=1)
+            session.request(Route("GET", "/" + path), retry=1)
         errors.append(info.value)
     for bad in ({"X": "\n"}, {"X": 1}):
         with pytest.raises(Exception) as info:
@@ -758,6 +758,6 @@ def test_errors_round_trip_through_pickle(rsps: responses.RequestsMock, session:
 
     _scripted(rsps, "GET", "/b", [(429, {"Retry-After": "0"}, '{"error":"slow"}')])
     with pytest.raises(RateLimitError) as info:
-        session.request(Route("GET", "/b"), max_retries=0)
+        session.request(Route("GET", "/b"), retry=0)
     copy = pickle.loads(pickle.dumps(info.value))
     assert (copy.status, copy.path, copy.retry_after, str(copy)) == (429, "/b", 0.0, "API Error 429: slow")

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from service_client.errors import ServiceError, ServiceTimeoutError
-from service_client.rest import RestSession, Route
+from service_client.rest import RestSession, RetryPolicy, Route
 
 TOKEN = "tok-SOCKET-8d1e"
 
@@ -90,7 +90,7 @@ def raw_server() -> Iterator[_Server]:
 @pytest.fixture
 def session(raw_server: _Server) -> Iterator[RestSession]:
     port = raw_server.server_address[1]
-    rest = RestSession(f"http://127.0.0.1:{port}/v2", user_agent="service_client/test", backoff_base=0.01)
+    rest = RestSession(f"http://127.0.0.1:{port}/v2", user_agent="service_client/test", retry=RetryPolicy(backoff_base=0.01))
     rest.token = TOKEN
     yield rest
     rest.close()
@@ -114,7 +114,7 @@ def _rest_threads() -> list[threading.Thread]:
 def test_timeout_covers_a_slowly_dripped_body(session: RestSession) -> None:
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError):
-        session.request(Route("GET", "/drip"), timeout_ms=500, max_retries=0)
+        session.request(Route("GET", "/drip"), timeout_ms=500, retry=0)
     elapsed = time.monotonic() - started
     assert 0.5 <= elapsed <= 0.5 * 2 + 1.0  # the drip lasts 5 s; slack for a loaded machine
 
@@ -122,7 +122,7 @@ def test_timeout_covers_a_slowly_dripped_body(session: RestSession) -> None:
 def test_timeout_covers_waiting_for_the_answer(session: RestSession, raw_server: _Server) -> None:
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError):
-        session.request(Route("GET", "/hang"), timeout_ms=300, max_retries=1)
+        session.request(Route("GET", "/hang"), timeout_ms=300, retry=1)
     elapsed = time.monotonic() - started
     assert len(raw_server.lines) == 2
     assert 0.6 <= elapsed <= 0.6 * 2 + 1.0  # the hang lasts 10 s; slack for a loaded machine
@@ -158,12 +158,12 @@ def full_backlog_port() -> Iterator[int]:
 @pytest.mark.parametrize("max_retries", [0, 1])
 def test_timeout_covers_connecting(full_backlog_port: int, max_retries: int) -> None:
     rest = RestSession(
-        f"http://127.0.0.1:{full_backlog_port}/v2", user_agent="service_client/test", backoff_base=0.01
+        f"http://127.0.0.1:{full_backlog_port}/v2", user_agent="service_client/test", retry=RetryPolicy(backoff_base=0.01)
     )
     rest.token = TOKEN
     try:
         started = time.monotonic()
-        future = rest.submit(Route("GET", "/auth/me"), timeout_ms=300, max_retries=max_retries)
+        future = rest.submit(Route("GET", "/auth/me"), timeout_ms=300, retry=max_retries)
         done, _ = concurrent.futures.wait([future], timeout=3.0)  # bounded even if connect is not
         elapsed = time.monotonic() - started
         assert done, "the connect phase is not bounded by timeout_ms"
@@ -204,11 +204,11 @@ def test_connection_refused_is_a_service_error_with_cause() -> None:
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()  # nothing listens there now
-    rest = RestSession(f"http://127.0.0.1:{port}/v2", user_agent="service_client/test", backoff_base=0.01)
+    rest = RestSession(f"http://127.0.0.1:{port}/v2", user_agent="service_client/test", retry=RetryPolicy(backoff_base=0.01))
     rest.token = TOKEN
     try:
         with pytest.raises(ServiceError) as info:
-            rest.request(Route("GET", "/auth/me"), max_retries=1)
+            rest.request(Route("GET", "/auth/me"), retry=1)
     finally:
         rest.close()
     assert info.value.__cause__ is not None

@@ -40,6 +40,7 @@ class FakeState:
     cached_message = ConnectionState.cached_message
     message_channel = ConnectionState.message_channel
     forget_message = ConnectionState.forget_message
+    guild_managers = ConnectionState.guild_managers
 
     def __init__(self, *, max_messages: int | None = DEFAULT_MAX_MESSAGES) -> None:
         self._max_messages = max_messages

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._validate import check_id
-from ..models.member import Member
-from ..models.overwrite import OVERWRITE_TYPES, PermissionOverwrite, delete_overwrite, fetch_overwrites
-from ..models.role import Role
-from ..models.user import User
 from ..permissions import Permissions, permissions_value
 from ..rest.route import Route
+from .member import Member
+from .overwrite import OVERWRITE_TYPES, PermissionOverwrite, delete_overwrite, fetch_overwrites
+from .role import Role
+from .user import User
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..models._port import State
+    from ._port import State
 
 __all__ = [
     "OverwriteSpec",

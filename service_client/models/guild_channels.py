@@ -12,12 +12,12 @@ from typing import Any
 from .. import endpoints
 from .._validate import check_cache_flag, check_name
 from ..errors import ChannelOverwriteError, ServiceError
-from ..models._port import StateLike, state_of
-from ..models.category import Category
-from ..models.channel import Channel
-from ..models.collection import Collection, ModelList
 from ..rest.route import Route
 from ._overwrites import normalize_overwrites, post_overwrite
+from ._port import StateLike, state_of
+from .category import Category
+from .channel import Channel
+from .collection import Collection, ModelList
 
 __all__ = ["GuildCategories", "GuildChannels"]
 

@@ -20,7 +20,7 @@ from .._validate import check_id
 from ..errors import GatewayError, GatewayTimeoutError, ServiceTimeoutError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..models._port import State
+    from ._port import State
 
 __all__ = ["AUDIT_REASON_HEADER", "DELETE_HISTORY", "ban", "check_reason", "kick",
            "reason_headers", "unban"]
