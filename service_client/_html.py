@@ -279,14 +279,14 @@ def data_frame(rows: list[dict[str, Any]], columns: tuple[str, ...] | list[str])
 
 def frame_columns(values: list[Any]) -> list[str]:
     """The columns of a frame of these models: the :func:`model_dict` keys of the first one's
-    class, then any other key met (values of another class), in order."""
+    class, then any other key met (values of another class), in order; ``value`` when a value
+    is not a model (the key :func:`frame_rows` gives it), so that no row is lost."""
     columns: list[str] = []
     for value in values:
-        if _is_model(value):
-            for field in _dict_fields(value):
-                key = _key_and_path(field)[0]
-                if key not in columns:
-                    columns.append(key)
+        keys = [_key_and_path(field)[0] for field in _dict_fields(value)] if _is_model(value) else ["value"]
+        for key in keys:
+            if key not in columns:
+                columns.append(key)
     return columns
 
 

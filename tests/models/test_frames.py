@@ -83,6 +83,12 @@ def test_a_list_of_messages_is_a_frame_and_a_table(client: FakeState) -> None:
     assert messages.to_dicts()[1]["content"] == "text 1"
 
 
+def test_a_value_that_is_not_a_model_keeps_its_column_in_a_mixed_frame(client: FakeState) -> None:
+    mixed = ModelList([Message(client, message_rec("M1", "text")), 5]).to_frame()
+    assert mixed["content"].tolist()[0] == "text"
+    assert mixed["value"].tolist()[1] == 5                       # not a row of NaN: nothing is lost
+
+
 def test_without_pandas_to_frame_raises_an_import_error_naming_pandas(
     client: FakeState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
