@@ -12,6 +12,7 @@ import pytest
 
 from service_client import Permissions
 from service_client.models import Collection, Member, Message, ModelList, Role, User, Webhook
+from service_client.models.channel import History
 
 from state.fakes import FakeState, member_rec, message_rec, role_rec, user_rec
 
@@ -89,6 +90,12 @@ def test_a_value_that_is_not_a_model_keeps_its_column_in_a_mixed_frame(client: F
     assert mixed["value"].tolist()[1] == 5                       # not a row of NaN: nothing is lost
 
 
+def test_an_empty_history_is_a_frame_with_the_columns_of_messages(client: FakeState) -> None:
+    frame = History(iter([]), "C1", 10).to_frame()               # a quiet channel
+    assert list(frame.columns) == list(Message(client, message_rec()).to_dict()) and len(frame) == 0
+    assert frame[frame["author"] == "alice"].empty              # filtering works: no KeyError
+
+
 def test_without_pandas_to_frame_raises_an_import_error_naming_pandas(
     client: FakeState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,3 +112,7 @@ def test_without_pandas_to_frame_raises_an_import_error_naming_pandas(
         ModelList([Message(client, message_rec())]).to_frame()
     assert raised.value.name == "pandas"
     assert Message(client, message_rec()).to_dict()["id"] == "MSG1"      # to_dict needs no pandas
+    history = History(iter([Message(client, message_rec("M1"))]), "C1", 10)
+    with pytest.raises(ImportError, match=r"to_frame\(\) needs pandas"):
+        history.to_frame()
+    assert [m.id for m in history] == ["M1"]                    # the history was not read away for nothing
