@@ -9,6 +9,7 @@ author tests it: the cog's command answers, its listener runs, its task runs on
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import pathlib
 import sys
@@ -399,6 +400,31 @@ def test_the_load_errors_name_the_extension(client: Client, extension_dir: pathl
     with pytest.raises(ExtensionNotFoundError, match="relative name"):
         client.load_extension(".economy")
     assert isinstance(ExtensionNotFoundError("x", name="x"), ExtensionError)
+
+
+def test_a_failed_load_leaves_a_module_the_program_imported_in_place(
+    client: Client, extension_dir: pathlib.Path
+) -> None:
+    # A typo that names one of the bot's own modules (or a library's: "logging") must not
+    # evict it and its submodules from sys.modules: a later import would make new ones,
+    # with classes and state of their own.
+    name = f"cog_pkg_{next(_names)}"
+    (extension_dir / name).mkdir()
+    (extension_dir / name / "__init__.py").write_text("VALUE = 1\n")
+    (extension_dir / name / "sub.py").write_text("VALUE = 2\n")
+    package, sub = importlib.import_module(name), importlib.import_module(f"{name}.sub")
+    with pytest.raises(NoEntryPointError):
+        client.load_extension(name)
+    assert sys.modules[name] is package and sys.modules[f"{name}.sub"] is sub
+    (extension_dir / name / "__init__.py").write_text("def setup(client):\n    raise RuntimeError('no')\n")
+    with pytest.raises(ExtensionFailedError, match="RuntimeError"):
+        client.load_extension(name)
+    assert sys.modules[name] is package and sys.modules[f"{name}.sub"] is sub
+    (extension_dir / name / "__init__.py").write_text("raise RuntimeError('at import')\n")
+    with pytest.raises(ExtensionFailedError, match="at import"):
+        client.load_extension(name)
+    assert sys.modules[name] is package and sys.modules[f"{name}.sub"] is sub
+    assert client.extensions == {}
 
 
 def test_a_package_extension_with_a_relative_name(client: Client, extension_dir: pathlib.Path) -> None:
