@@ -629,10 +629,11 @@ class History(Iterator[Message]):
     def _repr_html_(self) -> str:
         """A table of the messages not yielded yet (read now, at most 50 shown), for Jupyter."""
         wanted = MAX_ROWS + 1
-        for message in self._pages:
-            self._read.append(message)
-            if len(self._read) >= wanted:
+        while len(self._read) < wanted:  # shown again, it reads nothing more
+            message = next(self._pages, None)
+            if message is None:
                 break
+            self._read.append(message)
         shown = list(self._read)[:MAX_ROWS]
         more = " (more follow)" if len(self._read) > MAX_ROWS else ""
         return list_html(shown, len(shown), title=f"History of channel {self._channel_id}{more}")

@@ -96,6 +96,21 @@ def test_an_empty_history_is_a_frame_with_the_columns_of_messages(client: FakeSt
     assert frame[frame["author"] == "alice"].empty              # filtering works: no KeyError
 
 
+def test_showing_a_history_again_reads_nothing_more(client: FakeState) -> None:
+    pulled: list[int] = []
+
+    def pages() -> Any:
+        for i in range(80):
+            pulled.append(i)
+            yield Message(client, message_rec(f"M{i}", f"text {i}"))
+
+    history = History(pages(), "C1", None)
+    first = history._repr_html_()
+    assert "(more follow)" in first and len(pulled) == 51      # 50 shown, one to know more follow
+    assert history._repr_html_() == first and len(pulled) == 51  # shown again: no further read
+    assert [m.id for m in history] == [f"M{i}" for i in range(80)]
+
+
 def test_without_pandas_to_frame_raises_an_import_error_naming_pandas(
     client: FakeState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
