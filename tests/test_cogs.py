@@ -600,6 +600,34 @@ def test_a_cog_in_the_world_answers_listens_and_ticks_until_unloaded(
     assert expect_reply(ignored).content == "Pong!"
 
 
+def test_a_cog_task_with_start_on_ready_starts_by_itself_and_stops_with_its_cog(
+    bot_world: Any, bot_client: Client, extension_dir: pathlib.Path
+) -> None:
+    name = _write(extension_dir, f"""
+        from service_client import Cog
+
+        class Ticker(Cog):
+            def __init__(self, client):
+                self.client = client
+
+            @Cog.every(hours=1, start_on_ready=True)
+            def tick(self):
+                self.client.send_message("{bot_world.general.id}", "tick")
+
+        def setup(client):
+            client.add_cog(Ticker(client))
+    """)
+    bot_client.load_extension(name)             # the client is ready: the task starts at once
+    assert bot_client.get_cog("Ticker").tick.is_running()   # type: ignore[union-attr]
+    with bot_world.expect_message("general") as ticked:
+        assert bot_world.advance(0) == 1
+    assert ticked.result().content == "tick"
+    bot_client.reload_extension(name)           # the new version's task starts too, the old one stopped
+    assert bot_world.advance(0) == 1
+    bot_client.unload_extension(name)
+    assert bot_world.advance(3600) == 0
+
+
 def test_a_reload_from_a_command_picks_up_the_file_rewritten_on_disk(
     bot_world: Any, bot_client: Client, say: Any, expect_reply: Any, extension_dir: pathlib.Path
 ) -> None:
