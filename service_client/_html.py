@@ -28,8 +28,8 @@ from typing import Any
 
 from ._secret import Secret
 
-__all__ = ["MAX_ROWS", "MAX_TEXT", "collection_html", "data_frame", "frame_columns", "frame_rows", "list_html", "model_dict", "model_html",
-           "plain_value"]
+__all__ = ["MAX_ROWS", "MAX_TEXT", "class_columns", "collection_html", "data_frame", "frame_columns", "frame_rows",
+           "list_html", "model_dict", "model_html", "plain_value", "require_pandas"]
 
 #: Rows shown before a table is cut (a last row says how many were left out).
 MAX_ROWS = 50
@@ -266,6 +266,16 @@ def data_frame(rows: list[dict[str, Any]], columns: tuple[str, ...] | list[str])
     Raises:
         ImportError: pandas is not installed (the text says how to install it).
     """
+    return require_pandas().DataFrame.from_records(rows, columns=list(columns))
+
+
+def require_pandas() -> Any:
+    """The ``pandas`` module, imported now: a ``to_frame()`` that must read first calls it before
+    reading, so that a missing pandas costs no request and consumes nothing.
+
+    Raises:
+        ImportError: pandas is not installed (the text says how to install it).
+    """
     try:
         import pandas
     except ImportError as exc:
@@ -274,19 +284,26 @@ def data_frame(rows: list[dict[str, Any]], columns: tuple[str, ...] | list[str])
             "(to_dict() gives the same rows as plain dicts without it)",
             name="pandas",
         ) from exc
-    return pandas.DataFrame.from_records(rows, columns=list(columns))
+    return pandas
+
+
+def class_columns(kind: type) -> list[str]:
+    """The :func:`model_dict` keys of a model class: the columns of a frame of its models when
+    there is none to read them from."""
+    fields: tuple[str, ...] = getattr(kind, "_DICT", ()) or getattr(kind, "_HTML", ()) or getattr(kind, "_REPR", ())
+    return [_key_and_path(field)[0] for field in fields]
 
 
 def frame_columns(values: list[Any]) -> list[str]:
     """The columns of a frame of these models: the :func:`model_dict` keys of the first one's
-    class, then any other key met (values of another class), in order."""
+    class, then any other key met (values of another class), in order; ``value`` when a value
+    is not a model (the key :func:`frame_rows` gives it), so that no row is lost."""
     columns: list[str] = []
     for value in values:
-        if _is_model(value):
-            for field in _dict_fields(value):
-                key = _key_and_path(field)[0]
-                if key not in columns:
-                    columns.append(key)
+        keys = [_key_and_path(field)[0] for field in _dict_fields(value)] if _is_model(value) else ["value"]
+        for key in keys:
+            if key not in columns:
+                columns.append(key)
     return columns
 
 

@@ -9,6 +9,7 @@ author tests it: the cog's command answers, its listener runs, its task runs on
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import pathlib
 import sys
@@ -401,6 +402,31 @@ def test_the_load_errors_name_the_extension(client: Client, extension_dir: pathl
     assert isinstance(ExtensionNotFoundError("x", name="x"), ExtensionError)
 
 
+def test_a_failed_load_leaves_a_module_the_program_imported_in_place(
+    client: Client, extension_dir: pathlib.Path
+) -> None:
+    # A typo that names one of the bot's own modules (or a library's: "logging") must not
+    # evict it and its submodules from sys.modules: a later import would make new ones,
+    # with classes and state of their own.
+    name = f"cog_pkg_{next(_names)}"
+    (extension_dir / name).mkdir()
+    (extension_dir / name / "__init__.py").write_text("VALUE = 1\n")
+    (extension_dir / name / "sub.py").write_text("VALUE = 2\n")
+    package, sub = importlib.import_module(name), importlib.import_module(f"{name}.sub")
+    with pytest.raises(NoEntryPointError):
+        client.load_extension(name)
+    assert sys.modules[name] is package and sys.modules[f"{name}.sub"] is sub
+    (extension_dir / name / "__init__.py").write_text("def setup(client):\n    raise RuntimeError('no')\n")
+    with pytest.raises(ExtensionFailedError, match="RuntimeError"):
+        client.load_extension(name)
+    assert sys.modules[name] is package and sys.modules[f"{name}.sub"] is sub
+    (extension_dir / name / "__init__.py").write_text("raise RuntimeError('at import')\n")
+    with pytest.raises(ExtensionFailedError, match="at import"):
+        client.load_extension(name)
+    assert sys.modules[name] is package and sys.modules[f"{name}.sub"] is sub
+    assert client.extensions == {}
+
+
 def test_a_package_extension_with_a_relative_name(client: Client, extension_dir: pathlib.Path) -> None:
     package = extension_dir / f"cog_pkg_{next(_names)}"
     package.mkdir()
@@ -572,6 +598,34 @@ def test_a_cog_in_the_world_answers_listens_and_ticks_until_unloaded(
     # One channel's messages are handled in order: had the bot answered either, that answer
     # would be its first message after them.
     assert expect_reply(ignored).content == "Pong!"
+
+
+def test_a_cog_task_with_start_on_ready_starts_by_itself_and_stops_with_its_cog(
+    bot_world: Any, bot_client: Client, extension_dir: pathlib.Path
+) -> None:
+    name = _write(extension_dir, f"""
+        from service_client import Cog
+
+        class Ticker(Cog):
+            def __init__(self, client):
+                self.client = client
+
+            @Cog.every(hours=1, start_on_ready=True)
+            def tick(self):
+                self.client.send_message("{bot_world.general.id}", "tick")
+
+        def setup(client):
+            client.add_cog(Ticker(client))
+    """)
+    bot_client.load_extension(name)             # the client is ready: the task starts at once
+    assert bot_client.get_cog("Ticker").tick.is_running()   # type: ignore[union-attr]
+    with bot_world.expect_message("general") as ticked:
+        assert bot_world.advance(0) == 1
+    assert ticked.result().content == "tick"
+    bot_client.reload_extension(name)           # the new version's task starts too, the old one stopped
+    assert bot_world.advance(0) == 1
+    bot_client.unload_extension(name)
+    assert bot_world.advance(3600) == 0
 
 
 def test_a_reload_from_a_command_picks_up_the_file_rewritten_on_disk(

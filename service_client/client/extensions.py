@@ -190,7 +190,8 @@ class ClientExtensions:
         (those it added, and those whose class is defined in the module or
         its submodules), and the commands and listeners whose function is
         defined there; ``teardown`` is called
-        when the module has one; the module leaves :data:`sys.modules`; and
+        when the module has one; the module leaves :data:`sys.modules` (the
+        modules of that name the program had imported before are put back); and
         :class:`~service_client.errors.ExtensionFailedError` names the
         extension, the original exception chained. ``setup`` runs on the
         calling thread with no lock held, so an extension may be loaded from

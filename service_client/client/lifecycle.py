@@ -51,6 +51,7 @@ import datetime as _dt
 import enum
 import json
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -64,6 +65,7 @@ from .._defaults import MISSING
 from .._secret import REDACTED, Secret
 from .._version import __version__
 from ..errors import DuplicateClientWarning, ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..events._drops import _logging_reaches_a_handler
 from ..events.emitter import EventEmitter
 from ..events.scheduler import Scheduler
 from ..events.workers import OrderedWorkerPool
@@ -102,6 +104,26 @@ _LIFECYCLE_KEY = "__lifecycle__"
 #: the pytest plugin reports the clients a test leaves running.
 _CLIENTS: weakref.WeakSet[Client] = weakref.WeakSet()
 _CLIENTS_LOCK = threading.Lock()
+
+
+def _warn_visibly(text: str) -> None:
+    """One WARNING line of the ``service_client.client`` logger, seen with no logging configured.
+
+    The package's NullHandler keeps Python's last-resort handler quiet, so when no handler of
+    the application would get the record, the line is printed on ``sys.stderr`` in the
+    last-resort handler's form (``WARNING:service_client.client:...``). A level raised above
+    WARNING on the logger (or a parent) silences it either way.
+    """
+    if not log.isEnabledFor(logging.WARNING):
+        return
+    if _logging_reaches_a_handler(log):
+        log.warning("%s", text)
+        return
+    try:
+        sys.stderr.write(f"WARNING:{log.name}:{text}\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - stderr closed or replaced by something broken
+        pass
 
 
 def _live_clients() -> list[Client]:
@@ -643,7 +665,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # Reader thread, before any event of this connection.
         if first or self._lifecycle is not ClientState.READY:
             return
-        log.warning("connection to the service is back (reconnected)")
+        _warn_visibly("connection to the service is back (reconnected)")
         self._dispatch("reconnect", key=_LIFECYCLE_KEY)
         # From here on, live server events are remembered, so the reconcile's list
         # (which may predate them) never overrides what they did.
@@ -659,7 +681,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # Reader thread, after the loss; the gateway reconnects by itself.
         # Pending sends are not rejected because of the cut (after ready, a network
         # cut never fails a pending call); each ends by its own 10 s bound.
-        log.warning("connection to the service lost (%s); reconnecting", reason)
+        _warn_visibly(f"connection to the service lost ({reason}); reconnecting")
         if self.catch_up is not None:
             self.catch_up.disconnected()
         voice = self.voice

@@ -13,9 +13,6 @@ tasks (:meth:`Cog.every`)::
             self.client = client
             self.store = store
 
-        def cog_load(self):
-            self.leaderboard.start()            # the task exists once the cog is added
-
         @Cog.command(aliases=["bal"])
         def balance(self, ctx, member: Member | None = None):
             \"\"\"Show a balance.\"\"\"
@@ -26,7 +23,7 @@ tasks (:meth:`Cog.every`)::
         def on_guild_member_add(self, member):
             self.store.open_account(member.id)
 
-        @Cog.every(hours=1)
+        @Cog.every(hours=1, start_on_ready=True)   # started when the client is ready
         def leaderboard(self):
             self.client.send_message(self.store.channel_id, self.store.top_ten())
 
@@ -391,10 +388,13 @@ class Cog:
         When the cog is added, the client's :meth:`~service_client.Client.every`
         is called with these options and the method bound to the cog; the
         :class:`~service_client.RepeatingTask` it makes is the cog's attribute
-        of the same name until the cog is added again. It does not start by
-        itself: call ``self.<name>.start()`` in :meth:`cog_load` (or later);
-        removing the cog stops it. Options other than those named here are
-        passed on to :meth:`~service_client.Client.every` as given.
+        of the same name until the cog is added again. With
+        ``start_on_ready=True`` it starts by itself when the client becomes
+        ready, or at once when the cog is added to a ready client (loaded or
+        reloaded while the bot runs); else call ``self.<name>.start()`` in
+        :meth:`cog_load` or later. Removing the cog stops it. Options other
+        than those named here are passed on to
+        :meth:`~service_client.Client.every` as given.
 
         Args:
             seconds, minutes, hours: The interval, added up.

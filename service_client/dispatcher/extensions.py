@@ -353,6 +353,9 @@ class Extensions:
             ExtensionError: It is busy on another thread.
             NoEntryPointError: The module has no ``setup`` (nothing kept).
             ExtensionFailedError: The import or ``setup`` raised (nothing kept).
+
+        A load that fails leaves :data:`sys.modules` as it found it: the modules of that name
+        imported before (by the program itself) are the ones there again.
         """
         name = self._resolve(name, package)
         with self._lock:
@@ -363,17 +366,23 @@ class Extensions:
                     name=name,
                 )
             self._busy_extensions.add(name)
+        # What sys.modules held of the name before: a failed load puts it back, so a module the
+        # program had imported (a typo naming one of its own modules, or a library's) keeps its
+        # module objects instead of being evicted with its submodules.
+        saved = {key: mod for key, mod in list(sys.modules.items()) if _in_module(key, name)}
         try:
             self._watch_close()
-            module = self._import(name, _NOT_LOADED)
             try:
+                module = self._import(name, _NOT_LOADED)
                 setup = self._entry_point(name, module, _NOT_LOADED)
-            except NoEntryPointError:
+            except BaseException:
                 _forget_modules(name)
+                sys.modules.update(saved)
                 raise
             failure = self._run_setup(name, module, setup)
             if failure is not None:
                 _forget_modules(name)
+                sys.modules.update(saved)
                 raise ExtensionFailedError(
                     f"extension {name!r}: setup(client) raised {type(failure).__name__}: {failure}; "
                     f"what it had added was removed and {_NOT_LOADED}",

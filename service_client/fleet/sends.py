@@ -75,6 +75,7 @@ _ERRORS: dict[str, type[BaseException]] = {
     cls.__name__: cls for cls in (
         errors.ServiceError, errors.ServiceAPIError, errors.RateLimitError, errors.ServiceAuthError,
         errors.ServiceTimeoutError, errors.GatewayError, errors.GatewayTimeoutError, errors.ChannelAccessError,
+        errors.EmptyMessageError,
         builtins.TimeoutError, builtins.ValueError, builtins.TypeError, builtins.PermissionError,
     )
 }

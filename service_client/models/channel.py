@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import endpoints
 from .._defaults import MISSING
-from .._html import MAX_ROWS, list_html
+from .._html import MAX_ROWS, class_columns, data_frame, frame_columns, frame_rows, list_html, require_pandas
 from .._validate import check_cache_flag, check_id, check_name
 from ..permissions import ALL, Permissions
 from ..rest.route import Route
@@ -615,19 +615,25 @@ class History(Iterator[Message]):
         """:meth:`to_list` as a ``pandas.DataFrame``: one row per message (see
         ``Message.to_dict()``), newest first.
 
+        With no message (a quiet channel) the frame still has the columns of a message.
+
         Raises:
-            ImportError: pandas is not installed (``pip install pandas``).
+            ImportError: pandas is not installed (``pip install pandas``); checked before
+                anything is read, so the history is left as it was.
             ServiceAPIError, ServiceTimeoutError: As :meth:`to_list`.
         """
-        return self.to_list().to_frame()
+        require_pandas()
+        messages = self.to_list()
+        return data_frame(frame_rows(messages), frame_columns(messages) or class_columns(Message))
 
     def _repr_html_(self) -> str:
         """A table of the messages not yielded yet (read now, at most 50 shown), for Jupyter."""
         wanted = MAX_ROWS + 1
-        for message in self._pages:
-            self._read.append(message)
-            if len(self._read) >= wanted:
+        while len(self._read) < wanted:  # shown again, it reads nothing more
+            message = next(self._pages, None)
+            if message is None:
                 break
+            self._read.append(message)
         shown = list(self._read)[:MAX_ROWS]
         more = " (more follow)" if len(self._read) > MAX_ROWS else ""
         return list_html(shown, len(shown), title=f"History of channel {self._channel_id}{more}")

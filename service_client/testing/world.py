@@ -45,8 +45,12 @@ NO_REPLY_WINDOW_S = 1.0
 
 
 def _check_timeout(timeout: object) -> float:
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-        raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
+    # At most threading.TIMEOUT_MAX: a longer wait (inf, 1e300) is no bound, and would end in
+    # an OverflowError from deep inside the wait instead of this error at the call.
+    if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+            or not 0 <= timeout <= threading.TIMEOUT_MAX):
+        raise ValueError(f"timeout must be a non-negative number of seconds (at most "
+                         f"{threading.TIMEOUT_MAX:g}), got {timeout!r}")
     return float(timeout)
 
 

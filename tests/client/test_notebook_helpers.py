@@ -84,6 +84,30 @@ def test_a_lost_connection_and_its_return_are_one_warning_line_each(
     assert lines[1][1] == "connection to the service is back (reconnected)"
 
 
+def test_the_lost_connection_lines_show_with_no_logging_configured(
+    world: World, bot: Client, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A notebook or a script that never configured logging: the package's NullHandler would
+    # swallow a plain log.warning (Python's last-resort handler then stays quiet).
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    back = threading.Event()
+    bot.on("reconnect", back.set)
+    world.emulator.drop_transport(world.bot["publicId"])
+    assert back.wait(15)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "connection to the service" in line]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("WARNING:service_client.client:connection to the service lost (")
+    assert lines[1] == "WARNING:service_client.client:connection to the service is back (reconnected)"
+    logging.getLogger("service_client.client").setLevel(logging.ERROR)   # the guide's way to silence them
+    try:
+        back.clear()
+        world.emulator.drop_transport(world.bot["publicId"])
+        assert back.wait(15)
+    finally:
+        logging.getLogger("service_client.client").setLevel(logging.NOTSET)
+    assert "connection to the service" not in capsys.readouterr().err
+
+
 def test_history_shows_as_a_table_without_losing_messages_and_gives_a_frame(
     world: World, bot: Client
 ) -> None:

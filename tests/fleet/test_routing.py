@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from service_client.errors import ChannelAccessError, ServiceAPIError, ServiceError
+from service_client.errors import ChannelAccessError, EmptyMessageError, ServiceAPIError, ServiceError
 from service_client.fleet.routing import (
     DROPPABLE_EVENTS,
     PUBLISHED_EVENTS,
@@ -111,6 +111,8 @@ def test_errors_come_back_with_their_type_and_attributes() -> None:
     assert isinstance(api, ServiceAPIError) and api.status == 404 and "gone" in str(api)
     timeout = decode_error(encode_error(TimeoutError("send_message timeout after 10s")))
     assert type(timeout) is TimeoutError
+    empty = decode_error(encode_error(EmptyMessageError("send_message requires non-empty content or at least one embed.")))
+    assert type(empty) is EmptyMessageError and isinstance(empty, ValueError)   # the spec's error, as raised
     other = decode_error(encode_error(KeyError("x")))
     assert type(other) is ServiceError  # anything unexpected: a ServiceError with its text
     assert type(decode_error("junk")) is ServiceError

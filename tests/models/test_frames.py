@@ -12,6 +12,7 @@ import pytest
 
 from service_client import Permissions
 from service_client.models import Collection, Member, Message, ModelList, Role, User, Webhook
+from service_client.models.channel import History
 
 from state.fakes import FakeState, member_rec, message_rec, role_rec, user_rec
 
@@ -83,6 +84,33 @@ def test_a_list_of_messages_is_a_frame_and_a_table(client: FakeState) -> None:
     assert messages.to_dicts()[1]["content"] == "text 1"
 
 
+def test_a_value_that_is_not_a_model_keeps_its_column_in_a_mixed_frame(client: FakeState) -> None:
+    mixed = ModelList([Message(client, message_rec("M1", "text")), 5]).to_frame()
+    assert mixed["content"].tolist()[0] == "text"
+    assert mixed["value"].tolist()[1] == 5                       # not a row of NaN: nothing is lost
+
+
+def test_an_empty_history_is_a_frame_with_the_columns_of_messages(client: FakeState) -> None:
+    frame = History(iter([]), "C1", 10).to_frame()               # a quiet channel
+    assert list(frame.columns) == list(Message(client, message_rec()).to_dict()) and len(frame) == 0
+    assert frame[frame["author"] == "alice"].empty              # filtering works: no KeyError
+
+
+def test_showing_a_history_again_reads_nothing_more(client: FakeState) -> None:
+    pulled: list[int] = []
+
+    def pages() -> Any:
+        for i in range(80):
+            pulled.append(i)
+            yield Message(client, message_rec(f"M{i}", f"text {i}"))
+
+    history = History(pages(), "C1", None)
+    first = history._repr_html_()
+    assert "(more follow)" in first and len(pulled) == 51      # 50 shown, one to know more follow
+    assert history._repr_html_() == first and len(pulled) == 51  # shown again: no further read
+    assert [m.id for m in history] == [f"M{i}" for i in range(80)]
+
+
 def test_without_pandas_to_frame_raises_an_import_error_naming_pandas(
     client: FakeState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,3 +127,7 @@ def test_without_pandas_to_frame_raises_an_import_error_naming_pandas(
         ModelList([Message(client, message_rec())]).to_frame()
     assert raised.value.name == "pandas"
     assert Message(client, message_rec()).to_dict()["id"] == "MSG1"      # to_dict needs no pandas
+    history = History(iter([Message(client, message_rec("M1"))]), "C1", 10)
+    with pytest.raises(ImportError, match=r"to_frame\(\) needs pandas"):
+        history.to_frame()
+    assert [m.id for m in history] == ["M1"]                    # the history was not read away for nothing

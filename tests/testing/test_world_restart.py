@@ -151,6 +151,11 @@ def test_expect_no_reply_refuses_bad_arguments(bot_world: BotWorld, say: Any) ->
     said = say("general", "hello")
     with pytest.raises(ValueError, match="within must be a non-negative number of seconds, got -1"):
         bot_world.expect_no_reply(said, within=-1)
+    for endless in (float("inf"), 1e300):  # no wait can be that long: said at the call, not an OverflowError
+        with pytest.raises(ValueError, match="within must be a non-negative number of seconds"):
+            bot_world.expect_no_reply(said, within=endless)
+        with pytest.raises(ValueError, match="timeout must be a non-negative number of seconds"):
+            bot_world.expect_reply(said, timeout=endless)
     with pytest.raises(TypeError, match="takes a message returned by say"):
         bot_world.expect_no_reply("general")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="anywhere must be a bool"):
