@@ -38,6 +38,8 @@ class RestBase:
         self.served: dict[Endpoint, Handler] = {}
         #: Handlers served without ``Authorization`` (the catalog's endpoints that are not ``authorized``).
         self._public_handlers: set[Handler] = set()
+        #: The catalog's entry of each served handler (handed to the handler in :attr:`Ctx.endpoint`).
+        self._endpoints: dict[Handler, Endpoint] = {}
 
     def serve(self, endpoint: Endpoint, handler: Handler) -> None:
         """Serve ``endpoint`` of the service's catalog (its method and path) with ``handler``.
@@ -52,6 +54,7 @@ class RestBase:
             raise ValueError(f"{endpoint.name} is already served")
         handler = self._wrap(endpoint, handler)
         self.served[endpoint] = handler
+        self._endpoints[handler] = endpoint
         self.router.add(endpoint.method, endpoint.path, handler)
         if not endpoint.authorized:
             self._public_handlers.add(handler)
@@ -135,7 +138,7 @@ class RestBase:
         if uid is None and handler not in self._public_handlers:
             return error_response(401, "Unauthorized")
         ctx = Ctx(request=request, params=params, query=parse_qs(query_string, keep_blank_values=True),
-                  raw_body=raw_body, uid=uid or "")
+                  raw_body=raw_body, uid=uid or "", endpoint=self._endpoints.get(handler))
         try:
             return await handler(ctx)
         except HTTPError as exc:
@@ -199,9 +202,11 @@ class RestBase:
         if not self.store.is_member(sid, uid):
             raise Forbidden("servers.errors.not_member")
 
-    def _need_perm(self, sid: str, uid: str, perm: str) -> None:
-        self._server_access(sid, uid)
-        if not self.store.has_perm(sid, uid, perm):
+    def _need_perm(self, sid: str, ctx: Ctx) -> None:
+        """404 unknown server, 403 not a member or without the permission the catalog gives the
+        request's endpoint (:attr:`Ctx.permission`)."""
+        self._server_access(sid, ctx.uid)
+        if not self.store.has_perm(sid, ctx.uid, ctx.permission):
             raise Forbidden("servers.errors.missing_permission")
 
     def _channel_access(self, cid: str, uid: str) -> Any:

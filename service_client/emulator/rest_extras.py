@@ -56,7 +56,7 @@ class ExtraRoutes(CoreRoutes):
         """``GET /servers/{server_id}/audit-logs?limit=&action=`` -> ``{"logs": [AuditEntry]}``, newest
         first (VIEW_AUDIT_LOG; ``limit`` default 50, clamped to 1..100; ``action`` an exact name)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "VIEW_AUDIT_LOG")
+        self._need_perm(sid, ctx)
         limit = ctx.q_int("limit", 50)
         action = ctx.q("action") or None
         return json_response({"logs": self.store.audit_logs(sid, limit, action)})
@@ -71,7 +71,7 @@ class ExtraRoutes(CoreRoutes):
         """``POST /servers/{server_id}/emojis {name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}``
         (MANAGE_SERVER; name 2 to 32 of ``[A-Za-z0-9_]``; a name already used: 409)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
+        self._need_perm(sid, ctx)
         try:
             emoji = await self.ops.create_emoji(sid, ctx.body(), ctx.uid)
         except Conflict as exc:
@@ -81,7 +81,7 @@ class ExtraRoutes(CoreRoutes):
     async def delete_emoji(self, ctx: Ctx) -> Response:
         """``DELETE /servers/{server_id}/emojis/{emoji_id}`` -> 204 (MANAGE_SERVER)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
+        self._need_perm(sid, ctx)
         self.store.delete_emoji(sid, ctx.params["emoji_id"])
         return no_content()
 
@@ -94,20 +94,20 @@ class ExtraRoutes(CoreRoutes):
     async def get_webhooks(self, ctx: Ctx) -> Response:
         """``GET /channels/{channel_id}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
+        self._channel_perm(cid, ctx, dm_ok=False)
         return json_response({"webhooks": self.store.webhooks(cid)})
 
     async def post_webhook(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
         ``token`` (the only answer that carries it; MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
+        self._channel_perm(cid, ctx, dm_ok=False)
         return json_response({"webhook": await self.ops.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
 
     async def patch_webhook(self, ctx: Ctx) -> Response:
         """``PATCH /channels/{channel_id}/webhooks/{webhook_id} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
+        self._channel_perm(cid, ctx, dm_ok=False)
         self._webhook_in(cid, ctx.params["webhook_id"])
         await self.ops.update_webhook(ctx.params["webhook_id"], ctx.body())
         return no_content()
@@ -115,7 +115,7 @@ class ExtraRoutes(CoreRoutes):
     async def delete_webhook(self, ctx: Ctx) -> Response:
         """``DELETE /channels/{channel_id}/webhooks/{webhook_id}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "MANAGE_CHANNELS", dm_ok=False)
+        self._channel_perm(cid, ctx, dm_ok=False)
         self._webhook_in(cid, ctx.params["webhook_id"])
         self.store.delete_webhook(ctx.params["webhook_id"])
         return no_content()

@@ -31,17 +31,18 @@ class OverrideRoutes(RestBase):
         serve(endpoints.SET_OVERRIDE, self.post_override)
         serve(endpoints.DELETE_OVERRIDE, self.delete_override)
 
-    def _manage_channel(self, cid: str, uid: str) -> str:
-        """404 unknown channel; 403 a DM, a non-member or no MANAGE_CHANNELS. Returns the server id."""
+    def _manage_channel(self, cid: str, ctx: Ctx) -> str:
+        """404 unknown channel; 403 a DM, a non-member or without the endpoint's permission
+        (MANAGE_CHANNELS, a server permission). Returns the server id."""
         row = self.store.channel_row(cid)
         if row["server_id"] is None:
             raise Forbidden("servers.errors.missing_permission")
-        self._need_perm(row["server_id"], uid, "MANAGE_CHANNELS")
+        self._need_perm(row["server_id"], ctx)
         return str(row["server_id"])
 
-    def _manage_category(self, sid: str, cat_id: str, uid: str) -> None:
-        """404 unknown server; 403 non-member or no MANAGE_CHANNELS; 404 unknown category."""
-        self._need_perm(sid, uid, "MANAGE_CHANNELS")
+    def _manage_category(self, sid: str, cat_id: str, ctx: Ctx) -> None:
+        """404 unknown server; 403 non-member or without the endpoint's permission; 404 unknown category."""
+        self._need_perm(sid, ctx)
         self.store.category_row(sid, cat_id)
 
     def _read_overrides(self, scope_id: str, uid: str) -> None:
@@ -60,7 +61,7 @@ class OverrideRoutes(RestBase):
         """``PATCH /servers/{server_id}/categories/{category_id} {name?, isPrivate?}`` -> 204 (MANAGE_CHANNELS);
         ``server:categories_updated``."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
-        self._manage_category(sid, cat_id, ctx.uid)
+        self._manage_category(sid, cat_id, ctx)
         body = ctx.body()
         await self.ops.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
         return no_content()
@@ -69,7 +70,7 @@ class OverrideRoutes(RestBase):
         """``DELETE /servers/{server_id}/categories/{category_id}`` -> 204 (MANAGE_CHANNELS); its channels
         become uncategorised."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
-        self._manage_category(sid, cat_id, ctx.uid)
+        self._manage_category(sid, cat_id, ctx)
         await self.ops.delete_category(sid, cat_id)
         return no_content()
 
@@ -77,7 +78,7 @@ class OverrideRoutes(RestBase):
         """``POST /servers/{server_id}/categories/{category_id}/sync`` -> 204 (MANAGE_CHANNELS): its overrides
         and ``isPrivate`` copied to its channels."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
-        self._manage_category(sid, cat_id, ctx.uid)
+        self._manage_category(sid, cat_id, ctx)
         await self.ops.sync_category(sid, cat_id)
         return no_content()
 
@@ -93,14 +94,14 @@ class OverrideRoutes(RestBase):
         """``POST /channels/{channel_id}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
         settings and overrides, no messages."""
         cid = ctx.params["channel_id"]
-        self._manage_channel(cid, ctx.uid)
+        self._manage_channel(cid, ctx)
         return json_response({"channel": await self.ops.duplicate_channel(cid)}, 201)
 
     async def sync_channel(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
         ``isPrivate`` copied; 400 without a category."""
         cid = ctx.params["channel_id"]
-        self._manage_channel(cid, ctx.uid)
+        self._manage_channel(cid, ctx)
         await self.ops.sync_channel(cid)
         return no_content()
 
@@ -115,7 +116,7 @@ class OverrideRoutes(RestBase):
         create or replace; a category id works too; rooms follow at once."""
         cid = ctx.params["channel_id"]
         _kind, sid = self.store.override_scope(cid)
-        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        self._need_perm(sid, ctx)
         await self.ops.set_override(cid, ctx.body())
         return no_content()
 
@@ -123,6 +124,6 @@ class OverrideRoutes(RestBase):
         """``DELETE /channels/{channel_id}/overrides/{override_id}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
         cid = ctx.params["channel_id"]
         _kind, sid = self.store.override_scope(cid)
-        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        self._need_perm(sid, ctx)
         await self.ops.delete_override(cid, ctx.params["override_id"])
         return no_content()

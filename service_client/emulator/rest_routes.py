@@ -91,7 +91,7 @@ class CoreRoutes(OverrideRoutes):
     async def patch_server(self, ctx: Ctx) -> Response:
         """``PATCH /servers/{server_id} {name?, imageUrl?}`` -> 204 (MANAGE_SERVER)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_SERVER")
+        self._need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "imageUrl") if k in body}
         await self.ops.update_server(sid, fields)
@@ -120,7 +120,7 @@ class CoreRoutes(OverrideRoutes):
         ``{"members": [...]}`` (VIEW_MEMBERS). The bare array is the service's form: clients (and
         published bots) read the list without a wrapper."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "VIEW_MEMBERS")
+        self._need_perm(sid, ctx)
         members = self.store.members(sid, viewer=ctx.uid)
         search = ctx.q("search")
         if search is None:
@@ -145,7 +145,7 @@ class CoreRoutes(OverrideRoutes):
     async def patch_member(self, ctx: Ctx) -> Response:
         """``PATCH /servers/{server_id}/members/{user_id} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        self._need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("roles", "nickname") if k in body}
         await self.ops.update_member(sid, ctx.params["user_id"], fields)
@@ -162,7 +162,7 @@ class CoreRoutes(OverrideRoutes):
         """``POST /servers/{server_id}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
         (MANAGE_CHANNELS); a private one keeps the caller in (its own MEMBER override)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        self._need_perm(sid, ctx)
         body = ctx.body()
         category = await self.ops.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
                                                   creator=ctx.uid)
@@ -172,7 +172,7 @@ class CoreRoutes(OverrideRoutes):
         """``POST /servers/{server_id}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS); a private one
         keeps the caller in (its own MEMBER override)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_CHANNELS")
+        self._need_perm(sid, ctx)
         body = ctx.body()
         return json_response({"channel": await self.ops.create_channel(sid, body, creator=ctx.uid)}, 201)
 
@@ -193,7 +193,7 @@ class CoreRoutes(OverrideRoutes):
     async def post_role(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        self._need_perm(sid, ctx)
         body = ctx.body()
         if "name" not in body:
             raise BadRequest("name is required")
@@ -204,7 +204,7 @@ class CoreRoutes(OverrideRoutes):
     async def patch_role(self, ctx: Ctx) -> Response:
         """``PATCH /servers/{server_id}/roles/{role_id}`` -> ``{"role"}`` (MANAGE_ROLES)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        self._need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
         return json_response({"role": await self.ops.update_role(sid, ctx.params["role_id"], fields)})
@@ -212,14 +212,14 @@ class CoreRoutes(OverrideRoutes):
     async def delete_role(self, ctx: Ctx) -> Response:
         """``DELETE /servers/{server_id}/roles/{role_id}`` -> 204 (MANAGE_ROLES)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "MANAGE_ROLES")
+        self._need_perm(sid, ctx)
         await self.ops.delete_role(sid, ctx.params["role_id"])
         return no_content()
 
     async def get_bans(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
         sid = ctx.params["server_id"]
-        self._need_perm(sid, ctx.uid, "BAN_MEMBERS")
+        self._need_perm(sid, ctx)
         return json_response({"bans": self.store.bans(sid)})
 
     def _invite_visible(self, channel_id: str | None, uid: str) -> bool:
@@ -236,7 +236,7 @@ class CoreRoutes(OverrideRoutes):
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
         if ctx.q("all") == "true":
-            self._need_perm(sid, ctx.uid, "MANAGE_INVITES")
+            self._need_perm(sid, ctx)
             invites = self.store.invites(sid)
         else:
             invites = self.store.invites(sid, inviter=ctx.uid)
@@ -267,7 +267,7 @@ class CoreRoutes(OverrideRoutes):
     async def patch_channel(self, ctx: Ctx) -> Response:
         """``PATCH /channels/{channel_id} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
-        self._manage_channel(cid, ctx.uid)
+        self._manage_channel(cid, ctx)
         body = ctx.body()
         await self.ops.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
         return no_content()
@@ -275,7 +275,7 @@ class CoreRoutes(OverrideRoutes):
     async def delete_channel(self, ctx: Ctx) -> Response:
         """``DELETE /channels/{channel_id}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
-        self._manage_channel(cid, ctx.uid)
+        self._manage_channel(cid, ctx)
         await self.ops.delete_channel(cid)
         return no_content()
 
@@ -306,13 +306,14 @@ class CoreRoutes(OverrideRoutes):
         found = await search_messages(self.store, cid, q, limit, ctx.q("before") or None, ctx.q("after") or None)
         return json_response({"messages": found})
 
-    def _channel_perm(self, cid: str, uid: str, perm: str, *, dm_ok: bool) -> Any:
-        """Channel access plus a server permission (DM participants pass when ``dm_ok``)."""
-        row = self._channel_access(cid, uid)
+    def _channel_perm(self, cid: str, ctx: Ctx, *, dm_ok: bool) -> Any:
+        """Channel access plus the endpoint's permission on the channel's server (DM
+        participants pass when ``dm_ok``)."""
+        row = self._channel_access(cid, ctx.uid)
         if row["server_id"] is None:
             if not dm_ok:
                 raise Forbidden("servers.errors.missing_permission")
-        elif not self.store.has_perm(row["server_id"], uid, perm):
+        elif not self.store.has_perm(row["server_id"], ctx.uid, ctx.permission):
             raise Forbidden("servers.errors.missing_permission")
         return row
 
@@ -331,14 +332,14 @@ class CoreRoutes(OverrideRoutes):
     async def pin(self, ctx: Ctx) -> Response:
         """``POST /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
+        self._channel_perm(cid, ctx, dm_ok=True)
         await self.ops.set_pinned(cid, ctx.params["message_id"], True)
         return no_content()
 
     async def unpin(self, ctx: Ctx) -> Response:
         """``DELETE /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "PIN_MESSAGE", dm_ok=True)
+        self._channel_perm(cid, ctx, dm_ok=True)
         await self.ops.set_pinned(cid, ctx.params["message_id"], False)
         return no_content()
 
@@ -356,7 +357,7 @@ class CoreRoutes(OverrideRoutes):
         """``POST /channels/{channel_id}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
         (MANAGE_MESSAGES); one ``message:deleted`` per message deleted."""
         cid = ctx.params["channel_id"]
-        self._channel_perm(cid, ctx.uid, "MANAGE_MESSAGES", dm_ok=False)
+        self._channel_perm(cid, ctx, dm_ok=False)
         body = ctx.body()
         await self.ops.bulk_delete(cid, body.get("messageIds"))
         return no_content()
@@ -386,6 +387,6 @@ class CoreRoutes(OverrideRoutes):
     async def delete_invite(self, ctx: Ctx) -> Response:
         """``DELETE /invites/{code}`` -> 204; MANAGE_INVITES on the invite's server."""
         row = self.store.invite_row(ctx.params["code"])
-        self._need_perm(row["server_id"], ctx.uid, "MANAGE_INVITES")
+        self._need_perm(row["server_id"], ctx)
         self.store.delete_invite(ctx.params["code"])
         return no_content()
