@@ -101,7 +101,7 @@ class EmulatorCore:
                          "echo_delay_ms", "limits"):
                 setattr(self.rt, attr, getattr(carry_from.rt, attr))
             for uid in carry_from.rt.auto_online:  # shown online by sockets that did not survive the stop
-                self.store.set_status(uid, "offline")
+                self.store.users.set_status(uid, "offline")
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
         #: HTTP requests being answered (their tasks), and whether the server is stopping.
@@ -269,8 +269,8 @@ class EmulatorCore:
 
     async def messages(self, cid: str) -> list[dict[str, Any]]:
         """Every stored message of a channel, chronological."""
-        self.store.channel_row(cid)
-        return self.store.messages(cid)
+        self.store.channels.channel_row(cid)
+        return self.store.messages.messages(cid)
 
     # ------------------------------------------------------------------ the web page
     def _page_routes(self) -> None:
@@ -299,7 +299,7 @@ class EmulatorCore:
         return response
 
     async def _c_users_list(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        return json_response({"users": self.store.users_with_tokens()})
+        return json_response({"users": self.store.users.users_with_tokens()})
 
     # ------------------------------------------------------------------ control routes
     def _control_routes(self) -> None:
@@ -365,7 +365,7 @@ class EmulatorCore:
 
     async def _c_presence(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        self.store.user_row(p["uid"])
+        self.store.users.user_row(p["uid"])
         if "status" in body:
             if body["status"] not in ("online", "idle", "dnd", "invisible"):
                 raise BadRequest("bad status")
@@ -377,8 +377,8 @@ class EmulatorCore:
         return no_content()
 
     async def _c_presence_get(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        user = self.store.user(p["uid"], viewer=p["uid"])
-        return json_response({"status": user["status"], "activity": self.store.activity(p["uid"])})
+        user = self.store.users.user(p["uid"], viewer=p["uid"])
+        return json_response({"status": user["status"], "activity": self.store.users.activity(p["uid"])})
 
     async def _c_servers(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -390,7 +390,7 @@ class EmulatorCore:
     async def _c_server_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         await self.ops.update_server(p["sid"], {k: body[k] for k in ("name", "imageUrl") if k in body})
-        return json_response({"server": self.store.server(p["sid"])})
+        return json_response({"server": self.store.servers.server(p["sid"])})
 
     async def _c_server_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         await self.ops.delete_server(p["sid"])
@@ -408,7 +408,7 @@ class EmulatorCore:
     async def _c_member_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         await self.ops.update_member(p["sid"], p["uid"], {k: body[k] for k in ("roles", "nickname") if k in body})
-        return json_response({"member": self.store.member(p["sid"], p["uid"])})
+        return json_response({"member": self.store.members.member(p["sid"], p["uid"])})
 
     async def _c_roles(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -425,12 +425,12 @@ class EmulatorCore:
         return no_content()
 
     async def _c_channels(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        self.store.server_row(p["sid"])
+        self.store.servers.server_row(p["sid"])
         return json_response({"channel": await self.ops.create_channel(p["sid"], b.obj())}, 201)
 
     async def _c_invites(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        self.store.server_row(p["sid"])
+        self.store.servers.server_row(p["sid"])
         return json_response(await self.ops.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
                                                           max_age=body.get("maxAge"), max_uses=body.get("maxUses")),
                              201)
@@ -458,8 +458,8 @@ class EmulatorCore:
         return no_content()
 
     async def _c_bans(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        self.store.server_row(p["sid"])
-        return json_response({"bans": self.store.bans(p["sid"])})
+        self.store.servers.server_row(p["sid"])
+        return json_response({"bans": self.store.members.bans(p["sid"])})
 
     async def _c_react(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -470,8 +470,8 @@ class EmulatorCore:
         """Toggle a user's reaction as its ``message:react`` would (view and ADD_REACTION checked)."""
         if not isinstance(emoji, str) or not emoji.strip() or len(emoji) > 64:
             raise BadRequest("emoji must be a non-empty string of at most 64 characters")
-        self.store.user_row(uid)
-        row = self.store.message_row(mid)
+        self.store.users.user_row(uid)
+        row = self.store.messages.message_row(mid)
         if self.rt._reactable(uid, mid, "ADD_REACTION") is None:
             raise Forbidden("messages.errors.missing_permission")
         return await self.rt.toggle_reaction(row, emoji, uid)

@@ -178,7 +178,7 @@ class Emulator(EmulatorConditions):
     def users(self) -> list[dict[str, Any]]:
         """Every user with its token, oldest first: ``[{"user": User, "token": str | None}]``
         (``token`` None once revoked); what the web page's "who are you" picker lists."""
-        return self._call(lambda c: _value(c.store.users_with_tokens()))
+        return self._call(lambda c: _value(c.store.users.users_with_tokens()))
 
     def update_user(self, user_id: str, **fields: Any) -> dict[str, Any]:
         """Change ``name``/``tag``/``image`` of a user and broadcast ``user:update``; returns the User."""
@@ -214,25 +214,25 @@ class Emulator(EmulatorConditions):
         """
         async def run(c: EmulatorCore) -> ServerRecord:
             """The control step, run on the emulator's event loop: the server and its roles at once."""
-            record = dict(c.store.server(server_id))
-            record["roles"] = c.store.roles(server_id)
+            record = dict(c.store.servers.server(server_id))
+            record["roles"] = c.store.members.roles(server_id)
             return cast(ServerRecord, record)
         return self._call(run)
 
     def user(self, user_id: str) -> UserRecord:
         """Return the current :class:`UserRecord` (own view). Raises LookupError for an unknown user."""
-        return cast(UserRecord, self._call(lambda c: _value(c.store.user(user_id, viewer=user_id))))
+        return cast(UserRecord, self._call(lambda c: _value(c.store.users.user(user_id, viewer=user_id))))
 
     def member(self, server_id: str, user_id: str) -> MemberRecord:
         """Return the :class:`MemberRecord`. Raises LookupError when not a member."""
-        return cast(MemberRecord, self._call(lambda c: _value(c.store.member(server_id, user_id))))
+        return cast(MemberRecord, self._call(lambda c: _value(c.store.members.member(server_id, user_id))))
 
     def update_server(self, server_id: str, **fields: Any) -> dict[str, Any]:
         """Rename a server (``name=``) or change its icon (``imageUrl=``); broadcasts ``server:updated``."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
             """The control step, run on the emulator's event loop."""
             await c.ops.update_server(server_id, fields)
-            return c.store.server(server_id)
+            return c.store.servers.server(server_id)
         return self._call(run)
 
     def delete_server(self, server_id: str) -> None:
@@ -295,7 +295,7 @@ class Emulator(EmulatorConditions):
         """
         async def run(c: EmulatorCore) -> None:
             """The control step, run on the emulator's event loop."""
-            if c.store.server_row(server_id)["owner_id"] == user_id:
+            if c.store.servers.server_row(server_id)["owner_id"] == user_id:
                 raise BadRequest("servers.errors.owner_cannot_leave")
             await c.ops.leave_server(server_id, user_id)
         self._call(run)
@@ -313,7 +313,7 @@ class Emulator(EmulatorConditions):
         async def run(c: EmulatorCore) -> MemberRecord:
             """The control step, run on the emulator's event loop."""
             await c.ops.update_member(server_id, user_id, fields)
-            return cast(MemberRecord, c.store.member(server_id, user_id))
+            return cast(MemberRecord, c.store.members.member(server_id, user_id))
         return self._call(run)
 
     def change_member_role(self, server_id: str, user_id: str, role_id: str, *, add: bool) -> bool:
@@ -337,7 +337,7 @@ class Emulator(EmulatorConditions):
         """
         async def run(c: EmulatorCore) -> bool:
             """The control step: read and write the member's roles with no await between."""
-            member = c.store.member(server_id, user_id)
+            member = c.store.members.member(server_id, user_id)
             held = [r["publicId"] for r in member["roles"] if not (r["position"] == 0 and r["name"] == "@everyone")]
             if (role_id in held) == add:
                 return False
@@ -356,14 +356,14 @@ class Emulator(EmulatorConditions):
         """A server's roles (``@everyone`` included), by position. Raises LookupError for an unknown server."""
         async def run(c: EmulatorCore) -> list[RoleRecord]:
             """The control step, run on the emulator's event loop."""
-            c.store.server_row(server_id)
-            return cast("list[RoleRecord]", c.store.roles(server_id))
+            c.store.servers.server_row(server_id)
+            return cast("list[RoleRecord]", c.store.members.roles(server_id))
         return self._call(run)
 
     def channels(self, server_id: str) -> list[dict[str, Any]]:
         """A server's channel records, categorised first (in category order), then uncategorised.
         Raises LookupError for an unknown server."""
-        return self._call(lambda c: _value(c.store.channels_of(server_id)))
+        return self._call(lambda c: _value(c.store.channels.channels_of(server_id)))
 
     def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
         """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
@@ -392,7 +392,7 @@ class Emulator(EmulatorConditions):
 
         Opens nothing and sends nothing (unlike :meth:`open_dm`).
         """
-        return self._call(lambda c: _value(c.store.dm_channel_id(user_id, other_id)))
+        return self._call(lambda c: _value(c.store.channels.dm_channel_id(user_id, other_id)))
 
     def id_mark(self) -> str:
         """An id that orders everything by when it was stored: every id the emulator gave out
@@ -400,7 +400,7 @@ class Emulator(EmulatorConditions):
         integers). A test takes a mark before an action, then knows a message whose
         ``publicId`` is larger was stored after the mark. Stores nothing.
         """
-        return self._call(lambda c: _value(c.store.new_id()))
+        return self._call(lambda c: _value(c.store.db.new_id()))
 
     # ------------------------------------------------------------------ messages
     def post_message(self, channel_id: str, author_id: str, content: str, *,
@@ -453,7 +453,7 @@ class Emulator(EmulatorConditions):
 
     def bans(self, server_id: str) -> list[dict[str, Any]]:
         """Return the Ban records of a server ``[{publicId, reason, createdAt, user}]``, oldest first."""
-        return self._call(lambda c: _value(c.store.bans(server_id)))
+        return self._call(lambda c: _value(c.store.members.bans(server_id)))
 
     def react(self, message_id: str, user_id: str, emoji: str) -> bool:
         """Toggle ``user_id``'s ``emoji`` reaction on a message as a ``message:react`` would;
@@ -467,11 +467,11 @@ class Emulator(EmulatorConditions):
 
     def reactions(self, message_id: str) -> list[dict[str, Any]]:
         """Return the stored reaction list of a message (the ``message:reaction`` snapshot form)."""
-        return self._call(lambda c: _value(c.store.reactions(message_id)))
+        return self._call(lambda c: _value(c.store.messages.reactions(message_id)))
 
     def pins(self, channel_id: str) -> list[MessageRecord]:
         """Return a channel's pinned messages, most recently pinned first."""
-        return cast("list[MessageRecord]", self._call(lambda c: _value(c.store.pins(channel_id))))
+        return cast("list[MessageRecord]", self._call(lambda c: _value(c.store.messages.pins(channel_id))))
 
     def snapshot(self) -> dict[str, Any]:
         """Return the whole stored state, for before/after comparisons (a refused request changes nothing).
@@ -497,7 +497,7 @@ class Emulator(EmulatorConditions):
         """Return ``{"status", "activity"}`` as stored for a user."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
             """The control step, run on the emulator's event loop."""
-            return {"status": c.store.user(user_id, viewer=user_id)["status"], "activity": c.store.activity(user_id)}
+            return {"status": c.store.users.user(user_id, viewer=user_id)["status"], "activity": c.store.users.activity(user_id)}
         return self._call(run)
 
     def voice_join(self, user_id: str, channel_id: str) -> bool:
@@ -567,7 +567,7 @@ class Emulator(EmulatorConditions):
             raise ValueError("code must be 2 to 32 characters of letters, digits and dashes, or None")
         async def run(c: EmulatorCore) -> None:
             """The control step, run on the emulator's event loop."""
-            c.store.set_vanity_code(server_id, code)
+            c.store.servers.set_vanity_code(server_id, code)
         self._call(run)
 
     def set_profile(self, user_id: str, **fields: Any) -> dict[str, Any]:
@@ -586,19 +586,19 @@ class Emulator(EmulatorConditions):
                     raise ValueError(f"{key} must be an int >= 0")
             elif value is not None and not isinstance(value, str):
                 raise ValueError(f"{key} must be a str or None")
-        return self._call(lambda c: _value(c.store.set_profile(user_id, fields)))
+        return self._call(lambda c: _value(c.store.users.set_profile(user_id, fields)))
 
     def audit_log(self, server_id: str, *, limit: int = 100, action: str | None = None) -> list[dict[str, Any]]:
         """Return a server's newest audit log entries (AuditEntry records), newest first."""
-        return self._call(lambda c: _value(c.store.audit_logs(server_id, limit, action)))
+        return self._call(lambda c: _value(c.store.extras.audit_logs(server_id, limit, action)))
 
     def webhooks(self, channel_id: str) -> list[dict[str, Any]]:
         """Return a channel's webhooks (without tokens), oldest first."""
-        return self._call(lambda c: _value(c.store.webhooks(channel_id)))
+        return self._call(lambda c: _value(c.store.extras.webhooks(channel_id)))
 
     def emojis(self, server_id: str) -> list[dict[str, Any]]:
         """Return a server's custom emojis, oldest first."""
-        return self._call(lambda c: _value(c.store.emojis(server_id)))
+        return self._call(lambda c: _value(c.store.extras.emojis(server_id)))
     # ------------------------------------------------------------------ permission overwrites
     def create_category(self, server_id: str, name: str) -> dict[str, Any]:
         """Create a category; returns its record (broadcasts ``server:categories_updated``)."""
@@ -617,11 +617,11 @@ class Emulator(EmulatorConditions):
 
     def overrides(self, scope_id: str) -> list[dict[str, Any]]:
         """The Override records ``{id, type, targetId, targetName, allow, deny}`` of a channel or category."""
-        return self._call(lambda c: _value(c.store.overrides(scope_id)))
+        return self._call(lambda c: _value(c.store.channels.overrides(scope_id)))
 
     def can_view(self, channel_id: str, user_id: str) -> bool:
         """Whether a user may view a channel now (overrides and ``isPrivate`` applied)."""
-        return self._call(lambda c: _value(c.store.can_view(channel_id, user_id)))
+        return self._call(lambda c: _value(c.store.channels.can_view(channel_id, user_id)))
 
     def channel_ids_of_rooms(self, user_id: str) -> set[str]:
         """The channel ids whose socket room holds at least one socket of ``user_id``."""

@@ -34,7 +34,7 @@ class ContentOps(MemberOps):
         check_color(color)
         if not isinstance(hoist, bool):
             raise BadRequest("hoist must be a boolean")
-        role = self.store.create_role(sid, name, perms, color=color, hoist=hoist)
+        role = self.store.members.create_role(sid, name, perms, color=color, hoist=hoist)
         await self.rt.emit(endpoints.ON_SERVER_ROLE_CREATE, {"serverPublicId": sid, "role": role}, server_room(sid))
         return {"role": role}
 
@@ -59,22 +59,22 @@ class ContentOps(MemberOps):
             if position is None or opt_int(position, "position") is None:
                 raise BadRequest("position must be a non-negative integer")
             clean["position"] = position
-        role = self.store.update_role(sid, rid, clean)
+        role = self.store.members.update_role(sid, rid, clean)
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_ROLE_UPDATE, {"serverPublicId": sid, "role": role}, server_room(sid))
         return role
 
     async def delete_role(self, sid: str, rid: str) -> None:
         """Delete a role; broadcast ``server:role_delete``."""
-        self.store.delete_role(sid, rid)
+        self.store.members.delete_role(sid, rid)
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_ROLE_DELETE, {"serverPublicId": sid, "rolePublicId": rid}, server_room(sid))
 
     async def reorder_roles(self, sid: str, order: list[str]) -> list[dict[str, Any]]:
         """Give the listed roles positions 1.. in order; broadcast ``server:roles_order_update``."""
         for pos, rid in enumerate(order, start=1):
-            self.store.update_role(sid, rid, {"position": pos})
-        roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.store.roles(sid)]
+            self.store.members.update_role(sid, rid, {"position": pos})
+        roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.store.members.roles(sid)]
         await self.rt.emit(endpoints.ON_SERVER_ROLES_ORDER_UPDATE, {"serverPublicId": sid, "roles": roles}, server_room(sid))
         return roles
 
@@ -94,19 +94,19 @@ class ContentOps(MemberOps):
         if category_id is not None:
             need_str(category_id, "categoryId")
             try:
-                self.store.category_row(sid, category_id)
+                self.store.channels.category_row(sid, category_id)
             except NotFound as exc:
                 raise BadRequest("categories.errors.not_found") from exc
         is_private = body.get("isPrivate", False)
         if not isinstance(is_private, bool):
             raise BadRequest("isPrivate must be a boolean")
-        cid = self.store.create_channel(sid, name, ctype, category_id=category_id, is_private=is_private)
-        self.store.inherit_category(cid)
+        cid = self.store.channels.create_channel(sid, name, ctype, category_id=category_id, is_private=is_private)
+        self.store.channels.inherit_category(cid)
         if is_private and creator is not None:
-            self.store.grant_creator(sid, cid, creator)
+            self.store.channels.grant_creator(sid, cid, creator)
         await self.rt.on_channel_created(sid, cid)
         await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
-        return self.store.channel(cid)
+        return self.store.channels.channel(cid)
 
     async def create_category(self, sid: str, name: Any, *, is_private: Any = False,
                               creator: str | None = None) -> dict[str, Any]:
@@ -120,11 +120,11 @@ class ContentOps(MemberOps):
         need_str(name, "name")
         if not isinstance(is_private, bool):
             raise BadRequest("isPrivate must be a boolean")
-        cat_id = self.store.create_category(sid, name, is_private=is_private)
+        cat_id = self.store.channels.create_category(sid, name, is_private=is_private)
         if is_private and creator is not None:
-            self.store.grant_creator(sid, cat_id, creator)
+            self.store.channels.grant_creator(sid, cat_id, creator)
         await self.rt.emit(endpoints.ON_SERVER_CATEGORIES_UPDATED, {"serverPublicId": sid}, server_room(sid))
-        return self.store.category(sid, cat_id)
+        return self.store.channels.category(sid, cat_id)
 
     async def update_channel(self, cid: str, fields: dict[str, Any]) -> None:
         """Rename a channel or change its description; broadcast ``server:channels_updated``."""
@@ -133,18 +133,18 @@ class ContentOps(MemberOps):
             clean["name"] = need_str(fields["name"], "name")
         if "description" in fields:
             clean["description"] = opt_str(fields["description"], "description", MAX_DESCRIPTION_CHARS)
-        row = self.store.channel_row(cid)
-        self.store.update_channel(cid, clean)
+        row = self.store.channels.channel_row(cid)
+        self.store.channels.update_channel(cid, clean)
         if row["server_id"] is not None:
             await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": row["server_id"]},
                                server_room(row["server_id"]))
 
     async def delete_channel(self, cid: str) -> None:
         """Delete a channel; broadcast ``server:channels_updated`` and close its room."""
-        row = self.store.channel_row(cid)
+        row = self.store.channels.channel_row(cid)
         for uid in list(self.rt.voice.get(cid, {})):
             await self.rt.voice_leave(uid)
-        self.store.delete_channel(cid)
+        self.store.channels.delete_channel(cid)
         await self.rt.sio.close_room(channel_room(cid))
         if row["server_id"] is not None:
             await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": row["server_id"]},
@@ -154,11 +154,11 @@ class ContentOps(MemberOps):
         """Open (or return) the DM between two users; the first open sends ``dm:new`` to ``other``."""
         if other == uid:
             raise BadRequest("channels.errors.cannot_dm_self")
-        cid, created = self.store.open_dm(uid, other)
+        cid, created = self.store.channels.open_dm(uid, other)
         if created:
             await self.rt.on_dm_opened(cid, [uid, other])
-            await self.rt.emit(endpoints.ON_DM_NEW, self.store.dm_record(cid, other), user_room(other))
-        return self.store.dm_record(cid, uid)
+            await self.rt.emit(endpoints.ON_DM_NEW, self.store.channels.dm_record(cid, other), user_room(other))
+        return self.store.channels.dm_record(cid, uid)
 
     # ------------------------------------------------------------------ messages
     async def post_message(self, cid: Any, author_id: Any, content: Any, embeds: Any = None) -> dict[str, Any]:
@@ -183,8 +183,8 @@ class ContentOps(MemberOps):
         error = self.rt.check_content(content, embeds)
         if error is not None:
             raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
-        self.store.user_row(author_id)
-        records = self.store.insert_messages(cid, author_id, [content], embeds)
+        self.store.users.user_row(author_id)
+        records = self.store.messages.insert_messages(cid, author_id, [content], embeds)
         await self.rt.deliver_messages(records)
         return {"message": records[0]}
 
@@ -198,8 +198,8 @@ class ContentOps(MemberOps):
             for index, content in enumerate(contents):
                 if js_length(content) > CONTENT_MAX_CHARS:
                     raise BadRequest(f"contents[{index}]: messages.errors.too_long: {RULES['messages.errors.too_long']}")
-        self.store.user_row(author_id)
-        ids, escaped, shared = self.store.insert_bulk(cid, author_id, contents)
+        self.store.users.user_row(author_id)
+        ids, escaped, shared = self.store.messages.insert_bulk(cid, author_id, contents)
         await self.rt.deliver_bulk(cid, ids, escaped, shared)
         return len(ids)
 
@@ -213,16 +213,16 @@ class ContentOps(MemberOps):
         if not isinstance(ids, list) or not 1 <= len(ids) <= 100 or \
                 not all(isinstance(i, str) and 0 < len(i) <= MAX_ID_CHARS for i in ids):
             raise BadRequest("messageIds must be a list of 1 to 100 message ids")
-        chan = self.store.channel_row(cid)
+        chan = self.store.channels.channel_row(cid)
         found = []
         for mid in dict.fromkeys(ids):
             try:
-                row = self.store.message_row(mid)
+                row = self.store.messages.message_row(mid)
             except NotFound:
                 continue
             if row["channel_id"] == cid:
                 found.append(mid)
-        self.store.delete_messages(found)
+        self.store.messages.delete_messages(found)
         for mid in found:
             await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid, "channelPublicId": cid,
                                                    "serverPublicId": chan["server_id"]}, channel_room(cid))
@@ -235,10 +235,10 @@ class ContentOps(MemberOps):
         Raises:
             NotFound: No such message in this channel.
         """
-        row = self.store.message_row(mid)
+        row = self.store.messages.message_row(mid)
         if row["channel_id"] != cid:
             raise NotFound("messages.errors.not_found")
-        if self.store.set_pinned(mid, pinned):
+        if self.store.messages.set_pinned(mid, pinned):
             await self.rt.emit(endpoints.ON_MESSAGE_PINNED, {"messagePublicId": mid, "channelPublicId": cid, "pinned": pinned},
                                channel_room(cid))
 
@@ -254,12 +254,12 @@ class ContentOps(MemberOps):
         """
         if channel_id is not None:
             need_str(channel_id, "channelPublicId")
-            chan = self.store.channel_row(channel_id)
+            chan = self.store.channels.channel_row(channel_id)
             if chan["server_id"] != sid:
                 raise BadRequest("channels.errors.not_in_server")
-            if viewer is not None and not self.store.can_view(channel_id, viewer):
+            if viewer is not None and not self.store.channels.can_view(channel_id, viewer):
                 raise Forbidden("channels.errors.no_access")
         opt_int(max_age, "maxAge")
         opt_int(max_uses, "maxUses")
-        code = self.store.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
-        return {"invite": self.store.server_invite(code)}
+        code = self.store.invites.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
+        return {"invite": self.store.invites.server_invite(code)}

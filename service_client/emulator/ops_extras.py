@@ -48,11 +48,11 @@ class ExtraOps(ContentOps):
         animated = body.get("isAnimated", False)
         if not isinstance(animated, bool):
             raise BadRequest("isAnimated must be a boolean")
-        if len(self.store.emojis(sid)) >= MAX_EMOJIS:
+        if len(self.store.extras.emojis(sid)) >= MAX_EMOJIS:
             raise BadRequest("emojis.errors.limit_reached")
-        if self.store.emoji_named(sid, name):
+        if self.store.extras.emoji_named(sid, name):
             raise Conflict("emojis.errors.name_taken")
-        return self.store.create_emoji(sid, name, url, animated=animated, creator_id=creator_id)
+        return self.store.extras.create_emoji(sid, name, url, animated=animated, creator_id=creator_id)
 
     async def create_webhook(self, cid: str, body: dict[str, Any], creator_id: str | None) -> dict[str, Any]:
         """Create a webhook on a server channel from ``{name, avatarUrl?}``; return it with its token.
@@ -62,11 +62,11 @@ class ExtraOps(ContentOps):
         """
         name = need_str(body.get("name"), "name", limit=MAX_WEBHOOK_NAME_CHARS)
         avatar = opt_str(body.get("avatarUrl"), "avatarUrl", MAX_URL_CHARS)
-        if self.store.channel_row(cid)["server_id"] is None:
+        if self.store.channels.channel_row(cid)["server_id"] is None:
             raise BadRequest("webhooks.errors.not_a_server_channel")
-        if len(self.store.webhooks(cid)) >= MAX_WEBHOOKS:
+        if len(self.store.extras.webhooks(cid)) >= MAX_WEBHOOKS:
             raise BadRequest("webhooks.errors.limit_reached")
-        return self.store.create_webhook(cid, name, avatar, creator_id)
+        return self.store.extras.create_webhook(cid, name, avatar, creator_id)
 
     async def update_webhook(self, wid: str, body: dict[str, Any]) -> dict[str, Any]:
         """Change a webhook from ``{name?, avatarUrl?}`` (null clears the avatar); return the changes."""
@@ -75,7 +75,7 @@ class ExtraOps(ContentOps):
             clean["name"] = need_str(body["name"], "name", limit=MAX_WEBHOOK_NAME_CHARS)
         if "avatarUrl" in body:
             clean["avatarUrl"] = opt_str(body["avatarUrl"], "avatarUrl", MAX_URL_CHARS)
-        self.store.update_webhook(wid, clean)
+        self.store.extras.update_webhook(wid, clean)
         return clean
 
     async def execute_webhook(self, wid: str, token: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +91,7 @@ class ExtraOps(ContentOps):
             NotFound: Unknown webhook or wrong token.
             BadRequest: Bad field types, nothing to post, or content/embeds over the limits.
         """
-        row = self.store.webhook_for_token(wid, token)
+        row = self.store.extras.webhook_for_token(wid, token)
         content = body.get("content", "")
         content = "" if content is None else content
         if not isinstance(content, str):
@@ -107,7 +107,7 @@ class ExtraOps(ContentOps):
         error = self.rt.check_content(content, embeds)
         if error is not None:
             raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
-        record = self.store.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
+        record = self.store.extras.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
         await self.rt.deliver_messages([record])
         return record
 
@@ -139,7 +139,7 @@ class ExtraOps(ContentOps):
             clean["muteUntil"] = until
         if not clean:
             raise BadRequest("give muted, muteUntil or mentionsOnly")
-        self.store.set_notifications(sid, uid, clean)
+        self.store.servers.set_notifications(sid, uid, clean)
 
     # ------------------------------------------------------------------ overrides, categories, channel copies
     # Permission overwrites of channels and categories, category edit/delete/sync, channel
@@ -172,7 +172,7 @@ class ExtraOps(ContentOps):
             BadRequest: A malformed body, overlapping allow and deny, a ROLE target that is not a
                 role of the server or a MEMBER target that is not a member. NotFound: Unknown scope.
         """
-        kind_of_scope, sid = self.store.override_scope(scope_id)
+        kind_of_scope, sid = self.store.channels.override_scope(scope_id)
         target = need_str(body.get("targetId"), "targetId", limit=MAX_ID_CHARS)
         kind = body.get("type")
         if kind not in OVERRIDE_TYPES:
@@ -183,19 +183,19 @@ class ExtraOps(ContentOps):
             raise BadRequest("allow and deny must not share a permission")
         if kind == "ROLE":
             try:
-                self.store.role_row(sid, target)
+                self.store.members.role_row(sid, target)
             except NotFound as exc:
                 raise BadRequest("roles.errors.not_found") from exc
-        elif not self.store.is_member(sid, target):
+        elif not self.store.members.is_member(sid, target):
             raise BadRequest("members.errors.not_found")
-        created = self.store.set_override(sid, scope_id, target, kind, allow, deny)
+        created = self.store.channels.set_override(sid, scope_id, target, kind, allow, deny)
         await self._scope_changed(kind_of_scope, sid, scope_id)
         return created
 
     async def delete_override(self, scope_id: str, override_id: str) -> None:
         """Delete one override of a channel or category. Raises NotFound."""
-        kind_of_scope, sid = self.store.override_scope(scope_id)
-        self.store.delete_override(scope_id, override_id)
+        kind_of_scope, sid = self.store.channels.override_scope(scope_id)
+        self.store.channels.delete_override(scope_id, override_id)
         await self._scope_changed(kind_of_scope, sid, scope_id)
 
     async def _scope_changed(self, kind_of_scope: str, sid: str, scope_id: str) -> None:
@@ -217,20 +217,20 @@ class ExtraOps(ContentOps):
             if not isinstance(fields["isPrivate"], bool):
                 raise BadRequest("isPrivate must be a boolean")
             clean["isPrivate"] = fields["isPrivate"]
-        self.store.update_category(sid, cat_id, clean)
+        self.store.channels.update_category(sid, cat_id, clean)
         await self._categories_changed(sid)
 
     async def delete_category(self, sid: str, cat_id: str) -> None:
         """Delete a category; its channels become uncategorised. ``server:categories_updated``,
         then ``server:channels_updated`` when channels moved."""
-        moved = self.store.delete_category(sid, cat_id)
+        moved = self.store.channels.delete_category(sid, cat_id)
         await self._categories_changed(sid)
         if moved:
             await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
 
     async def sync_category(self, sid: str, cat_id: str) -> None:
         """Copy a category's overrides and ``isPrivate`` onto its channels; rooms follow at once."""
-        ids = self.store.sync_category(sid, cat_id)
+        ids = self.store.channels.sync_category(sid, cat_id)
         await self._channels_changed(sid, ids)
 
     async def sync_channel(self, cid: str) -> None:
@@ -239,16 +239,16 @@ class ExtraOps(ContentOps):
         Raises:
             BadRequest: The channel has no category. NotFound: Unknown channel.
         """
-        self.store.sync_channel(cid)
-        await self._channels_changed(self.store.channel_row(cid)["server_id"], [cid])
+        self.store.channels.sync_channel(cid)
+        await self._channels_changed(self.store.channels.channel_row(cid)["server_id"], [cid])
 
     async def duplicate_channel(self, cid: str) -> dict[str, Any]:
         """Copy a channel (settings and overrides, not messages); return the new Channel record."""
-        new = self.store.duplicate_channel(cid)
-        sid = self.store.channel_row(new)["server_id"]
+        new = self.store.channels.duplicate_channel(cid)
+        sid = self.store.channels.channel_row(new)["server_id"]
         await self.rt.on_channel_created(sid, new)
         await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
-        return self.store.channel(new)
+        return self.store.channels.channel(new)
 
     # ------------------------------------------------------------------ raw emit
     async def emit(self, event: Any, payload: Any, *, to_user: Any = None, to_server: Any = None,

@@ -32,12 +32,12 @@ class MemberOps:
         need_str(name, "name")
         if not isinstance(bot, bool):
             raise BadRequest("bot must be a boolean")
-        user, token = self.store.create_user(name, bot=bot)
+        user, token = self.store.users.create_user(name, bot=bot)
         return {"user": user, "token": token}
 
     async def update_user(self, uid: str, fields: dict[str, Any]) -> dict[str, Any]:
         """Change a user's name/tag/image and broadcast ``user:update``."""
-        user = self.store.update_user(uid, **fields)
+        user = self.store.users.update_user(uid, **fields)
         payload = {"userPublicId": uid}
         payload.update({k: user[k] for k in ("name", "tag", "image") if k in fields})
         await self.rt.emit(endpoints.ON_USER_UPDATE, payload, self.rt.presence_rooms(uid))
@@ -45,7 +45,7 @@ class MemberOps:
 
     async def revoke_token(self, uid: str) -> None:
         """Revoke a user's token and server-disconnect its sockets (socket.io DISCONNECT)."""
-        self.store.revoke_token(uid)
+        self.store.users.revoke_token(uid)
         await self.rt.server_disconnect(uid)
 
     # ------------------------------------------------------------------ servers
@@ -75,18 +75,18 @@ class MemberOps:
                 self._check_channel_spec(ch)
         for ch in channels:
             self._check_channel_spec(ch)
-        self.store.user_row(owner_id)
-        sid = self.store.create_server(name, owner_id, image_url=image_url)
+        self.store.users.user_row(owner_id)
+        sid = self.store.servers.create_server(name, owner_id, image_url=image_url)
         cat_out = []
         for cat in categories:
-            cat_id = self.store.create_category(sid, cat["name"])
+            cat_id = self.store.channels.create_category(sid, cat["name"])
             for ch in cat.get("channels", []):
-                self.store.create_channel(sid, ch["name"], ch.get("type", "TEXT"), category_id=cat_id)
-            cat_out.append(self.store.category(sid, cat_id))
+                self.store.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"), category_id=cat_id)
+            cat_out.append(self.store.channels.category(sid, cat_id))
         for ch in channels:
-            self.store.create_channel(sid, ch["name"], ch.get("type", "TEXT"))
-        server = self.store.server(sid)
-        all_channels = self.store.channels_of(sid)
+            self.store.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"))
+        server = self.store.servers.server(sid)
+        all_channels = self.store.channels.channels_of(sid)
         await self.rt.on_member_added(sid, owner_id)
         await self.rt.emit(endpoints.ON_SERVER_JOINED, server, user_room(owner_id))
         return {"server": server, "categories": cat_out, "channels": all_channels}
@@ -106,19 +106,19 @@ class MemberOps:
             clean["name"] = need_str(fields["name"], "name")
         if "imageUrl" in fields:
             clean["imageUrl"] = opt_str(fields["imageUrl"], "imageUrl", MAX_URL_CHARS)
-        self.store.update_server(sid, clean)
+        self.store.servers.update_server(sid, clean)
         await self.rt.emit(endpoints.ON_SERVER_UPDATED, dict({"serverPublicId": sid}, **clean), server_room(sid))
 
     async def delete_server(self, sid: str) -> None:
         """Delete a server; broadcast ``server:deleted`` and empty its rooms."""
-        self.store.server_row(sid)
-        channels = self.store.channel_ids_of(sid)
-        members = self.store.member_ids(sid)
+        self.store.servers.server_row(sid)
+        channels = self.store.channels.channel_ids_of(sid)
+        members = self.store.members.member_ids(sid)
         await self.rt.emit(endpoints.ON_SERVER_DELETED, {"serverPublicId": sid}, server_room(sid))
         for cid in channels:
             for uid in list(self.rt.voice.get(cid, {})):
                 await self.rt.voice_leave(uid)
-        self.store.delete_server(sid)
+        self.store.servers.delete_server(sid)
         for uid in members:
             await self.rt.on_member_removed(sid, uid, channels)
 
@@ -137,13 +137,13 @@ class MemberOps:
         role_ids = [] if role_ids is None else role_ids
         if not isinstance(role_ids, list) or not all(isinstance(r, str) for r in role_ids):
             raise BadRequest("roleIds must be a list of strings")
-        if self.store.is_banned(sid, uid):
+        if self.store.members.is_banned(sid, uid):
             raise BadRequest("servers.errors.banned")
-        added = self.store.add_member(sid, uid, role_ids)
-        member = self.store.member(sid, uid)
+        added = self.store.members.add_member(sid, uid, role_ids)
+        member = self.store.members.member(sid, uid)
         if added:
             await self.rt.on_member_added(sid, uid)
-            await self.rt.emit(endpoints.ON_SERVER_JOINED, self.store.server(sid), user_room(uid))
+            await self.rt.emit(endpoints.ON_SERVER_JOINED, self.store.servers.server(sid), user_room(uid))
             await self.rt.emit(endpoints.ON_SERVER_MEMBER_ADD, {"serverPublicId": sid, "member": member}, server_room(sid))
         elif role_ids:
             await self.rt.refresh_visibility(sid)
@@ -154,10 +154,10 @@ class MemberOps:
     async def remove_member(self, sid: str, uid: str, *, reason: str = "kicked") -> bool:
         """Remove a member (kick semantics): ``server:member_removed`` to the server room,
         ``server:you_removed`` to the user. Returns False if it was not a member."""
-        self.store.server_row(sid)
-        if not self.store.remove_member(sid, uid):
+        self.store.servers.server_row(sid)
+        if not self.store.members.remove_member(sid, uid):
             return False
-        await self.rt.on_member_removed(sid, uid, self.store.channel_ids_of(sid))
+        await self.rt.on_member_removed(sid, uid, self.store.channels.channel_ids_of(sid))
         await self._announce_removal(sid, uid, reason)
         return True
 
@@ -174,7 +174,7 @@ class MemberOps:
         cid = self.rt.voice_channel_of(uid)
         if cid is None:
             return
-        row = self.store._one("SELECT server_id FROM channels WHERE id=?", (cid,))
+        row = self.store.db.one("SELECT server_id FROM channels WHERE id=?", (cid,))
         if row is None or row[0] == sid:
             await self.rt.voice_leave(uid)
 
@@ -212,46 +212,46 @@ class MemberOps:
             if history is not None and history not in DELETE_HISTORY_S:
                 return fail("invalid_request")
         try:
-            owner = self.store.server_row(sid)["owner_id"]
+            owner = self.store.servers.server_row(sid)["owner_id"]
         except NotFound:
             return fail("not_found")
-        if not self.store.is_member(sid, actor):
+        if not self.store.members.is_member(sid, actor):
             return fail("not_found")
         perm = "KICK_MEMBERS" if action == "kick" else "BAN_MEMBERS"
-        if not self.store.has_perm(sid, actor, perm):
+        if not self.store.members.has_perm(sid, actor, perm):
             return fail("missing_permission")
         if action == "unban":
-            if not self.store.remove_ban(sid, target):
+            if not self.store.members.remove_ban(sid, target):
                 return fail("not_banned")
-            self.store.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
+            self.store.extras.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
             return AckThen({}, lambda: self.rt.emit(endpoints.ON_SERVER_BAN_REVOKED, {"serverPublicId": sid,
                                                                             "userPublicId": target},
                                                     server_room(sid)))
         if target == owner:
             return fail("cannot_kick_owner" if action == "kick" else "cannot_ban_owner")
         if action == "kick":
-            if not self.store.remove_member(sid, target):
+            if not self.store.members.remove_member(sid, target):
                 return fail("not_found")
-            await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
-            self.store.add_audit(sid, actor, "MEMBER_KICK", "USER", target, noted)
+            await self.rt.on_member_removed(sid, target, self.store.channels.channel_ids_of(sid))
+            self.store.extras.add_audit(sid, actor, "MEMBER_KICK", "USER", target, noted)
             return AckThen({}, lambda: self._announce_removal(sid, target, "kicked"))
         try:
-            self.store.user_row(target)
+            self.store.users.user_row(target)
         except NotFound:
             return fail("not_found")
-        if self.store.is_banned(sid, target):
+        if self.store.members.is_banned(sid, target):
             return fail("already_banned")
-        was_member = self.store.remove_member(sid, target)
-        self.store.add_ban(sid, target, reason)
-        self.store.add_audit(sid, actor, "MEMBER_BAN", "USER", target,
+        was_member = self.store.members.remove_member(sid, target)
+        self.store.members.add_ban(sid, target, reason)
+        self.store.extras.add_audit(sid, actor, "MEMBER_BAN", "USER", target,
                              {"reason": reason, "deleteHistory": history or "none"})
         doomed: list[tuple[str, str]] = []
         span = DELETE_HISTORY_S.get(history or "none", 0)
         if span:
-            doomed = self.store.message_ids_by(sid, target, iso_at(time.time() - span))
-            self.store.delete_messages([mid for mid, _cid in doomed])
+            doomed = self.store.messages.message_ids_by(sid, target, iso_at(time.time() - span))
+            self.store.messages.delete_messages([mid for mid, _cid in doomed])
         if was_member:
-            await self.rt.on_member_removed(sid, target, self.store.channel_ids_of(sid))
+            await self.rt.on_member_removed(sid, target, self.store.channels.channel_ids_of(sid))
 
         async def after() -> None:
             """Fan the change out once the ack has been sent."""
@@ -265,18 +265,18 @@ class MemberOps:
 
     async def ban(self, sid: str, uid: str, reason: str | None = None) -> None:
         """Control plane: ban a user as the server's owner would (same checks and fan-out)."""
-        owner = self.store.server_row(sid)["owner_id"]
+        owner = self.store.servers.server_row(sid)["owner_id"]
         await self._acked(self.moderate("ban", owner, {"serverPublicId": sid, "userPublicId": uid,
                                                        "reason": reason}))
 
     async def kick(self, sid: str, uid: str) -> None:
         """Control plane: kick a member as the server's owner would (same checks and fan-out)."""
-        owner = self.store.server_row(sid)["owner_id"]
+        owner = self.store.servers.server_row(sid)["owner_id"]
         await self._acked(self.moderate("kick", owner, {"serverPublicId": sid, "userPublicId": uid}))
 
     async def unban(self, sid: str, uid: str) -> None:
         """Control plane: lift a ban as the server's owner would (``server:ban_revoked``)."""
-        owner = self.store.server_row(sid)["owner_id"]
+        owner = self.store.servers.server_row(sid)["owner_id"]
         await self._acked(self.moderate("unban", owner, {"serverPublicId": sid, "userPublicId": uid}))
 
     @staticmethod
@@ -292,9 +292,9 @@ class MemberOps:
 
     async def leave_server(self, sid: str, uid: str) -> None:
         """A member leaves: ``server:you_left`` to it, ``server:member_remove`` to the server room."""
-        if not self.store.remove_member(sid, uid):
+        if not self.store.members.remove_member(sid, uid):
             raise NotFound("members.errors.not_found")
-        channels = self.store.channel_ids_of(sid)
+        channels = self.store.channels.channel_ids_of(sid)
         await self.rt.on_member_removed(sid, uid, channels)
         await self._leave_server_voice(sid, uid)
         await self.rt.emit(endpoints.ON_SERVER_YOU_LEFT, {"serverPublicId": sid}, user_room(uid))
@@ -302,7 +302,7 @@ class MemberOps:
 
     async def update_member(self, sid: str, uid: str, fields: dict[str, Any]) -> None:
         """Replace a member's roles and/or nickname; broadcast ``server:member_update`` (ids only)."""
-        if not self.store.is_member(sid, uid):
+        if not self.store.members.is_member(sid, uid):
             raise NotFound("members.errors.not_found")
         if "roles" in fields:
             roles = fields["roles"]
@@ -310,14 +310,14 @@ class MemberOps:
                 raise BadRequest("roles must be a list of role ids")
             for rid in roles:
                 try:
-                    self.store.role_row(sid, rid)
+                    self.store.members.role_row(sid, rid)
                 except NotFound as exc:
                     raise BadRequest("roles.errors.not_found") from exc
         if "nickname" in fields:
             opt_str(fields["nickname"], "nickname", MAX_NICKNAME_CHARS)
         if "roles" in fields:
-            self.store.set_member_roles(sid, uid, fields["roles"])
+            self.store.members.set_member_roles(sid, uid, fields["roles"])
         if "nickname" in fields:
-            self.store.set_nickname(sid, uid, fields["nickname"])
+            self.store.members.set_nickname(sid, uid, fields["nickname"])
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_MEMBER_UPDATE, {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))

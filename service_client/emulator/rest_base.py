@@ -168,7 +168,7 @@ class RestBase:
         """
         auth = headers.get("authorization", "")
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-        entry["userId"] = self.store.user_by_token(token) if token else None
+        entry["userId"] = self.store.users.user_by_token(token) if token else None
         raw_body = await read_body(request, self.log.bounds.max_body_bytes)
         secrets = [token] if token else []
         webhook_tokens: list[str] = []
@@ -198,20 +198,20 @@ class RestBase:
     # ------------------------------------------------------------------ access helpers
     def _server_access(self, sid: str, uid: str) -> None:
         """404 unknown server, 403 not a member."""
-        self.store.server_row(sid)
-        if not self.store.is_member(sid, uid):
+        self.store.servers.server_row(sid)
+        if not self.store.members.is_member(sid, uid):
             raise Forbidden("servers.errors.not_member")
 
     def _need_perm(self, sid: str, ctx: Ctx) -> None:
         """404 unknown server, 403 not a member or without the permission the catalog gives the
         request's endpoint (:attr:`Ctx.permission`)."""
         self._server_access(sid, ctx.uid)
-        if not self.store.has_perm(sid, ctx.uid, ctx.permission):
+        if not self.store.members.has_perm(sid, ctx.uid, ctx.permission):
             raise Forbidden("servers.errors.missing_permission")
 
     def _channel_access(self, cid: str, uid: str) -> Any:
         """404 unknown channel, 403 not visible. Returns the channel row."""
-        row = self.store.channel_row(cid)
-        if not self.store.can_view(cid, uid):
+        row = self.store.channels.channel_row(cid)
+        if not self.store.channels.can_view(cid, uid):
             raise Forbidden("channels.errors.no_access")
         return row

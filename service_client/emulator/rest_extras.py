@@ -42,7 +42,7 @@ class ExtraRoutes(CoreRoutes):
         """``GET /servers/{server_id}/vanity`` -> ``{"vanityCode": str | null}`` (members)."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response({"vanityCode": self.store.vanity_code(sid)})
+        return json_response({"vanityCode": self.store.servers.vanity_code(sid)})
 
     async def put_notifications(self, ctx: Ctx) -> Response:
         """``PUT /servers/{server_id}/notifications {muted?, muteUntil?, mentionsOnly?}`` -> 204: the
@@ -59,13 +59,13 @@ class ExtraRoutes(CoreRoutes):
         self._need_perm(sid, ctx)
         limit = ctx.q_int("limit", 50)
         action = ctx.q("action") or None
-        return json_response({"logs": self.store.audit_logs(sid, limit, action)})
+        return json_response({"logs": self.store.extras.audit_logs(sid, limit, action)})
 
     async def get_emojis(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/emojis`` -> ``{"emojis": [Emoji]}`` (members)."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response({"emojis": self.store.emojis(sid)})
+        return json_response({"emojis": self.store.extras.emojis(sid)})
 
     async def post_emoji(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/emojis {name, imageUrl, isAnimated?}`` -> 201 ``{"emoji"}``
@@ -82,11 +82,11 @@ class ExtraRoutes(CoreRoutes):
         """``DELETE /servers/{server_id}/emojis/{emoji_id}`` -> 204 (MANAGE_SERVER)."""
         sid = ctx.params["server_id"]
         self._need_perm(sid, ctx)
-        self.store.delete_emoji(sid, ctx.params["emoji_id"])
+        self.store.extras.delete_emoji(sid, ctx.params["emoji_id"])
         return no_content()
 
     def _webhook_in(self, cid: str, wid: str) -> Any:
-        row = self.store.webhook_row(wid)
+        row = self.store.extras.webhook_row(wid)
         if row["channel_id"] != cid:
             raise NotFound("webhooks.errors.not_found")
         return row
@@ -95,7 +95,7 @@ class ExtraRoutes(CoreRoutes):
         """``GET /channels/{channel_id}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx, dm_ok=False)
-        return json_response({"webhooks": self.store.webhooks(cid)})
+        return json_response({"webhooks": self.store.extras.webhooks(cid)})
 
     async def post_webhook(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
@@ -117,7 +117,7 @@ class ExtraRoutes(CoreRoutes):
         cid = ctx.params["channel_id"]
         self._channel_perm(cid, ctx, dm_ok=False)
         self._webhook_in(cid, ctx.params["webhook_id"])
-        self.store.delete_webhook(ctx.params["webhook_id"])
+        self.store.extras.delete_webhook(ctx.params["webhook_id"])
         return no_content()
 
     async def execute_webhook(self, ctx: Ctx) -> Response:
@@ -131,11 +131,11 @@ class ExtraRoutes(CoreRoutes):
     async def get_profile(self, ctx: Ctx) -> Response:
         """``GET /users/{user_id}/profile`` -> bare User plus ``banner, bannerColor, bio, followersCount,
         followingCount, mutualFriendsCount``."""
-        return json_response(self.store.profile(ctx.params["user_id"], viewer=ctx.uid))
+        return json_response(self.store.users.profile(ctx.params["user_id"], viewer=ctx.uid))
 
     async def get_mutual_servers(self, ctx: Ctx) -> Response:
         """``GET /users/{user_id}/mutual-servers`` -> ``{"mutualServers": [{publicId, name, imageUrl}]}``."""
-        return json_response({"mutualServers": self.store.mutual_servers(ctx.params["user_id"], ctx.uid)})
+        return json_response({"mutualServers": self.store.servers.mutual_servers(ctx.params["user_id"], ctx.uid)})
 
     # ------------------------------------------------------------------ audit log
     def _wrap(self, endpoint: Endpoint, handler: Handler) -> Handler:
@@ -150,11 +150,11 @@ class ExtraRoutes(CoreRoutes):
             return params["server_id"]
         row = None
         if "channel_id" in params:
-            row = self.store._one("SELECT server_id FROM channels WHERE id=?", (params["channel_id"],))
+            row = self.store.db.one("SELECT server_id FROM channels WHERE id=?", (params["channel_id"],))
             if row is None:  # the override routes also take a category id
-                row = self.store._one("SELECT server_id FROM categories WHERE id=?", (params["channel_id"],))
+                row = self.store.db.one("SELECT server_id FROM categories WHERE id=?", (params["channel_id"],))
         elif "code" in params:
-            row = self.store._one("SELECT server_id FROM invites WHERE code=?", (params["code"],))
+            row = self.store.db.one("SELECT server_id FROM invites WHERE code=?", (params["code"],))
         return None if row is None or row[0] is None else str(row[0])
 
     def _audited(self, handler: Handler, action: str, target_type: str, source: str) -> Handler:
@@ -181,7 +181,7 @@ class ExtraRoutes(CoreRoutes):
             reason = ctx.request.headers.get(AUDIT_REASON_HEADER)
             if reason:
                 details["reason"] = unquote(reason)[:MAX_REASON_CHARS]
-            self.store.add_audit(sid, ctx.uid or None, action, target_type, target, details)
+            self.store.extras.add_audit(sid, ctx.uid or None, action, target_type, target, details)
             return response
 
         audited.__doc__ = handler.__doc__

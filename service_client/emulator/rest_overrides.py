@@ -34,7 +34,7 @@ class OverrideRoutes(RestBase):
     def _manage_channel(self, cid: str, ctx: Ctx) -> str:
         """404 unknown channel; 403 a DM, a non-member or without the endpoint's permission
         (MANAGE_CHANNELS, a server permission). Returns the server id."""
-        row = self.store.channel_row(cid)
+        row = self.store.channels.channel_row(cid)
         if row["server_id"] is None:
             raise Forbidden("servers.errors.missing_permission")
         self._need_perm(row["server_id"], ctx)
@@ -43,17 +43,17 @@ class OverrideRoutes(RestBase):
     def _manage_category(self, sid: str, cat_id: str, ctx: Ctx) -> None:
         """404 unknown server; 403 non-member or without the endpoint's permission; 404 unknown category."""
         self._need_perm(sid, ctx)
-        self.store.category_row(sid, cat_id)
+        self.store.channels.category_row(sid, cat_id)
 
     def _read_overrides(self, scope_id: str, uid: str) -> None:
         """404 unknown channel or category; 403 a non-member, or a member who neither holds
         MANAGE_CHANNELS nor may view it."""
-        kind, sid = self.store.override_scope(scope_id)
+        kind, sid = self.store.channels.override_scope(scope_id)
         self._server_access(sid, uid)
-        if self.store.has_perm(sid, uid, "MANAGE_CHANNELS"):
+        if self.store.members.has_perm(sid, uid, "MANAGE_CHANNELS"):
             return
-        view = self.store.can_view(scope_id, uid) if kind == "channel" else \
-            bool(self.store.category_permissions(sid, scope_id, uid) & 512)
+        view = self.store.channels.can_view(scope_id, uid) if kind == "channel" else \
+            bool(self.store.channels.category_permissions(sid, scope_id, uid) & 512)
         if not view:
             raise Forbidden("channels.errors.no_access")
 
@@ -86,9 +86,9 @@ class OverrideRoutes(RestBase):
         """``GET /servers/{server_id}/categories/{category_id}/overrides`` -> ``{"overrides": [Override]}``."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self._server_access(sid, ctx.uid)
-        self.store.category_row(sid, cat_id)
+        self.store.channels.category_row(sid, cat_id)
         self._read_overrides(cat_id, ctx.uid)
-        return json_response({"overrides": self.store.overrides(cat_id)})
+        return json_response({"overrides": self.store.channels.overrides(cat_id)})
 
     async def duplicate_channel(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
@@ -109,13 +109,13 @@ class OverrideRoutes(RestBase):
         """``GET /channels/{channel_id}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
         cid = ctx.params["channel_id"]
         self._read_overrides(cid, ctx.uid)
-        return json_response({"overrides": self.store.overrides(cid)})
+        return json_response({"overrides": self.store.channels.overrides(cid)})
 
     async def post_override(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
         create or replace; a category id works too; rooms follow at once."""
         cid = ctx.params["channel_id"]
-        _kind, sid = self.store.override_scope(cid)
+        _kind, sid = self.store.channels.override_scope(cid)
         self._need_perm(sid, ctx)
         await self.ops.set_override(cid, ctx.body())
         return no_content()
@@ -123,7 +123,7 @@ class OverrideRoutes(RestBase):
     async def delete_override(self, ctx: Ctx) -> Response:
         """``DELETE /channels/{channel_id}/overrides/{override_id}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
         cid = ctx.params["channel_id"]
-        _kind, sid = self.store.override_scope(cid)
+        _kind, sid = self.store.channels.override_scope(cid)
         self._need_perm(sid, ctx)
         await self.ops.delete_override(cid, ctx.params["override_id"])
         return no_content()

@@ -66,22 +66,22 @@ class CoreRoutes(OverrideRoutes):
 
     async def get_me(self, ctx: Ctx) -> Response:
         """``GET /auth/me`` -> ``{"user": User}``."""
-        return json_response({"user": self.store.user(ctx.uid, viewer=ctx.uid)})
+        return json_response({"user": self.store.users.user(ctx.uid, viewer=ctx.uid)})
 
     async def get_servers(self, ctx: Ctx) -> Response:
         """``GET /servers`` -> ``{"servers": [Server]}``."""
-        return json_response({"servers": self.store.servers_of(ctx.uid)})
+        return json_response({"servers": self.store.servers.servers_of(ctx.uid)})
 
     async def get_server(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}`` -> bare Server."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response(self.store.server(sid))
+        return json_response(self.store.servers.server(sid))
 
     async def post_server(self, ctx: Ctx) -> Response:
         """``POST /servers {name, iconUrl?}`` -> 201 ``{"server"}``; bots get 403."""
         body = ctx.body()
-        if self.store.user(ctx.uid)["isBot"]:
+        if self.store.users.user(ctx.uid)["isBot"]:
             raise Forbidden("Bots cannot create servers.")
         if "name" not in body:
             raise BadRequest("name is required")
@@ -101,7 +101,7 @@ class CoreRoutes(OverrideRoutes):
         """``DELETE /servers/{server_id}`` -> 204 (owner only)."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        if self.store.server_row(sid)["owner_id"] != ctx.uid:
+        if self.store.servers.server_row(sid)["owner_id"] != ctx.uid:
             raise Forbidden("servers.errors.not_owner")
         await self.ops.delete_server(sid)
         return no_content()
@@ -110,7 +110,7 @@ class CoreRoutes(OverrideRoutes):
         """``POST /servers/{server_id}/leave`` -> 204 (the owner cannot leave: 400)."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        if self.store.server_row(sid)["owner_id"] == ctx.uid:
+        if self.store.servers.server_row(sid)["owner_id"] == ctx.uid:
             raise BadRequest("servers.errors.owner_cannot_leave")
         await self.ops.leave_server(sid, ctx.uid)
         return no_content()
@@ -121,7 +121,7 @@ class CoreRoutes(OverrideRoutes):
         published bots) read the list without a wrapper."""
         sid = ctx.params["server_id"]
         self._need_perm(sid, ctx)
-        members = self.store.members(sid, viewer=ctx.uid)
+        members = self.store.members.members(sid, viewer=ctx.uid)
         search = ctx.q("search")
         if search is None:
             return json_response(members)
@@ -140,7 +140,7 @@ class CoreRoutes(OverrideRoutes):
         """``GET /servers/{server_id}/members/{user_id}`` -> bare Member; 404 if not a member."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response(self.store.member(sid, ctx.params["user_id"], viewer=ctx.uid))
+        return json_response(self.store.members.member(sid, ctx.params["user_id"], viewer=ctx.uid))
 
     async def patch_member(self, ctx: Ctx) -> Response:
         """``PATCH /servers/{server_id}/members/{user_id} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
@@ -156,7 +156,7 @@ class CoreRoutes(OverrideRoutes):
         channels the caller may view."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response(self.store.listing(sid, viewer=ctx.uid))
+        return json_response(self.store.channels.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
@@ -180,15 +180,15 @@ class CoreRoutes(OverrideRoutes):
         """``GET /servers/{server_id}/stats`` -> bare ``{memberCount, channelCount, roleCount}``."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response({"memberCount": len(self.store.member_ids(sid)),
-                              "channelCount": len(self.store.channel_ids_of(sid)),
-                              "roleCount": len(self.store.roles(sid))})
+        return json_response({"memberCount": len(self.store.members.member_ids(sid)),
+                              "channelCount": len(self.store.channels.channel_ids_of(sid)),
+                              "roleCount": len(self.store.members.roles(sid))})
 
     async def get_roles(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/roles`` -> ``{"roles": [Role]}``."""
         sid = ctx.params["server_id"]
         self._server_access(sid, ctx.uid)
-        return json_response({"roles": self.store.roles(sid)})
+        return json_response({"roles": self.store.members.roles(sid)})
 
     async def post_role(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
@@ -220,14 +220,14 @@ class CoreRoutes(OverrideRoutes):
         """``GET /servers/{server_id}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
         sid = ctx.params["server_id"]
         self._need_perm(sid, ctx)
-        return json_response({"bans": self.store.bans(sid)})
+        return json_response({"bans": self.store.members.bans(sid)})
 
     def _invite_visible(self, channel_id: str | None, uid: str) -> bool:
         """Whether a member may see an invite to ``channel_id``: as it may see the channel (an
         invite to no channel, or to one deleted since, shows none)."""
-        if channel_id is None or self.store._one("SELECT 1 FROM channels WHERE id=?", (channel_id,)) is None:
+        if channel_id is None or self.store.db.one("SELECT 1 FROM channels WHERE id=?", (channel_id,)) is None:
             return True
-        return bool(self.store.can_view(channel_id, uid))
+        return bool(self.store.channels.can_view(channel_id, uid))
 
     async def get_invites(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/invites?all=true`` -> ``{"invites"}`` (MANAGE_INVITES);
@@ -237,9 +237,9 @@ class CoreRoutes(OverrideRoutes):
         self._server_access(sid, ctx.uid)
         if ctx.q("all") == "true":
             self._need_perm(sid, ctx)
-            invites = self.store.invites(sid)
+            invites = self.store.invites.invites(sid)
         else:
-            invites = self.store.invites(sid, inviter=ctx.uid)
+            invites = self.store.invites.invites(sid, inviter=ctx.uid)
         shown = [i for i in invites if self._invite_visible((i["channel"] or {}).get("publicId"), ctx.uid)]
         if ctx.q("all") == "true":
             return json_response({"invites": shown})
@@ -261,8 +261,8 @@ class CoreRoutes(OverrideRoutes):
         cid = ctx.params["channel_id"]
         row = self._channel_access(cid, ctx.uid)
         if row["server_id"] is None:
-            return json_response(self.store.dm_record(cid, ctx.uid))
-        return json_response(self.store.channel(cid))
+            return json_response(self.store.channels.dm_record(cid, ctx.uid))
+        return json_response(self.store.channels.channel(cid))
 
     async def patch_channel(self, ctx: Ctx) -> Response:
         """``PATCH /channels/{channel_id} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
@@ -288,7 +288,7 @@ class CoreRoutes(OverrideRoutes):
         cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
         limit = ctx.q_int("limit", 50)
-        return json_response({"messages": self.store.history(cid, limit, ctx.q("before") or None)})
+        return json_response({"messages": self.store.messages.history(cid, limit, ctx.q("before") or None)})
 
     async def get_search(self, ctx: Ctx) -> Response:
         """``GET /chat/{channel_id}/search?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first.
@@ -313,12 +313,12 @@ class CoreRoutes(OverrideRoutes):
         if row["server_id"] is None:
             if not dm_ok:
                 raise Forbidden("servers.errors.missing_permission")
-        elif not self.store.has_perm(row["server_id"], ctx.uid, ctx.permission):
+        elif not self.store.members.has_perm(row["server_id"], ctx.uid, ctx.permission):
             raise Forbidden("servers.errors.missing_permission")
         return row
 
     def _message_in(self, cid: str, mid: str) -> Any:
-        row = self.store.message_row(mid)
+        row = self.store.messages.message_row(mid)
         if row["channel_id"] != cid:
             raise NotFound("messages.errors.not_found")
         return row
@@ -327,7 +327,7 @@ class CoreRoutes(OverrideRoutes):
         """``GET /chat/{channel_id}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
         cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
-        return json_response({"pins": self.store.pins(cid)})
+        return json_response({"pins": self.store.messages.pins(cid)})
 
     async def pin(self, ctx: Ctx) -> Response:
         """``POST /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
@@ -351,7 +351,7 @@ class CoreRoutes(OverrideRoutes):
         cid = ctx.params["channel_id"]
         self._channel_access(cid, ctx.uid)
         row = self._message_in(cid, ctx.params["message_id"])
-        return json_response({"reactions": self.store.reaction_details(row["id"])})
+        return json_response({"reactions": self.store.messages.reaction_details(row["id"])})
 
     async def bulk_delete(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
@@ -374,19 +374,19 @@ class CoreRoutes(OverrideRoutes):
 
     async def get_user(self, ctx: Ctx) -> Response:
         """``GET /users/{user_id}`` -> bare User."""
-        return json_response(self.store.user(ctx.params["user_id"], viewer=ctx.uid))
+        return json_response(self.store.users.user(ctx.params["user_id"], viewer=ctx.uid))
 
     async def get_invite(self, ctx: Ctx) -> Response:
         """``GET /invites/{code}`` -> resolved invite; 404 unknown or expired; 403 for a member of
         its server who may not view its channel. Anyone outside the server may resolve it."""
-        row = self.store.invite_row(ctx.params["code"])
-        if self.store.is_member(row["server_id"], ctx.uid) and not self._invite_visible(row["channel_id"], ctx.uid):
+        row = self.store.invites.invite_row(ctx.params["code"])
+        if self.store.members.is_member(row["server_id"], ctx.uid) and not self._invite_visible(row["channel_id"], ctx.uid):
             raise Forbidden("channels.errors.no_access")
-        return json_response(self.store.resolved_invite(ctx.params["code"], ctx.uid))
+        return json_response(self.store.invites.resolved_invite(ctx.params["code"], ctx.uid))
 
     async def delete_invite(self, ctx: Ctx) -> Response:
         """``DELETE /invites/{code}`` -> 204; MANAGE_INVITES on the invite's server."""
-        row = self.store.invite_row(ctx.params["code"])
+        row = self.store.invites.invite_row(ctx.params["code"])
         self._need_perm(row["server_id"], ctx)
-        self.store.delete_invite(ctx.params["code"])
+        self.store.invites.delete_invite(ctx.params["code"])
         return no_content()

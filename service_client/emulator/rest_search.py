@@ -69,13 +69,13 @@ async def search_messages(store: Store, cid: str, query: str, limit: int, before
     match = match_expression(query)
     if match is None:
         return []
-    bounds = store.search_bounds(cid, before, after)
+    bounds = store.messages.search_bounds(cid, before, after)
     if bounds is None:
         return []
     deadline = asyncio.get_running_loop().time() + SEARCH_WAIT_S
     waiting: concurrent.futures.Future[None] | None = None
     while True:
-        chunk = store.index_next_chunk()
+        chunk = store.messages.index_next_chunk()
         if waiting is not None:
             await _wait(waiting, deadline)  # at most two chunks queued: memory stays bounded
         elif chunk is not None:
@@ -88,4 +88,4 @@ async def search_messages(store: Store, cid: str, query: str, limit: int, before
     except SearchTimeout:
         raise BadRequest(f"The search ran longer than {QUERY_TIME_LIMIT_S:g} s: use fewer or more specific terms") \
             from None
-    return store.messages_by_seq(cid, seqs)
+    return store.messages.messages_by_seq(cid, seqs)

@@ -39,7 +39,7 @@ class MessageEvents(VoiceEvents):
     # ------------------------------------------------------------------ connection
     async def _on_connect(self, sid: str, environ: dict[str, Any], auth: Any = None) -> None:
         token = auth.get("token") if isinstance(auth, dict) else None
-        uid = self.store.user_by_token(token)
+        uid = self.store.users.user_by_token(token)
         if uid is None or self.refuse_auth:
             raise socketio.exceptions.ConnectionRefusedError("Authentication failed")
         self.sessions[sid] = uid
@@ -58,15 +58,15 @@ class MessageEvents(VoiceEvents):
         try:
             if sid in self.sessions:  # still connected
                 await self.came_online(uid)
-            servers = set(self.store.server_ids_of(uid))
+            servers = set(self.store.servers.server_ids_of(uid))
             for cid, users in list(self.voice.items()):
                 if not users:
                     continue
                 try:
-                    chan = self.store.channel_row(cid)
+                    chan = self.store.channels.channel_row(cid)
                 except NotFound:
                     continue
-                if chan["server_id"] in servers and self.store.can_view(cid, uid):
+                if chan["server_id"] in servers and self.store.channels.can_view(cid, uid):
                     await self.emit(endpoints.ON_VOICE_STATE_UPDATE,
                                     {"channelPublicId": cid, "users": list(users.values())}, user_room(uid))
         except Exception:
@@ -206,13 +206,13 @@ class MessageEvents(VoiceEvents):
         if not self.may_send(cid, uid):
             await self._refuse(sid, nonce, "messages.errors.missing_permission")
             return
-        records = self.store.insert_messages(cid, uid, [content], embeds, reply_to)
+        records = self.store.messages.insert_messages(cid, uid, [content], embeds, reply_to)
         await self.deliver_messages(records, nonce, sender_sid=sid)
 
     def may_send(self, cid: str, uid: str) -> bool:
         """Whether a user may post in a channel (DM participant, or VIEW + SEND_MESSAGES with the
         channel's overrides applied)."""
-        return self.store.may_send(cid, uid)
+        return self.store.channels.may_send(cid, uid)
 
     async def _on_message_edit(self, sid: str, data: Any = None) -> None:
         uid = self.sessions.get(sid)
@@ -224,16 +224,16 @@ class MessageEvents(VoiceEvents):
                                          not all(isinstance(e, dict) for e in embeds))):
             return
         try:
-            row = self.store.message_row(mid)
+            row = self.store.messages.message_row(mid)
         except NotFound:
             return
-        if row["author_id"] != uid or not self.store.can_view(row["channel_id"], uid):
+        if row["author_id"] != uid or not self.store.channels.can_view(row["channel_id"], uid):
             return
         error = self.check_content(content, embeds if embeds is not None else json.loads(row["embeds"]))
         if error is not None:
             await self.sio.emit(SEND_ERROR_EVENT, {"messagePublicId": mid, "error": error}, to=sid)
             return
-        rec = self.store.edit_message(mid, content, embeds)
+        rec = self.store.messages.edit_message(mid, content, embeds)
         await self.emit(endpoints.ON_MESSAGE_UPDATED, rec, channel_room(rec["channelPublicId"]))
 
     async def _on_message_delete(self, sid: str, data: Any = None) -> None:
@@ -242,15 +242,15 @@ class MessageEvents(VoiceEvents):
             return
         mid = data["messagePublicId"]
         try:
-            row = self.store.message_row(mid)
+            row = self.store.messages.message_row(mid)
         except NotFound:
             return
-        if not self.store.can_view(row["channel_id"], uid):
+        if not self.store.channels.can_view(row["channel_id"], uid):
             return
         if row["author_id"] != uid and not (row["server_id"] and
-                                            self.store.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
+                                            self.store.members.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
             return
-        self.store.delete_message(mid)
+        self.store.messages.delete_message(mid)
         await self.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid,
                                             "channelPublicId": row["channel_id"],
                                             "serverPublicId": row["server_id"]}, channel_room(row["channel_id"]))
@@ -262,14 +262,14 @@ class MessageEvents(VoiceEvents):
         if not isinstance(mid, str) or not mid or len(mid) > MAX_ID_CHARS:
             return None
         try:
-            row = self.store.message_row(mid)
+            row = self.store.messages.message_row(mid)
         except NotFound:
             return None
-        if not self.store.can_view(row["channel_id"], uid):
+        if not self.store.channels.can_view(row["channel_id"], uid):
             return None
         if row["server_id"] is None:
             return row if perm == "ADD_REACTION" else None
-        return row if self.store.has_perm(row["server_id"], uid, perm) else None
+        return row if self.store.members.has_perm(row["server_id"], uid, perm) else None
 
     async def _on_message_react(self, sid: str, data: Any = None) -> None:
         """``message:react {messagePublicId, emoji}``: toggle the caller's reaction, then send the
@@ -287,8 +287,8 @@ class MessageEvents(VoiceEvents):
 
     async def toggle_reaction(self, row: Any, emoji: str, uid: str) -> bool:
         """Toggle one reaction and broadcast the snapshot; return True when it was added."""
-        added = self.store.toggle_reaction(row["id"], emoji, uid)
-        await self.emit(endpoints.ON_MESSAGE_REACTION, {"messagePublicId": row["id"], "reactions": self.store.reactions(row["id"])},
+        added = self.store.messages.toggle_reaction(row["id"], emoji, uid)
+        await self.emit(endpoints.ON_MESSAGE_REACTION, {"messagePublicId": row["id"], "reactions": self.store.messages.reactions(row["id"])},
                         channel_room(row["channel_id"]))
         return added
 
@@ -305,7 +305,7 @@ class MessageEvents(VoiceEvents):
 
     async def clear_reactions(self, row: Any) -> None:
         """Remove every reaction of a message and broadcast ``message:reaction_clear``."""
-        self.store.clear_reactions(row["id"])
+        self.store.messages.clear_reactions(row["id"])
         await self.emit(endpoints.ON_MESSAGE_REACTION_CLEAR, {"messagePublicId": row["id"]}, channel_room(row["channel_id"]))
 
     # ------------------------------------------------------------------ moderation (acks)
@@ -320,9 +320,9 @@ class MessageEvents(VoiceEvents):
 
     async def _typing(self, sid: str, data: Any, event: str) -> None:
         uid = self.sessions.get(sid)
-        if uid is None or not isinstance(data, str) or not self.store.can_view(data, uid):
+        if uid is None or not isinstance(data, str) or not self.store.channels.can_view(data, uid):
             return
-        user = self.store.user(uid)
+        user = self.store.users.user(uid)
         await self.emit(event, {"channelPublicId": data, "userPublicId": uid, "userName": user["name"]},
                         channel_room(data), skip=[sid])
 
@@ -333,9 +333,9 @@ class MessageEvents(VoiceEvents):
         Raises:
             NotFound: Unknown user or channel. Forbidden: The user may not view the channel.
         """
-        user = self.store.user(uid)
-        self.store.channel_row(cid)
-        if not self.store.can_view(cid, uid):
+        user = self.store.users.user(uid)
+        self.store.channels.channel_row(cid)
+        if not self.store.channels.can_view(cid, uid):
             raise Forbidden("channels.errors.missing_permission")
         await self.emit(endpoints.ON_TYPING_STOP if stop else endpoints.ON_TYPING_START,
                         {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]}, channel_room(cid))

@@ -18,7 +18,7 @@ class VoiceEvents(RealtimeBase):
     # ------------------------------------------------------------------ presence
     def presence_rooms(self, uid: str) -> list[str]:
         """The rooms a user's presence and activity go to: its server rooms and its own room."""
-        return [server_room(s) for s in self.store.server_ids_of(uid)] + [user_room(uid)]
+        return [server_room(s) for s in self.store.servers.server_ids_of(uid)] + [user_room(uid)]
 
     async def set_presence(self, uid: str, status: str) -> None:
         """Store a status the user chose and broadcast ``presence:update`` (``invisible`` shown
@@ -28,9 +28,9 @@ class VoiceEvents(RealtimeBase):
 
     async def _show_status(self, uid: str, status: str, *, others_only: bool = False) -> None:
         """Store ``status`` and broadcast it; ``others_only`` leaves out the user's own sockets."""
-        self.store.set_status(uid, status)
+        self.store.users.set_status(uid, status)
         shown = "offline" if status == "invisible" else status
-        rooms = [server_room(s) for s in self.store.server_ids_of(uid)] if others_only else self.presence_rooms(uid)
+        rooms = [server_room(s) for s in self.store.servers.server_ids_of(uid)] if others_only else self.presence_rooms(uid)
         await self.emit(endpoints.ON_PRESENCE_UPDATE, {"userPublicId": uid, "status": shown}, rooms,
                         skip=self.sids_of(uid) if others_only else ())
 
@@ -41,7 +41,7 @@ class VoiceEvents(RealtimeBase):
         if uid in self.auto_online:
             return
         try:
-            status = self.store.user(uid, viewer=uid)["status"]
+            status = self.store.users.user(uid, viewer=uid)["status"]
         except NotFound:
             return
         if status == "offline":
@@ -55,7 +55,7 @@ class VoiceEvents(RealtimeBase):
             return
         self.auto_online.discard(uid)
         try:
-            self.store.user_row(uid)
+            self.store.users.user_row(uid)
         except NotFound:
             return
         await self._show_status(uid, "offline", others_only=True)
@@ -68,7 +68,7 @@ class VoiceEvents(RealtimeBase):
 
     async def set_activity(self, uid: str, activity: dict[str, Any] | None) -> None:
         """Store an activity (None clears) and broadcast ``activity:update``."""
-        self.store.set_activity(uid, activity)
+        self.store.users.set_activity(uid, activity)
         await self.emit(endpoints.ON_ACTIVITY_UPDATE, {"userPublicId": uid, "activity": activity}, self.presence_rooms(uid))
 
     async def _on_activity(self, sid: str, data: Any = None) -> None:
@@ -98,7 +98,7 @@ class VoiceEvents(RealtimeBase):
 
     # ------------------------------------------------------------------ voice
     def _voice_user(self, uid: str, sid: str | None) -> dict[str, Any]:
-        user = self.store.user(uid)
+        user = self.store.users.user(uid)
         return {"userPublicId": uid, "userName": user["name"], "userTag": user["tag"], "userImage": user["image"],
                 "socketId": sid, "muted": False, "deafened": False, "speaking": False,
                 "joinedAt": int(time.time() * 1000), "isStreaming": False, "isCameraOn": False}
@@ -116,7 +116,7 @@ class VoiceEvents(RealtimeBase):
         out = []
         for sid, uid in list(self.sessions.items()):
             if uid not in seen:
-                seen[uid] = self.store.can_view(cid, uid)
+                seen[uid] = self.store.channels.can_view(cid, uid)
             if not seen[uid]:
                 out.append(sid)
         return out
@@ -129,11 +129,11 @@ class VoiceEvents(RealtimeBase):
         members who may not view the channel (as ``voice:user-left`` and ``voice:user-state``).
         """
         try:
-            chan = self.store.channel_row(cid)
+            chan = self.store.channels.channel_row(cid)
         except NotFound:
             return False
         if chan["type"] != "VOICE" or chan["server_id"] is None or \
-                not self.store.has_perm(chan["server_id"], uid, "CONNECT") or not self.store.can_view(cid, uid):
+                not self.store.members.has_perm(chan["server_id"], uid, "CONNECT") or not self.store.channels.can_view(cid, uid):
             return False
         current = self.voice_channel_of(uid)
         if current is not None and current != cid:
@@ -162,7 +162,7 @@ class VoiceEvents(RealtimeBase):
         if not users:
             self.voice.pop(cid, None)
         try:
-            server_id = self.store.channel_row(cid)["server_id"]
+            server_id = self.store.channels.channel_row(cid)["server_id"]
         except NotFound:
             return True
         await self.emit(endpoints.ON_VOICE_USER_LEFT, {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
@@ -188,7 +188,7 @@ class VoiceEvents(RealtimeBase):
         if not clean:
             return False
         self.voice[cid][uid].update(clean)
-        server_id = self.store.channel_row(cid)["server_id"]
+        server_id = self.store.channels.channel_row(cid)["server_id"]
         await self.emit(endpoints.ON_VOICE_USER_STATE, dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
                         server_room(server_id), skip=self.hidden_from(cid))
         return True
