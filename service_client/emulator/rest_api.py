@@ -1,4 +1,10 @@
-"""REST plumbing under ``/api/v2``: the request journal, fault rules, the limiter, the route match, error answers and access checks."""
+"""The REST API under ``/api/v2``: the request journal, fault rules, the limiter, the route match and error answers.
+
+The handlers are in route groups, one per entity (``rest_users.py``, ``rest_servers.py``,
+``rest_members.py``, ``rest_channels.py``, ``rest_messages.py``, ``rest_invites.py``,
+``rest_webhooks.py``), each given the parts it uses; :class:`RestApi` builds them and serves
+each handler for its endpoint of the catalog, through the audit trail (``rest_audit.py``).
+"""
 
 from __future__ import annotations
 
@@ -13,17 +19,35 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from ..endpoints import Endpoint
+from .access import Access
 from .faults import FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
 from .ops import Operations
 from .realtime import Realtime
+from .rest_audit import AuditTrail
+from .rest_channels import ChannelRoutes
+from .rest_invites import InviteRoutes
+from .rest_members import MemberRoutes
+from .rest_messages import MessageRoutes
+from .rest_servers import ServerRoutes
+from .rest_users import UserRoutes
+from .rest_webhooks import WebhookRoutes
 from .routing import Ctx, Handler, HTTPError, Router, error_response, journal_body, read_body, split_path
 from .store import BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator.app")
 
 
-class RestBase:
-    """What every REST route group shares: state, dispatch of one request, access checks (see :class:`~.app.RestApi`)."""
+class RestApi:
+    """The REST routes under ``/api/v2`` with faults, limiter and journal.
+
+    Not thread-safe on its own: it runs on the emulator's loop.
+
+    Args:
+        store: The emulator's repositories.
+        ops: The operations (changes with their socket events).
+        realtime: The socket.io side.
+        faults, limiter, log: The fault rules, the rate limiter and the request journal.
+    """
 
     def __init__(self, store: Store, ops: Operations, realtime: Realtime, faults: FaultTable,
                  limiter: RateLimiter, log: RequestLog) -> None:
@@ -40,11 +64,19 @@ class RestBase:
         self._public_handlers: set[Handler] = set()
         #: The catalog's entry of each served handler (handed to the handler in :attr:`Ctx.endpoint`).
         self._endpoints: dict[Handler, Endpoint] = {}
+        #: The membership, visibility and permission checks the route groups share.
+        self.access = Access(store)
+        #: Writes the audit entries of the changes in :data:`~.rest_audit.AUDITED_ROUTES`.
+        self.audit = AuditTrail(store)
+        groups = (UserRoutes, ServerRoutes, MemberRoutes, ChannelRoutes, MessageRoutes, InviteRoutes, WebhookRoutes)
+        for group in groups:
+            for endpoint, handler in group(store, ops, realtime, self.access).routes():
+                self.serve(endpoint, handler)
 
     def serve(self, endpoint: Endpoint, handler: Handler) -> None:
         """Serve ``endpoint`` of the service's catalog (its method and path) with ``handler``.
 
-        The handler is passed through :meth:`_wrap` first; it is served without
+        The handler is passed through the audit trail first; it is served without
         ``Authorization`` when the endpoint is not ``authorized``.
 
         Raises:
@@ -52,16 +84,12 @@ class RestBase:
         """
         if endpoint in self.served:
             raise ValueError(f"{endpoint.name} is already served")
-        handler = self._wrap(endpoint, handler)
+        handler = self.audit.wrap(endpoint, handler)
         self.served[endpoint] = handler
         self._endpoints[handler] = endpoint
         self.router.add(endpoint.method, endpoint.path, handler)
         if not endpoint.authorized:
             self._public_handlers.add(handler)
-
-    def _wrap(self, endpoint: Endpoint, handler: Handler) -> Handler:
-        """The handler to serve for ``endpoint``: ``handler`` itself here; route groups add behaviour."""
-        return handler
 
     # ------------------------------------------------------------------ dispatch
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any, rel_raw: str) -> None:
@@ -194,24 +222,3 @@ class RestBase:
         if fault.content_type is not None and fault.content_type != "application/json":
             return Response(b"", status_code=fault.status, headers=headers, media_type=fault.content_type)
         return error_response(fault.status, f"Injected fault {fault.status}", headers)
-
-    # ------------------------------------------------------------------ access helpers
-    def _server_access(self, sid: str, uid: str) -> None:
-        """404 unknown server, 403 not a member."""
-        self.store.servers.server_row(sid)
-        if not self.store.members.is_member(sid, uid):
-            raise Forbidden("servers.errors.not_member")
-
-    def _need_perm(self, sid: str, ctx: Ctx) -> None:
-        """404 unknown server, 403 not a member or without the permission the catalog gives the
-        request's endpoint (:attr:`Ctx.permission`)."""
-        self._server_access(sid, ctx.uid)
-        if not self.store.members.has_perm(sid, ctx.uid, ctx.permission):
-            raise Forbidden("servers.errors.missing_permission")
-
-    def _channel_access(self, cid: str, uid: str) -> Any:
-        """404 unknown channel, 403 not visible. Returns the channel row."""
-        row = self.store.channels.channel_row(cid)
-        if not self.store.channels.can_view(cid, uid):
-            raise Forbidden("channels.errors.no_access")
-        return row
