@@ -259,7 +259,7 @@ class EmulatorCore:
 
     async def create_user(self, name: Any, bot: Any = False) -> dict[str, Any]:
         """See :meth:`Operations.create_user`."""
-        return await self.ops.create_user(name, bot)
+        return await self.ops.users.create_user(name, bot)
 
     async def snapshot(self) -> dict[str, Any]:
         """Every piece of stored state: sqlite rows per table plus the in-memory voice rooms."""
@@ -357,10 +357,10 @@ class EmulatorCore:
     async def _c_user_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "tag", "image") if k in body}
-        return json_response({"user": await self.ops.update_user(p["uid"], fields)})
+        return json_response({"user": await self.ops.users.update_user(p["uid"], fields)})
 
     async def _c_revoke(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.revoke_token(p["uid"])
+        await self.ops.users.revoke_token(p["uid"])
         return no_content()
 
     async def _c_presence(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -382,67 +382,67 @@ class EmulatorCore:
 
     async def _c_servers(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        result = await self.ops.create_server(body.get("name"), body.get("ownerId"),
+        result = await self.ops.servers.create_server(body.get("name"), body.get("ownerId"),
                                               categories=body.get("categories"), channels=body.get("channels"),
                                               image_url=body.get("imageUrl"))
         return json_response(result, 201)
 
     async def _c_server_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.update_server(p["sid"], {k: body[k] for k in ("name", "imageUrl") if k in body})
+        await self.ops.servers.update_server(p["sid"], {k: body[k] for k in ("name", "imageUrl") if k in body})
         return json_response({"server": self.store.servers.server(p["sid"])})
 
     async def _c_server_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.delete_server(p["sid"])
+        await self.ops.servers.delete_server(p["sid"])
         return no_content()
 
     async def _c_members(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.add_member(p["sid"], body.get("userId"), body.get("roleIds")), 201)
+        return json_response(await self.ops.members.add_member(p["sid"], body.get("userId"), body.get("roleIds")), 201)
 
     async def _c_member_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        if not await self.ops.remove_member(p["sid"], p["uid"]):
+        if not await self.ops.members.remove_member(p["sid"], p["uid"]):
             raise NotFound("members.errors.not_found")
         return no_content()
 
     async def _c_member_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.update_member(p["sid"], p["uid"], {k: body[k] for k in ("roles", "nickname") if k in body})
+        await self.ops.members.update_member(p["sid"], p["uid"], {k: body[k] for k in ("roles", "nickname") if k in body})
         return json_response({"member": self.store.members.member(p["sid"], p["uid"])})
 
     async def _c_roles(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.create_role(p["sid"], body.get("name"), body.get("permissions", "0"),
+        return json_response(await self.ops.members.create_role(p["sid"], body.get("name"), body.get("permissions", "0"),
                                                         color=body.get("color"), hoist=body.get("hoist", False)),
                              201)
 
     async def _c_role_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response({"role": await self.ops.update_role(p["sid"], p["rid"], body)})
+        return json_response({"role": await self.ops.members.update_role(p["sid"], p["rid"], body)})
 
     async def _c_role_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.delete_role(p["sid"], p["rid"])
+        await self.ops.members.delete_role(p["sid"], p["rid"])
         return no_content()
 
     async def _c_channels(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         self.store.servers.server_row(p["sid"])
-        return json_response({"channel": await self.ops.create_channel(p["sid"], b.obj())}, 201)
+        return json_response({"channel": await self.ops.channels.create_channel(p["sid"], b.obj())}, 201)
 
     async def _c_invites(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
         self.store.servers.server_row(p["sid"])
-        return json_response(await self.ops.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
+        return json_response(await self.ops.invites.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
                                                           max_age=body.get("maxAge"), max_uses=body.get("maxUses")),
                              201)
 
     async def _c_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.post_message(body.get("channelId"), body.get("authorId"),
+        return json_response(await self.ops.messages.post_message(body.get("channelId"), body.get("authorId"),
                                                          body.get("content"), body.get("embeds")), 201)
 
     async def _c_messages_bulk(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        count = await self.ops.post_messages(body.get("channelId"), body.get("authorId"), body.get("contents"))
+        count = await self.ops.messages.post_messages(body.get("channelId"), body.get("authorId"), body.get("contents"))
         return json_response({"count": count}, 201)
 
     async def _c_channel_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -450,11 +450,11 @@ class EmulatorCore:
 
     async def _c_ban(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.ban(p["sid"], _id(body.get("userId"), "userId"), body.get("reason"))
+        await self.ops.members.ban(p["sid"], _id(body.get("userId"), "userId"), body.get("reason"))
         return no_content()
 
     async def _c_unban(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.unban(p["sid"], p["uid"])
+        await self.ops.members.unban(p["sid"], p["uid"])
         return no_content()
 
     async def _c_bans(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -499,7 +499,7 @@ class EmulatorCore:
 
     async def _c_emit(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.emit(body.get("event"), body.get("payload"), to_user=body.get("toUser"),
+        await self.ops.extras.emit(body.get("event"), body.get("payload"), to_user=body.get("toUser"),
                             to_server=body.get("toServer"), to_channel=body.get("toChannel"))
         return no_content()
 

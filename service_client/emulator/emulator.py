@@ -182,11 +182,11 @@ class Emulator(EmulatorConditions):
 
     def update_user(self, user_id: str, **fields: Any) -> dict[str, Any]:
         """Change ``name``/``tag``/``image`` of a user and broadcast ``user:update``; returns the User."""
-        return self._call(lambda c: c.ops.update_user(user_id, fields))
+        return self._call(lambda c: c.ops.users.update_user(user_id, fields))
 
     def revoke_token(self, user_id: str) -> None:
         """Revoke a user's token; its sockets get a server disconnect and reconnects are refused."""
-        self._call(lambda c: c.ops.revoke_token(user_id))
+        self._call(lambda c: c.ops.users.revoke_token(user_id))
 
     def create_server(self, name: str, owner_id: str, *, categories: list[dict[str, Any]] | None = None,
                       channels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -204,7 +204,7 @@ class Emulator(EmulatorConditions):
         Raises:
             ValueError: Malformed arguments. LookupError: Unknown owner.
         """
-        return self._call(lambda c: c.ops.create_server(name, owner_id, categories=categories, channels=channels))
+        return self._call(lambda c: c.ops.servers.create_server(name, owner_id, categories=categories, channels=channels))
 
     def server(self, server_id: str) -> ServerRecord:
         """The server as it is now, with its roles (a :class:`ServerRecord`).
@@ -231,13 +231,13 @@ class Emulator(EmulatorConditions):
         """Rename a server (``name=``) or change its icon (``imageUrl=``); broadcasts ``server:updated``."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
             """The control step, run on the emulator's event loop."""
-            await c.ops.update_server(server_id, fields)
+            await c.ops.servers.update_server(server_id, fields)
             return c.store.servers.server(server_id)
         return self._call(run)
 
     def delete_server(self, server_id: str) -> None:
         """Delete a server; broadcasts ``server:deleted``."""
-        self._call(lambda c: c.ops.delete_server(server_id))
+        self._call(lambda c: c.ops.servers.delete_server(server_id))
 
     def create_channel(self, server_id: str, name: str, type: str = "TEXT", *,
                        category_id: str | None = None, private: bool = False) -> dict[str, Any]:
@@ -259,7 +259,7 @@ class Emulator(EmulatorConditions):
             body["categoryId"] = category_id
         if private:
             body["isPrivate"] = private
-        return self._call(lambda c: c.ops.create_channel(server_id, body))
+        return self._call(lambda c: c.ops.channels.create_channel(server_id, body))
 
     def add_member(self, server_id: str, user_id: str, *,
                    role_ids: list[str] | None = None) -> dict[str, MemberRecord]:
@@ -268,11 +268,11 @@ class Emulator(EmulatorConditions):
         Returns:
             ``{"member": MemberRecord}``.
         """
-        return cast("dict[str, MemberRecord]", self._call(lambda c: c.ops.add_member(server_id, user_id, role_ids)))
+        return cast("dict[str, MemberRecord]", self._call(lambda c: c.ops.members.add_member(server_id, user_id, role_ids)))
 
     def remove_member(self, server_id: str, user_id: str) -> bool:
         """Remove a member (kick semantics: ``server:member_removed`` and ``server:you_removed``)."""
-        return self._call(lambda c: c.ops.remove_member(server_id, user_id))
+        return self._call(lambda c: c.ops.members.remove_member(server_id, user_id))
 
     def kick(self, server_id: str, user_id: str) -> None:
         """Kick a member as the server's owner would with ``server:kick``: the member is removed
@@ -283,7 +283,7 @@ class Emulator(EmulatorConditions):
             LookupError: Unknown server, or the user is not a member. ValueError: The user is
                 the owner.
         """
-        self._call(lambda c: c.ops.kick(server_id, user_id))
+        self._call(lambda c: c.ops.members.kick(server_id, user_id))
 
     def leave_server(self, server_id: str, user_id: str) -> None:
         """Make a member leave a server as its ``POST /servers/{sid}/leave`` would
@@ -297,7 +297,7 @@ class Emulator(EmulatorConditions):
             """The control step, run on the emulator's event loop."""
             if c.store.servers.server_row(server_id)["owner_id"] == user_id:
                 raise BadRequest("servers.errors.owner_cannot_leave")
-            await c.ops.leave_server(server_id, user_id)
+            await c.ops.members.leave_server(server_id, user_id)
         self._call(run)
 
     def update_member(self, server_id: str, user_id: str, *, roles: list[str] | None = None,
@@ -312,7 +312,7 @@ class Emulator(EmulatorConditions):
 
         async def run(c: EmulatorCore) -> MemberRecord:
             """The control step, run on the emulator's event loop."""
-            await c.ops.update_member(server_id, user_id, fields)
+            await c.ops.members.update_member(server_id, user_id, fields)
             return cast(MemberRecord, c.store.members.member(server_id, user_id))
         return self._call(run)
 
@@ -342,7 +342,7 @@ class Emulator(EmulatorConditions):
             if (role_id in held) == add:
                 return False
             roles = [*held, role_id] if add else [r for r in held if r != role_id]
-            await c.ops.update_member(server_id, user_id, {"roles": roles})
+            await c.ops.members.update_member(server_id, user_id, {"roles": roles})
             return True
         return self._call(run)
 
@@ -350,7 +350,7 @@ class Emulator(EmulatorConditions):
                     hoist: bool = False) -> dict[str, RoleRecord]:
         """Create a role (``permissions`` int or decimal string). Returns ``{"role": RoleRecord}``."""
         return cast("dict[str, RoleRecord]", self._call(
-            lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist)))
+            lambda c: c.ops.members.create_role(server_id, name, permissions, color=color, hoist=hoist)))
 
     def roles(self, server_id: str) -> list[RoleRecord]:
         """A server's roles (``@everyone`` included), by position. Raises LookupError for an unknown server."""
@@ -367,25 +367,25 @@ class Emulator(EmulatorConditions):
 
     def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
         """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
-        return self._call(lambda c: c.ops.update_role(server_id, role_id, fields))
+        return self._call(lambda c: c.ops.members.update_role(server_id, role_id, fields))
 
     def delete_role(self, server_id: str, role_id: str) -> None:
         """Delete a role; broadcasts ``server:role_delete``."""
-        self._call(lambda c: c.ops.delete_role(server_id, role_id))
+        self._call(lambda c: c.ops.members.delete_role(server_id, role_id))
 
     def reorder_roles(self, server_id: str, role_ids: list[str]) -> list[dict[str, Any]]:
         """Give roles positions 1.. in the given order; broadcasts ``server:roles_order_update``."""
-        return self._call(lambda c: c.ops.reorder_roles(server_id, role_ids))
+        return self._call(lambda c: c.ops.members.reorder_roles(server_id, role_ids))
 
     def create_invite(self, server_id: str, channel_id: str | None = None, inviter_id: str | None = None, *,
                       max_age: int | None = None, max_uses: int | None = None) -> dict[str, Any]:
         """Create an invite (``max_age`` seconds). Returns ``{"invite": ServerInvite}``."""
-        return self._call(lambda c: c.ops.create_invite(server_id, channel_id, inviter_id, max_age=max_age,
+        return self._call(lambda c: c.ops.invites.create_invite(server_id, channel_id, inviter_id, max_age=max_age,
                                                         max_uses=max_uses))
 
     def open_dm(self, user_id: str, other_id: str) -> dict[str, Any]:
         """Open the DM between two users (as ``user_id``); returns the DM record from its side."""
-        return self._call(lambda c: c.ops.open_dm(user_id, other_id))
+        return self._call(lambda c: c.ops.channels.open_dm(user_id, other_id))
 
     def dm_channel(self, user_id: str, other_id: str) -> str | None:
         """The id of the DM channel between two users, or None when it was never opened.
@@ -408,11 +408,11 @@ class Emulator(EmulatorConditions):
         """Store and deliver a message as ``author_id`` (as a socket send would).
         Returns ``{"message": MessageRecord}``."""
         return cast("dict[str, MessageRecord]",
-                    self._call(lambda c: c.ops.post_message(channel_id, author_id, content, embeds)))
+                    self._call(lambda c: c.ops.messages.post_message(channel_id, author_id, content, embeds)))
 
     def post_messages(self, channel_id: str, author_id: str, contents: list[str]) -> int:
         """Store many messages in one transaction and deliver them in order; returns the count."""
-        return self._call(lambda c: c.ops.post_messages(channel_id, author_id, list(contents)))
+        return self._call(lambda c: c.ops.messages.post_messages(channel_id, author_id, list(contents)))
 
     def messages(self, channel_id: str, *, decoded: bool = False) -> list[MessageRecord]:
         """Every stored :class:`MessageRecord` of a channel, chronological.
@@ -445,11 +445,11 @@ class Emulator(EmulatorConditions):
         Raises:
             LookupError: Unknown server or user. ValueError: Already banned, the owner, bad reason.
         """
-        self._call(lambda c: c.ops.ban(server_id, user_id, reason))
+        self._call(lambda c: c.ops.members.ban(server_id, user_id, reason))
 
     def unban(self, server_id: str, user_id: str) -> None:
         """Lift a ban (``server:ban_revoked``). Raises LookupError / ValueError (not banned)."""
-        self._call(lambda c: c.ops.unban(server_id, user_id))
+        self._call(lambda c: c.ops.members.unban(server_id, user_id))
 
     def bans(self, server_id: str) -> list[dict[str, Any]]:
         """Return the Ban records of a server ``[{publicId, reason, createdAt, user}]``, oldest first."""
@@ -535,7 +535,7 @@ class Emulator(EmulatorConditions):
     def emit(self, event: str, payload: Any, *, to_user: str | None = None, to_server: str | None = None,
              to_channel: str | None = None) -> None:
         """Send a raw event to a user, a server room, a channel room, or (none given) every socket."""
-        self._call(lambda c: c.ops.emit(event, payload, to_user=to_user, to_server=to_server,
+        self._call(lambda c: c.ops.extras.emit(event, payload, to_user=to_user, to_server=to_server,
                                         to_channel=to_channel))
 
     def emits(self) -> list[EmitRecord]:
@@ -602,7 +602,7 @@ class Emulator(EmulatorConditions):
     # ------------------------------------------------------------------ permission overwrites
     def create_category(self, server_id: str, name: str) -> dict[str, Any]:
         """Create a category; returns its record (broadcasts ``server:categories_updated``)."""
-        return self._call(lambda c: c.ops.create_category(server_id, name))
+        return self._call(lambda c: c.ops.channels.create_category(server_id, name))
 
     def set_override(self, scope_id: str, target_id: str, type: str, *, allow: int | str = 0,
                      deny: int | str = 0) -> bool:
@@ -613,7 +613,7 @@ class Emulator(EmulatorConditions):
             ValueError: A bad target, type or bitfield. LookupError: Unknown channel or category.
         """
         body = {"targetId": target_id, "type": type, "allow": str(allow), "deny": str(deny)}
-        return self._call(lambda c: c.ops.set_override(scope_id, body))
+        return self._call(lambda c: c.ops.channels.set_override(scope_id, body))
 
     def overrides(self, scope_id: str) -> list[dict[str, Any]]:
         """The Override records ``{id, type, targetId, targetName, allow, deny}`` of a channel or category."""

@@ -1,4 +1,4 @@
-"""State changes of users, servers and members, with moderation (kick, ban, unban), and their socket events."""
+"""Operations on members: members and roles: joins, removals, moderation (kick, ban, unban), leaving, member and role changes."""
 
 from __future__ import annotations
 
@@ -7,122 +7,39 @@ from collections.abc import Awaitable
 from typing import Any
 
 from .. import endpoints
-from .ops_checks import MAX_NICKNAME_CHARS, MAX_REASON_CHARS, MAX_URL_CHARS, need_str, opt_str
+from .ops_checks import (
+    MAX_NICKNAME_CHARS,
+    MAX_REASON_CHARS,
+    check_color,
+    need_str,
+    opt_int,
+    opt_str,
+)
 from .realtime import DELETE_HISTORY_S, MAX_ID_CHARS, AckThen, Realtime, channel_room, server_room, user_room
 from .store import (
-    CREATABLE_CHANNEL_TYPES,
     BadRequest,
     NotFound,
     Store,
     iso_at,
+    parse_permissions,
 )
 
 
 class MemberOps:
-    """Users, servers, members, kick, ban and unban (see :class:`~.ops.Operations`)."""
+    """Members and roles: joins, removals, moderation (kick, ban, unban), leaving, member and role changes.
+
+    Every method is a coroutine to run on the emulator's loop; each change sends the events the
+    service sends for it (see :class:`~.ops.Operations`).
+
+    Args:
+        store: The emulator's repositories.
+        realtime: The socket.io side (rooms, emits).
+    """
 
     def __init__(self, store: Store, realtime: Realtime) -> None:
         self.store = store
         self.rt = realtime
-        realtime.ops = self
 
-    # ------------------------------------------------------------------ users
-    async def create_user(self, name: Any, bot: Any = False) -> dict[str, Any]:
-        """Create a user; return ``{"user", "token"}``. Raises BadRequest."""
-        need_str(name, "name")
-        if not isinstance(bot, bool):
-            raise BadRequest("bot must be a boolean")
-        user, token = self.store.users.create_user(name, bot=bot)
-        return {"user": user, "token": token}
-
-    async def update_user(self, uid: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """Change a user's name/tag/image and broadcast ``user:update``."""
-        user = self.store.users.update_user(uid, **fields)
-        payload = {"userPublicId": uid}
-        payload.update({k: user[k] for k in ("name", "tag", "image") if k in fields})
-        await self.rt.emit(endpoints.ON_USER_UPDATE, payload, self.rt.presence_rooms(uid))
-        return user
-
-    async def revoke_token(self, uid: str) -> None:
-        """Revoke a user's token and server-disconnect its sockets (socket.io DISCONNECT)."""
-        self.store.users.revoke_token(uid)
-        await self.rt.server_disconnect(uid)
-
-    # ------------------------------------------------------------------ servers
-    async def create_server(self, name: Any, owner_id: Any, *, categories: Any = None, channels: Any = None,
-                            image_url: Any = None) -> dict[str, Any]:
-        """Create a server with categories and channels; return ``{"server", "categories", "channels"}``.
-
-        The owner becomes a member and receives ``server:joined``.
-
-        Raises:
-            BadRequest: A malformed argument. NotFound: Unknown owner.
-        """
-        need_str(name, "name")
-        need_str(owner_id, "ownerId")
-        opt_str(image_url, "iconUrl", MAX_URL_CHARS)
-        categories = [] if categories is None else categories
-        channels = [] if channels is None else channels
-        if not isinstance(categories, list) or not isinstance(channels, list):
-            raise BadRequest("categories and channels must be lists")
-        for cat in categories:
-            if not isinstance(cat, dict):
-                raise BadRequest("each category must be an object")
-            need_str(cat.get("name"), "category name")
-            if not isinstance(cat.get("channels", []), list):
-                raise BadRequest("category channels must be a list")
-            for ch in cat.get("channels", []):
-                self._check_channel_spec(ch)
-        for ch in channels:
-            self._check_channel_spec(ch)
-        self.store.users.user_row(owner_id)
-        sid = self.store.servers.create_server(name, owner_id, image_url=image_url)
-        cat_out = []
-        for cat in categories:
-            cat_id = self.store.channels.create_category(sid, cat["name"])
-            for ch in cat.get("channels", []):
-                self.store.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"), category_id=cat_id)
-            cat_out.append(self.store.channels.category(sid, cat_id))
-        for ch in channels:
-            self.store.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"))
-        server = self.store.servers.server(sid)
-        all_channels = self.store.channels.channels_of(sid)
-        await self.rt.on_member_added(sid, owner_id)
-        await self.rt.emit(endpoints.ON_SERVER_JOINED, server, user_room(owner_id))
-        return {"server": server, "categories": cat_out, "channels": all_channels}
-
-    @staticmethod
-    def _check_channel_spec(ch: Any) -> None:
-        if not isinstance(ch, dict):
-            raise BadRequest("each channel must be an object")
-        need_str(ch.get("name"), "channel name")
-        if ch.get("type", "TEXT") not in CREATABLE_CHANNEL_TYPES:
-            raise BadRequest("channel type must be TEXT or VOICE")
-
-    async def update_server(self, sid: str, fields: dict[str, Any]) -> None:
-        """Rename a server or change/clear its icon; broadcast ``server:updated``."""
-        clean: dict[str, Any] = {}
-        if "name" in fields:
-            clean["name"] = need_str(fields["name"], "name")
-        if "imageUrl" in fields:
-            clean["imageUrl"] = opt_str(fields["imageUrl"], "imageUrl", MAX_URL_CHARS)
-        self.store.servers.update_server(sid, clean)
-        await self.rt.emit(endpoints.ON_SERVER_UPDATED, dict({"serverPublicId": sid}, **clean), server_room(sid))
-
-    async def delete_server(self, sid: str) -> None:
-        """Delete a server; broadcast ``server:deleted`` and empty its rooms."""
-        self.store.servers.server_row(sid)
-        channels = self.store.channels.channel_ids_of(sid)
-        members = self.store.members.member_ids(sid)
-        await self.rt.emit(endpoints.ON_SERVER_DELETED, {"serverPublicId": sid}, server_room(sid))
-        for cid in channels:
-            for uid in list(self.rt.voice.get(cid, {})):
-                await self.rt.voice_leave(uid)
-        self.store.servers.delete_server(sid)
-        for uid in members:
-            await self.rt.on_member_removed(sid, uid, channels)
-
-    # ------------------------------------------------------------------ members
     async def add_member(self, sid: Any, uid: Any, role_ids: Any = None) -> dict[str, Any]:
         """Add a user to a server; ``server:joined`` to it, ``server:member_add`` to the server room.
 
@@ -178,7 +95,6 @@ class MemberOps:
         if row is None or row[0] == sid:
             await self.rt.voice_leave(uid)
 
-    # ------------------------------------------------------------------ kick, ban, unban (socket, acked)
     async def moderate(self, action: str, actor: str | None, data: Any) -> Any:
         """Serve the socket events ``server:kick`` / ``server:ban`` / ``server:unban`` and their control-plane twins.
 
@@ -321,3 +237,59 @@ class MemberOps:
             self.store.members.set_nickname(sid, uid, fields["nickname"])
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_MEMBER_UPDATE, {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
+
+    async def create_role(self, sid: Any, name: Any, permissions: Any = 0, *, color: Any = None,
+                          hoist: Any = False) -> dict[str, Any]:
+        """Create a role; broadcast ``server:role_create``. Returns ``{"role"}``. Raises BadRequest, NotFound."""
+        need_str(sid, "serverId")
+        need_str(name, "name")
+        try:
+            perms = parse_permissions(0 if permissions is None else permissions)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        check_color(color)
+        if not isinstance(hoist, bool):
+            raise BadRequest("hoist must be a boolean")
+        role = self.store.members.create_role(sid, name, perms, color=color, hoist=hoist)
+        await self.rt.emit(endpoints.ON_SERVER_ROLE_CREATE, {"serverPublicId": sid, "role": role}, server_room(sid))
+        return {"role": role}
+
+    async def update_role(self, sid: str, rid: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change a role; broadcast ``server:role_update``. Returns the Role."""
+        clean: dict[str, Any] = {}
+        if "name" in fields:
+            clean["name"] = need_str(fields["name"], "name")
+        if "color" in fields:
+            clean["color"] = check_color(fields["color"])
+        if "hoist" in fields:
+            if not isinstance(fields["hoist"], bool):
+                raise BadRequest("hoist must be a boolean")
+            clean["hoist"] = fields["hoist"]
+        if "permissions" in fields:
+            try:
+                clean["permissions"] = parse_permissions(fields["permissions"])
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from exc
+        if "position" in fields:
+            position = fields["position"]
+            if position is None or opt_int(position, "position") is None:
+                raise BadRequest("position must be a non-negative integer")
+            clean["position"] = position
+        role = self.store.members.update_role(sid, rid, clean)
+        await self.rt.refresh_visibility(sid)
+        await self.rt.emit(endpoints.ON_SERVER_ROLE_UPDATE, {"serverPublicId": sid, "role": role}, server_room(sid))
+        return role
+
+    async def delete_role(self, sid: str, rid: str) -> None:
+        """Delete a role; broadcast ``server:role_delete``."""
+        self.store.members.delete_role(sid, rid)
+        await self.rt.refresh_visibility(sid)
+        await self.rt.emit(endpoints.ON_SERVER_ROLE_DELETE, {"serverPublicId": sid, "rolePublicId": rid}, server_room(sid))
+
+    async def reorder_roles(self, sid: str, order: list[str]) -> list[dict[str, Any]]:
+        """Give the listed roles positions 1.. in order; broadcast ``server:roles_order_update``."""
+        for pos, rid in enumerate(order, start=1):
+            self.store.members.update_role(sid, rid, {"position": pos})
+        roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.store.members.roles(sid)]
+        await self.rt.emit(endpoints.ON_SERVER_ROLES_ORDER_UPDATE, {"serverPublicId": sid, "roles": roles}, server_room(sid))
+        return roles

@@ -66,7 +66,7 @@ class ChannelRoutes:
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
         body = ctx.body()
-        category = await self.ops.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
+        category = await self.ops.channels.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
                                                   creator=ctx.uid)
         return json_response({"category": category}, 201)
 
@@ -76,7 +76,7 @@ class ChannelRoutes:
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.manage_category(sid, cat_id, ctx)
         body = ctx.body()
-        await self.ops.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
+        await self.ops.channels.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
         return no_content()
 
     async def delete_category(self, ctx: Ctx) -> Response:
@@ -84,7 +84,7 @@ class ChannelRoutes:
         become uncategorised."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.manage_category(sid, cat_id, ctx)
-        await self.ops.delete_category(sid, cat_id)
+        await self.ops.channels.delete_category(sid, cat_id)
         return no_content()
 
     async def sync_category(self, ctx: Ctx) -> Response:
@@ -92,7 +92,7 @@ class ChannelRoutes:
         and ``isPrivate`` copied to its channels."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.manage_category(sid, cat_id, ctx)
-        await self.ops.sync_category(sid, cat_id)
+        await self.ops.channels.sync_category(sid, cat_id)
         return no_content()
 
     async def get_category_overrides(self, ctx: Ctx) -> Response:
@@ -109,7 +109,7 @@ class ChannelRoutes:
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
         body = ctx.body()
-        return json_response({"channel": await self.ops.create_channel(sid, body, creator=ctx.uid)}, 201)
+        return json_response({"channel": await self.ops.channels.create_channel(sid, body, creator=ctx.uid)}, 201)
 
     async def get_channel(self, ctx: Ctx) -> Response:
         """``GET /channels/{channel_id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
@@ -124,33 +124,33 @@ class ChannelRoutes:
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
         body = ctx.body()
-        await self.ops.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
+        await self.ops.channels.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
         return no_content()
 
     async def delete_channel(self, ctx: Ctx) -> Response:
         """``DELETE /channels/{channel_id}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
-        await self.ops.delete_channel(cid)
+        await self.ops.channels.delete_channel(cid)
         return no_content()
 
     async def get_dm(self, ctx: Ctx) -> Response:
         """``GET /channels/dm/{user_id}`` -> bare DM record; opens it on first call (``dm:new``)."""
-        return json_response(await self.ops.open_dm(ctx.uid, ctx.params["user_id"]))
+        return json_response(await self.ops.channels.open_dm(ctx.uid, ctx.params["user_id"]))
 
     async def duplicate_channel(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
         settings and overrides, no messages."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
-        return json_response({"channel": await self.ops.duplicate_channel(cid)}, 201)
+        return json_response({"channel": await self.ops.channels.duplicate_channel(cid)}, 201)
 
     async def sync_channel(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
         ``isPrivate`` copied; 400 without a category."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
-        await self.ops.sync_channel(cid)
+        await self.ops.channels.sync_channel(cid)
         return no_content()
 
     async def get_overrides(self, ctx: Ctx) -> Response:
@@ -165,7 +165,7 @@ class ChannelRoutes:
         cid = ctx.params["channel_id"]
         _kind, sid = self.store.channels.override_scope(cid)
         self.access.need_perm(sid, ctx)
-        await self.ops.set_override(cid, ctx.body())
+        await self.ops.channels.set_override(cid, ctx.body())
         return no_content()
 
     async def delete_override(self, ctx: Ctx) -> Response:
@@ -173,5 +173,5 @@ class ChannelRoutes:
         cid = ctx.params["channel_id"]
         _kind, sid = self.store.channels.override_scope(cid)
         self.access.need_perm(sid, ctx)
-        await self.ops.delete_override(cid, ctx.params["override_id"])
+        await self.ops.channels.delete_override(cid, ctx.params["override_id"])
         return no_content()

@@ -63,7 +63,7 @@ class InviteRoutes:
         sid = ctx.params["server_id"]
         self.access.server(sid, ctx.uid)
         body = ctx.body()
-        result = await self.ops.create_invite(sid, body.get("channelPublicId"), ctx.uid,
+        result = await self.ops.invites.create_invite(sid, body.get("channelPublicId"), ctx.uid,
                                               max_age=body.get("maxAge"), max_uses=body.get("maxUses"),
                                               viewer=ctx.uid)
         return json_response(result, 201)

@@ -80,7 +80,7 @@ class MemberRoutes:
         self.access.need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("roles", "nickname") if k in body}
-        await self.ops.update_member(sid, ctx.params["user_id"], fields)
+        await self.ops.members.update_member(sid, ctx.params["user_id"], fields)
         return no_content()
 
     async def get_roles(self, ctx: Ctx) -> Response:
@@ -96,7 +96,7 @@ class MemberRoutes:
         body = ctx.body()
         if "name" not in body:
             raise BadRequest("name is required")
-        result = await self.ops.create_role(sid, body["name"], body.get("permissions", "0"),
+        result = await self.ops.members.create_role(sid, body["name"], body.get("permissions", "0"),
                                             color=body.get("color"), hoist=body.get("hoist", False))
         return json_response(result, 201)
 
@@ -106,13 +106,13 @@ class MemberRoutes:
         self.access.need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
-        return json_response({"role": await self.ops.update_role(sid, ctx.params["role_id"], fields)})
+        return json_response({"role": await self.ops.members.update_role(sid, ctx.params["role_id"], fields)})
 
     async def delete_role(self, ctx: Ctx) -> Response:
         """``DELETE /servers/{server_id}/roles/{role_id}`` -> 204 (MANAGE_ROLES)."""
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
-        await self.ops.delete_role(sid, ctx.params["role_id"])
+        await self.ops.members.delete_role(sid, ctx.params["role_id"])
         return no_content()
 
     async def get_bans(self, ctx: Ctx) -> Response:

@@ -78,14 +78,14 @@ class MessageRoutes:
         """``POST /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=True)
-        await self.ops.set_pinned(cid, ctx.params["message_id"], True)
+        await self.ops.messages.set_pinned(cid, ctx.params["message_id"], True)
         return no_content()
 
     async def unpin(self, ctx: Ctx) -> Response:
         """``DELETE /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=True)
-        await self.ops.set_pinned(cid, ctx.params["message_id"], False)
+        await self.ops.messages.set_pinned(cid, ctx.params["message_id"], False)
         return no_content()
 
     async def get_reaction_details(self, ctx: Ctx) -> Response:
@@ -104,5 +104,5 @@ class MessageRoutes:
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
         body = ctx.body()
-        await self.ops.bulk_delete(cid, body.get("messageIds"))
+        await self.ops.messages.bulk_delete(cid, body.get("messageIds"))
         return no_content()

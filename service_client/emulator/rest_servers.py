@@ -65,7 +65,7 @@ class ServerRoutes:
             raise Forbidden("Bots cannot create servers.")
         if "name" not in body:
             raise BadRequest("name is required")
-        result = await self.ops.create_server(body["name"], ctx.uid, image_url=body.get("iconUrl"))
+        result = await self.ops.servers.create_server(body["name"], ctx.uid, image_url=body.get("iconUrl"))
         return json_response({"server": result["server"]}, 201)
 
     async def get_server(self, ctx: Ctx) -> Response:
@@ -80,7 +80,7 @@ class ServerRoutes:
         self.access.need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "imageUrl") if k in body}
-        await self.ops.update_server(sid, fields)
+        await self.ops.servers.update_server(sid, fields)
         return no_content()
 
     async def delete_server(self, ctx: Ctx) -> Response:
@@ -89,7 +89,7 @@ class ServerRoutes:
         self.access.server(sid, ctx.uid)
         if self.store.servers.server_row(sid)["owner_id"] != ctx.uid:
             raise Forbidden("servers.errors.not_owner")
-        await self.ops.delete_server(sid)
+        await self.ops.servers.delete_server(sid)
         return no_content()
 
     async def leave_server(self, ctx: Ctx) -> Response:
@@ -98,7 +98,7 @@ class ServerRoutes:
         self.access.server(sid, ctx.uid)
         if self.store.servers.server_row(sid)["owner_id"] == ctx.uid:
             raise BadRequest("servers.errors.owner_cannot_leave")
-        await self.ops.leave_server(sid, ctx.uid)
+        await self.ops.members.leave_server(sid, ctx.uid)
         return no_content()
 
     async def noop(self, ctx: Ctx) -> Response:
@@ -125,7 +125,7 @@ class ServerRoutes:
         caller's own settings for the server."""
         sid = ctx.params["server_id"]
         self.access.server(sid, ctx.uid)
-        await self.ops.set_notifications(sid, ctx.uid, ctx.body())
+        await self.ops.extras.set_notifications(sid, ctx.uid, ctx.body())
         return no_content()
 
     async def get_audit_logs(self, ctx: Ctx) -> Response:
@@ -149,7 +149,7 @@ class ServerRoutes:
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
         try:
-            emoji = await self.ops.create_emoji(sid, ctx.body(), ctx.uid)
+            emoji = await self.ops.extras.create_emoji(sid, ctx.body(), ctx.uid)
         except Conflict as exc:
             raise HTTPError(409, str(exc)) from exc
         return json_response({"emoji": emoji}, 201)

@@ -53,14 +53,14 @@ class WebhookRoutes:
         ``token`` (the only answer that carries it; MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
-        return json_response({"webhook": await self.ops.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
+        return json_response({"webhook": await self.ops.extras.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
 
     async def patch_webhook(self, ctx: Ctx) -> Response:
         """``PATCH /channels/{channel_id}/webhooks/{webhook_id} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
         self.access.webhook_in(cid, ctx.params["webhook_id"])
-        await self.ops.update_webhook(ctx.params["webhook_id"], ctx.body())
+        await self.ops.extras.update_webhook(ctx.params["webhook_id"], ctx.body())
         return no_content()
 
     async def delete_webhook(self, ctx: Ctx) -> Response:
@@ -76,5 +76,5 @@ class WebhookRoutes:
         no ``Authorization``; 404 for an unknown webhook or a wrong token; the message (author: the
         webhook's pseudo-user) is broadcast as ``message:new``."""
         body = ctx.body()
-        record = await self.ops.execute_webhook(ctx.params["webhook_id"], ctx.params["token"], body)
+        record = await self.ops.extras.execute_webhook(ctx.params["webhook_id"], ctx.params["token"], body)
         return json_response({"id": record["publicId"]})

@@ -310,13 +310,13 @@ class MessageEvents(VoiceEvents):
 
     # ------------------------------------------------------------------ moderation (acks)
     async def _on_kick(self, sid: str, data: Any = None) -> Any:
-        return await self.ops.moderate("kick", self.sessions.get(sid), data)
+        return await self.ops.members.moderate("kick", self.sessions.get(sid), data)
 
     async def _on_ban(self, sid: str, data: Any = None) -> Any:
-        return await self.ops.moderate("ban", self.sessions.get(sid), data)
+        return await self.ops.members.moderate("ban", self.sessions.get(sid), data)
 
     async def _on_unban(self, sid: str, data: Any = None) -> Any:
-        return await self.ops.moderate("unban", self.sessions.get(sid), data)
+        return await self.ops.members.moderate("unban", self.sessions.get(sid), data)
 
     async def _typing(self, sid: str, data: Any, event: str) -> None:
         uid = self.sessions.get(sid)
