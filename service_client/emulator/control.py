@@ -238,7 +238,7 @@ class EmulatorCore:
     # ------------------------------------------------------------------ plain operations
     async def reset(self) -> None:
         """Delete all state, faults, limiter, journal; server-disconnect every socket."""
-        await self.rt.server_disconnect(None)
+        await self.rt.connection_events.server_disconnect(None)
         self.rt.auto_online.clear()
         self.rt.voice.clear()
         self.rt.journal.clear()
@@ -369,11 +369,11 @@ class EmulatorCore:
         if "status" in body:
             if body["status"] not in ("online", "idle", "dnd", "invisible"):
                 raise BadRequest("bad status")
-            await self.rt.set_presence(p["uid"], body["status"])
+            await self.rt.presence_events.set_presence(p["uid"], body["status"])
         if "activity" in body:
             if body["activity"] is not None and not isinstance(body["activity"], dict):
                 raise BadRequest("activity must be an object or null")
-            await self.rt.set_activity(p["uid"], body["activity"])
+            await self.rt.presence_events.set_activity(p["uid"], body["activity"])
         return no_content()
 
     async def _c_presence_get(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -472,9 +472,9 @@ class EmulatorCore:
             raise BadRequest("emoji must be a non-empty string of at most 64 characters")
         self.store.users.user_row(uid)
         row = self.store.messages.message_row(mid)
-        if self.rt._reactable(uid, mid, "ADD_REACTION") is None:
+        if self.rt.message_events._reactable(uid, mid, "ADD_REACTION") is None:
             raise Forbidden("messages.errors.missing_permission")
-        return await self.rt.toggle_reaction(row, emoji, uid)
+        return await self.rt.message_events.toggle_reaction(row, emoji, uid)
 
     async def _c_snapshot(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         return json_response(await self.snapshot())
@@ -491,11 +491,11 @@ class EmulatorCore:
 
     async def _c_drop(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        return json_response({"count": await self.rt.drop(body.get("userId"))})
+        return json_response({"count": await self.rt.connection_events.drop(body.get("userId"))})
 
     async def _c_disconnect(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        return json_response({"count": await self.rt.server_disconnect(body.get("userId"))})
+        return json_response({"count": await self.rt.connection_events.server_disconnect(body.get("userId"))})
 
     async def _c_emit(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -568,19 +568,19 @@ class EmulatorCore:
 
     async def _c_voice_join(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        ok = await self.rt.voice_join(str(body.get("userId")), str(body.get("channelId")))
+        ok = await self.rt.voice_events.voice_join(str(body.get("userId")), str(body.get("channelId")))
         if not ok:
             raise BadRequest("voice join refused")
         return no_content()
 
     async def _c_voice_leave(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.rt.voice_leave(str(body.get("userId")))
+        await self.rt.voice_events.voice_leave(str(body.get("userId")))
         return no_content()
 
     async def _c_voice_state(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        if not await self.rt.voice_state(str(body.get("userId")), dict(body.get("state") or {})):
+        if not await self.rt.voice_events.voice_state(str(body.get("userId")), dict(body.get("state") or {})):
             raise BadRequest("user not in voice or nothing to change")
         return no_content()
 

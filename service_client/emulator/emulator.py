@@ -487,11 +487,11 @@ class Emulator(EmulatorConditions):
         """Set a user's status and broadcast ``presence:update``."""
         if status not in ("online", "idle", "dnd", "invisible"):
             raise ValueError("status must be online, idle, dnd or invisible")
-        self._call(lambda c: c.rt.set_presence(user_id, status))
+        self._call(lambda c: c.rt.presence_events.set_presence(user_id, status))
 
     def set_activity(self, user_id: str, activity: dict[str, Any] | None) -> None:
         """Set (or clear with None) a user's activity and broadcast ``activity:update``."""
-        self._call(lambda c: c.rt.set_activity(user_id, activity))
+        self._call(lambda c: c.rt.presence_events.set_activity(user_id, activity))
 
     def presence(self, user_id: str) -> dict[str, Any]:
         """Return ``{"status", "activity"}`` as stored for a user."""
@@ -502,15 +502,15 @@ class Emulator(EmulatorConditions):
 
     def voice_join(self, user_id: str, channel_id: str) -> bool:
         """Make a user join a voice channel (credentials to its user room); False if refused."""
-        return self._call(lambda c: c.rt.voice_join(user_id, channel_id))
+        return self._call(lambda c: c.rt.voice_events.voice_join(user_id, channel_id))
 
     def voice_leave(self, user_id: str) -> bool:
         """Make a user leave voice; False if it was in none."""
-        return self._call(lambda c: c.rt.voice_leave(user_id))
+        return self._call(lambda c: c.rt.voice_events.voice_leave(user_id))
 
     def voice_state(self, user_id: str, **changes: Any) -> bool:
         """Change a user's voice state (``muted=True`` ...); False if not in voice."""
-        return self._call(lambda c: c.rt.voice_state(user_id, changes))
+        return self._call(lambda c: c.rt.voice_events.voice_state(user_id, changes))
 
     def voice_users(self, channel_id: str) -> list[dict[str, Any]]:
         """Return the voice users of a channel."""
@@ -526,11 +526,11 @@ class Emulator(EmulatorConditions):
 
     def drop_transport(self, user_id: str | None = None) -> int:
         """Close matching sockets abruptly at the transport level (no close packet); returns how many."""
-        return self._call(lambda c: c.rt.drop(user_id))
+        return self._call(lambda c: c.rt.connection_events.drop(user_id))
 
     def server_disconnect(self, user_id: str | None = None) -> int:
         """Send socket.io DISCONNECT to matching sockets; returns how many."""
-        return self._call(lambda c: c.rt.server_disconnect(user_id))
+        return self._call(lambda c: c.rt.connection_events.server_disconnect(user_id))
 
     def emit(self, event: str, payload: Any, *, to_user: str | None = None, to_server: str | None = None,
              to_channel: str | None = None) -> None:
@@ -552,7 +552,7 @@ class Emulator(EmulatorConditions):
             LookupError: Unknown user or channel. PermissionError: The user may not view the
                 channel.
         """
-        self._call(lambda c: c.rt.typing_as(user_id, channel_id, stop=bool(stop)))
+        self._call(lambda c: c.rt.message_events.typing_as(user_id, channel_id, stop=bool(stop)))
 
     # ------------------------------------------------------------------ server extras
     def set_vanity_code(self, server_id: str, code: str | None) -> None:

@@ -101,7 +101,7 @@ class ChannelOps:
         """Delete a channel; broadcast ``server:channels_updated`` and close its room."""
         row = self.store.channels.channel_row(cid)
         for uid in list(self.rt.voice.get(cid, {})):
-            await self.rt.voice_leave(uid)
+            await self.rt.voice_events.voice_leave(uid)
         self.store.channels.delete_channel(cid)
         await self.rt.sio.close_room(channel_room(cid))
         if row["server_id"] is not None:

@@ -110,11 +110,11 @@ class ExtrasOps:
         if username is not None:
             need_str(username, "username", limit=MAX_WEBHOOK_NAME_CHARS)
         avatar = opt_str(body.get("avatarUrl"), "avatarUrl", MAX_URL_CHARS)
-        error = self.rt.check_content(content, embeds)
+        error = self.rt.message_events.check_content(content, embeds)
         if error is not None:
             raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
         record = self.store.extras.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
-        await self.rt.deliver_messages([record])
+        await self.rt.message_events.deliver_messages([record])
         return record
 
     async def set_notifications(self, sid: str, uid: str, body: dict[str, Any]) -> None:

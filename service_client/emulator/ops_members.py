@@ -88,12 +88,12 @@ class MemberOps:
 
     async def _leave_server_voice(self, sid: str, uid: str) -> None:
         """A user who is no longer a member leaves a voice channel of that server."""
-        cid = self.rt.voice_channel_of(uid)
+        cid = self.rt.voice_events.voice_channel_of(uid)
         if cid is None:
             return
         row = self.store.db.one("SELECT server_id FROM channels WHERE id=?", (cid,))
         if row is None or row[0] == sid:
-            await self.rt.voice_leave(uid)
+            await self.rt.voice_events.voice_leave(uid)
 
     async def moderate(self, action: str, actor: str | None, data: Any) -> Any:
         """Serve the socket events ``server:kick`` / ``server:ban`` / ``server:unban`` and their control-plane twins.

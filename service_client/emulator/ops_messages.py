@@ -51,12 +51,12 @@ class MessageOps:
         embeds = [] if embeds is None else embeds
         if not isinstance(embeds, list) or not all(isinstance(e, dict) for e in embeds):
             raise BadRequest("embeds must be a list of objects")
-        error = self.rt.check_content(content, embeds)
+        error = self.rt.message_events.check_content(content, embeds)
         if error is not None:
             raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
         self.store.users.user_row(author_id)
         records = self.store.messages.insert_messages(cid, author_id, [content], embeds)
-        await self.rt.deliver_messages(records)
+        await self.rt.message_events.deliver_messages(records)
         return {"message": records[0]}
 
     async def post_messages(self, cid: Any, author_id: Any, contents: Any) -> int:
@@ -71,7 +71,7 @@ class MessageOps:
                     raise BadRequest(f"contents[{index}]: messages.errors.too_long: {RULES['messages.errors.too_long']}")
         self.store.users.user_row(author_id)
         ids, escaped, shared = self.store.messages.insert_bulk(cid, author_id, contents)
-        await self.rt.deliver_bulk(cid, ids, escaped, shared)
+        await self.rt.message_events.deliver_bulk(cid, ids, escaped, shared)
         return len(ids)
 
     async def bulk_delete(self, cid: str, ids: Any) -> int:

@@ -101,7 +101,7 @@ class ServerOps:
         await self.rt.emit(endpoints.ON_SERVER_DELETED, {"serverPublicId": sid}, server_room(sid))
         for cid in channels:
             for uid in list(self.rt.voice.get(cid, {})):
-                await self.rt.voice_leave(uid)
+                await self.rt.voice_events.voice_leave(uid)
         self.store.servers.delete_server(sid)
         for uid in members:
             await self.rt.on_member_removed(sid, uid, channels)

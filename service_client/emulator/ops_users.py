@@ -43,10 +43,10 @@ class UserOps:
         user = self.store.users.update_user(uid, **fields)
         payload = {"userPublicId": uid}
         payload.update({k: user[k] for k in ("name", "tag", "image") if k in fields})
-        await self.rt.emit(endpoints.ON_USER_UPDATE, payload, self.rt.presence_rooms(uid))
+        await self.rt.emit(endpoints.ON_USER_UPDATE, payload, self.rt.presence_events.presence_rooms(uid))
         return user
 
     async def revoke_token(self, uid: str) -> None:
         """Revoke a user's token and server-disconnect its sockets (socket.io DISCONNECT)."""
         self.store.users.revoke_token(uid)
-        await self.rt.server_disconnect(uid)
+        await self.rt.connection_events.server_disconnect(uid)

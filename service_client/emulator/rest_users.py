@@ -53,7 +53,7 @@ class UserRoutes:
             raise BadRequest("Only status can be changed")
         if body["status"] not in STATUSES:
             raise BadRequest("status must be online, idle, dnd or invisible")
-        await self.rt.set_presence(ctx.uid, body["status"])
+        await self.rt.presence_events.set_presence(ctx.uid, body["status"])
         return no_content()
 
     async def get_user(self, ctx: Ctx) -> Response:
