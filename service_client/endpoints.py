@@ -229,7 +229,7 @@ Count = Annotated[int | None, Kind("int?", "a non-negative integer, or null (no 
 Position = Annotated[int, Kind("int?", "a non-negative integer")]
 IdList = Annotated[list[str], Kind("strlist", "a list of ids")]
 MessageIdList = Annotated[list[str], Kind("ids100", "1 to 100 message ids of the channel")]
-Embeds = Annotated[list[dict[str, Any]], Kind("objlist", "a list of embed objects")]
+Embeds = Annotated[list[dict[str, Any]] | None, Kind("objlist", "a list of embed objects, or null (none)")]
 PermissionBits = Annotated[str | int, Kind("perm", 'known permission bits, a decimal string ("8") or an integer')]
 Color = Annotated[str | None, Kind("color", '"#rrggbb", or null (clears)')]
 Timestamp = Annotated[str | None, Kind("iso?", "an ISO-8601 time with its zone, or null")]
@@ -237,7 +237,7 @@ Status = Annotated[Literal["online", "idle", "dnd", "invisible"], Kind("status",
 ChannelType = Annotated[Literal["TEXT", "VOICE"], Kind("ctype", "a creatable channel type")]
 OverrideType = Annotated[Literal["ROLE", "MEMBER"], Kind("otype", "what an override targets")]
 EmojiName = Annotated[str, Kind("emojiname", "2 to 32 of [A-Za-z0-9_]")]
-Content = Annotated[str, Kind("content", "message text within the service's limits")]
+Content = Annotated[str | None, Kind("content", "message text within the service's limits, or null (none)")]
 
 
 class SetStatusBody(TypedDict):

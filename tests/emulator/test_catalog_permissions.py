@@ -70,3 +70,13 @@ def test_a_body_field_of_the_wrong_type_is_a_400_naming_it(world, ids, ep):
                                   headers=headers, timeout=5)
         assert answer.status_code == 400, (field, answer.status_code, answer.text)
         assert f"$.{field}" in answer.json()["error"], (field, answer.text)
+
+
+def test_null_stays_accepted_where_the_service_reads_it_as_none(world, ids):
+    """A webhook post with ``content`` and ``embeds`` null is read as none of either: the
+    declared body allows null there, as the operation always did."""
+    url = f"{world.emulator.base_url}/webhooks/{ids['webhook_id']}/{ids['token']}"
+    posted = requests.post(url, json={"content": None, "embeds": [{"title": "t"}]}, timeout=5)
+    assert posted.status_code == 200, posted.text
+    only_text = requests.post(url, json={"content": "hello", "embeds": None}, timeout=5)
+    assert only_text.status_code == 200, only_text.text
