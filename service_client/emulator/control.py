@@ -383,8 +383,8 @@ class EmulatorCore:
     async def _c_servers(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         result = await self.ops.servers.create_server(body.get("name"), body.get("ownerId"),
-                                              categories=body.get("categories"), channels=body.get("channels"),
-                                              image_url=body.get("imageUrl"))
+                                                      categories=body.get("categories"), channels=body.get("channels"),
+                                                      image_url=body.get("imageUrl"))
         return json_response(result, 201)
 
     async def _c_server_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -412,9 +412,9 @@ class EmulatorCore:
 
     async def _c_roles(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.members.create_role(p["sid"], body.get("name"), body.get("permissions", "0"),
-                                                        color=body.get("color"), hoist=body.get("hoist", False)),
-                             201)
+        created = await self.ops.members.create_role(p["sid"], body.get("name"), body.get("permissions", "0"),
+                                                     color=body.get("color"), hoist=body.get("hoist", False))
+        return json_response(created, 201)
 
     async def _c_role_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -431,14 +431,14 @@ class EmulatorCore:
     async def _c_invites(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
         self.store.servers.server_row(p["sid"])
-        return json_response(await self.ops.invites.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
-                                                          max_age=body.get("maxAge"), max_uses=body.get("maxUses")),
-                             201)
+        created = await self.ops.invites.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
+                                                       max_age=body.get("maxAge"), max_uses=body.get("maxUses"))
+        return json_response(created, 201)
 
     async def _c_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         return json_response(await self.ops.messages.post_message(body.get("channelId"), body.get("authorId"),
-                                                         body.get("content"), body.get("embeds")), 201)
+                                                                  body.get("content"), body.get("embeds")), 201)
 
     async def _c_messages_bulk(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -500,7 +500,7 @@ class EmulatorCore:
     async def _c_emit(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         await self.ops.extras.emit(body.get("event"), body.get("payload"), to_user=body.get("toUser"),
-                            to_server=body.get("toServer"), to_channel=body.get("toChannel"))
+                                   to_server=body.get("toServer"), to_channel=body.get("toChannel"))
         return no_content()
 
     async def _c_emits(self, p: dict[str, str], b: _Body, r: Request) -> Response:

@@ -381,7 +381,7 @@ class Emulator(EmulatorConditions):
                       max_age: int | None = None, max_uses: int | None = None) -> dict[str, Any]:
         """Create an invite (``max_age`` seconds). Returns ``{"invite": ServerInvite}``."""
         return self._call(lambda c: c.ops.invites.create_invite(server_id, channel_id, inviter_id, max_age=max_age,
-                                                        max_uses=max_uses))
+                                                                max_uses=max_uses))
 
     def open_dm(self, user_id: str, other_id: str) -> dict[str, Any]:
         """Open the DM between two users (as ``user_id``); returns the DM record from its side."""
@@ -536,7 +536,7 @@ class Emulator(EmulatorConditions):
              to_channel: str | None = None) -> None:
         """Send a raw event to a user, a server room, a channel room, or (none given) every socket."""
         self._call(lambda c: c.ops.extras.emit(event, payload, to_user=to_user, to_server=to_server,
-                                        to_channel=to_channel))
+                                               to_channel=to_channel))
 
     def emits(self) -> list[EmitRecord]:
         """The emit journal: the client emits received, :class:`EmitRecord` ``{event, payload,

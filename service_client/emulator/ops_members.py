@@ -141,7 +141,7 @@ class MemberOps:
                 return fail("not_banned")
             self.store.extras.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
             return AckThen({}, lambda: self.rt.emit(endpoints.ON_SERVER_BAN_REVOKED, {"serverPublicId": sid,
-                                                                            "userPublicId": target},
+                                                                                      "userPublicId": target},
                                                     server_room(sid)))
         if target == owner:
             return fail("cannot_kick_owner" if action == "kick" else "cannot_ban_owner")
@@ -160,7 +160,7 @@ class MemberOps:
         was_member = self.store.members.remove_member(sid, target)
         self.store.members.add_ban(sid, target, reason)
         self.store.extras.add_audit(sid, actor, "MEMBER_BAN", "USER", target,
-                             {"reason": reason, "deleteHistory": history or "none"})
+                                    {"reason": reason, "deleteHistory": history or "none"})
         doomed: list[tuple[str, str]] = []
         span = DELETE_HISTORY_S.get(history or "none", 0)
         if span:
@@ -175,7 +175,7 @@ class MemberOps:
                 await self._announce_removal(sid, target, "banned")
             for mid, cid in doomed:
                 await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid,
-                                                       "channelPublicId": cid, "serverPublicId": sid},
+                                                                  "channelPublicId": cid, "serverPublicId": sid},
                                    channel_room(cid))
         return AckThen({}, after)
 

@@ -96,7 +96,7 @@ class MessageOps:
         self.store.messages.delete_messages(found)
         for mid in found:
             await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid, "channelPublicId": cid,
-                                                   "serverPublicId": chan["server_id"]}, channel_room(cid))
+                                                              "serverPublicId": chan["server_id"]}, channel_room(cid))
         return len(found)
 
     async def set_pinned(self, cid: str, mid: str, pinned: bool) -> None:

@@ -67,7 +67,7 @@ class ChannelRoutes:
         self.access.need_perm(sid, ctx)
         body = ctx.body()
         category = await self.ops.channels.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
-                                                  creator=ctx.uid)
+                                                           creator=ctx.uid)
         return json_response({"category": category}, 201)
 
     async def patch_category(self, ctx: Ctx) -> Response:

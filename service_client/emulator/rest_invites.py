@@ -64,8 +64,8 @@ class InviteRoutes:
         self.access.server(sid, ctx.uid)
         body = ctx.body()
         result = await self.ops.invites.create_invite(sid, body.get("channelPublicId"), ctx.uid,
-                                              max_age=body.get("maxAge"), max_uses=body.get("maxUses"),
-                                              viewer=ctx.uid)
+                                                      max_age=body.get("maxAge"), max_uses=body.get("maxUses"),
+                                                      viewer=ctx.uid)
         return json_response(result, 201)
 
     async def get_invite(self, ctx: Ctx) -> Response:

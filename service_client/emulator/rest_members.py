@@ -97,7 +97,7 @@ class MemberRoutes:
         if "name" not in body:
             raise BadRequest("name is required")
         result = await self.ops.members.create_role(sid, body["name"], body.get("permissions", "0"),
-                                            color=body.get("color"), hoist=body.get("hoist", False))
+                                                    color=body.get("color"), hoist=body.get("hoist", False))
         return json_response(result, 201)
 
     async def patch_role(self, ctx: Ctx) -> Response:

@@ -65,7 +65,7 @@ class ConnectionEvents:
                     continue
                 if chan["server_id"] in servers and self.rt.store.channels.can_view(cid, uid):
                     await self.rt.emit(endpoints.ON_VOICE_STATE_UPDATE,
-                                    {"channelPublicId": cid, "users": list(users.values())}, user_room(uid))
+                                       {"channelPublicId": cid, "users": list(users.values())}, user_room(uid))
         except Exception:
             logger.debug("after-connect voice snapshot failed", exc_info=True)
 

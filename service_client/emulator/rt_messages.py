@@ -91,7 +91,7 @@ class MessageEvents:
         room = channel_room(cid)
         for start in range(0, len(ids), RUN_SIZE):
             await self.rt.emit_run(MessageRun(ids[start:start + RUN_SIZE], contents[start:start + RUN_SIZE], shared),
-                                room)
+                                   room)
 
     async def _late_echo(self, rec: dict[str, Any], sid: str, delay_ms: float) -> None:
         await asyncio.sleep(max(0.0, delay_ms) / 1000.0)
@@ -192,9 +192,9 @@ class MessageEvents:
                                             self.rt.store.members.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
             return
         self.rt.store.messages.delete_message(mid)
-        await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid,
-                                            "channelPublicId": row["channel_id"],
-                                            "serverPublicId": row["server_id"]}, channel_room(row["channel_id"]))
+        deleted = {"publicId": mid, "messagePublicId": mid, "channelPublicId": row["channel_id"],
+                   "serverPublicId": row["server_id"]}
+        await self.rt.emit(endpoints.ON_MESSAGE_DELETED, deleted, channel_room(row["channel_id"]))
 
     def _reactable(self, uid: str, mid: Any, perm: str) -> Any:
         """The message row when ``uid`` may act on it with ``perm`` (DM participants may react
@@ -229,7 +229,7 @@ class MessageEvents:
         """Toggle one reaction and broadcast the snapshot; return True when it was added."""
         added = self.rt.store.messages.toggle_reaction(row["id"], emoji, uid)
         await self.rt.emit(endpoints.ON_MESSAGE_REACTION, {"messagePublicId": row["id"], "reactions": self.rt.store.messages.reactions(row["id"])},
-                        channel_room(row["channel_id"]))
+                           channel_room(row["channel_id"]))
         return added
 
     async def _on_reaction_clear(self, sid: str, data: Any = None) -> None:
@@ -254,7 +254,7 @@ class MessageEvents:
             return
         user = self.rt.store.users.user(uid)
         await self.rt.emit(event, {"channelPublicId": data, "userPublicId": uid, "userName": user["name"]},
-                        channel_room(data), skip=[sid])
+                           channel_room(data), skip=[sid])
 
     async def typing_as(self, uid: str, cid: str, *, stop: bool) -> None:
         """Control plane: ``typing:start`` (``typing:stop`` when ``stop``) as a user's socket
@@ -268,7 +268,7 @@ class MessageEvents:
         if not self.rt.store.channels.can_view(cid, uid):
             raise Forbidden("channels.errors.missing_permission")
         await self.rt.emit(endpoints.ON_TYPING_STOP if stop else endpoints.ON_TYPING_START,
-                        {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]}, channel_room(cid))
+                           {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]}, channel_room(cid))
 
     async def _on_typing_start(self, sid: str, data: Any = None) -> None:
         await self._typing(sid, data, endpoints.ON_TYPING_START)

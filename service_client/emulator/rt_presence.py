@@ -53,7 +53,7 @@ class PresenceEvents:
         shown = "offline" if status == "invisible" else status
         rooms = [server_room(s) for s in self.rt.store.servers.server_ids_of(uid)] if others_only else self.presence_rooms(uid)
         await self.rt.emit(endpoints.ON_PRESENCE_UPDATE, {"userPublicId": uid, "status": shown}, rooms,
-                        skip=self.rt.sids_of(uid) if others_only else ())
+                           skip=self.rt.sids_of(uid) if others_only else ())
 
     async def came_online(self, uid: str) -> None:
         """A socket of ``uid`` connected: a user with no chosen status (stored ``offline``) is

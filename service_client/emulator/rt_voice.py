@@ -93,7 +93,7 @@ class VoiceEvents:
         else:
             await self.rt.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, user_room(uid))
         await self.rt.emit(endpoints.ON_VOICE_USER_JOINED, {"channelPublicId": cid, "user": entry, "users": list(users.values())},
-                        server_room(chan["server_id"]), skip=self.hidden_from(cid))
+                           server_room(chan["server_id"]), skip=self.hidden_from(cid))
         return True
 
     async def voice_leave(self, uid: str) -> bool:
@@ -110,8 +110,8 @@ class VoiceEvents:
         except NotFound:
             return True
         await self.rt.emit(endpoints.ON_VOICE_USER_LEFT, {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
-                        [server_room(server_id), user_room(uid)],
-                        skip=[s for s in self.hidden_from(cid) if self.rt.sessions.get(s) != uid])
+                           [server_room(server_id), user_room(uid)],
+                           skip=[s for s in self.hidden_from(cid) if self.rt.sessions.get(s) != uid])
         return True
 
     async def voice_state(self, uid: str, changes: dict[str, Any]) -> bool:
@@ -134,7 +134,7 @@ class VoiceEvents:
         self.rt.voice[cid][uid].update(clean)
         server_id = self.rt.store.channels.channel_row(cid)["server_id"]
         await self.rt.emit(endpoints.ON_VOICE_USER_STATE, dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
-                        server_room(server_id), skip=self.hidden_from(cid))
+                           server_room(server_id), skip=self.hidden_from(cid))
         return True
 
     async def _on_voice_join(self, sid: str, data: Any = None) -> None:

@@ -80,7 +80,7 @@ class ChannelRepository:
         cid = self.db.new_id()
         pos = self.db.one("SELECT COUNT(*) FROM categories WHERE server_id=?", (sid,))
         self.db.conn.execute("INSERT INTO categories(id, server_id, name, position, is_private) VALUES (?,?,?,?,?)",
-                          (cid, sid, name, int(pos[0]) if pos else 0, int(is_private)))
+                             (cid, sid, name, int(pos[0]) if pos else 0, int(is_private)))
         return cid
 
     def category_row(self, sid: str, cid: str) -> sqlite3.Row:
@@ -195,7 +195,7 @@ class ChannelRepository:
             return False
         if row[0] is None:
             return self.db.one("SELECT 1 FROM dms WHERE channel_id=? AND (user_a=? OR user_b=?)",
-                             (cid, uid, uid)) is not None
+                               (cid, uid, uid)) is not None
         return bool(self.channel_permissions(cid, uid) & PERM["VIEW_CHANNELS"])
 
     def visible_channel_ids(self, uid: str) -> list[str]:
@@ -341,7 +341,7 @@ class ChannelRepository:
         row = self.db.one("SELECT id FROM overrides WHERE scope_id=? AND target_id=?", (scope_id, target_id))
         if row is not None:
             self.db.conn.execute("UPDATE overrides SET type=?, allow=?, deny=? WHERE id=?",
-                              (kind, str(allow), str(deny), row[0]))
+                                 (kind, str(allow), str(deny), row[0]))
             return False
         count = self.db.one("SELECT COUNT(*) FROM overrides WHERE scope_id=?", (scope_id,))
         if count is not None and int(count[0]) >= MAX_OVERRIDES:
@@ -365,7 +365,7 @@ class ChannelRepository:
         row = self.db.one("SELECT id, allow, deny FROM overrides WHERE scope_id=? AND target_id=?", (scope_id, uid))
         if row is not None:
             self.db.conn.execute("UPDATE overrides SET type='MEMBER', allow=?, deny=? WHERE id=?",
-                              (str(int(row["allow"]) | bits), str(int(row["deny"]) & ~bits), row["id"]))
+                                 (str(int(row["allow"]) | bits), str(int(row["deny"]) & ~bits), row["id"]))
             return
         self._insert_override(sid, scope_id, uid, "MEMBER", bits, 0)
 

@@ -47,7 +47,7 @@ class ExtrasRepository:
     def emojis(self, sid: str) -> list[dict[str, Any]]:
         """Return a server's Emoji records, oldest first."""
         return [self._emoji_rec(r) for r in self.db.rows("SELECT * FROM emojis WHERE server_id=? ORDER BY created_at, id",
-                                                       (sid,))]
+                                                         (sid,))]
 
     def emoji_row(self, sid: str, eid: str) -> sqlite3.Row:
         """Return an emoji row of a server. Raises NotFound."""

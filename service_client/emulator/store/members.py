@@ -42,7 +42,7 @@ class MemberRepository:
     def add_ban(self, sid: str, uid: str, reason: str | None) -> None:
         """Record a ban (the caller removes the membership)."""
         self.db.conn.execute("INSERT INTO bans(id, server_id, user_id, reason, created_at) VALUES (?,?,?,?,?)",
-                          (self.db.new_id(), sid, uid, reason, iso_now()))
+                             (self.db.new_id(), sid, uid, reason, iso_now()))
 
     def remove_ban(self, sid: str, uid: str) -> bool:
         """Lift a ban; return False if there was none."""
@@ -139,7 +139,7 @@ class MemberRepository:
             return False
         with self.db.conn:
             self.db.conn.execute("INSERT INTO members(id, server_id, user_id, joined_at) VALUES (?,?,?,?)",
-                              (self.db.new_id(), sid, uid, iso_now()))
+                                 (self.db.new_id(), sid, uid, iso_now()))
             for rid in role_ids:
                 self.db.conn.execute("INSERT OR IGNORE INTO member_roles VALUES (?,?,?)", (sid, uid, rid))
         return True

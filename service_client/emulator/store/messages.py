@@ -185,7 +185,7 @@ class MessageRepository:
             if row is None:
                 return []
             rows = self.db.rows("SELECT * FROM messages WHERE channel_id=? AND seq<? ORDER BY seq DESC LIMIT ?",
-                             (cid, row[0], limit))
+                                (cid, row[0], limit))
         else:
             rows = self.db.rows("SELECT * FROM messages WHERE channel_id=? ORDER BY seq DESC LIMIT ?", (cid, limit))
         return [self._message_rec(r) for r in reversed(rows)]
@@ -195,9 +195,9 @@ class MessageRepository:
         row = self.message_row(mid)
         with self.db.conn:
             self.db.conn.execute("UPDATE messages SET content=?, raw=?, embeds=?, edited_at=? WHERE id=?",
-                              (escape_content(content), content, json.dumps(embeds if embeds is not None
-                                                                            else json.loads(row["embeds"])),
-                               iso_now(), mid))
+                                 (escape_content(content), content, json.dumps(embeds if embeds is not None
+                                                                               else json.loads(row["embeds"])),
+                                  iso_now(), mid))
         self.db.search_index.replace(int(row["seq"]), str(row["channel_id"]), content)
         return self.message(mid)
 
@@ -237,7 +237,7 @@ class MessageRepository:
             self.db.conn.execute("DELETE FROM reactions WHERE seq=?", (row[0],))
             return False
         self.db.conn.execute("INSERT INTO reactions(id, message_id, emoji, user_id) VALUES (?,?,?,?)",
-                          (self.db.new_id(), mid, emoji, uid))
+                             (self.db.new_id(), mid, emoji, uid))
         return True
 
     def reactions(self, mid: str) -> list[dict[str, Any]]:
@@ -277,7 +277,7 @@ class MessageRepository:
             if pinned:
                 seq = self.db.one("SELECT COALESCE(MAX(seq), 0) + 1 FROM pins")
                 self.db.conn.execute("INSERT OR REPLACE INTO pins VALUES (?,?,?)",
-                                  (mid, row["channel_id"], int(seq[0]) if seq else 1))
+                                     (mid, row["channel_id"], int(seq[0]) if seq else 1))
             else:
                 self.db.conn.execute("DELETE FROM pins WHERE message_id=?", (mid,))
         return True

@@ -36,12 +36,12 @@ class ServerRepository:
         now = iso_now()
         with self.db.conn:
             self.db.conn.execute("INSERT INTO servers(id, name, image_url, owner_id, created_at) VALUES (?,?,?,?,?)",
-                              (sid, name, image_url, owner_id, now))
+                                 (sid, name, image_url, owner_id, now))
             self.db.conn.execute(
                 "INSERT INTO roles(id, server_id, name, color, hoist, position, permissions, everyone) "
                 "VALUES (?,?,?,?,?,?,?,1)", (self.db.new_id(), sid, "@everyone", None, 0, 0, str(DEFAULT_PERMISSIONS)))
             self.db.conn.execute("INSERT INTO members(id, server_id, user_id, joined_at) VALUES (?,?,?,?)",
-                              (self.db.new_id(), sid, owner_id, now))
+                                 (self.db.new_id(), sid, owner_id, now))
         return sid
 
     def server_row(self, sid: str) -> sqlite3.Row:
@@ -106,7 +106,7 @@ class ServerRepository:
         current = self.notifications(sid, uid)
         current.update(fields)
         self.db.conn.execute("INSERT OR REPLACE INTO notification_settings VALUES (?,?,?,?,?)",
-                          (sid, uid, int(current["muted"]), current["muteUntil"], int(current["mentionsOnly"])))
+                             (sid, uid, int(current["muted"]), current["muteUntil"], int(current["mentionsOnly"])))
 
     def vanity_code(self, sid: str) -> str | None:
         """Return a server's vanity invite code, or None."""

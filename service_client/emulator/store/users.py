@@ -88,7 +88,7 @@ class UserRepository:
     def set_activity(self, uid: str, activity: dict[str, Any] | None) -> None:
         """Store a user's activity (None clears)."""
         self.db.conn.execute("UPDATE users SET activity=? WHERE id=?",
-                          (None if activity is None else json.dumps(activity), uid))
+                             (None if activity is None else json.dumps(activity), uid))
 
     def activity(self, uid: str) -> dict[str, Any] | None:
         """Return a user's stored activity or None."""
