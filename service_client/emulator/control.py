@@ -72,7 +72,10 @@ def _id(value: Any, name: str) -> str:
 class EmulatorCore:
     """Everything that lives on the emulator's loop: store, socket server, REST and control routes.
 
-    Not thread-safe: use from the loop (``Emulator`` hops there for you).
+    Not thread-safe: use from the loop (``Emulator`` hops there for you). Its parts: ``store``
+    (one repository per entity), ``rt`` (the socket server and its event handler groups),
+    ``ops`` (one part of state changes per entity), ``rest`` (the route groups) and ``control``
+    (the control routes).
 
     Args:
         db: sqlite3 database (``":memory:"`` or a file path).

@@ -25,6 +25,10 @@ from .store import (
 class ChannelOps:
     """Channels, categories, permission overrides and DMs, with the room changes they cause.
 
+    Every change of an override, a category or a channel copy refreshes the affected channel
+    rooms at once and tells the server room ``server:channels_updated`` /
+    ``server:categories_updated``.
+
     Every method is a coroutine to run on the emulator's loop; each change sends the events the
     service sends for it (see :class:`~.ops.Operations`).
 

@@ -16,6 +16,10 @@ from .store import Store
 class ChannelRoutes:
     """Channels, categories, permission overrides and DMs.
 
+    Managing a channel, a category or an override needs MANAGE_CHANNELS on the server (a server
+    permission, so a manager can fix a channel it cannot view); reading overrides needs
+    MANAGE_CHANNELS or the right to view the channel or category.
+
     A group of handlers given the parts it uses; :class:`~.rest_api.RestApi` serves each
     handler for its endpoint of the catalog (:meth:`routes`).
 

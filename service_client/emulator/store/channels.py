@@ -22,6 +22,9 @@ from .users import UserRepository
 class ChannelRepository:
     """Channels, categories, permission overrides and DM channels, and who may view or send in each.
 
+    The channel-level permission computation (overrides, private channels and categories) is
+    here: it makes them take effect for VIEW_CHANNELS and SEND_MESSAGES.
+
     Not thread-safe: used from the emulator's loop thread, as the whole store is.
 
     Args:
