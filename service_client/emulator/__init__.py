@@ -9,8 +9,8 @@ Layout: parts passed in, never chains of base classes (a class has at most one b
   categories, overrides and DMs, ``messages``, ``invites``, ``extras``: emojis, webhooks, the
   audit log), each given the shared ``Database`` and the repositories it reads.
 - ``ops.py`` and ``ops_*.py``: state changes with their fan-out; :class:`~.ops.Operations` only
-  holds one part per entity (``ops.members.kick(...)``), each given the store and the realtime
-  side.
+  holds one part per entity (``ops.members.kick(...)``), each given the repositories it changes
+  and the realtime side.
 - ``realtime.py``, ``rt_base.py``, ``socket_server.py`` and ``rt_*.py``: python-socketio
   ``AsyncServer`` in ASGI mode; ``Realtime`` (sessions, rooms, emits) builds one group of event
   handlers per entity (``rt_connections.py``, ``rt_messages.py``, ``rt_moderation.py``,
@@ -18,7 +18,7 @@ Layout: parts passed in, never chains of base classes (a class has at most one b
 - ``app.py``, ``rest_api.py``, ``routing.py``: REST under ``/api/v2``; ``RestApi`` builds one route
   group per entity (``rest_users.py``, ``rest_servers.py``, ``rest_members.py``,
   ``rest_channels.py``, ``rest_messages.py``, ``rest_invites.py``, ``rest_webhooks.py``), each
-  given the store, the operations, the realtime side and ``access.py`` (membership, visibility
+  given the repositories and operation parts it uses and ``access.py`` (membership, visibility
   and the catalog's permissions); ``rest_audit.py`` writes the audit entries.
 - ``wire.py`` (bulk posts written to websockets as whole runs of frames), ``faults.py`` (fault
   rules, limiter, request journal), ``journal.py`` (the sizes kept to, the emit journal),

@@ -5,7 +5,7 @@ author's own sockets included). Every method is a coroutine that must run on the
 event loop; ``Emulator`` (``emulator.py``) wraps them for other threads.
 
 Layout: ``ops_checks.py`` (field limits and validators), then one part per entity, each given
-the store and the realtime side: ``ops_users.py``, ``ops_servers.py``, ``ops_members.py``
+the repositories it changes and the realtime side: ``ops_users.py``, ``ops_servers.py``, ``ops_members.py``
 (members, roles, moderation), ``ops_channels.py`` (channels, categories, overrides, DMs),
 ``ops_messages.py``, ``ops_invites.py`` and ``ops_extras.py`` (emojis, webhooks, notification
 settings, raw emits). :class:`Operations` only builds and holds them (``ops.members.kick(...)``).
@@ -39,11 +39,16 @@ class Operations:
     """
 
     def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.users = UserOps(store, realtime)
-        self.servers = ServerOps(store, realtime)
-        self.members = MemberOps(store, realtime)
-        self.channels = ChannelOps(store, realtime)
-        self.messages = MessageOps(store, realtime)
-        self.invites = InviteOps(store, realtime)
-        self.extras = ExtrasOps(store, realtime)
+        self.users = UserOps(users=store.users, realtime=realtime)
+        self.servers = ServerOps(users=store.users, servers=store.servers, members=store.members,
+                                 channels=store.channels, realtime=realtime)
+        self.members = MemberOps(users=store.users, servers=store.servers, members=store.members,
+                                 channels=store.channels, messages=store.messages, extras=store.extras, db=store.db,
+                                 realtime=realtime)
+        self.channels = ChannelOps(members=store.members, channels=store.channels, realtime=realtime)
+        self.messages = MessageOps(users=store.users, channels=store.channels, messages=store.messages,
+                                   realtime=realtime)
+        self.invites = InviteOps(channels=store.channels, invites=store.invites, realtime=realtime)
+        self.extras = ExtrasOps(servers=store.servers, channels=store.channels, extras=store.extras,
+                                realtime=realtime)
         realtime.ops = self

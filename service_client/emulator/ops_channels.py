@@ -17,9 +17,10 @@ from .store import (
     OVERRIDE_TYPES,
     BadRequest,
     NotFound,
-    Store,
     parse_permissions,
 )
+from .store.channels import ChannelRepository
+from .store.members import MemberRepository
 
 
 class ChannelOps:
@@ -33,12 +34,14 @@ class ChannelOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        members: The members repository.
+        channels: The channels repository.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, members: MemberRepository, channels: ChannelRepository, realtime: Realtime) -> None:
+        self.members = members
+        self.channels = channels
         self.rt = realtime
 
     async def create_channel(self, sid: str, body: dict[str, Any], *, creator: str | None = None) -> dict[str, Any]:
@@ -56,19 +59,19 @@ class ChannelOps:
         if category_id is not None:
             need_str(category_id, "categoryId")
             try:
-                self.store.channels.category_row(sid, category_id)
+                self.channels.category_row(sid, category_id)
             except NotFound as exc:
                 raise BadRequest("categories.errors.not_found") from exc
         is_private = body.get("isPrivate", False)
         if not isinstance(is_private, bool):
             raise BadRequest("isPrivate must be a boolean")
-        cid = self.store.channels.create_channel(sid, name, ctype, category_id=category_id, is_private=is_private)
-        self.store.channels.inherit_category(cid)
+        cid = self.channels.create_channel(sid, name, ctype, category_id=category_id, is_private=is_private)
+        self.channels.inherit_category(cid)
         if is_private and creator is not None:
-            self.store.channels.grant_creator(sid, cid, creator)
+            self.channels.grant_creator(sid, cid, creator)
         await self.rt.on_channel_created(sid, cid)
         await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
-        return self.store.channels.channel(cid)
+        return self.channels.channel(cid)
 
     async def create_category(self, sid: str, name: Any, *, is_private: Any = False,
                               creator: str | None = None) -> dict[str, Any]:
@@ -82,11 +85,11 @@ class ChannelOps:
         need_str(name, "name")
         if not isinstance(is_private, bool):
             raise BadRequest("isPrivate must be a boolean")
-        cat_id = self.store.channels.create_category(sid, name, is_private=is_private)
+        cat_id = self.channels.create_category(sid, name, is_private=is_private)
         if is_private and creator is not None:
-            self.store.channels.grant_creator(sid, cat_id, creator)
+            self.channels.grant_creator(sid, cat_id, creator)
         await self.rt.emit(endpoints.ON_SERVER_CATEGORIES_UPDATED, {"serverPublicId": sid}, server_room(sid))
-        return self.store.channels.category(sid, cat_id)
+        return self.channels.category(sid, cat_id)
 
     async def update_channel(self, cid: str, fields: dict[str, Any]) -> None:
         """Rename a channel or change its description; broadcast ``server:channels_updated``."""
@@ -95,18 +98,18 @@ class ChannelOps:
             clean["name"] = need_str(fields["name"], "name")
         if "description" in fields:
             clean["description"] = opt_str(fields["description"], "description", MAX_DESCRIPTION_CHARS)
-        row = self.store.channels.channel_row(cid)
-        self.store.channels.update_channel(cid, clean)
+        row = self.channels.channel_row(cid)
+        self.channels.update_channel(cid, clean)
         if row["server_id"] is not None:
             await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": row["server_id"]},
                                server_room(row["server_id"]))
 
     async def delete_channel(self, cid: str) -> None:
         """Delete a channel; broadcast ``server:channels_updated`` and close its room."""
-        row = self.store.channels.channel_row(cid)
+        row = self.channels.channel_row(cid)
         for uid in list(self.rt.voice.get(cid, {})):
             await self.rt.voice_events.voice_leave(uid)
-        self.store.channels.delete_channel(cid)
+        self.channels.delete_channel(cid)
         await self.rt.sio.close_room(channel_room(cid))
         if row["server_id"] is not None:
             await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": row["server_id"]},
@@ -116,11 +119,11 @@ class ChannelOps:
         """Open (or return) the DM between two users; the first open sends ``dm:new`` to ``other``."""
         if other == uid:
             raise BadRequest("channels.errors.cannot_dm_self")
-        cid, created = self.store.channels.open_dm(uid, other)
+        cid, created = self.channels.open_dm(uid, other)
         if created:
             await self.rt.on_dm_opened(cid, [uid, other])
-            await self.rt.emit(endpoints.ON_DM_NEW, self.store.channels.dm_record(cid, other), user_room(other))
-        return self.store.channels.dm_record(cid, uid)
+            await self.rt.emit(endpoints.ON_DM_NEW, self.channels.dm_record(cid, other), user_room(other))
+        return self.channels.dm_record(cid, uid)
 
     async def _channels_changed(self, sid: str, channel_ids: list[str] | None = None) -> None:
         await self.rt.refresh_visibility(sid, channel_ids)
@@ -148,7 +151,7 @@ class ChannelOps:
             BadRequest: A malformed body, overlapping allow and deny, a ROLE target that is not a
                 role of the server or a MEMBER target that is not a member. NotFound: Unknown scope.
         """
-        kind_of_scope, sid = self.store.channels.override_scope(scope_id)
+        kind_of_scope, sid = self.channels.override_scope(scope_id)
         target = need_str(body.get("targetId"), "targetId", limit=MAX_ID_CHARS)
         kind = body.get("type")
         if kind not in OVERRIDE_TYPES:
@@ -159,19 +162,19 @@ class ChannelOps:
             raise BadRequest("allow and deny must not share a permission")
         if kind == "ROLE":
             try:
-                self.store.members.role_row(sid, target)
+                self.members.role_row(sid, target)
             except NotFound as exc:
                 raise BadRequest("roles.errors.not_found") from exc
-        elif not self.store.members.is_member(sid, target):
+        elif not self.members.is_member(sid, target):
             raise BadRequest("members.errors.not_found")
-        created = self.store.channels.set_override(sid, scope_id, target, kind, allow, deny)
+        created = self.channels.set_override(sid, scope_id, target, kind, allow, deny)
         await self._scope_changed(kind_of_scope, sid, scope_id)
         return created
 
     async def delete_override(self, scope_id: str, override_id: str) -> None:
         """Delete one override of a channel or category. Raises NotFound."""
-        kind_of_scope, sid = self.store.channels.override_scope(scope_id)
-        self.store.channels.delete_override(scope_id, override_id)
+        kind_of_scope, sid = self.channels.override_scope(scope_id)
+        self.channels.delete_override(scope_id, override_id)
         await self._scope_changed(kind_of_scope, sid, scope_id)
 
     async def _scope_changed(self, kind_of_scope: str, sid: str, scope_id: str) -> None:
@@ -193,20 +196,20 @@ class ChannelOps:
             if not isinstance(fields["isPrivate"], bool):
                 raise BadRequest("isPrivate must be a boolean")
             clean["isPrivate"] = fields["isPrivate"]
-        self.store.channels.update_category(sid, cat_id, clean)
+        self.channels.update_category(sid, cat_id, clean)
         await self._categories_changed(sid)
 
     async def delete_category(self, sid: str, cat_id: str) -> None:
         """Delete a category; its channels become uncategorised. ``server:categories_updated``,
         then ``server:channels_updated`` when channels moved."""
-        moved = self.store.channels.delete_category(sid, cat_id)
+        moved = self.channels.delete_category(sid, cat_id)
         await self._categories_changed(sid)
         if moved:
             await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
 
     async def sync_category(self, sid: str, cat_id: str) -> None:
         """Copy a category's overrides and ``isPrivate`` onto its channels; rooms follow at once."""
-        ids = self.store.channels.sync_category(sid, cat_id)
+        ids = self.channels.sync_category(sid, cat_id)
         await self._channels_changed(sid, ids)
 
     async def sync_channel(self, cid: str) -> None:
@@ -215,13 +218,13 @@ class ChannelOps:
         Raises:
             BadRequest: The channel has no category. NotFound: Unknown channel.
         """
-        self.store.channels.sync_channel(cid)
-        await self._channels_changed(self.store.channels.channel_row(cid)["server_id"], [cid])
+        self.channels.sync_channel(cid)
+        await self._channels_changed(self.channels.channel_row(cid)["server_id"], [cid])
 
     async def duplicate_channel(self, cid: str) -> dict[str, Any]:
         """Copy a channel (settings and overrides, not messages); return the new Channel record."""
-        new = self.store.channels.duplicate_channel(cid)
-        sid = self.store.channels.channel_row(new)["server_id"]
+        new = self.channels.duplicate_channel(cid)
+        sid = self.channels.channel_row(new)["server_id"]
         await self.rt.on_channel_created(sid, new)
         await self.rt.emit(endpoints.ON_SERVER_CHANNELS_UPDATED, {"serverPublicId": sid}, server_room(sid))
-        return self.store.channels.channel(new)
+        return self.channels.channel(new)

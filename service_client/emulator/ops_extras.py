@@ -19,9 +19,11 @@ from .ops_checks import (
 from .realtime import Realtime, channel_room, server_room, user_room
 from .store import (
     BadRequest,
-    Store,
     iso_at,
 )
+from .store.channels import ChannelRepository
+from .store.extras import ExtrasRepository
+from .store.servers import ServerRepository
 
 
 class ExtrasOps:
@@ -31,12 +33,17 @@ class ExtrasOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        servers: The servers repository.
+        channels: The channels repository.
+        extras: The extras repository.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, servers: ServerRepository, channels: ChannelRepository, extras: ExtrasRepository,
+                 realtime: Realtime) -> None:
+        self.servers = servers
+        self.channels = channels
+        self.extras = extras
         self.rt = realtime
 
     async def create_emoji(self, sid: str, body: dict[str, Any], creator_id: str | None) -> dict[str, Any]:
@@ -54,11 +61,11 @@ class ExtrasOps:
         animated = body.get("isAnimated", False)
         if not isinstance(animated, bool):
             raise BadRequest("isAnimated must be a boolean")
-        if len(self.store.extras.emojis(sid)) >= MAX_EMOJIS:
+        if len(self.extras.emojis(sid)) >= MAX_EMOJIS:
             raise BadRequest("emojis.errors.limit_reached")
-        if self.store.extras.emoji_named(sid, name):
+        if self.extras.emoji_named(sid, name):
             raise Conflict("emojis.errors.name_taken")
-        return self.store.extras.create_emoji(sid, name, url, animated=animated, creator_id=creator_id)
+        return self.extras.create_emoji(sid, name, url, animated=animated, creator_id=creator_id)
 
     async def create_webhook(self, cid: str, body: dict[str, Any], creator_id: str | None) -> dict[str, Any]:
         """Create a webhook on a server channel from ``{name, avatarUrl?}``; return it with its token.
@@ -68,11 +75,11 @@ class ExtrasOps:
         """
         name = need_str(body.get("name"), "name", limit=MAX_WEBHOOK_NAME_CHARS)
         avatar = opt_str(body.get("avatarUrl"), "avatarUrl", MAX_URL_CHARS)
-        if self.store.channels.channel_row(cid)["server_id"] is None:
+        if self.channels.channel_row(cid)["server_id"] is None:
             raise BadRequest("webhooks.errors.not_a_server_channel")
-        if len(self.store.extras.webhooks(cid)) >= MAX_WEBHOOKS:
+        if len(self.extras.webhooks(cid)) >= MAX_WEBHOOKS:
             raise BadRequest("webhooks.errors.limit_reached")
-        return self.store.extras.create_webhook(cid, name, avatar, creator_id)
+        return self.extras.create_webhook(cid, name, avatar, creator_id)
 
     async def update_webhook(self, wid: str, body: dict[str, Any]) -> dict[str, Any]:
         """Change a webhook from ``{name?, avatarUrl?}`` (null clears the avatar); return the changes."""
@@ -81,7 +88,7 @@ class ExtrasOps:
             clean["name"] = need_str(body["name"], "name", limit=MAX_WEBHOOK_NAME_CHARS)
         if "avatarUrl" in body:
             clean["avatarUrl"] = opt_str(body["avatarUrl"], "avatarUrl", MAX_URL_CHARS)
-        self.store.extras.update_webhook(wid, clean)
+        self.extras.update_webhook(wid, clean)
         return clean
 
     async def execute_webhook(self, wid: str, token: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +104,7 @@ class ExtrasOps:
             NotFound: Unknown webhook or wrong token.
             BadRequest: Bad field types, nothing to post, or content/embeds over the limits.
         """
-        row = self.store.extras.webhook_for_token(wid, token)
+        row = self.extras.webhook_for_token(wid, token)
         content = body.get("content", "")
         content = "" if content is None else content
         if not isinstance(content, str):
@@ -113,7 +120,7 @@ class ExtrasOps:
         error = self.rt.message_events.check_content(content, embeds)
         if error is not None:
             raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
-        record = self.store.extras.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
+        record = self.extras.insert_webhook_message(row, content, embeds, username=username, avatar_url=avatar)
         await self.rt.message_events.deliver_messages([record])
         return record
 
@@ -145,7 +152,7 @@ class ExtrasOps:
             clean["muteUntil"] = until
         if not clean:
             raise BadRequest("give muted, muteUntil or mentionsOnly")
-        self.store.servers.set_notifications(sid, uid, clean)
+        self.servers.set_notifications(sid, uid, clean)
 
     async def emit(self, event: Any, payload: Any, *, to_user: Any = None, to_server: Any = None,
                    to_channel: Any = None) -> None:

@@ -12,8 +12,9 @@ from .realtime import Realtime
 from .store import (
     BadRequest,
     Forbidden,
-    Store,
 )
+from .store.channels import ChannelRepository
+from .store.invites import InviteRepository
 
 
 class InviteOps:
@@ -23,12 +24,14 @@ class InviteOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        channels: The channels repository.
+        invites: The invites repository.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, channels: ChannelRepository, invites: InviteRepository, realtime: Realtime) -> None:
+        self.channels = channels
+        self.invites = invites
         self.rt = realtime
 
     async def create_invite(self, sid: str, channel_id: Any, inviter_id: Any, *, max_age: Any = None,
@@ -42,12 +45,12 @@ class InviteOps:
         """
         if channel_id is not None:
             need_str(channel_id, "channelPublicId")
-            chan = self.store.channels.channel_row(channel_id)
+            chan = self.channels.channel_row(channel_id)
             if chan["server_id"] != sid:
                 raise BadRequest("channels.errors.not_in_server")
-            if viewer is not None and not self.store.channels.can_view(channel_id, viewer):
+            if viewer is not None and not self.channels.can_view(channel_id, viewer):
                 raise Forbidden("channels.errors.no_access")
         opt_int(max_age, "maxAge")
         opt_int(max_uses, "maxUses")
-        code = self.store.invites.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
-        return {"invite": self.store.invites.server_invite(code)}
+        code = self.invites.create_invite(sid, channel_id, inviter_id, max_age_s=max_age, max_uses=max_uses)
+        return {"invite": self.invites.server_invite(code)}

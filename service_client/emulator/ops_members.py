@@ -19,10 +19,16 @@ from .realtime import DELETE_HISTORY_S, MAX_ID_CHARS, AckThen, Realtime, channel
 from .store import (
     BadRequest,
     NotFound,
-    Store,
     iso_at,
     parse_permissions,
 )
+from .store.channels import ChannelRepository
+from .store.database import Database
+from .store.extras import ExtrasRepository
+from .store.members import MemberRepository
+from .store.messages import MessageRepository
+from .store.servers import ServerRepository
+from .store.users import UserRepository
 
 
 class MemberOps:
@@ -32,12 +38,26 @@ class MemberOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        users: The users repository.
+        servers: The servers repository.
+        members: The members repository.
+        channels: The channels repository.
+        messages: The messages repository.
+        extras: The extras repository.
+        db: The database.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, users: UserRepository, servers: ServerRepository, members: MemberRepository,
+                 channels: ChannelRepository, messages: MessageRepository, extras: ExtrasRepository, db: Database,
+                 realtime: Realtime) -> None:
+        self.users = users
+        self.servers = servers
+        self.members = members
+        self.channels = channels
+        self.messages = messages
+        self.extras = extras
+        self.db = db
         self.rt = realtime
 
     async def add_member(self, sid: Any, uid: Any, role_ids: Any = None) -> dict[str, Any]:
@@ -54,13 +74,13 @@ class MemberOps:
         role_ids = [] if role_ids is None else role_ids
         if not isinstance(role_ids, list) or not all(isinstance(r, str) for r in role_ids):
             raise BadRequest("roleIds must be a list of strings")
-        if self.store.members.is_banned(sid, uid):
+        if self.members.is_banned(sid, uid):
             raise BadRequest("servers.errors.banned")
-        added = self.store.members.add_member(sid, uid, role_ids)
-        member = self.store.members.member(sid, uid)
+        added = self.members.add_member(sid, uid, role_ids)
+        member = self.members.member(sid, uid)
         if added:
             await self.rt.on_member_added(sid, uid)
-            await self.rt.emit(endpoints.ON_SERVER_JOINED, self.store.servers.server(sid), user_room(uid))
+            await self.rt.emit(endpoints.ON_SERVER_JOINED, self.servers.server(sid), user_room(uid))
             await self.rt.emit(endpoints.ON_SERVER_MEMBER_ADD, {"serverPublicId": sid, "member": member}, server_room(sid))
         elif role_ids:
             await self.rt.refresh_visibility(sid)
@@ -71,10 +91,10 @@ class MemberOps:
     async def remove_member(self, sid: str, uid: str, *, reason: str = "kicked") -> bool:
         """Remove a member (kick semantics): ``server:member_removed`` to the server room,
         ``server:you_removed`` to the user. Returns False if it was not a member."""
-        self.store.servers.server_row(sid)
-        if not self.store.members.remove_member(sid, uid):
+        self.servers.server_row(sid)
+        if not self.members.remove_member(sid, uid):
             return False
-        await self.rt.on_member_removed(sid, uid, self.store.channels.channel_ids_of(sid))
+        await self.rt.on_member_removed(sid, uid, self.channels.channel_ids_of(sid))
         await self._announce_removal(sid, uid, reason)
         return True
 
@@ -91,7 +111,7 @@ class MemberOps:
         cid = self.rt.voice_events.voice_channel_of(uid)
         if cid is None:
             return
-        row = self.store.db.one("SELECT server_id FROM channels WHERE id=?", (cid,))
+        row = self.db.one("SELECT server_id FROM channels WHERE id=?", (cid,))
         if row is None or row[0] == sid:
             await self.rt.voice_events.voice_leave(uid)
 
@@ -128,46 +148,46 @@ class MemberOps:
             if history is not None and history not in DELETE_HISTORY_S:
                 return fail("invalid_request")
         try:
-            owner = self.store.servers.server_row(sid)["owner_id"]
+            owner = self.servers.server_row(sid)["owner_id"]
         except NotFound:
             return fail("not_found")
-        if not self.store.members.is_member(sid, actor):
+        if not self.members.is_member(sid, actor):
             return fail("not_found")
         perm = "KICK_MEMBERS" if action == "kick" else "BAN_MEMBERS"
-        if not self.store.members.has_perm(sid, actor, perm):
+        if not self.members.has_perm(sid, actor, perm):
             return fail("missing_permission")
         if action == "unban":
-            if not self.store.members.remove_ban(sid, target):
+            if not self.members.remove_ban(sid, target):
                 return fail("not_banned")
-            self.store.extras.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
+            self.extras.add_audit(sid, actor, "MEMBER_UNBAN", "USER", target, noted)
             return AckThen({}, lambda: self.rt.emit(endpoints.ON_SERVER_BAN_REVOKED, {"serverPublicId": sid,
                                                                                       "userPublicId": target},
                                                     server_room(sid)))
         if target == owner:
             return fail("cannot_kick_owner" if action == "kick" else "cannot_ban_owner")
         if action == "kick":
-            if not self.store.members.remove_member(sid, target):
+            if not self.members.remove_member(sid, target):
                 return fail("not_found")
-            await self.rt.on_member_removed(sid, target, self.store.channels.channel_ids_of(sid))
-            self.store.extras.add_audit(sid, actor, "MEMBER_KICK", "USER", target, noted)
+            await self.rt.on_member_removed(sid, target, self.channels.channel_ids_of(sid))
+            self.extras.add_audit(sid, actor, "MEMBER_KICK", "USER", target, noted)
             return AckThen({}, lambda: self._announce_removal(sid, target, "kicked"))
         try:
-            self.store.users.user_row(target)
+            self.users.user_row(target)
         except NotFound:
             return fail("not_found")
-        if self.store.members.is_banned(sid, target):
+        if self.members.is_banned(sid, target):
             return fail("already_banned")
-        was_member = self.store.members.remove_member(sid, target)
-        self.store.members.add_ban(sid, target, reason)
-        self.store.extras.add_audit(sid, actor, "MEMBER_BAN", "USER", target,
+        was_member = self.members.remove_member(sid, target)
+        self.members.add_ban(sid, target, reason)
+        self.extras.add_audit(sid, actor, "MEMBER_BAN", "USER", target,
                                     {"reason": reason, "deleteHistory": history or "none"})
         doomed: list[tuple[str, str]] = []
         span = DELETE_HISTORY_S.get(history or "none", 0)
         if span:
-            doomed = self.store.messages.message_ids_by(sid, target, iso_at(time.time() - span))
-            self.store.messages.delete_messages([mid for mid, _cid in doomed])
+            doomed = self.messages.message_ids_by(sid, target, iso_at(time.time() - span))
+            self.messages.delete_messages([mid for mid, _cid in doomed])
         if was_member:
-            await self.rt.on_member_removed(sid, target, self.store.channels.channel_ids_of(sid))
+            await self.rt.on_member_removed(sid, target, self.channels.channel_ids_of(sid))
 
         async def after() -> None:
             """Fan the change out once the ack has been sent."""
@@ -181,18 +201,18 @@ class MemberOps:
 
     async def ban(self, sid: str, uid: str, reason: str | None = None) -> None:
         """Control plane: ban a user as the server's owner would (same checks and fan-out)."""
-        owner = self.store.servers.server_row(sid)["owner_id"]
+        owner = self.servers.server_row(sid)["owner_id"]
         await self._acked(self.moderate("ban", owner, {"serverPublicId": sid, "userPublicId": uid,
                                                        "reason": reason}))
 
     async def kick(self, sid: str, uid: str) -> None:
         """Control plane: kick a member as the server's owner would (same checks and fan-out)."""
-        owner = self.store.servers.server_row(sid)["owner_id"]
+        owner = self.servers.server_row(sid)["owner_id"]
         await self._acked(self.moderate("kick", owner, {"serverPublicId": sid, "userPublicId": uid}))
 
     async def unban(self, sid: str, uid: str) -> None:
         """Control plane: lift a ban as the server's owner would (``server:ban_revoked``)."""
-        owner = self.store.servers.server_row(sid)["owner_id"]
+        owner = self.servers.server_row(sid)["owner_id"]
         await self._acked(self.moderate("unban", owner, {"serverPublicId": sid, "userPublicId": uid}))
 
     @staticmethod
@@ -208,9 +228,9 @@ class MemberOps:
 
     async def leave_server(self, sid: str, uid: str) -> None:
         """A member leaves: ``server:you_left`` to it, ``server:member_remove`` to the server room."""
-        if not self.store.members.remove_member(sid, uid):
+        if not self.members.remove_member(sid, uid):
             raise NotFound("members.errors.not_found")
-        channels = self.store.channels.channel_ids_of(sid)
+        channels = self.channels.channel_ids_of(sid)
         await self.rt.on_member_removed(sid, uid, channels)
         await self._leave_server_voice(sid, uid)
         await self.rt.emit(endpoints.ON_SERVER_YOU_LEFT, {"serverPublicId": sid}, user_room(uid))
@@ -218,7 +238,7 @@ class MemberOps:
 
     async def update_member(self, sid: str, uid: str, fields: dict[str, Any]) -> None:
         """Replace a member's roles and/or nickname; broadcast ``server:member_update`` (ids only)."""
-        if not self.store.members.is_member(sid, uid):
+        if not self.members.is_member(sid, uid):
             raise NotFound("members.errors.not_found")
         if "roles" in fields:
             roles = fields["roles"]
@@ -226,15 +246,15 @@ class MemberOps:
                 raise BadRequest("roles must be a list of role ids")
             for rid in roles:
                 try:
-                    self.store.members.role_row(sid, rid)
+                    self.members.role_row(sid, rid)
                 except NotFound as exc:
                     raise BadRequest("roles.errors.not_found") from exc
         if "nickname" in fields:
             opt_str(fields["nickname"], "nickname", MAX_NICKNAME_CHARS)
         if "roles" in fields:
-            self.store.members.set_member_roles(sid, uid, fields["roles"])
+            self.members.set_member_roles(sid, uid, fields["roles"])
         if "nickname" in fields:
-            self.store.members.set_nickname(sid, uid, fields["nickname"])
+            self.members.set_nickname(sid, uid, fields["nickname"])
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_MEMBER_UPDATE, {"serverPublicId": sid, "memberPublicId": uid}, server_room(sid))
 
@@ -250,7 +270,7 @@ class MemberOps:
         check_color(color)
         if not isinstance(hoist, bool):
             raise BadRequest("hoist must be a boolean")
-        role = self.store.members.create_role(sid, name, perms, color=color, hoist=hoist)
+        role = self.members.create_role(sid, name, perms, color=color, hoist=hoist)
         await self.rt.emit(endpoints.ON_SERVER_ROLE_CREATE, {"serverPublicId": sid, "role": role}, server_room(sid))
         return {"role": role}
 
@@ -275,21 +295,21 @@ class MemberOps:
             if position is None or opt_int(position, "position") is None:
                 raise BadRequest("position must be a non-negative integer")
             clean["position"] = position
-        role = self.store.members.update_role(sid, rid, clean)
+        role = self.members.update_role(sid, rid, clean)
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_ROLE_UPDATE, {"serverPublicId": sid, "role": role}, server_room(sid))
         return role
 
     async def delete_role(self, sid: str, rid: str) -> None:
         """Delete a role; broadcast ``server:role_delete``."""
-        self.store.members.delete_role(sid, rid)
+        self.members.delete_role(sid, rid)
         await self.rt.refresh_visibility(sid)
         await self.rt.emit(endpoints.ON_SERVER_ROLE_DELETE, {"serverPublicId": sid, "rolePublicId": rid}, server_room(sid))
 
     async def reorder_roles(self, sid: str, order: list[str]) -> list[dict[str, Any]]:
         """Give the listed roles positions 1.. in order; broadcast ``server:roles_order_update``."""
         for pos, rid in enumerate(order, start=1):
-            self.store.members.update_role(sid, rid, {"position": pos})
-        roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.store.members.roles(sid)]
+            self.members.update_role(sid, rid, {"position": pos})
+        roles = [{"publicId": r["publicId"], "position": r["position"]} for r in self.members.roles(sid)]
         await self.rt.emit(endpoints.ON_SERVER_ROLES_ORDER_UPDATE, {"serverPublicId": sid, "roles": roles}, server_room(sid))
         return roles

@@ -13,8 +13,10 @@ from .realtime import MAX_ID_CHARS, Realtime, channel_room
 from .store import (
     BadRequest,
     NotFound,
-    Store,
 )
+from .store.channels import ChannelRepository
+from .store.messages import MessageRepository
+from .store.users import UserRepository
 
 
 class MessageOps:
@@ -24,12 +26,17 @@ class MessageOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        users: The users repository.
+        channels: The channels repository.
+        messages: The messages repository.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, users: UserRepository, channels: ChannelRepository, messages: MessageRepository,
+                 realtime: Realtime) -> None:
+        self.users = users
+        self.channels = channels
+        self.messages = messages
         self.rt = realtime
 
     async def post_message(self, cid: Any, author_id: Any, content: Any, embeds: Any = None) -> dict[str, Any]:
@@ -54,8 +61,8 @@ class MessageOps:
         error = self.rt.message_events.check_content(content, embeds)
         if error is not None:
             raise BadRequest(f"{error}: {RULES[error]}" if error in RULES else error)
-        self.store.users.user_row(author_id)
-        records = self.store.messages.insert_messages(cid, author_id, [content], embeds)
+        self.users.user_row(author_id)
+        records = self.messages.insert_messages(cid, author_id, [content], embeds)
         await self.rt.message_events.deliver_messages(records)
         return {"message": records[0]}
 
@@ -69,8 +76,8 @@ class MessageOps:
             for index, content in enumerate(contents):
                 if js_length(content) > CONTENT_MAX_CHARS:
                     raise BadRequest(f"contents[{index}]: messages.errors.too_long: {RULES['messages.errors.too_long']}")
-        self.store.users.user_row(author_id)
-        ids, escaped, shared = self.store.messages.insert_bulk(cid, author_id, contents)
+        self.users.user_row(author_id)
+        ids, escaped, shared = self.messages.insert_bulk(cid, author_id, contents)
         await self.rt.message_events.deliver_bulk(cid, ids, escaped, shared)
         return len(ids)
 
@@ -84,16 +91,16 @@ class MessageOps:
         if not isinstance(ids, list) or not 1 <= len(ids) <= 100 or \
                 not all(isinstance(i, str) and 0 < len(i) <= MAX_ID_CHARS for i in ids):
             raise BadRequest("messageIds must be a list of 1 to 100 message ids")
-        chan = self.store.channels.channel_row(cid)
+        chan = self.channels.channel_row(cid)
         found = []
         for mid in dict.fromkeys(ids):
             try:
-                row = self.store.messages.message_row(mid)
+                row = self.messages.message_row(mid)
             except NotFound:
                 continue
             if row["channel_id"] == cid:
                 found.append(mid)
-        self.store.messages.delete_messages(found)
+        self.messages.delete_messages(found)
         for mid in found:
             await self.rt.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid, "channelPublicId": cid,
                                                               "serverPublicId": chan["server_id"]}, channel_room(cid))
@@ -106,9 +113,9 @@ class MessageOps:
         Raises:
             NotFound: No such message in this channel.
         """
-        row = self.store.messages.message_row(mid)
+        row = self.messages.message_row(mid)
         if row["channel_id"] != cid:
             raise NotFound("messages.errors.not_found")
-        if self.store.messages.set_pinned(mid, pinned):
+        if self.messages.set_pinned(mid, pinned):
             await self.rt.emit(endpoints.ON_MESSAGE_PINNED, {"messagePublicId": mid, "channelPublicId": cid, "pinned": pinned},
                                channel_room(cid))

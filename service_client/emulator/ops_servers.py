@@ -14,8 +14,11 @@ from .realtime import Realtime, server_room, user_room
 from .store import (
     CREATABLE_CHANNEL_TYPES,
     BadRequest,
-    Store,
 )
+from .store.channels import ChannelRepository
+from .store.members import MemberRepository
+from .store.servers import ServerRepository
+from .store.users import UserRepository
 
 
 class ServerOps:
@@ -25,12 +28,19 @@ class ServerOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        users: The users repository.
+        servers: The servers repository.
+        members: The members repository.
+        channels: The channels repository.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, users: UserRepository, servers: ServerRepository, members: MemberRepository,
+                 channels: ChannelRepository, realtime: Realtime) -> None:
+        self.users = users
+        self.servers = servers
+        self.members = members
+        self.channels = channels
         self.rt = realtime
 
     async def create_server(self, name: Any, owner_id: Any, *, categories: Any = None, channels: Any = None,
@@ -59,18 +69,18 @@ class ServerOps:
                 self._check_channel_spec(ch)
         for ch in channels:
             self._check_channel_spec(ch)
-        self.store.users.user_row(owner_id)
-        sid = self.store.servers.create_server(name, owner_id, image_url=image_url)
+        self.users.user_row(owner_id)
+        sid = self.servers.create_server(name, owner_id, image_url=image_url)
         cat_out = []
         for cat in categories:
-            cat_id = self.store.channels.create_category(sid, cat["name"])
+            cat_id = self.channels.create_category(sid, cat["name"])
             for ch in cat.get("channels", []):
-                self.store.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"), category_id=cat_id)
-            cat_out.append(self.store.channels.category(sid, cat_id))
+                self.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"), category_id=cat_id)
+            cat_out.append(self.channels.category(sid, cat_id))
         for ch in channels:
-            self.store.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"))
-        server = self.store.servers.server(sid)
-        all_channels = self.store.channels.channels_of(sid)
+            self.channels.create_channel(sid, ch["name"], ch.get("type", "TEXT"))
+        server = self.servers.server(sid)
+        all_channels = self.channels.channels_of(sid)
         await self.rt.on_member_added(sid, owner_id)
         await self.rt.emit(endpoints.ON_SERVER_JOINED, server, user_room(owner_id))
         return {"server": server, "categories": cat_out, "channels": all_channels}
@@ -90,18 +100,18 @@ class ServerOps:
             clean["name"] = need_str(fields["name"], "name")
         if "imageUrl" in fields:
             clean["imageUrl"] = opt_str(fields["imageUrl"], "imageUrl", MAX_URL_CHARS)
-        self.store.servers.update_server(sid, clean)
+        self.servers.update_server(sid, clean)
         await self.rt.emit(endpoints.ON_SERVER_UPDATED, dict({"serverPublicId": sid}, **clean), server_room(sid))
 
     async def delete_server(self, sid: str) -> None:
         """Delete a server; broadcast ``server:deleted`` and empty its rooms."""
-        self.store.servers.server_row(sid)
-        channels = self.store.channels.channel_ids_of(sid)
-        members = self.store.members.member_ids(sid)
+        self.servers.server_row(sid)
+        channels = self.channels.channel_ids_of(sid)
+        members = self.members.member_ids(sid)
         await self.rt.emit(endpoints.ON_SERVER_DELETED, {"serverPublicId": sid}, server_room(sid))
         for cid in channels:
             for uid in list(self.rt.voice.get(cid, {})):
                 await self.rt.voice_events.voice_leave(uid)
-        self.store.servers.delete_server(sid)
+        self.servers.delete_server(sid)
         for uid in members:
             await self.rt.on_member_removed(sid, uid, channels)

@@ -11,8 +11,8 @@ from .ops_checks import (
 from .realtime import Realtime
 from .store import (
     BadRequest,
-    Store,
 )
+from .store.users import UserRepository
 
 
 class UserOps:
@@ -22,12 +22,12 @@ class UserOps:
     service sends for it (see :class:`~.ops.Operations`).
 
     Args:
-        store: The emulator's repositories.
+        users: The users repository.
         realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, realtime: Realtime) -> None:
-        self.store = store
+    def __init__(self, *, users: UserRepository, realtime: Realtime) -> None:
+        self.users = users
         self.rt = realtime
 
     async def create_user(self, name: Any, bot: Any = False) -> dict[str, Any]:
@@ -35,12 +35,12 @@ class UserOps:
         need_str(name, "name")
         if not isinstance(bot, bool):
             raise BadRequest("bot must be a boolean")
-        user, token = self.store.users.create_user(name, bot=bot)
+        user, token = self.users.create_user(name, bot=bot)
         return {"user": user, "token": token}
 
     async def update_user(self, uid: str, fields: dict[str, Any]) -> dict[str, Any]:
         """Change a user's name/tag/image and broadcast ``user:update``."""
-        user = self.store.users.update_user(uid, **fields)
+        user = self.users.update_user(uid, **fields)
         payload = {"userPublicId": uid}
         payload.update({k: user[k] for k in ("name", "tag", "image") if k in fields})
         await self.rt.emit(endpoints.ON_USER_UPDATE, payload, self.rt.presence_events.presence_rooms(uid))
@@ -48,5 +48,5 @@ class UserOps:
 
     async def revoke_token(self, uid: str) -> None:
         """Revoke a user's token and server-disconnect its sockets (socket.io DISCONNECT)."""
-        self.store.users.revoke_token(uid)
+        self.users.revoke_token(uid)
         await self.rt.connection_events.server_disconnect(uid)

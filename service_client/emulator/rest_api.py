@@ -65,12 +65,23 @@ class RestApi:
         #: The catalog's entry of each served handler (handed to the handler in :attr:`Ctx.endpoint`).
         self._endpoints: dict[Handler, Endpoint] = {}
         #: The membership, visibility and permission checks the route groups share.
-        self.access = Access(store)
+        self.access = Access(servers=store.servers, members=store.members, channels=store.channels,
+                             messages=store.messages, extras=store.extras, db=store.db)
         #: Writes the audit entries of the changes in :data:`~.rest_audit.AUDITED_ROUTES`.
-        self.audit = AuditTrail(store)
-        groups = (UserRoutes, ServerRoutes, MemberRoutes, ChannelRoutes, MessageRoutes, InviteRoutes, WebhookRoutes)
+        self.audit = AuditTrail(extras=store.extras, db=store.db)
+        groups = (
+            UserRoutes(users=store.users, servers=store.servers, realtime=realtime),
+            ServerRoutes(users=store.users, servers=store.servers, members=store.members, channels=store.channels,
+                         extras=store.extras, server_ops=ops.servers, member_ops=ops.members, extras_ops=ops.extras,
+                         access=self.access),
+            MemberRoutes(members=store.members, member_ops=ops.members, access=self.access),
+            ChannelRoutes(channels=store.channels, channel_ops=ops.channels, access=self.access),
+            MessageRoutes(messages=store.messages, message_ops=ops.messages, access=self.access),
+            InviteRoutes(members=store.members, invites=store.invites, invite_ops=ops.invites, access=self.access),
+            WebhookRoutes(extras=store.extras, extras_ops=ops.extras, access=self.access),
+        )
         for group in groups:
-            for endpoint, handler in group(store, ops, realtime, self.access).routes():
+            for endpoint, handler in group.routes():
                 self.serve(endpoint, handler)
 
     def serve(self, endpoint: Endpoint, handler: Handler) -> None:

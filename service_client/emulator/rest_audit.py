@@ -11,18 +11,22 @@ from .. import endpoints
 from ..endpoints import Endpoint
 from .ops_checks import MAX_REASON_CHARS
 from .routing import Ctx, Handler
-from .store import BadRequest, Store
+from .store import BadRequest
+from .store.database import Database
+from .store.extras import ExtrasRepository
 
 
 class AuditTrail:
     """Wraps the handlers of :data:`AUDITED_ROUTES` so that a success writes a server audit entry.
 
     Args:
-        store: The emulator's repositories (the audit log is in ``store.extras``).
+        extras: The extras repository.
+        db: The database.
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, *, extras: ExtrasRepository, db: Database) -> None:
+        self.extras = extras
+        self.db = db
 
     def wrap(self, endpoint: Endpoint, handler: Handler) -> Handler:
         """``handler``, made to write an audit log entry on success when ``endpoint`` is in
@@ -36,11 +40,11 @@ class AuditTrail:
             return params["server_id"]
         row = None
         if "channel_id" in params:
-            row = self.store.db.one("SELECT server_id FROM channels WHERE id=?", (params["channel_id"],))
+            row = self.db.one("SELECT server_id FROM channels WHERE id=?", (params["channel_id"],))
             if row is None:  # the override routes also take a category id
-                row = self.store.db.one("SELECT server_id FROM categories WHERE id=?", (params["channel_id"],))
+                row = self.db.one("SELECT server_id FROM categories WHERE id=?", (params["channel_id"],))
         elif "code" in params:
-            row = self.store.db.one("SELECT server_id FROM invites WHERE code=?", (params["code"],))
+            row = self.db.one("SELECT server_id FROM invites WHERE code=?", (params["code"],))
         return None if row is None or row[0] is None else str(row[0])
 
     def _audited(self, handler: Handler, action: str, target_type: str, source: str) -> Handler:
@@ -67,7 +71,7 @@ class AuditTrail:
             reason = ctx.request.headers.get(AUDIT_REASON_HEADER)
             if reason:
                 details["reason"] = unquote(reason)[:MAX_REASON_CHARS]
-            self.store.extras.add_audit(sid, ctx.uid or None, action, target_type, target, details)
+            self.extras.add_audit(sid, ctx.uid or None, action, target_type, target, details)
             return response
 
         audited.__doc__ = handler.__doc__

@@ -7,10 +7,9 @@ from starlette.responses import Response
 from .. import endpoints
 from ..endpoints import Endpoint
 from .access import Access
-from .ops import Operations
-from .realtime import Realtime
+from .ops_channels import ChannelOps
 from .routing import Ctx, Handler, json_response, no_content
-from .store import Store
+from .store.channels import ChannelRepository
 
 
 class ChannelRoutes:
@@ -24,16 +23,14 @@ class ChannelRoutes:
     handler for its endpoint of the catalog (:meth:`routes`).
 
     Args:
-        store: The emulator's repositories.
-        ops: The operations (changes with their socket events).
-        realtime: The socket.io side (presence, rooms).
+        channels: The channels repository.
+        channel_ops: The operations on channels.
         access: The membership, visibility and permission checks.
     """
 
-    def __init__(self, store: Store, ops: Operations, realtime: Realtime, access: Access) -> None:
-        self.store = store
-        self.ops = ops
-        self.rt = realtime
+    def __init__(self, *, channels: ChannelRepository, channel_ops: ChannelOps, access: Access) -> None:
+        self.channels = channels
+        self.channel_ops = channel_ops
         self.access = access
 
     def routes(self) -> list[tuple[Endpoint, Handler]]:
@@ -62,7 +59,7 @@ class ChannelRoutes:
         channels the caller may view."""
         sid = ctx.params["server_id"]
         self.access.server(sid, ctx.uid)
-        return json_response(self.store.channels.listing(sid, viewer=ctx.uid))
+        return json_response(self.channels.listing(sid, viewer=ctx.uid))
 
     async def post_category(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/categories {name, isPrivate?}`` -> 201 ``{"category"}``
@@ -70,7 +67,7 @@ class ChannelRoutes:
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
         body = ctx.body()
-        category = await self.ops.channels.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
+        category = await self.channel_ops.create_category(sid, body.get("name"), is_private=body.get("isPrivate", False),
                                                            creator=ctx.uid)
         return json_response({"category": category}, 201)
 
@@ -80,7 +77,7 @@ class ChannelRoutes:
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.manage_category(sid, cat_id, ctx)
         body = ctx.body()
-        await self.ops.channels.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
+        await self.channel_ops.update_category(sid, cat_id, {k: body[k] for k in ("name", "isPrivate") if k in body})
         return no_content()
 
     async def delete_category(self, ctx: Ctx) -> Response:
@@ -88,7 +85,7 @@ class ChannelRoutes:
         become uncategorised."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.manage_category(sid, cat_id, ctx)
-        await self.ops.channels.delete_category(sid, cat_id)
+        await self.channel_ops.delete_category(sid, cat_id)
         return no_content()
 
     async def sync_category(self, ctx: Ctx) -> Response:
@@ -96,16 +93,16 @@ class ChannelRoutes:
         and ``isPrivate`` copied to its channels."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.manage_category(sid, cat_id, ctx)
-        await self.ops.channels.sync_category(sid, cat_id)
+        await self.channel_ops.sync_category(sid, cat_id)
         return no_content()
 
     async def get_category_overrides(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/categories/{category_id}/overrides`` -> ``{"overrides": [Override]}``."""
         sid, cat_id = ctx.params["server_id"], ctx.params["category_id"]
         self.access.server(sid, ctx.uid)
-        self.store.channels.category_row(sid, cat_id)
+        self.channels.category_row(sid, cat_id)
         self.access.read_overrides(cat_id, ctx.uid)
-        return json_response({"overrides": self.store.channels.overrides(cat_id)})
+        return json_response({"overrides": self.channels.overrides(cat_id)})
 
     async def post_channel(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/channels`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS); a private one
@@ -113,69 +110,69 @@ class ChannelRoutes:
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
         body = ctx.body()
-        return json_response({"channel": await self.ops.channels.create_channel(sid, body, creator=ctx.uid)}, 201)
+        return json_response({"channel": await self.channel_ops.create_channel(sid, body, creator=ctx.uid)}, 201)
 
     async def get_channel(self, ctx: Ctx) -> Response:
         """``GET /channels/{channel_id}`` -> bare Channel (``serverPublicId`` null for a DM)."""
         cid = ctx.params["channel_id"]
         row = self.access.channel(cid, ctx.uid)
         if row["server_id"] is None:
-            return json_response(self.store.channels.dm_record(cid, ctx.uid))
-        return json_response(self.store.channels.channel(cid))
+            return json_response(self.channels.dm_record(cid, ctx.uid))
+        return json_response(self.channels.channel(cid))
 
     async def patch_channel(self, ctx: Ctx) -> Response:
         """``PATCH /channels/{channel_id} {name?, description?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
         body = ctx.body()
-        await self.ops.channels.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
+        await self.channel_ops.update_channel(cid, {k: body[k] for k in ("name", "description") if k in body})
         return no_content()
 
     async def delete_channel(self, ctx: Ctx) -> Response:
         """``DELETE /channels/{channel_id}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
-        await self.ops.channels.delete_channel(cid)
+        await self.channel_ops.delete_channel(cid)
         return no_content()
 
     async def get_dm(self, ctx: Ctx) -> Response:
         """``GET /channels/dm/{user_id}`` -> bare DM record; opens it on first call (``dm:new``)."""
-        return json_response(await self.ops.channels.open_dm(ctx.uid, ctx.params["user_id"]))
+        return json_response(await self.channel_ops.open_dm(ctx.uid, ctx.params["user_id"]))
 
     async def duplicate_channel(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/duplicate`` -> 201 ``{"channel"}`` (MANAGE_CHANNELS): same
         settings and overrides, no messages."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
-        return json_response({"channel": await self.ops.channels.duplicate_channel(cid)}, 201)
+        return json_response({"channel": await self.channel_ops.duplicate_channel(cid)}, 201)
 
     async def sync_channel(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/sync`` -> 204 (MANAGE_CHANNELS): the category's overrides and
         ``isPrivate`` copied; 400 without a category."""
         cid = ctx.params["channel_id"]
         self.access.manage_channel(cid, ctx)
-        await self.ops.channels.sync_channel(cid)
+        await self.channel_ops.sync_channel(cid)
         return no_content()
 
     async def get_overrides(self, ctx: Ctx) -> Response:
         """``GET /channels/{channel_id}/overrides`` -> ``{"overrides": [Override]}`` (a category id works too)."""
         cid = ctx.params["channel_id"]
         self.access.read_overrides(cid, ctx.uid)
-        return json_response({"overrides": self.store.channels.overrides(cid)})
+        return json_response({"overrides": self.channels.overrides(cid)})
 
     async def post_override(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/overrides {targetId, type, allow, deny}`` -> 204 (MANAGE_CHANNELS):
         create or replace; a category id works too; rooms follow at once."""
         cid = ctx.params["channel_id"]
-        _kind, sid = self.store.channels.override_scope(cid)
+        _kind, sid = self.channels.override_scope(cid)
         self.access.need_perm(sid, ctx)
-        await self.ops.channels.set_override(cid, ctx.body())
+        await self.channel_ops.set_override(cid, ctx.body())
         return no_content()
 
     async def delete_override(self, ctx: Ctx) -> Response:
         """``DELETE /channels/{channel_id}/overrides/{override_id}`` -> 204 (MANAGE_CHANNELS); a category id works too."""
         cid = ctx.params["channel_id"]
-        _kind, sid = self.store.channels.override_scope(cid)
+        _kind, sid = self.channels.override_scope(cid)
         self.access.need_perm(sid, ctx)
-        await self.ops.channels.delete_override(cid, ctx.params["override_id"])
+        await self.channel_ops.delete_override(cid, ctx.params["override_id"])
         return no_content()

@@ -7,10 +7,11 @@ from starlette.responses import Response
 from .. import endpoints
 from ..endpoints import Endpoint
 from .access import Access
-from .ops import Operations
-from .realtime import Realtime
+from .ops_invites import InviteOps
 from .routing import Ctx, Handler, json_response, no_content
-from .store import Forbidden, Store
+from .store import Forbidden
+from .store.invites import InviteRepository
+from .store.members import MemberRepository
 
 
 class InviteRoutes:
@@ -20,16 +21,17 @@ class InviteRoutes:
     handler for its endpoint of the catalog (:meth:`routes`).
 
     Args:
-        store: The emulator's repositories.
-        ops: The operations (changes with their socket events).
-        realtime: The socket.io side (presence, rooms).
+        members: The members repository.
+        invites: The invites repository.
+        invite_ops: The operations on invites.
         access: The membership, visibility and permission checks.
     """
 
-    def __init__(self, store: Store, ops: Operations, realtime: Realtime, access: Access) -> None:
-        self.store = store
-        self.ops = ops
-        self.rt = realtime
+    def __init__(self, *, members: MemberRepository, invites: InviteRepository, invite_ops: InviteOps,
+                 access: Access) -> None:
+        self.members = members
+        self.invites = invites
+        self.invite_ops = invite_ops
         self.access = access
 
     def routes(self) -> list[tuple[Endpoint, Handler]]:
@@ -49,9 +51,9 @@ class InviteRoutes:
         self.access.server(sid, ctx.uid)
         if ctx.q("all") == "true":
             self.access.need_perm(sid, ctx)
-            invites = self.store.invites.invites(sid)
+            invites = self.invites.invites(sid)
         else:
-            invites = self.store.invites.invites(sid, inviter=ctx.uid)
+            invites = self.invites.invites(sid, inviter=ctx.uid)
         shown = [i for i in invites if self.access.invite_visible((i["channel"] or {}).get("publicId"), ctx.uid)]
         if ctx.q("all") == "true":
             return json_response({"invites": shown})
@@ -63,7 +65,7 @@ class InviteRoutes:
         sid = ctx.params["server_id"]
         self.access.server(sid, ctx.uid)
         body = ctx.body()
-        result = await self.ops.invites.create_invite(sid, body.get("channelPublicId"), ctx.uid,
+        result = await self.invite_ops.create_invite(sid, body.get("channelPublicId"), ctx.uid,
                                                       max_age=body.get("maxAge"), max_uses=body.get("maxUses"),
                                                       viewer=ctx.uid)
         return json_response(result, 201)
@@ -71,14 +73,14 @@ class InviteRoutes:
     async def get_invite(self, ctx: Ctx) -> Response:
         """``GET /invites/{code}`` -> resolved invite; 404 unknown or expired; 403 for a member of
         its server who may not view its channel. Anyone outside the server may resolve it."""
-        row = self.store.invites.invite_row(ctx.params["code"])
-        if self.store.members.is_member(row["server_id"], ctx.uid) and not self.access.invite_visible(row["channel_id"], ctx.uid):
+        row = self.invites.invite_row(ctx.params["code"])
+        if self.members.is_member(row["server_id"], ctx.uid) and not self.access.invite_visible(row["channel_id"], ctx.uid):
             raise Forbidden("channels.errors.no_access")
-        return json_response(self.store.invites.resolved_invite(ctx.params["code"], ctx.uid))
+        return json_response(self.invites.resolved_invite(ctx.params["code"], ctx.uid))
 
     async def delete_invite(self, ctx: Ctx) -> Response:
         """``DELETE /invites/{code}`` -> 204; MANAGE_INVITES on the invite's server."""
-        row = self.store.invites.invite_row(ctx.params["code"])
+        row = self.invites.invite_row(ctx.params["code"])
         self.access.need_perm(row["server_id"], ctx)
-        self.store.invites.delete_invite(ctx.params["code"])
+        self.invites.delete_invite(ctx.params["code"])
         return no_content()

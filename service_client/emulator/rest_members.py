@@ -9,10 +9,10 @@ from starlette.responses import Response
 from .. import endpoints
 from ..endpoints import Endpoint
 from .access import Access
-from .ops import Operations
-from .realtime import Realtime
+from .ops_members import MemberOps
 from .routing import Ctx, Handler, json_response, no_content
-from .store import BadRequest, Store
+from .store import BadRequest
+from .store.members import MemberRepository
 
 
 class MemberRoutes:
@@ -22,16 +22,14 @@ class MemberRoutes:
     handler for its endpoint of the catalog (:meth:`routes`).
 
     Args:
-        store: The emulator's repositories.
-        ops: The operations (changes with their socket events).
-        realtime: The socket.io side (presence, rooms).
+        members: The members repository.
+        member_ops: The operations on members.
         access: The membership, visibility and permission checks.
     """
 
-    def __init__(self, store: Store, ops: Operations, realtime: Realtime, access: Access) -> None:
-        self.store = store
-        self.ops = ops
-        self.rt = realtime
+    def __init__(self, *, members: MemberRepository, member_ops: MemberOps, access: Access) -> None:
+        self.members = members
+        self.member_ops = member_ops
         self.access = access
 
     def routes(self) -> list[tuple[Endpoint, Handler]]:
@@ -53,7 +51,7 @@ class MemberRoutes:
         published bots) read the list without a wrapper."""
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
-        members = self.store.members.members(sid, viewer=ctx.uid)
+        members = self.members.members(sid, viewer=ctx.uid)
         search = ctx.q("search")
         if search is None:
             return json_response(members)
@@ -72,7 +70,7 @@ class MemberRoutes:
         """``GET /servers/{server_id}/members/{user_id}`` -> bare Member; 404 if not a member."""
         sid = ctx.params["server_id"]
         self.access.server(sid, ctx.uid)
-        return json_response(self.store.members.member(sid, ctx.params["user_id"], viewer=ctx.uid))
+        return json_response(self.members.member(sid, ctx.params["user_id"], viewer=ctx.uid))
 
     async def patch_member(self, ctx: Ctx) -> Response:
         """``PATCH /servers/{server_id}/members/{user_id} {roles?, nickname?}`` -> 204 (MANAGE_ROLES)."""
@@ -80,14 +78,14 @@ class MemberRoutes:
         self.access.need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("roles", "nickname") if k in body}
-        await self.ops.members.update_member(sid, ctx.params["user_id"], fields)
+        await self.member_ops.update_member(sid, ctx.params["user_id"], fields)
         return no_content()
 
     async def get_roles(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/roles`` -> ``{"roles": [Role]}``."""
         sid = ctx.params["server_id"]
         self.access.server(sid, ctx.uid)
-        return json_response({"roles": self.store.members.roles(sid)})
+        return json_response({"roles": self.members.roles(sid)})
 
     async def post_role(self, ctx: Ctx) -> Response:
         """``POST /servers/{server_id}/roles`` -> 201 ``{"role"}`` (MANAGE_ROLES)."""
@@ -96,7 +94,7 @@ class MemberRoutes:
         body = ctx.body()
         if "name" not in body:
             raise BadRequest("name is required")
-        result = await self.ops.members.create_role(sid, body["name"], body.get("permissions", "0"),
+        result = await self.member_ops.create_role(sid, body["name"], body.get("permissions", "0"),
                                                     color=body.get("color"), hoist=body.get("hoist", False))
         return json_response(result, 201)
 
@@ -106,17 +104,17 @@ class MemberRoutes:
         self.access.need_perm(sid, ctx)
         body = ctx.body()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "color", "hoist", "permissions", "position") if k in body}
-        return json_response({"role": await self.ops.members.update_role(sid, ctx.params["role_id"], fields)})
+        return json_response({"role": await self.member_ops.update_role(sid, ctx.params["role_id"], fields)})
 
     async def delete_role(self, ctx: Ctx) -> Response:
         """``DELETE /servers/{server_id}/roles/{role_id}`` -> 204 (MANAGE_ROLES)."""
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
-        await self.ops.members.delete_role(sid, ctx.params["role_id"])
+        await self.member_ops.delete_role(sid, ctx.params["role_id"])
         return no_content()
 
     async def get_bans(self, ctx: Ctx) -> Response:
         """``GET /servers/{server_id}/bans`` -> ``{"bans": [Ban]}`` (BAN_MEMBERS)."""
         sid = ctx.params["server_id"]
         self.access.need_perm(sid, ctx)
-        return json_response({"bans": self.store.members.bans(sid)})
+        return json_response({"bans": self.members.bans(sid)})

@@ -7,11 +7,11 @@ from starlette.responses import Response
 from .. import endpoints
 from ..endpoints import Endpoint
 from .access import Access
-from .ops import Operations
-from .realtime import Realtime
+from .ops_messages import MessageOps
 from .rest_search import search_messages
 from .routing import Ctx, Handler, json_response, no_content
-from .store import BadRequest, Store
+from .store import BadRequest
+from .store.messages import MessageRepository
 
 
 class MessageRoutes:
@@ -21,16 +21,14 @@ class MessageRoutes:
     handler for its endpoint of the catalog (:meth:`routes`).
 
     Args:
-        store: The emulator's repositories.
-        ops: The operations (changes with their socket events).
-        realtime: The socket.io side (presence, rooms).
+        messages: The messages repository.
+        message_ops: The operations on messages.
         access: The membership, visibility and permission checks.
     """
 
-    def __init__(self, store: Store, ops: Operations, realtime: Realtime, access: Access) -> None:
-        self.store = store
-        self.ops = ops
-        self.rt = realtime
+    def __init__(self, *, messages: MessageRepository, message_ops: MessageOps, access: Access) -> None:
+        self.messages = messages
+        self.message_ops = message_ops
         self.access = access
 
     def routes(self) -> list[tuple[Endpoint, Handler]]:
@@ -50,7 +48,7 @@ class MessageRoutes:
         cid = ctx.params["channel_id"]
         self.access.channel(cid, ctx.uid)
         limit = ctx.q_int("limit", 50)
-        return json_response({"messages": self.store.messages.history(cid, limit, ctx.q("before") or None)})
+        return json_response({"messages": self.messages.history(cid, limit, ctx.q("before") or None)})
 
     async def get_search(self, ctx: Ctx) -> Response:
         """``GET /chat/{channel_id}/search?q=&limit=&before=&after=`` -> ``{"messages"}``, newest first.
@@ -65,27 +63,27 @@ class MessageRoutes:
         if q is None:
             raise BadRequest("q is required")
         limit = ctx.q_int("limit", 25)
-        found = await search_messages(self.store, cid, q, limit, ctx.q("before") or None, ctx.q("after") or None)
+        found = await search_messages(self.messages, cid, q, limit, ctx.q("before") or None, ctx.q("after") or None)
         return json_response({"messages": found})
 
     async def get_pins(self, ctx: Ctx) -> Response:
         """``GET /chat/{channel_id}/pins`` -> ``{"pins": [Message]}``, most recently pinned first."""
         cid = ctx.params["channel_id"]
         self.access.channel(cid, ctx.uid)
-        return json_response({"pins": self.store.messages.pins(cid)})
+        return json_response({"pins": self.messages.pins(cid)})
 
     async def pin(self, ctx: Ctx) -> Response:
         """``POST /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=True)
-        await self.ops.messages.set_pinned(cid, ctx.params["message_id"], True)
+        await self.message_ops.set_pinned(cid, ctx.params["message_id"], True)
         return no_content()
 
     async def unpin(self, ctx: Ctx) -> Response:
         """``DELETE /chat/{channel_id}/pin/{message_id}`` -> 204 (PIN_MESSAGE; DM participants); ``message:pinned``."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=True)
-        await self.ops.messages.set_pinned(cid, ctx.params["message_id"], False)
+        await self.message_ops.set_pinned(cid, ctx.params["message_id"], False)
         return no_content()
 
     async def get_reaction_details(self, ctx: Ctx) -> Response:
@@ -96,7 +94,7 @@ class MessageRoutes:
         cid = ctx.params["channel_id"]
         self.access.channel(cid, ctx.uid)
         row = self.access.message_in(cid, ctx.params["message_id"])
-        return json_response({"reactions": self.store.messages.reaction_details(row["id"])})
+        return json_response({"reactions": self.messages.reaction_details(row["id"])})
 
     async def bulk_delete(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/messages/bulk-delete {messageIds}`` (1 to 100) -> 204
@@ -104,5 +102,5 @@ class MessageRoutes:
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
         body = ctx.body()
-        await self.ops.messages.bulk_delete(cid, body.get("messageIds"))
+        await self.message_ops.bulk_delete(cid, body.get("messageIds"))
         return no_content()

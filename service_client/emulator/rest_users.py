@@ -6,11 +6,11 @@ from starlette.responses import Response
 
 from .. import endpoints
 from ..endpoints import Endpoint
-from .access import Access
-from .ops import Operations
 from .realtime import Realtime
 from .routing import Ctx, Handler, json_response, no_content
-from .store import STATUSES, BadRequest, Store
+from .store import STATUSES, BadRequest
+from .store.servers import ServerRepository
+from .store.users import UserRepository
 
 
 class UserRoutes:
@@ -20,17 +20,15 @@ class UserRoutes:
     handler for its endpoint of the catalog (:meth:`routes`).
 
     Args:
-        store: The emulator's repositories.
-        ops: The operations (changes with their socket events).
-        realtime: The socket.io side (presence, rooms).
-        access: The membership, visibility and permission checks.
+        users: The users repository.
+        servers: The servers repository.
+        realtime: The socket.io side (rooms, emits).
     """
 
-    def __init__(self, store: Store, ops: Operations, realtime: Realtime, access: Access) -> None:
-        self.store = store
-        self.ops = ops
+    def __init__(self, *, users: UserRepository, servers: ServerRepository, realtime: Realtime) -> None:
+        self.users = users
+        self.servers = servers
         self.rt = realtime
-        self.access = access
 
     def routes(self) -> list[tuple[Endpoint, Handler]]:
         """Each endpoint of the catalog this group serves, with its handler."""
@@ -44,7 +42,7 @@ class UserRoutes:
 
     async def get_me(self, ctx: Ctx) -> Response:
         """``GET /auth/me`` -> ``{"user": User}``."""
-        return json_response({"user": self.store.users.user(ctx.uid, viewer=ctx.uid)})
+        return json_response({"user": self.users.user(ctx.uid, viewer=ctx.uid)})
 
     async def patch_settings(self, ctx: Ctx) -> Response:
         """``PATCH /users/settings {status}`` -> 204 and ``presence:update``; other keys 400."""
@@ -58,13 +56,13 @@ class UserRoutes:
 
     async def get_user(self, ctx: Ctx) -> Response:
         """``GET /users/{user_id}`` -> bare User."""
-        return json_response(self.store.users.user(ctx.params["user_id"], viewer=ctx.uid))
+        return json_response(self.users.user(ctx.params["user_id"], viewer=ctx.uid))
 
     async def get_profile(self, ctx: Ctx) -> Response:
         """``GET /users/{user_id}/profile`` -> bare User plus ``banner, bannerColor, bio, followersCount,
         followingCount, mutualFriendsCount``."""
-        return json_response(self.store.users.profile(ctx.params["user_id"], viewer=ctx.uid))
+        return json_response(self.users.profile(ctx.params["user_id"], viewer=ctx.uid))
 
     async def get_mutual_servers(self, ctx: Ctx) -> Response:
         """``GET /users/{user_id}/mutual-servers`` -> ``{"mutualServers": [{publicId, name, imageUrl}]}``."""
-        return json_response({"mutualServers": self.store.servers.mutual_servers(ctx.params["user_id"], ctx.uid)})
+        return json_response({"mutualServers": self.servers.mutual_servers(ctx.params["user_id"], ctx.uid)})

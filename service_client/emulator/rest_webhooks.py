@@ -7,10 +7,9 @@ from starlette.responses import Response
 from .. import endpoints
 from ..endpoints import Endpoint
 from .access import Access
-from .ops import Operations
-from .realtime import Realtime
+from .ops_extras import ExtrasOps
 from .routing import Ctx, Handler, json_response, no_content
-from .store import Store
+from .store.extras import ExtrasRepository
 
 
 class WebhookRoutes:
@@ -20,16 +19,14 @@ class WebhookRoutes:
     handler for its endpoint of the catalog (:meth:`routes`).
 
     Args:
-        store: The emulator's repositories.
-        ops: The operations (changes with their socket events).
-        realtime: The socket.io side (presence, rooms).
+        extras: The extras repository.
+        extras_ops: The operations on extras.
         access: The membership, visibility and permission checks.
     """
 
-    def __init__(self, store: Store, ops: Operations, realtime: Realtime, access: Access) -> None:
-        self.store = store
-        self.ops = ops
-        self.rt = realtime
+    def __init__(self, *, extras: ExtrasRepository, extras_ops: ExtrasOps, access: Access) -> None:
+        self.extras = extras
+        self.extras_ops = extras_ops
         self.access = access
 
     def routes(self) -> list[tuple[Endpoint, Handler]]:
@@ -46,21 +43,21 @@ class WebhookRoutes:
         """``GET /channels/{channel_id}/webhooks`` -> ``{"webhooks": [Webhook]}``, no tokens (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
-        return json_response({"webhooks": self.store.extras.webhooks(cid)})
+        return json_response({"webhooks": self.extras.webhooks(cid)})
 
     async def post_webhook(self, ctx: Ctx) -> Response:
         """``POST /channels/{channel_id}/webhooks {name, avatarUrl?}`` -> 201 ``{"webhook"}`` with its
         ``token`` (the only answer that carries it; MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
-        return json_response({"webhook": await self.ops.extras.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
+        return json_response({"webhook": await self.extras_ops.create_webhook(cid, ctx.body(), ctx.uid)}, 201)
 
     async def patch_webhook(self, ctx: Ctx) -> Response:
         """``PATCH /channels/{channel_id}/webhooks/{webhook_id} {name?, avatarUrl?}`` -> 204 (MANAGE_CHANNELS)."""
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
         self.access.webhook_in(cid, ctx.params["webhook_id"])
-        await self.ops.extras.update_webhook(ctx.params["webhook_id"], ctx.body())
+        await self.extras_ops.update_webhook(ctx.params["webhook_id"], ctx.body())
         return no_content()
 
     async def delete_webhook(self, ctx: Ctx) -> Response:
@@ -68,7 +65,7 @@ class WebhookRoutes:
         cid = ctx.params["channel_id"]
         self.access.channel_perm(cid, ctx, dm_ok=False)
         self.access.webhook_in(cid, ctx.params["webhook_id"])
-        self.store.extras.delete_webhook(ctx.params["webhook_id"])
+        self.extras.delete_webhook(ctx.params["webhook_id"])
         return no_content()
 
     async def execute_webhook(self, ctx: Ctx) -> Response:
@@ -76,5 +73,5 @@ class WebhookRoutes:
         no ``Authorization``; 404 for an unknown webhook or a wrong token; the message (author: the
         webhook's pseudo-user) is broadcast as ``message:new``."""
         body = ctx.body()
-        record = await self.ops.extras.execute_webhook(ctx.params["webhook_id"], ctx.params["token"], body)
+        record = await self.extras_ops.execute_webhook(ctx.params["webhook_id"], ctx.params["token"], body)
         return json_response({"id": record["publicId"]})

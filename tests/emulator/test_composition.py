@@ -59,3 +59,17 @@ def test_the_store_and_the_operations_only_hold_their_parts():
         store.close()
     own_ops = {name for name, value in vars(Operations).items() if callable(value) and not name.startswith("__")}
     assert own_ops == set(), "Operations only holds its parts"
+
+
+def test_route_groups_and_operation_parts_are_given_parts_not_the_whole_store():
+    """Each REST route group and each part of the operations names the repositories and parts
+    it uses in its constructor; none takes the Store or the Operations whole."""
+    from service_client.emulator import rest_api
+
+    groups = [cls for cls in _emulator_classes()
+              if cls.__module__.startswith(("service_client.emulator.rest_", "service_client.emulator.ops_"))
+              and "__init__" in vars(cls) and not _exempt(cls) and cls is not rest_api.RestApi]
+    assert len(groups) >= 14, [g.__name__ for g in groups]
+    for cls in groups:
+        hints = inspect.signature(cls.__init__).parameters
+        assert "store" not in hints and "ops" not in hints, f"{cls.__name__} takes the whole store or operations"
