@@ -99,12 +99,14 @@ class Access:
             raise Forbidden("channels.errors.no_access")
 
     def message_in(self, cid: str, mid: str) -> Any:
+        """The row of message ``mid``. Raises NotFound when it is unknown or not in channel ``cid``."""
         row = self.messages.message_row(mid)
         if row["channel_id"] != cid:
             raise NotFound("messages.errors.not_found")
         return row
 
     def webhook_in(self, cid: str, wid: str) -> Any:
+        """The row of webhook ``wid``. Raises NotFound when it is unknown or not of channel ``cid``."""
         row = self.extras.webhook_row(wid)
         if row["channel_id"] != cid:
             raise NotFound("webhooks.errors.not_found")
