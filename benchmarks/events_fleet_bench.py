@@ -1,6 +1,6 @@
 """The events fleet: throughput, and what a fleet of workers loses under chaos (nothing, we hope).
 
-Run: ``python benchmarks/events_fleet_bench.py [--phase all|throughput|chaos] [--repeat N]``
+Run: ``python benchmarks/events_fleet_bench.py [--phase all|throughput|chaos|standby|sentinel] [--repeat N]``
 (needs the ``emulator`` and ``redis`` extras and ``redis-server`` on the PATH; every Redis,
 emulator and worker runs in a process of its own, started here).
 
@@ -51,6 +51,30 @@ was not there yet is not counted);
   created after the shutdown being handled, goal <= 3,000 (``fleet_redis_outage_ms``: from the
   shutdown to that event);
 - ``fleet_chaos_seconds``: wall time of the chaos phase.
+
+Standby (``--phase standby``): two standby socket processes (``StandbySocket``, each a process
+of its own with a ``Client(catch_up=CatchUp())``), one worker process recording what it handles,
+``--gap-rate`` messages a second posted round robin over 8 channels; ``--takeovers`` times the
+socket process that publishes is killed with SIGKILL (and a new standby started in its place):
+
+- ``fleet_standby_takeover_ms``: from the SIGKILL to the first event the standby publishes (the
+  median; ``_runs`` and ``_max_ms`` too), goal <= 3,000;
+- ``fleet_gap_recovered_ratio``: of the messages posted from a SIGKILL to the standby's first
+  published event (``fleet_gap_messages``; every channel was active in the last 10 minutes),
+  the share a worker handled, goal >= 0.99; ``fleet_standby_lost_events``: messages of the whole
+  phase never handled; ``fleet_standby_duplicate_events``: messages handled more than once (the
+  worker is never stopped here, so each one was published twice: live and replayed).
+
+Sentinel (``--phase sentinel``): a primary, a replica and three sentinels (``_sentinel_process.py``);
+the publisher (in this process) and one worker process use ``Sentinel(...).master_for(...)``;
+``--gap-rate`` messages a second flow; the primary is killed with SIGKILL, and once the sentinels
+have promoted the replica it is started again, empty (the sentinels make it a replica). Once
+without waiting for a replica, once with ``EventPublisher(wait_for_replicas=1)``:
+
+- ``fleet_sentinel_failover_ms`` (``_wait_replica``): from the SIGKILL to the first message
+  posted after it being handled;
+- ``fleet_sentinel_lost_events`` (``_wait_replica``): messages never handled, goal 0 when waiting
+  for a replica.
 
 ``--check`` exits 1 when order violations, lost events or duplicate replies are not 0.
 """
@@ -144,7 +168,12 @@ def worker_main(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(name)s: %(message)s")
     token = sys.stdin.readline().strip()
-    worker = FleetWorker(args.redis, token, group=GROUP, name=args.name, base_url=args.base,
+    source: Any = args.redis
+    if args.sentinel:
+        from _sentinel_process import sentinel_client
+
+        source = sentinel_client(args.sentinel)
+    worker = FleetWorker(source, token, group=GROUP, name=args.name, base_url=args.base,
                          workers=args.threads)
     fd = os.open(args.records, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if args.records else -1
     name = args.name
@@ -179,13 +208,13 @@ def worker_main(args: argparse.Namespace) -> None:
 class Worker:
     """A worker process started by the benchmark."""
 
-    def __init__(self, redis: RedisProcess, emu: EmulatorProcess, token: str, name: str, *, mode: str,
-                 records: str = "", human: str = "", threads: int = 8) -> None:
+    def __init__(self, redis: RedisProcess | None, emu: EmulatorProcess, token: str, name: str, *, mode: str,
+                 records: str = "", human: str = "", threads: int = 8, sentinel: str = "") -> None:
         self.name = name
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", "--redis", redis.url, "--base",
-             emu.base_url, "--name", name, "--mode", mode, "--records", records, "--human", human,
-             "--threads", str(threads)],
+            [sys.executable, str(Path(__file__).resolve()), "--worker", "--redis", redis.url if redis else "",
+             "--base", emu.base_url, "--name", name, "--mode", mode, "--records", records, "--human", human,
+             "--threads", str(threads), "--sentinel", sentinel],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(token + "\n")
@@ -646,9 +675,283 @@ def chaos(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+# -- standby socket processes, catch-up, Sentinel ------------------------------------------------
+
+
+def socket_main(args: argparse.Namespace) -> None:
+    """A standby socket process: ``--socket``; the token comes on standard input.
+
+    Prints ``standing`` once it competes for the lease, then ``published <monotonic time> <epoch>``
+    when its publisher first adds an event after each takeover."""
+    import logging
+
+    from service_client import CatchUp, Client
+    from service_client.fleet import StandbySocket
+
+    logging.basicConfig(level=logging.WARNING,
+                        format=f"%(asctime)s {args.name} %(levelname)s %(name)s: %(message)s")
+    token = sys.stdin.readline().strip()
+    root = args.base.rsplit("/api/", 1)[0]
+
+    def make_client() -> Client:
+        return Client(base_url=args.base, socket_url=root, catch_up=CatchUp())
+
+    standby = StandbySocket(make_client, args.redis, token, name=args.name)
+    standby.start()
+    print("standing", flush=True)
+    announced = None
+    while True:
+        publisher = standby.publisher
+        if publisher is not None and publisher is not announced and publisher.published_events > 0:
+            print(f"published {time.monotonic():.6f} {publisher._epoch}", flush=True)
+            announced = publisher
+        time.sleep(0.002)
+
+
+class SocketProcess:
+    """A standby socket process started by the benchmark (``--socket``)."""
+
+    def __init__(self, redis: RedisProcess, emu: EmulatorProcess, token: str, name: str) -> None:
+        self.name = name
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--socket", "--redis", redis.url, "--base",
+             emu.base_url, "--name", name], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(token + "\n")
+        self.proc.stdin.flush()
+        self.standing = threading.Event()
+        self.published: list[float] = []
+        self.changed = threading.Event()
+        threading.Thread(target=self._read, daemon=True, name=f"bench-{name}-out").start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith("standing"):
+                self.standing.set()
+            elif line.startswith("published"):
+                self.published.append(float(line.split()[1]))
+                self.changed.set()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+class Source:
+    """Posts ``c<channel> s<seq>`` messages round robin over the channels at ``rate`` per second,
+    one bulk post per channel per tick; remembers when each was posted (monotonic)."""
+
+    def __init__(self, emu: EmulatorProcess, channels: list[str], human: str, rate: float) -> None:
+        self.emu, self.channels, self.human = emu, channels, human
+        self.tick = max(0.02, len(channels) / rate)
+        self.posted: dict[tuple[int, int], float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="bench-source")
+        self.thread.start()
+
+    def _run(self) -> None:
+        seq = 0
+        session = requests.Session()
+        while not self.stop.is_set():
+            seq += 1
+            for ci, cid in enumerate(self.channels):
+                at = time.monotonic()
+                try:
+                    session.post(self.emu.control_url + "/messages/bulk", timeout=30, json={
+                        "channelId": cid, "authorId": self.human, "contents": [f"c{ci} s{seq}"]}).raise_for_status()
+                except requests.RequestException:
+                    continue
+                self.posted[(ci, seq)] = at
+            self.stop.wait(self.tick)
+        session.close()
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.thread.join(30)
+
+
+def _small_world(emu: EmulatorProcess, channels: int) -> tuple[str, str, str, list[str]]:
+    """A human, a bot in a server of ``channels`` text channels: ``(human id, bot token, bot id, channel ids)``."""
+    human = emu.post("/users", {"name": "alice"})["user"]["publicId"]
+    bot = emu.post("/users", {"name": "fleetbot", "bot": True})
+    created = emu.post("/servers", {"name": "Fleet", "ownerId": human, "channels": [
+        {"name": f"c{i}", "type": "TEXT"} for i in range(channels)]})
+    emu.post(f"/servers/{created['server']['publicId']}/members", {"userId": bot["user"]["publicId"]})
+    return human, bot["token"], bot["user"]["publicId"], [c["publicId"] for c in created["channels"]]
+
+
+def _settle(records: Records, expected: set[tuple[int, int]], idle: float = 15.0) -> set[tuple[int, int]]:
+    """Wait until every expected event is handled, or ``idle`` seconds without progress; the handled set."""
+    last_count, last_change = -1, time.monotonic()
+    while True:
+        handled = {(r[1], r[2]) for r in records.read()}
+        if expected <= handled:
+            return handled
+        if len(handled) != last_count:
+            last_count, last_change = len(handled), time.monotonic()
+        elif time.monotonic() - last_change > idle:
+            return handled
+        time.sleep(0.25)
+
+
+def standby(args: argparse.Namespace) -> dict[str, Any]:
+    """Two standby socket processes, one worker; the active socket process SIGKILLed ``--takeovers`` times
+    while messages flow (``--gap-rate`` per second over 8 channels)."""
+    import redis as redis_module
+
+    srv = RedisProcess()
+    emu = EmulatorProcess()
+    folder = tempfile.mkdtemp(prefix="fleet-bench-standby-")
+    records = Records(folder)
+    sockets: list[SocketProcess] = []
+    worker = None
+    source = None
+    takeovers: list[float] = []
+    gaps: list[tuple[float, float]] = []
+    try:
+        human, token, bot_id, channels = _small_world(emu, 8)
+        first = SocketProcess(srv, emu, token, "s0")
+        sockets.append(first)
+        second = SocketProcess(srv, emu, token, "s1")
+        sockets.append(second)
+        worker = Worker(srv, emu, token, "w0", mode="chaos", records=records.path("w0"), human=human)
+        worker.wait_ready()
+        raw = redis_module.Redis.from_url(srv.url, socket_timeout=5)
+        wait_owned(raw, bot_id, 64)
+        raw.close()
+        source = Source(emu, channels, human, args.gap_rate)
+        names = 2
+        for _ in range(args.takeovers):
+            time.sleep(2.0)
+            live = [s for s in sockets if s.proc.poll() is None]
+            active = max((s for s in live if s.published), key=lambda s: s.published[-1])
+            others = [s for s in live if s is not active]
+            for other in others:
+                other.changed.clear()
+            killed_at = time.monotonic()
+            active.kill()
+            deadline = killed_at + 30
+            took = None
+            while took is None and time.monotonic() < deadline:
+                for other in others:
+                    if other.published and other.published[-1] > killed_at:
+                        took = other.published[-1]
+                time.sleep(0.002)
+            if took is None:
+                raise SystemExit("no standby published within 30 s of the kill")
+            takeovers.append((took - killed_at) * 1000)
+            gaps.append((killed_at, took))
+            print(f"# takeover: {takeovers[-1]:.0f} ms", flush=True)
+            replacement = SocketProcess(srv, emu, token, f"s{names}")
+            names += 1
+            sockets.append(replacement)
+            replacement.standing.wait(30)
+        time.sleep(2.0)
+        source.halt()
+        expected = set(source.posted)
+        handled = _settle(records, expected)
+        keys = [(r[1], r[2]) for r in records.read()]
+    finally:
+        if source is not None:
+            source.halt()
+        if worker is not None:
+            worker.terminate(10)
+        for sock in sockets:
+            sock.kill()
+        emu.stop()
+        srv.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    in_gap = {key for key, at in source.posted.items() if any(start <= at <= end for start, end in gaps)}
+
+    return {
+        "fleet_standby_takeovers": len(takeovers),
+        "fleet_standby_takeover_ms_runs": " ".join(f"{v:.0f}" for v in takeovers),
+        "fleet_standby_takeover_ms": statistics.median(takeovers),
+        "fleet_standby_takeover_max_ms": max(takeovers),
+        "fleet_gap_messages": len(in_gap),
+        "fleet_gap_recovered_ratio": len(in_gap & handled) / len(in_gap) if in_gap else float("nan"),
+        "fleet_standby_lost_events": len(expected - handled),
+        "fleet_standby_duplicate_events": len(keys) - len(set(keys)),
+    }
+
+
+def _sentinel_run(args: argparse.Namespace, emu: EmulatorProcess, wait_replicas: int) -> tuple[float, int]:
+    """One failover: ``(ms from the kill to the first event created after it handled, events lost)``."""
+    from _sentinel_process import SentinelProcesses, sentinel_client
+
+    from service_client import Client
+    from service_client.fleet import EventPublisher
+
+    cluster = SentinelProcesses()
+    folder = tempfile.mkdtemp(prefix="fleet-bench-sentinel-records-")
+    records = Records(folder)
+    client = publisher = worker = source = None
+    try:
+        human, token, bot_id, channels = _small_world(emu, 8)
+        primary = sentinel_client(cluster.spec)
+        client = Client(base_url=emu.base_url, socket_url=emu.socket_url)
+        publisher = EventPublisher(client, primary, wait_for_replicas=wait_replicas, replica_timeout=0.5)
+        client.login(token, timeout=30)
+        publisher.flush(10)
+        worker = Worker(None, emu, token, "w0", mode="chaos", records=records.path("w0"), human=human,
+                        sentinel=cluster.spec)
+        worker.wait_ready()
+        wait_owned(primary, bot_id, 64)
+        source = Source(emu, channels, human, args.gap_rate)
+        time.sleep(2.0)
+        old = cluster.primary()
+        killed_at = time.monotonic()
+        cluster.kill(old)
+        while cluster.primary() in (old, 0):
+            if time.monotonic() - killed_at > 30:
+                raise SystemExit("the sentinels did not fail over")
+            time.sleep(0.05)
+        cluster.server(old)  # back, empty: the sentinels make it the new primary's replica
+        time.sleep(4.0)
+        source.halt()
+        expected = set(source.posted)
+        handled = _settle(records, expected)
+        after_kill = [r for r in records.read() if source.posted.get((r[1], r[2]), 0) > killed_at]
+        recovered = min((r[0] for r in after_kill), default=None)
+    finally:
+        if source is not None:
+            source.halt()
+        if worker is not None:
+            worker.terminate(10)
+        if publisher is not None:
+            publisher.close()
+        if client is not None:
+            client.destroy()
+        cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    failover_ms = (recovered - killed_at) * 1000 if recovered is not None else float("nan")
+    print(f"# sentinel failover (wait_for_replicas={wait_replicas}): {failover_ms:.0f} ms, "
+          f"{len(expected - handled)} of {len(expected)} lost", flush=True)
+    return failover_ms, len(expected - handled)
+
+
+def sentinel(args: argparse.Namespace) -> dict[str, Any]:
+    """A Sentinel-managed Redis whose primary is SIGKILLed while messages flow, without and with
+    ``wait_for_replicas=1``."""
+    emu = EmulatorProcess()
+    try:
+        plain_ms, plain_lost = _sentinel_run(args, emu, 0)
+        wait_ms, wait_lost = _sentinel_run(args, emu, 1)
+    finally:
+        emu.stop()
+    return {
+        "fleet_sentinel_failover_ms": plain_ms,
+        "fleet_sentinel_lost_events": plain_lost,
+        "fleet_sentinel_failover_ms_wait_replica": wait_ms,
+        "fleet_sentinel_lost_events_wait_replica": wait_lost,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--phase", choices=("all", "throughput", "chaos"), default="all")
+    parser.add_argument("--phase", choices=("all", "throughput", "chaos", "standby", "sentinel"), default="all")
     parser.add_argument("--events", type=int, default=50_000, help="firehose frames per throughput run")
     parser.add_argument("--repeat", type=int, default=3, help="throughput runs (median shown)")
     parser.add_argument("--chaos-events", type=int, default=50_000)
@@ -666,9 +969,17 @@ def main() -> int:
     parser.add_argument("--records", default="", help=argparse.SUPPRESS)
     parser.add_argument("--human", default="", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=8, help=argparse.SUPPRESS)
+    parser.add_argument("--sentinel", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--socket", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--takeovers", type=int, default=3, help="SIGKILLs of the active socket process")
+    parser.add_argument("--gap-rate", type=float, default=100.0,
+                        help="messages per second posted while the standby and Sentinel phases run")
     args = parser.parse_args()
     if args.worker:
         worker_main(args)
+        return 0
+    if args.socket:
+        socket_main(args)
         return 0
     import logging
 
@@ -678,6 +989,10 @@ def main() -> int:
         figures.update(throughput(args))
     if args.phase in ("all", "chaos"):
         figures.update(chaos(args))
+    if args.phase in ("all", "standby"):
+        figures.update(standby(args))
+    if args.phase in ("all", "sentinel"):
+        figures.update(sentinel(args))
     try:
         from redis.utils import HIREDIS_AVAILABLE
     except ImportError:

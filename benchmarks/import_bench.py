@@ -10,6 +10,8 @@ interpreters; the script prints one ``name: value`` line per figure:
 - ``transport_modules_at_import``: how many of requests, urllib3 and
   websocket-client a bare ``import service_client`` loads (goal: 0; they load
   on first use).
+- ``voice_modules_at_import``: how many of livekit, av, numpy and aiortc (the voice extra)
+  a bare ``import service_client`` loads (goal: 0; they load when a bot first joins voice).
 - ``transport_import_ms_median``: what ``import requests, websocket`` alone
   costs, i.e. what the first ``Client()`` and ``login()`` pay instead.
 - ``first_client_ms_median``: ``import service_client`` then ``Client()``
@@ -62,6 +64,12 @@ import service_client
 print(sum(name in sys.modules for name in ("requests", "urllib3", "websocket")))
 """
 
+_VOICE_LOADED = """
+import sys
+import service_client
+print(sum(name in sys.modules for name in ("livekit", "av", "numpy", "aiortc")))
+"""
+
 
 def _env() -> dict[str, str]:
     # Bytecode caching on, as for any installed package: the first (warm-up) run writes the .pyc files.
@@ -110,10 +118,12 @@ def main() -> int:
         reader.append(float(_run(_SOCKET_READER, SERVICE_CLIENT_JSON="auto")))
         reader_json.append(float(_run(_SOCKET_READER, SERVICE_CLIENT_JSON="json")))
     loaded = int(_run(_LOADED))
+    voice_loaded = int(_run(_VOICE_LOADED))
 
     print(f"import_ms_median: {statistics.median(package):.1f}")
     print(f"import_ms_min: {min(package):.1f}")
     print(f"transport_modules_at_import: {loaded}")
+    print(f"voice_modules_at_import: {voice_loaded}")
     print(f"transport_import_ms_median: {statistics.median(transports):.1f}")
     print(f"first_client_ms_median: {statistics.median(first_client):.1f}")
     print(f"socket_reader_import_ms_median: {statistics.median(reader):.1f}")

@@ -4,7 +4,10 @@ Two kinds of process share one Redis:
 
 - the **socket process** (one): a :class:`~service_client.Client` that holds the
   socket and an :class:`~service_client.fleet.EventPublisher` that adds every
-  event it delivers to Redis Streams, and runs the workers' sends;
+  event it delivers to Redis Streams, and runs the workers' sends; or two or
+  more **standby socket processes** (:class:`~service_client.fleet.StandbySocket`):
+  one publishes, the others take over within about 2 s when it dies, and
+  catch up the messages posted meanwhile;
 - **workers** (any number, on any machine that reaches the Redis): each a
   :class:`~service_client.fleet.FleetWorker` with the bot's listeners and
   commands. Events of one channel are handled in order; a worker that dies
@@ -20,7 +23,7 @@ Run (with ``pip install 'service_client[redis]'`` and a Redis)::
 
     export SERVICE_TOKEN=... REDIS_URL=redis://127.0.0.1:6379/0
     export SERVICE_BASE_URL=http://127.0.0.1:PORT/api/v2 SERVICE_SOCKET_URL=http://127.0.0.1:PORT
-    python samples/fleet_bot.py socket          # once
+    python samples/fleet_bot.py socket          # once (or: standby, two or more times)
     python samples/fleet_bot.py worker w1       # as many as you like, each with its own name
     python samples/fleet_bot.py worker w2
 """
@@ -33,8 +36,8 @@ import sys
 import time
 from typing import Any
 
-from service_client import Client, CommandContext, CommandDispatcher, RedisBucketStore
-from service_client.fleet import EventPublisher, FleetWorker
+from service_client import CatchUp, Client, CommandContext, CommandDispatcher, RedisBucketStore
+from service_client.fleet import EventPublisher, FleetWorker, StandbySocket
 
 #: The consumer group of the workers.
 GROUP = "fleet-bot"
@@ -54,6 +57,26 @@ def build_socket_process(redis_url: str, **options: Any) -> tuple[Client, EventP
     """
     client = Client(bucket_store=RedisBucketStore(redis_url), **options)
     return client, EventPublisher(client, redis_url)
+
+
+def build_standby(redis_url: str, token: str, **options: Any) -> StandbySocket:
+    """A standby socket process (not started): it publishes while it holds the socket lease.
+
+    Args:
+        redis_url: The Redis URL the workers use too.
+        token: The bot token.
+        **options: Keyword options for :class:`service_client.Client` (``base_url``, ``socket_url``...).
+
+    Returns:
+        The standby; each takeover builds a new client with the process's ``RedisBucketStore``
+        and a catch-up.
+    """
+    store = RedisBucketStore(redis_url)
+
+    def make_client() -> Client:
+        return Client(bucket_store=store, catch_up=CatchUp(), **options)
+
+    return StandbySocket(make_client, redis_url, token)
 
 
 def build_worker(redis_url: str, token: str, name: str | None = None, **options: Any) -> FleetWorker:
@@ -95,7 +118,7 @@ def build_worker(redis_url: str, token: str, name: str | None = None, **options:
 
 
 def main(argv: list[str]) -> int:
-    """``socket`` or ``worker [name]``; settings from the environment (see the module)."""
+    """``socket``, ``standby`` or ``worker [name]``; settings from the environment (see the module)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     token = os.environ.get("SERVICE_TOKEN", "")
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -107,6 +130,9 @@ def main(argv: list[str]) -> int:
             client.run(token)
         finally:
             publisher.close()
+        return 0
+    if argv[:1] == ["standby"]:
+        build_standby(redis_url, token, **urls).run()
         return 0
     if argv[:1] == ["worker"]:
         name = argv[1] if len(argv) > 1 else None

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import rest as _rest
 from ._version import __version__ as __version__
-from .client import MISSING, Client, ClientState
+from .client import MISSING, CatchUp, Client, ClientState
 from .client.voice import VoiceConnection, VoiceManager
 from .commands import BucketType, Check, Cog, Command, load_commands
 from .errors import (
@@ -67,6 +67,7 @@ from .errors import (
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
+    VoiceConnectionError,
     WrongChannel,
 )
 from .events.clock import ManualClock, MonotonicClock
@@ -96,6 +97,7 @@ from .models import (
     Webhook,
 )
 from .rest.buckets import BucketStore, MemoryBucketStore
+from .voice import AudioFrame, AudioPlayback, AudioRecorder
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first access, see __getattr__
     from .dispatcher import (
@@ -123,11 +125,15 @@ _DISPATCHER_EXPORTS = frozenset({
 _FLEET_EXPORTS = frozenset({"EventPublisher", "FleetWorker"})
 
 __all__ = [
+    "AudioFrame",
+    "AudioPlayback",
+    "AudioRecorder",
     "AuditLogEntry",
     "BadArgumentError",
     "Ban",
     "BucketStore",
     "BucketType",
+    "CatchUp",
     "Category",
     "Channel",
     "ChannelAccessError",
@@ -197,6 +203,7 @@ __all__ = [
     "User",
     "UserProfile",
     "VoiceConnection",
+    "VoiceConnectionError",
     "VoiceManager",
     "VoiceState",
     "Webhook",

@@ -110,6 +110,8 @@ DEFAULT_FLEET_MAX_IN_FLIGHT = 2_000
 #: How long a worker's ``stop()`` waits for its lanes to finish before it gives their events up
 #: to the next owner, seconds.
 DEFAULT_FLEET_DRAIN_TIMEOUT_S = 10.0
+#: A fleet worker's listener running this long is logged at WARNING with its lane, seconds.
+FLEET_HUNG_LISTENER_S = 10.0
 #: Entries the dead-letter stream of a group keeps (approximately), entries.
 FLEET_DEAD_LETTER_MAX_LENGTH = 10_000
 #: Entries the command stream (workers' sends to the socket's process) keeps (approximately).

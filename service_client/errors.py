@@ -21,6 +21,7 @@ The tree::
     │   ├── NoEntryPointError            (the module has no setup(client) function)
     │   └── ExtensionFailedError         .original (also the __cause__): importing the module,
     │                                    or its setup(client), raised
+    ├── VoiceConnectionError     .channel_id, .cause; the voice media could not connect
     └── CommandError             .command_name, .context; str(e) is the text shown to the author
         ├── CommandNotFoundError     .name
         ├── CommandSyntaxError       (an opening double quote never closed)
@@ -118,6 +119,7 @@ __all__ = [
     "ServiceAuthError",
     "ServiceError",
     "ServiceTimeoutError",
+    "VoiceConnectionError",
     "WrongChannel",
 ]
 
@@ -156,6 +158,31 @@ class EmptyMessageError(ServiceAuthError, ValueError):
 
 class ServiceTimeoutError(ServiceError, TimeoutError):
     """A request or wait that ran out of time after every retry; also a builtin :class:`TimeoutError`."""
+
+
+class VoiceConnectionError(ServiceError):
+    """The voice media (the LiveKit connection behind a voice channel) failed or was lost.
+
+    Raised by ``client.voice.join`` when the media does not connect within the join timeout
+    (nothing is left running and the channel is left again), and by playback and recording
+    calls on a connection whose media is closed. ``str(e)`` names the cause.
+
+    Attributes:
+        channel_id: The voice channel, or None.
+        cause: A short description of what failed (the SDK's message, a timeout).
+    """
+
+    def __init__(self, message: str, *, channel_id: str | None = None, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.channel_id = channel_id
+        self.cause = cause
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_voice_error, (str(self), self.channel_id, self.cause))
+
+
+def _rebuild_voice_error(message: str, channel_id: str | None, cause: str | None) -> VoiceConnectionError:
+    return VoiceConnectionError(message, channel_id=channel_id, cause=cause)
 
 
 class ServiceAPIError(ServiceError):

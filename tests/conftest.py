@@ -37,8 +37,9 @@ class World:
 
 @pytest.fixture(scope="session")
 def emulator_server() -> Iterator[Emulator]:
-    """The session's emulator (127.0.0.1, free port, in-memory), started once."""
-    emu = Emulator()
+    """The session's emulator (127.0.0.1, free port, in-memory, no media server: the voice media
+    tests run their own inside a network namespace, tests/voice), started once."""
+    emu = Emulator(media=False)
     emu.start()
     try:
         yield emu

@@ -87,6 +87,14 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
     ("service_client.emulator.wire", "websockets.protocol.State"): (
         "optional dependency: the websockets package, probed with uvicorn's protocol"
     ),
+    ("service_client.emulator.media", "service_client.emulator.media.server.MediaServer"): (
+        "optional dependency: the voice extra (aiortc, livekit-protocol); without it the emulator "
+        "runs with no media server"
+    ),
+    ("service_client.client.voice", "service_client.voice.session.MediaSession"): (
+        "import time: the voice media session brings asyncio, which loads when a bot first joins "
+        "voice, not at import service_client"
+    ),
     ("service_client.rest.retry", "email.utils"): "import time: the email package loads only for an HTTP-date Retry-After",
 }
 

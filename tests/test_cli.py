@@ -166,7 +166,7 @@ def test_emulator_command_json_prints_one_machine_readable_line_with_urls_users_
     with _serve_emulator(port, "--seed", "demo", "--json") as (proc, out, err):
         line = out.until(lambda line: True)
         described = json.loads(line)
-        assert set(described) == {"base_url", "socket_url", "control_url", "page_url", "pid", "users",
+        assert set(described) == {"base_url", "socket_url", "control_url", "page_url", "media_url", "pid", "users",
                                   "server", "channels"}
         assert described["base_url"] == f"http://127.0.0.1:{port}/api/v2"
         assert described["socket_url"] == f"http://127.0.0.1:{port}"

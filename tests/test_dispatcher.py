@@ -845,3 +845,64 @@ def test_help_shows_who_shares_a_cooldown_and_the_concurrency_limit() -> None:
     loaded = Command.from_object({"name": "m", "execute": print, "cooldown": 1, "cooldown_per": "server",
                                   "max_concurrency": 1, "concurrency_per": "user"})
     assert loaded is not None and (loaded.cooldown_per, loaded.concurrency_per) == (BucketType.SERVER, BucketType.USER)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [(1e-10, "0.1 s"), (9.95, "10 s"), (9.999, "10 s"), (59.5, "1 min"), (3599.5, "1 h"),
+     (86340.5, "1 d"), (86370, "1 d"), (86399, "1 d"), (86339, "23 h 59 min")],
+)
+def test_a_wait_at_a_unit_s_boundary_is_said_in_the_larger_unit(seconds: float, words: str) -> None:
+    assert duration_text(seconds) == words  # never "24 h", "10.0 s" or "0.0 s"
+
+
+def test_a_cooldown_beyond_the_last_datetime_is_stored_as_the_last_datetime() -> None:
+    store = DictStore()
+    client = ClockedClient()
+    bot = CommandDispatcher(client, cooldown_store=store)  # type: ignore[arg-type]
+    ran: list[str] = []
+    bot.add(Command("once", lambda ctx: ran.append("ran"), cooldown=1e12))  # "once ever", some 31 700 years
+    assert run(client, "!once").replies == [] and ran == ["ran"]
+    assert store.data == {"once:user:U1": datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)}
+    assert run(client, "!once").replies[0].startswith("!once is on cooldown: try again in ")
+
+
+def test_a_clock_object_is_taken_for_clock_and_bad_limits_are_refused_at_the_call_site() -> None:
+    client = ClockedClient()
+    own = ManualClock(start=5.0)
+    bot = CommandDispatcher(client, clock=own)  # type: ignore[arg-type] # a Clock, as client.clock is
+    bot.add(Command("roll", lambda ctx: None, cooldown=10))
+    run(client, "!roll")
+    own.advance(4)
+    assert run(client, "!roll").replies == ["!roll is on cooldown: try again in 6.0 s."]
+    with pytest.raises(TypeError, match="clock must be a function returning seconds or a clock with now"):
+        CommandDispatcher(client, clock=5.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cooldown_store must have get"):
+        CommandDispatcher(client, cooldown_store=object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cooldown_store must have get"):
+        CommandDispatcher(client, cooldown_store={"daily": None})  # type: ignore[arg-type] # a dict has get, not set(key, until)
+
+
+def test_a_cooldown_too_large_for_a_float_is_a_value_error_naming_it() -> None:
+    with pytest.raises(ValueError, match="cooldown must be a finite number of seconds"):
+        Command("x", print, cooldown=10**400)
+
+
+def test_a_cooldown_ends_when_the_clock_reaches_it_in_steps_despite_float_rounding() -> None:
+    client = ClockedClient()
+    bot = CommandDispatcher(client)  # type: ignore[arg-type]
+    ran: list[str] = []
+    bot.add(Command("roll", lambda ctx: ran.append("roll"), cooldown=3))
+    run(client, "!roll")
+    for _ in range(10):
+        client.clock.advance(0.3)  # from 50 s, 0.3 ten times is 52.99999999999997
+    assert run(client, "!roll").replies == [] and ran == ["roll", "roll"]
+
+
+def test_a_client_without_a_clock_times_cooldowns_with_the_real_clock(client: FakeClient) -> None:
+    bot = CommandDispatcher(client)  # type: ignore[arg-type] # a stand-in client with no .clock, no clock=
+    ran: list[str] = []
+    bot.add(Command("roll", lambda ctx: ran.append("roll"), cooldown=60))
+    assert run(client, "!roll").replies == []
+    assert run(client, "!roll").replies[0].startswith("!roll is on cooldown: try again in ")
+    assert ran == ["roll"]

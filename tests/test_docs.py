@@ -23,6 +23,7 @@ GUIDES = [
     "commands",
     "scheduled-work",
     "presence-voice",
+    "voice-media",
     "errors",
     "common-errors",
     "rate-limits",

@@ -48,8 +48,8 @@ NO_CLIENT_SENDER: dict[str, str] = {
 
 #: Socket events of the service the emulator never sends, each with its reason.
 NO_EMULATOR_SENDER: dict[str, str] = {
-    "ON_VOICE_INCOMING_CALL": "the emulator has no calls between users (voice media is out of its scope)",
-    "ON_VOICE_CALL_CANCELLED": "the emulator has no calls between users (voice media is out of its scope)",
+    "ON_VOICE_INCOMING_CALL": "the emulator has no calls between users (its media server serves voice channels only)",
+    "ON_VOICE_CALL_CANCELLED": "the emulator has no calls between users (its media server serves voice channels only)",
 }
 
 #: Socket events only the emulator sends, each with its reason: not the service's.

@@ -199,6 +199,16 @@ def test_bot_client_was_destroyed_at_teardown():
     assert KEPT[1].state.value == "destroyed"
 
 
+def test_after_a_world_test_a_new_client_has_the_real_clock():
+    from service_client import MonotonicClock
+
+    client = Client(base_url="http://127.0.0.1:9/api/v2", socket_url="http://127.0.0.1:9")
+    try:
+        assert isinstance(client.clock, MonotonicClock)  # the world's clock stayed in its test
+    finally:
+        client.destroy()
+
+
 def test_a_client_of_a_module_fixture_is_not_reported(module_client):
     assert module_client.state.value == "ready"
 '''
@@ -298,6 +308,7 @@ def test_a_client_left_running_is_destroyed_with_a_warning(inner_run):
         "test_the_plugin_destroyed_it": "PASSED",
         "test_bot_client_is_the_world_bot_logged_in": "PASSED",
         "test_bot_client_was_destroyed_at_teardown": "PASSED",
+        "test_after_a_world_test_a_new_client_has_the_real_clock": "PASSED",
         "test_a_client_of_a_module_fixture_is_not_reported": "PASSED",
     }, stdout
     warned = re.findall(r"ClientLeftRunningWarning: (\S+) left (\d+) Client", stdout)

@@ -6,6 +6,7 @@ import datetime
 import logging
 import math
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -664,3 +665,305 @@ def test_new_clients_use_a_clock_given_for_the_context() -> None:
             scheduler.close()
         emitter.close()
         pool.shutdown()
+
+
+# -- found in review: stop() and destroy() while a before_loop waits, times in several zones ----------
+
+
+def test_a_task_stopped_while_its_before_loop_runs_never_runs_its_function(rig: Rig) -> None:
+    entered, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+
+    @rig.scheduler.every(hours=1)
+    def leaderboard() -> None:
+        runs.append("run")
+
+    @leaderboard.before_loop
+    def wait_for_the_client() -> None:
+        entered.set()
+        release.wait(5)
+
+    leaderboard.start()
+    advancing = threading.Thread(target=rig.clock.advance, args=(0,), name="test-advance")
+    advancing.start()
+    try:
+        assert entered.wait(5)
+        leaderboard.stop()  # say, its extension is unloaded before the client is ready
+    finally:
+        release.set()
+        advancing.join(5)
+    assert runs == [] and not leaderboard.is_running()
+    assert rig.clock.advance(7200) == 0
+
+
+def test_a_before_loop_stopping_its_own_task_prevents_the_first_run(rig: Rig) -> None:
+    runs: list[str] = []
+
+    @rig.scheduler.every(hours=1)
+    def job() -> None:
+        runs.append("run")
+
+    @job.before_loop
+    def not_today() -> None:
+        job.stop()
+
+    job.start()
+    assert rig.clock.advance(3600) == 1 and runs == []
+    assert job.runs == 0 and not job.is_running()
+
+
+def test_destroy_while_a_before_loop_waits_until_ready_reports_nothing(rig: Rig) -> None:
+    entered = threading.Event()
+    runs: list[str] = []
+
+    @rig.scheduler.every(hours=1)
+    def job() -> None:
+        runs.append("run")
+
+    @job.before_loop
+    def wait_for_the_client() -> None:
+        entered.set()
+        rig.scheduler.wait_ready(5)
+
+    job.start()
+    advancing = threading.Thread(target=rig.clock.advance, args=(0,), name="test-advance")
+    advancing.start()
+    assert entered.wait(5)
+    rig.scheduler.close()  # the client's destroy(): a bad token, the end of a test
+    advancing.join(5)
+    assert not advancing.is_alive()
+    assert runs == [] and rig.errors == []  # a normal shutdown, not an error
+
+
+def test_a_start_on_ready_task_stopped_before_ready_stays_stopped(rig: Rig) -> None:
+    @rig.scheduler.every(hours=1, start_on_ready=True)
+    def job() -> None:
+        """Stopped before ready (its extension unloaded): ready must not start it again."""
+
+    job.stop()
+    rig.scheduler.set_ready()
+    assert not job.is_running() and rig.clock.advance(3600) == 0
+
+
+def test_the_same_clock_time_in_two_zones_is_two_times(wall_rig: Rig) -> None:
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        paris, new_york = zoneinfo.ZoneInfo("Europe/Paris"), zoneinfo.ZoneInfo("America/New_York")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("the time zone database lacks Europe/Paris or America/New_York (install tzdata)")
+    rig = wall_rig
+    seen: list[str] = []
+
+    @rig.scheduler.every(time=[datetime.time(9, 0, tzinfo=paris), datetime.time(9, 0, tzinfo=new_york),
+                               datetime.time(9, 0, tzinfo=paris)])
+    def open_markets() -> None:
+        seen.append(rig.clock.utcnow().strftime("%H:%M"))
+
+    assert open_markets.times is not None and len(open_markets.times) == 2  # Paris twice is once
+    assert "at 09:00:00 Europe/Paris, 09:00:00 America/New_York" in repr(open_markets)
+    open_markets.start()
+    rig.clock.advance(86400)
+    assert seen == ["13:00", "07:00"]  # 9:00 in New York (EDT from 10 March) on the 30th, 9:00 in Paris on the 31st
+
+
+def test_an_advance_past_the_last_datetime_is_refused_and_leaves_the_clock_working() -> None:
+    clock = ManualClock(utc=T0)
+    with pytest.raises(ValueError, match="seconds=.* past the latest datetime"):
+        clock.advance(1e12)  # some 31 700 years
+    assert clock.now() == 0.0 and clock.utcnow() == T0 and "ManualClock" in repr(clock)
+    with pytest.raises(ValueError, match="utc .* out of range"):
+        ManualClock(utc=datetime.datetime.max.replace(tzinfo=datetime.timezone(datetime.timedelta(hours=-5))))
+
+
+def test_a_repeating_task_goes_on_after_its_clock_failed_once_when_planning(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+    runs: list[float] = []
+    three = threading.Event()
+
+    @rig.scheduler.every(seconds=0.02)
+    def tick() -> None:
+        runs.append(1)
+        if len(runs) == 1:
+            with clock.lock:
+                clock.fail = 1  # the next read is the planning of the run after this one
+        if len(runs) == 3:
+            three.set()
+
+    tick.start()
+    try:
+        assert three.wait(5), f"the task stopped after {len(runs)} runs (next_run={tick.next_run})"
+        assert rig.error_seen.wait(5) and str(rig.errors[0]) == "the clock is broken"  # reported, not lost
+    finally:
+        tick.stop()
+
+
+def test_a_start_refused_by_a_failing_clock_leaves_the_task_stopped(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+
+    @rig.scheduler.every(minutes=1)
+    def job() -> None:
+        """Never runs here."""
+
+    with clock.lock:
+        clock.fail = 1
+    with pytest.raises(RuntimeError, match="the clock is broken"):
+        job.start()
+    assert not job.is_running()  # nothing half-applied: start() works once the clock does
+    job.start()
+    assert job.is_running() and job.next_run is not None
+    job.stop()
+
+
+def test_set_ready_starts_the_other_tasks_when_one_cannot_start_and_reports_it(rig: Rig) -> None:
+    clock = FlakyClock()
+    rig.scheduler.set_clock(clock)
+    made = []
+    for _ in range(2):
+        @rig.scheduler.every(minutes=1, start_on_ready=True)
+        def job() -> None:
+            """Started at ready."""
+
+        made.append(job)
+    with clock.lock:
+        clock.fail = 1  # the first task's start fails
+    rig.scheduler.set_ready()  # called by the client's login: it must not raise
+    assert [task.is_running() for task in made] == [False, True]
+    assert rig.error_seen.wait(5) and str(rig.errors[0]) == "the clock is broken"
+    made[1].stop()
+
+
+def test_a_time_in_the_hour_summer_time_skips_runs_once_the_hour_after(wall_rig: Rig) -> None:
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        paris = zoneinfo.ZoneInfo("Europe/Paris")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("the time zone database has no Europe/Paris (install tzdata)")
+    rig = wall_rig
+    seen: list[str] = []
+
+    @rig.scheduler.every(time=datetime.time(2, 30, tzinfo=paris))  # 2:30 does not exist in Paris on 31 March 2030
+    def night() -> None:
+        seen.append(rig.clock.utcnow().astimezone(paris).strftime("%d %H:%M"))
+
+    night.start()
+    rig.clock.advance(3 * 86400)
+    assert seen == ["31 03:30", "01 02:30", "02 02:30"]
+
+
+def test_set_clock_during_a_run_plans_the_next_time_of_day_on_the_new_clock_s_wall_time(wall_rig: Rig) -> None:
+    rig = wall_rig
+    new = ManualClock(start=1000.0, utc=T0 - datetime.timedelta(days=365))  # 8:00 UTC, a year earlier
+
+    @rig.scheduler.every(time=datetime.time(9, 0))
+    def switch() -> None:
+        rig.scheduler.set_clock(new)
+
+    switch.start()
+    assert rig.clock.advance(3600) == 1 and rig.scheduler.clock is new
+    assert switch.next_run == 1000.0 + 3600.0  # 9:00 on the new clock's day, not a year and a day away
+
+
+def test_stop_while_a_worker_takes_the_run_still_keeps_the_next_start_from_overlapping(rig: Rig) -> None:
+    blockers_go, entered, release, stop_returned = (threading.Event() for _ in range(4))
+    active, most = [0], [0]
+    lock = threading.Lock()
+
+    @rig.scheduler.every(hours=1)
+    def job() -> None:
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        if not stop_returned.is_set():  # a run that began during stop(): it goes on for a while
+            entered.set()
+            release.wait(5)
+        with lock:
+            active[0] -= 1
+
+    for _ in range(4):  # every worker busy: the due run waits in the pool's queue
+        rig.pool.submit(lambda: blockers_go.wait(5))
+    job.start()
+    first = threading.Thread(target=rig.clock.advance, args=(0,), kwargs={"timeout": 5}, name="test-advance")
+    first.start()
+    deadline = time.monotonic() + 5
+    while not rig.scheduler._queued and time.monotonic() < deadline:  # handed to the pool, not started
+        time.sleep(0.001)
+    original = rig.scheduler._cancel
+
+    def late_cancel(call: Any) -> bool:
+        """The worker starts the run between stop()'s look at it and its cancel."""
+        blockers_go.set()
+        entered.wait(1)
+        return original(call)
+
+    rig.scheduler._cancel = late_cancel  # type: ignore[method-assign]
+    try:
+        job.stop()
+        stop_returned.set()
+        blockers_go.set()
+        job.start()
+        rig.clock.advance(0, timeout=5)
+    finally:
+        release.set()
+        first.join(5)
+        job.stop()
+    assert most[0] == 1  # never two runs at once
+
+
+def test_advance_to_a_time_of_day_runs_the_task_due_then_whatever_the_float_rounding(rig: Rig) -> None:
+    nine = datetime.datetime(2030, 1, 1, 9, 0, tzinfo=datetime.timezone.utc)
+    missed = []
+    for case in range(100):
+        clock = ManualClock(start=case * 7.77, utc=datetime.datetime(2030, 1, 1, 7, 13, 12, case * 9973,
+                                                                       tzinfo=datetime.timezone.utc))
+        rig.scheduler.set_clock(clock)
+        clock.advance(case * 0.37)
+
+        @rig.scheduler.every(time=datetime.time(9, 0))
+        def at_nine() -> None:
+            """Due at 9:00 on the clock's wall-clock time."""
+
+        at_nine.start()
+        clock.advance(case * 1.13)
+        if clock.advance_to(nine) != 1:
+            missed.append(case)
+        at_nine.stop()
+        assert clock.utcnow() == nine
+    assert missed == []
+
+
+def test_wait_ready_with_a_huge_timeout_waits_instead_of_overflowing(rig: Rig) -> None:
+    outcome: list[object] = []
+
+    def wait() -> None:
+        try:
+            rig.scheduler.wait_ready(1e300)  # longer than the platform's lock timeout
+            outcome.append("ready")
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=wait, name="test-wait-ready")
+    waiter.start()
+    deadline = time.monotonic() + 5
+    while not rig.scheduler._lock._waiters and waiter.is_alive() and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.001)
+    rig.scheduler.set_ready()
+    waiter.join(5)
+    assert outcome == ["ready"]
+
+
+def test_advance_with_a_huge_timeout_runs_the_calls(rig: Rig) -> None:
+    ran = threading.Event()
+    rig.scheduler.call_later(0, ran.set)
+    assert rig.clock.advance(0, timeout=1e300) == 1 and ran.is_set()  # longer than the platform's lock timeout
+
+
+def test_start_on_ready_on_a_destroyed_client_is_refused_not_ignored(rig: Rig) -> None:
+    rig.scheduler.close()  # the client's destroy()
+
+    def job() -> None:
+        """Would never run."""
+
+    with pytest.raises(ServiceError, match="destroyed"):
+        rig.scheduler.every(minutes=1, start_on_ready=True)(job)

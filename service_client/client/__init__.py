@@ -9,12 +9,15 @@
 - :mod:`.extensions`: ``load_extension``, ``add_cog`` and the other cog methods, handed to the
   extensions part of the client's :class:`~service_client.CommandDispatcher`;
 - :mod:`.urls`: the URL checks and host warnings of the constructor;
-- :mod:`.voice`: ``client.voice``, the bot's voice connection.
+- :mod:`.voice`: ``client.voice``, the bot's voice connection;
+- :mod:`.catchup`: :class:`CatchUp`, reading back the messages missed during a gap.
 """
 
 from __future__ import annotations
 
 from .._defaults import MISSING
+from .catchup import CatchUp
 from .lifecycle import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, Client, ClientState, _live_clients
 
-__all__ = ["MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "Client", "ClientState", "_live_clients"]
+__all__ = ["MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "CatchUp", "Client", "ClientState",
+           "_live_clients"]

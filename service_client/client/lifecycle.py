@@ -21,8 +21,9 @@ loss and the return are each logged as one WARNING line of the
 configured (Python prints WARNING and above to stderr then). While
 disconnected, socket operations raise :class:`ServiceAuthError` at once and
 REST calls keep working; pending sends and voice joins are not failed by
-the cut, each ends by its own bound (no replay: events missed offline are
-lost). A
+the cut, each ends by its own bound (events missed offline are lost, except
+the new messages a ``catch_up`` policy reads back: see
+:mod:`service_client.client.catchup`). A
 reconnection refused for the token stops the attempts and emits ``error``
 with a :class:`ServiceAuthError`.
 
@@ -39,7 +40,9 @@ Threads a client starts, all daemons, all stopped by :meth:`Client.destroy`:
 - ``service_client-events-<n>``: the worker pool that runs listeners, keeping
   the order of one channel's (else one server's) events;
 - ``service_client-waiters-<n>``: completes ``wait_for`` calls;
-- ``service_client-scheduler-<n>``: hands ``call_later`` and ``every`` work to the pool.
+- ``service_client-scheduler-<n>``: hands ``call_later`` and ``every`` work to the pool;
+- ``service_client-catchup-<n>``: with ``catch_up``, after each reconnect, reads back the
+  messages missed (it stops between requests once the client is destroyed).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
+from .catchup import CatchUp, CatchUpRunner
 from .extensions import ClientExtensions
 from .listeners import ClientEvents
 from .operations import ClientOperations
@@ -151,6 +155,11 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             each costs about 300 bytes, more with long texts or embeds). None
             keeps none; the channel of the last 10,000 message ids is kept
             anyway, so that reaction events keep their channel's order.
+        catch_up: After a reconnect, read back the messages posted meanwhile
+            in the channels active within the policy's window, and hand them
+            to listeners as ``message_create`` with ``message.replayed`` True
+            (see :class:`~service_client.CatchUp`: its budget, what it
+            replays). None (default): nothing missed offline is replayed.
 
     Raises:
         TypeError: An argument has the wrong type.
@@ -192,7 +201,10 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         bucket_store: BucketStore | None = None,
         max_body_bytes: int = _defaults.DEFAULT_MAX_BODY_BYTES,
         max_messages: int | None = _defaults.DEFAULT_MAX_MESSAGES,
+        catch_up: CatchUp | None = None,
     ) -> None:
+        if catch_up is not None and not isinstance(catch_up, CatchUp):
+            raise TypeError(f"catch_up must be a CatchUp or None, got {type(catch_up).__name__}")
         base = validate_url("base_url", base_url if base_url is not None else type(self).base_url)
         sock = validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
         if site_url is None:
@@ -258,6 +270,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         #: UTC time of the first successful connection; None before ready and after destroy.
         self.ready_at: _dt.datetime | None = None
         self.voice = VoiceManager(self._connection)
+        #: The catch-up after a reconnect (None without ``catch_up``).
+        self.catch_up = None if catch_up is None else CatchUpRunner(self._connection, catch_up, self._destroyed)
         self._connection.voice_hook = self.voice._on_event
         #: Loaded commands by name (see :meth:`load_commands`).
         self.commands: Collection[str, Command] = Collection()
@@ -619,12 +633,16 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # is reconciled (and its guild_create / guild_delete announced).
         if not self._pool.submit_barrier(self._reconcile_guilds, key=_LIFECYCLE_KEY):
             self._connection.end_reconcile()
+        if self.catch_up is not None:
+            self.catch_up.reconnected()
 
     def _on_socket_disconnect(self, reason: str) -> None:
         # Reader thread, after the loss; the gateway reconnects by itself.
         # Pending sends are not rejected because of the cut (after ready, a network
         # cut never fails a pending call); each ends by its own 10 s bound.
         log.warning("connection to the service lost (%s); reconnecting", reason)
+        if self.catch_up is not None:
+            self.catch_up.disconnected()
         voice = self.voice
         if voice is not None:
             voice._on_disconnect(reason)

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..models.reaction import ReactionEvent  # noqa: F401
     from ..models.role import Role  # noqa: F401
     from ..models.user import User  # noqa: F401
+    from ..voice.frames import AudioFrame  # noqa: F401
+    from ..voice.playback import AudioPlayback  # noqa: F401
+    from .voice import VoiceConnection  # noqa: F401
 
 __all__ = ["ClientEvents"]
 
@@ -102,6 +105,15 @@ _Listener13 = TypeVar("_Listener13", bound="Callable[[Role | str], object]")
 # listener(User | dict[str, Any])
 _Events14 = Literal["user_update"]
 _Listener14 = TypeVar("_Listener14", bound="Callable[[User | dict[str, Any]], object]")
+# listener(AudioFrame)
+_Events15 = Literal["audio_frame"]
+_Listener15 = TypeVar("_Listener15", bound="Callable[[AudioFrame], object]")
+# listener(AudioPlayback)
+_Events16 = Literal["player_start", "player_finish"]
+_Listener16 = TypeVar("_Listener16", bound="Callable[[AudioPlayback], object]")
+# listener(VoiceConnection, str)
+_Events17 = Literal["voice_media_lost"]
+_Listener17 = TypeVar("_Listener17", bound="Callable[[VoiceConnection, str], object]")
 # </generated:aliases>
 
 
@@ -236,6 +248,24 @@ class ClientEvents:
     @overload
     def on(self, event: _Events14, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
         """Call form for user_update: a listener taking (User | dict[str, Any])."""
+    @overload
+    def on(self, event: _Events15) -> Callable[[_Listener15], _Listener15]:
+        """Decorator form for audio_frame: a listener taking (AudioFrame)."""
+    @overload
+    def on(self, event: _Events15, listener: Callable[[AudioFrame], _R]) -> Callable[[AudioFrame], _R]:
+        """Call form for audio_frame: a listener taking (AudioFrame)."""
+    @overload
+    def on(self, event: _Events16) -> Callable[[_Listener16], _Listener16]:
+        """Decorator form for player_start, player_finish: a listener taking (AudioPlayback)."""
+    @overload
+    def on(self, event: _Events16, listener: Callable[[AudioPlayback], _R]) -> Callable[[AudioPlayback], _R]:
+        """Call form for player_start, player_finish: a listener taking (AudioPlayback)."""
+    @overload
+    def on(self, event: _Events17) -> Callable[[_Listener17], _Listener17]:
+        """Decorator form for voice_media_lost: a listener taking (VoiceConnection, str)."""
+    @overload
+    def on(self, event: _Events17, listener: Callable[[VoiceConnection, str], _R]) -> Callable[[VoiceConnection, str], _R]:
+        """Call form for voice_media_lost: a listener taking (VoiceConnection, str)."""
     @overload
     def on(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
         """Decorator form for a registered custom event: any listener."""
@@ -397,6 +427,24 @@ class ClientEvents:
     def once(self, event: _Events14, listener: Callable[[User | dict[str, Any]], _R]) -> Callable[[User | dict[str, Any]], _R]:
         """Call form for user_update: a listener taking (User | dict[str, Any])."""
     @overload
+    def once(self, event: _Events15) -> Callable[[_Listener15], _Listener15]:
+        """Decorator form for audio_frame: a listener taking (AudioFrame)."""
+    @overload
+    def once(self, event: _Events15, listener: Callable[[AudioFrame], _R]) -> Callable[[AudioFrame], _R]:
+        """Call form for audio_frame: a listener taking (AudioFrame)."""
+    @overload
+    def once(self, event: _Events16) -> Callable[[_Listener16], _Listener16]:
+        """Decorator form for player_start, player_finish: a listener taking (AudioPlayback)."""
+    @overload
+    def once(self, event: _Events16, listener: Callable[[AudioPlayback], _R]) -> Callable[[AudioPlayback], _R]:
+        """Call form for player_start, player_finish: a listener taking (AudioPlayback)."""
+    @overload
+    def once(self, event: _Events17) -> Callable[[_Listener17], _Listener17]:
+        """Decorator form for voice_media_lost: a listener taking (VoiceConnection, str)."""
+    @overload
+    def once(self, event: _Events17, listener: Callable[[VoiceConnection, str], _R]) -> Callable[[VoiceConnection, str], _R]:
+        """Call form for voice_media_lost: a listener taking (VoiceConnection, str)."""
+    @overload
     def once(self, event: CustomEvent) -> Callable[[_AnyListener], _AnyListener]:
         """Decorator form for a registered custom event: any listener."""
     @overload
@@ -511,6 +559,21 @@ class ClientEvents:
         self, event: _Events14, *, check: Callable[[User | dict[str, Any]], object] | None = None, timeout: float | None = None
     ) -> User | dict[str, Any]:
         """Wait for user_update; returns User | dict[str, Any]."""
+    @overload
+    def wait_for(
+        self, event: _Events15, *, check: Callable[[AudioFrame], object] | None = None, timeout: float | None = None
+    ) -> AudioFrame:
+        """Wait for audio_frame; returns AudioFrame."""
+    @overload
+    def wait_for(
+        self, event: _Events16, *, check: Callable[[AudioPlayback], object] | None = None, timeout: float | None = None
+    ) -> AudioPlayback:
+        """Wait for player_start, player_finish; returns AudioPlayback."""
+    @overload
+    def wait_for(
+        self, event: _Events17, *, check: Callable[[VoiceConnection, str], object] | None = None, timeout: float | None = None
+    ) -> tuple[VoiceConnection, str]:
+        """Wait for voice_media_lost; returns tuple[VoiceConnection, str]."""
     @overload
     def wait_for(
         self, event: CustomEvent, *, check: Callable[..., object] | None = None, timeout: float | None = None

@@ -127,6 +127,8 @@ class ClientScheduling:
             ValueError: A part is negative or not finite (or an int too large for a float), the
                 interval is below 1 ms, both an interval and ``time`` are given, ``time`` is
                 an empty list, or ``count`` < 1.
+            ServiceError: With ``start_on_ready``, the decorator raises it when the client was
+                destroyed (the task would never start).
         """
         return self._scheduler.every(seconds=seconds, minutes=minutes, hours=hours, time=time, count=count,
                                      start_on_ready=start_on_ready)

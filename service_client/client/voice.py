@@ -1,10 +1,11 @@
-"""The bot's voice connection: signalling only.
+"""The bot's voice connection: signalling here, media in :mod:`service_client.voice`.
 
-:meth:`VoiceManager.join` emits ``voice:join`` and waits for
-the ``voice:livekit-token`` credentials of that channel; the returned
-:class:`VoiceConnection` carries the media ``url``, ``token`` and ``e2ee_key``
-that a media stack (a LiveKit-style SFU client) needs to send and receive
-audio. Media transport itself is out of scope for this library.
+:meth:`VoiceManager.join` emits ``voice:join`` and waits for the ``voice:livekit-token``
+credentials of that channel (the media ``url``, ``token`` and ``e2ee_key``); with the voice
+extra installed (``pip install 'service_client[voice]'``) it then connects the media through
+LiveKit's SDK, so that :meth:`VoiceConnection.play` and :meth:`VoiceConnection.record` work and
+the ``audio_frame`` event brings what the others say. Without the extra the connection is
+signalling only, as before, and ``play``/``record`` raise :class:`ImportError` naming the extra.
 
 One connection per bot: joining another channel leaves the current one first;
 joining the same channel returns the existing connection. The presence and
@@ -15,16 +16,23 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from .. import _defaults, endpoints
-from ..errors import ServiceError, ServiceTimeoutError
+from ..errors import ServiceError, ServiceTimeoutError, VoiceConnectionError
+from ..voice import _deps
+from ..voice.playback import AudioPlayback, check_volume
+from ..voice.recorder import AudioRecorder
+from ..voice.sources import prepare_source
 
 if TYPE_CHECKING:
     from ..state.connection import ConnectionState
+    from ..voice.frames import AudioFrame
+    from ..voice.session import MediaSession
 
 __all__ = ["VoiceConnection", "VoiceManager"]
 
@@ -44,7 +52,7 @@ class VoiceConnection:
         e2ee_key: Base64 shared end-to-end encryption key, or None.
     """
 
-    __slots__ = ("_manager", "channel_id", "url", "token", "e2ee_key", "_open")
+    __slots__ = ("_manager", "channel_id", "url", "token", "e2ee_key", "_open", "_media")
 
     def __init__(self, manager: VoiceManager, channel_id: str, data: dict[str, Any]) -> None:
         self._manager = manager
@@ -54,6 +62,7 @@ class VoiceConnection:
         key = data.get("e2eeKey")
         self.e2ee_key: str | None = key if isinstance(key, str) else None
         self._open = True
+        self._media: MediaSession | None = None
 
     @property
     def connected(self) -> bool:
@@ -99,12 +108,119 @@ class VoiceConnection:
         self._state(speaking=_bool("speaking", speaking))
 
     def leave(self) -> None:
-        """Leave the channel (``voice:leave``); idempotent."""
+        """Leave the channel: the media closes (within 2 s), then ``voice:leave``; idempotent."""
         self._manager._leave(self)
+
+    # ------------------------------------------------------------------ media
+    @property
+    def media_connected(self) -> bool:
+        """Whether the voice media is connected (False without the voice extra, after leaving,
+        or once the media was lost)."""
+        media = self._media
+        return media is not None and media.connected
+
+    def _session(self) -> MediaSession:
+        media = self._media
+        if media is None:
+            if not _deps.available():
+                raise ImportError(_deps.EXTRA_HINT)
+            raise VoiceConnectionError(f"the voice connection to {self.channel_id} has no media "
+                                       "(joined with media=False, or left)", channel_id=self.channel_id,
+                                       cause="no media")
+        return media
+
+    def play(self, source: Any, *, volume: float = 1.0, sample_rate: int | None = None,
+             channels: int | None = None) -> AudioPlayback:
+        """Play audio into the channel; returns at once with the running :class:`AudioPlayback`.
+
+        The source is decoded by PyAV (FFmpeg in its wheel; nothing on ``PATH`` needed),
+        resampled to 48 kHz mono, and sent in real time. A playback already running is stopped
+        first (its ``player_finish`` event comes before this one's ``player_start``): keep a queue
+        of your own to play one source after another (``samples/music_bot.py`` does). The bot's
+        speaking flag (``voice:state {speaking}``) is on while it plays.
+
+        Args:
+            source: A path or URL of anything FFmpeg reads; a binary file object; raw 16-bit
+                signed little-endian PCM (``bytes``) with ``sample_rate`` and ``channels``; or an
+                iterable of such PCM frames (a generator, say), with ``sample_rate`` and
+                ``channels``.
+            volume: Factor 0.0 (silent) to 2.0; 1.0 plays the source as it is.
+            sample_rate: PCM sources only: their rate, Hz (8000..192000).
+            channels: PCM sources only: 1 or 2.
+
+        Returns:
+            The playback: ``wait(timeout)``, ``pause()``, ``resume()``, ``stop()``, ``volume``,
+            ``position`` (seconds), ``done``.
+
+        Raises:
+            TypeError: ``source`` is not one of the kinds above, or ``volume`` not a number.
+            ValueError: A missing or unreadable file, a file without audio, PCM without its
+                format, a bad rate, channel count or volume (nothing plays).
+            ImportError: The voice extra is not installed.
+            VoiceConnectionError: The media is closed (left, lost, or joined with ``media=False``).
+        """
+        level = check_volume(volume)
+        media = self._session()
+        prepared = prepare_source(source, sample_rate=sample_rate, channels=channels)
+        return media.play(prepared, level)
+
+    @property
+    def playback(self) -> AudioPlayback | None:
+        """The running playback, or None."""
+        media = self._media
+        return media.playback if media is not None else None
+
+    def pause(self) -> None:
+        """Pause the running playback, if any."""
+        playback = self.playback
+        if playback is not None:
+            playback.pause()
+
+    def resume(self) -> None:
+        """Resume the paused playback, if any."""
+        playback = self.playback
+        if playback is not None:
+            playback.resume()
+
+    def stop_playing(self) -> None:
+        """Stop the running playback, if any."""
+        playback = self.playback
+        if playback is not None:
+            playback.stop()
+
+    def set_volume(self, volume: float) -> None:
+        """Set the running playback's volume (0.0..2.0), if any.
+
+        Raises:
+            TypeError: Not a number. ValueError: NaN, negative or above 2.0.
+        """
+        level = check_volume(volume)
+        playback = self.playback
+        if playback is not None:
+            playback.volume = level
+
+    def record(self, path_or_dir: Any) -> AudioRecorder:
+        """Write what each speaker says to its own WAV file (48 kHz, 16-bit) until the returned
+        recorder's ``stop()`` or leaving the channel.
+
+        Args:
+            path_or_dir: A directory (created if missing), giving ``<dir>/<user id>.wav``; or a
+                path ending in ``.wav``, giving ``<stem>-<user id>.wav`` beside it.
+
+        Returns:
+            The :class:`AudioRecorder` (``stop()``, ``files``).
+
+        Raises:
+            TypeError, ValueError: A bad path (an existing file that is not a ``.wav`` path).
+            ImportError: The voice extra is not installed.
+            VoiceConnectionError: The media is closed.
+        """
+        return self._session().record(path_or_dir)
 
     def __repr__(self) -> str:
         state = "open" if self._open else "closed"
-        return f"<VoiceConnection channel_id={self.channel_id!r} {state}>"
+        media = " media" if self.media_connected else ""
+        return f"<VoiceConnection channel_id={self.channel_id!r} {state}{media}>"
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -130,28 +246,37 @@ class VoiceManager:
         """The open connection, or None."""
         return self._connection
 
-    def join(self, channel_id: str, *, timeout: float = _defaults.VOICE_JOIN_TIMEOUT_S) -> VoiceConnection:
-        """Join a voice channel and return its connection once the service sends its credentials.
+    def join(self, channel_id: str, *, timeout: float = _defaults.VOICE_JOIN_TIMEOUT_S,
+             media: bool | None = None) -> VoiceConnection:
+        """Join a voice channel and return its connection once its media is connected.
 
-        Emits ``voice:join`` and waits for the credentials. Joining the channel
-        already joined returns the existing connection; joining another one
-        leaves the current one first.
+        Emits ``voice:join`` and waits for the credentials, then (with the voice extra) connects
+        the media with them: the call returns when the bot can play and hear. Joining the
+        channel already joined returns the existing connection; joining another one leaves
+        the current one first.
 
         Args:
             channel_id: A channel whose ``type`` is ``"VOICE"`` (taken from
                 ``client.channels.cache``, else fetched).
-            timeout: Seconds to wait for the credentials.
+            timeout: Seconds for the whole join, credentials and media.
+            media: True: connect the media (the voice extra is required); False: signalling
+                only; None (default): connect the media when the voice extra is installed and
+                the service sent a media URL.
 
         Returns:
             The :class:`VoiceConnection`.
 
         Raises:
-            TypeError: ``channel_id`` is not a str.
+            TypeError: ``channel_id`` is not a str, or ``media`` not a bool or None.
             ValueError: Empty id, or the channel is not a voice channel (nothing sent).
+            ImportError: ``media=True`` without the voice extra (nothing sent).
             ServiceAuthError: The socket is not connected.
             ServiceTimeoutError: No credentials within ``timeout`` (e.g. no
                 ``CONNECT`` permission: the service refuses silently), or the
                 socket stayed busy with another write for 10 s.
+            VoiceConnectionError: The media did not connect within ``timeout`` (the message
+                names the cause), or ``media=True`` and the service sent no media URL; the
+                channel is left again and nothing is left running.
             ServiceError: The client was destroyed, or the socket lost, while joining.
         """
         if not isinstance(channel_id, str):
@@ -160,6 +285,11 @@ class VoiceManager:
             raise ValueError("channel_id must be a non-empty str")
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if media is not None and not isinstance(media, bool):
+            raise TypeError(f"media must be a bool or None, got {type(media).__name__}")
+        if media and not _deps.available():
+            raise ImportError(_deps.EXTRA_HINT)
+        deadline = time.monotonic() + timeout
         current = self._connection
         if current is not None and current.channel_id == channel_id and current.connected:
             return current
@@ -182,7 +312,7 @@ class VoiceManager:
         try:
             self._state.emit(endpoints.EMIT_VOICE_JOIN, {"channelPublicId": channel_id})
             try:
-                data = fut.result(timeout)
+                data = fut.result(max(deadline - time.monotonic(), 0.001))
             except _FutureTimeout:
                 raise ServiceTimeoutError(
                     f"Timed out joining voice channel {channel_id} after {int(timeout * 1000)}ms."
@@ -197,7 +327,60 @@ class VoiceManager:
                 return existing
             connection = VoiceConnection(self, channel_id, data)
             self._connection = connection
+        if media is False:
+            return connection
+        if connection.url is None or connection.token is None:
+            if media:
+                self._leave(connection)
+                raise VoiceConnectionError(f"voice channel {channel_id}: the service sent no media URL or token",
+                                           channel_id=channel_id, cause="no media credentials")
+            return connection
+        if not _deps.available():
+            log.info("voice channel %s joined without media: %s", channel_id, _deps.EXTRA_HINT)
+            return connection
+        try:
+            self._connect_media(connection, deadline)
+        except BaseException:
+            self._leave(connection)
+            raise
         return connection
+
+    def _connect_media(self, connection: VoiceConnection, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        channel_id = connection.channel_id
+        if remaining <= 0:
+            raise VoiceConnectionError(f"voice media of channel {channel_id} did not connect (no time left "
+                                       "after the signalling)", channel_id=channel_id, cause="timed out")
+        state = self._state
+        audio_key = f"voice-audio:{channel_id}:"
+        player_key = f"voice-player:{channel_id}"
+
+        def on_frame(frame: AudioFrame) -> None:
+            state.dispatch("audio_frame", frame, key=audio_key + frame.user_id)
+
+        def on_playback(playback: AudioPlayback, what: str) -> None:
+            if what in ("start", "resume", "pause", "finish") and connection._open:
+                try:
+                    connection.set_speaking(what in ("start", "resume"))
+                except ServiceError as exc:  # the socket is down: the flag is lost with it
+                    log.debug("speaking flag not sent: %s", exc)
+            if what == "start":
+                state.dispatch("player_start", playback, key=player_key)
+            elif what == "finish":
+                state.dispatch("player_finish", playback, key=player_key)
+
+        def on_lost(reason: str) -> None:
+            state.dispatch("voice_media_lost", connection, reason, key=player_key)
+
+        from ..voice.session import MediaSession  # import time: asyncio loads when a bot first joins voice
+
+        session = MediaSession(channel_id, on_frame=on_frame, on_playback=on_playback, on_lost=on_lost)
+        connection._media = session
+        session.connect(connection.url or "", connection.token or "", connection.e2ee_key, remaining)
+        if not connection._open:  # left meanwhile (a leave event, destroy)
+            session.close()
+            raise VoiceConnectionError(f"voice channel {channel_id} was left while its media connected",
+                                       channel_id=channel_id, cause="left")
 
     def leave(self) -> None:
         """Leave the current voice channel, if any (``voice:leave``, no argument)."""
@@ -212,6 +395,9 @@ class VoiceManager:
             connection._open = False
             if self._connection is connection:
                 self._connection = None
+        media = connection._media
+        if media is not None:
+            media.close()
         try:
             (emit or self._state.emit)(endpoints.EMIT_VOICE_LEAVE)
         except ServiceError as exc:  # not connected: the service drops us anyway
@@ -239,20 +425,26 @@ class VoiceManager:
                     if connection is not None and connection.channel_id == channel_id:
                         connection._open = False
                         self._connection = None
+                    else:
+                        connection = None
+                if connection is not None and connection._media is not None:
+                    connection._media.close(wait=False)  # the reader thread never waits
 
     def _on_disconnect(self, reason: str) -> None:
         """The socket was lost (reader thread): the service dropped us from voice.
 
-        The open connection is marked closed (the service removes a
-        disconnected socket from its voice room, so after ``reconnect`` the bot
-        joins again if it wants to). A pending join is not rejected because of
-        the cut (once the client is ready, a network cut fails no pending call by
+        The open connection is marked closed and its media closed (the service removes a
+        disconnected socket from its voice room and the media server drops it, so after
+        ``reconnect`` the bot joins again if it wants to). A pending join is not rejected
+        because of the cut (once the client is ready, a network cut fails no pending call by
         itself, since the socket reconnects): it ends by its own timeout.
         """
         with self._lock:
             connection, self._connection = self._connection, None
             if connection is not None:
                 connection._open = False
+        if connection is not None and connection._media is not None:
+            connection._media.close(wait=False)  # the reader thread never waits
         log.debug("voice connection closed by socket loss (%s)", reason)
 
     def _shutdown(self, emit: Callable[..., None] | None = None) -> None:

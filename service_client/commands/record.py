@@ -49,6 +49,13 @@ class BucketType(enum.Enum):
     def resolve(cls, value: object, *, name: str = "bucket type") -> BucketType:
         """``value`` as a :class:`BucketType`: a member, or its value or name as a str (any case).
 
+        Args:
+            value: A :class:`BucketType`, or ``"member"`` / ``"MEMBER"`` (``"guild"`` is ``SERVER``).
+            name: The argument's name, for the error messages.
+
+        Returns:
+            The member.
+
         Raises:
             TypeError: ``value`` is neither a BucketType nor a str.
             ValueError: A str that names no bucket type (the message lists them).
@@ -478,7 +485,10 @@ def _normalise_cooldown(cooldown: object) -> float:
         raise TypeError(
             f"cooldown must be a number of seconds, not {type(cooldown).__name__}"
         )
-    seconds = float(cooldown)
+    try:
+        seconds = float(cooldown)
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"cooldown must be a finite number of seconds >= 0, got {cooldown!r}")
     return seconds

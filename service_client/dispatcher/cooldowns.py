@@ -39,13 +39,16 @@ __all__ = ["CommandLimits", "CooldownStore", "bucket_key"]
 
 #: Cooldown entries kept before expired ones are swept.
 _SWEEP_AT = 1024
+#: A turn that ends less than this after now (seconds) has ended: a clock moved to the end of a
+#: cooldown in steps (``advance(0.3)`` ten times) may fall a float rounding short of it.
+_END_SLACK_S = 1e-6
 
 class CooldownStore(Protocol):
     """Where a dispatcher keeps cooldown expiries so they survive a restart of the bot.
 
     Give one to ``CommandDispatcher(client, cooldown_store=store)``. Its methods are called
     on the worker thread that runs the command, may block (a SQLite query is fine) and must
-    be thread-safe. An exception either raises fails that invocation like an exception of
+    be thread-safe. An exception either method raises fails that invocation like an exception of
     the command (the author sees a short notice; the error is logged and emitted). A store
     on SQLite::
 
@@ -73,7 +76,10 @@ class CooldownStore(Protocol):
         ...
 
     def set(self, key: str, until: _dt.datetime) -> None:
-        """Remember that the cooldown of ``key`` ends at ``until`` (an aware UTC datetime)."""
+        """Remember that the cooldown of ``key`` ends at ``until`` (an aware UTC datetime).
+
+        A cooldown that would end after :attr:`datetime.datetime.max` ends at it.
+        """
         ...
 
 
@@ -174,7 +180,7 @@ class CommandLimits:
         now = self._now()
         with self._lock:
             until = self._until.get(key)
-            if until is not None and until > now:
+            if until is not None and until > now + _END_SLACK_S:
                 wait: float | None = until - now
             else:
                 wait = None
@@ -212,7 +218,11 @@ class CommandLimits:
                     if self._until.get(key) == reserved:
                         self._until[key] = now + wait
                 return wait
-            store.set(name, wall + _dt.timedelta(seconds=command.cooldown))
+            try:
+                until = wall + _dt.timedelta(seconds=command.cooldown)
+            except OverflowError:  # a cooldown of millennia ("once ever"): the last datetime will do
+                until = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
+            store.set(name, until)
         except Exception as exc:
             with self._lock:
                 if self._until.get(key) == reserved:

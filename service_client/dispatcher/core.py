@@ -100,10 +100,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from ..commands import BucketType, Check, Command
 from ..errors import CommandError, CommandNotFoundError
+from ..events.clock import MonotonicClock
 from ..permissions import Permissions
 from .checks import run_checks
 from .context import CommandContext
@@ -125,6 +126,7 @@ from .parsing import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
+    from ..events.clock import Clock
     from ..models.message import Message
 
 __all__ = ["CommandContext", "CommandDispatcher"]
@@ -168,16 +170,21 @@ class CommandDispatcher(_HelpMixin):
             it is not emitted as ``error``.
         listen: Register the ``message_create`` listener; with False, call
             :meth:`process` yourself.
-        clock: Monotonic seconds to time cooldowns with; default the
-            client's clock (``client.clock.now()``, read at each invocation,
-            so ``set_clock`` and the test world's clock apply).
+        clock: What to time cooldowns with instead of the client's clock: a
+            function returning monotonic seconds, or a clock (an object with
+            ``now()``, such as a :class:`~service_client.ManualClock`); default
+            the client's clock (``client.clock.now()``, read at each
+            invocation, so ``set_clock`` and the test world's clock apply;
+            the real clock for a stand-in client without ``clock``).
         cooldown_store: Where cooldown expiries are kept too, so that they
             survive a restart (see :class:`~service_client.dispatcher.cooldowns.CooldownStore`);
             None keeps them in memory only.
 
     Raises:
         TypeError: ``prefix`` is not a str or a sequence of str, ``commands``
-            is not a mutable mapping, or a flag is not a bool.
+            is not a mutable mapping, a flag is not a bool, ``clock`` is
+            neither a function nor a clock, or ``cooldown_store`` lacks a
+            ``get`` or ``set`` method.
         ValueError: A prefix is empty or holds whitespace.
     """
 
@@ -193,7 +200,7 @@ class CommandDispatcher(_HelpMixin):
         reply_errors: bool = True,
         reply_unknown: bool = False,
         listen: bool = True,
-        clock: Callable[[], float] | None = None,
+        clock: Callable[[], float] | Clock | None = None,
         cooldown_store: CooldownStore | None = None,
     ) -> None:
         self.client = client
@@ -221,7 +228,14 @@ class CommandDispatcher(_HelpMixin):
         self.reply_errors = reply_errors
         self.reply_unknown = reply_unknown
         self._register_lock = threading.Lock()  # makes add()'s clash check and insert atomic
-        self._limits = CommandLimits(lambda: client.clock, seconds=clock, store=cooldown_store)
+        seconds = _cooldown_seconds(clock)
+        if cooldown_store is not None and not (callable(getattr(cooldown_store, "get", None))
+                                               and callable(getattr(cooldown_store, "set", None))):
+            raise TypeError("cooldown_store must have get(key) and set(key, until) methods (a CooldownStore), "
+                            f"not {type(cooldown_store).__name__}")
+        real = MonotonicClock()  # for a stand-in client without a clock (the default was time.monotonic)
+        self._limits = CommandLimits(lambda: getattr(client, "clock", None) or real, seconds=seconds,
+                                     store=cooldown_store)
         self._signatures_lock = threading.Lock()  # guards _signatures
         self._signatures: dict[Command, CommandSignature] = {}
         self._converters = ConverterRegistry()
@@ -669,3 +683,17 @@ def _normalise_prefixes(prefix: object) -> tuple[str, ...]:
         if not item or item != item.strip() or any(ch.isspace() for ch in item):
             raise ValueError(f"a prefix must be non-empty text without whitespace, got {item!r}")
     return tuple(given)  # type: ignore[arg-type]
+
+
+def _cooldown_seconds(clock: object) -> Callable[[], float] | None:
+    """The ``clock`` argument of :class:`CommandDispatcher` as a function returning seconds (None: the client's).
+
+    Raises:
+        TypeError: ``clock`` is neither callable nor an object with a ``now()`` method.
+    """
+    if clock is None or callable(clock):
+        return cast("Callable[[], float] | None", clock)
+    now = getattr(clock, "now", None)
+    if callable(now):
+        return cast("Callable[[], float]", now)
+    raise TypeError(f"clock must be a function returning seconds or a clock with now(), not {type(clock).__name__}")

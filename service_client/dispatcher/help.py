@@ -153,20 +153,27 @@ PER_WORDS = {
 def duration_text(seconds: float) -> str:
     """A duration in words for a person, never shorter than it is.
 
-    Under 10 s with a tenth (``"9.8 s"``); then whole seconds (``"42 s"``), minutes and
-    seconds (``"12 min 5 s"``), hours and minutes (``"23 h 12 min"``), days and hours
-    (``"2 d 3 h"``), each rounded up and leaving out a zero second part (``"1 h"``).
+    Under 10 s with a tenth (``"9.8 s"``, at least ``"0.1 s"``); then whole seconds (``"42 s"``),
+    minutes and seconds (``"12 min 5 s"``), hours and minutes (``"23 h 12 min"``), days and
+    hours (``"2 d 3 h"``), each rounded up and leaving out a zero second part (``"1 h"``). A
+    value that rounds up to the next unit is said in it (``9.95`` is ``"10 s"``, 23 h 59.5 min
+    is ``"1 d"``).
+
+    Args:
+        seconds: The duration, seconds (> 0; a cooldown's wait).
     """
-    if seconds < 10:
-        return f"{math.ceil(seconds * 10 - 1e-9) / 10:.1f} s"
+    tenths = max(1, math.ceil(seconds * 10 - 1e-9))
+    if tenths < 100:
+        return f"{tenths / 10:.1f} s"
     whole = math.ceil(seconds - 1e-9)
     if whole < 60:
         return f"{whole} s"
     if whole < 3600:
         minutes, rest = divmod(whole, 60)
         return f"{minutes} min {rest} s" if rest else f"{minutes} min"
-    if whole < 86400:
-        hours, minutes = divmod(math.ceil(whole / 60), 60)
+    in_minutes = math.ceil(whole / 60)
+    if in_minutes < 24 * 60:
+        hours, minutes = divmod(in_minutes, 60)
         return f"{hours} h {minutes} min" if minutes else f"{hours} h"
     days, hours = divmod(math.ceil(whole / 3600), 24)
     return f"{days} d {hours} h" if hours else f"{days} d"

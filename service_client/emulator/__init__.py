@@ -187,6 +187,11 @@ Control routes (JSON, no auth; writes need ``Content-Type: application/json`` (4
                                            -> ``{added: bool}`` (403 when it may not react)
 ``POST /voice/join`` ``{userId, channelId}``, ``POST /voice/leave`` ``{userId}``,
 ``POST /voice/state`` ``{userId, state: {muted?, ...}}``   voice signalling as that user; 204
+``POST /voice/speak``                      ``{userId, channelId, toneHz?, seconds?,
+                                           wavBase64?}``: that user speaks in the media
+                                           -> ``{queuedSeconds}`` (voice extra, else 501)
+``POST /voice/recording``                  ``{channelId, userId}`` -> ``audio/wav``: what that
+                                           user published there (voice extra, else 501)
 =========================================  =========================================================
 """
 

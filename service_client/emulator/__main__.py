@@ -29,7 +29,8 @@ def describe(emu: Emulator, demo: dict[str, Any] | None) -> dict[str, Any]:
             was seeded.
 
     Returns:
-        ``{"base_url", "socket_url", "control_url", "page_url": str, "pid": int, "users":
+        ``{"base_url", "socket_url", "control_url", "page_url": str, "media_url": str | None,
+        "pid": int, "users":
         [{"id", "name", "bot", "token"}], "server": {"id", "name"} | None, "channels":
         {name: id}}``; ``users`` is empty, ``server`` None and ``channels`` empty without a
         seed. The tokens are the users' login tokens, as ``create_user`` gives them.
@@ -49,6 +50,7 @@ def describe(emu: Emulator, demo: dict[str, Any] | None) -> dict[str, Any]:
         "socket_url": emu.socket_url,
         "control_url": emu.control_url,
         "page_url": emu.page_url,
+        "media_url": None if emu.core is None else emu.core.rt.media_url,
         "pid": os.getpid(),
         "users": users,
         "server": server,
@@ -62,6 +64,8 @@ def _print_for_people(emu: Emulator, demo: dict[str, Any] | None) -> None:
     print(f"socket_url:  {emu.socket_url}")
     print(f"control_url: {emu.control_url}")
     print(f"page_url:    {emu.page_url}")
+    if emu.core is not None and emu.core.rt.media_url is not None:
+        print(f"media_url:   {emu.core.rt.media_url} (voice media; a test fixture)")
     if demo is not None:
         print(f"bot_token:   {demo['bot_token']}")
         print(f"human_token: {demo['human_token']}")

@@ -105,7 +105,8 @@ class EmulatorConditions:
                   refuse_auth: bool | None = None, voice_url: str | None = None, echo: str | None = None,
                   echo_delay_ms: float | None = None, limits: bool | None = None,
                   journal_entries: int | None = None, journal_body_bytes: int | None = None,
-                  max_body_bytes: int | None = None, send_queue_bytes: int | None = None) -> None:
+                  max_body_bytes: int | None = None, send_queue_bytes: int | None = None,
+                  voice_e2ee_key: str | None = None) -> None:
         """Emulator settings; None leaves a setting unchanged; ``reset()`` restores the defaults.
 
         Args:
@@ -132,14 +133,18 @@ class EmulatorConditions:
                 1 GiB (default 16 MiB): a longer one is answered 413 before it is parsed.
             send_queue_bytes: Most bytes of events waiting for one socket client, 64 KiB to 1 GiB
                 (default 16 MiB): a client that falls further behind is disconnected.
+            voice_e2ee_key: The shared end-to-end encryption key sent in ``voice:livekit-token``
+                (``e2eeKey``), which clients with the voice extra encrypt their media with;
+                ``reset()`` clears it.
 
         Raises:
             ValueError: Unknown echo mode, a delay outside 0..600000 ms (NaN included), a size
                 out of range. TypeError: A flag is not a bool, a size not an int, ``voice_url``
-                not a string.
+                or ``voice_e2ee_key`` not a string.
         """
         assert self.core is not None
         apply_settings(self.core, realistic_rooms=realistic_rooms, send_errors=send_errors,
                        refuse_auth=refuse_auth, echo=echo, echo_delay_ms=echo_delay_ms, limits=limits,
                        voice_url=voice_url, journal_entries=journal_entries, journal_body_bytes=journal_body_bytes,
-                       max_body_bytes=max_body_bytes, send_queue_bytes=send_queue_bytes)
+                       max_body_bytes=max_body_bytes, send_queue_bytes=send_queue_bytes,
+                       voice_e2ee_key=voice_e2ee_key)

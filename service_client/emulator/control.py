@@ -10,6 +10,7 @@ in-process ``Emulator`` (``emulator.py``) drives the same core from other thread
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ from .app import (
 from .faults import FaultTable, RateLimiter, RequestLog
 from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse, socket_refusal
 from .journal import Bounds, finite_number
+from .media import media_server
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
 from .routing import json_object, read_body
@@ -45,6 +47,8 @@ logger = logging.getLogger("service_client.emulator")
 
 #: Path prefix of socket.io (its polling transport and its WebSocket upgrades).
 SOCKETIO_PREFIX = "/socket.io"
+#: Path of the media server's signalling WebSocket (LiveKit's ``/rtc``; ``/rtc/v1`` answers 404).
+MEDIA_PREFIX = "/rtc"
 
 
 class _Body:
@@ -85,10 +89,12 @@ class EmulatorCore:
             this one takes over (a restart).
         hosts: The ``Host`` headers and origins to answer (:class:`~.guard.HostRules`); default:
             ``127.0.0.1``, ``localhost`` and ``[::1]`` on any port.
+        media: Run the media server when the voice extra is installed (:mod:`.media`).
     """
 
     def __init__(self, db: str = ":memory:", *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
-                 carry_from: EmulatorCore | None = None, hosts: HostRules | None = None) -> None:
+                 carry_from: EmulatorCore | None = None, hosts: HostRules | None = None,
+                 media: bool = True) -> None:
         self.store: Store = Store(db) if carry_from is None else carry_from.store
         #: The sizes journals and request bodies keep to (``configure``; ``reset`` restores them).
         self.bounds: Bounds = Bounds() if carry_from is None else carry_from.bounds
@@ -105,6 +111,7 @@ class EmulatorCore:
                 setattr(self.rt, attr, getattr(carry_from.rt, attr))
             for uid in carry_from.rt.auto_online:  # shown online by sockets that did not survive the stop
                 self.store.users.set_status(uid, "offline")
+        self.rt.media = media_server() if media else None
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
         #: HTTP requests being answered (their tasks), and whether the server is stopping.
@@ -134,6 +141,12 @@ class EmulatorCore:
                 return
         if scope["type"] == "websocket" and self.outage_until is not None and time.monotonic() < self.outage_until:
             await refuse(scope, receive, send, 503, "outage", close_code=1013)
+            return
+        if scope["type"] == "websocket" and (scope["path"] == MEDIA_PREFIX or scope["path"].startswith(MEDIA_PREFIX + "/")):
+            if self.rt.media is None:
+                await refuse(scope, receive, send, 404, "no media server: install service_client[voice]")
+            else:
+                await self.rt.media.serve(scope, receive, send)
             return
         if scope["type"] == "http":
             send = StrictHeaders(send).send
@@ -182,6 +195,11 @@ class EmulatorCore:
         stopping. Each ends at once with its connection closed unanswered, nothing logged. The
         WebSocket clients that have stopped reading are cut off too (:meth:`.Wire.abort_if_stalled`)."""
         self.closing = True
+        if self.rt.media is not None:  # its peer connections and simulated speakers end with the server
+            try:
+                await asyncio.wait_for(self.rt.media.close(), 2.0)
+            except Exception as exc:  # noqa: BLE001 - stopping anyway
+                logger.debug("closing the media server: %s", exc)
         for task in list(self._requests):
             task.cancel()
         for wire in list(self._wires):
@@ -244,6 +262,8 @@ class EmulatorCore:
         await self.rt.connection_events.server_disconnect(None)
         self.rt.auto_online.clear()
         self.rt.voice.clear()
+        if self.rt.media is not None:
+            await self.rt.media.close()
         self.rt.journal.clear()
         self.rt.realistic_rooms = False
         self.rt.send_errors = False
@@ -348,6 +368,8 @@ class EmulatorCore:
         add("POST", "/voice/join", self._c_voice_join)
         add("POST", "/voice/leave", self._c_voice_leave)
         add("POST", "/voice/state", self._c_voice_state)
+        add("POST", "/voice/speak", self._c_voice_speak)
+        add("POST", "/voice/recording", self._c_voice_recording)
 
     async def _c_reset(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         await self.reset()
@@ -586,6 +608,56 @@ class EmulatorCore:
         if not await self.rt.voice_events.voice_state(str(body.get("userId")), dict(body.get("state") or {})):
             raise BadRequest("user not in voice or nothing to change")
         return no_content()
+
+    def _media(self) -> Any:
+        if self.rt.media is None:
+            raise HTTPError(501, "no media server: the emulator runs without service_client[voice]")
+        return self.rt.media
+
+    async def voice_speak(self, user_id: str, channel_id: str, *, tone_hz: float | None = None,
+                          seconds: float = 1.0, wav: bytes | None = None) -> float:
+        """Make a user in a voice channel speak there: a sine tone of ``tone_hz`` for ``seconds``,
+        or a WAV file. Returns the seconds of speech queued for the user.
+
+        Raises:
+            BadRequest: The user is not in that voice channel, or a bad tone, duration or file.
+            HTTPError: 501 without the media server.
+        """
+        media = self._media()
+        if user_id not in self.rt.voice.get(channel_id, {}):
+            raise BadRequest("the user is not in that voice channel")
+        try:
+            return float(await media.say(channel_id, user_id, tone_hz=tone_hz, seconds=seconds, wav=wav,
+                                         name=self.rt.voice[channel_id][user_id].get("userName", "")))
+        except (TypeError, ValueError) as exc:
+            raise BadRequest(str(exc)) from None
+
+    def voice_recording(self, channel_id: str, user_id: str) -> Any:
+        """What ``user_id`` last published in a voice channel's media (a :class:`.media.tracks.Recording`),
+        or None."""
+        return self._media().recording(channel_id, user_id)
+
+    async def _c_voice_speak(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        body = b.obj()
+        wav = body.get("wavBase64")
+        raw: bytes | None = None
+        if wav is not None:
+            if not isinstance(wav, str):
+                raise BadRequest("wavBase64 must be a string")
+            try:
+                raw = base64.b64decode(wav, validate=True)
+            except ValueError:
+                raise BadRequest("wavBase64 is not base64") from None
+        queued = await self.voice_speak(_id(body.get("userId"), "userId"), _id(body.get("channelId"), "channelId"),
+                                        tone_hz=body.get("toneHz"), seconds=body.get("seconds", 1.0), wav=raw)
+        return json_response({"queuedSeconds": queued})
+
+    async def _c_voice_recording(self, p: dict[str, str], b: _Body, r: Request) -> Response:
+        body = b.obj()
+        recording = self.voice_recording(_id(body.get("channelId"), "channelId"), _id(body.get("userId"), "userId"))
+        if recording is None:
+            raise NotFound("that user has published no audio in that channel")
+        return Response(recording.wav(), media_type="audio/wav")
 
 
 #: Longest limiter window, milliseconds (a day), and longest outage, seconds (a day).

@@ -14,6 +14,7 @@ from .app import API_PREFIX, CONTROL_PREFIX
 from .conditions import EmulatorConditions
 from .control import EmulatorCore
 from .guard import HostRules
+from .media import media_available
 from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RoleRecord, ServerRecord, UserRecord
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
 from .store import PROFILE_FIELDS, BadRequest
@@ -39,14 +40,19 @@ class Emulator(EmulatorConditions):
             421, so that a page on a name rebound to this machine reaches nothing; control-plane
             requests from these origins are accepted as the emulator's own.
 
+        media: Run the media server (voice you can hear, :mod:`.media`): True requires the voice
+            extra, False never runs it (voice credentials then hold a placeholder URL), None
+            (default) runs it when the voice extra is installed.
+
     Raises:
         TypeError, ValueError: A bad argument (``allowed_hosts``: a string instead of a list, a
             URL, a wildcard, a bad port).
+        ImportError: ``media=True`` without the voice extra.
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, db: str = ":memory:",
                  ping_interval: float = 25.0, ping_timeout: float = 20.0,
-                 allowed_hosts: Iterable[str] = ()) -> None:
+                 allowed_hosts: Iterable[str] = (), media: bool | None = None) -> None:
         if not isinstance(host, str) or not host:
             raise TypeError("host must be a non-empty string")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -57,6 +63,11 @@ class Emulator(EmulatorConditions):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds")
         HostRules(host, port, allowed_hosts)  # checks the names now, at the call site
+        if media is not None and not isinstance(media, bool):
+            raise TypeError("media must be a bool or None")
+        if media and not media_available():
+            raise ImportError("the emulator's media server needs the voice extra: pip install 'service_client[voice]'")
+        self.media = media
         self.host = host
         self.port = port
         self.db = db
@@ -112,8 +123,11 @@ class Emulator(EmulatorConditions):
         sock = listening_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.core = EmulatorCore(self.db, ping_interval=self.ping_interval, ping_timeout=self.ping_timeout,
-                                 carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts))
+                                 carry_from=self._kept, hosts=HostRules(self.host, self.port, self.allowed_hosts),
+                                 media=self.media is not False)
         self._kept = None
+        if self.core.rt.media is not None:
+            self.core.rt.media_url = f"ws://{self.host}:{self.port}"
         self._serving = ServerThread(self.core, sock)
         if not self._serving.start(timeout):
             error = self._serving.error
@@ -517,6 +531,73 @@ class Emulator(EmulatorConditions):
         async def run(c: EmulatorCore) -> list[dict[str, Any]]:
             """The control step, run on the emulator's event loop."""
             return [dict(u) for u in c.rt.voice.get(channel_id, {}).values()]
+        return self._call(run)
+
+    @property
+    def media_available(self) -> bool:
+        """Whether the media server runs (the voice extra is installed): voice credentials
+        then point at it, and :meth:`voice_speak` and :meth:`voice_recording` work."""
+        return self.core is not None and self.core.rt.media is not None
+
+    def voice_speak(self, user_id: str, channel_id: str, *, tone_hz: float | None = None,
+                    seconds: float = 1.0, wav: bytes | None = None) -> float:
+        """Make a user in a voice channel speak into its media: a sine tone or a WAV file.
+
+        The user needs no media connection of its own: the media server joins it as a
+        simulated participant whose microphone everyone in the channel's media hears. Speech
+        queues after what the user is still saying.
+
+        Args:
+            user_id: A user in the voice channel (:meth:`voice_join`).
+            channel_id: The voice channel.
+            tone_hz: A sine tone's frequency, Hz (20..20000), when ``wav`` is not given.
+            seconds: The tone's duration, seconds.
+            wav: A WAV file's bytes (any audio PyAV reads), resampled to 48 kHz mono.
+
+        Returns:
+            The seconds of speech queued for the user.
+
+        Raises:
+            BadRequest: The user is not in that channel, or a bad tone, duration or file.
+            HTTPError: The media server is not running (no voice extra).
+        """
+        return self._call(lambda c: c.voice_speak(user_id, channel_id, tone_hz=tone_hz, seconds=seconds, wav=wav))
+
+    def voice_recording(self, channel_id: str, user_id: str, *, seconds: float | None = None) -> bytes:
+        """What a participant published in a voice channel's media (what the others heard), as
+        48 kHz mono 16-bit PCM: the last ``seconds`` (at most 30 s are kept), or all kept.
+
+        Empty when the participant published nothing there.
+
+        Raises:
+            HTTPError: The media server is not running (no voice extra).
+        """
+        async def run(c: EmulatorCore) -> bytes:
+            """The control step, run on the emulator's event loop."""
+            recording = c.voice_recording(channel_id, user_id)
+            return recording.last(seconds) if recording is not None else b""
+        return self._call(run)
+
+    def voice_frequency(self, channel_id: str, user_id: str, *, seconds: float = 0.5) -> float:
+        """The dominant frequency (Hz, the FFT's highest peak) of the last ``seconds`` a
+        participant published in a voice channel's media; 0.0 for silence or nothing heard.
+
+        Raises:
+            HTTPError: The media server is not running (no voice extra).
+        """
+        async def run(c: EmulatorCore) -> float:
+            """The control step, run on the emulator's event loop."""
+            recording = c.voice_recording(channel_id, user_id)
+            if recording is None or recording.total_samples < int(seconds * 48000):
+                return 0.0
+            return float(c.rt.media.frequency(recording.last(seconds)))
+        return self._call(run)
+
+    def media_participants(self, channel_id: str) -> list[str]:
+        """The user ids in a voice channel's media (connected or simulated); empty without the extra."""
+        async def run(c: EmulatorCore) -> list[str]:
+            """The control step, run on the emulator's event loop."""
+            return c.rt.media.participants(channel_id) if c.rt.media is not None else []
         return self._call(run)
 
     # ------------------------------------------------------------------ sockets

@@ -61,6 +61,10 @@ class RealtimeBase:
         self.limits = False
         self.ops: Any = None                        # Operations, set by Operations.__init__
         self.voice_e2ee_key: str | None = None
+        #: The media server (:mod:`.media`), or None without the voice extra; ``media_url`` is
+        #: its WebSocket URL once the emulator listens (``ws://host:port``).
+        self.media: Any = None
+        self.media_url: str | None = None
         # channel id -> {user id: voice user record}
         self.voice: dict[str, dict[str, dict[str, Any]]] = {}
         #: Every client emit received, a ring bounded by ``bounds`` (see :class:`~.journal.EmitJournal`).

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .socket_server import (
+    DEFAULT_VOICE_URL,
     MAX_ID_CHARS,
     VOICE_BOOL_KEYS,
     VOICE_STR_KEYS,
@@ -86,8 +87,13 @@ class VoiceEvents:
         entry = users.get(uid) or self._voice_user(uid, sid)
         entry["socketId"] = sid
         users[uid] = entry
-        token = secrets.token_urlsafe(32)
-        creds = {"channelPublicId": cid, "token": token, "url": self.rt.voice_url, "e2eeKey": self.rt.voice_e2ee_key}
+        url = self.rt.voice_url
+        if self.rt.media is not None and self.rt.media_url is not None and url == DEFAULT_VOICE_URL:
+            url = self.rt.media_url
+            token = self.rt.media.token(uid, cid, name=entry["userName"])
+        else:
+            token = secrets.token_urlsafe(32)
+        creds = {"channelPublicId": cid, "token": token, "url": url, "e2eeKey": self.rt.voice_e2ee_key}
         if sid is not None:
             await self.rt.sio.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, to=sid)
         else:
@@ -103,6 +109,8 @@ class VoiceEvents:
             return False
         users = self.rt.voice[cid]
         users.pop(uid, None)
+        if self.rt.media is not None:
+            await self.rt.media.leave(cid, uid)
         if not users:
             self.rt.voice.pop(cid, None)
         try:

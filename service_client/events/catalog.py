@@ -123,7 +123,9 @@ EVENTS: tuple[EventSpec, ...] = (
         (),
         "The socket is back. Before any later event reaches listeners, the server list is "
         "reconciled with the service's (servers left meanwhile are announced with "
-        "``guild_delete``, servers joined with ``guild_create``); missed messages are not replayed.",
+        "``guild_delete``, servers joined with ``guild_create``); missed messages are not replayed (with "
+        "``Client(catch_up=CatchUp())`` they are read back from history and come as ``message_create`` with "
+        "``message.replayed`` True).",
         _LIFECYCLE,
     ),
     EventSpec(
@@ -386,6 +388,37 @@ EVENTS: tuple[EventSpec, ...] = (
         "That call was cancelled (``voice:call-cancelled``).",
         _CHANNEL,
     ),
+    # -- voice media (the voice extra) ---------------------------------------------
+    EventSpec(
+        "audio_frame",
+        (EventArg("frame", "AudioFrame", "``user_id`` (the speaker), ``samples`` (16-bit PCM), "
+                  "``sample_rate`` (48000), ``channels`` (1)"),),
+        "20 ms of what another participant of the bot's voice channel said, decoded (50 a second "
+        "per speaker while the media is connected; the voice extra).",
+        "the speaker (each speaker's frames in order; speakers concurrently)",
+    ),
+    EventSpec(
+        "player_start",
+        (EventArg("playback", "AudioPlayback", "the playback that started"),),
+        "``connection.play()`` started playing a source (the bot's speaking flag turns on).",
+        "the voice channel's player",
+    ),
+    EventSpec(
+        "player_finish",
+        (EventArg("playback", "AudioPlayback", "the playback that ended: ``error`` is None unless "
+                  "it failed"),),
+        "A playback ended: the source is over, it was stopped (``stop()``, another ``play()``, "
+        "leaving) or it failed (the speaking flag turns off).",
+        "the voice channel's player",
+    ),
+    EventSpec(
+        "voice_media_lost",
+        (EventArg("connection", "VoiceConnection", "the voice connection whose media ended"),
+         EventArg("reason", "str", "LiveKit's disconnect reason (``\"SERVER_SHUTDOWN\"``...)")),
+        "The voice media ended without ``leave()`` (the media server closed it or the network "
+        "failed): playback and recording stop; join again to get it back.",
+        "the voice channel's player",
+    ),
 )
 
 _BY_NAME: dict[str, EventSpec] = {entry.name: entry for entry in EVENTS}
@@ -441,6 +474,10 @@ EventName = Literal[
     "voice_user_state",
     "voice_incoming_call",
     "voice_call_cancelled",
+    "audio_frame",
+    "player_start",
+    "player_finish",
+    "voice_media_lost",
 ]
 # </generated:EventName>
 

@@ -92,6 +92,12 @@ def _check_seconds(name: str, value: object, *, positive: bool = False) -> float
 
 
 
+#: A call due this little after the target of :meth:`ManualClock.advance` runs too: the
+#: wall-clock time has microseconds, and a time of day planned on it lands a float rounding
+#: away from the target ``advance_to`` computes for it.
+_DUE_SLACK_S = 1e-6
+
+
 class ManualClock:
     """A clock that stands still until :meth:`advance` moves it: scheduled work in tests.
 
@@ -108,7 +114,7 @@ class ManualClock:
 
     Raises:
         TypeError: ``start`` is not a number, or ``utc`` is not an aware datetime.
-        ValueError: ``start`` is negative or not finite.
+        ValueError: ``start`` is negative or not finite, or ``utc`` is out of range in UTC.
     """
 
     def __init__(self, start: float = 0.0, *, utc: _dt.datetime | None = None) -> None:
@@ -117,7 +123,10 @@ class ManualClock:
             utc = _dt.datetime.now(_dt.timezone.utc)
         elif not isinstance(utc, _dt.datetime) or utc.utcoffset() is None:
             raise TypeError(f"utc must be an aware datetime (with tzinfo), got {utc!r}")
-        self._utc0 = utc.astimezone(_dt.timezone.utc)
+        try:
+            self._utc0 = utc.astimezone(_dt.timezone.utc)
+        except OverflowError:
+            raise ValueError(f"utc is out of range once in UTC, got {utc!r}") from None
         self._lock = threading.Lock()  # guards _now and _schedulers
         self._schedulers: weakref.WeakSet[Scheduler] = weakref.WeakSet()
 
@@ -130,7 +139,10 @@ class ManualClock:
         return self._utc0 + _dt.timedelta(seconds=self._now - self._start)
 
     def advance_to(self, when: _dt.datetime, *, timeout: float = 10.0) -> int:
-        """Advance to the wall-clock time ``when`` (see :meth:`advance`); nothing when it is past.
+        """Advance to the wall-clock time ``when`` (see :meth:`advance`).
+
+        When ``when`` is not after :meth:`utcnow`, the clock does not move and only what is
+        due now runs, as with ``advance(0)``.
 
         ::
 
@@ -168,7 +180,8 @@ class ManualClock:
         work that schedules more work (a repeating task's next run, a ``call_later`` from a
         callback) is run too when it falls due within the advance. Returns when all of it has
         run; the clock then shows the old time plus ``seconds``. ``advance(0)`` runs what is
-        due now.
+        due now. A call due less than a microsecond after that time (float rounding, as of a
+        time of day reached with :meth:`advance_to`) runs too, the clock showing the target.
 
         Args:
             seconds: How far to move, seconds (>= 0).
@@ -179,13 +192,19 @@ class ManualClock:
 
         Raises:
             TypeError: ``seconds`` or ``timeout`` is not a number.
-            ValueError: ``seconds`` or ``timeout`` is negative or not finite.
+            ValueError: ``seconds`` or ``timeout`` is negative or not finite, or ``seconds``
+                would move :meth:`utcnow` past :attr:`datetime.datetime.max` (nothing moves).
             TimeoutError: A call did not end within ``timeout`` (the clock stays at its due time).
         """
         step = _check_seconds("seconds", seconds)
-        wait = _check_seconds("timeout", timeout)
+        wait = min(_check_seconds("timeout", timeout), threading.TIMEOUT_MAX)  # a longer wait overflows
         with self._lock:
             target = self._now + step
+        try:
+            self._utc0 + _dt.timedelta(seconds=target - self._start)
+        except OverflowError:  # its wall-clock time could not be told any more
+            raise ValueError(f"seconds={seconds!r} would move the clock past the latest datetime "
+                             f"({_dt.datetime.max.year}-12-31)") from None
         ran = 0
         while True:
             with self._lock:
@@ -194,12 +213,12 @@ class ManualClock:
             owner: Scheduler | None = None
             for scheduler in schedulers:
                 head = scheduler._peek()
-                if head is not None and head[0] <= target and (best is None or head < best):
+                if head is not None and head[0] <= target + _DUE_SLACK_S and (best is None or head < best):
                     best, owner = head, scheduler
             if best is None or owner is None:
                 break
             with self._lock:
-                self._now = max(self._now, best[0])
+                self._now = max(self._now, min(best[0], target))
             with owner._lock:
                 call = owner._pop_due(best[0])
             if call is None:  # cancelled or closed meanwhile
@@ -232,7 +251,15 @@ def new_clients_use(clock: Clock | None) -> Iterator[None]:
 
     The test world uses it so that a bot built during a test (by its factory, or by the test
     itself) is timed by the world's clock from its construction on. Blocks nest; the previous
-    clock is back at the end.
+    clock is back at the end. A thread started inside the block does not inherit it (each
+    thread has its own context), and a client made before the block keeps its clock.
+
+    Args:
+        clock: The clock new clients start with; None for the real clock (a new
+            :class:`MonotonicClock` each).
+
+    Yields:
+        None, once the clock is set for this context.
     """
     token = _NEW_CLIENTS_CLOCK.set(clock)
     try:

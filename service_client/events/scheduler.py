@@ -236,7 +236,10 @@ class RepeatingTask:
                 client.wait_until_ready()
 
         When ``fn`` raises, the exception is reported like a listener's and the task stops
-        without running. Returns ``fn`` unchanged.
+        without running; once the client is destroyed it is only logged at DEBUG level
+        (``wait_until_ready`` raises then: a normal end, not an error). When the task is stopped (from ``fn`` itself or another thread) or
+        the client destroyed while ``fn`` runs, the first run does not start. Returns ``fn``
+        unchanged.
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -257,6 +260,7 @@ class RepeatingTask:
         Raises:
             RuntimeError: The task is running already (call :meth:`stop` first).
             ServiceError: The client was destroyed.
+            Exception: What the clock's ``now()`` or ``utcnow()`` raised (the task stays stopped).
         """
         scheduler = self._scheduler
         with scheduler._lock:
@@ -264,16 +268,20 @@ class RepeatingTask:
                 raise ServiceError("the client was destroyed; scheduled work cannot start")
             if self._running:
                 raise RuntimeError(f"the task {self.__name__} is running already; stop() it first")
-            self._args = args
-            self._runs = 0
-            self._running = True
             self._generation += 1
-            scheduler._tasks.add(self)
             if self._busy:  # a run of the last start goes on: it plans this start's first run
                 self._deferred = True
                 self._call = None
-                return
-            self._call = self._push_first()
+            else:
+                try:
+                    self._call = self._push_first()  # reads the clock: nothing changes when it fails
+                except BaseException:
+                    self._generation -= 1
+                    raise
+            self._args = args
+            self._runs = 0
+            self._running = True
+            scheduler._tasks.add(self)
 
     def _push_first(self) -> ScheduledCall:
         """Plan the first run of the current start (``_lock`` held)."""
@@ -289,7 +297,8 @@ class RepeatingTask:
     def stop(self) -> None:
         """Stop: no run starts after this call; a run going on now ends normally. Idempotent.
 
-        Safe from inside the task's own run.
+        Safe from inside the task's own run. A task made with ``start_on_ready=True`` and
+        stopped before the client is ready is not started at ready.
         """
         scheduler = self._scheduler
         with scheduler._lock:
@@ -297,10 +306,14 @@ class RepeatingTask:
             self._deferred = False
             call, self._call = self._call, None
             scheduler._tasks.discard(self)
+            if self in scheduler._on_ready:  # a start_on_ready task stopped before ready stays stopped
+                scheduler._on_ready.remove(self)
+            # Under the same lock as the look at its state: a worker cannot start it in between.
+            cancelled = call is not None and scheduler._cancel_locked(call)
             if call is not None and call._state == _RUNNING:
                 self._busy = True  # cleared when that run ends
-        if call is not None:
-            call.cancel()
+        if cancelled and call is not None:
+            call._done.set()
 
     def change_interval(
         self, *, seconds: float = 0, minutes: float = 0, hours: float = 0,
@@ -344,12 +357,16 @@ class RepeatingTask:
 
     def _run_once(self, generation: int) -> None:
         """One run (on a worker): the before_loop function first, then the function; plan the next run."""
+        ran = False
         try:
             before = self._before if self._runs == 0 else None
             if before is not None:
                 try:
                     before()
                 except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
+                    if self._scheduler._closed:  # destroyed meanwhile (wait_until_ready raised): a normal end
+                        log.debug("the before_loop of %s ended with the client's destroy(): %r", self.__name__, exc)
+                        return
                     self._scheduler._report("every", "before_loop", before, exc)
                     with self._scheduler._lock:
                         if generation == self._generation:
@@ -357,57 +374,109 @@ class RepeatingTask:
                             self._call = None
                             self._scheduler._tasks.discard(self)
                     return
+                with self._scheduler._lock:  # stop() (or destroy()) came while it ran: no run starts
+                    if generation != self._generation or not self._running or self._scheduler._closed:
+                        return
+            ran = True
             self._fn(*self._args)
         except Exception as exc:  # noqa: BLE001 - reported like a listener's, never lost
             self._scheduler._report("every", "task", self._fn, exc)
         finally:
-            self._plan_next(generation)
+            self._plan_next(generation, ran=ran)
 
-    def _plan_next(self, generation: int) -> None:
+    def _plan_next(self, generation: int, *, ran: bool = True) -> None:
+        """Plan the run after the one that just ended (on its worker).
+
+        When the clock fails, the failure is reported and the next run is planned from the
+        due time of the last one (the interval after it, or the next time of day after its
+        time): a clock that fails once does not end the task. A task that cannot be planned
+        without the clock (its first run after a deferred start, or a switch to times of day
+        during a run) stops, reported.
+        """
         scheduler = self._scheduler
+        failure: Exception | None = None
         with scheduler._lock:
             if generation != self._generation:  # stopped (and maybe started again) during the run
                 self._busy = False
                 if self._deferred and self._running and not scheduler._closed:
                     self._deferred = False
-                    self._call = self._push_first()
-                return
-            self._busy = False
-            self._runs += 1
-            call = self._call
-            if not self._running or call is None or scheduler._closed:
-                return
-            if self._count is not None and self._runs >= self._count:
-                self._running = False
-                self._call = None
-                scheduler._tasks.discard(self)
-                return
-            now = scheduler._clock.now()
-            if self._times is not None:
-                wall = utcnow_of(scheduler._clock)
-                last = self._wall_due if self._wall_due is not None and self._wall_due > wall else wall
-                self._wall_due = _next_time_of_day(self._times, last)
-                when = now + (self._wall_due - wall).total_seconds()
+                    try:
+                        self._call = self._push_first()
+                    except Exception as exc:  # noqa: BLE001 - reported below, never lost
+                        failure = exc
+                        self._stop_locked()
             else:
-                assert self._interval is not None
-                when = call._when + self._interval
-                if when <= now:  # the run ended late: skip the times it missed, keep the phase
-                    when += (math.floor((now - when) / self._interval) + 1) * self._interval
-            # Float rounding (a large clock value) may leave ``when`` where it was: go forward.
-            when = max(when, math.nextafter(max(now, call._when), math.inf))
-            self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
+                self._busy = False
+                if ran:  # a first run its before_loop stopped does not count
+                    self._runs += 1
+                call = self._call
+                if not self._running or call is None or scheduler._closed:
+                    return
+                if self._count is not None and self._runs >= self._count:
+                    self._stop_locked()
+                    return
+                try:
+                    when: float | None = self._next_when(call._when)
+                except Exception as exc:  # noqa: BLE001 - reported below, never lost
+                    failure = exc
+                    when = self._next_when_without_clock(call._when)
+                if when is None:
+                    self._stop_locked()
+                else:
+                    self._call = scheduler._push_at(when, self._run_once, (generation,), "every", self._fn)
+        if failure is not None:
+            clock = scheduler._clock
+            scheduler._report("every", "clock", getattr(clock, "now", type(clock)), failure)
+
+    def _stop_locked(self) -> None:
+        """Stop (``_lock`` held): the task is no longer running."""
+        self._running = False
+        self._call = None
+        self._scheduler._tasks.discard(self)
+
+    def _next_when(self, due: float) -> float:
+        """When the run after the one due at ``due`` is due, read from the clock (``_lock`` held).
+
+        Raises:
+            Exception: What the clock raised, or its bad answer (TypeError, ValueError).
+        """
+        clock = self._scheduler._clock
+        now = _read_clock(clock)
+        if self._times is not None:
+            wall = utcnow_of(clock)
+            last = self._wall_due if self._wall_due is not None and self._wall_due > wall else wall
+            self._wall_due = _next_time_of_day(self._times, last)
+            when = now + (self._wall_due - wall).total_seconds()
+        else:
+            assert self._interval is not None
+            when = due + self._interval
+            if when <= now:  # the run ended late: skip the times it missed, keep the phase
+                when += (math.floor((now - when) / self._interval) + 1) * self._interval
+        # Float rounding (a large clock value) may leave ``when`` where it was: go forward.
+        return max(when, math.nextafter(max(now, due), math.inf))
+
+    def _next_when_without_clock(self, due: float) -> float | None:
+        """The next due time from the last one alone, when the clock failed; None when it cannot be told."""
+        if self._times is None:
+            assert self._interval is not None
+            return max(due + self._interval, math.nextafter(due, math.inf))
+        if self._wall_due is None:
+            return None
+        last, self._wall_due = self._wall_due, _next_time_of_day(self._times, self._wall_due)
+        return due + (self._wall_due - last).total_seconds()
 
     def __repr__(self) -> str:
         state = "running" if self._running else "stopped"
         if self._times is not None:
-            shown = "at " + ", ".join(t.isoformat() for t in self._times)
+            shown = "at " + ", ".join(_time_text(t) for t in self._times)
         else:
             shown = f"every {self._interval:g} s"
         return f"<RepeatingTask {self.__name__} {shown} {state} runs={self._runs}>"
 
 
 def _check_times(time: object) -> tuple[_dt.time, ...]:
-    """``time`` (a :class:`datetime.time` or an iterable of them) as a sorted tuple of aware times.
+    """``time`` (a :class:`datetime.time` or an iterable of them) as a tuple of aware times, in the
+    order given, each time of day once (naive ones taken as UTC).
 
     Raises:
         TypeError: Not a time nor an iterable of times.
@@ -426,9 +495,27 @@ def _check_times(time: object) -> tuple[_dt.time, ...]:
         if not isinstance(item, _dt.time):
             raise TypeError(f"every time must be a datetime.time, got {type(item).__name__}")
         aware = item if item.tzinfo is not None else item.replace(tzinfo=_dt.timezone.utc)
-        if aware not in out:
+        if not any(_same_time(aware, known) for known in out):
             out.append(aware)
     return tuple(out)
+
+
+def _time_text(time_of_day: _dt.time) -> str:
+    """``09:00:00+00:00``, or ``09:00:00 Europe/Paris`` for a time in a zone (which has no fixed offset)."""
+    if time_of_day.utcoffset() is None and time_of_day.tzinfo is not None:
+        return f"{time_of_day.isoformat()} {time_of_day.tzinfo}"
+    return time_of_day.isoformat()
+
+
+def _same_time(a: _dt.time, b: _dt.time) -> bool:
+    """Whether two aware times are the same time of day every day.
+
+    ``==`` is not enough: a time in a :class:`zoneinfo.ZoneInfo` has no UTC offset without a
+    date, so Python compares it as naive, and 9:00 in Paris would equal 9:00 in New York.
+    """
+    if a.utcoffset() is not None and b.utcoffset() is not None:  # fixed offsets: the same instant
+        return a == b
+    return a.tzinfo == b.tzinfo and a.replace(tzinfo=None) == b.replace(tzinfo=None) and a.fold == b.fold
 
 
 def _next_time_of_day(times: tuple[_dt.time, ...], after: _dt.datetime) -> _dt.datetime:
@@ -542,6 +629,7 @@ class Scheduler:
                 running = task._call
                 if running is not None and running._state == _RUNNING:
                     running._when += shift
+                    task._wall_due = None  # its next time of day is read from the new clock's wall time
             self._lock.notify_all()
         if isinstance(old, ManualClock) and old is not new:
             old._detach(self)
@@ -573,6 +661,17 @@ class Scheduler:
     ) -> Callable[[Callable[..., Any]], RepeatingTask]:
         """A decorator making a function a :class:`RepeatingTask` (not started, unless ready and ``start_on_ready``).
 
+        Args:
+            seconds, minutes, hours: The interval, added up, seconds (at least 1 ms in all).
+            time: A :class:`datetime.time` or several (naive ones are UTC), instead of an interval.
+            count: Stop after this many runs; None runs until stopped.
+            start_on_ready: Start the task (without arguments) at :meth:`set_ready`, or at once
+                when it was called already.
+
+        Returns:
+            The decorator; it raises TypeError when the decorated object is not callable, and
+            ServiceError with ``start_on_ready`` once the scheduler was closed (the client destroyed).
+
         Raises:
             TypeError: An interval part is not a number, ``time`` not a time or times,
                 ``count`` not an int, ``start_on_ready`` not a bool.
@@ -593,8 +692,10 @@ class Scheduler:
             task = RepeatingTask(self, fn, interval, count, times)
             if start_on_ready:
                 with self._lock:
-                    ready = self._ready and not self._closed
-                    if not self._ready:
+                    if self._closed:  # it would never start: say so rather than keep it silently
+                        raise ServiceError("the client was destroyed; a start_on_ready task would never start")
+                    ready = self._ready
+                    if not ready:
                         self._on_ready.append(task)
                 if ready:
                     task.start()
@@ -608,7 +709,9 @@ class Scheduler:
         """The client is ready: start the ``start_on_ready`` tasks, wake :meth:`wait_ready`. Idempotent.
 
         Called by the client before it emits ``ready``, so those tasks' first runs are due
-        before any ``ready`` listener runs and before ``login()`` returns.
+        before any ``ready`` listener runs and before ``login()`` returns. Never raises: a
+        task that cannot start (its clock failed) is reported like a listener's exception
+        and the others start.
         """
         with self._lock:
             if self._ready or self._closed:
@@ -617,15 +720,22 @@ class Scheduler:
             tasks, self._on_ready = self._on_ready, []
             self._lock.notify_all()
         for task in tasks:
+            if task.is_running():
+                continue  # started by hand already
             try:
                 task.start()
-            except RuntimeError:
-                pass  # started by hand already
             except ServiceError:
                 return  # destroyed meanwhile
+            except Exception as exc:  # noqa: BLE001 - one task's clock failure must not stop the login, nor the others
+                if not task.is_running():  # else started by hand meanwhile (RuntimeError): nothing wrong
+                    self._report("every", "start", task._fn, exc)
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until :meth:`set_ready` was called.
+
+        Args:
+            timeout: Longest wait, seconds (checked by the caller, ``client.wait_until_ready``);
+                None waits until ready or closed.
 
         Raises:
             ServiceError: The scheduler was closed (the client destroyed) first.
@@ -641,7 +751,7 @@ class Scheduler:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise ServiceTimeoutError(f"the client was not ready within {timeout:g} s")
-                self._lock.wait(left)
+                self._lock.wait(_MAX_WAIT_S if left is None else min(left, _MAX_WAIT_S))  # a lock's wait has a ceiling
 
     def _push_at(self, when: float, fn: Callable[..., Any], args: tuple[Any, ...], label: str,
                  shown: Callable[..., Any]) -> ScheduledCall:
@@ -657,17 +767,23 @@ class Scheduler:
 
     def _cancel(self, call: ScheduledCall) -> bool:
         with self._lock:
-            if call._state not in (_PENDING, _QUEUED):
-                return False
-            if call._state == _PENDING:
-                self._cancelled += 1
-                if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
-                    self._heap = [c for c in self._heap if c._state == _PENDING]
-                    heapq.heapify(self._heap)
-                    self._cancelled = 0
-            self._queued.discard(call)
-            call._state = _CANCELLED
-        call._done.set()
+            cancelled = self._cancel_locked(call)
+        if cancelled:
+            call._done.set()
+        return cancelled
+
+    def _cancel_locked(self, call: ScheduledCall) -> bool:
+        """Mark ``call`` cancelled unless it has started (``_lock`` held); the caller sets ``_done``."""
+        if call._state not in (_PENDING, _QUEUED):
+            return False
+        if call._state == _PENDING:
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                self._heap = [c for c in self._heap if c._state == _PENDING]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+        self._queued.discard(call)
+        call._state = _CANCELLED
         return True
 
     def _pop_due(self, until: float) -> ScheduledCall | None:

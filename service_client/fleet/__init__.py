@@ -23,9 +23,11 @@ client on CPython) and hiredis's Redis protocol make it faster::
     worker.run()
 
 - :mod:`.publisher`: :class:`EventPublisher`, in the socket's process;
+- :mod:`.leader`: :class:`StandbySocket`, standby socket processes (:mod:`.fence`: the fenced publish);
 - :mod:`.worker`: :class:`FleetWorker`, a client whose events come from the streams;
 - :mod:`.consumer`: a worker's partitions: membership, leases, reads, lanes, acknowledgements;
 - :mod:`.sends`: the workers' sends, run by the socket's process, replies claimed once;
+- :mod:`.fetches`: the requests shared-state events need, made once per fleet;
 - :mod:`.routing`: partitions, rendezvous hashing, ordering keys, Redis key names (pure);
 - :mod:`.scripts`: the Lua scripts; :mod:`.trim`: the streams' trimming.
 
@@ -34,8 +36,10 @@ The "Scaling out" guide tells when to use it, what it guarantees and how to run 
 
 from __future__ import annotations
 
+from .leader import StandbySocket
 from .publisher import EventPublisher
 from .routing import EventRouter, FleetKeys, partition_of, rendezvous_owner
 from .worker import FleetWorker
 
-__all__ = ["EventPublisher", "EventRouter", "FleetKeys", "FleetWorker", "partition_of", "rendezvous_owner"]
+__all__ = ["EventPublisher", "EventRouter", "FleetKeys", "FleetWorker", "StandbySocket", "partition_of",
+           "rendezvous_owner"]

@@ -1,7 +1,9 @@
 """The fleet's Redis connections, JSON codec and the Lua scripts both sides run.
 
-A connection is made from a URL (``redis://``, ``rediss://``, ``unix://``) by
-redis-py with a bound on every reply and connect, and no retries of its own:
+A connection is made from a URL (``redis://``, ``rediss://``, ``unix://``), or
+from the settings of a ``redis.Redis`` client (one from redis-py's
+``Sentinel(...).master_for(service_name)`` follows each new primary after a
+failover), by redis-py with a bound on every reply and connect, and no retries of its own:
 the fleet's threads retry themselves, with waits from 0.05 s doubling to
 ``FLEET_RETRY_CAP_S``. The URL's password never appears in a log line, a repr
 or an exception text (:func:`shown_url`). JSON goes through msgspec when it is
@@ -17,8 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _defaults
+from ..rest.redis_pools import copied_options, own_pool, sentinel_service
 
-__all__ = ["RetryWait", "connect", "dumps", "loads", "redis_errors", "shown_url"]
+__all__ = ["RetryWait", "connect", "dumps", "is_client", "loads", "redis_errors", "replicated", "shown_url"]
 
 
 def _codec() -> tuple[Callable[[Any], bytes], Callable[[Any], Any]]:
@@ -76,30 +79,18 @@ def shown_url(options: dict[str, Any]) -> str:
     return f"redis://{auth}{options.get('host', 'localhost')}:{options.get('port', 6379)}/{db}"
 
 
-def connect(url: object, *, what: str = "redis_url") -> tuple[Any, str]:
-    """A redis-py client for ``url``, and the URL as it may be shown.
+def is_client(value: object) -> bool:
+    """True when ``value`` is a ``redis.Redis`` client (without importing redis when it is a str)."""
+    if isinstance(value, str):
+        return False
+    try:
+        return isinstance(value, _import_redis().Redis)
+    except ImportError:
+        return False
 
-    Args:
-        url: A Redis URL.
-        what: The argument's name, for the errors.
 
-    Returns:
-        ``(client, shown URL)``. Nothing is sent until the client is used.
-
-    Raises:
-        ImportError: The redis package is not installed.
-        TypeError: ``url`` is not a str.
-        ValueError: It is not a Redis URL redis-py can read (the text never quotes it).
-    """
-    if not isinstance(url, str):
-        raise TypeError(f"{what} must be a Redis URL str, got {type(url).__name__}")
-    mod = _import_redis()
-    options = _parse(mod, url)
-    del url  # it may hold a password: not kept in this frame's locals
-    if options is None:
-        raise ValueError(f"{what} must be a Redis URL redis-py can read (redis://, rediss:// or unix://); "
-                         "percent-encode any '/', '?', '#' or '@' in its password")
-    shown = shown_url(options)
+def _bounded(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the fleet's bound on every reply and connect, and no retries."""
     for name in ("socket_timeout", "socket_connect_timeout"):
         given = options.get(name)
         bound = _defaults.FLEET_REDIS_TIMEOUT_S
@@ -107,6 +98,43 @@ def connect(url: object, *, what: str = "redis_url") -> tuple[Any, str]:
     from_retry = importlib.import_module("redis.retry").Retry
     no_backoff = importlib.import_module("redis.backoff").NoBackoff
     options["retry"] = from_retry(no_backoff(), 0)
+    return options
+
+
+def connect(url: object, *, what: str = "redis_url") -> tuple[Any, str]:
+    """A redis-py client for ``url``, and the URL as it may be shown.
+
+    Args:
+        url: A Redis URL, or a ``redis.Redis`` client whose settings are copied into a pool
+            of the fleet's own (a Sentinel-managed client's pool asks the same sentinels).
+        what: The argument's name, for the errors.
+
+    Returns:
+        ``(client, shown URL)``; ``sentinel:<service name>`` for a Sentinel-managed
+        client. Nothing is sent until the client is used.
+
+    Raises:
+        ImportError: The redis package is not installed.
+        TypeError: ``url`` is neither a str nor a ``redis.Redis``.
+        ValueError: It is not a Redis URL redis-py can read (the text never quotes it).
+    """
+    if is_client(url):
+        mod = _import_redis()
+        source = url.connection_pool  # type: ignore[attr-defined]
+        copied = _bounded(copied_options(source))
+        service = sentinel_service(source)
+        shown = shown_url(copied) if service is None else f"sentinel:{service}"
+        return mod.Redis(connection_pool=own_pool(mod, source, source.connection_class, copied)), shown
+    if not isinstance(url, str):
+        raise TypeError(f"{what} must be a Redis URL str or a redis.Redis client, got {type(url).__name__}")
+    mod = _import_redis()
+    options = _parse(mod, url)
+    del url  # it may hold a password: not kept in this frame's locals
+    if options is None:
+        raise ValueError(f"{what} must be a Redis URL redis-py can read (redis://, rediss:// or unix://); "
+                         "percent-encode any '/', '?', '#' or '@' in its password")
+    shown = shown_url(options)
+    _bounded(options)
     connection_class = options.pop("connection_class", mod.Connection)
     pool = mod.ConnectionPool(connection_class=connection_class, **options)
     return mod.Redis(connection_pool=pool), shown
@@ -135,3 +163,20 @@ class RetryWait:
         """Redis answered: the next failure waits the shortest time again."""
         self.failures = 0
         self._next = 0.05
+
+
+def replicated(redis: Any, script: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int) -> Any:
+    """Run ``script`` then ``WAIT replicas timeout_ms`` on the same connection; the script's answer.
+
+    Raises:
+        redis.RedisError, OSError: Redis failed; or fewer than ``replicas`` replicas acknowledged
+            the script's writes within ``timeout_ms`` (a ``redis.RedisError`` saying so): the
+            caller sends the batch again (its entries already there are refused).
+    """
+    pipe = redis.pipeline(transaction=False)
+    script(keys=keys, args=args, client=pipe)
+    pipe.execute_command("WAIT", replicas, timeout_ms)
+    answer, acknowledged = pipe.execute()
+    if int(acknowledged) < replicas:
+        raise _import_redis().RedisError(f"{acknowledged} of {replicas} replicas acknowledged the batch in time")
+    return answer

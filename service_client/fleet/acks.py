@@ -4,19 +4,26 @@ Part of :class:`~service_client.fleet.consumer.Consumer`: the lanes queue the
 entries they finished; the thread ``service_client-fleet-acks-<n>`` sends them
 in batches (one script call per partition and 1,000 entries), each checked
 against the partition's fencing token in Redis; a batch whose call failed is
-sent again (acknowledging twice is harmless). A dead letter (an event whose
-listeners kept raising) is written with its error and acknowledged in one step.
+sent again (acknowledging twice is harmless). Once an entry is acknowledged,
+the nonces of the replies made while handling it are kept one more minute
+instead of ``nonce_ttl`` (no redelivery can ask for them any more). A dead letter (an event whose
+listeners kept raising, whose workers died running it, or that cannot be read)
+is written with its error and acknowledged in one step; while Redis refuses it,
+it is tried again until it is written (its lane waits), the lease is lost or
+the worker stops.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from typing import TYPE_CHECKING
 
 from .. import _defaults
 from ._redis import RetryWait
+from .sends import reply_nonce
 
 if TYPE_CHECKING:
     from .consumer import Consumer, Ownership
@@ -28,6 +35,8 @@ log = logging.getLogger("service_client.fleet")
 
 #: Acknowledgements in one script call, at most.
 _ACK_MAX = 1000
+#: How long a reply's nonce is kept once its event is acknowledged, milliseconds.
+_ACKED_NONCE_TTL_MS = 60_000
 
 
 class Acknowledger:
@@ -52,18 +61,30 @@ class Acknowledger:
         self._worker = consumer._worker
         self._lock = threading.Lock()  # guards _pending and unacked
         self._pending: dict[Ownership, list[bytes]] = {}
+        self._nonces: dict[Ownership, list[str]] = {}  # reply nonces of the queued entries
         self.unacked = 0
         self.wake = threading.Event()
         self.done = threading.Condition(threading.Lock())
         self.dead_lettered = 0
 
-    def queue(self, o: Ownership, entry_id: bytes) -> None:
-        """Queue the acknowledgement of an entry read under ``o`` (a lane finished it)."""
+    def queue(self, o: Ownership, entry_id: bytes, event_id: str | None = None, replies: int = 0) -> None:
+        """Queue the acknowledgement of an entry read under ``o`` (a lane finished it).
+
+        Args:
+            o: The hold it was read under.
+            entry_id: Its stream id.
+            event_id: Its event id when its handling replied (``replies`` times): those
+                replies' nonces are kept a minute only once it is acknowledged.
+            replies: The replies made while handling it.
+        """
+        nonces = [reply_nonce(self._group, event_id, i) for i in range(replies)] if event_id else []
         with self._lock:
             ids = self._pending.get(o)
             if ids is None:
                 ids = self._pending[o] = []
             ids.append(entry_id)
+            if nonces:
+                self._nonces.setdefault(o, []).extend(nonces)
             o.unacked += 1
             self.unacked += 1
         if not self.wake.is_set():
@@ -77,14 +98,17 @@ class Acknowledger:
             self.wake.clear()
             with self._lock:
                 batch, self._pending = self._pending, {}
+                nonces, self._nonces = self._nonces, {}
             if batch:
                 try:
-                    self._ack(batch)
+                    self._ack(batch, nonces)
                     retry.reset()
                 except self._errors:
                     with self._lock:  # put back, in front of newer ones
                         for o, ids in batch.items():
                             self._pending[o] = ids + self._pending.get(o, [])
+                        for o, keys in nonces.items():
+                            self._nonces[o] = keys + self._nonces.get(o, [])
                     if not retry.wait():
                         return
                     continue
@@ -93,7 +117,7 @@ class Acknowledger:
             if self._stop.is_set() and not self._pending:
                 return
 
-    def _ack(self, batch: dict[Ownership, list[bytes]]) -> None:
+    def _ack(self, batch: dict[Ownership, list[bytes]], nonces: dict[Ownership, list[str]]) -> None:
         pipe = self._redis.pipeline(transaction=False)
         calls: list[Ownership] = []
         for o, ids in batch.items():
@@ -104,19 +128,39 @@ class Acknowledger:
                                      args=[self._group, o.value, b",".join(ids[start:start + _ACK_MAX])], client=pipe)
                 calls.append(o)
         results = pipe.execute() if calls else []
+        fenced = set()
         for o, result in zip(calls, results, strict=True):
             if result == -1:
+                fenced.add(o)
                 self._consumer._lose(o, "it was fenced off at an acknowledgement")
+        done = [n for o, keys in nonces.items() if o in batch and not o.lost and o not in fenced for n in keys]
+        if done:
+            pipe = self._redis.pipeline(transaction=False)
+            for nonce in done:
+                pipe.pexpire(self._keys.nonce(nonce), _ACKED_NONCE_TTL_MS, lt=True)
+            pipe.execute(raise_on_error=False)
         with self._lock:
             for o, ids in batch.items():
                 o.unacked -= len(ids)
                 self.unacked -= len(ids)
 
-    def dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False) -> None:
-        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``)."""
+    def dead_letter(self, ctx: EntryContext, exc: BaseException | None, *, hold: bool = False,
+                    reason: str | None = None) -> None:
+        """Write the entry to the dead-letter stream with its error (and acknowledge it unless ``hold``).
+
+        Runs on the entry's lane. While Redis fails (away, or refusing writes) the write is tried
+        again (waits of 0.05 s doubling up to 0.5 s) until it is written, or the partition's lease
+        is lost, or the worker stops: then the next owner delivers the entry again.
+
+        Args:
+            ctx: The entry.
+            exc: What its listeners raised, or None (see ``reason``).
+            hold: Write it and leave it pending (``poison="hold"``).
+            reason: The error to record when ``exc`` is None; default: its workers died running it.
+        """
         worker = self._worker
         if exc is None:
-            error = f"delivered {ctx.deliveries} times to workers that stopped while handling it"
+            error = reason or f"delivered {ctx.deliveries} times to workers that stopped while handling it"
             text = error
         else:
             error = f"{type(exc).__name__}: {exc}"
@@ -129,16 +173,32 @@ class Acknowledger:
         log.error("event %s (partition %d, entry %s) failed %d deliveries: written to the dead-letter stream %s%s: %s",
                   ctx.event, ctx.partition, ctx.entry_id.decode(), ctx.deliveries, self._keys.dead,
                   "; its lane waits for it" if hold else "", error)
-        try:
-            if hold:
-                self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
-                                 maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
-            else:
-                done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
-                    self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
-                if done == -1:
-                    self._consumer._lose(o, "it was fenced off at a dead letter")
+        retry = RetryWait(self._stop)
+        failing_since: float | None = None
+        while True:
+            try:
+                if hold:
+                    self._redis.xadd(self._keys.dead, dict(zip(fields[::2], fields[1::2], strict=True)),
+                                     maxlen=_defaults.FLEET_DEAD_LETTER_MAX_LENGTH, approximate=True)
+                else:
+                    done = self._scripts["dead"](keys=[o.lease_key, o.stream, self._keys.dead], args=[
+                        self._group, o.value, ctx.entry_id, _defaults.FLEET_DEAD_LETTER_MAX_LENGTH, *fields])
+                    if done == -1:
+                        self._consumer._lose(o, "it was fenced off at a dead letter")
+                        return
+                break
+            except self._errors as exc2:
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    log.warning("could not write the dead letter of entry %s (partition %d) (%s: %s): tried "
+                                "again until it is written; its lane waits", ctx.entry_id.decode(), ctx.partition,
+                                type(exc2).__name__, exc2)
+                if o.lost or not retry.wait():
+                    log.warning("the dead letter of entry %s (partition %d) was not written (%s): the next "
+                                "owner delivers the event again", ctx.entry_id.decode(), ctx.partition,
+                                "the partition was lost" if o.lost else "the worker stops")
                     return
-            self.dead_lettered += 1
-        except self._errors as exc2:
-            log.warning("could not write a dead letter (%s): the event is delivered again", type(exc2).__name__)
+        if failing_since is not None:
+            log.info("wrote the dead letter of entry %s (partition %d) after %.1f s", ctx.entry_id.decode(),
+                     ctx.partition, time.monotonic() - failing_since)
+        self.dead_lettered += 1

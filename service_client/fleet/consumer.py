@@ -12,7 +12,12 @@ Threads of one worker (daemons, stopped by the worker's ``stop()``):
   leases (a partition newly owned gives its pending entries first, in id
   order, then new ones), applies each entry with the client's parsers and
   queues its listeners in the entry's lane (its channel, else its server) on
-  the worker's pool. At most ``max_in_flight`` entries wait at once.
+  the worker's pool. At most ``max_in_flight`` entries wait at once, and at most
+  a quarter of them in one lane: a partition with a full lane is not read until
+  the lane has room (a listener that hangs holds its partition only, and is
+  logged). An entry it cannot take (not a publisher's, unreadable JSON, an event
+  id that is not UTF-8) goes to the dead letters with the reason. The lease
+  thread replaces a reader thread that died.
 - ``service_client-fleet-acks-<n>``: acknowledges handled entries in batches,
   each only under the lease it was read with (:mod:`service_client.fleet.acks`).
 - ``service_client-fleet-state-<n>``: applies the shared-state stream to the caches.
@@ -51,6 +56,27 @@ _APPLIED_MAX = 10_000
 _HOLD_CAP_S = 30.0
 #: Bound of the wait for an event's request (a member refetch) before its listeners run, seconds.
 _SLOT_WAIT_S = (_defaults.EVENT_FETCH_TIMEOUT_MS / 1000) * (_defaults.EVENT_FETCH_MAX_RETRIES + 1) + 5
+#: A listener running this long is logged at WARNING (then again each time its run time doubles), seconds.
+_HUNG_AFTER_S = _defaults.FLEET_HUNG_LISTENER_S
+#: How long the runs of a redelivered entry are remembered in Redis, milliseconds.
+_DEATHS_TTL_MS = 86_400_000
+
+
+class _Unreadable(ValueError):
+    """A stream entry the reader cannot take (its reason is the text)."""
+
+
+def _own_seq(entry_id: bytes, event_id: bytes, partition: bytes) -> int | None:
+    """The sequence number of an entry a publisher added (id ``<seq>-0``, event id
+    ``<epoch>:<partition>:<seq>``, ``partition`` its number as ASCII), else None (another Redis
+    writer added it)."""
+    seq, _, sub = entry_id.partition(b"-")
+    if sub != b"0":
+        return None
+    parts = event_id.rsplit(b":", 2)
+    if len(parts) != 3 or parts[2] != seq or parts[1] != partition or not seq.isdigit():
+        return None
+    return int(seq)
 
 _ids = iter(range(1 << 62))
 
@@ -68,18 +94,25 @@ class Ownership:
         lost: The lease was found taken or expired: entries read under it are not run.
         leaving: The partition goes to another worker once its lanes are drained.
         in_flight: Entries read under this lease and not finished.
+        lanes: Per lane, its entries read under this lease and not finished.
+        full: Lanes at their bound: the partition is not read while there is one.
         last_seq: The sequence of the last entry read (to see gaps), 0 for none yet.
     """
 
-    __slots__ = ("after", "asked", "hot", "in_flight", "last_id", "last_seq", "lease_key", "leaving",
-                 "leaving_since", "lost", "partition", "stream", "token", "unacked", "valid_until", "value")
+    __slots__ = ("after", "asked", "deaths_key", "full", "hot", "in_flight", "lanes", "last_id", "last_seq",
+                 "lease_key", "leaving", "leaving_since", "lost", "partition", "partition_ascii", "stream", "token",
+                 "unacked", "valid_until", "value")
 
     def __init__(self, partition: int, token: int, value: str, keys: FleetKeys, valid_until: float) -> None:
         self.partition = partition
+        self.partition_ascii = str(partition).encode()
         self.token = token
         self.value = value
         self.lease_key = keys.lease(partition)
         self.stream = keys.stream(partition)
+        self.deaths_key = keys.deaths(partition)
+        self.lanes: dict[str, int] = {}
+        self.full = 0
         self.after = "0"
         self.valid_until = valid_until
         self.lost = False
@@ -110,6 +143,14 @@ class Consumer:
         self._instance = worker.instance
         self._ttl_ms = worker.lease_ttl_ms
         self._max_in_flight = worker.max_in_flight
+        #: Entries of one lane read and not finished, at most (its partition waits past it).
+        self._lane_max = max(1, worker.max_in_flight // 4)
+        #: Per pool thread, the entry it runs and since when (``time.monotonic()``), else None;
+        #: each thread writes its own slot only, the lease thread reads them (no lock).
+        self._running: dict[int, tuple[EntryContext, float] | None] = {}
+        self._hung_logged: dict[EntryContext, float] = {}  # lease thread only: run time last logged
+        #: Per partition, the highest sequence number this worker read (used when Redis lost its own).
+        self._seen: dict[int, int] = {}
         self._errors = redis_errors()
         self._stop = threading.Event()  # stop every thread
         self._stop_reading = threading.Event()  # stop reading and acquiring (graceful stop)
@@ -130,6 +171,8 @@ class Consumer:
         self.acks = Acknowledger(self)
         self._threads: list[threading.Thread] = []
         self._reader: threading.Thread | None = None
+        self._reader_n = 0
+        self._acker: threading.Thread | None = None
         self.state_after = "$"
         self._wake_key = keys.wake(worker.instance.replace("/", "-"))
         self._wake_after: Any = "0-0"  # the stream is this instance's own: every wake counts
@@ -140,13 +183,64 @@ class Consumer:
     def start(self) -> None:
         """Start the threads."""
         n = next(_ids)
-        for role, target in (("leases", self._lease_loop), ("reader", self._read_loop), ("acks", self.acks.run),
+        for role, target in (("leases", self._lease_loop), ("reader", self._reader_main), ("acks", self.acks.run),
                              ("state", self._state_loop)):
             thread = threading.Thread(target=target, name=f"service_client-fleet-{role}-{n}", daemon=True)
             self._threads.append(thread)
             if role == "reader":
                 self._reader = thread
+            elif role == "acks":
+                self._acker = thread
             thread.start()
+
+    def _reader_main(self) -> None:
+        """The reader thread: reads until stopped; a failure is logged, and the lease thread
+        starts another reader (:meth:`_watch_reader`)."""
+        try:
+            self._read_loop()
+        except Exception:  # noqa: BLE001 - logged; the lease thread replaces the reader
+            log.exception("worker %s: its reader thread failed; another one takes over", self._name)
+
+    def _watch_reader(self) -> None:
+        """Lease thread: start a new reader when the reader thread died (a bug, or an error the
+        reader does not expect). Entries it read and did not queue are read again, in order."""
+        reader = self._reader
+        if reader is None or reader.is_alive() or self._stop_reading.is_set():
+            return
+        log.error("worker %s: its reader thread died; a new one reads its partitions", self._name)
+        with self._owned_lock:
+            owned = list(self._owned.values())
+        for o in owned:
+            o.after = o.last_id.decode() if o.last_id is not None else "0"
+            o.last_seq = 0
+        self._reader_n += 1
+        thread = threading.Thread(target=self._reader_main, name=f"{reader.name}.{self._reader_n}", daemon=True)
+        self._threads.append(thread)
+        self._reader = thread
+        thread.start()
+
+    def _watch_listeners(self) -> None:
+        """Lease thread: log a listener that runs past ``_HUNG_AFTER_S``, with its lane and run
+        time (again each time that time doubles)."""
+        now = time.monotonic()
+        logged = self._hung_logged
+        running = [slot for slot in list(self._running.values()) if slot is not None]
+        for ctx, since in running:
+            ran = now - since
+            if ran < _HUNG_AFTER_S or ran < 2 * logged.get(ctx, 0.0):
+                continue
+            logged[ctx] = ran
+            o: Ownership = ctx.owner
+            lane = ctx.lane if not ctx.lane.startswith("\x00") else f"partition {ctx.partition}"
+            log.warning(
+                "worker %s: a listener of %s has run for %.0f s in lane %s (partition %d, entry %s); that "
+                "lane's later events wait (it holds %d, at most %d before its partition waits), other "
+                "channels go on", self._name, ctx.event, ran, lane, ctx.partition, ctx.entry_id.decode(),
+                o.lanes.get(ctx.lane, 0), self._lane_max)
+        if len(logged) > len(running):
+            live = {ctx for ctx, _ in running}
+            for ctx in [c for c in logged if c not in live]:
+                del logged[ctx]
 
     def create_groups(self) -> None:
         """Create the group on every partition stream (from its first entry), unless it exists.
@@ -209,7 +303,7 @@ class Consumer:
         acks = self.acks
         acks.wake.set()
         with acks.done:
-            while acks.unacked:
+            while acks.unacked and self._acker is not None and self._acker.is_alive():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -263,6 +357,8 @@ class Consumer:
                 if not self._stop_reading.is_set():
                     self._rebalance()
                 self._hand_over()
+                self._watch_reader()
+                self._watch_listeners()
             except self._errors:
                 if not retry.wait():
                     return
@@ -382,7 +478,7 @@ class Consumer:
                     self._flight.wait(0.1)
                 room = self._max_in_flight - self._in_flight
             with self._owned_lock:
-                owned = [o for o in self._owned.values() if o.valid() and not o.leaving]
+                owned = [o for o in self._owned.values() if o.valid() and not o.leaving and not o.full]
             self._wake.clear()
             if not owned or room <= 0:
                 self._wake.wait(0.05)
@@ -420,8 +516,10 @@ class Consumer:
         for o in owned:
             keys += [o.lease_key, o.stream]
             count = max(_READ_MIN, min(_READ_MAX, room // hot)) if o.hot else _READ_MIN
+            count = min(count, self._lane_max)  # one read fills one lane at most to its bound
             o.asked = count
-            args += [o.value, f"p{o.partition}", o.after, count]
+            args += [o.value, f"p{o.partition}", o.after, count, o.partition]
+        keys.append(self._keys.seqs)
         results = self._scripts["read"](keys=keys, args=args)
         worker = self._worker
         total = 0
@@ -429,8 +527,12 @@ class Consumer:
             if not result:
                 self._lose(o, "it was fenced off at a read")
                 continue
-            entries, pending, last = result
+            entries, pending, last, prev = result
             entries = entries or []
+            if not o.last_seq and o.after == ">":
+                # The first new entries of this hold: the group's last read is where a gap starts
+                # (or this worker's own, should Redis have lost the group's).
+                o.last_seq = int(prev) or self._seen.get(o.partition, 0)
             o.hot = len(entries) >= o.asked
             history = o.after != ">"
             deliveries: dict[bytes, int] = {}
@@ -449,41 +551,91 @@ class Consumer:
             total += len(entries)
             for entry in entries:
                 entry_id, event_id, data = entry.split(b"\n", 2)
-                self._take(worker, o, entry_id, event_id, data, deliveries.get(entry_id, 1), history)
+                try:
+                    self._take(worker, o, entry_id, event_id, data, deliveries.get(entry_id, 1), history)
+                except Exception as exc:  # noqa: BLE001 - whatever an entry holds, the reader goes on
+                    self._reject(o, entry_id, event_id, data, deliveries.get(entry_id, 1),
+                                 f"{type(exc).__name__}: {exc}"[:500])
+            if o.last_seq > self._seen.get(o.partition, 0):
+                self._seen[o.partition] = o.last_seq
         return total
 
     def _take(self, worker: FleetWorker, o: Ownership, entry_id: bytes, event_id_raw: bytes, data: bytes,
               deliveries: int, history: bool) -> None:
-        """Apply one entry and queue its listeners in its lane (reader thread)."""
-        seq = int(entry_id.split(b"-", 1)[0])
+        """Apply one entry and queue its listeners in its lane (reader thread).
+
+        Raises:
+            Exception: The entry cannot be taken (the caller dead-letters it with the reason).
+        """
+        o.last_id = entry_id
+        if not data and not event_id_raw:
+            log.error("partition %d: entry %s is lost (trimmed before it was handled): acknowledged unhandled",
+                      o.partition, entry_id.decode())
+            self.lost_entries += 1
+            self.acks.queue(o, entry_id)
+            return
+        seq = _own_seq(entry_id, event_id_raw, o.partition_ascii)
+        if seq is None:
+            raise _Unreadable("not an event of an EventPublisher (another program added it to the stream)")
         if not history and o.last_seq and seq > o.last_seq + 1:
             log.warning("partition %d: events %d to %d are missing (trimmed before this group read them, or "
                         "lost by Redis)", o.partition, o.last_seq + 1, seq - 1)
             self.lost_entries += seq - o.last_seq - 1
-        o.last_seq = max(o.last_seq, seq)
-        o.last_id = entry_id
+        if seq > o.last_seq:
+            o.last_seq = seq
         event_id = event_id_raw.decode()
-        try:
-            event, key, args = loads(data) if data else (None, None, None)
-            if not isinstance(event, str) or not isinstance(args, list):
-                raise ValueError("not an event")
-        except (ValueError, TypeError) as exc:
-            log.error("partition %d: entry %s is lost (%s): acknowledged unhandled", o.partition,
-                      entry_id.decode(), exc if data else "trimmed before it was handled")
-            self.lost_entries += 1
-            self.acks.queue(o, entry_id)
-            return
+        event, key, args = loads(data)
+        if not isinstance(event, str) or not isinstance(args, list):
+            raise _Unreadable("not an event: [name, key, arguments] expected")
         ctx = EntryContext(o, o.partition, entry_id, event_id, event, data, (o.lease_key, o.value),
                            deliveries)
-        if deliveries > worker.max_deliveries:
-            captured: list[Any] = []  # delivered to workers that died handling it: not run again
-        else:
-            captured = self.apply(event, args, event_id, state=event in STATE_EVENTS)
+        ctx.redelivered = history and deliveries > 1
+        captured = self.apply(event, args, event_id, state=event in STATE_EVENTS)
+        ctx.lane = key if isinstance(key, str) and key else f"\x00p{o.partition}"
+        self._queue(o, ctx, functools.partial(self._run_entry, ctx, captured))
+
+    def _reject(self, o: Ownership, entry_id: bytes, event_id: bytes, data: bytes, deliveries: int,
+                reason: str) -> None:
+        """Queue the dead letter of an entry the reader cannot take (reader thread)."""
+        ctx = EntryContext(o, o.partition, entry_id, event_id.decode("utf-8", "backslashreplace"), "(unreadable)", data,
+                           (o.lease_key, o.value), deliveries)
+        ctx.lane = f"\x00p{o.partition}"
+        self._queue(o, ctx, functools.partial(self._run_rejected, ctx, f"unreadable entry: {reason}"))
+
+    def _queue(self, o: Ownership, ctx: EntryContext, run: Any) -> None:
+        """Count an entry in flight (in the worker, its partition and its lane) and queue its run."""
+        lane = ctx.lane
         with self._flight:
             self._in_flight += 1
             o.in_flight += 1
-        lane = key if isinstance(key, str) and key else f"\x00p{o.partition}"
-        worker._pool.submit(functools.partial(self._run_entry, ctx, captured), key=lane)
+            held = o.lanes.get(lane, 0) + 1
+            o.lanes[lane] = held
+            if held == self._lane_max:
+                o.full += 1
+        self._worker._pool.submit(run, key=lane)
+
+    def _finished(self, o: Ownership, lane: str) -> None:
+        """An entry queued by :meth:`_queue` is finished (pool thread)."""
+        with self._flight:
+            self._in_flight -= 1
+            o.in_flight -= 1
+            held = o.lanes[lane] - 1
+            if held:
+                o.lanes[lane] = held
+            else:
+                del o.lanes[lane]
+            if held == self._lane_max - 1:
+                o.full -= 1
+                if not o.full:
+                    self._wake.set()  # its partition is read again
+            self._flight.notify_all()
+
+    def _run_rejected(self, ctx: EntryContext, reason: str) -> None:
+        try:
+            if not ctx.owner.lost:
+                self.acks.dead_letter(ctx, None, reason=reason)
+        finally:
+            self._finished(ctx.owner, ctx.lane)
 
     def _wait_for_entries(self, owned: list[Ownership]) -> None:
         """Block up to 100 ms for a new entry in an owned partition (nothing is taken)."""
@@ -510,7 +662,7 @@ class Consumer:
                 while len(self._applied) > _APPLIED_MAX:
                     self._applied.popitem(last=False)
             handle = self._worker._connection.parsers.handle
-            return apply_captured(lambda: handle(event, args))
+            return apply_captured(lambda: handle(event, args), event_id)
 
     def _apply_state(self, event: str, args: list[Any], event_id: str) -> None:
         with self._parse_lock:
@@ -518,7 +670,7 @@ class Consumer:
                 del self._applied[event_id]  # its partition copy came first
                 return
             handle = self._worker._connection.parsers.handle
-            self._applied[event_id] = apply_captured(lambda: handle(event, args))
+            self._applied[event_id] = apply_captured(lambda: handle(event, args), event_id)
             while len(self._applied) > _APPLIED_MAX:
                 self._applied.popitem(last=False)
 
@@ -551,6 +703,9 @@ class Consumer:
 
     def _run_entry(self, ctx: EntryContext, captured: list[Any]) -> None:
         o: Ownership = ctx.owner
+        me = threading.get_ident()
+        self._running[me] = (ctx, time.monotonic())
+        counted = False
         try:
             if not o.valid():
                 if not o.lost:
@@ -562,20 +717,28 @@ class Consumer:
                             self._to_release.append(o)
                 return  # lost meanwhile: the next owner runs it
             worker = self._worker
-            if ctx.deliveries > worker.max_deliveries:
-                self.acks.dead_letter(ctx, None)
-                return
+            if ctx.redelivered:
+                deaths = self._count_run(ctx)
+                counted = deaths is not None
+                ctx.deliveries = (deaths or 0) + 1
+                if deaths and deaths >= max(1, worker.max_deliveries - 1):
+                    # Its worker died while running it on every redelivery (and, likely, on its
+                    # first delivery): it is not run again. Entries behind it never ran: not counted.
+                    self.acks.dead_letter(ctx, None)
+                    return
             runs = self._prepare(captured)
             hold = worker.poison == "hold"
             dead = False
             delay = 0.05
+            replies = 0
             while True:
                 ctx.replies = 0
                 ctx.failures = []
                 run_in(ctx, functools.partial(self._run_once, runs))
+                replies = max(replies, ctx.replies)
                 if not ctx.failures:
                     self.handled += 1
-                    self.acks.queue(o, ctx.entry_id)
+                    self.acks.queue(o, ctx.entry_id, ctx.event_id if replies else None, replies)
                     return
                 if ctx.deliveries >= worker.max_deliveries:
                     if not dead:
@@ -587,13 +750,39 @@ class Consumer:
                 else:
                     delay = min(2.0, delay * 2)
                 ctx.deliveries += 1
+                self._running[me] = None  # waiting to run it again: no listener runs meanwhile
                 if self._stop_reading.wait(delay) or not o.valid():
                     return  # stopping, or lost: the next owner delivers it again
+                self._running[me] = (ctx, time.monotonic())
         finally:
-            with self._flight:
-                self._in_flight -= 1
-                o.in_flight -= 1
-                self._flight.notify_all()
+            if counted:
+                self._uncount_run(ctx)
+            self._running[me] = None
+            self._finished(o, ctx.lane)
+
+    def _count_run(self, ctx: EntryContext) -> int | None:
+        """A redelivered entry begins a run: count it in Redis until it ends (:meth:`_uncount_run`).
+
+        Returns:
+            Its runs that began and never ended before this one (each one a worker that died while
+            running it), or None when Redis failed (the run is not counted).
+        """
+        o: Ownership = ctx.owner
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hincrby(o.deaths_key, ctx.entry_id, 1)
+            pipe.pexpire(o.deaths_key, _DEATHS_TTL_MS)
+            began = int(pipe.execute()[0])
+        except self._errors:
+            return None
+        return began - 1
+
+    def _uncount_run(self, ctx: EntryContext) -> None:
+        """The run :meth:`_count_run` counted ended (this worker is alive): not a death."""
+        try:
+            self._redis.hdel(ctx.owner.deaths_key, ctx.entry_id)
+        except self._errors as exc:
+            log.debug("worker %s: a run's count stayed in Redis (%s)", self._name, type(exc).__name__)
 
     def _prepare(self, captured: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
         runs = []

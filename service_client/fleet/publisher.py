@@ -14,16 +14,20 @@ import logging
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _defaults
 from .._secret import Secret
 from ..client import Client
-from ._redis import RetryWait, connect, dumps, redis_errors
+from ._redis import RetryWait, connect, dumps, is_client, redis_errors, replicated
+from .fence import PublishFence
 from .routing import DROPPABLE_EVENTS, PUBLISHED_EVENTS, STATE_EVENTS, EventRouter, FleetKeys, check_name, partition_of
 from .scripts import PUBLISH
 from .sends import SendRunner
 from .trim import Trimmer
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = ["EventPublisher"]
 
@@ -95,8 +99,10 @@ class EventPublisher:
     Args:
         client: The client whose socket events are published (one publisher per client).
         redis_url: The Redis URL (``redis://[:password@]host:port/db``,
-            ``rediss://``, ``unix://``). Its password never appears in a log
-            line, a repr or an exception.
+            ``rediss://``, ``unix://``), or a ``redis.Redis`` client whose
+            settings are copied (``Sentinel(...).master_for(name)``: the
+            publisher follows the primary through a failover). Its password
+            never appears in a log line, a repr or an exception.
         partitions: Partition streams (default 64). Every publisher of a
             namespace must use the same number; the first one sets it.
         namespace: The name of the bot's streams (ASCII letters, digits,
@@ -105,8 +111,20 @@ class EventPublisher:
             use the same default.
         max_buffered_events: Events kept while Redis is away (default 100,000).
         max_stream_length: Entries a partition stream keeps at most (default 10,000).
-        nonce_ttl: Seconds a reply's nonce is remembered (default 3,600): an
-            event redelivered later than that may post its reply again.
+        nonce_ttl: Seconds a reply's nonce is remembered at most (default
+            3,600): an event redelivered later than that may post its reply
+            again. Once the event is acknowledged, its replies' nonces are kept
+            one more minute only.
+        fence: Publish only while a socket lease holds (set by
+            :class:`~service_client.fleet.StandbySocket`; None publishes unfenced).
+            A refused batch stops the publisher: its events are counted in
+            :attr:`dropped_events`.
+        wait_for_replicas: Replicas that must acknowledge a batch (Redis ``WAIT``)
+            before its events count as published (default 0: none waited for). With 1
+            and a Sentinel-managed Redis, a failover loses no published event: a batch
+            not acknowledged within ``replica_timeout`` is sent again (its entries
+            already there are refused).
+        replica_timeout: Seconds a batch waits for its replicas.
 
     Raises:
         ImportError: The redis package is not installed.
@@ -118,19 +136,23 @@ class EventPublisher:
     def __init__(
         self,
         client: Client,
-        redis_url: str,
+        redis_url: str | Redis,
         *,
         partitions: int = _defaults.DEFAULT_FLEET_PARTITIONS,
         namespace: str | None = None,
         max_buffered_events: int = _defaults.DEFAULT_FLEET_MAX_BUFFERED_EVENTS,
         max_stream_length: int = _defaults.DEFAULT_FLEET_MAX_STREAM_LENGTH,
         nonce_ttl: float = _defaults.DEFAULT_FLEET_NONCE_TTL_S,
+        fence: PublishFence | None = None,
+        wait_for_replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
         # The URL may hold a password: from here on only a Secret holds it, so no frame of a
         # traceback this constructor raises shows it among its locals.
         url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
-        if not isinstance(redis_url, str):
-            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        given = None if isinstance(redis_url, str) else redis_url  # a redis.Redis (Sentinel's, say)
+        if given is not None and not is_client(given):
+            raise TypeError(f"redis_url must be a Redis URL str or a redis.Redis, got {type(redis_url).__name__}")
         del redis_url
         if not isinstance(client, Client):
             raise TypeError(f"client must be a Client, got {type(client).__name__}")
@@ -143,8 +165,10 @@ class EventPublisher:
         self._max_buffered = _positive_int("max_buffered_events", max_buffered_events)
         self._max_stream = _positive_int("max_stream_length", max_stream_length, 10)
         self._nonce_ttl = _positive_seconds("nonce_ttl", nonce_ttl)
-        self._redis, self.url = connect(url.get())
+        self._redis, self.url = connect(url.get() if given is None else given)
         url.clear()
+        self._replicas = _positive_int("wait_for_replicas", wait_for_replicas, 0)
+        self._replica_timeout_ms = int(_positive_seconds("replica_timeout", replica_timeout) * 1000)
         self._errors = redis_errors()
         self._client = client
         state = client._connection
@@ -169,6 +193,7 @@ class EventPublisher:
         self._keys: FleetKeys | None = None
         self._ready = threading.Event()  # the namespace is known and the sequences read
         self._closed = False
+        self._fence = fence
         self.trimmer = Trimmer(self)
         self.sends = SendRunner(client, self._redis, nonce_ttl=self._nonce_ttl, stop=self._stop)
         n = next(_thread_ids)
@@ -291,7 +316,8 @@ class EventPublisher:
 
     def _flush_loop(self) -> None:
         retry = RetryWait(self._stop)
-        script = self._redis.register_script(PUBLISH)
+        fence = self._fence
+        script = self._redis.register_script(PUBLISH if fence is None else fence.script)
         batch: tuple[list[str], list[Any], int] | None = None
         first_try = True
         failing_since: float | None = None
@@ -318,10 +344,16 @@ class EventPublisher:
                         self._wake.wait(0.1)
                     continue
                 batch = self._build(items)
+                if fence is not None:
+                    batch = fence.extend(batch, items)
                 self._in_batch = batch[2]
                 first_try = True
             try:
-                added, dup = script(keys=batch[0], args=batch[1])
+                if self._replicas:
+                    added, dup, foreign = replicated(self._redis, script, batch[0], batch[1], self._replicas,
+                                                     self._replica_timeout_ms)
+                else:
+                    added, dup, foreign = script(keys=batch[0], args=batch[1])
             except self._errors as exc:
                 if failing_since is None:
                     failing_since = time.monotonic()
@@ -335,6 +367,12 @@ class EventPublisher:
                 log.info("the event publisher reaches Redis again after %.1f s", time.monotonic() - failing_since)
                 failing_since = None
             retry.reset()
+            if fence is not None and added < 0:
+                self._fenced(fence, batch[2])
+                return
+            if foreign:
+                log.warning("removed %d entries that another Redis writer (not an EventPublisher) added to the "
+                            "streams of namespace %r: the events go on after them", foreign, self._keys.namespace)
             if dup and first_try:
                 log.error("%d events were not added: another EventPublisher writes to namespace %r "
                           "(one publisher per bot); sequences read again", dup, self._keys.namespace)
@@ -346,6 +384,18 @@ class EventPublisher:
                 self._in_batch = 0
                 self._flushed.notify_all()
             batch = None
+
+    def _fenced(self, fence: PublishFence, count: int) -> None:
+        """A batch was refused under ``fence``: publish nothing more, count what is left as dropped."""
+        self._closed = True
+        with self._buffer_lock:
+            left = count + len(self._buffer)
+            self._buffer.clear()
+            self._dropped += left
+        with self._flushed:
+            self._in_batch = 0
+            self._flushed.notify_all()
+        fence.refused(left)
 
     def _start(self, retry: RetryWait) -> bool:
         """Learn the namespace, set or check the partition count, read the sequences. False when closed."""

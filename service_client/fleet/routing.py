@@ -225,11 +225,14 @@ class FleetKeys:
     ``state``                     stream: the shared-state events, for every worker's caches
     ``commands``                  stream: the workers' sends, run by the socket's process
     ``nonce:<nonce>``             a reply claimed once (then its result), with a TTL
+    ``gateway:<process>``         a socket process running sends is alive (a 3 s TTL, renewed)
     ``reply:<worker>``            list: the answers to one worker's sends, with a TTL
     ``members:<group>``           sorted set: the group's live workers, scored by expiry
     ``lease:<group>:<n>``         a partition's lease ``<worker>/<instance>:<token>``, with a TTL
     ``fence:<group>:<n>``         the partition's last fencing token (a counter)
     ``dead:<group>``              stream: the group's dead letters
+    ``seq:<group>``               hash: per partition, the last sequence number the group read
+    ``deaths:<group>:<n>``        hash: per redelivered entry of partition ``n``, its runs begun and not ended
     ``rebalance:<group>``         stream: a worker joined or left (the others look again at once)
     ``wake:<worker>``             stream: wakes one worker's reader (a partition newly owned), with a TTL
 
@@ -248,6 +251,7 @@ class FleetKeys:
         self.members = f"{self.prefix}members:{group}"
         self.dead = f"{self.prefix}dead:{group}"
         self.rebalance = f"{self.prefix}rebalance:{group}"
+        self.seqs = f"{self.prefix}seq:{group}"
 
     def stream(self, partition: int) -> str:
         """The stream of partition ``partition``."""
@@ -260,6 +264,10 @@ class FleetKeys:
     def fence(self, partition: int) -> str:
         """The fencing token counter of partition ``partition`` for this group."""
         return f"{self.prefix}fence:{self.group}:{partition}"
+
+    def deaths(self, partition: int) -> str:
+        """The runs of partition ``partition``'s redelivered entries that began and did not end."""
+        return f"{self.prefix}deaths:{self.group}:{partition}"
 
     def nonce(self, nonce: str) -> str:
         """The claim of reply nonce ``nonce``."""

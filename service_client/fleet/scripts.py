@@ -25,17 +25,70 @@ __all__ = ["ACK", "ACQUIRE", "CLAIM", "DEAD_LETTER", "HEARTBEAT", "PUBLISH", "RE
 #: ARGV: epoch, number of partitions in the batch; per partition: its number, the seq of its
 #: first event, the count, then the events' data joined by newlines (JSON holds none); then the
 #: state stream's first seq, its count m, then m pairs (event id, data). Returns {added, already
-#: there}.
+#: there, foreign removed}.
+#:
+#: An entry refused because the stream's top is above its id is "already there" when an entry
+#: has its id (a retried batch) or when a publisher's entry is above it (another publisher). When
+#: only entries of another Redis writer are above it (an ``XADD *``, whose id is a time in ms),
+#: they are deleted, the stream's last id and its groups' read positions go back to the entry
+#: before, and the entry is added: a foreign entry never makes the publisher drop events.
 PUBLISH = """
 local epoch = ARGV[1]
 local groups = tonumber(ARGV[2])
 local a = 3
-local added, dup = 0, 0
-local function add(key, id, eid, data)
+local added, dup, foreign = 0, 0, 0
+local function parse(id)
+  local ms, sq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(sq)
+end
+local function above(x, y)
+  local xm, xs = parse(x)
+  local ym, ys = parse(y)
+  return xm > ym or (xm == ym and xs > ys)
+end
+local function ours(entry, part)
+  local f = entry[2]
+  for k = 1, #f, 2 do
+    if f[k] == 'i' then
+      local p, s = string.match(f[k + 1], '^[^:]+:(%d+):(%d+)$')
+      if not s then return false end
+      if part == nil then return true end
+      return p == part and s .. '-0' == entry[1]
+    end
+  end
+  return false
+end
+-- The entries above id are all another writer's: delete them and step back. False when a
+-- publisher's entry is among them.
+local function clear_above(key, id, part)
+  repeat
+    local over = redis.call('XRANGE', key, '(' .. id, '+', 'COUNT', 1000)
+    for _, entry in ipairs(over) do
+      if ours(entry, part) then return false end
+    end
+    for _, entry in ipairs(over) do redis.call('XDEL', key, entry[1]) end
+    foreign = foreign + #over
+  until #over < 1000
+  local ms = parse(id)
+  local back = string.format('%d', ms - 1) .. '-0'
+  local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  if top[1] and above(top[1][1], back) then back = top[1][1] end
+  redis.call('XSETID', key, back)
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+    local name, last
+    for k = 1, #g, 2 do
+      if g[k] == 'name' then name = g[k + 1] elseif g[k] == 'last-delivered-id' then last = g[k + 1] end
+    end
+    if name and last and above(last, back) then redis.call('XGROUP', 'SETID', key, name, back) end
+  end
+  return true
+end
+local function add(key, id, eid, data, part)
   local r = redis.pcall('XADD', key, id, 'i', eid, 'd', data)
   if type(r) == 'table' and r.err then
-    if string.find(r.err, 'equal or smaller', 1, true) then dup = dup + 1 return end
-    error(r.err)
+    if not string.find(r.err, 'equal or smaller', 1, true) then error(r.err) end
+    if redis.call('XRANGE', key, id, id)[1] or not clear_above(key, id, part) then dup = dup + 1 return end
+    redis.call('XADD', key, id, 'i', eid, 'd', data)
   end
   added = added + 1
 end
@@ -46,16 +99,16 @@ for g = 1, groups do
   for k = 0, count - 1 do
     local stop = string.find(blob, '\\n', pos, true) or (#blob + 1)
     local s = string.format('%d', first + k)
-    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1))
+    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1), part)
     pos = stop + 1
   end
 end
 local sfirst, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
 a = a + 2
 for k = 0, m - 1 do
-  add(KEYS[groups + 1], string.format('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1])
+  add(KEYS[groups + 1], string.format('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1], nil)
 end
-return {added, dup}
+return {added, dup, foreign}
 """
 
 #: KEYS: lease, fence counter. ARGV: owner ("name/instance"), TTL ms. Returns the new fencing
@@ -91,31 +144,41 @@ end
 return n
 """
 
-#: KEYS: per partition its lease, then its stream. ARGV: group, then per partition: the lease
-#: value expected, the consumer, the id to read after ('>' for new entries), the count.
-#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last},
-#: each entry one string ``<id>\n<event id>\n<data>`` (both empty for an entry trimmed meanwhile);
-#: the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of history (not
-#: '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read that got none,
-#: so that the wait for new entries misses none.
+#: KEYS: per partition its lease, then its stream; last, the group's last-sequence hash. ARGV:
+#: group, then per partition: the lease value expected, the consumer, the id to read after ('>'
+#: for new entries), the count, the partition number.
+#: Returns per partition 0 (the lease is not the caller's) or {entries or 0, pending or 0, last,
+#: prev}, each entry one string ``<id>\n<event id>\n<data>`` (both empty for an entry trimmed
+#: meanwhile; the event id ``-`` for an entry without one); the pending list ({id, consumer, idle ms, deliveries}...) comes with a read of
+#: history (not '>'), and ``last`` (the stream's last entry id, '0-0' when empty) with a '>' read
+#: that got none, so that the wait for new entries misses none. ``prev`` (with a '>' read) is the
+#: last sequence number the group read from the partition before this read (0: none known); the
+#: read then keeps the highest sequence number among its entries that a publisher added (id
+#: ``<seq>-0`` and event id ``<epoch>:<partition>:<seq>``), so that whoever owns the partition
+#: next sees a gap. That write may fail (Redis refusing writes) without failing the read.
 READ = """
 local group = ARGV[1]
+local seqs = KEYS[#KEYS]
 local out = {}
-for i = 1, #KEYS, 2 do
-  local j = 2 + (i - 1) * 2
-  local value, consumer, after, count = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3]
+for i = 1, #KEYS - 1, 2 do
+  local j = 2 + (i - 1) / 2 * 5
+  local value, consumer, after, count, part = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
   if redis.call('GET', KEYS[i]) ~= value then
     out[#out + 1] = 0
   else
     local pending = 0
+    local prev = 0
     if after ~= '>' then
       local start = '-'
       if after ~= '0' then start = '(' .. after end
       pending = redis.call('XPENDING', KEYS[i + 1], group, start, '+', count, consumer)
+    else
+      prev = tonumber(redis.call('HGET', seqs, part) or '0') or 0
     end
     local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[i + 1], after)
     local entries = 0
     local last = 0
+    local top = prev
     if r then
       -- Each entry as one string "<id>NL<event id>NL<data>" (NL: a newline) (empty fields when it was trimmed).
       entries = {}
@@ -126,15 +189,24 @@ for i = 1, #KEYS, 2 do
           for k = 1, #f, 2 do
             if f[k] == 'i' then eid = f[k + 1] elseif f[k] == 'd' then data = f[k + 1] end
           end
+          if eid == '' then eid = '-' end  -- not a publisher's entry (not a trimmed one either)
         end
         entries[n] = entry[1] .. '\\n' .. eid .. '\\n' .. data
+        if after == '>' then
+          local s = string.match(eid, '^[^:]+:' .. part .. ':(%d+)$')
+          if s and s .. '-0' == entry[1] then
+            local v = tonumber(s)
+            if v > top then top = v end
+          end
+        end
       end
     end
+    if top > prev then redis.pcall('HSET', seqs, part, string.format('%d', top)) end
     if after == '>' and (not r or #r[1][2] == 0) then
-      local top = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
-      if top[1] then last = top[1][1] else last = '0-0' end
+      local t = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
+      if t[1] then last = t[1][1] else last = '0-0' end
     end
-    out[#out + 1] = {entries, pending, last}
+    out[#out + 1] = {entries, pending, last, prev}
   end
 end
 return out
@@ -160,14 +232,25 @@ return 1
 """
 
 #: KEYS: the nonce's key, then (for a reply made while handling an event) the partition's lease.
-#: ARGV: TTL ms of the claim, then the lease value expected. Returns {'fenced'}, {'claimed'}
-#: (the caller sends now), {'pending'} (another call is sending it) or {'done', result}.
+#: ARGV: TTL ms of the claim, the claiming process's name, the prefix of the processes' liveness
+#: keys, then the lease value expected. Returns {'fenced'}, {'claimed'} (the caller sends now),
+#: {'pending'} (a live process is sending it), {'orphan', claimed at ms} (the process that claimed
+#: it is gone, a restart or a crash: the caller holds the claim now and finds out whether that
+#: send was posted) or {'done', result}. A claim being sent holds ``~<process>:<ms>``.
 CLAIM = """
-if #KEYS > 1 and redis.call('GET', KEYS[2]) ~= ARGV[2] then return {'fenced'} end
-if redis.call('SET', KEYS[1], '', 'NX', 'PX', ARGV[1]) then return {'claimed'} end
+if #KEYS > 1 and redis.call('GET', KEYS[2]) ~= ARGV[4] then return {'fenced'} end
+local t = redis.call('TIME')
+local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local mine = '~' .. ARGV[2] .. ':' .. now
+if redis.call('SET', KEYS[1], mine, 'NX', 'PX', ARGV[1]) then return {'claimed'} end
 local result = redis.call('GET', KEYS[1])
-if not result or result == '' then return {'pending'} end
-return {'done', result}
+if not result then return {'pending'} end
+if result == '' then return {'pending'} end
+if string.sub(result, 1, 1) ~= '~' then return {'done', result} end
+local owner, at = string.match(result, '^~(.*):(%d+)$')
+if owner == nil or owner == ARGV[2] or redis.call('EXISTS', ARGV[3] .. owner) == 1 then return {'pending'} end
+redis.call('SET', KEYS[1], mine, 'KEEPTTL')
+return {'orphan', at}
 """
 
 #: KEYS: the group's member set. ARGV: the member, its TTL ms, '1' to stay or '0' to leave.

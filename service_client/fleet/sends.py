@@ -19,6 +19,14 @@ again; a worker that lost the partition (a paused "zombie") cannot reply any
 more. The result is kept with the nonce for ``nonce_ttl``; a send that failed
 before anything was written (a refused channel, a socket not connected)
 releases its nonce, so a retry may send.
+
+Each socket's process keeps a liveness key in Redis (renewed every second, 3 s
+TTL). When it dies (a crash, a restart) the claims it was sending and the
+commands it had taken are resolved by the next runner at once: it takes over
+the dead process's pending commands, and a claim whose process is gone is
+looked up in the channel's last messages (a message of the bot with the same
+content and reply, posted after the claim): found, it is the result; else it
+is sent now.
 """
 
 from __future__ import annotations
@@ -35,8 +43,10 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from .. import _defaults, errors
+from .. import _defaults, endpoints, errors
+from ..models.message import Message
 from ..permissions import Permissions
+from ..rest.route import Route
 from ._redis import RetryWait, dumps, loads, redis_errors
 from .scripts import CLAIM
 
@@ -54,6 +64,12 @@ GATEWAY_GROUP = "gateway"
 _CLAIM_TTL_MS = 60_000
 #: How long an answer list lives after its last answer, milliseconds.
 _REPLY_TTL_MS = 60_000
+#: A socket process's liveness key: its TTL, and how often it is renewed (seconds).
+_ALIVE_TTL_MS = 3_000
+_ALIVE_EVERY_S = 1.0
+#: Messages of a channel looked at for a send whose process died, and the clock slack allowed (ms).
+_ORPHAN_HISTORY = 50
+_ORPHAN_SLACK_MS = 5_000
 #: The errors rebuilt from their name (anything else comes back as a ServiceError with its text).
 _ERRORS: dict[str, type[BaseException]] = {
     cls.__name__: cls for cls in (
@@ -67,9 +83,28 @@ _NOTHING_SENT = (errors.ChannelAccessError, errors.ServiceAuthError, ValueError,
 _ids = iter(range(1 << 62))
 
 
-def reply_nonce(event_id: str, index: int) -> str:
-    """The nonce of a reply: the ``index``-th send (from 0) made while handling event ``event_id``."""
-    return hashlib.sha256(f"{event_id}/{index}".encode()).hexdigest()[:32]
+def reply_nonce(group: str, event_id: str, index: int) -> str:
+    """The nonce of a reply: the ``index``-th send (from 0) made while consumer group ``group`` handled
+    event ``event_id``.
+
+    Each group handles every event (another application on the same bot): its replies are its
+    own, so the group is part of the nonce.
+    """
+    return hashlib.sha256(f"{group}/{event_id}/{index}".encode()).hexdigest()[:32]
+
+
+def _embeds_key(embeds: Any) -> list[tuple[Any, Any, Any]]:
+    """What tells embeds apart, as sent and as stored: each one's title, description and field count."""
+    return [(e.get("title"), e.get("description"), len(e.get("fields") or ())) if isinstance(e, dict) else (None,) * 3
+            for e in embeds or ()]
+
+
+def _compact(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer as a claim keeps it: the message record without its send nonce and null fields."""
+    record = answer.get("ok")
+    if not isinstance(record, dict):
+        return answer
+    return {**answer, "ok": {k: v for k, v in record.items() if v is not None and k != "nonce"}}
 
 
 def encode_error(exc: BaseException) -> dict[str, Any]:
@@ -124,6 +159,7 @@ class SendRunner:
         self._threads_lock = threading.Lock()  # guards _threads
         self._keys: FleetKeys | None = None
         self._consumer = f"gateway-{uuid.uuid4().hex[:12]}"
+        self._alive_at = -_ALIVE_EVERY_S
         self._inflight_lock = threading.Lock()  # guards _inflight
         self._inflight: dict[str, Future[dict[str, Any]]] = {}  # nonce -> the answer of the send running it
         self._offset_ms = 0.0  # Redis time minus this process's time, ms
@@ -179,6 +215,8 @@ class SendRunner:
                     seconds, micros = redis.time()
                     self._offset_ms = seconds * 1000 + micros / 1000 - time.time() * 1000
                     clock_at = time.monotonic()
+                if self._keep_alive():
+                    self._adopt(keys)
                 got = redis.xreadgroup(GATEWAY_GROUP, self._consumer, {keys.commands: after}, count=64,
                                        block=None if after != ">" else 500)
             except self._errors as exc:
@@ -195,12 +233,62 @@ class SendRunner:
             for entry_id, fields in entries:
                 if after != ">":
                     after = entry_id.decode()
-                while not self._stop.is_set():
-                    try:
-                        self._queue.put((entry_id, fields), timeout=0.25)
-                        break
-                    except queue.Full:
-                        continue
+                self._put(entry_id, fields)
+
+    def _put(self, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
+        """Queue a command for the send threads (the reader thread waits while they are busy)."""
+        while not self._stop.is_set():
+            try:
+                self._queue.put((entry_id, fields), timeout=0.25)
+                return
+            except queue.Full:
+                try:
+                    self._keep_alive()
+                except self._errors:
+                    pass
+
+    def _alive_key(self, consumer: str) -> str:
+        assert self._keys is not None
+        return f"{self._keys.prefix}gateway:{consumer}"
+
+    def _keep_alive(self) -> bool:
+        """Renew this process's liveness key when it is due; True when it was renewed.
+
+        Raises:
+            redis.RedisError, OSError: Redis failed.
+        """
+        now = time.monotonic()
+        if now - self._alive_at < _ALIVE_EVERY_S:
+            return False
+        self._redis.set(self._alive_key(self._consumer), "1", px=_ALIVE_TTL_MS)
+        self._alive_at = now
+        return True
+
+    def _adopt(self, keys: FleetKeys) -> None:
+        """Take over the pending commands of socket processes that are gone, and forget those processes.
+
+        Raises:
+            redis.RedisError, OSError: Redis failed.
+        """
+        redis = self._redis
+        summary = redis.xpending(keys.commands, GATEWAY_GROUP)
+        for row in summary.get("consumers") or []:
+            name = row["name"].decode() if isinstance(row["name"], bytes) else str(row["name"])
+            if name == self._consumer or redis.exists(self._alive_key(name)):
+                continue
+            rows = redis.xpending_range(keys.commands, GATEWAY_GROUP, min="-", max="+", count=64,
+                                        consumername=name)
+            if rows:
+                ids = [r["message_id"] for r in rows]
+                taken = redis.xclaim(keys.commands, GATEWAY_GROUP, self._consumer, 0, ids)
+                log.info("took over %d sends of a socket process that is gone (%s)", len(taken), name)
+                for entry_id, fields in taken:
+                    if fields:
+                        self._put(entry_id, fields)
+                    else:
+                        self._ack(entry_id)
+            if len(rows) < 64:
+                redis.xgroup_delconsumer(keys.commands, GATEWAY_GROUP, name)
 
     def _run_loop(self) -> None:
         while True:
@@ -247,11 +335,22 @@ class SendRunner:
                     return
 
     def _deadline(self, entry_id: bytes, command: dict[str, Any]) -> float:
-        """The ``time.monotonic()`` at which the worker stops waiting for this command's answer."""
-        added_ms = int(entry_id.split(b"-")[0])
-        budget_ms = float(command.get("b", _defaults.SEND_TIMEOUT_S * 1000))
+        """The ``time.monotonic()`` at which the worker stops waiting for this command's answer.
+
+        The command's time budget ``b`` (ms) counts from the entry's id (the time Redis added it)
+        and is capped at a send's own bound (10 s), as is the time left: a command written by
+        another Redis writer with a huge budget or an id in the future holds a send thread no longer.
+        """
+        cap_ms = _defaults.SEND_TIMEOUT_S * 1000
+        budget = command.get("b")
+        budget_ms = float(budget) if isinstance(budget, (int, float)) and not isinstance(budget, bool) else cap_ms
+        budget_ms = cap_ms if budget_ms != budget_ms else min(max(budget_ms, 0.0), cap_ms)  # NaN: the default
+        try:
+            added_ms = int(entry_id.split(b"-")[0])
+        except ValueError:
+            added_ms = 0
         left = (added_ms + budget_ms - self._offset_ms) / 1000 - time.time()
-        return time.monotonic() + left
+        return time.monotonic() + min(left, budget_ms / 1000)
 
     def _ack(self, entry_id: bytes) -> None:
         assert self._keys is not None
@@ -272,25 +371,38 @@ class SendRunner:
         if nonce is not None:
             nonce = str(nonce)
             claim_keys = [keys.nonce(nonce)]
-            args: list[Any] = [_CLAIM_TTL_MS]
+            args: list[Any] = [_CLAIM_TTL_MS, self._consumer, self._alive_key("")]
             lease = command.get("l")
             if lease:
                 claim_keys.append(str(lease[0]))
                 args.append(str(lease[1]))
-            try:
-                outcome = self._redis.eval(CLAIM, len(claim_keys), *claim_keys, *args)
-            except self._errors as exc:
-                return {"error": encode_error(errors.ServiceError(
-                    f"the reply could not be claimed in Redis ({type(exc).__name__}); nothing was sent"))}
-            state = outcome[0].decode() if isinstance(outcome[0], bytes) else str(outcome[0])
+            deadline = time.monotonic() + left
+            while True:
+                try:
+                    outcome = self._redis.eval(CLAIM, len(claim_keys), *claim_keys, *args)
+                except self._errors as exc:
+                    return {"error": encode_error(errors.ServiceError(
+                        f"the reply could not be claimed in Redis ({type(exc).__name__}); nothing was sent"))}
+                state = outcome[0].decode() if isinstance(outcome[0], bytes) else str(outcome[0])
+                if state != "pending":
+                    break
+                # Another live call sends it: its answer (from this process, else from Redis).
+                other = self._await_other(nonce, deadline)
+                if other is not None:
+                    return other
             if state == "fenced":
                 return {"error": encode_error(errors.ServiceError(
                     "the worker no longer holds the event's partition (another worker handles it now): "
                     "its reply was not sent"))}
             if state == "done":
                 return dict(loads(outcome[1]))
-            if state == "pending":
-                return self._await_other(nonce, left)
+            if state == "orphan":
+                found = self._posted(command, int(outcome[1]))
+                if found is not None:
+                    answer = {"ok": found}
+                    self._settle(nonce, answer, event=bool(lease))
+                    return answer
+            left = deadline - time.monotonic()
         fut: Future[dict[str, Any]] = Future()
         if nonce is not None:
             with self._inflight_lock:
@@ -298,7 +410,7 @@ class SendRunner:
         try:
             answer = self._send(command, left)
             if nonce is not None:
-                self._settle(nonce, answer)
+                self._settle(nonce, answer, event=bool(command.get("l")))
             fut.set_result(answer)
             return answer
         finally:
@@ -319,11 +431,17 @@ class SendRunner:
             return {"error": encode_error(exc), "sent": not isinstance(exc, _NOTHING_SENT)}
         return {"ok": message.raw}
 
-    def _settle(self, nonce: str, answer: dict[str, Any]) -> None:
+    def _settle(self, nonce: str, answer: dict[str, Any], *, event: bool) -> None:
         """Keep the result with the nonce, or release it when nothing was sent (retried for up to
-        the claim's TTL while Redis is away)."""
+        the claim's TTL while Redis is away).
+
+        A reply made while handling an event (``event``) is kept for ``nonce_ttl`` (the worker
+        shortens it to a minute once the event is acknowledged); another send's nonce only
+        guards its own command added twice, and is kept for a minute.
+        """
         assert self._keys is not None
         key = self._keys.nonce(nonce)
+        ttl_ms = self._nonce_ttl_ms if event else min(self._nonce_ttl_ms, _CLAIM_TTL_MS)
         retry = RetryWait(self._stop)
         deadline = time.monotonic() + _CLAIM_TTL_MS / 1000
         while True:
@@ -331,7 +449,7 @@ class SendRunner:
                 if "error" in answer and not answer.get("sent", True):
                     self._redis.delete(key)
                 else:
-                    self._redis.set(key, dumps(answer), px=self._nonce_ttl_ms)
+                    self._redis.set(key, dumps(_compact(answer)), px=ttl_ms)
                 return
             except self._errors as exc:
                 if time.monotonic() >= deadline or not retry.wait():
@@ -339,29 +457,57 @@ class SendRunner:
                                 type(exc).__name__)
                     return
 
-    def _await_other(self, nonce: str, left: float) -> dict[str, Any]:
-        """Another send holds the nonce: its answer (from this process, else from Redis)."""
-        with self._inflight_lock:
-            fut = self._inflight.get(nonce)
-        deadline = time.monotonic() + left
-        if fut is not None:
-            try:
-                return fut.result(max(0.0, left))
-            except _FutureTimeout:
-                pass
-        assert self._keys is not None
-        while time.monotonic() < deadline and not self._stop.is_set():
-            try:
-                raw = self._redis.get(self._keys.nonce(nonce))
-            except self._errors:
-                raw = b""
-            if raw is None:
-                break  # released: the first send wrote nothing
-            if raw:
-                return dict(loads(raw))
-            self._stop.wait(0.05)
+    def _await_other(self, nonce: str, deadline: float) -> dict[str, Any] | None:
+        """Another live call holds the nonce: its answer when it is in this process; else None after
+        a short wait (the caller claims again: a result, a release or a process gone), or the
+        timeout error at ``deadline``."""
+        left = deadline - time.monotonic()
+        if left > 0 and not self._stop.is_set():
+            with self._inflight_lock:
+                fut = self._inflight.get(nonce)
+            if fut is not None:
+                try:
+                    return fut.result(max(0.0, left))
+                except _FutureTimeout:
+                    pass
+            elif not self._stop.wait(min(0.05, left)):
+                return None
         return {"error": encode_error(TimeoutError(
             "send_message timeout after 10s: the same reply is still being sent by another call"))}
+
+    def _posted(self, command: dict[str, Any], claimed_ms: int) -> dict[str, Any] | None:
+        """The message a dead process sent for ``command`` (claimed at ``claimed_ms``, Redis time),
+        looked up in its channel's last messages; None when it is not there (or cannot be read)."""
+        args = command.get("a")
+        me = self._client.user
+        if not isinstance(args, dict) or me is None:
+            return None
+        channel = str(args.get("channel"))
+        state = self._client._connection
+        try:
+            data = state.request(Route(endpoints.GET_HISTORY, channel_id=channel),
+                                 params={"limit": _ORPHAN_HISTORY})
+        except errors.ServiceError as exc:
+            log.warning("could not read channel %s to see whether a send of a socket process that is gone "
+                        "was posted (%s): it is sent again", channel, type(exc).__name__)
+            return None
+        items = data.get("messages") if isinstance(data, dict) else data
+        since = claimed_ms - self._offset_ms - _ORPHAN_SLACK_MS
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, dict):
+                continue
+            try:
+                message = Message(state, item)
+            except ValueError:
+                continue
+            created = message.created_at
+            if (message.author is not None and message.author.id == me.id
+                    and message.content == (args.get("content") or "")
+                    and (message.reply_to_id or None) == (args.get("replyTo") or None)
+                    and _embeds_key(message.embeds) == _embeds_key(args.get("embeds"))
+                    and (created is None or created.timestamp() * 1000 >= since)):
+                return item
+        return None
 
 
 class SendClient:
@@ -383,6 +529,8 @@ class SendClient:
         self._waiters_lock = threading.Lock()  # guards _waiters
         self._waiters: dict[str, Future[dict[str, Any]]] = {}
         self._thread: threading.Thread | None = None
+        #: The worker's consumer group (part of its replies' nonces).
+        self.group = keys.group or ""
 
     def start(self) -> None:
         """Start the answer reader ``service_client-fleet-answers-<n>``."""

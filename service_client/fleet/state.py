@@ -12,11 +12,13 @@ operation raises, since a worker holds no socket.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from .. import _defaults
 from ..errors import ServiceAuthError
 from ..events.emitter import EventEmitter, EventSlot
 from ..models.message import Message
@@ -27,6 +29,8 @@ from .sends import reply_nonce
 if TYPE_CHECKING:
     from ..gateway.connection import GatewayConnection
     from ..models.embed import EmbedBuilder
+    from ..rest.route import Route
+    from .fetches import SharedFetches
     from .sends import SendClient
 
 __all__ = ["CapturedSlot", "EntryContext", "FleetEmitter", "FleetState", "current_entry"]
@@ -37,6 +41,8 @@ class _Local(threading.local):
     capture: list[tuple[str, tuple[Any, ...]] | CapturedSlot] | None = None
     #: The entry whose listeners run on this thread (its replies' nonces, its failures).
     entry: EntryContext | None = None
+    #: The event id of the entry the parsers apply on this thread (its requests are shared).
+    event_id: str = ""
 
 
 _local = _Local()
@@ -61,10 +67,14 @@ class EntryContext:
         deliveries: Deliveries so far (Redis's count, plus retries here).
         replies: Sends made in the current run (the next reply's index).
         failures: Exceptions the listeners raised in the current run.
+        lane: The lane it runs in (its channel id, else its server's...).
+        redelivered: It was pending at a previous owner (read from the partition's history with
+            a delivery count of 2 or more): its runs are counted in Redis, so that only an entry
+            whose worker died while running it counts that death.
     """
 
-    __slots__ = ("data", "deliveries", "entry_id", "event", "event_id", "failures", "lease", "owner",
-                 "partition", "replies")
+    __slots__ = ("data", "deliveries", "entry_id", "event", "event_id", "failures", "lane", "lease", "owner",
+                 "partition", "redelivered", "replies")
 
     def __init__(self, owner: Any, partition: int, entry_id: bytes, event_id: str, event: str, data: bytes,
                  lease: tuple[str, str], deliveries: int) -> None:
@@ -78,6 +88,8 @@ class EntryContext:
         self.deliveries = deliveries
         self.replies = 0
         self.failures: list[BaseException] = []
+        self.lane = ""
+        self.redelivered = False
 
 
 class CapturedSlot(EventSlot):
@@ -134,14 +146,17 @@ class FleetEmitter(EventEmitter):
         super()._listener_failed(event, fn, exc)
 
 
-def apply_captured(parse: Callable[[], None]) -> list[tuple[str, tuple[Any, ...]] | CapturedSlot]:
-    """Run ``parse`` (the parsers on one entry) and return the events it dispatched, in order."""
+def apply_captured(parse: Callable[[], None], event_id: str = "") -> list[tuple[str, tuple[Any, ...]] | CapturedSlot]:
+    """Run ``parse`` (the parsers on one entry, event ``event_id``) and return the events it
+    dispatched, in order."""
     captured: list[tuple[str, tuple[Any, ...]] | CapturedSlot] = []
     _local.capture = captured
+    _local.event_id = event_id
     try:
         parse()
     finally:
         _local.capture = None
+        _local.event_id = ""
     return captured
 
 
@@ -160,9 +175,35 @@ class FleetState(ConnectionState):
 
     Attributes:
         sender: The command stream's client, set while the worker runs.
+        fetches: The requests shared-state events need, made once per fleet (set while the
+            worker runs).
     """
 
     sender: SendClient | None = None
+    fetches: SharedFetches | None = None
+
+    def submit(
+        self,
+        route: Route,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        max_retries: int = _defaults.DEFAULT_MAX_RETRIES,
+    ) -> Future[Any]:
+        """Queue one REST request, as a client's; a GET the parsers make while applying an event
+        (a member refetch) is made once per fleet (see :mod:`service_client.fleet.fetches`).
+
+        Raises:
+            ServiceError: The session is closed (the worker stopped).
+        """
+        request = functools.partial(super().submit, route, params=params, json=json, timeout_ms=timeout_ms,
+                                    max_retries=max_retries)
+        fetches = self.fetches
+        event_id = _local.event_id
+        if fetches is None or not event_id or route.method != "GET" or json is not None:
+            return request()
+        return fetches.submit(event_id, route, params, request)
 
     def require_gateway(self) -> GatewayConnection:
         """A worker holds no socket.
@@ -186,7 +227,7 @@ class FleetState(ConnectionState):
         """Send through the socket's process; same arguments, result, 10 s bound and errors as a client's.
 
         While an event is handled on this thread, the send carries a nonce derived
-        from the event and the send's index in that handling, and the worker's
+        from the worker's group, the event and the send's index in that handling, and the worker's
         lease on the event's partition: a redelivered event's reply is not posted
         twice, and a worker that lost the partition cannot reply.
 
@@ -212,7 +253,7 @@ class FleetState(ConnectionState):
         nonce: str | None = None
         lease: tuple[str, str] | None = None
         if entry is not None:
-            nonce = reply_nonce(entry.event_id, entry.replies)
+            nonce = reply_nonce(sender.group, entry.event_id, entry.replies)
             entry.replies += 1
             lease = entry.lease
         args = {"channel": channel_id, "content": payload["content"], "embeds": payload["embeds"],

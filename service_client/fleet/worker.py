@@ -17,21 +17,25 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _defaults, endpoints
 from .._secret import Secret
 from ..client import Client, ClientState
-from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
+from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..models.user import User
 from ..rest.buckets import BucketStore
 from ..rest.redis_buckets import RedisBucketStore
 from ..rest.route import Route
-from ._redis import RetryWait, connect, redis_errors
+from ._redis import RetryWait, connect, is_client, redis_errors
 from .consumer import Consumer
+from .fetches import SharedFetches
 from .routing import FleetKeys, check_name
 from .sends import SendClient
 from .state import FleetEmitter, FleetState
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = ["FleetWorker"]
 
@@ -68,10 +72,18 @@ class FleetWorker(Client):
       entry is acknowledged once its listeners have returned, and only while
       the lease it was read under still holds: a worker that lost a partition
       (paused, cut off) cannot acknowledge or reply for it. A new owner first
-      runs the partition's pending entries in id order, then new ones.
+      runs the partition's pending entries in id order, then new ones, and
+      logs the sequence numbers missing since the group's last read.
+    - **Bounded.** At most ``max_in_flight`` entries are read ahead of the
+      listeners, and at most a quarter of them in one lane: past that, the
+      lane's partition is not read until the lane has room (the other
+      partitions go on). A listener running 10 s or more is logged at
+      WARNING with its lane and run time (again each time it doubles).
     - **Replies once.** A ``send_message`` or ``reply`` made while handling an
       event is sent by the socket's process with a nonce derived from the
-      event, claimed once in Redis: a redelivered event does not post twice.
+      group, the event and the reply's place, claimed once in Redis: a
+      redelivered event does not post twice, and another group's replies are
+      its own.
     - **Poison events.** An entry whose listeners raise is run again (waits of
       0.1 s doubling up to 2 s, its lane waiting); after ``max_deliveries`` it
       is written to the group's dead-letter stream
@@ -79,8 +91,12 @@ class FleetWorker(Client):
       logged at ERROR, and acknowledged, and its lane goes on
       (``poison="skip"``); with ``poison="hold"`` it stays and is run again
       every 30 s at most, its channel's later events waiting behind it. An
-      entry delivered ``max_deliveries`` times to workers that died with it is
-      dead-lettered without running.
+      event whose workers died while running it (counted only for the event
+      running, not for those queued behind it) ``max_deliveries`` times is
+      dead-lettered without running again. An entry that cannot be read (not
+      a publisher's, JSON nested too deep, an event id that is not UTF-8) is
+      dead-lettered with the reason. A dead letter Redis refuses is written
+      again until it is taken, its lane waiting.
     - **Graceful hand-off.** :meth:`stop` stops reading, lets the lanes finish
       (``drain_timeout``), acknowledges, releases the leases and leaves the
       group: the next owners start at once.
@@ -98,7 +114,9 @@ class FleetWorker(Client):
     Thread-safe.
 
     Args:
-        redis_url: The Redis URL the publisher uses.
+        redis_url: The Redis URL the publisher uses, or a ``redis.Redis`` client whose
+            settings are copied (``Sentinel(...).master_for(name)``: the worker, and its
+            rate-limit store, follow the primary through a failover).
         token: The bot token (REST calls; never written to Redis).
         group: The consumer group: the workers of one group share the events;
             another group gets every event again.
@@ -128,7 +146,7 @@ class FleetWorker(Client):
 
     def __init__(
         self,
-        redis_url: str,
+        redis_url: str | Redis,
         token: str,
         *,
         group: str,
@@ -147,8 +165,9 @@ class FleetWorker(Client):
         # The URL may hold a password and the token is one: from here on only Secret objects hold
         # them, so no frame of a traceback this constructor raises shows them among its locals.
         url = Secret(redis_url if isinstance(redis_url, str) else None, shown="***")
-        if not isinstance(redis_url, str):
-            raise TypeError(f"redis_url must be a Redis URL str, got {type(redis_url).__name__}")
+        given = None if isinstance(redis_url, str) else redis_url  # a redis.Redis (Sentinel's, say)
+        if given is not None and not is_client(given):
+            raise TypeError(f"redis_url must be a Redis URL str or a redis.Redis, got {type(redis_url).__name__}")
         del redis_url
         if not isinstance(token, str) or not token.strip():
             raise ServiceAuthError("FleetWorker requires a non-empty bot token string.")
@@ -173,10 +192,10 @@ class FleetWorker(Client):
         self.drain_timeout = _number("drain_timeout", drain_timeout, 0)
         #: This process's unique name (leases, answers): the name plus a random suffix.
         self.instance = f"{self.name}/{uuid.uuid4().hex[:8]}"
-        self._redis, self.redis_url = connect(url.get())
+        self._redis, self.redis_url = connect(url.get() if given is None else given)
         own_store: RedisBucketStore | None = None
         if bucket_store is None:
-            own_store = bucket_store = RedisBucketStore(url.get() or "")
+            own_store = bucket_store = RedisBucketStore(given if given is not None else url.get() or "")
         url.clear()
         self._own_store = own_store
         base = base_url if base_url is not None else type(self).base_url
@@ -250,7 +269,8 @@ class FleetWorker(Client):
             ServiceError: The worker is running or stopped; or no publisher
                 set the namespace's partition count within 30 s; or Redis
                 could not be reached.
-            ServiceAuthError: The service refused the token.
+            ServiceAuthError: The service refused the token (an answer 401 to the
+                first request), as :meth:`Client.login <service_client.Client.login>` raises.
             ServiceTimeoutError: ``timeout`` passed.
             ServiceAPIError: A REST call failed.
         """
@@ -275,7 +295,14 @@ class FleetWorker(Client):
 
     def _start_steps(self, deadline: float | None) -> None:
         state = self._connection
-        me = self._rest.request(Route(endpoints.GET_ME))
+        try:
+            me = self._rest.request(Route(endpoints.GET_ME))
+        except ServiceAPIError as exc:
+            if exc.status != 401:
+                raise
+            # The service refused the token: the same error as a client's login.
+            raise ServiceAuthError(f"the service refused the bot token ({exc.status} at "
+                                   f"{endpoints.GET_ME.method} {endpoints.GET_ME.path})") from exc
         if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
             raise ServiceError(f"{endpoints.GET_ME.method} {self.base_url}{endpoints.GET_ME.path} did not return a user record")
         user = User(state, me["user"])
@@ -316,6 +343,7 @@ class FleetWorker(Client):
         sender = self._sender = SendClient(self._redis, keys, self.instance.replace("/", "-"), self._stop_event)
         assert isinstance(state, FleetState)
         state.sender = sender
+        state.fetches = SharedFetches(self._redis, keys, self._stop_event)
         sender.start()
         consumer.start()
         with self._lifecycle_lock:

@@ -306,6 +306,13 @@ class Message(Model):
         return None if value is None else read_id({"replyToId": value}, "replyToId")
 
     @property
+    def replayed(self) -> bool:
+        """True for a message the socket did not deliver live: read back from the channel's
+        history after a gap (a reconnect, or a standby socket process taking over), by the
+        ``catch_up`` option. Its listeners may see it after later messages."""
+        return self._extra_get("replayed") is True
+
+    @property
     def pinned(self) -> bool:
         """Whether the record says the message is pinned."""
         return not self._wire_mask & _UNPINNED and self._extra_get("pinned") is True

@@ -95,6 +95,7 @@ from ..errors import ServiceError
 from .buckets import MemoryBucketStore, PaceWait
 from .redis_circuit import Circuit, Health
 from .redis_pace import ACQUIRE_LUA, BLOCK_LUA, LocalLines, acquire_args, block_args
+from .redis_pools import copied_options, own_pool, sentinel_service
 
 if TYPE_CHECKING:  # the redis package is an optional extra, imported when a store is built
     import redis as redis_module
@@ -125,9 +126,6 @@ _UNUSABLE_RETRY_S = 30.0
 _MAX_UNUSABLE = 1024
 #: Error codes that are about the whole server, even inside a script's error text.
 _SERVER_WIDE_RE = re.compile(r"\b(?:OOM|MISCONF|READONLY|NOREPLICAS|MASTERDOWN|BUSY|LOADING|NOPERM|CLUSTERDOWN|TRYAGAIN)\b")
-
-#: Connection settings a pool adds by itself; a store's own pool makes its own.
-_POOL_OWN_KEYS = ("maint_notifications", "oss_cluster_maint", "orig_", "himport_registry", "event_dispatcher")
 
 
 class _Credentials:
@@ -210,7 +208,10 @@ class RedisBucketStore:
             too). From a client, the store takes the connection settings
             (host, port, database, credentials, TLS) and opens its own pool
             with its own timeout and no retries; the client itself is left
-            untouched.
+            untouched. A client from redis-py's
+            ``Sentinel(...).master_for(service_name)`` is followed to each new
+            primary after a failover (the store's pool asks the same
+            sentinels).
         namespace: An extra key prefix, to keep apart deployments that share
             one Redis (``"staging"``), or None.
         timeout: Bound of each connect and each reply, seconds (default
@@ -274,6 +275,7 @@ class RedisBucketStore:
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
+        source_pool: Any = None
         if isinstance(redis, str):
             parsed = _parsed_url(mod, redis)
             if parsed is None:
@@ -288,9 +290,9 @@ class RedisBucketStore:
             del parsed
             connection_class = options.pop("connection_class", mod.Connection)
         elif isinstance(redis, mod.Redis):
-            pool = redis.connection_pool
-            options = {k: v for k, v in pool.connection_kwargs.items() if not k.startswith(_POOL_OWN_KEYS)}
-            connection_class = pool.connection_class
+            source_pool = redis.connection_pool
+            options = copied_options(source_pool)
+            connection_class = source_pool.connection_class
         else:
             raise TypeError(f"redis must be a redis.Redis client or a URL str, not {type(redis).__name__}")
         # The store's bound always holds: a timeout in the URL or the client may only lower it.
@@ -303,14 +305,15 @@ class RedisBucketStore:
             # Maintenance notifications relax the socket timeouts while the server moves (to
             # seconds): off, so that the bound above holds then too.
             options["maint_notifications_config"] = maint.MaintNotificationsConfig(enabled=False)
-        self._url = _shown_url(options, connection_class, mod)
+        service = sentinel_service(source_pool)
+        self._url = _shown_url(options, connection_class, mod) if service is None else f"sentinel:{service}"
         # The password goes to redis-py through a credential provider that holds it as a Secret:
         # the pool's connection settings and its connections keep no copy of it in the clear.
         self._password = Secret(options.pop("password", None) or None, shown=REDACTED_WEBHOOK_TOKEN)
         if self._password:
             options["credential_provider"] = _Credentials(options.pop("username", None), self._password)
         self._timeout = max(options["socket_timeout"], options["socket_connect_timeout"])
-        client = mod.Redis(connection_pool=mod.ConnectionPool(connection_class=connection_class, **options))
+        client = mod.Redis(connection_pool=own_pool(mod, source_pool, connection_class, options))
 
         self._errors: tuple[type[BaseException], ...] = (mod.RedisError, OSError)
         self._response_error: type[BaseException] = mod.ResponseError

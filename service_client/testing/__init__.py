@@ -9,7 +9,9 @@ The pytest plugin (``service_client.pytest_plugin``, loaded by pytest) gives the
 - :mod:`.handles`: :class:`WorldUser`, :class:`WorldObject` and :class:`WorldRole`;
 - :mod:`.recorder`: what the world's clients saw, and :class:`SeenReaction`;
 - :mod:`.listener_errors`: :class:`ListenerErrors`, the exceptions listeners raised
-  during a test.
+  during a test;
+- :mod:`.voice`: the world's voice part (``join_voice``, ``speak``, ``expect_audio``), which
+  needs the voice extra.
 
 The emulator's record types (``MessageRecord``, ``MemberRecord``...) are in
 ``service_client.emulator``, which needs the ``emulator`` extra.
@@ -21,6 +23,7 @@ from .base import EVENT_TIMEOUT_S, LOGIN_TIMEOUT_S
 from .handles import WorldObject, WorldRole, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import SeenReaction
+from .voice import VoiceParticipant
 from .world import REPLY_TIMEOUT_S, BotWorld, ExpectedMessage
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "ExpectedMessage",
     "ListenerErrors",
     "SeenReaction",
+    "VoiceParticipant",
     "WorldObject",
     "WorldRole",
     "WorldUser",

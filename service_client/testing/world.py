@@ -28,6 +28,7 @@ from .clock import WorldClock, login_bot
 from .handles import WorldObject, WorldUser
 from .listener_errors import ListenerErrors
 from .recorder import Recorder, SeenReaction, after_mark, scan_until
+from .voice import VoiceParticipant, WorldVoice
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the plugin loads without the emulator extra
     from ..emulator import Emulator
@@ -256,6 +257,22 @@ class BotWorld(WorldClock, WorldActions):
         self.voice = self.channel("voice")
         with self._lock:  # seeding is not an action: expect_dm() counts from the world's start
             self._action_mark, self._last_action = 0, "none yet"
+        self._voice = WorldVoice(self)
+
+    # -- voice (the part in testing/voice.py) -------------------------------------------------------
+
+    def join_voice(self, user: WorldUser | str, channel: WorldObject | str) -> VoiceParticipant:
+        """Put a user in a voice channel; its ``speak(440)`` then talks there. See
+        :meth:`WorldVoice.join_voice <service_client.testing.voice.WorldVoice.join_voice>`."""
+        __tracebackhide__ = True
+        return self._voice.join_voice(user, channel)
+
+    def expect_audio(self, user: VoiceParticipant | WorldUser | str, *, frequency: float, within: float = 5.0,
+                     window: float = 0.5, tolerance: float = 10.0) -> float:
+        """Assert that the bot played ``frequency`` Hz to ``user``'s voice channel; returns what was
+        heard. See :meth:`WorldVoice.expect_audio <service_client.testing.voice.WorldVoice.expect_audio>`."""
+        __tracebackhide__ = True
+        return self._voice.expect_audio(user, frequency=frequency, within=within, window=window, tolerance=tolerance)
 
     @property
     def limits(self) -> bool:

@@ -130,7 +130,7 @@ def test_join_returns_credentials_and_feeds_voice_states(bot, human, world, emul
     channel = voice_channel(world)
     joined = threading.Event()
     human.on("voice_user_joined", lambda raw: joined.set())
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     assert isinstance(connection, VoiceConnection)
     assert connection.channel_id == channel["publicId"]
     assert connection.token and connection.url
@@ -141,12 +141,12 @@ def test_join_returns_credentials_and_feeds_voice_states(bot, human, world, emul
     assert state.channel_id == channel["publicId"]
     assert connection.token not in repr(connection)
     # the same channel returns the existing connection
-    assert bot.voice.join(channel["publicId"]) is connection
+    assert bot.voice.join(channel["publicId"], media=False) is connection
 
 
 def test_state_changes_merge_and_leave_removes(bot, human, world, emulator):
     channel = voice_channel(world)
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     bot_id = world.bot["publicId"]
     assert wait_until(lambda: human.voice_states.cache.get(bot_id) is not None)
     connection.set_muted(True)
@@ -163,7 +163,7 @@ def test_state_changes_merge_and_leave_removes(bot, human, world, emulator):
 
 def test_a_server_side_leave_of_the_bot_ends_the_connection(bot, world, emulator):
     channel = voice_channel(world)
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     emulator.voice_leave(world.bot["publicId"])
     assert wait_until(lambda: bot.voice.connection is None)
     assert not connection.connected
@@ -183,7 +183,7 @@ def test_snapshot_on_connect_and_member_voice(human, world, emulator, make_clien
 
 def test_join_a_text_channel_raises_value_error_before_sending(bot, world):
     with pytest.raises(ValueError, match="not a voice channel"):
-        bot.voice.join(world.general["publicId"])
+        bot.voice.join(world.general["publicId"], media=False)
     assert bot.voice.connection is None
 
 
@@ -199,7 +199,7 @@ def test_join_without_credentials_times_out(bot, world, emulator):
     bot.channels.cache[foreign["publicId"]] = Channel(bot, {**foreign, "serverPublicId": other["server"]["publicId"]})
     started = time.monotonic()
     with pytest.raises(ServiceTimeoutError, match="Timed out joining voice channel"):
-        bot.voice.join(foreign["publicId"], timeout=0.5)
+        bot.voice.join(foreign["publicId"], timeout=0.5, media=False)
     assert time.monotonic() - started < 2.0
 
 
@@ -207,8 +207,8 @@ def test_switching_channels_leaves_the_first(bot, world, emulator):
     first = voice_channel(world)
     second = emulator.create_channel(world.server["publicId"], "voice-2", "VOICE")
     second = second.get("channel", second)
-    a = bot.voice.join(first["publicId"], timeout=5)
-    b = bot.voice.join(second["publicId"], timeout=5)
+    a = bot.voice.join(first["publicId"], timeout=5, media=False)
+    b = bot.voice.join(second["publicId"], timeout=5, media=False)
     assert not a.connected and b.connected and bot.voice.connection is b
     assert wait_until(lambda: emulator.voice_users(first["publicId"]) == [])
     assert [u["userPublicId"] for u in emulator.voice_users(second["publicId"])] == [world.bot["publicId"]]
@@ -216,7 +216,7 @@ def test_switching_channels_leaves_the_first(bot, world, emulator):
 
 def test_destroy_leaves_voice_first(bot, world, emulator):
     channel = voice_channel(world)
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     bot.destroy()
     assert not connection.connected and bot.voice.connection is None
     # the leave was said on the socket, not inferred by the service from the disconnect
@@ -295,7 +295,7 @@ def test_voice_manager_leave_ends_the_connection_and_says_so(bot, human, world, 
     channel = voice_channel(world)
     bot_id = world.bot["publicId"]
     bot.voice.leave()  # no connection: nothing happens, nothing is sent
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     assert wait_until(lambda: human.voice_states.cache.get(bot_id) is not None)
     bot.voice.leave()
     assert bot.voice.connection is None and not connection.connected
@@ -308,7 +308,7 @@ def test_voice_manager_leave_ends_the_connection_and_says_so(bot, human, world, 
     with pytest.raises(Exception):
         connection.set_deafened(True)
     # joining again works after a leave
-    again = bot.voice.join(channel["publicId"], timeout=5)
+    again = bot.voice.join(channel["publicId"], timeout=5, media=False)
     assert again is not connection and again.connected
     assert len([e for e in emulator.emits() if e["event"] == "voice:leave"]) == 1
 
@@ -316,7 +316,7 @@ def test_voice_manager_leave_ends_the_connection_and_says_so(bot, human, world, 
 def test_set_deafened_is_seen_by_the_service_and_another_user(bot, human, world, emulator):
     channel = voice_channel(world)
     bot_id = world.bot["publicId"]
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     assert wait_until(lambda: human.voice_states.cache.get(bot_id) is not None)
     assert not human.voice_states.cache[bot_id].deafened
     connection.set_deafened(True)
@@ -334,14 +334,14 @@ def test_e2ee_key_is_none_by_default_and_carried_when_the_service_sends_one(bot,
     import requests
 
     channel = voice_channel(world)
-    connection = bot.voice.join(channel["publicId"], timeout=5)
+    connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
     assert connection.e2ee_key is None
     connection.leave()
     key = "c2VjcmV0LWUyZWUta2V5LWZvci10ZXN0cw=="
     answer = requests.post(emulator.control_url + "/settings", json={"voiceE2eeKey": key}, timeout=5)
     assert answer.status_code in (200, 204), answer.text
     try:
-        connection = bot.voice.join(channel["publicId"], timeout=5)
+        connection = bot.voice.join(channel["publicId"], timeout=5, media=False)
         assert connection.e2ee_key == key
     finally:
         requests.post(emulator.control_url + "/settings", json={"voiceE2eeKey": None}, timeout=5)

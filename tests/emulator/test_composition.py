@@ -17,12 +17,25 @@ from service_client.emulator.ops import Operations
 from service_client.emulator.store import Store
 
 
+def _media_without_extra(name: str) -> None:
+    """walk_packages could not import a package: only the media server may lack its extra."""
+    if not name.startswith("service_client.emulator.media"):
+        raise ImportError(name)
+
+
 def _emulator_classes() -> list[type]:
     found: dict[str, type] = {}
-    for info in pkgutil.walk_packages(emulator_package.__path__, "service_client.emulator."):
+    for info in pkgutil.walk_packages(emulator_package.__path__, "service_client.emulator.", onerror=_media_without_extra):
         if info.name.endswith("__main__"):
             continue
-        module = importlib.import_module(info.name)
+        try:
+            module = importlib.import_module(info.name)
+        except ModuleNotFoundError as exc:
+            # the media server needs the voice extra (livekit, av, aiortc); its classes are
+            # checked where that extra is installed
+            if info.name.startswith("service_client.emulator.media") and exc.name not in (None, "service_client"):
+                continue
+            raise
         for _name, value in vars(module).items():
             if inspect.isclass(value) and value.__module__ == module.__name__:
                 found[f"{value.__module__}.{value.__qualname__}"] = value

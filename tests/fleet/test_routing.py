@@ -95,9 +95,10 @@ def test_names_and_keys() -> None:
 
 
 def test_reply_nonce_is_stable_per_event_and_index() -> None:
-    assert reply_nonce("e1:3:17", 0) == reply_nonce("e1:3:17", 0)
-    assert len({reply_nonce("e1:3:17", 0), reply_nonce("e1:3:17", 1), reply_nonce("e1:3:18", 0)}) == 3
-    assert len(reply_nonce("e1:3:17", 0)) == 32
+    assert reply_nonce("g", "e1:3:17", 0) == reply_nonce("g", "e1:3:17", 0)
+    assert len({reply_nonce("g", "e1:3:17", 0), reply_nonce("g", "e1:3:17", 1), reply_nonce("g", "e1:3:18", 0),
+                reply_nonce("h", "e1:3:17", 0)}) == 4  # another group's reply is another reply
+    assert len(reply_nonce("g", "e1:3:17", 0)) == 32
 
 
 def test_errors_come_back_with_their_type_and_attributes() -> None:
@@ -134,3 +135,19 @@ def test_import_service_client_loads_neither_redis_nor_the_fleet() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "True"]
+
+
+def test_a_send_commands_time_budget_is_capped_at_a_sends_bound() -> None:
+    import threading
+    import time
+
+    from service_client.fleet.sends import SendRunner
+
+    runner = SendRunner(None, None, nonce_ttl=60, stop=threading.Event())  # type: ignore[arg-type]
+    now_ms = int(time.time() * 1000)
+    for budget in (10**12, float("inf"), float("nan"), "forever", None):
+        left = runner._deadline(f"{now_ms}-0".encode(), {"b": budget}) - time.monotonic()
+        assert 9 < left <= 10.01, budget
+    future = f"{now_ms + 10**9}-0".encode()  # an id far ahead of Redis's clock
+    assert runner._deadline(future, {"b": 5000}) - time.monotonic() <= 5.01
+    assert runner._deadline(f"{now_ms}-0".encode(), {"b": -1}) <= time.monotonic()

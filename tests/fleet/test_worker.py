@@ -132,13 +132,13 @@ def test_a_lease_has_a_growing_fencing_token_and_a_stale_holder_can_neither_read
     raw.xgroup_create(stream, "g", id="0")
     assert acquire(keys=[lease, fence], args=["a/1", 10_000]) == 1
     assert acquire(keys=[lease, fence], args=["b/1", 10_000]) == 0  # held
-    got = read(keys=[lease, stream], args=["g", "a/1:1", "p0", ">", 10])
+    got = read(keys=[lease, stream, "t:seqs"], args=["g", "a/1:1", "p0", ">", 10, 0])
     assert got[0][0][0].split(b"\n")[0] == b"1-0"  # "<id>\n<event id>\n<data>"
     raw.delete(lease)  # a's lease expired while it was paused
     assert acquire(keys=[lease, fence], args=["b/1", 10_000]) == 2
     assert renew(keys=[lease], args=[10_000, "a/1:1"]) == [0]
     assert ack(keys=[lease, stream], args=["g", "a/1:1", "1-0"]) == -1  # the zombie cannot ack
-    assert read(keys=[lease, stream], args=["g", "a/1:1", "p0", "0", 10]) == [0]  # nor read
+    assert read(keys=[lease, stream, "t:seqs"], args=["g", "a/1:1", "p0", "0", 10, 0]) == [0]  # nor read
     assert raw.xpending(stream, "g")["pending"] == 1
     assert ack(keys=[lease, stream], args=["g", "b/1:2", "1-0"]) == 1
     raw.delete(lease, fence, stream)

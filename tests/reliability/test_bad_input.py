@@ -77,9 +77,9 @@ def _cases(bot: Client, world: Any) -> list[tuple[str, Callable[[], Any], type[B
         ("channels.fetch_for_guild", lambda: bot.channels.fetch_for_guild(None), TypeError, "server_id"),
         ("members.fetch server", lambda: bot.members.fetch(None, "u"), TypeError, "server_id"),
         ("members.fetch user", lambda: bot.members.fetch("s", ""), ValueError, "user_id"),
-        ("voice.join", lambda: bot.voice.join(None), TypeError, "channel_id"),
-        ("voice.join empty", lambda: bot.voice.join(""), ValueError, "channel_id"),
-        ("voice.join timeout", lambda: bot.voice.join(voice_id, timeout=0), ValueError, "timeout"),
+        ("voice.join", lambda: bot.voice.join(None, media=False), TypeError, "channel_id"),
+        ("voice.join empty", lambda: bot.voice.join("", media=False), ValueError, "channel_id"),
+        ("voice.join timeout", lambda: bot.voice.join(voice_id, timeout=0, media=False), ValueError, "timeout"),
         ("Channel.send", lambda: channel.send(42), TypeError, "options"),
         ("Channel.send content", lambda: channel.send(content=["x"]), TypeError, "content"),
         ("Guild.fetch_channels via fetch_for_guild", lambda: bot.channels.fetch_for_guild(""), ValueError,
@@ -221,7 +221,7 @@ def test_get_or_fetch_never_raises_and_bad_ids_send_nothing(world, emulator, bot
 
 def test_voice_connection_state_setters_reject_non_bools_before_sending(world, emulator, bot):
     voice_id = next(c["publicId"] for c in world.channels if c["type"] == "VOICE")
-    connection = bot.voice.join(voice_id, timeout=5)
+    connection = bot.voice.join(voice_id, timeout=5, media=False)
     cases = []
     for setter in ("muted", "deafened", "speaking"):
         method = getattr(connection, f"set_{setter}")

@@ -30,7 +30,7 @@ def assert_destroyed(client, emulator) -> None:
         (ServiceAuthError, lambda: client.set_status("idle")),
         (ServiceAuthError, lambda: client.api_call("/auth/me")),
         (ServiceAuthError, lambda: client.create_dm("U1")),
-        (ServiceAuthError, lambda: client.voice.join("123")),
+        (ServiceAuthError, lambda: client.voice.join("123", media=False)),
         (ServiceError, lambda: client.wait_for("message_create", timeout=1)),
     ]
     for kind, call in refusals:
@@ -129,7 +129,7 @@ def test_destroy_ends_every_pending_call_at_once(world, make_client, emulator, w
     calls: dict[str, Callable[[], Any]] = {
         "send_message": lambda: client.send_message(hidden_channel, "never echoed"),
         "api_call_sleeping": lambda: client.api_call(f"/servers/{world.server['publicId']}/stats"),
-        "voice_join": lambda: client.voice.join(voice_channel, timeout=14),
+        "voice_join": lambda: client.voice.join(voice_channel, timeout=14, media=False),
         "wait_for": lambda: client.wait_for(never),
         "wait_for_timeout": lambda: client.wait_for(never, timeout=30),
     }

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.redis
 pytest.importorskip("redis")
 
 from fleet.redis_server import RedisServer  # noqa: E402 - tests/fleet, a package beside this one
-from fleet_bot import build_socket_process, build_worker  # noqa: E402
+from fleet_bot import build_socket_process, build_standby, build_worker  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +74,24 @@ def test_a_worker_that_stops_hands_its_channels_over(workers: list[Any], bot_wor
     said = say("general", "!who")
     other = next(w for w in workers if w is not owner)
     assert expect_reply(said, timeout=15).content == f"Worker {other.name} handles this channel."
+
+
+def test_standby_socket_processes_take_over_and_the_bot_still_answers(bot_world: Any, redis_url: str, say: Any,
+                                                                      expect_reply: Any) -> None:
+    token = bot_world.bot.token.get()
+    urls = {"base_url": bot_world.emulator.base_url, "socket_url": bot_world.emulator.socket_url}
+    first, second = build_standby(redis_url, token, **urls), build_standby(redis_url, token, **urls)
+    worker = build_worker(redis_url, token, "w1", base_url=bot_world.emulator.base_url)
+    try:
+        first.start()
+        assert first.wait_active(15)
+        second.start()
+        worker.start(timeout=15)
+        assert expect_reply(say("general", "!ping"), timeout=15).content == "Pong!"
+        first.stop()  # hands the socket lease over
+        assert second.wait_active(10)
+        assert expect_reply(say("general", "!ping"), timeout=15).content == "Pong!"
+    finally:
+        worker.stop(timeout=2)
+        first.stop()
+        second.stop()
