@@ -37,7 +37,14 @@ Pure data: no I/O, no import of anything but the permission bits.
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Literal
+import sys
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Literal, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import NotRequired
 
 from .permissions import Permissions
 
@@ -88,10 +95,16 @@ class Endpoint:
             socket events it causes.
         authorized: False when the request goes without ``Authorization``
             (webhook execution, whose token is in the path).
+        body: The JSON object body it takes, as a :class:`typing.TypedDict` of
+            this module (:class:`CreateRoleBody`), or None when it reads no
+            body. The emulator validates requests with it (a field of the wrong
+            type is a 400 naming the field) and the emulator's fuzz test
+            generates bodies from it.
+        query: The names of the query parameters it reads, ``()`` for none.
     """
 
-    __slots__ = ("answer", "authorized", "description", "major", "method", "name", "params", "path",
-                 "permission", "takes")
+    __slots__ = ("answer", "authorized", "body", "description", "major", "method", "name", "params", "path",
+                 "permission", "query", "takes")
 
     name: str
     method: str
@@ -103,11 +116,16 @@ class Endpoint:
     takes: str
     answer: str
     authorized: bool
+    body: type | None
+    query: tuple[str, ...]
 
-    def __init__(self, method: str, path: str, description: str, *, major: str | None = None,
-                 permission: Permissions | None = None, takes: str = "", answer: str = "",
-                 authorized: bool = True) -> None:
+    def __init__(self, method: str, path: str, description: str, *, permission: Permissions | None,
+                 body: type | None, major: str | None = None, query: tuple[str, ...] = (), takes: str = "",
+                 answer: str = "", authorized: bool = True) -> None:
         """Declare an endpoint; its :attr:`name` is set when the module has loaded.
+
+        ``permission`` and ``body`` have no default: every entry says which
+        permission the service checks and which body it reads, None for none.
 
         Raises:
             ValueError: An unknown method, a path not starting with ``/``, or a
@@ -122,7 +140,7 @@ class Endpoint:
             raise ValueError(f"major {major!r} is not a placeholder of {path!r}")
         values = {"name": "", "method": method, "path": path, "params": params, "major": major,
                   "permission": permission, "description": description, "takes": takes, "answer": answer,
-                  "authorized": authorized}
+                  "authorized": authorized, "body": body, "query": tuple(query)}
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -184,205 +202,400 @@ def _on(event: str, record: str, description: str) -> str:
     return event
 
 
+# -- REST request bodies -------------------------------------------------------------------------
+# Each is the JSON object an endpoint reads, as a TypedDict: the JSON type of each field (checked
+# by the emulator) and, in ``Annotated``, its :class:`Kind` (what the value must be beyond its
+# type, checked by the service; the emulator's fuzz test draws bad values from it).
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a body field's value must be beyond its JSON type.
+
+    Attributes:
+        name: A short key (``"color"``); the emulator's fuzz test maps it to values the service
+            refuses.
+        meaning: One line for readers.
+    """
+
+    name: str
+    meaning: str
+
+
+Text = Annotated[str, Kind("str", "a non-blank string")]
+NullableText = Annotated[str | None, Kind("str?", "a string, or null (clears)")]
+Flag = Annotated[bool, Kind("bool", "true or false")]
+Count = Annotated[int | None, Kind("int?", "a non-negative integer, or null (no limit)")]
+Position = Annotated[int, Kind("int?", "a non-negative integer")]
+IdList = Annotated[list[str], Kind("strlist", "a list of ids")]
+MessageIdList = Annotated[list[str], Kind("ids100", "1 to 100 message ids of the channel")]
+Embeds = Annotated[list[dict[str, Any]] | None, Kind("objlist", "a list of embed objects, or null (none)")]
+PermissionBits = Annotated[str | int, Kind("perm", 'known permission bits, a decimal string ("8") or an integer')]
+Color = Annotated[str | None, Kind("color", '"#rrggbb", or null (clears)')]
+Timestamp = Annotated[str | None, Kind("iso?", "an ISO-8601 time with its zone, or null")]
+Status = Annotated[Literal["online", "idle", "dnd", "invisible"], Kind("status", "a status")]
+ChannelType = Annotated[Literal["TEXT", "VOICE"], Kind("ctype", "a creatable channel type")]
+OverrideType = Annotated[Literal["ROLE", "MEMBER"], Kind("otype", "what an override targets")]
+EmojiName = Annotated[str, Kind("emojiname", "2 to 32 of [A-Za-z0-9_]")]
+Content = Annotated[str | None, Kind("content", "message text within the service's limits, or null (none)")]
+
+
+class SetStatusBody(TypedDict):
+    """``PATCH /users/settings``."""
+
+    status: Status
+
+
+class CreateServerBody(TypedDict):
+    """``POST /servers``."""
+
+    name: Text
+    iconUrl: NotRequired[NullableText]
+
+
+class EditServerBody(TypedDict):
+    """``PATCH /servers/{server_id}``."""
+
+    name: NotRequired[Text]
+    imageUrl: NotRequired[NullableText]
+
+
+class NotificationsBody(TypedDict):
+    """``PUT /servers/{server_id}/notifications``."""
+
+    muted: NotRequired[Flag]
+    muteUntil: NotRequired[Timestamp]
+    mentionsOnly: NotRequired[Flag]
+
+
+class EditMemberBody(TypedDict):
+    """``PATCH /servers/{server_id}/members/{user_id}``: ``roles`` replaces the set."""
+
+    roles: NotRequired[IdList]
+    nickname: NotRequired[NullableText]
+
+
+class CreateRoleBody(TypedDict):
+    """``POST /servers/{server_id}/roles``."""
+
+    name: Text
+    color: NotRequired[Color]
+    hoist: NotRequired[Flag]
+    permissions: NotRequired[PermissionBits]
+
+
+class EditRoleBody(TypedDict):
+    """``PATCH /servers/{server_id}/roles/{role_id}``."""
+
+    name: NotRequired[Text]
+    color: NotRequired[Color]
+    hoist: NotRequired[Flag]
+    permissions: NotRequired[PermissionBits]
+    position: NotRequired[Position]
+
+
+class CategoryBody(TypedDict):
+    """``POST /servers/{server_id}/categories`` (``name`` required there)."""
+
+    name: Text
+    isPrivate: NotRequired[Flag]
+
+
+class EditCategoryBody(TypedDict):
+    """``PATCH /servers/{server_id}/categories/{category_id}``."""
+
+    name: NotRequired[Text]
+    isPrivate: NotRequired[Flag]
+
+
+class CreateChannelBody(TypedDict):
+    """``POST /servers/{server_id}/channels`` (``type`` defaults to ``"TEXT"``)."""
+
+    name: Text
+    type: NotRequired[ChannelType]
+    categoryId: NotRequired[NullableText]
+    isPrivate: NotRequired[Flag]
+
+
+class EditChannelBody(TypedDict):
+    """``PATCH /channels/{channel_id}``."""
+
+    name: NotRequired[Text]
+    description: NotRequired[NullableText]
+
+
+class OverrideBody(TypedDict):
+    """``POST /channels/{channel_id}/overrides`` (``allow`` and ``deny`` default to none)."""
+
+    targetId: Text
+    type: OverrideType
+    allow: NotRequired[PermissionBits]
+    deny: NotRequired[PermissionBits]
+
+
+class BulkDeleteBody(TypedDict):
+    """``POST /channels/{channel_id}/messages/bulk-delete``."""
+
+    messageIds: MessageIdList
+
+
+class CreateInviteBody(TypedDict):
+    """``POST /servers/{server_id}/invites`` (0 or absent: no limit)."""
+
+    channelPublicId: NotRequired[NullableText]
+    maxAge: NotRequired[Count]
+    maxUses: NotRequired[Count]
+
+
+class CreateEmojiBody(TypedDict):
+    """``POST /servers/{server_id}/emojis``."""
+
+    name: EmojiName
+    imageUrl: Text
+    isAnimated: NotRequired[Flag]
+
+
+class CreateWebhookBody(TypedDict):
+    """``POST /channels/{channel_id}/webhooks``."""
+
+    name: Text
+    avatarUrl: NotRequired[NullableText]
+
+
+class EditWebhookBody(TypedDict):
+    """``PATCH /channels/{channel_id}/webhooks/{webhook_id}``."""
+
+    name: NotRequired[Text]
+    avatarUrl: NotRequired[NullableText]
+
+
+class ExecuteWebhookBody(TypedDict):
+    """``POST /webhooks/{webhook_id}/{token}``."""
+
+    content: NotRequired[Content]
+    username: NotRequired[NullableText]
+    avatarUrl: NotRequired[NullableText]
+    embeds: NotRequired[Embeds]
+
+
 _P = Permissions
 
 # -- REST: the bot, users ------------------------------------------------------------------------
 
-GET_ME = Endpoint("GET", "/auth/me", "The bot's own user (read at login).", answer='``{"user": User}``')
+GET_ME = Endpoint("GET", "/auth/me", "The bot's own user (read at login).", answer='``{"user": User}``',
+    permission=None, body=None)
 SET_STATUS = Endpoint(
     "PATCH", "/users/settings", "Set the bot's status.", takes="``{status}``: online, idle, dnd or invisible",
-    answer="204 and ``presence:update``; any other key 400")
-GET_USER = Endpoint("GET", "/users/{user_id}", "One user.", major="user_id", answer="bare User")
+    answer="204 and ``presence:update``; any other key 400", permission=None, body=SetStatusBody)
+GET_USER = Endpoint("GET", "/users/{user_id}", "One user.", major="user_id", answer="bare User",
+    permission=None, body=None)
 GET_PROFILE = Endpoint(
     "GET", "/users/{user_id}/profile", "A user's profile.", major="user_id",
-    answer="bare User plus ``banner, bannerColor, bio, followersCount, followingCount, mutualFriendsCount``")
+    answer="bare User plus ``banner, bannerColor, bio, followersCount, followingCount, mutualFriendsCount``",
+    permission=None, body=None)
 GET_MUTUAL_SERVERS = Endpoint(
     "GET", "/users/{user_id}/mutual-servers", "The servers the bot shares with a user.", major="user_id",
-    answer='``{"mutualServers": [{publicId, name, imageUrl}]}``')
+    answer='``{"mutualServers": [{publicId, name, imageUrl}]}``', permission=None, body=None)
 
 # -- REST: servers -------------------------------------------------------------------------------
 
 LIST_SERVERS = Endpoint("GET", "/servers", "The servers the bot is a member of (read at login).",
-                        answer='``{"servers": [Server]}``')
+                        answer='``{"servers": [Server]}``', permission=None, body=None)
 CREATE_SERVER = Endpoint("POST", "/servers", "Create a server (refused to bots).", takes="``{name, iconUrl?}``",
-                         answer='201 ``{"server"}``; bots get 403')
-GET_SERVER = Endpoint("GET", "/servers/{server_id}", "One server.", major="server_id", answer="bare Server")
+                         answer='201 ``{"server"}``; bots get 403', permission=None, body=CreateServerBody)
+GET_SERVER = Endpoint("GET", "/servers/{server_id}", "One server.", major="server_id", answer="bare Server",
+    permission=None, body=None)
 EDIT_SERVER = Endpoint(
     "PATCH", "/servers/{server_id}", "Rename a server or change its icon.", major="server_id",
-    permission=_P.MANAGE_SERVER, takes="``{name?, imageUrl?}`` (null clears)", answer="204; ``server:updated``")
+    permission=_P.MANAGE_SERVER, takes="``{name?, imageUrl?}`` (null clears)", answer="204; ``server:updated``",
+    body=EditServerBody)
 DELETE_SERVER = Endpoint("DELETE", "/servers/{server_id}", "Delete a server (its owner only).", major="server_id",
-                         answer="204; ``server:deleted``")
+                         answer="204; ``server:deleted``", permission=None, body=None)
 LEAVE_SERVER = Endpoint(
     "POST", "/servers/{server_id}/leave", "Leave a server.", major="server_id",
-    answer="204; ``server:you_left`` to the leaver, ``server:member_remove`` (the owner cannot leave: 400)")
+    answer="204; ``server:you_left`` to the leaver, ``server:member_remove`` (the owner cannot leave: 400)",
+    permission=None, body=None)
 BOOST_SERVER = Endpoint("POST", "/servers/{server_id}/boost", "Boost a server.", major="server_id",
-                        answer="204 (membership checked, no other effect)")
+                        answer="204 (membership checked, no other effect)", permission=None, body=None)
 MARK_SERVER_READ = Endpoint("POST", "/servers/{server_id}/read", "Mark a server read.", major="server_id",
-                            answer="204 (membership checked, no other effect)")
+                            answer="204 (membership checked, no other effect)", permission=None, body=None)
 GET_VANITY = Endpoint("GET", "/servers/{server_id}/vanity", "A server's vanity invite code.", major="server_id",
-                      answer='``{"vanityCode": str | null}``')
+                      answer='``{"vanityCode": str | null}``', permission=None, body=None)
 GET_SERVER_STATS = Endpoint("GET", "/servers/{server_id}/stats", "A server's counts.", major="server_id",
-                            answer="bare ``{memberCount, channelCount, roleCount}``")
+                            answer="bare ``{memberCount, channelCount, roleCount}``", permission=None, body=None)
 SET_NOTIFICATIONS = Endpoint(
     "PUT", "/servers/{server_id}/notifications", "The bot's own notification settings for a server.",
-    major="server_id", takes="``{muted?, muteUntil? (ISO or null), mentionsOnly?}``", answer="204")
+    major="server_id", takes="``{muted?, muteUntil? (ISO or null), mentionsOnly?}``", answer="204",
+    permission=None, body=NotificationsBody)
 GET_AUDIT_LOG = Endpoint(
     "GET", "/servers/{server_id}/audit-logs", "A server's audit log.", major="server_id",
-    permission=_P.VIEW_AUDIT_LOG, takes="``?limit=&action=``", answer='``{"logs": [AuditEntry]}``, newest first')
+    permission=_P.VIEW_AUDIT_LOG, takes="``?limit=&action=``", answer='``{"logs": [AuditEntry]}``, newest first',
+    body=None, query=("limit", "action"))
 LIST_BANS = Endpoint("GET", "/servers/{server_id}/bans", "A server's bans.", major="server_id",
-                     permission=_P.BAN_MEMBERS, answer='``{"bans": [Ban]}``')
+                     permission=_P.BAN_MEMBERS, answer='``{"bans": [Ban]}``', body=None)
 
 # -- REST: members -------------------------------------------------------------------------------
 
 LIST_MEMBERS = Endpoint(
     "GET", "/servers/{server_id}/members", "A server's members, or those whose name matches ``search``.",
     major="server_id", permission=_P.VIEW_MEMBERS, takes="``?search=``",
-    answer='bare ``[Member]``; with ``search``: ``{"members": [MemberSearchResult]}``')
+    answer='bare ``[Member]``; with ``search``: ``{"members": [MemberSearchResult]}``', body=None, query=("search",))
 GET_MEMBER = Endpoint("GET", "/servers/{server_id}/members/{user_id}", "One member, by user id.",
-                      major="server_id", answer="bare Member; 404 if not a member")
+                      major="server_id", answer="bare Member; 404 if not a member", permission=None, body=None)
 EDIT_MEMBER = Endpoint(
     "PATCH", "/servers/{server_id}/members/{user_id}", "Set a member's roles or nickname.", major="server_id",
     permission=_P.MANAGE_ROLES, takes="``{roles?, nickname?}`` (``roles`` replaces the set)",
-    answer="204; ``server:member_update``")
+    answer="204; ``server:member_update``", body=EditMemberBody)
 
 # -- REST: roles ---------------------------------------------------------------------------------
 
 LIST_ROLES = Endpoint("GET", "/servers/{server_id}/roles", "A server's roles.", major="server_id",
-                      answer='``{"roles": [Role]}``')
+                      answer='``{"roles": [Role]}``', permission=None, body=None)
 CREATE_ROLE = Endpoint(
     "POST", "/servers/{server_id}/roles", "Create a role.", major="server_id", permission=_P.MANAGE_ROLES,
-    takes='``{name, color?, hoist?, permissions?: "<decimal>"}``', answer='201 ``{"role"}``; ``server:role_create``')
+    takes='``{name, color?, hoist?, permissions?: "<decimal>"}``', answer='201 ``{"role"}``; ``server:role_create``',
+    body=CreateRoleBody)
 EDIT_ROLE = Endpoint(
     "PATCH", "/servers/{server_id}/roles/{role_id}", "Change a role.", major="server_id", permission=_P.MANAGE_ROLES,
     takes="any of ``{name, color (null clears), hoist, permissions, position}``",
-    answer='``{"role"}``; ``server:role_update``')
+    answer='``{"role"}``; ``server:role_update``', body=EditRoleBody)
 DELETE_ROLE = Endpoint("DELETE", "/servers/{server_id}/roles/{role_id}", "Delete a role.", major="server_id",
-                       permission=_P.MANAGE_ROLES, answer="204; ``server:role_delete``")
+                       permission=_P.MANAGE_ROLES, answer="204; ``server:role_delete``", body=None)
 
 # -- REST: channels and categories ---------------------------------------------------------------
 
 LIST_CATEGORIES = Endpoint(
     "GET", "/servers/{server_id}/categories", "A server's categories and channels (the only channel listing).",
-    major="server_id", answer="``{categories, uncategorizedChannels}``: the channels the caller may view")
+    major="server_id", answer="``{categories, uncategorizedChannels}``: the channels the caller may view",
+    permission=None, body=None)
 CREATE_CATEGORY = Endpoint(
     "POST", "/servers/{server_id}/categories", "Create a category.", major="server_id",
     permission=_P.MANAGE_CHANNELS, takes="``{name, isPrivate?}``",
-    answer='201 ``{"category"}``; ``server:categories_updated``')
+    answer='201 ``{"category"}``; ``server:categories_updated``', body=CategoryBody)
 EDIT_CATEGORY = Endpoint(
     "PATCH", "/servers/{server_id}/categories/{category_id}", "Rename a category or change its privacy.",
     major="server_id", permission=_P.MANAGE_CHANNELS, takes="``{name?, isPrivate?}``",
-    answer="204; ``server:categories_updated``")
+    answer="204; ``server:categories_updated``", body=EditCategoryBody)
 DELETE_CATEGORY = Endpoint(
     "DELETE", "/servers/{server_id}/categories/{category_id}", "Delete a category.", major="server_id",
-    permission=_P.MANAGE_CHANNELS, answer="204; its channels become uncategorised")
+    permission=_P.MANAGE_CHANNELS, answer="204; its channels become uncategorised", body=None)
 SYNC_CATEGORY = Endpoint(
     "POST", "/servers/{server_id}/categories/{category_id}/sync", "Copy a category's overrides to its channels.",
-    major="server_id", permission=_P.MANAGE_CHANNELS, answer="204: its overrides and ``isPrivate`` copied")
+    major="server_id", permission=_P.MANAGE_CHANNELS, answer="204: its overrides and ``isPrivate`` copied", body=None)
 LIST_CATEGORY_OVERRIDES = Endpoint(
     "GET", "/servers/{server_id}/categories/{category_id}/overrides", "A category's permission overrides.",
-    major="server_id", answer='``{"overrides": [Override]}`` (MANAGE_CHANNELS, or may view it)')
+    major="server_id", answer='``{"overrides": [Override]}`` (MANAGE_CHANNELS, or may view it)',
+    permission=None, body=None)
 CREATE_CHANNEL = Endpoint(
     "POST", "/servers/{server_id}/channels", "Create a channel.", major="server_id", permission=_P.MANAGE_CHANNELS,
     takes='``{name, type: "TEXT"|"VOICE", categoryId?, isPrivate?}``',
-    answer='201 ``{"channel"}``; ``server:channels_updated``')
+    answer='201 ``{"channel"}``; ``server:channels_updated``', body=CreateChannelBody)
 GET_CHANNEL = Endpoint("GET", "/channels/{channel_id}", "One channel or DM.", major="channel_id",
-                       answer="bare Channel (``serverPublicId`` null for a DM)")
+                       answer="bare Channel (``serverPublicId`` null for a DM)", permission=None, body=None)
 EDIT_CHANNEL = Endpoint(
     "PATCH", "/channels/{channel_id}", "Rename a channel or change its description.", major="channel_id",
     permission=_P.MANAGE_CHANNELS, takes="``{name?, description?}`` (null clears)",
-    answer="204; ``server:channels_updated``")
+    answer="204; ``server:channels_updated``", body=EditChannelBody)
 DELETE_CHANNEL = Endpoint("DELETE", "/channels/{channel_id}", "Delete a channel.", major="channel_id",
-                          permission=_P.MANAGE_CHANNELS, answer="204; ``server:channels_updated``")
+                          permission=_P.MANAGE_CHANNELS, answer="204; ``server:channels_updated``", body=None)
 OPEN_DM = Endpoint(
     "GET", "/channels/dm/{user_id}", "Open the DM with a user, or get the open one.",
-    answer="bare DM record; the first call opens it (``dm:new`` to the other user)")
+    answer="bare DM record; the first call opens it (``dm:new`` to the other user)", permission=None, body=None)
 DUPLICATE_CHANNEL = Endpoint(
     "POST", "/channels/{channel_id}/duplicate", "Copy a channel (settings and overrides, no messages).",
-    major="channel_id", permission=_P.MANAGE_CHANNELS, answer='201 ``{"channel"}``')
+    major="channel_id", permission=_P.MANAGE_CHANNELS, answer='201 ``{"channel"}``', body=None)
 SYNC_CHANNEL = Endpoint(
     "POST", "/channels/{channel_id}/sync", "Copy the category's overrides onto a channel.", major="channel_id",
-    permission=_P.MANAGE_CHANNELS, answer="204; 400 without a category")
+    permission=_P.MANAGE_CHANNELS, answer="204; 400 without a category", body=None)
 
 # -- REST: permission overrides ------------------------------------------------------------------
 
 LIST_CHANNEL_OVERRIDES = Endpoint(
     "GET", "/channels/{channel_id}/overrides", "A channel's permission overrides (a category id works too).",
-    major="channel_id", answer='``{"overrides": [Override]}`` (MANAGE_CHANNELS, or may view it)')
+    major="channel_id", answer='``{"overrides": [Override]}`` (MANAGE_CHANNELS, or may view it)',
+    permission=None, body=None)
 SET_OVERRIDE = Endpoint(
     "POST", "/channels/{channel_id}/overrides", "Create or replace one permission override of a channel or category.",
     major="channel_id", permission=_P.MANAGE_CHANNELS,
     takes='``{targetId, type: "ROLE"|"MEMBER", allow: "<decimal>", deny: "<decimal>"}``',
-    answer="204; ``server:channels_updated`` or ``server:categories_updated``")
+    answer="204; ``server:channels_updated`` or ``server:categories_updated``", body=OverrideBody)
 DELETE_OVERRIDE = Endpoint(
     "DELETE", "/channels/{channel_id}/overrides/{override_id}", "Delete one permission override.",
-    major="channel_id", permission=_P.MANAGE_CHANNELS, answer="204")
+    major="channel_id", permission=_P.MANAGE_CHANNELS, answer="204", body=None)
 
 # -- REST: messages ------------------------------------------------------------------------------
 
 GET_HISTORY = Endpoint(
     "GET", "/chat/{channel_id}", "A channel's messages, newest ``limit`` before ``before``.", major="channel_id",
-    takes="``?limit=&before=`` (limit 1 to 100, default 50)", answer='``{"messages": [Message]}``, chronological')
+    takes="``?limit=&before=`` (limit 1 to 100, default 50)", answer='``{"messages": [Message]}``, chronological',
+    permission=None, body=None, query=("limit", "before"))
 SEARCH_MESSAGES = Endpoint(
     "GET", "/chat/{channel_id}/search", "Search a channel's messages.", major="channel_id",
     takes="``?q=&limit=&before=&after=`` (``before`` / ``after``: message ids of this channel)",
-    answer='``{"messages": [Message]}``, newest first')
+    answer='``{"messages": [Message]}``, newest first',
+    permission=None, body=None, query=("q", "limit", "before", "after"))
 LIST_PINS = Endpoint("GET", "/chat/{channel_id}/pins", "A channel's pinned messages.", major="channel_id",
-                     answer='``{"pins": [Message]}``, most recently pinned first')
+                     answer='``{"pins": [Message]}``, most recently pinned first', permission=None, body=None)
 PIN_MESSAGE = Endpoint("POST", "/chat/{channel_id}/pin/{message_id}", "Pin a message.", major="channel_id",
-                       permission=_P.PIN_MESSAGE, answer="204; ``message:pinned``")
+                       permission=_P.PIN_MESSAGE, answer="204; ``message:pinned``", body=None)
 UNPIN_MESSAGE = Endpoint("DELETE", "/chat/{channel_id}/pin/{message_id}", "Unpin a message.", major="channel_id",
-                         permission=_P.PIN_MESSAGE, answer="204; ``message:pinned``")
+                         permission=_P.PIN_MESSAGE, answer="204; ``message:pinned``", body=None)
 GET_REACTION_DETAILS = Endpoint(
     "GET", "/chat/{channel_id}/reactions/{message_id}/details", "Who reacted to a message, by emoji.",
     major="channel_id", takes="``?emoji=`` (does not filter)",
-    answer='``{"reactions": [ReactionDetail]}``, every emoji group')
+    answer='``{"reactions": [ReactionDetail]}``, every emoji group', permission=None, body=None, query=("emoji",))
 BULK_DELETE_MESSAGES = Endpoint(
     "POST", "/channels/{channel_id}/messages/bulk-delete", "Delete up to 100 messages of a channel.",
     major="channel_id", permission=_P.MANAGE_MESSAGES, takes="``{messageIds}`` (1 to 100)",
-    answer="204; one ``message:deleted`` per message")
+    answer="204; one ``message:deleted`` per message", body=BulkDeleteBody)
 
 # -- REST: invites -------------------------------------------------------------------------------
 
 LIST_INVITES = Endpoint(
     "GET", "/servers/{server_id}/invites", "A server's invites (``all=true``), else the caller's own.",
     major="server_id", permission=_P.MANAGE_INVITES, takes="``?all=true``",
-    answer='``{"invites": [ServerInvite]}``; without ``all=true``: ``{"invite": ServerInvite | null}``')
+    answer='``{"invites": [ServerInvite]}``; without ``all=true``: ``{"invite": ServerInvite | null}``',
+    body=None, query=("all",))
 CREATE_INVITE = Endpoint(
     "POST", "/servers/{server_id}/invites", "Create an invite to a channel.", major="server_id",
-    takes="``{channelPublicId, maxAge? (seconds), maxUses?}`` (0 or absent: no limit)", answer='201 ``{"invite"}``')
+    takes="``{channelPublicId, maxAge? (seconds), maxUses?}`` (0 or absent: no limit)", answer='201 ``{"invite"}``',
+    permission=None, body=CreateInviteBody)
 GET_INVITE = Endpoint("GET", "/invites/{code}", "Resolve an invite code.", major="code",
-                      answer="resolved invite; 404 unknown or expired")
+                      answer="resolved invite; 404 unknown or expired", permission=None, body=None)
 DELETE_INVITE = Endpoint("DELETE", "/invites/{code}", "Revoke an invite.", major="code",
-                         permission=_P.MANAGE_INVITES, answer="204")
+                         permission=_P.MANAGE_INVITES, answer="204", body=None)
 
 # -- REST: custom emojis -------------------------------------------------------------------------
 
 LIST_EMOJIS = Endpoint("GET", "/servers/{server_id}/emojis", "A server's custom emojis.", major="server_id",
-                       answer='``{"emojis": [Emoji]}``')
+                       answer='``{"emojis": [Emoji]}``', permission=None, body=None)
 CREATE_EMOJI = Endpoint(
     "POST", "/servers/{server_id}/emojis", "Add a custom emoji.", major="server_id", permission=_P.MANAGE_SERVER,
-    takes="``{name (2 to 32 of [A-Za-z0-9_]), imageUrl, isAnimated?}``", answer='201 ``{"emoji"}``; 409 name taken')
+    takes="``{name (2 to 32 of [A-Za-z0-9_]), imageUrl, isAnimated?}``", answer='201 ``{"emoji"}``; 409 name taken',
+    body=CreateEmojiBody)
 DELETE_EMOJI = Endpoint("DELETE", "/servers/{server_id}/emojis/{emoji_id}", "Delete a custom emoji.",
-                        major="server_id", permission=_P.MANAGE_SERVER, answer="204")
+                        major="server_id", permission=_P.MANAGE_SERVER, answer="204", body=None)
 
 # -- REST: webhooks ------------------------------------------------------------------------------
 
 LIST_WEBHOOKS = Endpoint("GET", "/channels/{channel_id}/webhooks", "A channel's webhooks.", major="channel_id",
-                         permission=_P.MANAGE_CHANNELS, answer='``{"webhooks": [Webhook]}`` without tokens')
+                         permission=_P.MANAGE_CHANNELS, answer='``{"webhooks": [Webhook]}`` without tokens', body=None)
 CREATE_WEBHOOK = Endpoint(
     "POST", "/channels/{channel_id}/webhooks", "Create a webhook.", major="channel_id", permission=_P.MANAGE_CHANNELS,
-    takes="``{name, avatarUrl?}``", answer='201 ``{"webhook"}`` with its ``token`` (the only answer that has it)')
+    takes="``{name, avatarUrl?}``", answer='201 ``{"webhook"}`` with its ``token`` (the only answer that has it)',
+    body=CreateWebhookBody)
 EDIT_WEBHOOK = Endpoint(
     "PATCH", "/channels/{channel_id}/webhooks/{webhook_id}", "Rename a webhook or change its avatar.",
-    major="channel_id", permission=_P.MANAGE_CHANNELS, takes="``{name?, avatarUrl?}`` (null clears)", answer="204")
+    major="channel_id", permission=_P.MANAGE_CHANNELS, takes="``{name?, avatarUrl?}`` (null clears)", answer="204",
+    body=EditWebhookBody)
 DELETE_WEBHOOK = Endpoint(
     "DELETE", "/channels/{channel_id}/webhooks/{webhook_id}", "Delete a webhook.", major="channel_id",
-    permission=_P.MANAGE_CHANNELS, answer="204; its token stops working")
+    permission=_P.MANAGE_CHANNELS, answer="204; its token stops working", body=None)
 EXECUTE_WEBHOOK = Endpoint(
     "POST", "/webhooks/{webhook_id}/{token}", "Post a message through a webhook.", major="webhook_id",
     takes="``{content?, username?, avatarUrl?, embeds?}``",
     answer='``{"id"}``; ``message:new`` from the webhook\'s pseudo-user; 404 unknown webhook or wrong token',
-    authorized=False)
+    authorized=False, permission=None, body=ExecuteWebhookBody)
 
 # -- socket: the client emits ----------------------------------------------------------------------
 

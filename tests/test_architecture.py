@@ -131,22 +131,6 @@ MAX_CLASS_CHAIN = 2
 #: Classes still built as chains, each being rebuilt from parts by its owner. An entry must
 #: still break a rule (the test says when it is stale): remove it once the class is rebuilt.
 CHAINS_BEING_REBUILT: dict[str, str] = {
-    name: "the emulator, rebuilt from one repository per entity and handlers grouped by entity"
-    for name in (
-        "service_client.emulator.app.RestApi",
-        "service_client.emulator.ops.Operations",
-        "service_client.emulator.ops_extras.ExtraOps",
-        "service_client.emulator.realtime.Realtime",
-        "service_client.emulator.rt_messages.MessageEvents",
-        "service_client.emulator.rest_extras.ExtraRoutes",
-        "service_client.emulator.rest_routes.CoreRoutes",
-        "service_client.emulator.store.Store",
-        "service_client.emulator.store.extras.ExtrasStore",
-        "service_client.emulator.store.messages.MessageStore",
-        "service_client.emulator.store.channels.ChannelStore",
-        "service_client.emulator.store.servers.ServerStore",
-    )
-} | {
     "service_client.gateway.connection.GatewayConnection": "the socket connection, built from its reader, "
                                                            "writer and dialer",
 }

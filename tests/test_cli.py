@@ -379,7 +379,7 @@ def test_without_the_emulator_extra_one_line_with_the_pip_command_and_exit_2(arg
 
 def test_a_missing_module_of_the_package_itself_is_not_blamed_on_the_extra():
     proc = subprocess.run([sys.executable, "-c", _WITHOUT_MODULES.replace(
-        'name.split(".")[0] in blocked', 'name in blocked'), "service_client.emulator.app", "emulator"],
+        'name.split(".")[0] in blocked', 'name in blocked'), "service_client.emulator.rest_api", "emulator"],
         cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1
     assert "ModuleNotFoundError" in proc.stderr and "pip install" not in proc.stderr

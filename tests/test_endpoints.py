@@ -22,6 +22,7 @@ import ast
 import functools
 import pathlib
 import re
+import typing
 from collections.abc import Iterator
 
 import pytest
@@ -231,6 +232,29 @@ def test_a_route_of_an_endpoint_takes_no_template() -> None:
         Route(endpoints.PIN_MESSAGE, "/chat/{channel_id}", channel_id="C1")  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="message_id"):
         Route(endpoints.PIN_MESSAGE, channel_id="C1")
+
+
+def _kind_of(hint: object) -> endpoints.Kind | None:
+    for meta in getattr(hint, "__metadata__", ()):
+        if isinstance(meta, endpoints.Kind):
+            return meta
+    return next((k for k in map(_kind_of, typing.get_args(hint)) if k is not None), None)
+
+
+def test_each_endpoint_declares_its_permission_and_its_body() -> None:
+    """Every entry names one permission or None, and its body as a TypedDict of the catalog
+    (each field with its Kind) or None; a JSON body in ``takes`` has a declared body, and the
+    query parameters in ``takes`` are listed in ``query``."""
+    for ep in ENDPOINTS:
+        assert ep.permission is None or (isinstance(ep.permission, Permissions) and ep.permission.name), ep.name
+        takes_body = "``{" in ep.takes
+        assert (ep.body is not None) == takes_body, f"{ep.name}: declare body= as its takes says"
+        if ep.body is not None:
+            assert typing.is_typeddict(ep.body) and getattr(endpoints, ep.body.__name__) is ep.body, ep.name
+            hints = typing.get_type_hints(ep.body, include_extras=True)
+            assert hints and all(_kind_of(h) is not None for h in hints.values()), f"{ep.name}: a field lacks its Kind"
+            assert all(f"{name}" in ep.takes for name in hints), f"{ep.name}: takes and body disagree"
+        assert sorted(ep.query) == sorted(re.findall(r"[?&](\w+)=", ep.takes)), f"{ep.name}: query= and takes disagree"
 
 
 def test_each_socket_event_is_named_for_its_constant_and_declared_once() -> None:

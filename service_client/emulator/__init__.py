@@ -2,16 +2,31 @@
 
 Needs the ``emulator`` extra (starlette, uvicorn[standard], python-socketio).
 
-Layout: ``store/`` (sqlite3 state and record shapes, one module per family of entities),
-``realtime.py`` and ``socket_server.py``, ``rt_*.py`` (python-socketio ``AsyncServer`` in ASGI
-mode, rooms, socket events, voice signalling), ``wire.py`` (bulk posts written to websockets as
-whole runs of frames), ``ops.py`` and ``ops_*.py`` (state changes with their fan-out),
-``app.py``, ``routing.py`` and ``rest_*.py`` (REST under ``/api/v2``), ``faults.py`` (fault rules,
-limiter, request journal), ``journal.py`` (the sizes kept to, the emit journal), ``guard.py`` (the
-web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the ASGI application, and the
-``/_emulator`` routes), ``emulator.py`` (``Emulator``) and ``serving.py`` (its server thread),
-``demo.py`` (``seed_demo``), ``__main__.py`` (command line), ``webui.py`` and ``static/`` (the
-web page, a chat window at ``/`` that speaks the public REST API and socket.io like any client).
+Layout: parts passed in, never chains of base classes (a class has at most one base of ours).
+
+- ``store/``: sqlite3 state. :class:`~.store.Store` only holds one repository per entity
+  (``store.users``, ``servers``, ``members`` with roles, bans and permissions, ``channels`` with
+  categories, overrides and DMs, ``messages``, ``invites``, ``extras``: emojis, webhooks, the
+  audit log), each given the shared ``Database`` and the repositories it reads.
+- ``ops.py`` and ``ops_*.py``: state changes with their fan-out; :class:`~.ops.Operations` only
+  holds one part per entity (``ops.members.kick(...)``), each given the repositories it changes
+  and the realtime side.
+- ``realtime.py``, ``rt_base.py``, ``socket_server.py`` and ``rt_*.py``: python-socketio
+  ``AsyncServer`` in ASGI mode; ``Realtime`` (sessions, rooms, emits) builds one group of event
+  handlers per entity (``rt_connections.py``, ``rt_messages.py``, ``rt_moderation.py``,
+  ``rt_presence.py``, ``rt_voice.py``), each given the ``Realtime``.
+- ``app.py``, ``rest_api.py``, ``routing.py``: REST under ``/api/v2``; ``RestApi`` builds one route
+  group per entity (``rest_users.py``, ``rest_servers.py``, ``rest_members.py``,
+  ``rest_channels.py``, ``rest_messages.py``, ``rest_invites.py``, ``rest_webhooks.py``), each
+  given the repositories and operation parts it uses and ``access.py`` (membership, visibility
+  and the catalog's permissions); ``rest_audit.py`` writes the audit entries.
+- ``wire.py`` (bulk posts written to websockets as whole runs of frames), ``faults.py`` (fault
+  rules, limiter, request journal), ``journal.py`` (the sizes kept to, the emit journal),
+  ``guard.py`` (the web surface: hosts, origins, headers), ``control.py`` (``EmulatorCore``, the
+  ASGI application, and the ``/_emulator`` routes), ``emulator.py`` (``Emulator``) and
+  ``serving.py`` (its server thread), ``demo.py`` (``seed_demo``), ``__main__.py`` (command
+  line), ``webui.py`` and ``static/`` (the web page, a chat window at ``/`` that speaks the
+  public REST API and socket.io like any client).
 
 In-process use (``Emulator``: ``start``/``stop(keep_state=)``/``restart``, ``configure(echo=,
 echo_delay_ms=, limits=, ...)``, ``ban``/``unban``/``bans``, ``kick``, ``leave_server``,
@@ -45,9 +60,12 @@ request with another ``Origin`` gets 403. Bodies over ``max_body_bytes``
 REST (``/api/v2``, ``Authorization: Bearer <token>``): exactly the endpoints of the service's catalog,
 :mod:`service_client.endpoints` (``docs/endpoints.rst`` lists each with what it takes, the
 permission it needs and what it answers): each handler is registered against its endpoint
-(``RestBase.serve``), the endpoint's ``authorized`` flag decides whether it needs a token (only
-``EXECUTE_WEBHOOK`` does not), and a test holds the two together. Where the service's behaviour is
-not known, the emulator decides:
+(``RestApi.serve``), the endpoint's ``authorized`` flag decides whether it needs a token (only
+``EXECUTE_WEBHOOK`` does not), and a test holds the two together. The catalog also decides the
+permission each handler checks (``Endpoint.permission``, read through ``Ctx.permission``: the
+emulator names none itself) and the body it reads (``Endpoint.body``, a TypedDict:
+``Ctx.body()`` answers 400 naming the field for a missing field or one of the wrong JSON type).
+Where the service's behaviour is not known, the emulator decides:
 
 - ``GET_INVITE``: 403 to a member who may not view the invite's channel (anyone outside the server
   may resolve it); ``LIST_INVITES`` leaves out invites to channels the caller may not view, and
@@ -63,7 +81,7 @@ not known, the emulator decides:
 Successful changes (server, channel, category, role, member, invite, pin, bulk delete, emoji and
 webhook endpoints, and socket kicks, bans and unbans) write an audit log entry whose ``actionType`` is
 upper snake case: ``SERVER_UPDATE``, ``CHANNEL_CREATE``, ``ROLE_DELETE``, ``MEMBER_BAN``,
-``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``rest_extras.py``).
+``MESSAGE_PIN``, ``EMOJI_CREATE``, ``WEBHOOK_UPDATE``... (``AUDITED_ROUTES`` in ``rest_audit.py``).
 
 Permission overwrites, categories and channel copies (MANAGE_CHANNELS, a server permission, to
 manage; overrides readable with MANAGE_CHANNELS or the right to view; each change sends

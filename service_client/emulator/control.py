@@ -21,24 +21,25 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .app import (
-    API_PREFIX,
-    CONTROL_PREFIX,
-    HTTPError,
-    RestApi,
-    Router,
-    error_response,
-    json_response,
-    no_content,
-    split_path,
-)
 from .faults import FaultTable, RateLimiter, RequestLog
 from .guard import HostRules, JsonErrors, StrictHeaders, control_refusal, refuse, socket_refusal
 from .journal import Bounds, finite_number
 from .media import media_server
 from .ops import Operations
 from .realtime import DEFAULT_VOICE_URL, ECHO_MODES, Realtime, eio_frame_ok
-from .routing import json_object, read_body
+from .rest_api import RestApi
+from .routing import (
+    API_PREFIX,
+    CONTROL_PREFIX,
+    HTTPError,
+    Router,
+    error_response,
+    json_object,
+    json_response,
+    no_content,
+    read_body,
+    split_path,
+)
 from .store import BadRequest, Forbidden, NotFound, Store
 from .webui import page_file
 from .wire import Wire
@@ -76,7 +77,10 @@ def _id(value: Any, name: str) -> str:
 class EmulatorCore:
     """Everything that lives on the emulator's loop: store, socket server, REST and control routes.
 
-    Not thread-safe: use from the loop (``Emulator`` hops there for you).
+    Not thread-safe: use from the loop (``Emulator`` hops there for you). Its parts: ``store``
+    (one repository per entity), ``rt`` (the socket server and its event handler groups),
+    ``ops`` (one part of state changes per entity), ``rest`` (the route groups) and ``control``
+    (the control routes).
 
     Args:
         db: sqlite3 database (``":memory:"`` or a file path).
@@ -107,7 +111,7 @@ class EmulatorCore:
                          "echo_delay_ms", "limits"):
                 setattr(self.rt, attr, getattr(carry_from.rt, attr))
             for uid in carry_from.rt.auto_online:  # shown online by sockets that did not survive the stop
-                self.store.set_status(uid, "offline")
+                self.store.users.set_status(uid, "offline")
         self.rt.media = media_server() if media else None
         self.rest = RestApi(self.store, self.ops, self.rt, self.faults, self.limiter, self.log)
         self.outage_until: float | None = None
@@ -256,7 +260,7 @@ class EmulatorCore:
     # ------------------------------------------------------------------ plain operations
     async def reset(self) -> None:
         """Delete all state, faults, limiter, journal; server-disconnect every socket."""
-        await self.rt.server_disconnect(None)
+        await self.rt.connection_events.server_disconnect(None)
         self.rt.auto_online.clear()
         self.rt.voice.clear()
         if self.rt.media is not None:
@@ -279,7 +283,7 @@ class EmulatorCore:
 
     async def create_user(self, name: Any, bot: Any = False) -> dict[str, Any]:
         """See :meth:`Operations.create_user`."""
-        return await self.ops.create_user(name, bot)
+        return await self.ops.users.create_user(name, bot)
 
     async def snapshot(self) -> dict[str, Any]:
         """Every piece of stored state: sqlite rows per table plus the in-memory voice rooms."""
@@ -289,8 +293,8 @@ class EmulatorCore:
 
     async def messages(self, cid: str) -> list[dict[str, Any]]:
         """Every stored message of a channel, chronological."""
-        self.store.channel_row(cid)
-        return self.store.messages(cid)
+        self.store.channels.channel_row(cid)
+        return self.store.messages.messages(cid)
 
     # ------------------------------------------------------------------ the web page
     def _page_routes(self) -> None:
@@ -319,7 +323,7 @@ class EmulatorCore:
         return response
 
     async def _c_users_list(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        return json_response({"users": self.store.users_with_tokens()})
+        return json_response({"users": self.store.users.users_with_tokens()})
 
     # ------------------------------------------------------------------ control routes
     def _control_routes(self) -> None:
@@ -379,92 +383,92 @@ class EmulatorCore:
     async def _c_user_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
         fields: dict[str, Any] = {k: body[k] for k in ("name", "tag", "image") if k in body}
-        return json_response({"user": await self.ops.update_user(p["uid"], fields)})
+        return json_response({"user": await self.ops.users.update_user(p["uid"], fields)})
 
     async def _c_revoke(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.revoke_token(p["uid"])
+        await self.ops.users.revoke_token(p["uid"])
         return no_content()
 
     async def _c_presence(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        self.store.user_row(p["uid"])
+        self.store.users.user_row(p["uid"])
         if "status" in body:
             if body["status"] not in ("online", "idle", "dnd", "invisible"):
                 raise BadRequest("bad status")
-            await self.rt.set_presence(p["uid"], body["status"])
+            await self.rt.presence_events.set_presence(p["uid"], body["status"])
         if "activity" in body:
             if body["activity"] is not None and not isinstance(body["activity"], dict):
                 raise BadRequest("activity must be an object or null")
-            await self.rt.set_activity(p["uid"], body["activity"])
+            await self.rt.presence_events.set_activity(p["uid"], body["activity"])
         return no_content()
 
     async def _c_presence_get(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        user = self.store.user(p["uid"], viewer=p["uid"])
-        return json_response({"status": user["status"], "activity": self.store.activity(p["uid"])})
+        user = self.store.users.user(p["uid"], viewer=p["uid"])
+        return json_response({"status": user["status"], "activity": self.store.users.activity(p["uid"])})
 
     async def _c_servers(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        result = await self.ops.create_server(body.get("name"), body.get("ownerId"),
-                                              categories=body.get("categories"), channels=body.get("channels"),
-                                              image_url=body.get("imageUrl"))
+        result = await self.ops.servers.create_server(body.get("name"), body.get("ownerId"),
+                                                      categories=body.get("categories"), channels=body.get("channels"),
+                                                      image_url=body.get("imageUrl"))
         return json_response(result, 201)
 
     async def _c_server_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.update_server(p["sid"], {k: body[k] for k in ("name", "imageUrl") if k in body})
-        return json_response({"server": self.store.server(p["sid"])})
+        await self.ops.servers.update_server(p["sid"], {k: body[k] for k in ("name", "imageUrl") if k in body})
+        return json_response({"server": self.store.servers.server(p["sid"])})
 
     async def _c_server_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.delete_server(p["sid"])
+        await self.ops.servers.delete_server(p["sid"])
         return no_content()
 
     async def _c_members(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.add_member(p["sid"], body.get("userId"), body.get("roleIds")), 201)
+        return json_response(await self.ops.members.add_member(p["sid"], body.get("userId"), body.get("roleIds")), 201)
 
     async def _c_member_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        if not await self.ops.remove_member(p["sid"], p["uid"]):
+        if not await self.ops.members.remove_member(p["sid"], p["uid"]):
             raise NotFound("members.errors.not_found")
         return no_content()
 
     async def _c_member_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.update_member(p["sid"], p["uid"], {k: body[k] for k in ("roles", "nickname") if k in body})
-        return json_response({"member": self.store.member(p["sid"], p["uid"])})
+        await self.ops.members.update_member(p["sid"], p["uid"], {k: body[k] for k in ("roles", "nickname") if k in body})
+        return json_response({"member": self.store.members.member(p["sid"], p["uid"])})
 
     async def _c_roles(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.create_role(p["sid"], body.get("name"), body.get("permissions", "0"),
-                                                        color=body.get("color"), hoist=body.get("hoist", False)),
-                             201)
+        created = await self.ops.members.create_role(p["sid"], body.get("name"), body.get("permissions", "0"),
+                                                     color=body.get("color"), hoist=body.get("hoist", False))
+        return json_response(created, 201)
 
     async def _c_role_patch(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response({"role": await self.ops.update_role(p["sid"], p["rid"], body)})
+        return json_response({"role": await self.ops.members.update_role(p["sid"], p["rid"], body)})
 
     async def _c_role_delete(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.delete_role(p["sid"], p["rid"])
+        await self.ops.members.delete_role(p["sid"], p["rid"])
         return no_content()
 
     async def _c_channels(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        self.store.server_row(p["sid"])
-        return json_response({"channel": await self.ops.create_channel(p["sid"], b.obj())}, 201)
+        self.store.servers.server_row(p["sid"])
+        return json_response({"channel": await self.ops.channels.create_channel(p["sid"], b.obj())}, 201)
 
     async def _c_invites(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        self.store.server_row(p["sid"])
-        return json_response(await self.ops.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
-                                                          max_age=body.get("maxAge"), max_uses=body.get("maxUses")),
-                             201)
+        self.store.servers.server_row(p["sid"])
+        created = await self.ops.invites.create_invite(p["sid"], body.get("channelId"), body.get("inviterId"),
+                                                       max_age=body.get("maxAge"), max_uses=body.get("maxUses"))
+        return json_response(created, 201)
 
     async def _c_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        return json_response(await self.ops.post_message(body.get("channelId"), body.get("authorId"),
-                                                         body.get("content"), body.get("embeds")), 201)
+        return json_response(await self.ops.messages.post_message(body.get("channelId"), body.get("authorId"),
+                                                                  body.get("content"), body.get("embeds")), 201)
 
     async def _c_messages_bulk(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        count = await self.ops.post_messages(body.get("channelId"), body.get("authorId"), body.get("contents"))
+        count = await self.ops.messages.post_messages(body.get("channelId"), body.get("authorId"), body.get("contents"))
         return json_response({"count": count}, 201)
 
     async def _c_channel_messages(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -472,16 +476,16 @@ class EmulatorCore:
 
     async def _c_ban(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.ban(p["sid"], _id(body.get("userId"), "userId"), body.get("reason"))
+        await self.ops.members.ban(p["sid"], _id(body.get("userId"), "userId"), body.get("reason"))
         return no_content()
 
     async def _c_unban(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        await self.ops.unban(p["sid"], p["uid"])
+        await self.ops.members.unban(p["sid"], p["uid"])
         return no_content()
 
     async def _c_bans(self, p: dict[str, str], b: _Body, r: Request) -> Response:
-        self.store.server_row(p["sid"])
-        return json_response({"bans": self.store.bans(p["sid"])})
+        self.store.servers.server_row(p["sid"])
+        return json_response({"bans": self.store.members.bans(p["sid"])})
 
     async def _c_react(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
@@ -492,11 +496,11 @@ class EmulatorCore:
         """Toggle a user's reaction as its ``message:react`` would (view and ADD_REACTION checked)."""
         if not isinstance(emoji, str) or not emoji.strip() or len(emoji) > 64:
             raise BadRequest("emoji must be a non-empty string of at most 64 characters")
-        self.store.user_row(uid)
-        row = self.store.message_row(mid)
-        if self.rt._reactable(uid, mid, "ADD_REACTION") is None:
+        self.store.users.user_row(uid)
+        row = self.store.messages.message_row(mid)
+        if self.rt.message_events._reactable(uid, mid, "ADD_REACTION") is None:
             raise Forbidden("messages.errors.missing_permission")
-        return await self.rt.toggle_reaction(row, emoji, uid)
+        return await self.rt.message_events.toggle_reaction(row, emoji, uid)
 
     async def _c_snapshot(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         return json_response(await self.snapshot())
@@ -513,16 +517,16 @@ class EmulatorCore:
 
     async def _c_drop(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        return json_response({"count": await self.rt.drop(body.get("userId"))})
+        return json_response({"count": await self.rt.connection_events.drop(body.get("userId"))})
 
     async def _c_disconnect(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj(optional=True)
-        return json_response({"count": await self.rt.server_disconnect(body.get("userId"))})
+        return json_response({"count": await self.rt.connection_events.server_disconnect(body.get("userId"))})
 
     async def _c_emit(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.ops.emit(body.get("event"), body.get("payload"), to_user=body.get("toUser"),
-                            to_server=body.get("toServer"), to_channel=body.get("toChannel"))
+        await self.ops.extras.emit(body.get("event"), body.get("payload"), to_user=body.get("toUser"),
+                                   to_server=body.get("toServer"), to_channel=body.get("toChannel"))
         return no_content()
 
     async def _c_emits(self, p: dict[str, str], b: _Body, r: Request) -> Response:
@@ -590,19 +594,19 @@ class EmulatorCore:
 
     async def _c_voice_join(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        ok = await self.rt.voice_join(str(body.get("userId")), str(body.get("channelId")))
+        ok = await self.rt.voice_events.voice_join(str(body.get("userId")), str(body.get("channelId")))
         if not ok:
             raise BadRequest("voice join refused")
         return no_content()
 
     async def _c_voice_leave(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        await self.rt.voice_leave(str(body.get("userId")))
+        await self.rt.voice_events.voice_leave(str(body.get("userId")))
         return no_content()
 
     async def _c_voice_state(self, p: dict[str, str], b: _Body, r: Request) -> Response:
         body = b.obj()
-        if not await self.rt.voice_state(str(body.get("userId")), dict(body.get("state") or {})):
+        if not await self.rt.voice_events.voice_state(str(body.get("userId")), dict(body.get("state") or {})):
             raise BadRequest("user not in voice or nothing to change")
         return no_content()
 

@@ -10,12 +10,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar, cast
 
 from .._content import decode_content
-from .app import API_PREFIX, CONTROL_PREFIX
 from .conditions import EmulatorConditions
 from .control import EmulatorCore
 from .guard import HostRules
 from .media import media_available
 from .records import CreatedUser, EmitRecord, MemberRecord, MessageRecord, RoleRecord, ServerRecord, UserRecord
+from .routing import API_PREFIX, CONTROL_PREFIX
 from .serving import CONTROL_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S, ServerThread, listening_socket
 from .store import PROFILE_FIELDS, BadRequest
 
@@ -192,15 +192,15 @@ class Emulator(EmulatorConditions):
     def users(self) -> list[dict[str, Any]]:
         """Every user with its token, oldest first: ``[{"user": User, "token": str | None}]``
         (``token`` None once revoked); what the web page's "who are you" picker lists."""
-        return self._call(lambda c: _value(c.store.users_with_tokens()))
+        return self._call(lambda c: _value(c.store.users.users_with_tokens()))
 
     def update_user(self, user_id: str, **fields: Any) -> dict[str, Any]:
         """Change ``name``/``tag``/``image`` of a user and broadcast ``user:update``; returns the User."""
-        return self._call(lambda c: c.ops.update_user(user_id, fields))
+        return self._call(lambda c: c.ops.users.update_user(user_id, fields))
 
     def revoke_token(self, user_id: str) -> None:
         """Revoke a user's token; its sockets get a server disconnect and reconnects are refused."""
-        self._call(lambda c: c.ops.revoke_token(user_id))
+        self._call(lambda c: c.ops.users.revoke_token(user_id))
 
     def create_server(self, name: str, owner_id: str, *, categories: list[dict[str, Any]] | None = None,
                       channels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -218,7 +218,7 @@ class Emulator(EmulatorConditions):
         Raises:
             ValueError: Malformed arguments. LookupError: Unknown owner.
         """
-        return self._call(lambda c: c.ops.create_server(name, owner_id, categories=categories, channels=channels))
+        return self._call(lambda c: c.ops.servers.create_server(name, owner_id, categories=categories, channels=channels))
 
     def server(self, server_id: str) -> ServerRecord:
         """The server as it is now, with its roles (a :class:`ServerRecord`).
@@ -228,30 +228,30 @@ class Emulator(EmulatorConditions):
         """
         async def run(c: EmulatorCore) -> ServerRecord:
             """The control step, run on the emulator's event loop: the server and its roles at once."""
-            record = dict(c.store.server(server_id))
-            record["roles"] = c.store.roles(server_id)
+            record = dict(c.store.servers.server(server_id))
+            record["roles"] = c.store.members.roles(server_id)
             return cast(ServerRecord, record)
         return self._call(run)
 
     def user(self, user_id: str) -> UserRecord:
         """Return the current :class:`UserRecord` (own view). Raises LookupError for an unknown user."""
-        return cast(UserRecord, self._call(lambda c: _value(c.store.user(user_id, viewer=user_id))))
+        return cast(UserRecord, self._call(lambda c: _value(c.store.users.user(user_id, viewer=user_id))))
 
     def member(self, server_id: str, user_id: str) -> MemberRecord:
         """Return the :class:`MemberRecord`. Raises LookupError when not a member."""
-        return cast(MemberRecord, self._call(lambda c: _value(c.store.member(server_id, user_id))))
+        return cast(MemberRecord, self._call(lambda c: _value(c.store.members.member(server_id, user_id))))
 
     def update_server(self, server_id: str, **fields: Any) -> dict[str, Any]:
         """Rename a server (``name=``) or change its icon (``imageUrl=``); broadcasts ``server:updated``."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
             """The control step, run on the emulator's event loop."""
-            await c.ops.update_server(server_id, fields)
-            return c.store.server(server_id)
+            await c.ops.servers.update_server(server_id, fields)
+            return c.store.servers.server(server_id)
         return self._call(run)
 
     def delete_server(self, server_id: str) -> None:
         """Delete a server; broadcasts ``server:deleted``."""
-        self._call(lambda c: c.ops.delete_server(server_id))
+        self._call(lambda c: c.ops.servers.delete_server(server_id))
 
     def create_channel(self, server_id: str, name: str, type: str = "TEXT", *,
                        category_id: str | None = None, private: bool = False) -> dict[str, Any]:
@@ -273,7 +273,7 @@ class Emulator(EmulatorConditions):
             body["categoryId"] = category_id
         if private:
             body["isPrivate"] = private
-        return self._call(lambda c: c.ops.create_channel(server_id, body))
+        return self._call(lambda c: c.ops.channels.create_channel(server_id, body))
 
     def add_member(self, server_id: str, user_id: str, *,
                    role_ids: list[str] | None = None) -> dict[str, MemberRecord]:
@@ -282,11 +282,11 @@ class Emulator(EmulatorConditions):
         Returns:
             ``{"member": MemberRecord}``.
         """
-        return cast("dict[str, MemberRecord]", self._call(lambda c: c.ops.add_member(server_id, user_id, role_ids)))
+        return cast("dict[str, MemberRecord]", self._call(lambda c: c.ops.members.add_member(server_id, user_id, role_ids)))
 
     def remove_member(self, server_id: str, user_id: str) -> bool:
         """Remove a member (kick semantics: ``server:member_removed`` and ``server:you_removed``)."""
-        return self._call(lambda c: c.ops.remove_member(server_id, user_id))
+        return self._call(lambda c: c.ops.members.remove_member(server_id, user_id))
 
     def kick(self, server_id: str, user_id: str) -> None:
         """Kick a member as the server's owner would with ``server:kick``: the member is removed
@@ -297,7 +297,7 @@ class Emulator(EmulatorConditions):
             LookupError: Unknown server, or the user is not a member. ValueError: The user is
                 the owner.
         """
-        self._call(lambda c: c.ops.kick(server_id, user_id))
+        self._call(lambda c: c.ops.members.kick(server_id, user_id))
 
     def leave_server(self, server_id: str, user_id: str) -> None:
         """Make a member leave a server as its ``POST /servers/{sid}/leave`` would
@@ -309,9 +309,9 @@ class Emulator(EmulatorConditions):
         """
         async def run(c: EmulatorCore) -> None:
             """The control step, run on the emulator's event loop."""
-            if c.store.server_row(server_id)["owner_id"] == user_id:
+            if c.store.servers.server_row(server_id)["owner_id"] == user_id:
                 raise BadRequest("servers.errors.owner_cannot_leave")
-            await c.ops.leave_server(server_id, user_id)
+            await c.ops.members.leave_server(server_id, user_id)
         self._call(run)
 
     def update_member(self, server_id: str, user_id: str, *, roles: list[str] | None = None,
@@ -326,8 +326,8 @@ class Emulator(EmulatorConditions):
 
         async def run(c: EmulatorCore) -> MemberRecord:
             """The control step, run on the emulator's event loop."""
-            await c.ops.update_member(server_id, user_id, fields)
-            return cast(MemberRecord, c.store.member(server_id, user_id))
+            await c.ops.members.update_member(server_id, user_id, fields)
+            return cast(MemberRecord, c.store.members.member(server_id, user_id))
         return self._call(run)
 
     def change_member_role(self, server_id: str, user_id: str, role_id: str, *, add: bool) -> bool:
@@ -351,12 +351,12 @@ class Emulator(EmulatorConditions):
         """
         async def run(c: EmulatorCore) -> bool:
             """The control step: read and write the member's roles with no await between."""
-            member = c.store.member(server_id, user_id)
+            member = c.store.members.member(server_id, user_id)
             held = [r["publicId"] for r in member["roles"] if not (r["position"] == 0 and r["name"] == "@everyone")]
             if (role_id in held) == add:
                 return False
             roles = [*held, role_id] if add else [r for r in held if r != role_id]
-            await c.ops.update_member(server_id, user_id, {"roles": roles})
+            await c.ops.members.update_member(server_id, user_id, {"roles": roles})
             return True
         return self._call(run)
 
@@ -364,49 +364,49 @@ class Emulator(EmulatorConditions):
                     hoist: bool = False) -> dict[str, RoleRecord]:
         """Create a role (``permissions`` int or decimal string). Returns ``{"role": RoleRecord}``."""
         return cast("dict[str, RoleRecord]", self._call(
-            lambda c: c.ops.create_role(server_id, name, permissions, color=color, hoist=hoist)))
+            lambda c: c.ops.members.create_role(server_id, name, permissions, color=color, hoist=hoist)))
 
     def roles(self, server_id: str) -> list[RoleRecord]:
         """A server's roles (``@everyone`` included), by position. Raises LookupError for an unknown server."""
         async def run(c: EmulatorCore) -> list[RoleRecord]:
             """The control step, run on the emulator's event loop."""
-            c.store.server_row(server_id)
-            return cast("list[RoleRecord]", c.store.roles(server_id))
+            c.store.servers.server_row(server_id)
+            return cast("list[RoleRecord]", c.store.members.roles(server_id))
         return self._call(run)
 
     def channels(self, server_id: str) -> list[dict[str, Any]]:
         """A server's channel records, categorised first (in category order), then uncategorised.
         Raises LookupError for an unknown server."""
-        return self._call(lambda c: _value(c.store.channels_of(server_id)))
+        return self._call(lambda c: _value(c.store.channels.channels_of(server_id)))
 
     def update_role(self, server_id: str, role_id: str, **fields: Any) -> dict[str, Any]:
         """Change a role (``name``, ``color``, ``hoist``, ``permissions``, ``position``); returns the Role."""
-        return self._call(lambda c: c.ops.update_role(server_id, role_id, fields))
+        return self._call(lambda c: c.ops.members.update_role(server_id, role_id, fields))
 
     def delete_role(self, server_id: str, role_id: str) -> None:
         """Delete a role; broadcasts ``server:role_delete``."""
-        self._call(lambda c: c.ops.delete_role(server_id, role_id))
+        self._call(lambda c: c.ops.members.delete_role(server_id, role_id))
 
     def reorder_roles(self, server_id: str, role_ids: list[str]) -> list[dict[str, Any]]:
         """Give roles positions 1.. in the given order; broadcasts ``server:roles_order_update``."""
-        return self._call(lambda c: c.ops.reorder_roles(server_id, role_ids))
+        return self._call(lambda c: c.ops.members.reorder_roles(server_id, role_ids))
 
     def create_invite(self, server_id: str, channel_id: str | None = None, inviter_id: str | None = None, *,
                       max_age: int | None = None, max_uses: int | None = None) -> dict[str, Any]:
         """Create an invite (``max_age`` seconds). Returns ``{"invite": ServerInvite}``."""
-        return self._call(lambda c: c.ops.create_invite(server_id, channel_id, inviter_id, max_age=max_age,
-                                                        max_uses=max_uses))
+        return self._call(lambda c: c.ops.invites.create_invite(server_id, channel_id, inviter_id, max_age=max_age,
+                                                                max_uses=max_uses))
 
     def open_dm(self, user_id: str, other_id: str) -> dict[str, Any]:
         """Open the DM between two users (as ``user_id``); returns the DM record from its side."""
-        return self._call(lambda c: c.ops.open_dm(user_id, other_id))
+        return self._call(lambda c: c.ops.channels.open_dm(user_id, other_id))
 
     def dm_channel(self, user_id: str, other_id: str) -> str | None:
         """The id of the DM channel between two users, or None when it was never opened.
 
         Opens nothing and sends nothing (unlike :meth:`open_dm`).
         """
-        return self._call(lambda c: _value(c.store.dm_channel_id(user_id, other_id)))
+        return self._call(lambda c: _value(c.store.channels.dm_channel_id(user_id, other_id)))
 
     def id_mark(self) -> str:
         """An id that orders everything by when it was stored: every id the emulator gave out
@@ -414,7 +414,7 @@ class Emulator(EmulatorConditions):
         integers). A test takes a mark before an action, then knows a message whose
         ``publicId`` is larger was stored after the mark. Stores nothing.
         """
-        return self._call(lambda c: _value(c.store.new_id()))
+        return self._call(lambda c: _value(c.store.db.new_id()))
 
     # ------------------------------------------------------------------ messages
     def post_message(self, channel_id: str, author_id: str, content: str, *,
@@ -422,11 +422,11 @@ class Emulator(EmulatorConditions):
         """Store and deliver a message as ``author_id`` (as a socket send would).
         Returns ``{"message": MessageRecord}``."""
         return cast("dict[str, MessageRecord]",
-                    self._call(lambda c: c.ops.post_message(channel_id, author_id, content, embeds)))
+                    self._call(lambda c: c.ops.messages.post_message(channel_id, author_id, content, embeds)))
 
     def post_messages(self, channel_id: str, author_id: str, contents: list[str]) -> int:
         """Store many messages in one transaction and deliver them in order; returns the count."""
-        return self._call(lambda c: c.ops.post_messages(channel_id, author_id, list(contents)))
+        return self._call(lambda c: c.ops.messages.post_messages(channel_id, author_id, list(contents)))
 
     def messages(self, channel_id: str, *, decoded: bool = False) -> list[MessageRecord]:
         """Every stored :class:`MessageRecord` of a channel, chronological.
@@ -459,15 +459,15 @@ class Emulator(EmulatorConditions):
         Raises:
             LookupError: Unknown server or user. ValueError: Already banned, the owner, bad reason.
         """
-        self._call(lambda c: c.ops.ban(server_id, user_id, reason))
+        self._call(lambda c: c.ops.members.ban(server_id, user_id, reason))
 
     def unban(self, server_id: str, user_id: str) -> None:
         """Lift a ban (``server:ban_revoked``). Raises LookupError / ValueError (not banned)."""
-        self._call(lambda c: c.ops.unban(server_id, user_id))
+        self._call(lambda c: c.ops.members.unban(server_id, user_id))
 
     def bans(self, server_id: str) -> list[dict[str, Any]]:
         """Return the Ban records of a server ``[{publicId, reason, createdAt, user}]``, oldest first."""
-        return self._call(lambda c: _value(c.store.bans(server_id)))
+        return self._call(lambda c: _value(c.store.members.bans(server_id)))
 
     def react(self, message_id: str, user_id: str, emoji: str) -> bool:
         """Toggle ``user_id``'s ``emoji`` reaction on a message as a ``message:react`` would;
@@ -481,11 +481,11 @@ class Emulator(EmulatorConditions):
 
     def reactions(self, message_id: str) -> list[dict[str, Any]]:
         """Return the stored reaction list of a message (the ``message:reaction`` snapshot form)."""
-        return self._call(lambda c: _value(c.store.reactions(message_id)))
+        return self._call(lambda c: _value(c.store.messages.reactions(message_id)))
 
     def pins(self, channel_id: str) -> list[MessageRecord]:
         """Return a channel's pinned messages, most recently pinned first."""
-        return cast("list[MessageRecord]", self._call(lambda c: _value(c.store.pins(channel_id))))
+        return cast("list[MessageRecord]", self._call(lambda c: _value(c.store.messages.pins(channel_id))))
 
     def snapshot(self) -> dict[str, Any]:
         """Return the whole stored state, for before/after comparisons (a refused request changes nothing).
@@ -501,30 +501,30 @@ class Emulator(EmulatorConditions):
         """Set a user's status and broadcast ``presence:update``."""
         if status not in ("online", "idle", "dnd", "invisible"):
             raise ValueError("status must be online, idle, dnd or invisible")
-        self._call(lambda c: c.rt.set_presence(user_id, status))
+        self._call(lambda c: c.rt.presence_events.set_presence(user_id, status))
 
     def set_activity(self, user_id: str, activity: dict[str, Any] | None) -> None:
         """Set (or clear with None) a user's activity and broadcast ``activity:update``."""
-        self._call(lambda c: c.rt.set_activity(user_id, activity))
+        self._call(lambda c: c.rt.presence_events.set_activity(user_id, activity))
 
     def presence(self, user_id: str) -> dict[str, Any]:
         """Return ``{"status", "activity"}`` as stored for a user."""
         async def run(c: EmulatorCore) -> dict[str, Any]:
             """The control step, run on the emulator's event loop."""
-            return {"status": c.store.user(user_id, viewer=user_id)["status"], "activity": c.store.activity(user_id)}
+            return {"status": c.store.users.user(user_id, viewer=user_id)["status"], "activity": c.store.users.activity(user_id)}
         return self._call(run)
 
     def voice_join(self, user_id: str, channel_id: str) -> bool:
         """Make a user join a voice channel (credentials to its user room); False if refused."""
-        return self._call(lambda c: c.rt.voice_join(user_id, channel_id))
+        return self._call(lambda c: c.rt.voice_events.voice_join(user_id, channel_id))
 
     def voice_leave(self, user_id: str) -> bool:
         """Make a user leave voice; False if it was in none."""
-        return self._call(lambda c: c.rt.voice_leave(user_id))
+        return self._call(lambda c: c.rt.voice_events.voice_leave(user_id))
 
     def voice_state(self, user_id: str, **changes: Any) -> bool:
         """Change a user's voice state (``muted=True`` ...); False if not in voice."""
-        return self._call(lambda c: c.rt.voice_state(user_id, changes))
+        return self._call(lambda c: c.rt.voice_events.voice_state(user_id, changes))
 
     def voice_users(self, channel_id: str) -> list[dict[str, Any]]:
         """Return the voice users of a channel."""
@@ -607,17 +607,17 @@ class Emulator(EmulatorConditions):
 
     def drop_transport(self, user_id: str | None = None) -> int:
         """Close matching sockets abruptly at the transport level (no close packet); returns how many."""
-        return self._call(lambda c: c.rt.drop(user_id))
+        return self._call(lambda c: c.rt.connection_events.drop(user_id))
 
     def server_disconnect(self, user_id: str | None = None) -> int:
         """Send socket.io DISCONNECT to matching sockets; returns how many."""
-        return self._call(lambda c: c.rt.server_disconnect(user_id))
+        return self._call(lambda c: c.rt.connection_events.server_disconnect(user_id))
 
     def emit(self, event: str, payload: Any, *, to_user: str | None = None, to_server: str | None = None,
              to_channel: str | None = None) -> None:
         """Send a raw event to a user, a server room, a channel room, or (none given) every socket."""
-        self._call(lambda c: c.ops.emit(event, payload, to_user=to_user, to_server=to_server,
-                                        to_channel=to_channel))
+        self._call(lambda c: c.ops.extras.emit(event, payload, to_user=to_user, to_server=to_server,
+                                               to_channel=to_channel))
 
     def emits(self) -> list[EmitRecord]:
         """The emit journal: the client emits received, :class:`EmitRecord` ``{event, payload,
@@ -633,7 +633,7 @@ class Emulator(EmulatorConditions):
             LookupError: Unknown user or channel. PermissionError: The user may not view the
                 channel.
         """
-        self._call(lambda c: c.rt.typing_as(user_id, channel_id, stop=bool(stop)))
+        self._call(lambda c: c.rt.message_events.typing_as(user_id, channel_id, stop=bool(stop)))
 
     # ------------------------------------------------------------------ server extras
     def set_vanity_code(self, server_id: str, code: str | None) -> None:
@@ -648,7 +648,7 @@ class Emulator(EmulatorConditions):
             raise ValueError("code must be 2 to 32 characters of letters, digits and dashes, or None")
         async def run(c: EmulatorCore) -> None:
             """The control step, run on the emulator's event loop."""
-            c.store.set_vanity_code(server_id, code)
+            c.store.servers.set_vanity_code(server_id, code)
         self._call(run)
 
     def set_profile(self, user_id: str, **fields: Any) -> dict[str, Any]:
@@ -667,23 +667,23 @@ class Emulator(EmulatorConditions):
                     raise ValueError(f"{key} must be an int >= 0")
             elif value is not None and not isinstance(value, str):
                 raise ValueError(f"{key} must be a str or None")
-        return self._call(lambda c: _value(c.store.set_profile(user_id, fields)))
+        return self._call(lambda c: _value(c.store.users.set_profile(user_id, fields)))
 
     def audit_log(self, server_id: str, *, limit: int = 100, action: str | None = None) -> list[dict[str, Any]]:
         """Return a server's newest audit log entries (AuditEntry records), newest first."""
-        return self._call(lambda c: _value(c.store.audit_logs(server_id, limit, action)))
+        return self._call(lambda c: _value(c.store.extras.audit_logs(server_id, limit, action)))
 
     def webhooks(self, channel_id: str) -> list[dict[str, Any]]:
         """Return a channel's webhooks (without tokens), oldest first."""
-        return self._call(lambda c: _value(c.store.webhooks(channel_id)))
+        return self._call(lambda c: _value(c.store.extras.webhooks(channel_id)))
 
     def emojis(self, server_id: str) -> list[dict[str, Any]]:
         """Return a server's custom emojis, oldest first."""
-        return self._call(lambda c: _value(c.store.emojis(server_id)))
+        return self._call(lambda c: _value(c.store.extras.emojis(server_id)))
     # ------------------------------------------------------------------ permission overwrites
     def create_category(self, server_id: str, name: str) -> dict[str, Any]:
         """Create a category; returns its record (broadcasts ``server:categories_updated``)."""
-        return self._call(lambda c: c.ops.create_category(server_id, name))
+        return self._call(lambda c: c.ops.channels.create_category(server_id, name))
 
     def set_override(self, scope_id: str, target_id: str, type: str, *, allow: int | str = 0,
                      deny: int | str = 0) -> bool:
@@ -694,15 +694,15 @@ class Emulator(EmulatorConditions):
             ValueError: A bad target, type or bitfield. LookupError: Unknown channel or category.
         """
         body = {"targetId": target_id, "type": type, "allow": str(allow), "deny": str(deny)}
-        return self._call(lambda c: c.ops.set_override(scope_id, body))
+        return self._call(lambda c: c.ops.channels.set_override(scope_id, body))
 
     def overrides(self, scope_id: str) -> list[dict[str, Any]]:
         """The Override records ``{id, type, targetId, targetName, allow, deny}`` of a channel or category."""
-        return self._call(lambda c: _value(c.store.overrides(scope_id)))
+        return self._call(lambda c: _value(c.store.channels.overrides(scope_id)))
 
     def can_view(self, channel_id: str, user_id: str) -> bool:
         """Whether a user may view a channel now (overrides and ``isPrivate`` applied)."""
-        return self._call(lambda c: _value(c.store.can_view(channel_id, user_id)))
+        return self._call(lambda c: _value(c.store.channels.can_view(channel_id, user_id)))
 
     def channel_ids_of_rooms(self, user_id: str) -> set[str]:
         """The channel ids whose socket room holds at least one socket of ``user_id``."""

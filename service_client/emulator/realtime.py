@@ -8,9 +8,11 @@ runs on the emulator's event loop; nothing is thread-safe on its own (``Emulator
 loop).
 
 Layout: ``socket_server.py`` (limits, the python-socketio server subclass, frame checks, room
-names), then the layers of :class:`Realtime`: ``rt_base.py`` (sessions, emits, rooms),
-``rt_voice.py`` (presence, activity, voice), ``rt_messages.py`` (connections, messages,
-reactions, moderation) and this module (event registration).
+names), ``rt_base.py`` (sessions, emits, rooms: the base of :class:`Realtime`), then one group
+of event handlers per entity, each given the :class:`Realtime` it belongs to:
+``rt_connections.py`` (connect, disconnect, drops), ``rt_messages.py`` (messages, reactions,
+typing), ``rt_moderation.py`` (kick, ban, unban), ``rt_presence.py`` (presence, activity) and
+``rt_voice.py`` (voice signalling); this module builds them and registers their handlers.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .. import endpoints
 from .journal import Bounds
+from .rt_base import RealtimeBase
+from .rt_connections import ConnectionEvents
 from .rt_messages import MessageEvents
+from .rt_moderation import ModerationEvents
+from .rt_presence import PresenceEvents
+from .rt_voice import VoiceEvents
 from .socket_server import (
     ACTIVITY_TYPES,
     DEFAULT_VOICE_URL,
@@ -42,7 +48,7 @@ __all__ = ["ACTIVITY_TYPES", "DEFAULT_VOICE_URL", "DELETE_HISTORY_S", "ECHO_MODE
 logger = logging.getLogger("service_client.emulator.realtime")
 
 
-class Realtime(MessageEvents):
+class Realtime(RealtimeBase):
     """Socket.IO server of the emulator: auth on connect, rooms, socket events and fan-out.
 
     Not thread-safe: use it on the emulator's event loop only.
@@ -51,34 +57,28 @@ class Realtime(MessageEvents):
         store: The shared state.
         ping_interval: Engine.IO ping interval, seconds.
         ping_timeout: Engine.IO ping timeout, seconds.
+
+    Attributes:
+        connection_events, message_events, moderation_events, presence_events, voice_events:
+            The groups of event handlers (``rt.voice_events.voice_join(...)``).
     """
 
     def __init__(self, store: Store, *, ping_interval: float = 25.0, ping_timeout: float = 20.0,
                  bounds: Bounds | None = None) -> None:
         super().__init__(store, ping_interval=ping_interval, ping_timeout=ping_timeout, bounds=bounds)
+        self.connection_events = ConnectionEvents(self)
+        self.message_events = MessageEvents(self)
+        self.moderation_events = ModerationEvents(self)
+        self.presence_events = PresenceEvents(self)
+        self.voice_events = VoiceEvents(self)
         self._register()
 
     def _register(self) -> None:
         sio = self.sio
-        sio.on("connect", self._on_connect)
-        sio.on("disconnect", self._on_disconnect)
-        handlers = {
-            endpoints.EMIT_MESSAGE_SEND: self._on_message_send,
-            endpoints.EMIT_MESSAGE_EDIT: self._on_message_edit,
-            endpoints.EMIT_MESSAGE_DELETE: self._on_message_delete,
-            endpoints.EMIT_MESSAGE_REACT: self._on_message_react,
-            endpoints.EMIT_MESSAGE_REACTION_CLEAR: self._on_reaction_clear,
-            endpoints.EMIT_SERVER_KICK: self._on_kick,
-            endpoints.EMIT_SERVER_BAN: self._on_ban,
-            endpoints.EMIT_SERVER_UNBAN: self._on_unban,
-            endpoints.EMIT_PRESENCE_UPDATE: self._on_presence,
-            endpoints.EMIT_ACTIVITY_UPDATE: self._on_activity,
-            endpoints.EMIT_TYPING_START: self._on_typing_start,
-            endpoints.EMIT_TYPING_STOP: self._on_typing_stop,
-            endpoints.EMIT_VOICE_JOIN: self._on_voice_join,
-            endpoints.EMIT_VOICE_LEAVE: self._on_voice_leave,
-            endpoints.EMIT_VOICE_STATE: self._on_voice_state,
-        }
+        sio.on("connect", self.connection_events._on_connect)
+        sio.on("disconnect", self.connection_events._on_disconnect)
+        handlers = {**self.message_events.handlers(), **self.moderation_events.handlers(),
+                    **self.presence_events.handlers(), **self.voice_events.handlers()}
         for name, handler in handlers.items():
             sio.on(name, self._journaled(name, handler))
         sio.on("*", self._on_unknown)

@@ -13,7 +13,8 @@ import concurrent.futures
 from typing import Any, TypeVar
 
 from .routing import HTTPError
-from .store import BadRequest, Store
+from .store import BadRequest
+from .store.messages import MessageRepository
 from .store.search import QUERY_TIME_LIMIT_S, SearchTimeout, match_expression
 
 __all__ = ["SEARCH_WAIT_S", "search_messages"]
@@ -40,7 +41,7 @@ async def _wait(future: concurrent.futures.Future[T], deadline: float) -> T:
             from None
 
 
-async def search_messages(store: Store, cid: str, query: str, limit: int, before: str | None = None,
+async def search_messages(messages: MessageRepository, cid: str, query: str, limit: int, before: str | None = None,
                           after: str | None = None) -> list[dict[str, Any]]:
     """Full-text search (FTS5) over the unescaped text of a channel's messages, newest first.
 
@@ -49,7 +50,7 @@ async def search_messages(store: Store, cid: str, query: str, limit: int, before
     records run on it.
 
     Args:
-        store: The emulator's store.
+        messages: The messages repository (and through its database, the search index).
         cid: The channel id (access already checked).
         query: The search text.
         limit: Most results.
@@ -69,13 +70,13 @@ async def search_messages(store: Store, cid: str, query: str, limit: int, before
     match = match_expression(query)
     if match is None:
         return []
-    bounds = store.search_bounds(cid, before, after)
+    bounds = messages.search_bounds(cid, before, after)
     if bounds is None:
         return []
     deadline = asyncio.get_running_loop().time() + SEARCH_WAIT_S
     waiting: concurrent.futures.Future[None] | None = None
     while True:
-        chunk = store.index_next_chunk()
+        chunk = messages.index_next_chunk()
         if waiting is not None:
             await _wait(waiting, deadline)  # at most two chunks queued: memory stays bounded
         elif chunk is not None:
@@ -84,8 +85,8 @@ async def search_messages(store: Store, cid: str, query: str, limit: int, before
             break
         waiting = chunk
     try:
-        seqs = await _wait(store.search_index.query(match, cid, limit, *bounds), deadline)
+        seqs = await _wait(messages.db.search_index.query(match, cid, limit, *bounds), deadline)
     except SearchTimeout:
         raise BadRequest(f"The search ran longer than {QUERY_TIME_LIMIT_S:g} s: use fewer or more specific terms") \
             from None
-    return store.messages_by_seq(cid, seqs)
+    return messages.messages_by_seq(cid, seqs)

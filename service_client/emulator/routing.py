@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 from urllib.parse import unquote
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..endpoints import Endpoint
 from .faults import REDACTED_TOKEN
 from .store import BadRequest
 
@@ -177,23 +180,77 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+_msgspec: ModuleType | None
+try:  # a dependency on CPython; elsewhere (or uninstalled) the operations' own checks answer alone
+    _msgspec = importlib.import_module("msgspec")
+except ImportError:
+    _msgspec = None
+
+
+def check_body(data: dict[str, Any], shape: type) -> None:
+    """Check a JSON object body against an endpoint's declared body (a TypedDict of the catalog).
+
+    Only the JSON type of each field is checked here (strictly: no bool for an int, no float
+    for an int); what the value must be beyond that (a non-blank name, a known status) is the
+    operation's to check. Unknown fields are let through. Without msgspec (an interpreter it is
+    not built for) nothing is checked here: the operations still refuse a field of the wrong
+    type with a 400, in their own words.
+
+    Raises:
+        BadRequest: A required field is missing or a field has the wrong type; the message names
+            the field (``"Expected `str`, got `int` - at `$.name`"``).
+    """
+    if _msgspec is None:
+        return
+    try:
+        _msgspec.convert(data, shape, strict=True)
+    except _msgspec.ValidationError as exc:
+        raise BadRequest(str(exc)) from None
+
+
 @dataclass
 class Ctx:
-    """One request as seen by a handler."""
+    """One request as seen by a handler.
+
+    ``endpoint`` is the catalog's entry the request was routed to (None for a context built
+    outside the router): its ``permission`` is the one the handler's access checks ask for, and
+    its ``body`` the shape :meth:`body` checks.
+    """
 
     request: Request
     params: dict[str, str]
     query: dict[str, list[str]]
     raw_body: bytes
     uid: str = ""
+    endpoint: Endpoint | None = None
     _json: Any = field(default=_MISSING)
 
     def body(self) -> dict[str, Any]:
-        """Return the JSON object body (:func:`json_object`). Raises BadRequest for an empty
-        body, bad JSON (:func:`parse_json`) or a non-object."""
+        """Return the JSON object body (:func:`json_object`), checked against the endpoint's
+        declared body (:func:`check_body`).
+
+        Raises:
+            BadRequest: An empty body, bad JSON (:func:`parse_json`), a non-object, or a field
+                missing or of the wrong type.
+        """
         if self._json is _MISSING:
-            self._json = json_object(self.raw_body)
+            data = json_object(self.raw_body)
+            if self.endpoint is not None and self.endpoint.body is not None:
+                check_body(data, self.endpoint.body)
+            self._json = data
         return dict(self._json)
+
+    @property
+    def permission(self) -> str:
+        """The name of the permission the catalog gives this request's endpoint (``"MANAGE_ROLES"``).
+
+        Raises:
+            LookupError: The endpoint declares none (a handler that asks for one is wrong).
+        """
+        permission = None if self.endpoint is None else self.endpoint.permission
+        if permission is None or permission.name is None:
+            raise LookupError(f"{self.endpoint!r} declares no permission")
+        return permission.name
 
     def body_or_empty(self) -> dict[str, Any]:
         """Like :meth:`body`, but an empty body gives ``{}``."""

@@ -183,16 +183,16 @@ class RealtimeBase:
     async def join_user_rooms(self, sid: str, uid: str) -> None:
         """Put a socket in its user room, server rooms and visible channel rooms."""
         await self._enter(sid, user_room(uid))
-        for srv in self.store.server_ids_of(uid):
+        for srv in self.store.servers.server_ids_of(uid):
             await self._enter(sid, server_room(srv))
-        for cid in self.store.visible_channel_ids(uid):
+        for cid in self.store.channels.visible_channel_ids(uid):
             await self._enter(sid, channel_room(cid))
 
     async def on_member_added(self, server_id: str, uid: str) -> None:
         """Immediate mode: a new member's sockets join the server's rooms."""
         if self.realistic_rooms:
             return
-        channels = self.store.visible_channel_ids_in(server_id, uid)
+        channels = self.store.channels.visible_channel_ids_in(server_id, uid)
         for sid in self.sids_of(uid):
             await self._enter(sid, server_room(server_id))
             for cid in channels:
@@ -210,7 +210,7 @@ class RealtimeBase:
         if self.realistic_rooms:
             return
         for sid, uid in list(self.sessions.items()):
-            if self.store.can_view(cid, uid):
+            if self.store.channels.can_view(cid, uid):
                 await self._enter(sid, channel_room(cid))
 
     async def on_dm_opened(self, cid: str, users: list[str]) -> None:
@@ -228,12 +228,12 @@ class RealtimeBase:
             server_id: The server whose channels changed.
             channel_ids: Only these channels (default: every channel of the server).
         """
-        channels = self.store.channel_ids_of(server_id) if channel_ids is None else channel_ids
+        channels = self.store.channels.channel_ids_of(server_id) if channel_ids is None else channel_ids
         visible: dict[str, set[str] | None] = {}
         for sid, uid in list(self.sessions.items()):
             if uid not in visible:
-                visible[uid] = set(self.store.visible_channel_ids_in(server_id, uid)) \
-                    if self.store.is_member(server_id, uid) else None
+                visible[uid] = set(self.store.channels.visible_channel_ids_in(server_id, uid)) \
+                    if self.store.members.is_member(server_id, uid) else None
             mine = visible[uid]
             if mine is None:
                 continue

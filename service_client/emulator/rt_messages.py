@@ -1,29 +1,25 @@
-"""Socket connections (auth, rooms joined) and the message, reaction and moderation events."""
+"""Messages, reactions and typing over the socket, and the fan-out of messages posted elsewhere."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from typing import Any
-
-import socketio  # type: ignore[import-untyped]
+from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
 from .._message_rules import message_problem
-from .rt_voice import VoiceEvents
 from .socket_server import (
     MAX_CONTENT_CHARS,
     MAX_EMBEDS_JSON_CHARS,
     MAX_EMOJI_CHARS,
     MAX_ID_CHARS,
     channel_room,
-    user_room,
 )
 from .store import Forbidden, NotFound
-from .wire import RUN_SIZE, MessageRun, Wire
+from .wire import RUN_SIZE, MessageRun
 
-logger = logging.getLogger("service_client.emulator.realtime")
+if TYPE_CHECKING:
+    from .realtime import Realtime
 
 #: The emulator's own answer to a refused ``message:send`` or ``message:edit``: not an event of
 #: the service, which answers a refused message with nothing. Always sent for a message that
@@ -33,86 +29,31 @@ logger = logging.getLogger("service_client.emulator.realtime")
 SEND_ERROR_EVENT = "message:error"
 
 
-class MessageEvents(VoiceEvents):
-    """Connections, messages, reactions and moderation acks (see :class:`~.realtime.Realtime`)."""
+class MessageEvents:
+    """Messages, reactions and typing over the socket, and the fan-out of messages posted elsewhere.
 
-    # ------------------------------------------------------------------ connection
-    async def _on_connect(self, sid: str, environ: dict[str, Any], auth: Any = None) -> None:
-        token = auth.get("token") if isinstance(auth, dict) else None
-        uid = self.store.user_by_token(token)
-        if uid is None or self.refuse_auth:
-            raise socketio.exceptions.ConnectionRefusedError("Authentication failed")
-        self.sessions[sid] = uid
-        protocol = getattr(environ.get("asgi.send"), "__self__", None)
-        if isinstance(protocol, Wire):
-            self.wires[sid] = protocol
-        transport = getattr(protocol, "transport", None)
-        if transport is not None:
-            self.transports[sid] = transport
-        await self.join_user_rooms(sid, uid)
-        asyncio.get_running_loop().create_task(self._after_connect(sid, uid))
+    Given the :class:`~.realtime.Realtime` it belongs to (sessions, rooms, emits, settings, the
+    other groups); runs on the emulator's loop.
 
-    async def _after_connect(self, sid: str, uid: str) -> None:
-        """Show the user online (:meth:`came_online`), then send one ``voice:state-update`` per
-        non-empty voice channel of the user's servers."""
-        try:
-            if sid in self.sessions:  # still connected
-                await self.came_online(uid)
-            servers = set(self.store.server_ids_of(uid))
-            for cid, users in list(self.voice.items()):
-                if not users:
-                    continue
-                try:
-                    chan = self.store.channel_row(cid)
-                except NotFound:
-                    continue
-                if chan["server_id"] in servers and self.store.can_view(cid, uid):
-                    await self.emit(endpoints.ON_VOICE_STATE_UPDATE,
-                                    {"channelPublicId": cid, "users": list(users.values())}, user_room(uid))
-        except Exception:
-            logger.debug("after-connect voice snapshot failed", exc_info=True)
+    Args:
+        rt: The socket side.
+    """
 
-    async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
-        uid = self.sessions.pop(sid, None)
-        self.transports.pop(sid, None)
-        self.wires.pop(sid, None)
-        if uid is None:
-            return
-        await self.went_offline(uid)
-        for users in list(self.voice.values()):
-            entry = users.get(uid)
-            if entry is not None and entry.get("socketId") == sid:
-                await self.voice_leave(uid)
+    def __init__(self, rt: Realtime) -> None:
+        self.rt = rt
 
-    async def drop(self, uid: str | None = None) -> int:
-        """Close matching sockets at the transport level (no socket.io / Engine.IO close packet).
+    def handlers(self) -> dict[str, Any]:
+        """The socket event handlers of this group, by the catalog's event name."""
+        return {
+            endpoints.EMIT_MESSAGE_SEND: self._on_message_send,
+            endpoints.EMIT_MESSAGE_EDIT: self._on_message_edit,
+            endpoints.EMIT_MESSAGE_DELETE: self._on_message_delete,
+            endpoints.EMIT_MESSAGE_REACT: self._on_message_react,
+            endpoints.EMIT_MESSAGE_REACTION_CLEAR: self._on_reaction_clear,
+            endpoints.EMIT_TYPING_START: self._on_typing_start,
+            endpoints.EMIT_TYPING_STOP: self._on_typing_stop,
+        }
 
-        Returns:
-            The number of sockets dropped.
-        """
-        count = 0
-        for sid in self.sids_of(uid):
-            transport = self.transports.get(sid)
-            if transport is not None:
-                transport.abort()
-            else:  # fall back to an engine.io abort without a close packet
-                eio_sid = self.sio.manager.eio_sid_from_sid(sid, "/")
-                try:
-                    sock = self.sio.eio._get_socket(eio_sid)
-                except KeyError:
-                    continue
-                await sock.close(wait=False, abort=True)
-            count += 1
-        return count
-
-    async def server_disconnect(self, uid: str | None = None) -> int:
-        """Send socket.io DISCONNECT to matching sockets; return how many."""
-        sids = self.sids_of(uid)
-        for sid in sids:
-            await self.sio.disconnect(sid)
-        return len(sids)
-
-    # ------------------------------------------------------------------ messages
     async def deliver_messages(self, records: list[dict[str, Any]], nonce: Any = None,
                                sender_sid: str | None = None) -> None:
         """Broadcast stored messages as ``message:new`` to their channel room (sender included).
@@ -128,34 +69,34 @@ class MessageEvents(VoiceEvents):
             if nonce is not None:
                 rec = dict(rec, nonce=nonce)
             room = channel_room(rec["channelPublicId"])
-            if sender_sid is None or self.echo == "normal":
-                await self.emit(endpoints.ON_MESSAGE_NEW, rec, room)
+            if sender_sid is None or self.rt.echo == "normal":
+                await self.rt.emit(endpoints.ON_MESSAGE_NEW, rec, room)
                 return
-            in_room = any(s == sender_sid for s, _e in self.sio.manager.get_participants("/", room))
-            await self.emit(endpoints.ON_MESSAGE_NEW, rec, room, skip=[sender_sid])
-            if not in_room or self.echo == "drop":
+            in_room = any(s == sender_sid for s, _e in self.rt.sio.manager.get_participants("/", room))
+            await self.rt.emit(endpoints.ON_MESSAGE_NEW, rec, room, skip=[sender_sid])
+            if not in_room or self.rt.echo == "drop":
                 return
-            if self.echo == "duplicate":
-                await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sender_sid)
-                await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sender_sid)
+            if self.rt.echo == "duplicate":
+                await self.rt.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sender_sid)
+                await self.rt.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sender_sid)
             else:
-                asyncio.get_running_loop().create_task(self._late_echo(rec, sender_sid, self.echo_delay_ms))
+                asyncio.get_running_loop().create_task(self._late_echo(rec, sender_sid, self.rt.echo_delay_ms))
             return
         for rec in records:
-            await self.emit(endpoints.ON_MESSAGE_NEW, rec, channel_room(rec["channelPublicId"]))
+            await self.rt.emit(endpoints.ON_MESSAGE_NEW, rec, channel_room(rec["channelPublicId"]))
 
     async def deliver_bulk(self, cid: str, ids: list[str], contents: list[str], shared: dict[str, Any]) -> None:
         """Broadcast stored messages of one bulk post as ``message:new`` to their channel room, in
         order, in runs of :data:`~.wire.RUN_SIZE` (arguments as :meth:`Store.insert_bulk` returns them)."""
         room = channel_room(cid)
         for start in range(0, len(ids), RUN_SIZE):
-            await self.emit_run(MessageRun(ids[start:start + RUN_SIZE], contents[start:start + RUN_SIZE], shared),
-                                room)
+            await self.rt.emit_run(MessageRun(ids[start:start + RUN_SIZE], contents[start:start + RUN_SIZE], shared),
+                                   room)
 
     async def _late_echo(self, rec: dict[str, Any], sid: str, delay_ms: float) -> None:
         await asyncio.sleep(max(0.0, delay_ms) / 1000.0)
-        if sid in self.sessions:
-            await self.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sid)
+        if sid in self.rt.sessions:
+            await self.rt.sio.emit(endpoints.ON_MESSAGE_NEW, rec, to=sid)
 
     def check_content(self, content: str, embeds: list[Any]) -> str | None:
         """Return an error key when content or embeds break the hard caps (always on:
@@ -169,17 +110,17 @@ class MessageEvents(VoiceEvents):
             return "messages.errors.invalid"
         if size > MAX_EMBEDS_JSON_CHARS:
             return "messages.errors.embed_too_large"
-        found = message_problem(content, embeds, limits=self.limits)
+        found = message_problem(content, embeds, limits=self.rt.limits)
         return None if found is None else found[0]
 
     async def _refuse(self, sid: str, nonce: Any, error: str, *, always: bool = False) -> None:
         """Answer a refused send with :data:`SEND_ERROR_EVENT` when ``always`` (a message rule
         broken) or ``send_errors`` is on."""
-        if always or self.send_errors:
-            await self.sio.emit(SEND_ERROR_EVENT, {"nonce": nonce, "error": error}, to=sid)
+        if always or self.rt.send_errors:
+            await self.rt.sio.emit(SEND_ERROR_EVENT, {"nonce": nonce, "error": error}, to=sid)
 
     async def _on_message_send(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is None or not isinstance(data, dict):
             return
         nonce = data.get("nonce")
@@ -206,16 +147,16 @@ class MessageEvents(VoiceEvents):
         if not self.may_send(cid, uid):
             await self._refuse(sid, nonce, "messages.errors.missing_permission")
             return
-        records = self.store.insert_messages(cid, uid, [content], embeds, reply_to)
+        records = self.rt.store.messages.insert_messages(cid, uid, [content], embeds, reply_to)
         await self.deliver_messages(records, nonce, sender_sid=sid)
 
     def may_send(self, cid: str, uid: str) -> bool:
         """Whether a user may post in a channel (DM participant, or VIEW + SEND_MESSAGES with the
         channel's overrides applied)."""
-        return self.store.may_send(cid, uid)
+        return self.rt.store.channels.may_send(cid, uid)
 
     async def _on_message_edit(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is None or not isinstance(data, dict):
             return
         mid, content, embeds = data.get("messagePublicId"), data.get("content"), data.get("embeds")
@@ -224,57 +165,56 @@ class MessageEvents(VoiceEvents):
                                          not all(isinstance(e, dict) for e in embeds))):
             return
         try:
-            row = self.store.message_row(mid)
+            row = self.rt.store.messages.message_row(mid)
         except NotFound:
             return
-        if row["author_id"] != uid or not self.store.can_view(row["channel_id"], uid):
+        if row["author_id"] != uid or not self.rt.store.channels.can_view(row["channel_id"], uid):
             return
         error = self.check_content(content, embeds if embeds is not None else json.loads(row["embeds"]))
         if error is not None:
-            await self.sio.emit(SEND_ERROR_EVENT, {"messagePublicId": mid, "error": error}, to=sid)
+            await self.rt.sio.emit(SEND_ERROR_EVENT, {"messagePublicId": mid, "error": error}, to=sid)
             return
-        rec = self.store.edit_message(mid, content, embeds)
-        await self.emit(endpoints.ON_MESSAGE_UPDATED, rec, channel_room(rec["channelPublicId"]))
+        rec = self.rt.store.messages.edit_message(mid, content, embeds)
+        await self.rt.emit(endpoints.ON_MESSAGE_UPDATED, rec, channel_room(rec["channelPublicId"]))
 
     async def _on_message_delete(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is None or not isinstance(data, dict) or not isinstance(data.get("messagePublicId"), str):
             return
         mid = data["messagePublicId"]
         try:
-            row = self.store.message_row(mid)
+            row = self.rt.store.messages.message_row(mid)
         except NotFound:
             return
-        if not self.store.can_view(row["channel_id"], uid):
+        if not self.rt.store.channels.can_view(row["channel_id"], uid):
             return
         if row["author_id"] != uid and not (row["server_id"] and
-                                            self.store.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
+                                            self.rt.store.members.has_perm(row["server_id"], uid, "MANAGE_MESSAGES")):
             return
-        self.store.delete_message(mid)
-        await self.emit(endpoints.ON_MESSAGE_DELETED, {"publicId": mid, "messagePublicId": mid,
-                                            "channelPublicId": row["channel_id"],
-                                            "serverPublicId": row["server_id"]}, channel_room(row["channel_id"]))
+        self.rt.store.messages.delete_message(mid)
+        deleted = {"publicId": mid, "messagePublicId": mid, "channelPublicId": row["channel_id"],
+                   "serverPublicId": row["server_id"]}
+        await self.rt.emit(endpoints.ON_MESSAGE_DELETED, deleted, channel_room(row["channel_id"]))
 
-    # ------------------------------------------------------------------ reactions
     def _reactable(self, uid: str, mid: Any, perm: str) -> Any:
         """The message row when ``uid`` may act on it with ``perm`` (DM participants may react
         but never clear), else None."""
         if not isinstance(mid, str) or not mid or len(mid) > MAX_ID_CHARS:
             return None
         try:
-            row = self.store.message_row(mid)
+            row = self.rt.store.messages.message_row(mid)
         except NotFound:
             return None
-        if not self.store.can_view(row["channel_id"], uid):
+        if not self.rt.store.channels.can_view(row["channel_id"], uid):
             return None
         if row["server_id"] is None:
             return row if perm == "ADD_REACTION" else None
-        return row if self.store.has_perm(row["server_id"], uid, perm) else None
+        return row if self.rt.store.members.has_perm(row["server_id"], uid, perm) else None
 
     async def _on_message_react(self, sid: str, data: Any = None) -> None:
         """``message:react {messagePublicId, emoji}``: toggle the caller's reaction, then send the
         full snapshot ``message:reaction {messagePublicId, reactions}`` to the channel room."""
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is None or not isinstance(data, dict):
             return
         emoji = data.get("emoji")
@@ -287,15 +227,15 @@ class MessageEvents(VoiceEvents):
 
     async def toggle_reaction(self, row: Any, emoji: str, uid: str) -> bool:
         """Toggle one reaction and broadcast the snapshot; return True when it was added."""
-        added = self.store.toggle_reaction(row["id"], emoji, uid)
-        await self.emit(endpoints.ON_MESSAGE_REACTION, {"messagePublicId": row["id"], "reactions": self.store.reactions(row["id"])},
-                        channel_room(row["channel_id"]))
+        added = self.rt.store.messages.toggle_reaction(row["id"], emoji, uid)
+        await self.rt.emit(endpoints.ON_MESSAGE_REACTION, {"messagePublicId": row["id"], "reactions": self.rt.store.messages.reactions(row["id"])},
+                           channel_room(row["channel_id"]))
         return added
 
     async def _on_reaction_clear(self, sid: str, data: Any = None) -> None:
         """``message:reaction_clear {messagePublicId}`` (MANAGE_MESSAGES): remove every reaction,
         broadcast ``message:reaction_clear {messagePublicId}``."""
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is None or not isinstance(data, dict):
             return
         row = self._reactable(uid, data.get("messagePublicId"), "MANAGE_MESSAGES")
@@ -305,26 +245,16 @@ class MessageEvents(VoiceEvents):
 
     async def clear_reactions(self, row: Any) -> None:
         """Remove every reaction of a message and broadcast ``message:reaction_clear``."""
-        self.store.clear_reactions(row["id"])
-        await self.emit(endpoints.ON_MESSAGE_REACTION_CLEAR, {"messagePublicId": row["id"]}, channel_room(row["channel_id"]))
-
-    # ------------------------------------------------------------------ moderation (acks)
-    async def _on_kick(self, sid: str, data: Any = None) -> Any:
-        return await self.ops.moderate("kick", self.sessions.get(sid), data)
-
-    async def _on_ban(self, sid: str, data: Any = None) -> Any:
-        return await self.ops.moderate("ban", self.sessions.get(sid), data)
-
-    async def _on_unban(self, sid: str, data: Any = None) -> Any:
-        return await self.ops.moderate("unban", self.sessions.get(sid), data)
+        self.rt.store.messages.clear_reactions(row["id"])
+        await self.rt.emit(endpoints.ON_MESSAGE_REACTION_CLEAR, {"messagePublicId": row["id"]}, channel_room(row["channel_id"]))
 
     async def _typing(self, sid: str, data: Any, event: str) -> None:
-        uid = self.sessions.get(sid)
-        if uid is None or not isinstance(data, str) or not self.store.can_view(data, uid):
+        uid = self.rt.sessions.get(sid)
+        if uid is None or not isinstance(data, str) or not self.rt.store.channels.can_view(data, uid):
             return
-        user = self.store.user(uid)
-        await self.emit(event, {"channelPublicId": data, "userPublicId": uid, "userName": user["name"]},
-                        channel_room(data), skip=[sid])
+        user = self.rt.store.users.user(uid)
+        await self.rt.emit(event, {"channelPublicId": data, "userPublicId": uid, "userName": user["name"]},
+                           channel_room(data), skip=[sid])
 
     async def typing_as(self, uid: str, cid: str, *, stop: bool) -> None:
         """Control plane: ``typing:start`` (``typing:stop`` when ``stop``) as a user's socket
@@ -333,12 +263,12 @@ class MessageEvents(VoiceEvents):
         Raises:
             NotFound: Unknown user or channel. Forbidden: The user may not view the channel.
         """
-        user = self.store.user(uid)
-        self.store.channel_row(cid)
-        if not self.store.can_view(cid, uid):
+        user = self.rt.store.users.user(uid)
+        self.rt.store.channels.channel_row(cid)
+        if not self.rt.store.channels.can_view(cid, uid):
             raise Forbidden("channels.errors.missing_permission")
-        await self.emit(endpoints.ON_TYPING_STOP if stop else endpoints.ON_TYPING_START,
-                        {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]}, channel_room(cid))
+        await self.rt.emit(endpoints.ON_TYPING_STOP if stop else endpoints.ON_TYPING_START,
+                           {"channelPublicId": cid, "userPublicId": uid, "userName": user["name"]}, channel_room(cid))
 
     async def _on_typing_start(self, sid: str, data: Any = None) -> None:
         await self._typing(sid, data, endpoints.ON_TYPING_START)

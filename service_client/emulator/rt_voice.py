@@ -1,15 +1,13 @@
-"""Presence, activity and voice signalling over the socket."""
+"""Voice signalling over the socket: joins, leaves, state changes and the media server's credentials."""
 
 from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import endpoints
-from .rt_base import RealtimeBase
 from .socket_server import (
-    ACTIVITY_TYPES,
     DEFAULT_VOICE_URL,
     MAX_ID_CHARS,
     VOICE_BOOL_KEYS,
@@ -17,103 +15,42 @@ from .socket_server import (
     server_room,
     user_room,
 )
-from .store import STATUSES, NotFound
+from .store import NotFound
+
+if TYPE_CHECKING:
+    from .realtime import Realtime
 
 
-class VoiceEvents(RealtimeBase):
-    """Presence, activity and voice signalling (see :class:`~.realtime.Realtime`)."""
+class VoiceEvents:
+    """Voice signalling over the socket: joins, leaves, state changes and the media server's credentials.
 
-    # ------------------------------------------------------------------ presence
-    def presence_rooms(self, uid: str) -> list[str]:
-        """The rooms a user's presence and activity go to: its server rooms and its own room."""
-        return [server_room(s) for s in self.store.server_ids_of(uid)] + [user_room(uid)]
+    Given the :class:`~.realtime.Realtime` it belongs to (sessions, rooms, emits, settings, the
+    other groups); runs on the emulator's loop.
 
-    async def set_presence(self, uid: str, status: str) -> None:
-        """Store a status the user chose and broadcast ``presence:update`` (``invisible`` shown
-        as ``offline``). A chosen status stays when the user's sockets go."""
-        self.auto_online.discard(uid)
-        await self._show_status(uid, status)
+    Args:
+        rt: The socket side.
+    """
 
-    async def _show_status(self, uid: str, status: str, *, others_only: bool = False) -> None:
-        """Store ``status`` and broadcast it; ``others_only`` leaves out the user's own sockets."""
-        self.store.set_status(uid, status)
-        shown = "offline" if status == "invisible" else status
-        rooms = [server_room(s) for s in self.store.server_ids_of(uid)] if others_only else self.presence_rooms(uid)
-        await self.emit(endpoints.ON_PRESENCE_UPDATE, {"userPublicId": uid, "status": shown}, rooms,
-                        skip=self.sids_of(uid) if others_only else ())
+    def __init__(self, rt: Realtime) -> None:
+        self.rt = rt
 
-    async def came_online(self, uid: str) -> None:
-        """A socket of ``uid`` connected: a user with no chosen status (stored ``offline``) is
-        shown ``online`` (stored, ``presence:update`` to its servers' rooms, not to its own
-        sockets) until its last socket goes."""
-        if uid in self.auto_online:
-            return
-        try:
-            status = self.store.user(uid, viewer=uid)["status"]
-        except NotFound:
-            return
-        if status == "offline":
-            self.auto_online.add(uid)
-            await self._show_status(uid, "online", others_only=True)
+    def handlers(self) -> dict[str, Any]:
+        """The socket event handlers of this group, by the catalog's event name."""
+        return {
+            endpoints.EMIT_VOICE_JOIN: self._on_voice_join,
+            endpoints.EMIT_VOICE_LEAVE: self._on_voice_leave,
+            endpoints.EMIT_VOICE_STATE: self._on_voice_state,
+        }
 
-    async def went_offline(self, uid: str) -> None:
-        """A socket of ``uid`` went: when it was the last one of a user shown ``online`` by
-        :meth:`came_online`, the user is ``offline`` again (stored, ``presence:update``)."""
-        if uid not in self.auto_online or self.sids_of(uid):
-            return
-        self.auto_online.discard(uid)
-        try:
-            self.store.user_row(uid)
-        except NotFound:
-            return
-        await self._show_status(uid, "offline", others_only=True)
-
-    async def _on_presence(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
-        if uid is None or not isinstance(data, dict) or data.get("status") not in STATUSES:
-            return
-        await self.set_presence(uid, data["status"])
-
-    async def set_activity(self, uid: str, activity: dict[str, Any] | None) -> None:
-        """Store an activity (None clears) and broadcast ``activity:update``."""
-        self.store.set_activity(uid, activity)
-        await self.emit(endpoints.ON_ACTIVITY_UPDATE, {"userPublicId": uid, "activity": activity}, self.presence_rooms(uid))
-
-    async def _on_activity(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
-        if uid is None or not isinstance(data, dict):
-            return
-        kind = data.get("type")
-        if kind == "none":
-            await self.set_activity(uid, None)
-            return
-        name = data.get("name", "")
-        details = data.get("details")
-        started = data.get("startedAt")
-        if kind not in ACTIVITY_TYPES or not isinstance(name, str) or \
-                (details is not None and not isinstance(details, str)):
-            return
-        if started is not None and (isinstance(started, bool) or not isinstance(started, int) or
-                                    not 0 <= started < 2**53):
-            return
-        if started is None:
-            started = int(time.time() * 1000)
-        activity: dict[str, Any] = {"type": kind, "name": name[:128]}
-        if details is not None:
-            activity["details"] = details[:64]
-        activity["startedAt"] = int(started)
-        await self.set_activity(uid, activity)
-
-    # ------------------------------------------------------------------ voice
     def _voice_user(self, uid: str, sid: str | None) -> dict[str, Any]:
-        user = self.store.user(uid)
+        user = self.rt.store.users.user(uid)
         return {"userPublicId": uid, "userName": user["name"], "userTag": user["tag"], "userImage": user["image"],
                 "socketId": sid, "muted": False, "deafened": False, "speaking": False,
                 "joinedAt": int(time.time() * 1000), "isStreaming": False, "isCameraOn": False}
 
     def voice_channel_of(self, uid: str) -> str | None:
         """Return the voice channel a user is in, else None."""
-        for cid, users in self.voice.items():
+        for cid, users in self.rt.voice.items():
             if uid in users:
                 return cid
         return None
@@ -122,9 +59,9 @@ class VoiceEvents(RealtimeBase):
         """The connected sockets whose user may not view channel ``cid`` (its voice events skip them)."""
         seen: dict[str, bool] = {}
         out = []
-        for sid, uid in list(self.sessions.items()):
+        for sid, uid in list(self.rt.sessions.items()):
             if uid not in seen:
-                seen[uid] = self.store.can_view(cid, uid)
+                seen[uid] = self.rt.store.channels.can_view(cid, uid)
             if not seen[uid]:
                 out.append(sid)
         return out
@@ -137,32 +74,32 @@ class VoiceEvents(RealtimeBase):
         members who may not view the channel (as ``voice:user-left`` and ``voice:user-state``).
         """
         try:
-            chan = self.store.channel_row(cid)
+            chan = self.rt.store.channels.channel_row(cid)
         except NotFound:
             return False
         if chan["type"] != "VOICE" or chan["server_id"] is None or \
-                not self.store.has_perm(chan["server_id"], uid, "CONNECT") or not self.store.can_view(cid, uid):
+                not self.rt.store.members.has_perm(chan["server_id"], uid, "CONNECT") or not self.rt.store.channels.can_view(cid, uid):
             return False
         current = self.voice_channel_of(uid)
         if current is not None and current != cid:
             await self.voice_leave(uid)
-        users = self.voice.setdefault(cid, {})
+        users = self.rt.voice.setdefault(cid, {})
         entry = users.get(uid) or self._voice_user(uid, sid)
         entry["socketId"] = sid
         users[uid] = entry
-        url = self.voice_url
-        if self.media is not None and self.media_url is not None and url == DEFAULT_VOICE_URL:
-            url = self.media_url
-            token = self.media.token(uid, cid, name=entry["userName"])
+        url = self.rt.voice_url
+        if self.rt.media is not None and self.rt.media_url is not None and url == DEFAULT_VOICE_URL:
+            url = self.rt.media_url
+            token = self.rt.media.token(uid, cid, name=entry["userName"])
         else:
             token = secrets.token_urlsafe(32)
-        creds = {"channelPublicId": cid, "token": token, "url": url, "e2eeKey": self.voice_e2ee_key}
+        creds = {"channelPublicId": cid, "token": token, "url": url, "e2eeKey": self.rt.voice_e2ee_key}
         if sid is not None:
-            await self.sio.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, to=sid)
+            await self.rt.sio.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, to=sid)
         else:
-            await self.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, user_room(uid))
-        await self.emit(endpoints.ON_VOICE_USER_JOINED, {"channelPublicId": cid, "user": entry, "users": list(users.values())},
-                        server_room(chan["server_id"]), skip=self.hidden_from(cid))
+            await self.rt.emit(endpoints.ON_VOICE_LIVEKIT_TOKEN, creds, user_room(uid))
+        await self.rt.emit(endpoints.ON_VOICE_USER_JOINED, {"channelPublicId": cid, "user": entry, "users": list(users.values())},
+                           server_room(chan["server_id"]), skip=self.hidden_from(cid))
         return True
 
     async def voice_leave(self, uid: str) -> bool:
@@ -170,19 +107,19 @@ class VoiceEvents(RealtimeBase):
         cid = self.voice_channel_of(uid)
         if cid is None:
             return False
-        users = self.voice[cid]
+        users = self.rt.voice[cid]
         users.pop(uid, None)
-        if self.media is not None:
-            await self.media.leave(cid, uid)
+        if self.rt.media is not None:
+            await self.rt.media.leave(cid, uid)
         if not users:
-            self.voice.pop(cid, None)
+            self.rt.voice.pop(cid, None)
         try:
-            server_id = self.store.channel_row(cid)["server_id"]
+            server_id = self.rt.store.channels.channel_row(cid)["server_id"]
         except NotFound:
             return True
-        await self.emit(endpoints.ON_VOICE_USER_LEFT, {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
-                        [server_room(server_id), user_room(uid)],
-                        skip=[s for s in self.hidden_from(cid) if self.sessions.get(s) != uid])
+        await self.rt.emit(endpoints.ON_VOICE_USER_LEFT, {"channelPublicId": cid, "userPublicId": uid, "users": list(users.values())},
+                           [server_room(server_id), user_room(uid)],
+                           skip=[s for s in self.hidden_from(cid) if self.rt.sessions.get(s) != uid])
         return True
 
     async def voice_state(self, uid: str, changes: dict[str, Any]) -> bool:
@@ -202,24 +139,24 @@ class VoiceEvents(RealtimeBase):
                 clean[key] = value
         if not clean:
             return False
-        self.voice[cid][uid].update(clean)
-        server_id = self.store.channel_row(cid)["server_id"]
-        await self.emit(endpoints.ON_VOICE_USER_STATE, dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
-                        server_room(server_id), skip=self.hidden_from(cid))
+        self.rt.voice[cid][uid].update(clean)
+        server_id = self.rt.store.channels.channel_row(cid)["server_id"]
+        await self.rt.emit(endpoints.ON_VOICE_USER_STATE, dict({"channelPublicId": cid, "userPublicId": uid}, **clean),
+                           server_room(server_id), skip=self.hidden_from(cid))
         return True
 
     async def _on_voice_join(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is None or not isinstance(data, dict) or not isinstance(data.get("channelPublicId"), str):
             return
         await self.voice_join(uid, data["channelPublicId"], sid)
 
     async def _on_voice_leave(self, sid: str, *args: Any) -> None:
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is not None:
             await self.voice_leave(uid)
 
     async def _on_voice_state(self, sid: str, data: Any = None) -> None:
-        uid = self.sessions.get(sid)
+        uid = self.rt.sessions.get(sid)
         if uid is not None and isinstance(data, dict):
             await self.voice_state(uid, data)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_type_hints
 from urllib.parse import urlencode
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from service_client.endpoints import ENDPOINTS, Endpoint, Kind
 
 from .fuzzkit import (
     _WRONG,
@@ -47,89 +49,50 @@ class Route:
         return f"{self.method} {self.template}"
 
 
-ROUTES = [
-    # the service's core routes
-    Route("GET", "/auth/me"),
-    Route("GET", "/servers"),
-    Route("POST", "/servers", {"name": "str", "iconUrl": "str?"}),
-    Route("GET", "/servers/{sid}"),
-    Route("GET", "/servers/{sid}/members/{uid}"),
-    Route("GET", "/servers/{sid}/categories"),
-    Route("POST", "/servers/{sid}/channels", {"name": "str", "type": "ctype", "categoryId": "str?",
-                                              "isPrivate": "bool"}),
-    Route("GET", "/channels/{cid}"),
-    Route("GET", "/channels/dm/{uid}"),
-    Route("GET", "/chat/{cid}/search", query=("q", "limit", "before", "after")),
-    Route("PATCH", "/users/settings", {"status": "status"}),
-    Route("GET", "/servers/{sid}/stats"),
-    Route("GET", "/invites/{code}"),
-    Route("DELETE", "/invites/{code}"),
-    # the extended routes (server extras, profiles, emojis, webhooks...)
-    Route("PATCH", "/servers/{sid}", {"name": "str", "imageUrl": "str?"}),
-    Route("DELETE", "/servers/{sid}"),
-    Route("POST", "/servers/{sid}/leave"),
-    Route("POST", "/servers/{sid}/boost"),
-    Route("POST", "/servers/{sid}/read"),
-    Route("GET", "/servers/{sid}/members", query=("search",)),
-    Route("PATCH", "/servers/{sid}/members/{uid}", {"roles": "strlist", "nickname": "str?"}),
-    Route("GET", "/servers/{sid}/bans"),
-    Route("GET", "/servers/{sid}/roles"),
-    Route("POST", "/servers/{sid}/roles", {"name": "str", "color": "color", "hoist": "bool", "permissions": "perm"}),
-    Route("PATCH", "/servers/{sid}/roles/{rid}", {"name": "str", "color": "color", "hoist": "bool",
-                                                  "permissions": "perm", "position": "int?"}),
-    Route("DELETE", "/servers/{sid}/roles/{rid}"),
-    Route("POST", "/servers/{sid}/categories", {"name": "str", "isPrivate": "bool"}),
-    Route("GET", "/servers/{sid}/invites", query=("all",)),
-    Route("POST", "/servers/{sid}/invites", {"channelPublicId": "str?", "maxAge": "int?", "maxUses": "int?"}),
-    Route("PATCH", "/channels/{cid}", {"name": "str", "description": "str?"}),
-    Route("DELETE", "/channels/{cid}"),
-    Route("POST", "/channels/{cid}/messages/bulk-delete", {"messageIds": "ids100"}),
-    Route("GET", "/chat/{cid}", query=("limit", "before")),
-    Route("GET", "/chat/{cid}/pins"),
-    Route("POST", "/chat/{cid}/pin/{mid}"),
-    Route("DELETE", "/chat/{cid}/pin/{mid}"),
-    Route("GET", "/chat/{cid}/reactions/{mid}/details", query=("emoji",)),
-    Route("GET", "/users/{uid}"),
-    # vanity, notifications, audit log, emojis, webhooks, profiles
-    Route("GET", "/servers/{sid}/vanity"),
-    Route("PUT", "/servers/{sid}/notifications", {"muted": "bool", "muteUntil": "iso?", "mentionsOnly": "bool"}),
-    Route("GET", "/servers/{sid}/audit-logs", query=("limit", "action")),
-    Route("GET", "/servers/{sid}/emojis"),
-    Route("POST", "/servers/{sid}/emojis", {"name": "emojiname", "imageUrl": "str", "isAnimated": "bool"}),
-    Route("DELETE", "/servers/{sid}/emojis/{eid}"),
-    Route("GET", "/channels/{cid}/webhooks"),
-    Route("POST", "/channels/{cid}/webhooks", {"name": "str", "avatarUrl": "str?"}),
-    Route("PATCH", "/channels/{cid}/webhooks/{wid}", {"name": "str", "avatarUrl": "str?"}),
-    Route("DELETE", "/channels/{cid}/webhooks/{wid}"),
-    Route("POST", "/webhooks/{wid}/{token}", {"content": "content", "username": "str?", "avatarUrl": "str?",
-                                              "embeds": "objlist"}),
-    Route("GET", "/users/{uid}/profile"),
-    Route("GET", "/users/{uid}/mutual-servers"),
-    # extended: permission overwrites, categories, channel copies
-    Route("PATCH", "/servers/{sid}/categories/{cat}", {"name": "str", "isPrivate": "bool"}),
-    Route("DELETE", "/servers/{sid}/categories/{cat}"),
-    Route("POST", "/servers/{sid}/categories/{cat}/sync"),
-    Route("GET", "/servers/{sid}/categories/{cat}/overrides"),
-    Route("POST", "/channels/{cid}/duplicate"),
-    Route("POST", "/channels/{cid}/sync"),
-    Route("GET", "/channels/{cid}/overrides"),
-    Route("POST", "/channels/{cid}/overrides", {"targetId": "str", "type": "otype", "allow": "perm", "deny": "perm"}),
-    Route("DELETE", "/channels/{cid}/overrides/{oid}"),
-]
+#: The fixtures' short name of each path parameter of the catalog (the kind of id it takes).
+PARAMS = {"server_id": "sid", "channel_id": "cid", "user_id": "uid", "role_id": "rid", "message_id": "mid",
+          "category_id": "cat", "override_id": "oid", "emoji_id": "eid", "webhook_id": "wid", "code": "code",
+          "token": "token"}
+
+
+def _kind(hint: Any) -> Kind | None:
+    """The :class:`~service_client.endpoints.Kind` inside a body field's type hint."""
+    for meta in getattr(hint, "__metadata__", ()):
+        if isinstance(meta, Kind):
+            return meta
+    for arg in get_args(hint):
+        found = _kind(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _schema(body: type | None) -> dict[str, str] | None:
+    """The fuzz kinds of a declared body's fields, from the catalog's TypedDict."""
+    if body is None:
+        return None
+    kinds = {name: _kind(hint) for name, hint in get_type_hints(body, include_extras=True).items()}
+    missing = [name for name, kind in kinds.items() if kind is None]
+    assert not missing, f"{body.__name__}: give these fields a Kind: {missing}"
+    return {name: kind.name for name, kind in kinds.items() if kind is not None}
+
+
+def _route(ep: Endpoint) -> Route:
+    template = re.sub(r"\{(\w+)\}", lambda m: "{" + PARAMS[m.group(1)] + "}", ep.path)
+    return Route(ep.method, template, _schema(ep.body), ep.query)
+
+
+#: Every REST endpoint of the catalog, with its body's fields and its query parameters.
+ROUTES = [_route(ep) for ep in ENDPOINTS]
 PARAM_ROUTES = [r for r in ROUTES if "{" in r.template]
 BODY_ROUTES = [r for r in ROUTES if r.schema]
 QUERY_ROUTES = [r for r in ROUTES if r.query]
 
 
-def test_every_endpoint_of_the_catalog_is_fuzzed():
-    """ROUTES names its path parameters for the ids above; otherwise it is the catalog's list."""
-    from service_client.endpoints import ENDPOINTS
-
-    def shape(method: str, template: str) -> tuple[str, str]:
-        return method, re.sub(r"\{\w+\}", "{}", template)
-
-    fuzzed = [shape(r.method, r.template) for r in ROUTES]
-    assert sorted(fuzzed) == sorted(shape(ep.method, ep.path) for ep in ENDPOINTS), "add the endpoint to ROUTES"
+def test_every_kind_of_body_field_has_values_the_fuzz_sends():
+    """A body field of a kind the fuzz cannot break is a field no test refuses: give it wrong values."""
+    kinds = {kind for r in BODY_ROUTES for kind in (r.schema or {}).values()}
+    assert sorted(kinds - set(_WRONG)) == [], "add wrong values for these kinds to _WRONG"
 
 
 @dataclass

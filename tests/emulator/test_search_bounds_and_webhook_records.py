@@ -88,7 +88,7 @@ def test_a_database_file_from_before_the_webhook_mark_still_opens(tmp_path):
     conn.close()
     store = Store(path)
     try:
-        [old] = store.messages("C1")
+        [old] = store.messages.messages("C1")
         assert old["content"] == "old" and "webhookId" not in old
     finally:
         store.close()

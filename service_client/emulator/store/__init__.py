@@ -8,16 +8,25 @@ The store is **not** thread-safe: the emulator only touches it from its event-lo
 (the control class hops onto that loop). Every method is synchronous and fast; message
 search uses an FTS5 table over the *unescaped* text.
 
-Layout: ``schema.py`` (tables, constants, helpers, errors), ``base.py`` (the connection,
-ids, snapshots), then one module per family of entities, each a layer of :class:`Store`:
-``people.py`` (users, DMs, bans), ``servers.py`` (servers, roles, members, invites),
-``channels.py`` (channels, categories, overwrites), ``messages.py`` (messages, reactions,
-pins) and ``extras.py`` (emojis, webhooks, audit log, settings, vanity codes, profiles).
+Layout: ``schema.py`` (tables, constants, helpers, errors), ``database.py`` (the connection,
+ids, snapshots, deletes that follow the schema), then one repository per entity, each given
+the database and the repositories it reads: ``users.py`` (users, tokens, profiles),
+``servers.py`` (servers, notification settings, vanity codes), ``members.py`` (members, roles,
+bans, permissions), ``channels.py`` (channels, categories, overrides, DMs, who may view),
+``messages.py`` (messages, reactions, pins), ``invites.py`` and ``extras.py`` (emojis,
+webhooks, audit log). :class:`Store` only builds and holds them (``store.channels.channel(cid)``).
 """
 
 from __future__ import annotations
 
-from .extras import ExtrasStore
+from typing import Any
+
+from .channels import ChannelRepository
+from .database import Database
+from .extras import ExtrasRepository
+from .invites import InviteRepository
+from .members import MemberRepository
+from .messages import MessageRepository
 from .schema import (
     ALL_PERMISSIONS,
     CREATABLE_CHANNEL_TYPES,
@@ -35,6 +44,9 @@ from .schema import (
     iso_now,
     parse_permissions,
 )
+from .search import SearchIndex
+from .servers import ServerRepository
+from .users import UserRepository
 
 __all__ = [
     "ALL_PERMISSIONS",
@@ -56,12 +68,43 @@ __all__ = [
 ]
 
 
-class Store(ExtrasStore):
-    """sqlite3-backed state of the emulator with the builders of the records it answers.
+class Store:
+    """sqlite3-backed state of the emulator: one repository per entity, sharing one database.
 
     Not thread-safe: use it from one thread (the emulator's loop thread).
 
     Args:
         db: ``":memory:"`` (default) or a file path; a file keeps state across restarts.
+
+    Attributes:
+        db: The connection, ids and snapshots (:class:`~.database.Database`).
+        users, servers, members, channels, messages, invites, extras: The repositories.
     """
 
+    def __init__(self, db: str = ":memory:") -> None:
+        self.db = Database(db)
+        self.users = UserRepository(self.db)
+        self.servers = ServerRepository(self.db, users=self.users)
+        self.members = MemberRepository(self.db, users=self.users, servers=self.servers)
+        self.channels = ChannelRepository(self.db, users=self.users, servers=self.servers, members=self.members)
+        self.messages = MessageRepository(self.db, users=self.users, channels=self.channels)
+        self.invites = InviteRepository(self.db, users=self.users, servers=self.servers, members=self.members)
+        self.extras = ExtrasRepository(self.db, users=self.users, servers=self.servers, channels=self.channels,
+                                       messages=self.messages)
+
+    @property
+    def search_index(self) -> SearchIndex:
+        """The full-text index of message text (its own thread, started by the first search)."""
+        return self.db.search_index
+
+    def reset(self) -> None:
+        """Delete every row of every table (ids keep increasing)."""
+        self.db.reset()
+
+    def dump(self) -> dict[str, list[list[Any]]]:
+        """Every stored row, per table, sorted: see :meth:`~.database.Database.dump`."""
+        return self.db.dump()
+
+    def close(self) -> None:
+        """Close the database connection and stop the search index's thread."""
+        self.db.close()

@@ -1,4 +1,4 @@
-"""The store's connection: the sqlite3 database, ids, snapshots, and deletes that follow the schema."""
+"""The store's database: the sqlite3 connection, ids, snapshots, and the deletes that follow the schema."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from .schema import _EXTRA_SCHEMA, _SCHEMA, _TABLES
 from .search import SearchIndex
 
 
-class StoreBase:
-    """The sqlite3 connection and the id counter shared by every family of the store.
+class Database:
+    """The sqlite3 connection and the id counter shared by every repository of the store.
 
     Not thread-safe: use it from one thread (the emulator's loop thread). Message search runs
     elsewhere, in :attr:`search_index` (its own thread and connection).
@@ -43,12 +43,13 @@ class StoreBase:
         if row[0] is not None and int(row[0]) >= start:
             start = int(row[0]) + 1
         self._ids = itertools.count(start)
-        self._user_cache: dict[str, dict[str, Any]] = {}
+        #: User records by id, kept by the users repository (cleared by :meth:`reset`).
+        self.user_cache: dict[str, dict[str, Any]] = {}
         #: The full-text index of message text (its own thread, started by the first search).
         self.search_index = SearchIndex()
         # Messages are indexed lazily (before a search), so bulk posting stays cheap: every
         # message whose seq is at most this one has been handed to the index.
-        self._fts_seq = 0
+        self.fts_seq = 0
 
     def _add_missing_columns(self) -> None:
         """Add the columns a database file written by an older emulator lacks (``--db PATH``)."""
@@ -66,9 +67,9 @@ class StoreBase:
         with self.conn:
             for table in _TABLES:
                 self.conn.execute(f"DELETE FROM {table}")
-        self._user_cache.clear()
+        self.user_cache.clear()
         self.search_index.clear()
-        self._fts_seq = 0
+        self.fts_seq = 0
 
     def dump(self) -> dict[str, list[list[Any]]]:
         """Return every stored row, per table, sorted: a comparable snapshot of the whole state.
@@ -91,14 +92,17 @@ class StoreBase:
         self.search_index.close()
         self.conn.close()
 
-    def _one(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Row | None:
+    def one(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Row | None:
+        """The first row ``sql`` selects with ``args``, or None."""
         row: sqlite3.Row | None = self.conn.execute(sql, tuple(args)).fetchone()
         return row
 
-    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    def rows(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Every row ``sql`` selects with ``args``."""
         return self.conn.execute(sql, tuple(args)).fetchall()
 
-    def _delete_channel_rows(self, cid: str) -> None:
+    def delete_channel_rows(self, cid: str) -> None:
+        """Delete a channel with its messages, reactions, pins, DM link, webhooks and overrides."""
         self.conn.execute("DELETE FROM reactions WHERE message_id IN (SELECT id FROM messages WHERE channel_id=?)",
                           (cid,))
         self.conn.execute("DELETE FROM pins WHERE channel_id=?", (cid,))
@@ -109,7 +113,7 @@ class StoreBase:
         self.conn.execute("DELETE FROM webhooks WHERE channel_id=?", (cid,))
         self.conn.execute("DELETE FROM overrides WHERE scope_id=?", (cid,))
 
-    def _delete_server_extra_rows(self, sid: str) -> None:
+    def delete_server_extras(self, sid: str) -> None:
         """Delete a server's emojis, webhooks, audit log, notification settings and vanity code."""
         for table in ("emojis", "webhooks", "audit_logs", "notification_settings", "vanity_codes"):
             self.conn.execute(f"DELETE FROM {table} WHERE server_id=?", (sid,))

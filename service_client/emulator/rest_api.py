@@ -1,4 +1,10 @@
-"""REST plumbing under ``/api/v2``: the request journal, fault rules, the limiter, the route match, error answers and access checks."""
+"""The REST API under ``/api/v2``: the request journal, fault rules, the limiter, the route match and error answers.
+
+The handlers are in route groups, one per entity (``rest_users.py``, ``rest_servers.py``,
+``rest_members.py``, ``rest_channels.py``, ``rest_messages.py``, ``rest_invites.py``,
+``rest_webhooks.py``), each given the parts it uses; :class:`RestApi` builds them and serves
+each handler for its endpoint of the catalog, through the audit trail (``rest_audit.py``).
+"""
 
 from __future__ import annotations
 
@@ -13,17 +19,35 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from ..endpoints import Endpoint
+from .access import Access
 from .faults import FaultTable, RateLimiter, RequestLog, bucket_key, redact_webhook_path
 from .ops import Operations
 from .realtime import Realtime
+from .rest_audit import AuditTrail
+from .rest_channels import ChannelRoutes
+from .rest_invites import InviteRoutes
+from .rest_members import MemberRoutes
+from .rest_messages import MessageRoutes
+from .rest_servers import ServerRoutes
+from .rest_users import UserRoutes
+from .rest_webhooks import WebhookRoutes
 from .routing import Ctx, Handler, HTTPError, Router, error_response, journal_body, read_body, split_path
 from .store import BadRequest, Forbidden, NotFound, Store
 
 logger = logging.getLogger("service_client.emulator.app")
 
 
-class RestBase:
-    """What every REST route group shares: state, dispatch of one request, access checks (see :class:`~.app.RestApi`)."""
+class RestApi:
+    """The REST routes under ``/api/v2`` with faults, limiter and journal.
+
+    Not thread-safe on its own: it runs on the emulator's loop.
+
+    Args:
+        store: The emulator's repositories.
+        ops: The operations (changes with their socket events).
+        realtime: The socket.io side.
+        faults, limiter, log: The fault rules, the rate limiter and the request journal.
+    """
 
     def __init__(self, store: Store, ops: Operations, realtime: Realtime, faults: FaultTable,
                  limiter: RateLimiter, log: RequestLog) -> None:
@@ -38,11 +62,32 @@ class RestBase:
         self.served: dict[Endpoint, Handler] = {}
         #: Handlers served without ``Authorization`` (the catalog's endpoints that are not ``authorized``).
         self._public_handlers: set[Handler] = set()
+        #: The catalog's entry of each served handler (handed to the handler in :attr:`Ctx.endpoint`).
+        self._endpoints: dict[Handler, Endpoint] = {}
+        #: The membership, visibility and permission checks the route groups share.
+        self.access = Access(servers=store.servers, members=store.members, channels=store.channels,
+                             messages=store.messages, extras=store.extras, db=store.db)
+        #: Writes the audit entries of the changes in :data:`~.rest_audit.AUDITED_ROUTES`.
+        self.audit = AuditTrail(extras=store.extras, db=store.db)
+        groups = (
+            UserRoutes(users=store.users, servers=store.servers, realtime=realtime),
+            ServerRoutes(users=store.users, servers=store.servers, members=store.members, channels=store.channels,
+                         extras=store.extras, server_ops=ops.servers, member_ops=ops.members, extras_ops=ops.extras,
+                         access=self.access),
+            MemberRoutes(members=store.members, member_ops=ops.members, access=self.access),
+            ChannelRoutes(channels=store.channels, channel_ops=ops.channels, access=self.access),
+            MessageRoutes(messages=store.messages, message_ops=ops.messages, access=self.access),
+            InviteRoutes(members=store.members, invites=store.invites, invite_ops=ops.invites, access=self.access),
+            WebhookRoutes(extras=store.extras, extras_ops=ops.extras, access=self.access),
+        )
+        for group in groups:
+            for endpoint, handler in group.routes():
+                self.serve(endpoint, handler)
 
     def serve(self, endpoint: Endpoint, handler: Handler) -> None:
         """Serve ``endpoint`` of the service's catalog (its method and path) with ``handler``.
 
-        The handler is passed through :meth:`_wrap` first; it is served without
+        The handler is passed through the audit trail first; it is served without
         ``Authorization`` when the endpoint is not ``authorized``.
 
         Raises:
@@ -50,15 +95,12 @@ class RestBase:
         """
         if endpoint in self.served:
             raise ValueError(f"{endpoint.name} is already served")
-        handler = self._wrap(endpoint, handler)
+        handler = self.audit.wrap(endpoint, handler)
         self.served[endpoint] = handler
+        self._endpoints[handler] = endpoint
         self.router.add(endpoint.method, endpoint.path, handler)
         if not endpoint.authorized:
             self._public_handlers.add(handler)
-
-    def _wrap(self, endpoint: Endpoint, handler: Handler) -> Handler:
-        """The handler to serve for ``endpoint``: ``handler`` itself here; route groups add behaviour."""
-        return handler
 
     # ------------------------------------------------------------------ dispatch
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any, rel_raw: str) -> None:
@@ -135,7 +177,7 @@ class RestBase:
         if uid is None and handler not in self._public_handlers:
             return error_response(401, "Unauthorized")
         ctx = Ctx(request=request, params=params, query=parse_qs(query_string, keep_blank_values=True),
-                  raw_body=raw_body, uid=uid or "")
+                  raw_body=raw_body, uid=uid or "", endpoint=self._endpoints.get(handler))
         try:
             return await handler(ctx)
         except HTTPError as exc:
@@ -165,7 +207,7 @@ class RestBase:
         """
         auth = headers.get("authorization", "")
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-        entry["userId"] = self.store.user_by_token(token) if token else None
+        entry["userId"] = self.store.users.user_by_token(token) if token else None
         raw_body = await read_body(request, self.log.bounds.max_body_bytes)
         secrets = [token] if token else []
         webhook_tokens: list[str] = []
@@ -191,22 +233,3 @@ class RestBase:
         if fault.content_type is not None and fault.content_type != "application/json":
             return Response(b"", status_code=fault.status, headers=headers, media_type=fault.content_type)
         return error_response(fault.status, f"Injected fault {fault.status}", headers)
-
-    # ------------------------------------------------------------------ access helpers
-    def _server_access(self, sid: str, uid: str) -> None:
-        """404 unknown server, 403 not a member."""
-        self.store.server_row(sid)
-        if not self.store.is_member(sid, uid):
-            raise Forbidden("servers.errors.not_member")
-
-    def _need_perm(self, sid: str, uid: str, perm: str) -> None:
-        self._server_access(sid, uid)
-        if not self.store.has_perm(sid, uid, perm):
-            raise Forbidden("servers.errors.missing_permission")
-
-    def _channel_access(self, cid: str, uid: str) -> Any:
-        """404 unknown channel, 403 not visible. Returns the channel row."""
-        row = self.store.channel_row(cid)
-        if not self.store.can_view(cid, uid):
-            raise Forbidden("channels.errors.no_access")
-        return row
