@@ -190,11 +190,6 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
     base_url: str = _defaults.DEFAULT_BASE_URL
     #: Default socket host (a subclass may override it).
     socket_url: str = _defaults.DEFAULT_SOCKET_URL
-    #: The listener registry and the connection state a client builds. A subclass may name
-    #: subclasses of its own: the events fleet's worker takes its events from Redis Streams
-    #: instead of the socket, and sends its messages through the socket's process.
-    _emitter_class: type[EventEmitter] = EventEmitter
-    _state_class: type[ConnectionState] = ConnectionState
 
     def __init__(
         self,
@@ -269,13 +264,13 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             bucket_store=bucket_store,
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
-        self._events = self._emitter_class(self._pool, redact=self._redact, closing=self._destroyed.is_set)
+        self._events = EventEmitter(self._pool, redact=self._redact, closing=self._destroyed.is_set)
         self._scheduler = Scheduler(self._pool, self._events)
         self._custom_events: frozenset[str] = frozenset()  # names given to register_event()
         self._custom_events_lock = threading.Lock()  # guards replacing _custom_events
         self._gateway: GatewayConnection | None = None
         #: The caches, parsers and sends every model of this client holds (``model._state``).
-        self._connection = self._state_class(
+        self._connection = ConnectionState(
             self, rest=self._rest, events=self._events, pool=self._pool, site_url=self.site_url,
             max_messages=max_messages,
         )
@@ -287,6 +282,10 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         self.catch_up = None if catch_up is None else CatchUpRunner(self._connection, catch_up, self._destroyed)
         self._connection.voice_hook = self.voice._on_event
         self._source = event_source
+        if event_source is not None:
+            self._connection.no_socket = (
+                "this client is fed by an event source and holds no socket: do socket operations (presence, "
+                "typing, voice, sends over the socket) in the process that holds it, or over REST")
         #: Loaded commands by name (see :meth:`load_commands`).
         self.commands: Collection[str, Command] = Collection()
         with _CLIENTS_LOCK:

@@ -29,21 +29,34 @@ for events read from the socket. The events fleet's workers are built this way
 
 Socket operations (presence, typing, voice, ``send_message`` over the socket) raise
 :class:`~service_client.ServiceAuthError` on such a client, since it holds no socket;
-REST calls work as usual.
+REST calls work as usual. A source that carries the bot's messages too sets
+``feed.state.send_hook`` (see :class:`~service_client.state.ConnectionState`).
+
+A source that must know when an event's listeners have run, and whether one
+raised (to acknowledge it, or deliver it again), applies it with
+:meth:`EventFeed.apply` instead of :meth:`EventFeed.feed`, and runs its
+listeners itself with :meth:`EventFeed.prepare` and :meth:`EventFeed.run`, in
+a lane of the pool (:meth:`EventFeed.submit`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..events.emitter import Captured, CapturedSlot
 
 if TYPE_CHECKING:
     from ..events.workers import OrderedWorkerPool
     from ..models.user import User
     from ..state.connection import ConnectionState
 
-__all__ = ["EventFeed", "EventSource"]
+__all__ = ["EventFeed", "EventSource", "PreparedEvent"]
+
+#: An event ready to run: the function running its listeners, and its arguments (:meth:`EventFeed.run`).
+PreparedEvent = tuple[Callable[[list[tuple[Any, ...]]], None], tuple[Any, ...]]
 
 
 @runtime_checkable
@@ -113,6 +126,69 @@ class EventFeed:
             *args: Its arguments as the service sends them (usually one record, a dict).
         """
         self._state.parsers.handle(event, list(args))
+
+    def apply(self, event: str, *args: Any) -> list[Captured]:
+        """Apply one socket event's cache effect now, and return its events instead of queueing them.
+
+        As :meth:`feed`, except that the events the parsers dispatch are handed back,
+        in order, for :meth:`prepare`: ``(event, args)`` pairs, and a
+        :class:`~service_client.events.emitter.CapturedSlot` for an event whose
+        arguments need a request first (a member to refetch).
+
+        Args:
+            event: The socket event's wire name.
+            *args: Its arguments as the service sends them.
+
+        Returns:
+            The client events it dispatched (empty: none, or an unknown event).
+        """
+        state = self._state
+        return state.events.capture(lambda: state.parsers.handle(event, list(args)))
+
+    def prepare(self, captured: list[Captured], *, timeout: float) -> list[PreparedEvent]:
+        """The listeners to run for events :meth:`apply` returned: those registered now.
+
+        The ``wait_for`` waiters registered now are completed with the events. A slot
+        whose event is not known within ``timeout`` seconds (its request hangs) or was
+        cancelled is left out.
+
+        Args:
+            captured: What :meth:`apply` returned.
+            timeout: Longest wait for each slot's event, seconds.
+
+        Returns:
+            The events with listeners, in order, for :meth:`run` (which may run them again).
+        """
+        events = self._state.events
+        runs: list[PreparedEvent] = []
+        for item in captured:
+            if isinstance(item, CapturedSlot):
+                try:
+                    resolved = item.future.result(timeout)
+                except (_FutureTimeout, Exception):  # noqa: BLE001 - a request that never ended: not emitted
+                    resolved = None
+                if resolved is None:
+                    continue
+                item = resolved
+            event, args = item
+            runner = events.prepared(event, args)
+            if runner is not None:
+                runs.append((runner, args))
+        return runs
+
+    def run(self, prepared: list[PreparedEvent]) -> list[Exception]:
+        """Run the listeners of prepared events on this thread, in order; what they raised.
+
+        Each exception is also reported as any listener's is (``error`` event, log).
+
+        Returns:
+            The exceptions the listeners raised, in order (empty: none).
+        """
+        def run_all() -> None:
+            for runner, args in prepared:
+                runner([args])
+
+        return self._state.events.collect_failures(run_all)
 
     def submit(self, fn: Callable[[], None], *, key: str | None = None) -> bool:
         """Run ``fn`` on the client's worker pool, after the earlier tasks and events of ``key``.

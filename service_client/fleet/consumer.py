@@ -37,7 +37,7 @@ from ._redis import RetryWait, loads, redis_errors
 from .acks import Acknowledger
 from .routing import STATE_EVENTS, FleetKeys, rendezvous_owner
 from .scripts import ACK, ACQUIRE, DEAD_LETTER, HEARTBEAT, READ, RELEASE, RENEW
-from .state import CapturedSlot, EntryContext, FleetEmitter, apply_captured, run_in
+from .state import EntryContext, apply_captured, run_in
 
 if TYPE_CHECKING:
     from ..client.source import EventFeed
@@ -668,16 +668,16 @@ class Consumer:
                 self._applied[event_id] = None
                 while len(self._applied) > _APPLIED_MAX:
                     self._applied.popitem(last=False)
-            feed = self._feed.feed
-            return apply_captured(lambda: feed(event, *args), event_id)
+            apply = self._feed.apply
+            return apply_captured(lambda: apply(event, *args), event_id)
 
     def _apply_state(self, event: str, args: list[Any], event_id: str) -> None:
         with self._parse_lock:
             if event_id in self._applied:
                 del self._applied[event_id]  # its partition copy came first
                 return
-            feed = self._feed.feed
-            self._applied[event_id] = apply_captured(lambda: feed(event, *args), event_id)
+            apply = self._feed.apply
+            self._applied[event_id] = apply_captured(lambda: apply(event, *args), event_id)
             while len(self._applied) > _APPLIED_MAX:
                 self._applied.popitem(last=False)
 
@@ -733,7 +733,7 @@ class Consumer:
                     # first delivery): it is not run again. Entries behind it never ran: not counted.
                     self.acks.dead_letter(ctx, None)
                     return
-            runs = self._prepare(captured)
+            runs = self._feed.prepare(captured, timeout=_SLOT_WAIT_S)
             hold = worker.poison == "hold"
             dead = False
             delay = 0.05
@@ -741,7 +741,7 @@ class Consumer:
             while True:
                 ctx.replies = 0
                 ctx.failures = []
-                run_in(ctx, functools.partial(self._run_once, runs))
+                run_in(ctx, functools.partial(self._run_once, ctx, runs))
                 replies = max(replies, ctx.replies)
                 if not ctx.failures:
                     self.handled += 1
@@ -791,26 +791,5 @@ class Consumer:
         except self._errors as exc:
             log.debug("worker %s: a run's count stayed in Redis (%s)", self._name, type(exc).__name__)
 
-    def _prepare(self, captured: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
-        runs = []
-        emitter = self._feed.state.events
-        assert isinstance(emitter, FleetEmitter)
-        for item in captured:
-            if isinstance(item, CapturedSlot):
-                try:
-                    resolved = item.future.result(_SLOT_WAIT_S)
-                except Exception:  # noqa: BLE001 - a request that never ended: its event is not emitted
-                    resolved = None
-                if resolved is None:
-                    continue
-                item = resolved
-            event, args = item
-            runner = emitter.prepared(event, args)
-            if runner is not None:
-                runs.append((runner, args))
-        return runs
-
-    @staticmethod
-    def _run_once(runs: list[tuple[Any, tuple[Any, ...]]]) -> None:
-        for runner, args in runs:
-            runner([args])
+    def _run_once(self, ctx: EntryContext, runs: list[Any]) -> None:
+        ctx.failures = list[BaseException](self._feed.run(runs))

@@ -32,7 +32,7 @@ from .consumer import Consumer
 from .fetches import SharedFetches
 from .routing import FleetKeys, check_name
 from .sends import SendClient
-from .state import FleetEmitter, FleetState
+from .state import NO_SOCKET, FleetSends
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -210,9 +210,6 @@ class FleetWorker(Client):
                          max_queued_events=_defaults.DEFAULT_MAX_QUEUED_EVENTS, bucket_store=bucket_store,
                          event_source=_StreamSource(self))
 
-    _emitter_class = FleetEmitter
-    _state_class = FleetState
-
     # -- listening -------------------------------------------------------------------------
 
     def event(self, listener: _F) -> _F:
@@ -295,6 +292,7 @@ class FleetWorker(Client):
         user = feed.user
         assert user is not None  # known before a source is opened
         self._feed = feed
+        feed.state.no_socket = NO_SOCKET
         keys = self._keys = FleetKeys(self._namespace or user.id, self.group)
         errors = redis_errors()
         retry = RetryWait(self._stop_event)
@@ -329,10 +327,10 @@ class FleetWorker(Client):
         consumer, keys, feed = self._consumer, self._keys, self._feed
         assert consumer is not None and keys is not None and feed is not None  # set by _open
         state = feed.state
-        assert isinstance(state, FleetState)
         sender = self._sender = SendClient(self._redis, keys, self.instance.replace("/", "-"), self._stop_event)
-        state.sender = sender
-        state.fetches = SharedFetches(self._redis, keys, self._stop_event)
+        sends = FleetSends(sender, SharedFetches(self._redis, keys, self._stop_event))
+        state.send_hook = sends.send  # send_message and reply go to the socket's process
+        state.fetch_hook = sends.fetch
         sender.start()
         consumer.start()
         user = feed.user
