@@ -59,6 +59,11 @@ __all__ = ["EventFeed", "EventSource", "PreparedEvent"]
 PreparedEvent = tuple[Callable[[list[tuple[Any, ...]]], None], tuple[Any, ...]]
 
 
+def _run_all(prepared: list[PreparedEvent]) -> None:
+    for runner, args in prepared:
+        runner([args])
+
+
 @runtime_checkable
 class EventSource(Protocol):
     """Where a client built with ``event_source=`` gets the service's events instead of its socket.
@@ -143,7 +148,7 @@ class EventFeed:
             The client events it dispatched (empty: none, or an unknown event).
         """
         state = self._state
-        return state.events.capture(lambda: state.parsers.handle(event, list(args)))
+        return state.events.capture(state.parsers.handle, event, list(args))
 
     def prepare(self, captured: list[Captured], *, timeout: float) -> list[PreparedEvent]:
         """The listeners to run for events :meth:`apply` returned: those registered now.
@@ -184,11 +189,7 @@ class EventFeed:
         Returns:
             The exceptions the listeners raised, in order (empty: none).
         """
-        def run_all() -> None:
-            for runner, args in prepared:
-                runner([args])
-
-        return self._state.events.collect_failures(run_all)
+        return self._state.events.collect_failures(_run_all, prepared)
 
     def submit(self, fn: Callable[[], None], *, key: str | None = None) -> bool:
         """Run ``fn`` on the client's worker pool, after the earlier tasks and events of ``key``.

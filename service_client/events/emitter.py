@@ -415,14 +415,15 @@ class EventEmitter:
 
     # -- running events elsewhere (an event source that runs listeners itself) -------------
 
-    def capture(self, fn: Callable[[], None]) -> list[Captured]:
-        """Run ``fn`` and return the events emitted (or reserved) on this thread meanwhile, in order.
+    def capture(self, fn: Callable[..., None], *args: Any) -> list[Captured]:
+        """Run ``fn(*args)`` and return the events emitted (or reserved) on this thread meanwhile, in order.
 
         They are not queued: the caller runs their listeners later, where it wants
         (:meth:`prepared`). Events other threads emit meanwhile are queued as usual.
 
         Args:
             fn: What emits the events (the parsers applying one socket event).
+            *args: Its arguments.
 
         Returns:
             ``(event, args)`` pairs, and a :class:`CapturedSlot` for each reserved place.
@@ -434,7 +435,7 @@ class EventEmitter:
         previous = _capturing.events
         _capturing.events = captured
         try:
-            fn()
+            fn(*args)
         finally:
             _capturing.events = previous
         return captured
@@ -446,8 +447,8 @@ class EventEmitter:
         return self._prepare(event, args)
 
     @staticmethod
-    def collect_failures(fn: Callable[[], None]) -> list[Exception]:
-        """Run ``fn`` and return what the listeners it runs on this thread raised.
+    def collect_failures(fn: Callable[..., None], *args: Any) -> list[Exception]:
+        """Run ``fn(*args)`` and return what the listeners it runs on this thread raised.
 
         Each exception is still reported as usual (see the class).
 
@@ -458,7 +459,7 @@ class EventEmitter:
         previous = _capturing.failures
         _capturing.failures = failures
         try:
-            fn()
+            fn(*args)
         finally:
             _capturing.failures = previous
         return failures

@@ -668,16 +668,14 @@ class Consumer:
                 self._applied[event_id] = None
                 while len(self._applied) > _APPLIED_MAX:
                     self._applied.popitem(last=False)
-            apply = self._feed.apply
-            return apply_captured(lambda: apply(event, *args), event_id)
+            return apply_captured(self._feed.apply, event, args, event_id)
 
     def _apply_state(self, event: str, args: list[Any], event_id: str) -> None:
         with self._parse_lock:
             if event_id in self._applied:
                 del self._applied[event_id]  # its partition copy came first
                 return
-            apply = self._feed.apply
-            self._applied[event_id] = apply_captured(lambda: apply(event, *args), event_id)
+            self._applied[event_id] = apply_captured(self._feed.apply, event, args, event_id)
             while len(self._applied) > _APPLIED_MAX:
                 self._applied.popitem(last=False)
 

@@ -88,12 +88,12 @@ class EntryContext:
         self.redelivered = False
 
 
-def apply_captured(apply: Callable[[], list[Any]], event_id: str = "") -> list[Any]:
-    """Run ``apply`` (the feed applying one entry, event ``event_id``: the requests it makes are
-    shared) and return what it returns."""
+def apply_captured(apply: Callable[..., list[Any]], event: str, args: list[Any], event_id: str = "") -> list[Any]:
+    """``apply(event, *args)`` (the feed applying one entry, event ``event_id``: the requests it
+    makes are shared), and what it returns."""
     _local.event_id = event_id
     try:
-        return apply()
+        return apply(event, *args)
     finally:
         _local.event_id = ""
 

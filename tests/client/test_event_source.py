@@ -140,3 +140,36 @@ def test_event_source_must_be_a_source() -> None:
     with pytest.raises(TypeError, match="event_source must have open"):
         Client(base_url="http://127.0.0.1:9/api/v2", socket_url="http://127.0.0.1:9",
                event_source=object())  # type: ignore[arg-type]
+
+
+def test_a_source_can_run_the_listeners_itself_and_learn_their_failures(world: World, make_client: Any) -> None:
+    # What an at-least-once source needs: apply now, run the listeners later where it wants,
+    # know when they have returned and whether one raised (then it delivers the event again).
+    source = Recorded([])
+    client = make_client(event_source=source)
+    client.login(world.bot_token, timeout=15)
+    feed = source.feed
+    assert feed is not None
+    ran: list[tuple[str, str]] = []
+
+    @client.on("message_create")
+    def on_message(message: Any) -> None:
+        ran.append((threading.current_thread().name, message.content))
+        if message.content == "boom":
+            raise RuntimeError("listener failed")
+
+    record = _message(world, "A1", "fine")
+    record["author"] = {"publicId": "U-recorded", "name": "someone", "tag": "0002", "isBot": False}
+    assert "U-recorded" not in client.users.cache
+    captured = feed.apply("message:new", record)
+    assert ran == [] and len(captured) == 1  # applied but not queued
+    assert "U-recorded" in client.users.cache  # the cache effect: its author is known now
+    prepared = feed.prepare(captured, timeout=1)
+    assert feed.run(prepared) == []
+    assert ran == [(threading.current_thread().name, "fine")]  # on the calling thread
+    failed = feed.run(feed.prepare(feed.apply("message:new", _message(world, "A2", "boom")), timeout=1))
+    assert [str(exc) for exc in failed] == ["listener failed"]
+    assert feed.apply("no:such-event") == []
+    assert not feed.on_worker_thread()
+    with pytest.raises(ServiceAuthError, match="fed by an event source and holds no socket"):
+        client.set_status("idle")
