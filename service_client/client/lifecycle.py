@@ -534,7 +534,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
     def _source_login_steps(self, source: EventSource, deadline: float | None) -> None:
         """login() with an event source: no socket; the source is opened, then started."""
         self._fetch_me()
-        source.open(EventFeed(self._connection, self._pool), deadline)
+        source.open(EventFeed(self._connection, self._pool, self._redact), deadline)
         self.guilds.fetch_all()
         with self._lifecycle_lock:
             if self._lifecycle is not ClientState.CONNECTING:

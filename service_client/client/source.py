@@ -99,12 +99,19 @@ class EventFeed:
     are applied in the order they are fed, as the socket reader applies them).
     """
 
-    __slots__ = ("_pool", "_state")
+    __slots__ = ("_pool", "_redact", "_state")
 
-    def __init__(self, state: ConnectionState, pool: OrderedWorkerPool) -> None:
+    def __init__(self, state: ConnectionState, pool: OrderedWorkerPool,
+                 redact: Callable[[str], str] | None = None) -> None:
         """Built by the client (a source never builds one)."""
         self._state = state
         self._pool = pool
+        self._redact = redact
+
+    def redact(self, text: str) -> str:
+        """``text`` with the bot token (as is, or escaped as a server may quote it) replaced by
+        ``[REDACTED]``: for what a source writes elsewhere (a traceback in a dead-letter store)."""
+        return text if self._redact is None else self._redact(text)
 
     @property
     def state(self) -> ConnectionState:

@@ -173,3 +173,13 @@ def test_a_source_can_run_the_listeners_itself_and_learn_their_failures(world: W
     assert not feed.on_worker_thread()
     with pytest.raises(ServiceAuthError, match="fed by an event source and holds no socket"):
         client.set_status("idle")
+
+
+def test_the_feed_masks_the_bot_token_in_what_a_source_writes_elsewhere(world: World, make_client: Any) -> None:
+    source = Recorded([])
+    client = make_client(event_source=source)
+    client.login(world.bot_token, timeout=15)
+    assert source.feed is not None
+    masked = source.feed.redact(f"Traceback ... token {world.bot_token} ...")
+    ok = world.bot_token not in masked and "token [REDACTED] ..." in masked
+    assert ok, "the feed left the token in the text"  # never printed: a failure must not show it
