@@ -196,3 +196,40 @@ def test_a_send_commands_time_budget_is_capped_at_a_sends_bound() -> None:
     future = f"{now_ms + 10**9}-0".encode()  # an id far ahead of Redis's clock
     assert runner._deadline(future, {"b": 5000}) - time.monotonic() <= 5.01
     assert runner._deadline(f"{now_ms}-0".encode(), {"b": -1}) <= time.monotonic()
+
+
+def test_the_fleet_worker_reads_no_private_attribute_of_the_client() -> None:
+    # The worker is built on the client's event-source seam (Client(event_source=...)), never on
+    # its insides: an attribute _x the client assigns is not read by the worker's modules.
+    import ast
+    from pathlib import Path
+
+    package = Path(endpoints.__file__).parent
+
+    def assigned(path: Path) -> set[str]:
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_"):
+                names.add(node.attr)
+            elif isinstance(node, (ast.FunctionDef, ast.AnnAssign)) and isinstance(
+                    getattr(node, "name", None) or getattr(getattr(node, "target", None), "id", None), str):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.target.id  # type: ignore[union-attr]
+                if name.startswith("_") and not name.startswith("__"):
+                    names.add(name)
+        return names
+
+    client_private = set().union(*(assigned(p) for p in (package / "client").glob("*.py")))
+    assert {"_rest", "_pool", "_connection", "_lifecycle", "_shutdown"} <= client_private
+    worker_own = assigned(package / "fleet" / "worker.py")  # FleetWorker's own (a name may be both)
+    read: list[str] = []
+    for name in ("worker.py", "consumer.py", "acks.py", "state.py"):
+        path = package / "fleet" / name
+        own = assigned(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr in client_private and node.attr not in own
+                    and isinstance(node.value, ast.Name) and node.value.id in ("self", "worker", "client")):
+                read.append(f"{name}:{node.lineno} {node.value.id}.{node.attr}")
+            if (isinstance(node, ast.Attribute) and node.attr in client_private - worker_own
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "_worker"):
+                read.append(f"{name}:{node.lineno} _worker.{node.attr}")
+    assert read == [], f"the fleet worker reads the client's private attributes: {read}"
