@@ -55,6 +55,8 @@ __all__ = [
     "SOCKET_EVENTS",
     "Direction",
     "Endpoint",
+    "FleetKey",
+    "FleetRoute",
     "SocketEvent",
 ]
 
@@ -151,6 +153,67 @@ class Endpoint:
         return f"<Endpoint {self.name} {self.method} {self.path}>"
 
 
+#: Where the events fleet finds a socket event's ordering key (its partition) in its payload:
+#: ``"channel"`` (``channelPublicId``, or the bare channel id; else its server, else its own id),
+#: ``"message"`` (a message's channel, from the payload or from the ``message:new`` that announced
+#: it; else its server, else the message id), ``"server"`` (``serverPublicId``, else ``publicId``)
+#: or ``"user"`` (``userPublicId``, else ``publicId``).
+FleetKey = Literal["channel", "message", "server", "user"]
+_FLEET_KEYS = frozenset({"channel", "message", "server", "user"})
+
+
+class FleetRoute:
+    """How the events fleet routes one socket event the service sends. Immutable.
+
+    The socket's process (``EventPublisher``) publishes each event to the
+    partition of its ordering key; the workers run one key's events in order.
+
+    Attributes:
+        key: Where its ordering key is (see :data:`FleetKey`); None when it is not published.
+        state: It changes what every worker caches (servers, channels, roles, members, users,
+            presence): published to its partition and to the shared-state stream too.
+        droppable: Dropped first when the publisher's buffer is full (typing, presence...).
+        excluded: None when published; else why it never leaves the socket's process.
+    """
+
+    __slots__ = ("droppable", "excluded", "key", "state")
+
+    key: FleetKey | None
+    state: bool
+    droppable: bool
+    excluded: str | None
+
+    def __init__(self, key: FleetKey | None, *, state: bool = False, droppable: bool = False,
+                 excluded: str | None = None) -> None:
+        """Declare a routing: a ``key``, or ``excluded`` with its reason (exactly one of them).
+
+        Raises:
+            ValueError: ``key`` is not a :data:`FleetKey`; or both or neither of ``key`` and
+                ``excluded`` are given; or an excluded event is marked ``state`` or ``droppable``.
+        """
+        if (key is None) == (excluded is None):
+            raise ValueError("a FleetRoute has either a key or an excluded reason")
+        if key is not None and key not in _FLEET_KEYS:
+            raise ValueError(f"key must be one of {sorted(_FLEET_KEYS)}, got {key!r}")
+        if excluded is not None and (not excluded.strip() or state or droppable):
+            raise ValueError("an excluded event has a reason and is neither state nor droppable")
+        for name, value in (("key", key), ("state", state), ("droppable", droppable), ("excluded", excluded)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def published(self) -> bool:
+        """True when the socket's process publishes the event to the workers."""
+        return self.excluded is None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("FleetRoute is immutable")
+
+    def __repr__(self) -> str:
+        if self.excluded is not None:
+            return f"<FleetRoute excluded: {self.excluded}>"
+        return f"<FleetRoute key={self.key} state={self.state} droppable={self.droppable}>"
+
+
 class SocketEvent:
     """One socket event of the service, in one direction. Immutable.
 
@@ -162,9 +225,11 @@ class SocketEvent:
         description: What it means, one line.
         ack: True when the service acknowledges it (an emit that waits for
             ``{}`` or ``{"error": key}``).
+        fleet: For an event the service sends, how the events fleet routes it (a
+            :class:`FleetRoute`); None for an event the client emits.
     """
 
-    __slots__ = ("ack", "description", "direction", "event", "name", "record")
+    __slots__ = ("ack", "description", "direction", "event", "fleet", "name", "record")
 
     name: str
     event: str
@@ -172,11 +237,13 @@ class SocketEvent:
     record: str
     description: str
     ack: bool
+    fleet: FleetRoute | None
 
-    def __init__(self, event: str, direction: Direction, record: str, description: str, *, ack: bool = False) -> None:
+    def __init__(self, event: str, direction: Direction, record: str, description: str, *, ack: bool = False,
+                 fleet: FleetRoute | None = None) -> None:
         """Declare an event; its :attr:`name` is set when the module has loaded."""
         values = {"name": "", "event": event, "direction": direction, "record": record,
-                  "description": description, "ack": ack}
+                  "description": description, "ack": ack, "fleet": fleet}
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -196,9 +263,9 @@ def _emit(event: str, record: str, description: str, *, ack: bool = False) -> st
     return event
 
 
-def _on(event: str, record: str, description: str) -> str:
-    """Declare an event the service sends; returns its wire name."""
-    _SOCKET_EVENTS.append(SocketEvent(event, SERVICE_TO_CLIENT, record, description))
+def _on(event: str, record: str, description: str, fleet: FleetRoute | None = None) -> str:
+    """Declare an event the service sends, with its fleet routing; returns its wire name."""
+    _SOCKET_EVENTS.append(SocketEvent(event, SERVICE_TO_CLIENT, record, description, fleet=fleet))
     return event
 
 
@@ -376,6 +443,13 @@ class ExecuteWebhookBody(TypedDict):
     username: NotRequired[NullableText]
     avatarUrl: NotRequired[NullableText]
     embeds: NotRequired[Embeds]
+
+#: Fleet routings: ordered by the channel, a message's channel, the server or the user.
+_BY_CHANNEL = FleetRoute("channel")
+_BY_MESSAGE = FleetRoute("message")
+_BY_SERVER = FleetRoute("server")
+_SERVER_STATE = FleetRoute("server", state=True)
+_TYPING = FleetRoute("channel", droppable=True)
 
 
 _P = Permissions
@@ -630,66 +704,101 @@ EMIT_VOICE_STATE: Final = _emit(
 # -- socket: the service sends ---------------------------------------------------------------------
 
 ON_MESSAGE_NEW: Final = _on("message:new", "Message, with ``nonce`` when it answers a ``message:send``",
-                            "A message was posted.")
-ON_MESSAGE_UPDATED: Final = _on("message:updated", "the full Message with ``editedAt``", "A message was edited.")
+                            "A message was posted.",
+    fleet=_BY_CHANNEL)
+ON_MESSAGE_UPDATED: Final = _on("message:updated", "the full Message with ``editedAt``", "A message was edited.",
+    fleet=_BY_MESSAGE)
 ON_MESSAGE_DELETED: Final = _on(
-    "message:deleted", "``{publicId, messagePublicId, channelPublicId, serverPublicId}``", "A message was deleted.")
+    "message:deleted", "``{publicId, messagePublicId, channelPublicId, serverPublicId}``", "A message was deleted.",
+    fleet=_BY_MESSAGE)
 ON_MESSAGE_REACTION: Final = _on(
     "message:reaction", "``{messagePublicId, reactions: [{publicId, emoji, userPublicId, userName, "
-    "messagePublicId}]}``: the full current list", "A message's reactions changed.")
+    "messagePublicId}]}``: the full current list", "A message's reactions changed.",
+    fleet=_BY_MESSAGE)
 ON_MESSAGE_REACTION_CLEAR: Final = _on("message:reaction_clear", "``{messagePublicId}``",
-                                       "Every reaction of a message was cleared.")
+                                       "Every reaction of a message was cleared.",
+    fleet=_BY_MESSAGE)
 ON_MESSAGE_PINNED: Final = _on("message:pinned", "``{messagePublicId, channelPublicId, pinned}``",
-                               "A message was pinned or unpinned.")
-ON_SERVER_JOINED: Final = _on("server:joined", "bare Server", "The bot joined a server.")
+                               "A message was pinned or unpinned.",
+    fleet=_BY_MESSAGE)
+ON_SERVER_JOINED: Final = _on("server:joined", "bare Server", "The bot joined a server.",
+    fleet=_SERVER_STATE)
 ON_SERVER_UPDATED: Final = _on("server:updated", "``{serverPublicId, name?, imageUrl?}`` (null clears)",
-                               "A server was renamed or its icon changed.")
-ON_SERVER_DELETED: Final = _on("server:deleted", "``{serverPublicId}``", "A server was deleted.")
-ON_SERVER_YOU_REMOVED: Final = _on("server:you_removed", "``{serverPublicId}``", "The bot was kicked or banned.")
-ON_SERVER_YOU_LEFT: Final = _on("server:you_left", "``{serverPublicId}``", "The bot left a server.")
+                               "A server was renamed or its icon changed.",
+    fleet=_SERVER_STATE)
+ON_SERVER_DELETED: Final = _on("server:deleted", "``{serverPublicId}``", "A server was deleted.",
+    fleet=_SERVER_STATE)
+ON_SERVER_YOU_REMOVED: Final = _on("server:you_removed", "``{serverPublicId}``", "The bot was kicked or banned.",
+    fleet=_SERVER_STATE)
+ON_SERVER_YOU_LEFT: Final = _on("server:you_left", "``{serverPublicId}``", "The bot left a server.",
+    fleet=_SERVER_STATE)
 ON_SERVER_MEMBER_ADD: Final = _on("server:member_add", "``{serverPublicId, member}`` (nested or flat)",
-                                  "A member joined.")
+                                  "A member joined.",
+    fleet=_SERVER_STATE)
 ON_SERVER_MEMBER_REMOVE: Final = _on("server:member_remove", "``{serverPublicId, memberPublicId}`` (a user id)",
-                                     "A member left.")
+                                     "A member left.",
+    fleet=_SERVER_STATE)
 ON_SERVER_MEMBER_REMOVED: Final = _on(
     "server:member_removed", "``{serverPublicId, memberPublicId, reason: kicked|banned}``",
-    "A member was kicked or banned.")
+    "A member was kicked or banned.",
+    fleet=_SERVER_STATE)
 ON_SERVER_MEMBER_UPDATE: Final = _on("server:member_update", "``{serverPublicId, memberPublicId}``: ids only",
-                                     "A member's roles or nickname changed.")
-ON_SERVER_BAN_REVOKED: Final = _on("server:ban_revoked", "``{serverPublicId, userPublicId}``", "A ban was lifted.")
+                                     "A member's roles or nickname changed.",
+    fleet=_SERVER_STATE)
+ON_SERVER_BAN_REVOKED: Final = _on("server:ban_revoked", "``{serverPublicId, userPublicId}``", "A ban was lifted.",
+    fleet=_BY_SERVER)
 ON_SERVER_CHANNELS_UPDATED: Final = _on("server:channels_updated", "``{serverPublicId}``",
-                                        "A server's channels changed.")
+                                        "A server's channels changed.",
+    fleet=_SERVER_STATE)
 ON_SERVER_CATEGORIES_UPDATED: Final = _on("server:categories_updated", "``{serverPublicId}``",
-                                          "A server's categories changed.")
-ON_SERVER_ROLE_CREATE: Final = _on("server:role_create", "``{serverPublicId, role: Role}``", "A role was created.")
-ON_SERVER_ROLE_UPDATE: Final = _on("server:role_update", "``{serverPublicId, role: Role}``", "A role changed.")
-ON_SERVER_ROLE_DELETE: Final = _on("server:role_delete", "``{serverPublicId, rolePublicId}``", "A role was deleted.")
+                                          "A server's categories changed.",
+    fleet=_SERVER_STATE)
+ON_SERVER_ROLE_CREATE: Final = _on("server:role_create", "``{serverPublicId, role: Role}``", "A role was created.",
+    fleet=_SERVER_STATE)
+ON_SERVER_ROLE_UPDATE: Final = _on("server:role_update", "``{serverPublicId, role: Role}``", "A role changed.",
+    fleet=_SERVER_STATE)
+ON_SERVER_ROLE_DELETE: Final = _on("server:role_delete", "``{serverPublicId, rolePublicId}``", "A role was deleted.",
+    fleet=_SERVER_STATE)
 ON_SERVER_ROLES_ORDER_UPDATE: Final = _on(
-    "server:roles_order_update", "``{serverPublicId, roles: [{publicId, position}]}``", "Roles were reordered.")
-ON_USER_UPDATE: Final = _on("user:update", "``{userPublicId, name?, tag?, image?}``", "A user changed.")
-ON_PRESENCE_UPDATE: Final = _on("presence:update", "``{userPublicId, status}``", "A user's status changed.")
+    "server:roles_order_update", "``{serverPublicId, roles: [{publicId, position}]}``", "Roles were reordered.",
+    fleet=_SERVER_STATE)
+ON_USER_UPDATE: Final = _on("user:update", "``{userPublicId, name?, tag?, image?}``", "A user changed.",
+    fleet=FleetRoute("user", state=True))
+ON_PRESENCE_UPDATE: Final = _on("presence:update", "``{userPublicId, status}``", "A user's status changed.",
+    fleet=FleetRoute("user", state=True, droppable=True))
 ON_TYPING_START: Final = _on("typing:start", "``{channelPublicId, userPublicId, userName}``",
-                             "A user started typing.")
+                             "A user started typing.",
+    fleet=_TYPING)
 ON_TYPING_STOP: Final = _on("typing:stop", "``{channelPublicId, userPublicId, userName}``",
-                            "A user stopped typing.")
+                            "A user stopped typing.",
+    fleet=_TYPING)
 ON_ACTIVITY_UPDATE: Final = _on("activity:update", "``{userPublicId, activity: {type, name, details?, "
-                                "startedAt} | null}``", "A user's activity changed.")
-ON_DM_NEW: Final = _on("dm:new", "the DM record from the recipient's side", "A user opened a DM with the bot.")
+                                "startedAt} | null}``", "A user's activity changed.",
+    fleet=FleetRoute("user", droppable=True))
+ON_DM_NEW: Final = _on("dm:new", "the DM record from the recipient's side", "A user opened a DM with the bot.",
+    fleet=_BY_CHANNEL)
 ON_VOICE_STATE_UPDATE: Final = _on("voice:state-update", "``{channelPublicId, users: [VoiceUser], startedAt?}``",
-                                   "A voice channel's occupants (a snapshot).")
+                                   "A voice channel's occupants (a snapshot).",
+    fleet=_BY_CHANNEL)
 ON_VOICE_USER_JOINED: Final = _on("voice:user-joined", "``{channelPublicId, user, users}``",
-                                  "A user joined a voice channel.")
+                                  "A user joined a voice channel.",
+    fleet=_BY_CHANNEL)
 ON_VOICE_USER_LEFT: Final = _on("voice:user-left", "``{channelPublicId, userPublicId, users}``",
-                                "A user left a voice channel.")
+                                "A user left a voice channel.",
+    fleet=_BY_CHANNEL)
 ON_VOICE_USER_STATE: Final = _on("voice:user-state", "``{channelPublicId, userPublicId, ...voice:state fields}``",
-                                 "A user's voice state changed.")
+                                 "A user's voice state changed.",
+    fleet=_BY_CHANNEL)
 ON_VOICE_INCOMING_CALL: Final = _on(
     "voice:incoming-call", "``{channelPublicId, fromUser: {userPublicId, userName, userImage}}``",
-    "A user calls the bot.")
-ON_VOICE_CALL_CANCELLED: Final = _on("voice:call-cancelled", "``{channelPublicId}``", "A call was cancelled.")
+    "A user calls the bot.",
+    fleet=_BY_CHANNEL)
+ON_VOICE_CALL_CANCELLED: Final = _on("voice:call-cancelled", "``{channelPublicId}``", "A call was cancelled.",
+    fleet=_BY_CHANNEL)
 ON_VOICE_LIVEKIT_TOKEN: Final = _on(
     "voice:livekit-token", "``{channelPublicId, token, url, e2eeKey}``, to the joiner only",
-    "The media server's credentials: completes a ``voice:join``.")
+    "The media server's credentials: completes a ``voice:join``.",
+    fleet=FleetRoute(None, excluded="the socket process's own voice credentials: they complete its voice:join"))
 
 
 def _name_everything() -> tuple[tuple[Endpoint, ...], tuple[SocketEvent, ...]]:

@@ -10,7 +10,9 @@
   extensions part of the client's :class:`~service_client.CommandDispatcher`;
 - :mod:`.urls`: the URL checks and host warnings of the constructor;
 - :mod:`.voice`: ``client.voice``, the bot's voice connection;
-- :mod:`.catchup`: :class:`CatchUp`, reading back the messages missed during a gap.
+- :mod:`.catchup`: :class:`CatchUp`, reading back the messages missed during a gap;
+- :mod:`.source`: :class:`EventSource` and :class:`EventFeed`, the seam through which a client
+  is fed the service's events by something other than its socket (``Client(event_source=...)``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from .._defaults import MISSING
 from .catchup import CatchUp
 from .lifecycle import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, Client, ClientState, _live_clients
+from .source import EventFeed, EventSource
 
 __all__ = ["MISSING", "RECONCILE_MAX_RETRIES", "RECONCILE_TIMEOUT_MS", "CatchUp", "Client", "ClientState",
-           "_live_clients"]
+           "EventFeed", "EventSource", "_live_clients"]

@@ -80,6 +80,7 @@ from .extensions import ClientExtensions
 from .listeners import ClientEvents
 from .operations import ClientOperations
 from .scheduling import ClientScheduling
+from .source import EventFeed, EventSource
 from .urls import check_hosts, check_pair, validate_url, warn_always
 from .voice import VoiceManager
 
@@ -191,6 +192,14 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             to listeners as ``message_create`` with ``message.replayed`` True
             (see :class:`~service_client.CatchUp`: its budget, what it
             replays). None (default): nothing missed offline is replayed.
+        event_source: Where the service's events come from instead of the socket
+            (an :class:`~service_client.client.source.EventSource`: the events
+            fleet's streams, recorded frames in a test). ``login`` then opens no
+            socket: it reads the bot's user over REST, hands the source an
+            :class:`~service_client.client.source.EventFeed`, fills the server
+            cache and starts the source; ``destroy`` closes it. Caches,
+            listeners, ``wait_for`` and commands work as usual; socket operations
+            raise :class:`ServiceAuthError`. None (default): the socket.
 
     Raises:
         TypeError: An argument has the wrong type (``retry`` not a
@@ -213,11 +222,6 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
     base_url: str = _defaults.DEFAULT_BASE_URL
     #: Default socket host (a subclass may override it).
     socket_url: str = _defaults.DEFAULT_SOCKET_URL
-    #: The listener registry and the connection state a client builds. A subclass may name
-    #: subclasses of its own: the events fleet's worker takes its events from Redis Streams
-    #: instead of the socket, and sends its messages through the socket's process.
-    _emitter_class: type[EventEmitter] = EventEmitter
-    _state_class: type[ConnectionState] = ConnectionState
 
     def __init__(
         self,
@@ -236,9 +240,13 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         catch_up: CatchUp | None = None,
         retry: RetryPolicy | None = None,
         transport: Transport | None = None,
+        event_source: EventSource | None = None,
     ) -> None:
         if catch_up is not None and not isinstance(catch_up, CatchUp):
             raise TypeError(f"catch_up must be a CatchUp or None, got {type(catch_up).__name__}")
+        if event_source is not None and not isinstance(event_source, EventSource):
+            raise TypeError("event_source must have open(feed, deadline), start() and close() methods, got "
+                            f"{type(event_source).__name__}")
         base = validate_url("base_url", base_url if base_url is not None else type(self).base_url)
         sock = validate_url("socket_url", socket_url if socket_url is not None else type(self).socket_url)
         if site_url is None:
@@ -292,13 +300,13 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             transport=transport,
         )
         self._pool = OrderedWorkerPool(workers, max_queued_events=max_queued_events)
-        self._events = self._emitter_class(self._pool, redact=self._redact, closing=self._destroyed.is_set)
+        self._events = EventEmitter(self._pool, redact=self._redact, closing=self._destroyed.is_set)
         self._scheduler = Scheduler(self._pool, self._events)
         self._custom_events: frozenset[str] = frozenset()  # names given to register_event()
         self._custom_events_lock = threading.Lock()  # guards replacing _custom_events
         self._gateway: GatewayConnection | None = None
         #: The caches, parsers and sends every model of this client holds (``model._state``).
-        self._connection = self._state_class(
+        self._connection = ConnectionState(
             self, rest=self._rest, events=self._events, pool=self._pool, site_url=self.site_url,
             max_messages=max_messages,
         )
@@ -309,6 +317,11 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         #: The catch-up after a reconnect (None without ``catch_up``).
         self.catch_up = None if catch_up is None else CatchUpRunner(self._connection, catch_up, self._destroyed)
         self._connection.voice_hook = self.voice._on_event
+        self._source = event_source
+        if event_source is not None:
+            self._connection.no_socket = (
+                "this client is fed by an event source and holds no socket: do socket operations (presence, "
+                "typing, voice, sends over the socket) in the process that holds it, or over REST")
         #: Loaded commands by name (see :meth:`load_commands`).
         self.commands: Collection[str, Command] = Collection()
         with _CLIENTS_LOCK:
@@ -374,6 +387,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
     @property
     def is_connected(self) -> bool:
         """True while the socket's namespace is connected (not merely opened)."""
+        if self._source is not None:  # fed by its event source: connected while ready
+            return self._lifecycle is ClientState.READY
         gateway = self._gateway
         return gateway is not None and gateway.connected
 
@@ -432,7 +447,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         # From here on the token lives only in Secret objects: no frame of a traceback this
         # call raises (which tools may record with its local variables) holds it.
         del token
-        self._warn_if_token_in_use(secret)  # before any change: a warning made an error leaves it new
+        if self._source is None:  # a socket's client gets every event: two of them run listeners twice
+            self._warn_if_token_in_use(secret)  # before any change: a warning made an error leaves it new
         with self._lifecycle_lock:
             if self._lifecycle is ClientState.DESTROYED:
                 raise ServiceError("this client was destroyed; create a new Client to log in again")
@@ -445,7 +461,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             self._lifecycle = ClientState.CONNECTING
             self._token = secret
             self._redaction = Secret(secret.get())
-            self._logged_in_here = True
+            self._logged_in_here = self._source is None
         del secret
         if timeout is None:
             try:
@@ -526,6 +542,9 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         return True
 
     def _login_steps(self, deadline: float | None) -> None:
+        if self._source is not None:
+            self._source_login_steps(self._source, deadline)
+            return
         from ..gateway.connection import GatewayConnection  # websocket-client loads here
 
         gateway = GatewayConnection(
@@ -549,9 +568,29 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         if deadline is not None:
             connect_timeout = max(0.01, min(connect_timeout, deadline - time.monotonic()))
         gateway.connect(timeout=connect_timeout)
+        self._fetch_me()
+        self.guilds.fetch_all()
+        self._become_ready()
+
+    def _source_login_steps(self, source: EventSource, deadline: float | None) -> None:
+        """login() with an event source: no socket; the source is opened, then started."""
+        self._fetch_me()
+        source.open(EventFeed(self._connection, self._pool, self._redact), deadline)
+        self.guilds.fetch_all()
+        with self._lifecycle_lock:
+            if self._lifecycle is not ClientState.CONNECTING:
+                raise ServiceError("login() was interrupted by destroy()")
+        source.start()
+        self._become_ready()
+
+    def _fetch_me(self) -> None:
+        """``GET /auth/me``: the bot's own user, cached and set as :attr:`user`."""
         try:
             me = self._rest.request(Route(endpoints.GET_ME))
         except ServiceAPIError as exc:
+            if exc.status == 401 and self._source is not None:  # (a socket refuses a bad token before this)
+                raise ServiceAuthError(f"the service refused the bot token ({exc.status} at "
+                                       f"{endpoints.GET_ME.method} {endpoints.GET_ME.path})") from exc
             if exc.status != 404:
                 raise
             # Every REST base answers /auth/me: a 404 says the base is not one.
@@ -567,7 +606,11 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         user = User(state, me["user"])
         state.users.cache.setdefault(user.id, user)
         state.user = user
-        self.guilds.fetch_all()
+
+    def _become_ready(self) -> None:
+        """The last login step: ``ready`` (unless destroy() came first)."""
+        user = self._connection.user
+        assert user is not None  # set by _fetch_me
         with self._lifecycle_lock:
             if self._lifecycle is not ClientState.CONNECTING:
                 raise ServiceError("login() was interrupted by destroy()")
@@ -643,6 +686,11 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
                 log.exception("leaving voice failed during destroy")
         if gateway is not None:
             gateway.close()
+        if self._source is not None:
+            try:
+                self._source.close()
+            except Exception:
+                log.exception("closing the event source failed during destroy")
         self._rest.token = None
         self._rest.close()
         self._events.close(_defaults.DESTROY_JOIN_S / 2)

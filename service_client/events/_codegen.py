@@ -322,18 +322,33 @@ def _socket_rows(direction: str) -> list[str]:
             f"     - {event.record}",
             f"     - {what}",
         ]
+        if direction == endpoints.SERVICE_TO_CLIENT:
+            lines.append(f"     - {_fleet_cell(event.fleet)}")
     return lines
 
 
+def _fleet_cell(route: endpoints.FleetRoute | None) -> str:
+    """How the events fleet routes a socket event, for the table."""
+    if route is None:
+        return "undeclared"
+    if route.excluded is not None:
+        return f"not published: {route.excluded}"
+    extra = "".join(part for flag, part in ((route.state, ", shared state"), (route.droppable, ", droppable"))
+                    if flag)
+    return f"by {route.key}{extra}"
+
+
 def _socket_table(direction: str) -> str:
+    fleet = direction == endpoints.SERVICE_TO_CLIENT
     return "\n".join([
         ".. list-table::",
         "   :header-rows: 1",
-        "   :widths: 26 40 34",
+        "   :widths: 22 36 26 16" if fleet else "   :widths: 26 40 34",
         "",
         "   * - Event and constant",
         "     - Payload",
         "     - Meaning",
+        *(["     - Fleet routing"] if fleet else []),
         *_socket_rows(direction),
     ])
 
@@ -398,7 +413,11 @@ Socket events the service sends
 
 What the client turns each into (its cache effect and the Python event
 listeners receive) is in :doc:`events`. Other event names are logged at debug
-level and ignored.
+level and ignored. The fleet routing is how the events fleet (see
+:doc:`guides/scaling-out`) publishes each: by the ordering key its partition
+comes from (the channel; a message's channel; the server; the user), also to
+the shared-state stream every worker's caches read, dropped first when the
+publisher's buffer is full, or not published, with the reason.
 
 {_socket_table(endpoints.SERVICE_TO_CLIENT)}
 """

@@ -44,7 +44,8 @@ from ..errors import ServiceError
 from ._drops import _logging_reaches_a_handler
 from .workers import OrderedWorkerPool, _Slot, _thread_ids, flush_handoff, handoff_batch
 
-__all__ = ["EventEmitter", "EventSlot", "OrderedWorkerPool", "flush_handoff", "handoff_batch"]
+__all__ = ["Captured", "CapturedSlot", "EventEmitter", "EventSlot", "OrderedWorkerPool", "flush_handoff",
+           "handoff_batch"]
 
 log = logging.getLogger("service_client.events")
 
@@ -90,6 +91,16 @@ class _Waiter:
         self.future: Future[Any] = Future()
 
 
+class _Capturing(threading.local):
+    #: The events emitted on this thread inside :meth:`EventEmitter.capture`, else None.
+    events: list[Captured] | None = None
+    #: What listeners raise on this thread inside :meth:`EventEmitter.collect_failures`, else None.
+    failures: list[Exception] | None = None
+
+
+_capturing = _Capturing()
+
+
 class EventSlot:
     """An event's place in its key's order, reserved before its arguments are known.
 
@@ -126,6 +137,35 @@ class EventSlot:
         """Give the place up: nothing is emitted, the key's later events proceed."""
         self._slot.dropped = False
         self._slot.fill(None)
+
+
+class CapturedSlot(EventSlot):
+    """A place reserved inside :meth:`EventEmitter.capture`: its event, once known, in :attr:`future`.
+
+    Attributes:
+        future: Completes with ``(event, args)`` when the event is emitted, or None when the
+            place is cancelled.
+    """
+
+    __slots__ = ("future",)
+
+    def __init__(self) -> None:  # noqa: D107 - no emitter: nothing is queued
+        self.future: Future[tuple[str, tuple[Any, ...]] | None] = Future()
+
+    def emit(self, event: str, *args: Any) -> None:
+        """The event is known: :attr:`future` completes with it."""
+        if not self.future.done():
+            self.future.set_result((event, args))
+
+    def cancel(self) -> None:
+        """Nothing is emitted for this place: :attr:`future` completes with None."""
+        if not self.future.done():
+            self.future.set_result(None)
+
+
+#: One event :meth:`EventEmitter.capture` caught: ``(event, args)``, or the
+#: :class:`CapturedSlot` of an event whose arguments come later.
+Captured = tuple[str, tuple[Any, ...]] | CapturedSlot
 
 
 class EventEmitter:
@@ -177,7 +217,9 @@ class EventEmitter:
         self._waiter_wake = threading.Event()
         self._waiter_thread: threading.Thread | None = None
         self._closed = False
-        #: :meth:`emit` is this class's own: :meth:`emit_one` may skip it.
+        #: :meth:`capture` was used: :meth:`emit` and :meth:`reserve` look for a capture first.
+        self._capture = False
+        #: :meth:`emit` is this class's own and nothing is captured: :meth:`emit_one` may skip it.
         self._plain = type(self).emit is EventEmitter.emit
 
     # -- registry ------------------------------------------------------------
@@ -289,6 +331,11 @@ class EventEmitter:
             *args: The listener arguments.
             key: Ordering key (channel id, else server id), or None.
         """
+        if self._capture:
+            captured = _capturing.events
+            if captured is not None:  # inside capture() on this thread: kept, not queued
+                captured.append((event, args))
+                return
         # Inside the reader's handoff batch, the events of one key for the same listeners join
         # one pool task (run in order by _run_each).
         calls = self._calls.get(event)
@@ -358,7 +405,64 @@ class EventEmitter:
         Returns:
             The :class:`EventSlot` to fill.
         """
+        if self._capture:
+            captured = _capturing.events
+            if captured is not None:  # inside capture() on this thread
+                slot = CapturedSlot()
+                captured.append(slot)
+                return slot
         return EventSlot(self, self._pool.reserve(key=key))
+
+    # -- running events elsewhere (an event source that runs listeners itself) -------------
+
+    def capture(self, fn: Callable[..., None], *args: Any) -> list[Captured]:
+        """Run ``fn(*args)`` and return the events emitted (or reserved) on this thread meanwhile, in order.
+
+        They are not queued: the caller runs their listeners later, where it wants
+        (:meth:`prepared`). Events other threads emit meanwhile are queued as usual.
+
+        Args:
+            fn: What emits the events (the parsers applying one socket event).
+            *args: Its arguments.
+
+        Returns:
+            ``(event, args)`` pairs, and a :class:`CapturedSlot` for each reserved place.
+        """
+        if not self._capture:
+            self._capture = True
+            self._plain = False  # emit_one goes through emit, which looks for a capture
+        captured: list[Captured] = []
+        previous = _capturing.events
+        _capturing.events = captured
+        try:
+            fn(*args)
+        finally:
+            _capturing.events = previous
+        return captured
+
+    def prepared(self, event: str, args: tuple[Any, ...]) -> Callable[[list[tuple[Any, ...]]], None] | None:
+        """The function running ``event``'s listeners registered now, for a list of argument
+        tuples, or None when it has none; the ``wait_for`` waiters registered now are completed
+        with the event."""
+        return self._prepare(event, args)
+
+    @staticmethod
+    def collect_failures(fn: Callable[..., None], *args: Any) -> list[Exception]:
+        """Run ``fn(*args)`` and return what the listeners it runs on this thread raised.
+
+        Each exception is still reported as usual (see the class).
+
+        Returns:
+            The exceptions, in order (empty: none raised).
+        """
+        failures: list[Exception] = []
+        previous = _capturing.failures
+        _capturing.failures = failures
+        try:
+            fn(*args)
+        finally:
+            _capturing.failures = previous
+        return failures
 
     def _prepare(self, event: str, args: tuple[Any, ...]) -> _Runner | None:
         """Queue ``event`` for the waiters registered now; the function running its listeners, if any.
@@ -422,6 +526,9 @@ class EventEmitter:
 
     def _listener_failed(self, event: str, fn: Callable[..., Any], exc: Exception) -> None:
         """One report per exception: to the ``error`` listeners, else to the log or stderr."""
+        failures = _capturing.failures
+        if failures is not None:  # inside collect_failures() on this thread
+            failures.append(exc)
         self.report_failure(event, fn, exc)
 
     def report_failure(self, event: str, fn: Callable[..., Any], exc: Exception, *, what: str = "listener") -> None:

@@ -58,7 +58,7 @@ class Acknowledger:
         self._stop = consumer._stop
         self._errors = consumer._errors
         self._scripts = consumer._scripts
-        self._worker = consumer._worker
+        self._redact = consumer._feed.redact  # the bot token masked in what goes to Redis
         self._lock = threading.Lock()  # guards _pending and unacked
         self._pending: dict[Ownership, list[bytes]] = {}
         self._nonces: dict[Ownership, list[str]] = {}  # reply nonces of the queued entries
@@ -158,14 +158,13 @@ class Acknowledger:
             hold: Write it and leave it pending (``poison="hold"``).
             reason: The error to record when ``exc`` is None; default: its workers died running it.
         """
-        worker = self._worker
         if exc is None:
             error = reason or f"delivered {ctx.deliveries} times to workers that stopped while handling it"
             text = error
         else:
             error = f"{type(exc).__name__}: {exc}"
-            text = worker._redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))[-4000:]
-            error = worker._redact(error)
+            text = self._redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))[-4000:]
+            error = self._redact(error)
         fields = ["event", ctx.event, "data", ctx.data, "partition", ctx.partition, "entry", ctx.entry_id,
                   "event_id", ctx.event_id, "error", error, "traceback", text, "deliveries", ctx.deliveries,
                   "worker", self._name, "group", self._group]

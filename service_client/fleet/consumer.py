@@ -37,9 +37,10 @@ from ._redis import RetryWait, loads, redis_errors
 from .acks import Acknowledger
 from .routing import STATE_EVENTS, FleetKeys, rendezvous_owner
 from .scripts import ACK, ACQUIRE, DEAD_LETTER, HEARTBEAT, READ, RELEASE, RENEW
-from .state import CapturedSlot, EntryContext, FleetEmitter, apply_captured, run_in
+from .state import EntryContext, apply_captured, run_in
 
 if TYPE_CHECKING:
+    from ..client.source import EventFeed
     from .worker import FleetWorker
 
 __all__ = ["Consumer", "Ownership"]
@@ -133,8 +134,9 @@ class Ownership:
 class Consumer:
     """The stream side of a :class:`~service_client.fleet.FleetWorker` (see the module docs)."""
 
-    def __init__(self, worker: FleetWorker, redis: Any, keys: FleetKeys, *, partitions: int) -> None:
+    def __init__(self, worker: FleetWorker, feed: EventFeed, redis: Any, keys: FleetKeys, *, partitions: int) -> None:
         self._worker = worker
+        self._feed = feed  # the client's way in: its parsers, its listener registry, its pool
         self._redis = redis
         self._keys = keys
         self._partitions = partitions
@@ -177,6 +179,11 @@ class Consumer:
         self._wake_key = keys.wake(worker.instance.replace("/", "-"))
         self._wake_after: Any = "0-0"  # the stream is this instance's own: every wake counts
         self._rebalance_after: Any = "$"
+
+    @property
+    def partition_count(self) -> int:
+        """The namespace's number of partitions."""
+        return self._partitions
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -612,7 +619,7 @@ class Consumer:
             o.lanes[lane] = held
             if held == self._lane_max:
                 o.full += 1
-        self._worker._pool.submit(run, key=lane)
+        self._feed.submit(run, key=lane)
 
     def _finished(self, o: Ownership, lane: str) -> None:
         """An entry queued by :meth:`_queue` is finished (pool thread)."""
@@ -661,16 +668,14 @@ class Consumer:
                 self._applied[event_id] = None
                 while len(self._applied) > _APPLIED_MAX:
                     self._applied.popitem(last=False)
-            handle = self._worker._connection.parsers.handle
-            return apply_captured(lambda: handle(event, args), event_id)
+            return apply_captured(self._feed.apply, event, args, event_id)
 
     def _apply_state(self, event: str, args: list[Any], event_id: str) -> None:
         with self._parse_lock:
             if event_id in self._applied:
                 del self._applied[event_id]  # its partition copy came first
                 return
-            handle = self._worker._connection.parsers.handle
-            self._applied[event_id] = apply_captured(lambda: handle(event, args), event_id)
+            self._applied[event_id] = apply_captured(self._feed.apply, event, args, event_id)
             while len(self._applied) > _APPLIED_MAX:
                 self._applied.popitem(last=False)
 
@@ -726,7 +731,7 @@ class Consumer:
                     # first delivery): it is not run again. Entries behind it never ran: not counted.
                     self.acks.dead_letter(ctx, None)
                     return
-            runs = self._prepare(captured)
+            runs = self._feed.prepare(captured, timeout=_SLOT_WAIT_S)
             hold = worker.poison == "hold"
             dead = False
             delay = 0.05
@@ -734,7 +739,7 @@ class Consumer:
             while True:
                 ctx.replies = 0
                 ctx.failures = []
-                run_in(ctx, functools.partial(self._run_once, runs))
+                run_in(ctx, functools.partial(self._run_once, ctx, runs))
                 replies = max(replies, ctx.replies)
                 if not ctx.failures:
                     self.handled += 1
@@ -784,26 +789,5 @@ class Consumer:
         except self._errors as exc:
             log.debug("worker %s: a run's count stayed in Redis (%s)", self._name, type(exc).__name__)
 
-    def _prepare(self, captured: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
-        runs = []
-        emitter = self._worker._events
-        assert isinstance(emitter, FleetEmitter)
-        for item in captured:
-            if isinstance(item, CapturedSlot):
-                try:
-                    resolved = item.future.result(_SLOT_WAIT_S)
-                except Exception:  # noqa: BLE001 - a request that never ended: its event is not emitted
-                    resolved = None
-                if resolved is None:
-                    continue
-                item = resolved
-            event, args = item
-            runner = emitter.prepared(event, args)
-            if runner is not None:
-                runs.append((runner, args))
-        return runs
-
-    @staticmethod
-    def _run_once(runs: list[tuple[Any, tuple[Any, ...]]]) -> None:
-        for runner, args in runs:
-            runner([args])
+    def _run_once(self, ctx: EntryContext, runs: list[Any]) -> None:
+        ctx.failures = list[BaseException](self._feed.run(runs))

@@ -11,9 +11,12 @@ both sides agree on every partition and every lane.
   member list, and when a worker joins or leaves only the partitions it gains
   or loses move.
 - :class:`EventRouter`: the ordering key of a socket event (its channel, else
-  its server, else its user), whether it changes shared state (it then also
-  reaches every worker's caches) and whether it may be dropped first when the
-  publisher's buffer is full (typing, presence, activity).
+  its server, else its user). Where the key is, whether the event changes
+  shared state (it then also reaches every worker's caches), whether it may be
+  dropped first when the publisher's buffer is full (typing, presence,
+  activity), or why it is not published at all, is declared beside the event
+  in the catalog (:class:`~service_client.endpoints.FleetRoute`); nothing here
+  lists events by hand.
 - :class:`FleetKeys`: the Redis key of everything the fleet stores.
 """
 
@@ -38,35 +41,21 @@ __all__ = [
     "rendezvous_owner",
 ]
 
+#: Every socket event the service sends, with its fleet routing, as the catalog declares it
+#: (``SocketEvent.fleet``, see :class:`~service_client.endpoints.FleetRoute`).
+_ROUTES: dict[str, endpoints.FleetRoute] = {
+    spec.event: spec.fleet for spec in endpoints.SOCKET_EVENTS
+    if spec.direction == endpoints.SERVICE_TO_CLIENT and spec.fleet is not None
+}
 #: Socket events that change state every worker caches (servers, channels, roles, members,
 #: users, presence): published to their partition and to the shared-state stream.
-STATE_EVENTS = frozenset({
-    endpoints.ON_SERVER_JOINED, endpoints.ON_SERVER_UPDATED, endpoints.ON_SERVER_DELETED,
-    endpoints.ON_SERVER_YOU_REMOVED, endpoints.ON_SERVER_YOU_LEFT, endpoints.ON_SERVER_MEMBER_ADD,
-    endpoints.ON_SERVER_MEMBER_REMOVE, endpoints.ON_SERVER_MEMBER_REMOVED, endpoints.ON_SERVER_MEMBER_UPDATE,
-    endpoints.ON_SERVER_CHANNELS_UPDATED, endpoints.ON_SERVER_CATEGORIES_UPDATED,
-    endpoints.ON_SERVER_ROLE_CREATE, endpoints.ON_SERVER_ROLE_UPDATE, endpoints.ON_SERVER_ROLE_DELETE,
-    endpoints.ON_SERVER_ROLES_ORDER_UPDATE, endpoints.ON_USER_UPDATE, endpoints.ON_PRESENCE_UPDATE,
-})
+STATE_EVENTS = frozenset(event for event, route in _ROUTES.items() if route.published and route.state)
 #: Socket events dropped first when the publisher's buffer is full.
-DROPPABLE_EVENTS = frozenset({
-    endpoints.ON_TYPING_START, endpoints.ON_TYPING_STOP, endpoints.ON_PRESENCE_UPDATE,
-    endpoints.ON_ACTIVITY_UPDATE,
-})
-_MESSAGE_EVENTS = frozenset({
-    endpoints.ON_MESSAGE_NEW, endpoints.ON_MESSAGE_UPDATED, endpoints.ON_MESSAGE_DELETED,
-    endpoints.ON_MESSAGE_REACTION, endpoints.ON_MESSAGE_REACTION_CLEAR, endpoints.ON_MESSAGE_PINNED,
-})
-_USER_EVENTS = frozenset({
-    endpoints.ON_USER_UPDATE, endpoints.ON_PRESENCE_UPDATE, endpoints.ON_ACTIVITY_UPDATE,
-})
-#: Every socket event a publisher publishes. ``voice:livekit-token`` (the socket process's own
-#: voice credentials) never leaves that process.
-PUBLISHED_EVENTS = STATE_EVENTS | DROPPABLE_EVENTS | _MESSAGE_EVENTS | frozenset({
-    endpoints.ON_SERVER_BAN_REVOKED, endpoints.ON_DM_NEW, endpoints.ON_VOICE_STATE_UPDATE,
-    endpoints.ON_VOICE_USER_JOINED, endpoints.ON_VOICE_USER_LEFT, endpoints.ON_VOICE_USER_STATE,
-    endpoints.ON_VOICE_INCOMING_CALL, endpoints.ON_VOICE_CALL_CANCELLED,
-})
+DROPPABLE_EVENTS = frozenset(event for event, route in _ROUTES.items() if route.published and route.droppable)
+#: Every socket event a publisher publishes (the catalog says why each other one is not).
+PUBLISHED_EVENTS = frozenset(event for event, route in _ROUTES.items() if route.published)
+#: Per published event, where its ordering key is (a :data:`~service_client.endpoints.FleetKey`).
+_KEY_OF: dict[str, str] = {event: route.key for event, route in _ROUTES.items() if route.key is not None}
 
 #: What a namespace, a group or a worker name may hold (they go into Redis keys).
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
@@ -154,7 +143,8 @@ class EventRouter:
     last 10,000 to 20,000 messages are remembered), else its server, else the
     message id. Server, member and role events take the server; presence,
     activity and user updates the user; typing and voice events the channel.
-    Not thread-safe: one thread (the socket reader) routes.
+    Which of these an event takes is declared beside it in the catalog
+    (:attr:`FleetRoute.key <service_client.endpoints.FleetRoute>`). Not thread-safe: one thread (the socket reader) routes.
     """
 
     def __init__(self) -> None:
@@ -201,16 +191,17 @@ class EventRouter:
             if channel is not None and message is not None:
                 self._remember(message, channel)
             return channel or _id(data, "serverPublicId", "serverId") or message
-        if event in _MESSAGE_EVENTS:
+        kind = _KEY_OF.get(event)
+        if kind == "message":
             message = _id(data, "messagePublicId", "messageId", "publicId")
             return (_id(data, "channelPublicId", "channelId") or self._channel_of(message)
                     or _id(data, "serverPublicId", "serverId") or message)
-        if event in _USER_EVENTS:
+        if kind == "user":
             return _id(data, "userPublicId", "userId", "publicId")
-        if event.startswith("typing:") and isinstance(data, str) and data:
-            return data  # the bare channel id form
-        if event.startswith("server:"):
+        if kind == "server":
             return _id(data, "serverPublicId", "serverId", "publicId")
+        if kind == "channel" and isinstance(data, str) and data:
+            return data  # the bare channel id form (typing)
         return (_id(data, "channelPublicId", "channelId") or _id(data, "serverPublicId", "serverId")
                 or _id(data, "publicId", "userPublicId", "userId"))
 

@@ -2,14 +2,15 @@
 
 :class:`FleetWorker` is a :class:`~service_client.Client` (the same
 listeners API, caches, models, REST calls and ``CommandDispatcher``) that
-holds no socket: its events are the partitions it owns in a consumer group
-(see :mod:`service_client.fleet.consumer`), and its messages go out through
-the socket's process (see :mod:`service_client.fleet.sends`).
+holds no socket: it is built on the client's event-source seam
+(``Client(event_source=...)``, see :mod:`service_client.client.source`), and
+its source is the partitions it owns in a consumer group (see
+:mod:`service_client.fleet.consumer`); its messages go out through the
+socket's process (see :mod:`service_client.fleet.sends`).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 import os
 import socket
@@ -19,20 +20,19 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import _defaults, endpoints
+from .. import _defaults
 from .._secret import Secret
 from ..client import Client, ClientState
-from ..errors import ServiceAPIError, ServiceAuthError, ServiceError, ServiceTimeoutError
-from ..models.user import User
+from ..client.source import EventFeed
+from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from ..rest.buckets import BucketStore
 from ..rest.redis_buckets import RedisBucketStore
-from ..rest.route import Route
 from ._redis import RetryWait, connect, is_client, redis_errors
 from .consumer import Consumer
 from .fetches import SharedFetches
 from .routing import FleetKeys, check_name
 from .sends import SendClient
-from .state import FleetEmitter, FleetState
+from .state import NO_SOCKET, FleetSends
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -42,7 +42,6 @@ __all__ = ["FleetWorker"]
 log = logging.getLogger("service_client.fleet")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_LIFECYCLE_KEY = "__lifecycle__"
 #: How long start() waits for a publisher to set the namespace's partition count, seconds.
 _META_WAIT_S = 30.0
 
@@ -200,17 +199,16 @@ class FleetWorker(Client):
         self._own_store = own_store
         base = base_url if base_url is not None else type(self).base_url
         origin = "/".join(base.split("/", 3)[:3]) if isinstance(base, str) else base
-        super().__init__(base_url=base, socket_url=origin, site_url=site_url, workers=workers,
-                         max_queued_events=_defaults.DEFAULT_MAX_QUEUED_EVENTS, bucket_store=bucket_store)
         self._secret = secret
         self._stop_event = threading.Event()
         self._consumer: Consumer | None = None
         self._sender: SendClient | None = None
         self._keys: FleetKeys | None = None
+        self._feed: EventFeed | None = None
         self._stop_lock = threading.Lock()  # one stop() at a time
-
-    _emitter_class = FleetEmitter
-    _state_class = FleetState
+        super().__init__(base_url=base, socket_url=origin, site_url=site_url, workers=workers,
+                         max_queued_events=_defaults.DEFAULT_MAX_QUEUED_EVENTS, bucket_store=bucket_store,
+                         event_source=_StreamSource(self))
 
     # -- listening -------------------------------------------------------------------------
 
@@ -227,7 +225,7 @@ class FleetWorker(Client):
         name = getattr(listener, "__name__", None)
         if not callable(listener) or not isinstance(name, str):
             raise TypeError("@worker.event decorates a function named after its event")
-        self._events.on(self._check_event_name(name), listener)
+        self.on(name, listener)  # type: ignore[call-overload]  # the name is checked at run time
         return listener
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -241,7 +239,7 @@ class FleetWorker(Client):
     @property
     def is_connected(self) -> bool:
         """True while the worker runs (started and not stopped)."""
-        return self._lifecycle is ClientState.READY
+        return self.state is ClientState.READY
 
     def login(self, token: str | None = None, *, timeout: float | None = None) -> None:
         """The same as :meth:`start` (a worker logs in with the token it was given).
@@ -274,40 +272,27 @@ class FleetWorker(Client):
             ServiceTimeoutError: ``timeout`` passed.
             ServiceAPIError: A REST call failed.
         """
-        with self._lifecycle_lock:
-            if self._lifecycle is ClientState.DESTROYED:
-                raise ServiceError("this worker was stopped; create a new FleetWorker")
-            if self._lifecycle is not ClientState.NEW:
-                raise ServiceError(f"start() called on a worker that is already {self._lifecycle.value}")
-            token = self._secret.get()
-            if token is None or not self._set_rest_token(self._secret):
-                raise ServiceAuthError("FleetWorker requires a bot token of visible ASCII characters.")
-            self._lifecycle = ClientState.CONNECTING
-            self._token = Secret(token)
-            self._redaction = Secret(token)
-            del token
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if self.state is ClientState.DESTROYED:
+            raise ServiceError("this worker was stopped; create a new FleetWorker")
+        if self.state is not ClientState.NEW:
+            raise ServiceError(f"start() called on a worker that is already {self.state.value}")
+        if self._secret.get() is None:
+            raise ServiceAuthError("FleetWorker requires a bot token of visible ASCII characters.")
         try:
-            self._start_steps(deadline)
-        except BaseException:
-            self._shutdown(final_state=ClientState.DESTROYED)
+            # The fleet's streams are the client's event source. The token is read inline, never
+            # kept in a local: no frame of a traceback this raises holds it.
+            Client.login(self, self._secret.get() or "", timeout=timeout)
+        except ServiceAuthError as exc:
+            if str(exc).startswith("login() requires"):
+                raise ServiceAuthError("FleetWorker requires a bot token of visible ASCII characters.") from None
             raise
 
-    def _start_steps(self, deadline: float | None) -> None:
-        state = self._connection
-        try:
-            me = self._rest.request(Route(endpoints.GET_ME))
-        except ServiceAPIError as exc:
-            if exc.status != 401:
-                raise
-            # The service refused the token: the same error as a client's login.
-            raise ServiceAuthError(f"the service refused the bot token ({exc.status} at "
-                                   f"{endpoints.GET_ME.method} {endpoints.GET_ME.path})") from exc
-        if not isinstance(me, dict) or not isinstance(me.get("user"), dict):
-            raise ServiceError(f"{endpoints.GET_ME.method} {self.base_url}{endpoints.GET_ME.path} did not return a user record")
-        user = User(state, me["user"])
-        state.users.cache.setdefault(user.id, user)
-        state.user = user
+    def _open(self, feed: EventFeed, deadline: float | None) -> None:
+        """The source opens (in login): wait for the namespace's partitions and join the group."""
+        user = feed.user
+        assert user is not None  # known before a source is opened
+        self._feed = feed
+        feed.state.no_socket = NO_SOCKET
         keys = self._keys = FleetKeys(self._namespace or user.id, self.group)
         errors = redis_errors()
         retry = RetryWait(self._stop_event)
@@ -315,14 +300,14 @@ class FleetWorker(Client):
         if deadline is not None:
             wait_until = min(wait_until, deadline)
         partitions = 0
-        state_after = "0-0"
         while not partitions:
             try:
                 partitions = int(self._redis.hget(keys.meta, "partitions") or 0)
                 if partitions:
-                    state_after = self._state_position(keys)
-                    self._consumer = Consumer(self, self._redis, keys, partitions=partitions)
-                    self._consumer.create_groups()
+                    consumer = Consumer(self, feed, self._redis, keys, partitions=partitions)
+                    consumer.state_after = self._state_position(keys)
+                    consumer.create_groups()
+                    self._consumer = consumer
                     break
             except errors as exc:
                 if time.monotonic() > wait_until:
@@ -336,25 +321,37 @@ class FleetWorker(Client):
                 raise ServiceError(f"no EventPublisher has set up namespace {keys.namespace!r} in Redis "
                                    f"at {self.redis_url} within {_META_WAIT_S:g} s (start the socket's process)")
             self._stop_event.wait(0.1)
-        self.guilds.fetch_all()
-        consumer = self._consumer
-        assert consumer is not None  # made with the groups above
-        consumer.state_after = state_after
+
+    def _begin(self) -> None:
+        """The source starts (in login, the caches filled): the sends and the reading threads."""
+        consumer, keys, feed = self._consumer, self._keys, self._feed
+        assert consumer is not None and keys is not None and feed is not None  # set by _open
+        state = feed.state
         sender = self._sender = SendClient(self._redis, keys, self.instance.replace("/", "-"), self._stop_event)
-        assert isinstance(state, FleetState)
-        state.sender = sender
-        state.fetches = SharedFetches(self._redis, keys, self._stop_event)
+        sends = FleetSends(sender, SharedFetches(self._redis, keys, self._stop_event))
+        state.send_hook = sends.send  # send_message and reply go to the socket's process
+        state.fetch_hook = sends.fetch
         sender.start()
         consumer.start()
-        with self._lifecycle_lock:
-            if self._lifecycle is not ClientState.CONNECTING:
-                raise ServiceError("start() was interrupted by stop()")
-            self.ready_at = _dt.datetime.now(_dt.timezone.utc)
-            self._lifecycle = ClientState.READY
+        user = feed.user
         log.info("fleet worker %s of group %s ready as %s (%d partitions in namespace %s)", self.name, self.group,
-                 user.tag_string, partitions, keys.namespace)
-        self._scheduler.set_ready()  # start_on_ready tasks start, wait_until_ready returns
-        self._dispatch("ready", key=_LIFECYCLE_KEY)
+                 user.tag_string if user is not None else "?", consumer.partition_count, keys.namespace)
+
+    def _close(self) -> None:
+        """The source closes (in destroy): every fleet thread stops, Redis is let go."""
+        self._stop_event.set()
+        consumer = self._consumer
+        if consumer is not None:
+            consumer.stop(_defaults.DESTROY_JOIN_S)
+        if self._sender is not None:
+            self._sender.join(_defaults.DESTROY_JOIN_S)
+        try:
+            self._redis.close()
+        except redis_errors():
+            pass
+        if self._own_store is not None:
+            self._own_store.close()
+        self._secret.clear()
 
     def _state_position(self, keys: FleetKeys) -> str:
         """Where this worker starts reading the shared-state stream: after its last entry now."""
@@ -376,7 +373,7 @@ class FleetWorker(Client):
         """
         try:
             self.login(token)
-            while not self._destroyed.wait(0.25):
+            while not self._stop_event.wait(0.25):
                 pass
         except KeyboardInterrupt:
             log.info("interrupted; stopping the fleet worker")
@@ -397,15 +394,16 @@ class FleetWorker(Client):
         Args:
             timeout: Seconds the lanes may take, instead of ``drain_timeout``.
         """
-        if threading.current_thread() in self._pool.threads:
+        feed = self._feed
+        if feed is not None and feed.on_worker_thread():
             # From a listener: the stop waits for the lanes, this one included, so it runs on a
             # thread of its own and this call returns at once.
-            if not self._destroyed.is_set():
+            if not self._stop_event.is_set():
                 threading.Thread(target=self.stop, args=(timeout,), name=f"service_client-fleet-stop-{id(self)}",
                                  daemon=True).start()
             return
         with self._stop_lock:
-            if self._destroyed.is_set():
+            if self.state is ClientState.DESTROYED:
                 return
             consumer = self._consumer
             if consumer is not None:
@@ -414,29 +412,11 @@ class FleetWorker(Client):
                     log.warning("fleet worker %s stopped with events still running: they are delivered again",
                                 self.name)
                 consumer.leave()
-                consumer.stop(_defaults.DESTROY_JOIN_S)
-            self._stop_event.set()
-            if self._sender is not None:
-                self._sender.join(_defaults.DESTROY_JOIN_S)
-            self._shutdown(final_state=ClientState.DESTROYED)
-            try:
-                self._redis.close()
-            except redis_errors():
-                pass
-            if self._own_store is not None:
-                self._own_store.close()
-            self._secret.clear()
+            Client.destroy(self)  # closes the source: see _close
 
     def destroy(self) -> None:
         """The same as :meth:`stop`."""
         self.stop()
-
-    def _shutdown(self, *, final_state: ClientState) -> None:
-        self._stop_event.set()
-        consumer = self._consumer
-        if consumer is not None:
-            consumer.stop(_defaults.DESTROY_JOIN_S)
-        super()._shutdown(final_state=final_state)
 
     def to_dict(self) -> dict[str, Any]:
         """A safe snapshot: :meth:`Client.to_dict <service_client.Client.to_dict>` plus the fleet's figures."""
@@ -448,10 +428,33 @@ class FleetWorker(Client):
         return out
 
     def __repr__(self) -> str:
-        lifecycle = getattr(self, "_lifecycle", None)  # None while the constructor runs
+        try:
+            lifecycle = self.state.value
+        except AttributeError:  # while the constructor runs
+            lifecycle = "new"
         return (f"<FleetWorker {getattr(self, 'name', None)!r} group={getattr(self, 'group', None)!r} "
-                f"state={lifecycle.value if lifecycle is not None else 'new'} "
+                f"state={lifecycle} "
                 f"partitions={len(self.partitions)} redis={getattr(self, 'redis_url', None)!r}>")
 
     __str__ = __repr__
 
+
+class _StreamSource:
+    """A worker's event source (see :class:`~service_client.client.source.EventSource`): its streams."""
+
+    __slots__ = ("_worker",)
+
+    def __init__(self, worker: FleetWorker) -> None:
+        self._worker = worker
+
+    def open(self, feed: EventFeed, deadline: float | None) -> None:
+        """Wait for the namespace's partitions and join the group (see :meth:`FleetWorker.start`)."""
+        self._worker._open(feed, deadline)
+
+    def start(self) -> None:
+        """Start the sends and the reading threads."""
+        self._worker._begin()
+
+    def close(self) -> None:
+        """Stop every fleet thread and let Redis go."""
+        self._worker._close()

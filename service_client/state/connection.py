@@ -20,6 +20,7 @@ socket exists), and calls :meth:`ConnectionState.close` when it is destroyed. Th
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -42,6 +43,7 @@ from ..managers.users import UserManager
 from ..managers.voice_states import VoiceStateManager
 from ..models._port import GuildManagers
 from ..models.guild import Guild
+from ..models.message import Message
 from ..models.outgoing import build_message_payload
 from ..permissions import Permissions
 from ..rest.retry import RetryPolicy
@@ -55,7 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models._port import ClientLike
     from ..models.embed import EmbedBuilder
     from ..models.member import Member
-    from ..models.message import Message
     from ..models.user import User
     from ..rest.session import RestSession
 
@@ -133,6 +134,15 @@ class ConnectionState:
             none. It must be quick, must not block, must not change ``args`` and should not
             raise (an exception is logged and the event goes on). The events fleet's
             publisher is one.
+        no_socket: Why this client holds no socket (it is fed by an event source), else None:
+            socket operations raise :class:`ServiceAuthError` with it.
+        send_hook: Called as ``send_hook(payload)`` by :meth:`send_message` instead of the
+            socket, with the ``message:send`` payload; returns the posted message's record
+            (its own errors go to the caller). None: the socket. An event source that carries
+            the bot's messages sets it.
+        fetch_hook: Called as ``fetch_hook(route, params, request)`` for each GET
+            :meth:`submit` queues (``request()`` queues it as usual); returns its Future. None:
+            none. An event source that shares the requests the parsers make sets it.
         parsers: The socket event parsers.
     """
 
@@ -156,6 +166,9 @@ class ConnectionState:
         self.gateway: GatewayConnection | None = None
         self.voice_hook: Callable[[str, Any], None] | None = None
         self.event_tap: Callable[[str, list[Any]], None] | None = None
+        self.no_socket: str | None = None
+        self.send_hook: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None
+        self.fetch_hook: Callable[[Route, Mapping[str, Any] | None, Callable[[], Future[Any]]], Future[Any]] | None = None
         #: True once the client is destroyed: no more dispatch, no more cache updates.
         self.closed = False
         self.user: User | None = None
@@ -272,6 +285,10 @@ class ConnectionState:
         Raises:
             ServiceError: The session is closed (the client was destroyed).
         """
+        hook = self.fetch_hook
+        if hook is not None and route.method == "GET" and json is None:
+            return hook(route, params, functools.partial(
+                self.rest.submit, route, params=params, json=json, timeout_ms=timeout_ms, retry=retry))
         return self.rest.submit(route, params=params, json=json, timeout_ms=timeout_ms, retry=retry)
 
     def require_gateway(self) -> GatewayConnection:
@@ -284,6 +301,8 @@ class ConnectionState:
         if gateway is None or not gateway.connected:
             if self.closed:
                 raise ServiceAuthError("the client was destroyed; create a new Client")
+            if self.no_socket is not None:
+                raise ServiceAuthError(self.no_socket)
             raise ServiceAuthError("the socket is not connected (call login() first, or wait for reconnect)")
         return gateway
 
@@ -348,6 +367,12 @@ class ConnectionState:
         payload = build_message_payload(
             channel_id, options, content=content, embeds=embeds, reply_to_id=reply_to_id, nonce=nonce
         )
+        hook = self.send_hook
+        if hook is not None:  # the event source carries the bot's messages
+            if self.closed:
+                raise ServiceAuthError("the client was destroyed; create a new Client")
+            self._check_send(channel_id)
+            return Message(self, hook(payload))
         gateway = self.require_gateway()
         self._check_send(channel_id)
         bound = _defaults.SEND_TIMEOUT_S

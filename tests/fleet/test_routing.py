@@ -13,6 +13,7 @@ import zlib
 
 import pytest
 
+from service_client import endpoints
 from service_client.errors import ChannelAccessError, EmptyMessageError, ServiceAPIError, ServiceError
 from service_client.fleet.routing import (
     DROPPABLE_EVENTS,
@@ -79,6 +80,50 @@ def test_shared_state_droppable_and_private_events() -> None:
     assert {"typing:start", "typing:stop", "presence:update"} <= DROPPABLE_EVENTS
     assert STATE_EVENTS | DROPPABLE_EVENTS <= PUBLISHED_EVENTS
     assert "voice:livekit-token" not in PUBLISHED_EVENTS  # the socket process's own voice credentials
+
+
+def test_every_socket_event_the_service_sends_declares_its_fleet_routing() -> None:
+    # Forgetting it would leave the event unpublished: fleet workers would never see it.
+    undeclared = [spec.name for spec in endpoints.SOCKET_EVENTS
+                  if spec.direction == endpoints.SERVICE_TO_CLIENT and spec.fleet is None]
+    assert undeclared == [], f"declare fleet=FleetRoute(...) beside these events in endpoints.py: {undeclared}"
+    sent = [spec for spec in endpoints.SOCKET_EVENTS if spec.direction == endpoints.SERVICE_TO_CLIENT]
+    for spec in sent:
+        route = spec.fleet
+        assert route is not None
+        assert route.published == (spec.event in PUBLISHED_EVENTS), spec.name
+        assert route.state == (spec.event in STATE_EVENTS), spec.name
+        assert route.droppable == (spec.event in DROPPABLE_EVENTS), spec.name
+        if not route.published:
+            assert route.excluded and route.key is None, spec.name  # excluded, with its reason
+    # An emit of the client is no event of the service: it carries no routing.
+    assert all(spec.fleet is None for spec in endpoints.SOCKET_EVENTS
+               if spec.direction == endpoints.CLIENT_TO_SERVICE)
+
+
+def test_the_router_finds_each_event_s_key_where_the_catalog_says() -> None:
+    router = EventRouter()
+    payload = {"channelPublicId": "C", "serverPublicId": "S", "userPublicId": "U", "messagePublicId": "M",
+               "publicId": "P"}
+    expected = {"channel": "C", "message": "C", "server": "S", "user": "U"}
+    for spec in endpoints.SOCKET_EVENTS:
+        if spec.fleet is not None and spec.fleet.key is not None:
+            assert router.key(spec.event, [payload]) == expected[spec.fleet.key], spec.name
+
+
+def test_a_fleet_route_is_either_keyed_or_excluded_with_a_reason() -> None:
+    with pytest.raises(ValueError, match="either a key or an excluded reason"):
+        endpoints.FleetRoute(None)
+    with pytest.raises(ValueError, match="either a key or an excluded reason"):
+        endpoints.FleetRoute("channel", excluded="private")
+    with pytest.raises(ValueError, match="key must be one of"):
+        endpoints.FleetRoute("guild")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="neither state nor droppable"):
+        endpoints.FleetRoute(None, excluded="private", state=True)
+    route = endpoints.FleetRoute("server", state=True)
+    assert route.published and route.key == "server" and not route.droppable
+    with pytest.raises(AttributeError):
+        route.state = False  # type: ignore[misc]
 
 
 def test_names_and_keys() -> None:
@@ -153,3 +198,40 @@ def test_a_send_commands_time_budget_is_capped_at_a_sends_bound() -> None:
     future = f"{now_ms + 10**9}-0".encode()  # an id far ahead of Redis's clock
     assert runner._deadline(future, {"b": 5000}) - time.monotonic() <= 5.01
     assert runner._deadline(f"{now_ms}-0".encode(), {"b": -1}) <= time.monotonic()
+
+
+def test_the_fleet_worker_reads_no_private_attribute_of_the_client() -> None:
+    # The worker is built on the client's event-source seam (Client(event_source=...)), never on
+    # its insides: an attribute _x the client assigns is not read by the worker's modules.
+    import ast
+    from pathlib import Path
+
+    package = Path(endpoints.__file__).parent
+
+    def assigned(path: Path) -> set[str]:
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_"):
+                names.add(node.attr)
+            elif isinstance(node, (ast.FunctionDef, ast.AnnAssign)) and isinstance(
+                    getattr(node, "name", None) or getattr(getattr(node, "target", None), "id", None), str):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.target.id  # type: ignore[union-attr]
+                if name.startswith("_") and not name.startswith("__"):
+                    names.add(name)
+        return names
+
+    client_private = set().union(*(assigned(p) for p in (package / "client").glob("*.py")))
+    assert {"_rest", "_pool", "_connection", "_lifecycle", "_shutdown"} <= client_private
+    worker_own = assigned(package / "fleet" / "worker.py")  # FleetWorker's own (a name may be both)
+    read: list[str] = []
+    for name in ("worker.py", "consumer.py", "acks.py", "state.py"):
+        path = package / "fleet" / name
+        own = assigned(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr in client_private and node.attr not in own
+                    and isinstance(node.value, ast.Name) and node.value.id in ("self", "worker", "client")):
+                read.append(f"{name}:{node.lineno} {node.value.id}.{node.attr}")
+            if (isinstance(node, ast.Attribute) and node.attr in client_private - worker_own
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "_worker"):
+                read.append(f"{name}:{node.lineno} _worker.{node.attr}")
+    assert read == [], f"the fleet worker reads the client's private attributes: {read}"

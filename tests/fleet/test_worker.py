@@ -228,6 +228,28 @@ def test_a_poison_event_is_dead_lettered_and_its_lane_goes_on(world: Any, gatewa
     assert any("dead-letter" in r.getMessage() for r in caplog.records)
 
 
+def test_a_dead_letter_never_holds_the_bot_token(world: Any, gateway: Any, make_worker: Any, raw: Any) -> None:
+    worker = make_worker(max_deliveries=1)
+    done = threading.Event()
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        if message.content == "leak":
+            raise RuntimeError(f"bad token {world.bot_token}")
+        done.set()
+
+    worker.on("error", lambda exc: None)  # reported, not printed
+    worker.start(timeout=15)
+    _say(world, world.general, "leak")
+    _say(world, world.general, "after")
+    assert done.wait(15)
+    dead = raw.xrange(f"service_client:fleet:{gateway.namespace}:dead:g")
+    fields = {k.decode(): v.decode() for k, v in dead[0][1].items()}
+    clean = world.bot_token not in fields["error"] and world.bot_token not in fields["traceback"]
+    assert clean, "a dead letter holds the bot token"  # never printed: a failure must not show it
+    assert fields["error"] == "RuntimeError: bad token [REDACTED]"
+
+
 def test_with_hold_a_poison_event_holds_its_channel_until_it_passes(world: Any, gateway: Any,
                                                                      make_worker: Any) -> None:
     worker = make_worker(max_deliveries=2, poison="hold")
