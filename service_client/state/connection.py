@@ -128,6 +128,12 @@ class ConnectionState:
             none. It must be quick, must not block, must not change ``args`` and should not
             raise (an exception is logged and the event goes on). The events fleet's
             publisher is one.
+        event_tap_wire: False (the default): ``event_tap`` sees every record as a dict, as
+            the general decoder gives it. True: a ``message:new`` record that the reader
+            decoded into its msgspec struct (see :meth:`Parsers.frame_decoders
+            <service_client.state.parsers.Parsers.frame_decoders>`) reaches the tap as
+            that struct, unconverted (msgspec encodes it to the same JSON as its dict); set
+            by a tap that handles it, such as the events fleet's publisher.
         parsers: The socket event parsers.
     """
 
@@ -151,6 +157,7 @@ class ConnectionState:
         self.gateway: GatewayConnection | None = None
         self.voice_hook: Callable[[str, Any], None] | None = None
         self.event_tap: Callable[[str, list[Any]], None] | None = None
+        self.event_tap_wire = False
         #: True once the client is destroyed: no more dispatch, no more cache updates.
         self.closed = False
         self.user: User | None = None
