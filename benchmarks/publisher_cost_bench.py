@@ -14,13 +14,18 @@ Prints ``name: value`` lines:
   ``--runs`` runs, plain and publishing runs alternating); ``publisher_cpu_us``: their difference;
 - ``redis_script_us_per_event``: Redis's own time in the ``PUBLISH`` script per event (its
   ``INFO commandstats``), CPU that Redis takes from the same cores;
+- with ``--redis-instructions`` (valgrind installed): ``redis_instructions``, the instructions
+  ``redis-server`` (run under ``valgrind --tool=callgrind``) spends per event in the publisher's
+  script, its arguments built by the publisher's own code, in batches of 100 events of one
+  partition (two servers: 10 batches, then 110; the difference over 10,000 events);
 - with ``--instructions`` (valgrind installed): ``plain_instructions``,
   ``publishing_instructions`` and ``publisher_instructions`` per event, counted by
   ``valgrind --tool=callgrind`` (load-proof: compare two versions with these on a busy
   machine). Each mode is run twice under valgrind (a warm-up replay only, then the warm-up and
   ``--runs`` more replays); the difference divided by the extra events is the count per event.
 
-Run: ``python benchmarks/publisher_cost_bench.py [--events N] [--runs N] [--instructions]``
+Run: ``python benchmarks/publisher_cost_bench.py [--events N] [--runs N] [--instructions]
+[--redis-instructions]``
 (needs the ``redis`` extra and ``redis-server`` on the PATH).
 """
 
@@ -133,12 +138,74 @@ def _instructions(valgrind: str, script: str, url: str, frames: str, mode: str, 
     return int(match.group(1))
 
 
+def redis_instructions(valgrind: str, workdir: str) -> float:
+    """Instructions ``redis-server`` spends per event in the publisher's script (see the module)."""
+    import types
+
+    import event_cost_bench  # noqa: PLC0415
+    import redis
+    from _emulator_process import free_port  # noqa: PLC0415
+
+    from service_client.fleet import EventPublisher
+    from service_client.fleet._redis import dumps
+    from service_client.fleet.routing import FleetKeys
+    from service_client.fleet.scripts import PUBLISH
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not on the PATH")
+    counts: dict[int, int] = {}
+    for batches in (10, 110):
+        port = free_port()
+        err = os.path.join(workdir, f"redis.{batches}.err")
+        with open(err, "w", encoding="utf-8") as log:
+            proc = subprocess.Popen(
+                [valgrind, "--tool=callgrind", f"--callgrind-out-file={workdir}/callgrind.redis.{batches}", binary,
+                 "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                stdout=subprocess.DEVNULL, stderr=log)
+        raw = redis.Redis(port=port)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    raw.ping()
+                    break
+                except redis.ConnectionError:
+                    if time.monotonic() > deadline:
+                        raise SystemExit("redis-server did not start under valgrind") from None
+                    time.sleep(0.2)
+            script = raw.register_script(PUBLISH)
+            # The publisher's own _build makes the arguments, as each version of it does.
+            stub = types.SimpleNamespace(_keys=FleetKeys("bench"), _epoch="e", _seqs=[0], _state_seq=0)
+            for b in range(batches):
+                items = []
+                for i in range(100):
+                    record = dict(event_cost_bench.RECORD, publicId=str(b * 100 + i))
+                    items.append((0, dumps(["message:new", record["channelPublicId"], [record]]), False, False))
+                keys, args, _ = EventPublisher._build(stub, items)  # type: ignore[arg-type]
+                script(keys=keys, args=args)
+            raw.shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass  # the shutdown closes the connection
+        finally:
+            raw.close()
+            proc.wait(120)
+        with open(err, encoding="utf-8") as log:
+            match = _COLLECTED.search(log.read())
+        if match is None:
+            raise SystemExit("valgrind printed no count for redis-server")
+        counts[batches] = int(match.group(1))
+    return (counts[110] - counts[10]) / 10_000
+
+
 def main() -> None:
     """Start Redis, run the replays and print the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--events", type=int, default=20_000, help="frames per replay")
     parser.add_argument("--runs", type=int, default=5, help="replays of each kind counted (after a warm-up)")
     parser.add_argument("--instructions", action="store_true", help="also count instructions under valgrind")
+    parser.add_argument("--redis-instructions", action="store_true",
+                        help="also count Redis's instructions per event under valgrind")
     args = parser.parse_args()
     if args.events < 1 or args.runs < 1:
         parser.error("--events and --runs must be at least 1")
@@ -171,6 +238,13 @@ def main() -> None:
         print(f"publishing_cpu_us: {statistics.median(publishing):.2f}")
         print(f"publisher_cpu_us: {statistics.median(publishing) - statistics.median(plain):.2f}")
         print(f"redis_script_us_per_event: {script_us / (args.events * args.runs):.2f}")
+        if args.redis_instructions:
+            valgrind = shutil.which("valgrind")
+            if valgrind is None:
+                print("redis_instructions: skipped (valgrind is not installed)")
+            else:
+                with tempfile.TemporaryDirectory(prefix="publisher_cost_bench-") as workdir:
+                    print(f"redis_instructions: {redis_instructions(valgrind, workdir):.0f}")
         if args.instructions:
             valgrind = shutil.which("valgrind")
             if valgrind is None:
