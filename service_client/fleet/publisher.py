@@ -44,6 +44,20 @@ _WARN_EVERY_S = 10.0
 
 _thread_ids = iter(range(1 << 62))
 
+#: Per published socket event: (a shared-state event, droppable); one lookup on the reader thread.
+_KINDS: dict[str, tuple[bool, bool]] = {
+    event: (event in STATE_EVENTS, event in DROPPABLE_EVENTS) for event in PUBLISHED_EVENTS
+}
+
+
+def _wire() -> tuple[Any, Any]:
+    """The struct a ``message:new`` record may be decoded into, and its ``record_of``; (None, None) without msgspec."""
+    try:
+        from ..models import _message_wire
+    except ImportError:  # no msgspec: the reader decodes every record into a dict
+        return None, None
+    return _message_wire.MessageWire, _message_wire.record_of
+
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
@@ -173,6 +187,7 @@ class EventPublisher:
         self._client = client
         state = client._connection
         self._router = EventRouter()
+        self._wire_type, self._record_of = _wire()
         self._parts: dict[str, int] = {}
         #: Queued events: (partition, data, state event, droppable), guarded by _buffer_lock.
         self._buffer: collections.deque[tuple[int, bytes, bool, bool]] = collections.deque()
@@ -202,6 +217,7 @@ class EventPublisher:
             threading.Thread(target=self.trimmer.run, name=f"service_client-fleet-trim-{n}", daemon=True),
         ]
         state.event_tap = self._tap
+        state.event_tap_wire = self._wire_type is not None  # the tap takes the reader's structs as they are
         for thread in self._threads:
             thread.start()
 
@@ -211,11 +227,23 @@ class EventPublisher:
         """Route, encode and queue one socket event; never blocks, never raises for a bad payload.
 
         Only the socket's reader thread calls it: the append needs no lock (the flusher only
-        pops, under ``_buffer_lock``, which the full-buffer path takes too).
+        pops, under ``_buffer_lock``, which the full-buffer path takes too). A ``message:new``
+        record may come as the reader's msgspec struct: it is routed by its channel and encoded
+        as it is, to the same JSON as its dict (no dict is made for it).
         """
-        if event not in PUBLISHED_EVENTS or self._closed:
+        kind = _KINDS.get(event)
+        if kind is None or self._closed:
             return
-        key = self._router.key(event, args)
+        record: Any = args[0] if args else None
+        if type(record) is self._wire_type:
+            channel = record.channel_public_id
+            message = record.public_id
+            if channel and message:
+                key = self._router.key(event, [{"channelPublicId": channel, "publicId": message}])
+            else:  # routed as its dict would be
+                key = self._router.key(event, [self._record_of(record)])
+        else:
+            key = self._router.key(event, args)
         data = dumps([event, key, args])
         name = key if key is not None else event
         part = self._parts.get(name)
@@ -224,12 +252,12 @@ class EventPublisher:
             if len(self._parts) >= _PARTITION_CACHE_MAX:
                 self._parts.clear()
             self._parts[name] = part
-        droppable = event in DROPPABLE_EVENTS
+        is_state, droppable = kind
         if len(self._buffer) >= self._max_buffered:
             with self._buffer_lock:
                 if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):
                     return
-        self._buffer.append((part, data, event in STATE_EVENTS, droppable))
+        self._buffer.append((part, data, is_state, droppable))
         if droppable:
             self._droppable_buffered += 1
         if not self._wake.is_set():
@@ -298,7 +326,8 @@ class EventPublisher:
             first = seqs[part] + 1
             seqs[part] += len(datas)
             keys.append(self._keys.stream(part))
-            args += [part, first, len(datas), b"\n".join(datas)]
+            args += [part, first, len(datas)]
+            args += datas
         if state:
             # A state event's id is its partition entry's: the k-th event of a partition in this
             # batch has the seq ``first + k``.
@@ -511,6 +540,7 @@ class EventPublisher:
         state = self._client._connection
         if state.event_tap == self._tap:
             state.event_tap = None
+            state.event_tap_wire = False
         self._closed = True
         self._closing.set()
         self.flush(max(0.0, deadline - time.monotonic() - 0.5))

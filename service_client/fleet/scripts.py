@@ -23,20 +23,25 @@ __all__ = ["ACK", "ACQUIRE", "CLAIM", "DEAD_LETTER", "HEARTBEAT", "PUBLISH", "RE
 
 #: KEYS: the partition streams of the batch, then the shared-state stream.
 #: ARGV: epoch, number of partitions in the batch; per partition: its number, the seq of its
-#: first event, the count, then the events' data joined by newlines (JSON holds none); then the
-#: state stream's first seq, its count m, then m pairs (event id, data). Returns {added, already
-#: there, foreign removed}.
+#: first event, the count n, then the n events' data (one argument each: Redis's Lua hashes
+#: every string it makes, so the data are not cut out of one joined string); then the state
+#: stream's first seq, its count m, then m pairs (event id, data). Returns {added, already there,
+#: foreign removed}.
 #:
 #: An entry refused because the stream's top is above its id is "already there" when an entry
 #: has its id (a retried batch) or when a publisher's entry is above it (another publisher). When
 #: only entries of another Redis writer are above it (an ``XADD *``, whose id is a time in ms),
 #: they are deleted, the stream's last id and its groups' read positions go back to the entry
 #: before, and the entry is added: a foreign entry never makes the publisher drop events.
+#:
+#: The ids of a partition's events grow within a batch: once one is added, the next ones are
+#: above the stream's last id, so they are added without those checks (one ``XADD`` each).
 PUBLISH = """
 local epoch = ARGV[1]
 local groups = tonumber(ARGV[2])
 local a = 3
 local added, dup, foreign = 0, 0, 0
+local call, find, fmt = redis.call, string.find, string.format
 local function parse(id)
   local ms, sq = string.match(id, '^(%d+)-(%d+)$')
   return tonumber(ms), tonumber(sq)
@@ -62,51 +67,60 @@ end
 -- publisher's entry is among them.
 local function clear_above(key, id, part)
   repeat
-    local over = redis.call('XRANGE', key, '(' .. id, '+', 'COUNT', 1000)
+    local over = call('XRANGE', key, '(' .. id, '+', 'COUNT', 1000)
     for _, entry in ipairs(over) do
       if ours(entry, part) then return false end
     end
-    for _, entry in ipairs(over) do redis.call('XDEL', key, entry[1]) end
+    for _, entry in ipairs(over) do call('XDEL', key, entry[1]) end
     foreign = foreign + #over
   until #over < 1000
   local ms = parse(id)
-  local back = string.format('%d', ms - 1) .. '-0'
-  local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  local back = fmt('%d', ms - 1) .. '-0'
+  local top = call('XREVRANGE', key, '+', '-', 'COUNT', 1)
   if top[1] and above(top[1][1], back) then back = top[1][1] end
-  redis.call('XSETID', key, back)
-  for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+  call('XSETID', key, back)
+  for _, g in ipairs(call('XINFO', 'GROUPS', key)) do
     local name, last
     for k = 1, #g, 2 do
       if g[k] == 'name' then name = g[k + 1] elseif g[k] == 'last-delivered-id' then last = g[k + 1] end
     end
-    if name and last and above(last, back) then redis.call('XGROUP', 'SETID', key, name, back) end
+    if name and last and above(last, back) then call('XGROUP', 'SETID', key, name, back) end
   end
   return true
 end
+-- Add one entry; true when it was added (its id was above the stream's last one).
 local function add(key, id, eid, data, part)
   local r = redis.pcall('XADD', key, id, 'i', eid, 'd', data)
   if type(r) == 'table' and r.err then
-    if not string.find(r.err, 'equal or smaller', 1, true) then error(r.err) end
-    if redis.call('XRANGE', key, id, id)[1] or not clear_above(key, id, part) then dup = dup + 1 return end
-    redis.call('XADD', key, id, 'i', eid, 'd', data)
+    if not find(r.err, 'equal or smaller', 1, true) then error(r.err) end
+    if call('XRANGE', key, id, id)[1] or not clear_above(key, id, part) then dup = dup + 1 return false end
+    call('XADD', key, id, 'i', eid, 'd', data)
   end
   added = added + 1
+  return true
 end
 for g = 1, groups do
-  local part, first, count, blob = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
-  a = a + 4
-  local pos = 1
+  local part, first, count = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  a = a + 3
+  local key = KEYS[g]
+  local prefix = epoch .. ':' .. part .. ':'
+  local fast = false
   for k = 0, count - 1 do
-    local stop = string.find(blob, '\\n', pos, true) or (#blob + 1)
-    local s = string.format('%d', first + k)
-    add(KEYS[g], s .. '-0', epoch .. ':' .. part .. ':' .. s, string.sub(blob, pos, stop - 1), part)
-    pos = stop + 1
+    local s = fmt('%d', first + k)
+    if fast then
+      -- The ids of a partition grow: once one was added, the next ones are above the stream's last.
+      call('XADD', key, s .. '-0', 'i', prefix .. s, 'd', ARGV[a + k])
+      added = added + 1
+    else
+      fast = add(key, s .. '-0', prefix .. s, ARGV[a + k], part)
+    end
   end
+  a = a + count
 end
 local sfirst, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
 a = a + 2
 for k = 0, m - 1 do
-  add(KEYS[groups + 1], string.format('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1], nil)
+  add(KEYS[groups + 1], fmt('%d', sfirst + k) .. '-0', ARGV[a + 2 * k], ARGV[a + 2 * k + 1], nil)
 end
 return {added, dup, foreign}
 """

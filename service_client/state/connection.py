@@ -143,6 +143,12 @@ class ConnectionState:
         fetch_hook: Called as ``fetch_hook(route, params, request)`` for each GET
             :meth:`submit` queues (``request()`` queues it as usual); returns its Future. None:
             none. An event source that shares the requests the parsers make sets it.
+        event_tap_wire: False (the default): ``event_tap`` sees every record as a dict, as
+            the general decoder gives it. True: a ``message:new`` record that the reader
+            decoded into its msgspec struct (see :meth:`Parsers.frame_decoders
+            <service_client.state.parsers.Parsers.frame_decoders>`) reaches the tap as
+            that struct, unconverted (msgspec encodes it to the same JSON as its dict); set
+            by a tap that handles it, such as the events fleet's publisher.
         parsers: The socket event parsers.
     """
 
@@ -169,6 +175,7 @@ class ConnectionState:
         self.no_socket: str | None = None
         self.send_hook: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None
         self.fetch_hook: Callable[[Route, Mapping[str, Any] | None, Callable[[], Future[Any]]], Future[Any]] | None = None
+        self.event_tap_wire = False
         #: True once the client is destroyed: no more dispatch, no more cache updates.
         self.closed = False
         self.user: User | None = None

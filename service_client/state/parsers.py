@@ -214,7 +214,8 @@ class Parsers:
         if tap is not None:
             try:
                 wire_type = self._wire_type
-                if wire_type is not None and any(type(arg) is wire_type for arg in args):
+                if (wire_type is not None and not self._state.event_tap_wire
+                        and any(type(arg) is wire_type for arg in args)):
                     # A tap sees every record as a dict, as the general decoder gives it.
                     record_of = self._wire.record_of
                     tap(event_name, [record_of(arg) if type(arg) is wire_type else arg for arg in args])

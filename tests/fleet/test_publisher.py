@@ -6,6 +6,7 @@ no emulator. Marked ``redis``.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
@@ -69,10 +70,46 @@ def test_each_event_gets_its_partition_a_sequence_and_an_event_id(client: Client
     assert raw.hget(f"service_client:fleet:{namespace}:meta", "partitions") == b"4"
 
 
+#: A message record with exactly the service's keys: the socket's reader decodes it into a struct.
+_SERVICE_RECORD: dict[str, Any] = {
+    "publicId": "M1", "content": "hi", "author": {"publicId": "U1", "name": "alice", "tag": "0001", "image": None,
+                                                 "isBot": False, "status": "online"},
+    "channelPublicId": "C1", "serverPublicId": "S1", "createdAt": "2026-01-02T03:04:05.678Z",
+    "embeds": [], "fileUrl": None, "replyToId": None, "editedAt": None, "pinned": False,
+}
+
+
+@pytest.mark.parametrize("channel", ["C1", ""])
+def test_a_record_struct_is_published_and_routed_as_its_dict(client: Client, redis_url: str, raw: Any,
+                                                             namespace: str, channel: str) -> None:
+    wire = pytest.importorskip("service_client.models._message_wire")
+    publisher = EventPublisher(client, redis_url, partitions=8, namespace=namespace)
+    assert client._connection.event_tap_wire  # the reader hands its structs over as they are
+    try:
+        record = dict(_SERVICE_RECORD, channelPublicId=channel)
+        dict_args = [dict(record, publicId="M1")]
+        struct_args = wire.decode_frame(json.dumps(["message:new", dict(record, publicId="M2")]).encode())[1:]
+        assert type(struct_args[0]) is wire.MessageWire
+        publisher._tap("message:new", dict_args)
+        publisher._tap("message:new", struct_args)
+        # A later event naming the message only goes where the message went.
+        publisher._tap("message:deleted", [{"publicId": "M2", "messagePublicId": "M2"}])
+        _published(publisher, 3)
+    finally:
+        publisher.close()
+    assert not client._connection.event_tap_wire
+    where = {e[1][b"d"]: part for part in range(8) for e in raw.xrange(f"service_client:fleet:{namespace}:p:{part}")}
+    first, second, deleted = sorted(where, key=lambda data: (b"deleted" in data, b'"M2"' in data))
+    assert second == first.replace(b'"M1"', b'"M2"')  # the same JSON as the dict's
+    assert where[first] == where[second] == partition_of(channel or "S1", 8)
+    # With a channel, the message's channel was remembered; without one, the deletion goes by its id.
+    assert where[deleted] == partition_of(channel or "M2", 8)
+
+
 def test_a_batch_sent_again_adds_nothing_twice(raw: Any, namespace: str) -> None:
     script = raw.register_script(PUBLISH)
     keys = [f"{namespace}:p:0", f"{namespace}:state"]
-    args = ["ep", 1, 0, 1, 2, b"a\nb", 1, 0]  # partition 0: seq 1 and 2, their data joined
+    args = ["ep", 1, 0, 1, 2, b"a", b"b", 1, 0]  # partition 0: seq 1 and 2, their data
     assert script(keys=keys, args=args) == [2, 0, 0]
     assert script(keys=keys, args=args) == [0, 2, 0]  # the same ids: refused as already there
     assert raw.xlen(keys[0]) == 2

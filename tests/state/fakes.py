@@ -70,6 +70,7 @@ class FakeState:
         self.closed = False
         self.voice_hook: Callable[[str, Any], None] | None = self._record_voice
         self.event_tap: Callable[[str, list[Any]], None] | None = None
+        self.event_tap_wire = False
         self.users = UserManager(self)
         self.guilds = GuildManager(self)
         self.channels = ChannelManager(self)

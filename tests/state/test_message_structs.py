@@ -303,6 +303,24 @@ def test_an_event_tap_gets_the_record_as_a_dict() -> None:
 
 
 @needs_msgspec
+def test_a_tap_that_takes_structs_gets_the_struct_which_encodes_as_its_dict() -> None:
+    import msgspec
+
+    from service_client.models._message_wire import MessageWire
+
+    side = Side(structs=True)
+    taps: list[list[Any]] = []
+    side.state.event_tap = lambda event, args: taps.append(args)
+    side.state.event_tap_wire = True
+    side.feed(dict(SERVICE_RECORD, nonce="n1"))
+    assert side.struct_frames == 1 and len(taps) == 1
+    [record] = taps[0]
+    assert type(record) is MessageWire  # no dict made for the tap
+    assert msgspec.json.encode(record) == msgspec.json.encode(dict(SERVICE_RECORD, nonce="n1"))
+    assert [m.id for m in side.messages()] == ["M1"]  # the event goes on as usual
+
+
+@needs_msgspec
 @pytest.mark.parametrize("args", [[SERVICE_RECORD, SERVICE_RECORD], ["x", SERVICE_RECORD], []])
 def test_an_event_tap_gets_dicts_whatever_the_arguments(args: list[Any], caplog: pytest.LogCaptureFixture) -> None:
     taps: list[list[list[Any]]] = [[], []]
