@@ -16,7 +16,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import _defaults
+from .. import _defaults, endpoints
 from .._secret import Secret
 from ..client import Client
 from ._redis import RetryWait, connect, dumps, is_client, redis_errors, replicated
@@ -39,6 +39,8 @@ _BATCH_MAX = 1000
 _LINGER_S = 0.002
 #: Ordering keys whose partition is remembered (the cache is emptied when full).
 _PARTITION_CACHE_MAX = 100_000
+#: New-message ids remembered (two generations: at least this many), so none is published twice.
+_MESSAGE_IDS_REMEMBERED = 10_000
 #: Shortest time between two WARNING lines about dropped events or an unreachable Redis, seconds.
 _WARN_EVERY_S = 10.0
 
@@ -99,7 +101,8 @@ class EventPublisher:
     it typing, presence and activity events are dropped first, then the newest
     event, counted in :attr:`dropped_events` and logged at WARNING (one line at
     the first drop, then at most one every 10 s). Retried batches never add an
-    event twice.
+    event twice, and a new message that reaches the client both live and read
+    back by a catch-up (posted as the socket came back) is published once.
 
     The publisher also runs the workers' ``send_message`` calls on ``client``
     (see :mod:`service_client.fleet.sends`): a reply made while a worker
@@ -193,6 +196,9 @@ class EventPublisher:
         self._buffer: collections.deque[tuple[int, bytes, bool, bool]] = collections.deque()
         self._buffer_lock = threading.Lock()
         self._droppable_buffered = 0
+        self._ids_lock = threading.Lock()  # guards _message_ids, _message_ids_old
+        self._message_ids: set[str] = set()
+        self._message_ids_old: set[str] = set()
         self._wake = threading.Event()
         self._closing = threading.Event()  # close() began: flush what is buffered, then stop
         self._stop = threading.Event()  # stop every thread now
@@ -226,15 +232,19 @@ class EventPublisher:
     def _tap(self, event: str, args: list[Any]) -> None:
         """Route, encode and queue one socket event; never blocks, never raises for a bad payload.
 
-        Only the socket's reader thread calls it: the append needs no lock (the flusher only
-        pops, under ``_buffer_lock``, which the full-buffer path takes too). A ``message:new``
-        record may come as the reader's msgspec struct: it is routed by its channel and encoded
-        as it is, to the same JSON as its dict (no dict is made for it).
+        The socket's reader thread calls it, and a catch-up's thread for the messages it reads
+        back: the append needs no lock (the flusher only pops, under ``_buffer_lock``, which the
+        full-buffer path takes too). A ``message:new`` record may come as the reader's msgspec
+        struct: it is routed by its channel and encoded as it is, to the same JSON as its dict
+        (no dict is made for it). A message that comes both ways (posted as the socket came
+        back: live and read back) is published once, as whichever came first.
         """
         kind = _KINDS.get(event)
         if kind is None or self._closed:
             return
         record: Any = args[0] if args else None
+        if event == endpoints.ON_MESSAGE_NEW and not self._first_time(record):
+            return
         if type(record) is self._wire_type:
             channel = record.channel_public_id
             message = record.public_id
@@ -262,6 +272,22 @@ class EventPublisher:
             self._droppable_buffered += 1
         if not self._wake.is_set():
             self._wake.set()
+
+    def _first_time(self, record: Any) -> bool:
+        """Remember a new message's id: False when it was published (or queued) already."""
+        if type(record) is self._wire_type:
+            message_id = record.public_id
+        else:
+            message_id = record.get("publicId") if isinstance(record, dict) else None
+        if not isinstance(message_id, str):
+            return True  # no id to tell: published as it comes
+        with self._ids_lock:
+            if message_id in self._message_ids or message_id in self._message_ids_old:
+                return False
+            self._message_ids.add(message_id)
+            if len(self._message_ids) >= _MESSAGE_IDS_REMEMBERED:
+                self._message_ids_old, self._message_ids = self._message_ids, set()
+            return True
 
     def _make_room(self, droppable: bool) -> bool:
         """The buffer is full (``_buffer_lock`` held): drop typing and presence first, else the new event.

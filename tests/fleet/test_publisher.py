@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from service_client import Client
+from service_client import CatchUp, Client
+from service_client.client.catchup import CatchUpRunner
 from service_client.fleet import EventPublisher, partition_of
 from service_client.fleet.scripts import PUBLISH
 
@@ -196,3 +197,50 @@ def test_one_publisher_per_client_and_clear_argument_errors(client: Client, redi
     while tb is not None:
         assert "hunter2" not in repr(tb.tb_frame.f_locals)
         tb = tb.tb_next
+
+
+def test_a_message_both_delivered_live_and_caught_up_is_published_once(client: Client, redis_url: str, raw: Any,
+                                                                       namespace: str) -> None:
+    # A message posted as the socket comes back reaches the client both ways: live on the socket
+    # and read back from history by a catch-up (a standby's takeover, a reconnect). Whichever comes
+    # first is published; the other is not, in either order.
+    publisher = EventPublisher(client, redis_url, partitions=4, namespace=namespace)
+    runner = CatchUpRunner(client._connection, CatchUp(), client._destroyed)
+    live = client._connection.parsers.handle  # as the socket's reader applies an event
+    try:
+        runner.emit({**_message("M1", "C1"), "replayed": True})  # read back first...
+        live("message:new", [_message("M1", "C1")])  # ...then live
+        live("message:new", [_message("M2", "C1")])  # live first...
+        runner.emit({**_message("M2", "C1"), "replayed": True})  # ...read back before its cache effect
+        live("message:new", [_message("M3", "C1")])
+        assert publisher.flush(10)
+    finally:
+        publisher.close()
+    entries = raw.xrange(f"service_client:fleet:{namespace}:p:{partition_of('C1', 4)}")
+    records = [json.loads(fields[b"d"])[2][0] for _id, fields in entries]
+    assert [(r["publicId"], r.get("replayed") is True) for r in records] == [
+        ("M1", True), ("M2", False), ("M3", False)]
+    assert publisher.published_events == 3 and publisher.dropped_events == 0
+
+
+def test_a_caught_up_message_delivered_live_as_the_readers_struct_is_published_once(
+        client: Client, redis_url: str, raw: Any, namespace: str) -> None:
+    wire = pytest.importorskip("service_client.models._message_wire")
+    publisher = EventPublisher(client, redis_url, partitions=4, namespace=namespace)
+    runner = CatchUpRunner(client._connection, CatchUp(), client._destroyed)
+
+    def struct_args(message_id: str) -> list[Any]:
+        args = wire.decode_frame(json.dumps(["message:new", dict(_SERVICE_RECORD, publicId=message_id)]).encode())[1:]
+        assert type(args[0]) is wire.MessageWire
+        return list(args)
+
+    try:
+        runner.emit({**_SERVICE_RECORD, "replayed": True})  # read back first...
+        publisher._tap("message:new", struct_args("M1"))  # ...then live, as the reader hands it over
+        publisher._tap("message:new", struct_args("M2"))
+        assert publisher.flush(10)
+    finally:
+        publisher.close()
+    entries = raw.xrange(f"service_client:fleet:{namespace}:p:{partition_of('C1', 4)}")
+    records = [json.loads(fields[b"d"])[2][0] for _id, fields in entries]
+    assert [(r["publicId"], r.get("replayed") is True) for r in records] == [("M1", True), ("M2", False)]

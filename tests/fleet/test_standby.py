@@ -47,13 +47,27 @@ class SocketProcess:
         self.proc.stdin.flush()
         self.lines: queue.Queue[str] = queue.Queue()
         self.log: list[str] = []
+        self._logged = threading.Condition()
         threading.Thread(target=self._read, args=(self.proc.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._read, args=(self.proc.stderr, self.log.append), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, self._log_line), daemon=True).start()
 
     @staticmethod
     def _read(stream: Any, put: Any) -> None:
         for line in stream:
             put(line.strip())
+
+    def _log_line(self, line: str) -> None:
+        with self._logged:
+            self.log.append(line)
+            self._logged.notify_all()
+
+    def logged(self, text: str, timeout: float = 10) -> str:
+        """The first log line holding ``text``, once read (its standard error is read apart from its output)."""
+        with self._logged:
+            found = self._logged.wait_for(lambda: next((line for line in self.log if text in line), None), timeout)
+        if found is None:
+            raise AssertionError(f"{self.name} did not log {text!r}; its log:\n" + "\n".join(self.log[-30:]))
+        return found
 
     def expect(self, prefix: str, timeout: float = 20) -> str:
         deadline = time.monotonic() + timeout
@@ -123,19 +137,27 @@ def test_a_standby_takes_over_a_killed_socket_process_and_catches_up_the_gap(
     assert wait_published(raw, namespace, "before")[1] == epoch_a
     first.proc.kill()
     killed_at = time.monotonic()
+    # No standby can take the lease (and connect its socket) before it expires.
+    expires_at = killed_at + raw.pttl(f"service_client:fleet:{namespace}:socket") / 1000
+    posted_at = []
     for i in range(5):  # posted while no socket process publishes: caught up by the next one
         emulator.post_message(general, human, f"gap {i}")
+        posted_at.append(time.monotonic())
     epoch_b = second.expect("active", timeout=10).split()[1]
     took = time.monotonic() - killed_at
     emulator.post_message(general, human, "after")
     assert wait_published(raw, namespace, "after")[1] == epoch_b
     for i in range(5):
         _content, epoch, replayed, _seq = wait_published(raw, namespace, f"gap {i}")
-        assert epoch == epoch_b and replayed
-    contents = [item[0] for item in published(raw, namespace)]
-    assert len(contents) == len(set(contents))  # nothing published twice
+        assert epoch == epoch_b
+        # Posted before the lease expired: read back from history. Later (the test was slow under
+        # load), it may have reached the new holder's socket live instead: published once either way.
+        assert replayed or posted_at[i] >= expires_at, f"gap {i} was not caught up"
+    items = published(raw, namespace)
+    contents = [item[0] for item in items]
+    assert len(contents) == len(set(contents)), items  # nothing published twice
     assert took < 5.0, f"the standby published {took:.1f} s after the kill"
-    assert any("took the socket lease" in line for line in second.log)
+    second.logged("took the socket lease")
 
 
 def all_events(raw: Any, namespace: str) -> list[tuple[str, str, int]]:
@@ -164,7 +186,9 @@ def test_a_paused_holder_is_fenced_off_and_steps_down(spawn: Any, raw: Any, name
     emulator.post_message(general, human, "before")
     assert wait_published(raw, namespace, "before")[1] == epoch_a
     first.proc.send_signal(signal.SIGSTOP)
-    emulator.typing(human, quiet)  # reaches only the paused holder's socket (the standby has none yet)
+    # Reaches the paused holder's socket; the standby's too only when the test was so slow under
+    # load that the standby took over first.
+    emulator.typing(human, quiet)
     epoch_b = second.expect("active", timeout=10).split()[1]
     for i in range(3):  # the paused holder's socket receives these too
         emulator.post_message(general, human, f"paused {i}")
@@ -175,12 +199,20 @@ def test_a_paused_holder_is_fenced_off_and_steps_down(spawn: Any, raw: Any, name
     emulator.post_message(general, human, "after")
     assert wait_published(raw, namespace, "after")[1] == epoch_b
     entries = all_events(raw, namespace)
-    assert not [e for e in entries if e[2] == partition_of(quiet, 8)]  # the paused holder's typing: refused
-    log = "\n".join(first.log)
-    assert "steps down" in log
-    assert "were refused" in log
-    contents = [item[0] for item in published(raw, namespace)]
-    assert len(contents) == len(set(contents))  # nothing published twice
+    quiet_entries = [e for e in entries if e[2] == partition_of(quiet, 8)]
+    # The paused holder's typing: refused. Nothing it received once paused was published.
+    assert not [e for e in quiet_entries if e[1] == epoch_a], (epoch_a, epoch_b, quiet_entries)
+    assert [item[0] for item in published(raw, namespace) if item[1] == epoch_a] == ["before"]
+    # Once resumed, the old holder notices it lost the lease on whichever comes first: its next
+    # batch refused by the fence, or its own lease check finding the lease gone. Either way it
+    # steps down, and says why.
+    step = first.logged("steps down")
+    assert "a batch was refused" in step or "the socket lease is gone" in step, step
+    if "a batch was refused" in step:
+        first.logged("were refused")
+    items = published(raw, namespace)
+    contents = [item[0] for item in items]
+    assert len(contents) == len(set(contents)), items  # nothing published twice
 
 
 def test_a_stopped_holder_hands_the_lease_over_at_once(world: Any, emulator: Any, redis_url: str,
