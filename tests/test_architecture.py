@@ -78,6 +78,10 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
     ("service_client.state.parsers", "service_client.models._message_wire"): (
         "import time: the message structs import msgspec, which loads at login, not at import service_client"
     ),
+    ("service_client.fleet.publisher", "service_client.models._message_wire"): (
+        "optional dependency: the message struct the publisher's tap may be given needs msgspec, which "
+        "an interpreter other than CPython does not install"
+    ),
     ("service_client._html", "pandas"): (
         "optional dependency: to_frame() needs pandas, which the package does not require"
     ),
