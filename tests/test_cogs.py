@@ -9,12 +9,14 @@ author tests it: the cog's command answers, its listener runs, its task runs on
 
 from __future__ import annotations
 
+import gc
 import importlib
 import itertools
 import pathlib
 import sys
 import textwrap
 import threading
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -684,6 +686,42 @@ def test_loads_and_unloads_from_several_threads_leave_a_consistent_client(
     assert _commands(client) == ({"deposit0"} if loaded else set())
     listeners = client.listeners("message_create")
     assert len(listeners) == 1 + len(loaded)  # the dispatcher's, and the extension's loose one
+
+
+def test_loads_while_other_threads_import_modules_read_sys_modules_safely(
+    client: Client, extension_dir: pathlib.Path
+) -> None:
+    # Another thread may import or forget modules (another extension's load or unload) while a
+    # load, reload or unload reads which modules are the extension's. That reading must not iterate
+    # sys.modules while Python code can run (a thread switch): it raised "dictionary changed size
+    # during iteration". A garbage collector callback stands for the other thread here, made
+    # certain: with a threshold of 1 a collection runs at each allocation of a tracked object
+    # (each item tuple of sys.modules.items(), once the tuple free list is used up), and each
+    # collection adds a module to sys.modules.
+    name = _write(extension_dir, EXTENSION.format(extra="pass"))
+    added: list[str] = []
+
+    def other_thread_imports(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            key = f"_cogs_probe_{len(added)}"
+            sys.modules[key] = types.ModuleType(key)
+            added.append(key)
+
+    free_list_used_up = [(i, i) for i in range(3000)]  # noqa: F841 - kept alive on purpose
+    threshold = gc.get_threshold()
+    gc.callbacks.append(other_thread_imports)
+    gc.set_threshold(1)
+    try:
+        client.load_extension(name)
+        client.reload_extension(name)
+        client.unload_extension(name)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(other_thread_imports)
+        for key in added:
+            sys.modules.pop(key, None)
+    assert added  # the other thread did change sys.modules meanwhile
+    assert client.extensions == {} and client.cogs == {} and name not in sys.modules
 
 
 def test_a_failing_setup_in_the_world_leaves_the_bot_as_it_was(

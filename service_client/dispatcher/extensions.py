@@ -369,7 +369,7 @@ class Extensions:
         # What sys.modules held of the name before: a failed load puts it back, so a module the
         # program had imported (a typo naming one of its own modules, or a library's) keeps its
         # module objects instead of being evicted with its submodules.
-        saved = {key: mod for key, mod in list(sys.modules.items()) if _in_module(key, name)}
+        saved = _modules_of(name)
         try:
             self._watch_close()
             try:
@@ -447,7 +447,7 @@ class Extensions:
 
     def _reload(self, name: str, old: ModuleType) -> None:
         # 1. The new code, imported while the old version runs on (its submodules afresh too).
-        saved = {key: mod for key, mod in list(sys.modules.items()) if _in_module(key, name)}
+        saved = _modules_of(name)
         _forget_modules(name)
         try:
             new = self._import(name, _OLD_STAYS)
@@ -638,8 +638,24 @@ class Extensions:
             return f"<Extensions cogs={list(self._cogs)} extensions={list(self._extensions)}>"
 
 
+def _modules_snapshot() -> dict[str, ModuleType]:
+    """A copy of :data:`sys.modules`, taken while no other thread can change it.
+
+    Other threads import and forget modules meanwhile (another extension's load or unload).
+    ``dict.copy()`` runs no Python code, so no thread switch can happen during it; iterating
+    ``sys.modules`` itself (``list(sys.modules.items())`` included: each item is a new tuple,
+    whose allocation may run the garbage collector and its callbacks) may let another thread
+    change it, and the iteration raise ``RuntimeError: dictionary changed size during iteration``.
+    """
+    return sys.modules.copy()
+
+
+def _modules_of(name: str) -> dict[str, ModuleType]:
+    """The modules ``name`` and its submodules now in :data:`sys.modules`, by name."""
+    return {key: mod for key, mod in _modules_snapshot().items() if _in_module(key, name)}
+
+
 def _forget_modules(name: str) -> None:
     """Take the module ``name`` and its submodules out of :data:`sys.modules`."""
-    prefix = name + "."
-    for key in [key for key in list(sys.modules) if key == name or key.startswith(prefix)]:
+    for key in _modules_of(name):
         sys.modules.pop(key, None)
