@@ -8,6 +8,7 @@ nothing depends on timing.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import pathlib
 import queue
 import threading
@@ -214,7 +215,21 @@ def test_the_sample_bot_dispatches_files_and_decorated_commands(world, emulator,
     ]
     bob = _user(emulator, world, "bob")
     assert say(bob, f"!warn {owner}") == "You need the KICK_MEMBERS permission to use !warn."
-    with caplog.at_level("INFO", logger="ping_bot"):
-        assert say(owner, f'!warn {bob} "spamming links"') == "bob, you have been warned: spamming links"
-        assert say(owner, f"!warn {bob}").startswith("!warn is on cooldown: try again in ")
-    assert any("command refused: !warn is on cooldown" in r.getMessage() for r in caplog.records)
+    # The sample logs the refusal in its command_error listener, which runs after the reply is
+    # sent: wait for the line (a handler sets an Event) instead of reading the records at once.
+    refused = threading.Event()
+
+    class _Refusals(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "command refused: !warn is on cooldown" in record.getMessage():
+                refused.set()
+
+    handler = _Refusals()
+    logging.getLogger("ping_bot").addHandler(handler)
+    try:
+        with caplog.at_level("INFO", logger="ping_bot"):
+            assert say(owner, f'!warn {bob} "spamming links"') == "bob, you have been warned: spamming links"
+            assert say(owner, f"!warn {bob}").startswith("!warn is on cooldown: try again in ")
+            assert refused.wait(10), "the sample's command_error listener did not log the refusal"
+    finally:
+        logging.getLogger("ping_bot").removeHandler(handler)

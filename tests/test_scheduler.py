@@ -812,7 +812,8 @@ def test_a_start_refused_by_a_failing_clock_leaves_the_task_stopped(rig: Rig) ->
         job.start()
     assert not job.is_running()  # nothing half-applied: start() works once the clock does
     job.start()
-    assert job.is_running() and job.next_run is not None
+    # Its first run is due at once: a worker may already hold it (next_run is None meanwhile).
+    assert job.is_running()
     job.stop()
 
 
