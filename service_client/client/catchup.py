@@ -222,6 +222,7 @@ def catch_up(state: ConnectionState, policy: CatchUp, marks: Iterable[ChannelMar
     result = CatchUpResult()
 
     def take() -> bool:
+        """Count one request against the budget; False once it is spent or the client stopped."""
         if stopped() or result.requests >= policy.max_requests:
             return False
         result.requests += 1

@@ -356,9 +356,11 @@ class VoiceManager:
         player_key = f"voice-player:{channel_id}"
 
         def on_frame(frame: AudioFrame) -> None:
+            """Dispatch ``audio_frame`` in order per speaker."""
             state.dispatch("audio_frame", frame, key=audio_key + frame.user_id)
 
         def on_playback(playback: AudioPlayback, what: str) -> None:
+            """Follow a playback's start, pause, resume and finish (speaking flag, player events)."""
             if what in ("start", "resume", "pause", "finish") and connection._open:
                 try:
                     connection.set_speaking(what in ("start", "resume"))
@@ -370,6 +372,7 @@ class VoiceManager:
                 state.dispatch("player_finish", playback, key=player_key)
 
         def on_lost(reason: str) -> None:
+            """Dispatch ``voice_media_lost`` with the reason."""
             state.dispatch("voice_media_lost", connection, reason, key=player_key)
 
         from ..voice.session import MediaSession  # import time: asyncio loads when a bot first joins voice

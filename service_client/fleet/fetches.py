@@ -159,6 +159,7 @@ class SharedFetches:
 def _chain(source: Future[Any], target: Future[Any]) -> None:
     """Complete ``target`` as ``source`` completes."""
     def copy(done: Future[Any]) -> None:
+        """Give ``target`` the result or exception of ``done``."""
         exc = done.exception()
         if exc is not None:
             target.set_exception(exc)

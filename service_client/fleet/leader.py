@@ -366,6 +366,7 @@ class StandbySocket:
         assert self._keys is not None
 
         def refused() -> None:
+            """The fence refused a batch: wake the holder's loop to step down."""
             self._refused.set()
             self._wake.set()
 

@@ -73,9 +73,13 @@ class _World(Protocol):
     emulator: Emulator
     bot: WorldUser
 
-    def user(self, name_or_id: str) -> WorldUser: ...  # noqa: D102
+    def user(self, name_or_id: str) -> WorldUser:
+        """The world's user of that name or id."""
+        ...
 
-    def channel(self, name_or_id: str) -> WorldObject: ...  # noqa: D102
+    def channel(self, name_or_id: str) -> WorldObject:
+        """The world's channel of that name or id."""
+        ...
 
 
 class _Acting(Protocol):
@@ -187,9 +191,11 @@ class WorldVoice:
             raise ValueError(f"{where.name!r} is not a voice channel")
 
         def act() -> bool:
+            """Put the user in the channel through the emulator."""
             return self.world.emulator.voice_join(who.id, where.id)
 
         def matches(_joined: Any, data: Any) -> bool:
+            """The bot's ``voice_user_joined`` for this user and channel."""
             return isinstance(data, dict) and isinstance(data.get("user"), dict) and \
                 data["user"].get("userPublicId") == who.id and data.get("channelPublicId") == where.id
 

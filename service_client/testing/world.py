@@ -69,6 +69,7 @@ def _action(method: Callable[Concatenate[WorldActions, P], R]) -> Callable[Conca
 
     @functools.wraps(method)
     def act(world: BotWorld, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the actions part's method of the same name."""
         __tracebackhide__ = True
         return method(world._actions, *args, **kwargs)
 

@@ -156,6 +156,7 @@ class AudioPlayback:
 
     @volume.setter
     def volume(self, value: float) -> None:
+        """Set the gain (1.0 as recorded); a bad value raises as :func:`check_volume` says."""
         self._volume = check_volume(value)
 
     @property

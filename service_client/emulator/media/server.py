@@ -194,6 +194,7 @@ class Participant:
 
             @pc.on("track")
             def on_track(track: MediaStreamTrack) -> None:
+                """A participant's new track: forward it (on the media loop)."""
                 self.spawn(self._on_track(pc, track))
         tracks = _msid_by_mid(offer.sdp)
         self._msids = getattr(self, "_msids", {})

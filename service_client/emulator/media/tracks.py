@@ -113,6 +113,7 @@ class _TappingDecoder:
         self.inner = inner
 
     def decode(self, encoded_frame: Any) -> list[TappedFrame]:
+        """Decode one encoded frame with the wrapped decoder, keeping the encoded bytes beside each frame."""
         try:
             frames = self.inner.decode(encoded_frame)
         except av.FFmpegError:
@@ -134,6 +135,7 @@ def install_tap() -> None:
         return
 
     def get_decoder(codec: Any) -> Any:
+        """aiortc's decoder for ``codec``, wrapped to tap Opus audio."""
         decoder = original(codec)
         return _TappingDecoder(decoder) if codec.mimeType.lower() == "audio/opus" else decoder
 
