@@ -173,6 +173,9 @@ class Consumer:
         self.acks = Acknowledger(self)
         self._threads: list[threading.Thread] = []
         self._reader: threading.Thread | None = None
+        #: Set by the reader thread as it ends; the lease thread replaces it then (never before it
+        #: started: a reader created and not yet running is not a dead one).
+        self._reader_ended = threading.Event()
         self._reader_n = 0
         self._acker: threading.Thread | None = None
         self.state_after = "$"
@@ -207,13 +210,16 @@ class Consumer:
             self._read_loop()
         except Exception:  # noqa: BLE001 - logged; the lease thread replaces the reader
             log.exception("worker %s: its reader thread failed; another one takes over", self._name)
+        finally:
+            self._reader_ended.set()
 
     def _watch_reader(self) -> None:
         """Lease thread: start a new reader when the reader thread died (a bug, or an error the
         reader does not expect). Entries it read and did not queue are read again, in order."""
         reader = self._reader
-        if reader is None or reader.is_alive() or self._stop_reading.is_set():
+        if reader is None or not self._reader_ended.is_set() or self._stop_reading.is_set():
             return
+        self._reader_ended.clear()
         log.error("worker %s: its reader thread died; a new one reads its partitions", self._name)
         with self._owned_lock:
             owned = list(self._owned.values())
