@@ -339,18 +339,25 @@ def test_the_pace_spares_the_429s_that_sharing_blocks_alone_earns(
 
 
 def test_the_learned_window_follows_the_service_when_it_shrinks_to_less_than_half(
-    make_store: Callable[..., RedisBucketStore],
+    make_store: Callable[..., RedisBucketStore], raw: Any,
 ) -> None:
     limit = 4
     limiter = _FixedWindow(limit, 0.8)
     stores = [make_store() for _ in range(10)]
     _run_fleet(stores, limiter, limit * 4)  # a burst: the store learns a 0.8 s window
+    pace = f"{stores[0].key_prefix}{{s/GET:x}}:pace"
+    learned = int(raw.hget(pace, "W") or 0)
+    assert 700 <= learned <= 1100, f"learned {learned} ms for a 0.8 s window"
     limiter.window = 0.3  # during the quiet spell the service's window becomes 0.3 s
     _run_fleet(stores, limiter, limit * 8)  # a second burst: the next probe shows the new window
+    learned = int(raw.hget(pace, "W") or 0)
+    # What every process of the fleet now paces by (the rate it reaches at that window depends on
+    # the machine's load; the virtual-time tests of test_redis_pace.py measure the rate itself).
+    assert 0 < learned <= 450, f"still paced by a {learned} ms window after the service's became 0.3 s"
     accepted: list[float] = []
-    _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet runs at the new limit
-    rate = (len(accepted) - limit) / (accepted[-1] - accepted[0])
-    assert rate >= 0.75 * limit / 0.3, f"{rate:.1f} calls/s against a limit of {limit / 0.3:.1f}"
+    refusals = _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet runs at the new window
+    assert len(accepted) == limit * 6
+    assert len(refusals) <= limit * 6, f"{len(refusals)} refusals for {len(accepted)} calls at the new window"
 
 
 # ============================================================================ Redis failing
