@@ -2,10 +2,10 @@
 
 * :mod:`.framing`: pure packet encoding and decoding.
 * :mod:`.connection`: :class:`GatewayConnection`, one websocket with one reader
-  thread (arrival order), heartbeat and reconnection; written in parts:
-  :mod:`.dialer` (one connection attempt), :mod:`.reader` (the frame reader
-  and the reader thread's loop), :mod:`.writer` (bounded writes, the
-  watchdog), :mod:`.parts` (what they share).
+  thread (arrival order), heartbeat and reconnection; built from parts it
+  holds: :mod:`.dialer` (one connection attempt), :mod:`.reader` (the frame
+  reader and the reader thread's loop), :mod:`.writer` (bounded writes, the
+  watchdog), :mod:`.parts` (what they share: the connection's scope, helpers).
 * :mod:`.decoder`: the fast JSON decoder (msgspec, a dependency on CPython), when installed.
 
 What an event means for the caches is the connection state's work

@@ -16,10 +16,14 @@ the server's ``maxPayload`` drops the connection (see
 :func:`~.reader.message_cap`).
 
 This module holds the lifecycle (connecting, closing, losing and
-reconnecting); one connection attempt (TCP, TLS, upgrade, handshake) is in
-:mod:`.dialer`, the reader thread's loop and the frame reader in
-:mod:`.reader`, the bounded writes and the watchdog in :mod:`.writer`, what
-they share in :mod:`.parts`.
+reconnecting) and the pending acks; the connection builds and holds three
+parts: its dialer (:class:`~.dialer.ConnectionDialer`, one connection attempt:
+TCP, TLS, upgrade, handshake), its reader (:class:`~.reader.ConnectionReader`,
+the reader thread's loop over a :class:`~.reader.FrameReader`) and its writer
+(:class:`~.writer.ConnectionWriter`, the bounded writes and the watchdog).
+The writer and the dialer share the connection's
+:class:`~.parts.ConnectionScope` (what close() must reach); the reader gets
+callables only.
 
 No frame that can end in an exception holds the encoded CONNECT packet (it
 carries the token), so tracebacks that record frame locals never show it.
@@ -49,17 +53,14 @@ resolution is bounded by the system resolver only.
 
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import websocket
 
@@ -75,14 +76,17 @@ from .._defaults import (
 from ..errors import ServiceAuthError, ServiceError, ServiceTimeoutError
 from . import decoder, framing
 from .dialer import ConnectionDialer
+from .framing import AckPacket
 from .parts import (
     _CLOSE_SEND_S,
-    _CONTROL_QUEUE_MAX,
     REASON_IO_SERVER_DISCONNECT,
     REASON_PING_TIMEOUT,
     REASON_TRANSPORT_CLOSE,
     REASON_TRANSPORT_ERROR,
+    ConnectionScope,
+    _callback,
     _check_timeout,
+    _fail_acks,
     _Link,
     _log,
     _short,
@@ -106,8 +110,12 @@ __all__ = [
 ]
 
 
-class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
+class GatewayConnection:
     """A Socket.IO client connection to the default namespace over one websocket.
+
+    Built from parts it holds: a :class:`~.dialer.ConnectionDialer`, a
+    :class:`~.reader.ConnectionReader` and a :class:`~.writer.ConnectionWriter`
+    sharing one :class:`~.parts.ConnectionScope`.
 
     Thread-safe: ``emit``, ``call`` and ``close`` may be called from any thread,
     including from inside the callbacks. The callbacks run on the reader thread
@@ -186,10 +194,6 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
                 not positive, or ``jitter`` is outside [0, 1].
         """
         self._endpoint = socket_endpoint(socket_url)
-        parts = urlsplit(self._endpoint)
-        self._host: str = parts.hostname or ""
-        self._port: int = parts.port or (443 if parts.scheme == "wss" else 80)
-        self._secure = parts.scheme == "wss"
         for arg_name, callback in (
             ("auth", auth),
             ("on_event", on_event),
@@ -221,9 +225,6 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
                 raise TypeError(f"frame_decoders keys must be event names (non-empty str), got {event!r}")
             if not callable(decode):
                 raise TypeError(f"frame_decoders[{event!r}] must be callable")
-        self._auth = auth
-        self._on_event = on_event
-        self._on_connect = on_connect
         self._on_disconnect = on_disconnect
         self._on_error = on_error
         self._connect_timeout = float(connect_timeout)
@@ -232,37 +233,39 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         self._reconnect_cap = float(reconnect_cap)
         self._jitter = float(jitter)
         self._name = name
+        #: Event name -> its frames' own decoder, tried before the general one (the reader's).
         self._frame_decoders = decoders
-        self._redact: Callable[[str], str] = redact if redact is not None else str
 
-        # _state_lock guards every attribute below; never held during I/O or callbacks.
-        self._state_lock = threading.Lock()
-        # _emit_lock serialises writes to the websocket; never held while waiting for anything
-        # but the write itself, and never waited for by the reader thread.
-        self._emit_lock = threading.Lock()
-        #: The write in progress and its bound (monotonic), read by the watchdog; else None.
-        self._writing: tuple[websocket.WebSocket, float] | None = None
-        #: The websocket the watchdog dropped because a write overran its bound.
-        self._stalled: websocket.WebSocket | None = None
-        #: Control frames (websocket, data, opcode) the reader queued for the next lock holder.
-        self._control_queue: collections.deque[tuple[websocket.WebSocket, str | bytes, int]] = (
-            collections.deque(maxlen=_CONTROL_QUEUE_MAX)
-        )
-        #: Set by close(): every wait and loop ends.
-        self._stop = threading.Event()
-        self._closed = False
+        #: What close() must reach: the lock guarding the state below, whether the connection
+        #: is closed, the stop event, the live websocket, the sockets and threads to stop.
+        self._scope = ConnectionScope()
         self._started = False
-        #: The websocket while the namespace is connected, else None.
-        self._live: websocket.WebSocket | None = None
-        #: Raw sockets being opened or in use, shut down by close() to wake blocked I/O.
-        self._socks: set[socket.socket] = set()
+        #: Pending acks by id (under the scope's lock).
         self._acks: dict[int, Future[list[Any]]] = {}
         self._ack_ids = itertools.count(1)
-        self._threads: list[threading.Thread] = []
+        #: The session id of the latest connection (shown while it is live).
         self._sid: str | None = None
+        self._writer = ConnectionWriter(self._scope)
+        self._reader = ConnectionReader(
+            on_event=on_event,
+            on_connect=on_connect,
+            frame_decoders=decoders,
+            pong=self._writer.pong,
+            on_ack=self._resolve_ack,
+            on_lost=self._lost,
+        )
+        self._dialer = ConnectionDialer(
+            self._endpoint,
+            self._scope,
+            self._writer,
+            auth=auth,
+            name=name,
+            redact=redact if redact is not None else str,
+        )
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("connected" if self._live is not None else "disconnected")
+        scope = self._scope
+        state = "closed" if scope.closed else ("connected" if scope.live is not None else "disconnected")
         return f"<GatewayConnection {self._endpoint} {state}>"
 
     # ------------------------------------------------------------------ public
@@ -270,7 +273,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
     @property
     def connected(self) -> bool:
         """True while the default namespace is connected, not merely while a socket exists."""
-        return self._live is not None
+        return self._scope.live is not None
 
     @property
     def endpoint(self) -> str:
@@ -280,7 +283,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
     @property
     def sid(self) -> str | None:
         """The Socket.IO session id of the current connection, or None when not connected."""
-        return self._sid if self._live is not None else None
+        return self._sid if self._scope.live is not None else None
 
     def connect(self, timeout: float | None = None) -> None:
         """Open the first connection, blocking until the namespace is connected.
@@ -318,20 +321,21 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
             raise TypeError("timeout must be a number of seconds")
         if not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
-        with self._state_lock:
-            if self._closed:
+        scope = self._scope
+        with scope.lock:
+            if scope.closed:
                 raise ServiceError("the socket connection is closed")
             if self._started:
                 raise ServiceError("connect() was already called")
             self._started = True
         try:
-            link = self._establish(float(timeout))
+            link = self._dialer.establish(float(timeout))
         except _Stopped:
-            with self._state_lock:
+            with scope.lock:
                 self._started = False
             raise ServiceAuthError("no credentials for the socket connection") from None
         except BaseException:
-            with self._state_lock:
+            with scope.lock:
                 self._started = False
             raise
         if not self._activate(link, first=True):
@@ -361,10 +365,10 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         """
         deadline = time.monotonic() + _check_timeout(EMIT_TIMEOUT_S if timeout is None else timeout)
         text = framing.encode_event(event, *args)
-        ws = self._live
+        ws = self._scope.live
         if ws is None:
             raise ServiceAuthError("socket not connected")
-        self._send(ws, text, deadline)
+        self._writer.send(ws, text, deadline)
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("emit %s", event)
 
@@ -394,16 +398,17 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         deadline = time.monotonic() + _check_timeout(timeout)
         text = framing.encode_event(event, *args)  # validates before anything is registered
         future: Future[list[Any]] = Future()
-        with self._state_lock:
-            ws = self._live
+        lock = self._scope.lock
+        with lock:
+            ws = self._scope.live
             if ws is None:
                 raise ServiceAuthError("socket not connected")
             ack_id = next(self._ack_ids)
             self._acks[ack_id] = future
         try:
-            self._send(ws, f"42{ack_id}{text[2:]}", deadline)
+            self._writer.send(ws, f"42{ack_id}{text[2:]}", deadline)
         except BaseException:
-            with self._state_lock:
+            with lock:
                 self._acks.pop(ack_id, None)
             raise
         if _log.isEnabledFor(logging.DEBUG):
@@ -411,7 +416,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         try:
             return future.result(max(0.0, deadline - time.monotonic()))
         except FutureTimeoutError:
-            with self._state_lock:
+            with lock:
                 self._acks.pop(ack_id, None)
             raise ServiceTimeoutError(f"no ack for {event!r} within {timeout:g} s") from None
 
@@ -424,20 +429,23 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         itself). No reconnection and no callback happen afterwards, except a
         callback already running.
         """
-        with self._state_lock:
-            if self._closed:
+        scope = self._scope
+        with scope.lock:
+            if scope.closed:
                 return
-            self._closed = True
-            self._stop.set()
-            ws = self._live
-            self._live = None
-            socks = list(self._socks)
+            scope.closed = True
+            self._reader.close()
+            scope.stop.set()
+            ws = scope.live
+            scope.live = None
+            socks = list(scope.socks)
             acks = self._acks
             self._acks = {}
-            threads = list(self._threads)
+            threads = list(scope.threads)
         _log.debug("closing %s", self._endpoint)
-        self._fail_acks(acks, "the socket connection was closed")
-        if ws is not None and self._emit_lock.acquire(timeout=_CLOSE_SEND_S):
+        _fail_acks(acks, "the socket connection was closed")
+        write_lock = self._writer.lock
+        if ws is not None and write_lock.acquire(timeout=_CLOSE_SEND_S):
             try:
                 ws.settimeout(_CLOSE_SEND_S)
                 ws.send(framing.encode_disconnect())
@@ -445,7 +453,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
             except Exception as exc:  # noqa: BLE001 - best effort: the socket is shut down below anyway
                 _log.debug("DISCONNECT not sent: %s", _short(exc))
             finally:
-                self._emit_lock.release()
+                write_lock.release()
         for sock in socks:
             _shutdown(sock)
         deadline = time.monotonic() + DESTROY_JOIN_S
@@ -467,26 +475,28 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         link.reader.set_silence(silence)
         number = next(_thread_numbers)
         reader = threading.Thread(
-            target=self._reader_main,
+            target=self._reader.run,
             args=(link, first),
             name=f"{self._name}-gateway-{number}",
             daemon=True,
         )
-        with self._state_lock:
-            if self._closed:
+        scope = self._scope
+        with scope.lock:
+            if scope.closed:
                 closed = True
             else:
                 closed = False
-                self._live = ws
-                self._threads = [t for t in self._threads if t.is_alive()]
+                self._sid = link.sid
+                scope.live = ws
+                scope.threads = [t for t in scope.threads if t.is_alive()]
                 watchdog = threading.Thread(
-                    target=self._watch_main,
+                    target=self._writer.watch,
                     args=(link,),
                     name=f"{self._name}-gateway-watchdog-{number}",
                     daemon=True,
                 )
                 link.watchdog = watchdog
-                self._threads += [watchdog, reader]
+                scope.threads += [watchdog, reader]
                 watchdog.start()
                 reader.start()
         if closed:
@@ -495,7 +505,7 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
         _log.debug(
             "connected to %s (sid %s, ping %d ms + %d ms)",
             self._endpoint,
-            self._sid,
+            link.sid,
             open_packet.ping_interval_ms,
             open_packet.ping_timeout_ms,
         )
@@ -505,76 +515,84 @@ class GatewayConnection(ConnectionDialer, ConnectionReader, ConnectionWriter):
 
     def _lost(self, ws: websocket.WebSocket, reason: str | None) -> None:
         """On the reader thread after its loop ended: clean up, report, schedule a reconnect."""
-        with self._state_lock:
-            if self._live is ws:
-                self._live = None
+        scope = self._scope
+        with scope.lock:
+            if scope.live is ws:
+                scope.live = None
             acks = self._acks
             self._acks = {}
-            closing = self._closed
+            closing = scope.closed
         self._drop(ws)
-        if reason is not None and self._stalled is ws:
+        if reason is not None and self._writer.stalled is ws:
             reason = REASON_TRANSPORT_ERROR  # a write overran its bound: the watchdog dropped it
-        self._fail_acks(acks, f"the socket disconnected ({reason or 'closed'})")
+        _fail_acks(acks, f"the socket disconnected ({reason or 'closed'})")
         if closing or reason is None:
             return
         _log.debug("disconnected from %s: %s", self._endpoint, reason)
-        self._callback(self._on_disconnect, reason)
+        _callback(self._on_disconnect, reason)
         if not self._reconnect:
             return
         number = next(_thread_numbers)
         thread = threading.Thread(
             target=self._reconnect_main, name=f"{self._name}-reconnect-{number}", daemon=True
         )
-        with self._state_lock:
-            if self._closed:
+        with scope.lock:
+            if scope.closed:
                 return
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
+            scope.threads = [t for t in scope.threads if t.is_alive()]
+            scope.threads.append(thread)
             thread.start()
 
     def _reconnect_main(self) -> None:
+        """The reconnect thread: wait out the backoff delays, attempt, activate the first success."""
+        stop = self._scope.stop
         attempt = 0
         while True:
             delay = reconnect_delay(attempt, self._reconnect_base, self._reconnect_cap, self._jitter)
-            if self._stop.wait(delay):
+            if stop.wait(delay):
                 return
             attempt += 1
             _log.debug("reconnect attempt %d to %s", attempt, self._endpoint)
             try:
-                link = self._establish(self._connect_timeout)
+                link = self._dialer.establish(self._connect_timeout)
             except _Stopped:
                 _log.debug("reconnect stopped: no credentials")
                 return
             except ServiceAuthError as exc:
-                if self._stop.is_set():
+                if stop.is_set():
                     return
                 _log.debug("reconnect refused by the service; attempts stop")
-                self._callback(self._on_error, exc)
+                _callback(self._on_error, exc)
                 return
             except ServiceError as exc:
-                if self._stop.is_set():
+                if stop.is_set():
                     return
                 _log.debug("reconnect attempt %d failed: %s", attempt, exc)
                 continue
             except Exception as exc:  # noqa: BLE001 - auth() raised or returned a wrong type
-                if self._stop.is_set():
+                if stop.is_set():
                     return
                 _log.debug("reconnect stopped: %s", type(exc).__name__)
-                self._callback(self._on_error, exc)
+                _callback(self._on_error, exc)
                 return
             self._activate(link, first=False)
             return
 
     # ------------------------------------------------------------------ helpers
 
+    def _resolve_ack(self, packet: AckPacket) -> None:
+        """On the reader thread: resolve the Future of a default-namespace ACK (ignored when none waits)."""
+        with self._scope.lock:
+            future = self._acks.pop(packet.ack_id, None)
+        if future is None:
+            _log.debug("ack %d has no waiter (timed out?)", packet.ack_id)
+            return
+        future.set_result(packet.args)
+
     def _drop(self, ws: websocket.WebSocket) -> None:
         """Shut a websocket's socket down and close it (idempotent)."""
         sock = ws.sock
         if sock is not None:
-            self._forget(sock)
+            self._scope.forget(sock)
             _shutdown(sock)
         ws.shutdown()  # type: ignore[no-untyped-call]
-
-    def _forget(self, sock: socket.socket) -> None:
-        with self._state_lock:
-            self._socks.discard(sock)

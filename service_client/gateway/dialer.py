@@ -2,7 +2,7 @@
 
 The TCP connection is opened here (so ``close()`` can interrupt it by shutting
 the registered socket down); the CONNECT packet, which carries the token,
-lives only inside :meth:`ConnectionDialer._send_connect`, so no traceback's
+lives only inside ``ConnectionDialer._send_connect``, so no traceback's
 frame locals show it.
 
 An attempt is bounded as a whole: a guard thread shuts its socket down at the
@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import websocket
@@ -42,7 +42,7 @@ from .parts import (
     _TIMEOUT_ERRORS,
     _TRANSPORT_ERRORS,
     _WATCH_TICK_S,
-    ConnectionParts,
+    ConnectionScope,
     _Link,
     _remaining,
     _short,
@@ -51,6 +51,7 @@ from .parts import (
     _thread_numbers,
 )
 from .reader import MIN_MESSAGE_CAP, FrameReader, message_cap
+from .writer import ConnectionWriter
 
 __all__ = ["MAX_UPGRADE_HEAD_BYTES", "MAX_UPGRADE_LINE_BYTES", "ConnectionDialer"]
 
@@ -142,28 +143,61 @@ class _CappedHead:
         return getattr(self._sock, name)
 
 
-class ConnectionDialer(ConnectionParts):
-    """The connection attempts of a :class:`~service_client.gateway.connection.GatewayConnection`."""
+class ConnectionDialer:
+    """The connection attempts of a :class:`~service_client.gateway.connection.GatewayConnection`.
 
-    if TYPE_CHECKING:  # pragma: no cover - defined by the other parts
+    Thread-safe: attempts may run on several threads (each has its own socket
+    and guard); close() interrupts them through the scope.
 
-        def _control(self, ws: websocket.WebSocket, opcode: int, payload: bytes) -> None: ...
+    Args:
+        endpoint: The websocket URL (see :func:`~.parts.socket_endpoint`).
+        scope: The connection's scope: its sockets and threads are registered
+            there, so close() shuts them down and joins them; its ``stop``
+            event ends an attempt.
+        writer: Writes the CONNECT packet and the handshake's pongs, and
+            answers the websocket pings the frame reader meets.
+        auth: Returns the CONNECT auth object (see ``GatewayConnection``); None: stop.
+        name: Thread name prefix (``<name>-gateway-handshake-<n>``).
+        redact: Masks secrets in a server's text an exception quotes.
+    """
 
-        def _write(self, ws: websocket.WebSocket, data: str | bytes, opcode: int, deadline: float) -> None: ...
+    def __init__(
+        self,
+        endpoint: str,
+        scope: ConnectionScope,
+        writer: ConnectionWriter,
+        *,
+        auth: Callable[[], dict[str, Any] | None],
+        name: str,
+        redact: Callable[[str], str],
+    ) -> None:
+        parts = urlsplit(endpoint)
+        self._endpoint = endpoint
+        self._host: str = parts.hostname or ""
+        self._port: int = parts.port or (443 if parts.scheme == "wss" else 80)
+        self._secure = parts.scheme == "wss"
+        self._scope = scope
+        self._writer = writer
+        self._auth = auth
+        self._name = name
+        self._redact = redact
 
-        def _forget(self, sock: socket.socket) -> None: ...
+    def establish(self, timeout: float) -> _Link:
+        """One connection attempt, bounded by ``timeout`` seconds: TCP, TLS, upgrade, open packet, CONNECT.
 
-        _redact: Callable[[str], str]
-
-    def _establish(self, timeout: float) -> _Link:
-        """One connection attempt: TCP, TLS, upgrade, open packet, CONNECT.
+        Returns:
+            The link: the websocket, its frame reader (capped at the server's
+            ``maxPayload``), its open packet and the session id.
 
         Raises:
             _Stopped: ``auth()`` returned None.
             TypeError: ``auth()`` returned something other than a dict or None,
                 or a dict that is not JSON-serialisable.
             ServiceAuthError: CONNECT_ERROR from the service.
-            ServiceTimeoutError, ServiceError: See :meth:`connect`.
+            ServiceTimeoutError: The attempt did not end within ``timeout``.
+            ServiceError: Network failure, a protocol violation, an upgrade
+                refused or redirected, or the scope stopped (see ``GatewayConnection.connect``).
+            Exception: Whatever ``auth()`` raised.
         """
         deadline = time.monotonic() + timeout
         sock: socket.socket | None = None
@@ -180,20 +214,20 @@ class ConnectionDialer(ConnectionParts):
             )
             ws.sock = sock  # the head was read: frames go to the socket itself
             assert ws.sock is not None
-            reader = FrameReader(ws.sock, functools.partial(self._control, ws), max_message=MIN_MESSAGE_CAP)
-            open_packet = self._handshake(ws, reader, deadline)
+            reader = FrameReader(ws.sock, functools.partial(self._writer.control, ws), max_message=MIN_MESSAGE_CAP)
+            open_packet, sid = self._handshake(ws, reader, deadline)
             if not guard.settle():
                 raise TimeoutError("the deadline passed as the handshake ended")
-            return _Link(ws, reader, open_packet)
+            return _Link(ws, reader, open_packet, sid)
         except BaseException as exc:
             expired = not guard.settle()
             if ws is not None:
                 ws.shutdown()  # type: ignore[no-untyped-call]
             if sock is not None:
-                self._forget(sock)
+                self._scope.forget(sock)
                 _shutdown(sock)
                 sock.close()
-            if self._stop.is_set():
+            if self._scope.stop.is_set():
                 raise ServiceError("the socket connection was closed while connecting") from exc
             if isinstance(exc, (ServiceError, _Stopped)):
                 raise
@@ -233,15 +267,14 @@ class ConnectionDialer(ConnectionParts):
             name=f"{self._name}-gateway-handshake-{next(_thread_numbers)}",
             daemon=True,
         )
-        with self._state_lock:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
+        self._scope.add_thread(thread)
         thread.start()
         return thread
 
     def _guard_main(self, guard: _Guard) -> None:
         """Wait for the attempt to settle; at its deadline, shut its socket down."""
-        while not self._stop.is_set():
+        stop = self._scope.stop
+        while not stop.is_set():
             remaining = guard.deadline - time.monotonic()
             if remaining <= 0:
                 guard.expire()
@@ -255,11 +288,7 @@ class ConnectionDialer(ConnectionParts):
         last: BaseException | None = None
         for family, kind, proto, _, address in infos:
             sock = socket.socket(family, kind, proto)
-            with self._state_lock:
-                if self._closed:
-                    sock.close()
-                    raise ServiceError("the socket connection was closed")
-                self._socks.add(sock)
+            self._scope.add_socket(sock)  # ServiceError when closed
             try:
                 sock.settimeout(_remaining(deadline))
                 sock.connect(address)
@@ -268,24 +297,20 @@ class ConnectionDialer(ConnectionParts):
                     sock.settimeout(_remaining(deadline))  # the TLS handshake: what is left
                     context = ssl.create_default_context()
                     tls = context.wrap_socket(sock, server_hostname=self._host)
-                    with self._state_lock:
-                        self._socks.discard(sock)
-                        self._socks.add(tls)
-                        closed = self._closed
-                    if closed:
+                    if self._scope.replace_socket(sock, tls):  # closed meanwhile
                         _shutdown(tls)
                     sock = tls
                 return sock
             except OSError as exc:
                 last = exc
-                self._forget(sock)
+                self._scope.forget(sock)
                 sock.close()
-                if isinstance(exc, TimeoutError) or self._stop.is_set():
+                if isinstance(exc, TimeoutError) or self._scope.stop.is_set():
                     raise
         raise last if last is not None else OSError(f"no address for {self._host}")
 
-    def _handshake(self, ws: websocket.WebSocket, reader: FrameReader, deadline: float) -> OpenPacket:
-        """Read the open packet, send CONNECT, wait for its answer."""
+    def _handshake(self, ws: websocket.WebSocket, reader: FrameReader, deadline: float) -> tuple[OpenPacket, str | None]:
+        """Read the open packet, send CONNECT, wait for its answer; the open packet and the sid."""
         open_packet: OpenPacket | None = None
         while True:
             ws.settimeout(_remaining(deadline))
@@ -302,15 +327,14 @@ class ConnectionDialer(ConnectionParts):
                 continue
             if isinstance(packet, ConnectPacket) and packet.namespace == "/":
                 sid = packet.data.get("sid") if packet.data else None
-                self._sid = sid if isinstance(sid, str) else None
-                return open_packet
+                return open_packet, sid if isinstance(sid, str) else None
             if isinstance(packet, ConnectErrorPacket) and packet.namespace == "/":
                 refusal = self._redact(packet.message) if packet.message else "the service refused the socket connection"
                 del packet, text  # the server's own text: no frame local of the traceback keeps it
                 raise ServiceAuthError(refusal)
             if isinstance(packet, EnginePacket):
                 if packet.type == EngineType.PING:
-                    self._write(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT, deadline)
+                    self._writer.write(ws, framing.PONG, websocket.ABNF.OPCODE_TEXT, deadline)
                 elif packet.type == EngineType.CLOSE:
                     raise websocket.WebSocketConnectionClosedException("Engine.IO close during the handshake")
 
@@ -346,7 +370,7 @@ class ConnectionDialer(ConnectionParts):
             # Formatted (and masked) here and written as it is: websocket-client's trace log,
             # when turned on, prints every frame its send() writes, this one's token included.
             packet = websocket.ABNF.create_frame(packet, websocket.ABNF.OPCODE_TEXT).format()
-            self._write(ws, packet, _RAW_FRAME, deadline)
+            self._writer.write(ws, packet, _RAW_FRAME, deadline)
         except _TIMEOUT_ERRORS:
             error = TimeoutError("sending the CONNECT packet timed out")
         except (TypeError, ValueError):

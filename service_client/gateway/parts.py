@@ -1,17 +1,17 @@
-"""The parts of one gateway connection: what they share (constants, helpers, one websocket's link).
+"""What the parts of one gateway connection share: constants, helpers, one websocket's link.
 
-:class:`~service_client.gateway.connection.GatewayConnection` is written in
-three parts that share its state: the lifecycle (:mod:`.connection`:
-connecting, closing, losing and reconnecting), the reading (:mod:`.reader`:
-the reader thread's loop) and the writing (:mod:`.writer`: bounded writes, the
-pongs the reader queues, the watchdog). :class:`ConnectionParts` declares the
-state they share; the names the package exports are re-exported by
-:mod:`.connection`.
+:class:`~service_client.gateway.connection.GatewayConnection` holds the
+lifecycle (connecting, closing, losing and reconnecting) and three parts it
+builds: its dialer (:mod:`.dialer`: one connection attempt), its reader
+(:mod:`.reader`: the reader thread's loop) and its writer (:mod:`.writer`:
+bounded writes, the pongs the reader queues, the watchdog). The writer and
+the dialer get the connection's :class:`ConnectionScope` (what close() must
+reach); the reader gets only callables. The names the package exports are
+re-exported by :mod:`.connection`.
 """
 
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
 import random
@@ -42,7 +42,7 @@ __all__ = [
     "REASON_PING_TIMEOUT",
     "REASON_TRANSPORT_CLOSE",
     "REASON_TRANSPORT_ERROR",
-    "ConnectionParts",
+    "ConnectionScope",
     "reconnect_delay",
     "socket_endpoint",
 ]
@@ -143,79 +143,92 @@ class _Stopped(Exception):
 
 
 class _Link:
-    """One established connection: the websocket (for writes), its reader, its open packet."""
+    """One established connection: the websocket (for writes), its reader, its open packet, its sid."""
 
-    __slots__ = ("lost", "open_packet", "reader", "watchdog", "ws")
+    __slots__ = ("lost", "open_packet", "reader", "sid", "watchdog", "ws")
 
-    def __init__(self, ws: websocket.WebSocket, reader: FrameReader, open_packet: OpenPacket) -> None:
+    def __init__(
+        self, ws: websocket.WebSocket, reader: FrameReader, open_packet: OpenPacket, sid: str | None = None
+    ) -> None:
         self.ws = ws
         self.reader = reader
         self.open_packet = open_packet
+        #: The Socket.IO session id the CONNECT answer gave, if any.
+        self.sid = sid
         #: Set when the connection ends: its watchdog stops.
         self.lost = threading.Event()
         self.watchdog: threading.Thread | None = None
 
 
-class ConnectionParts:
-    """The state every part of a :class:`GatewayConnection` uses (set by its ``__init__``)."""
+class ConnectionScope:
+    """What close() must reach, shared by a connection and the parts it holds.
 
-    _endpoint: str
-    _host: str
-    _port: int
-    _secure: bool
-    _auth: Callable[[], dict[str, Any] | None]
-    _on_event: Callable[[str, list[Any]], None]
-    #: Event name -> its frames' own decoder, tried before the general one (see __init__).
-    _frame_decoders: dict[str, Callable[[bytes], list[Any]]]
-    _on_connect: Callable[[bool], None]
-    _on_disconnect: Callable[[str], None]
-    _on_error: Callable[[BaseException], None]
-    _connect_timeout: float
-    _reconnect: bool
-    _reconnect_base: float
-    _reconnect_cap: float
-    _jitter: float
-    _name: str
-    #: Guards the state below; never held during I/O or callbacks.
-    _state_lock: threading.Lock
-    #: Serialises writes; never held while waiting for anything but the write itself, and never
-    #: waited for by the reader thread.
-    _emit_lock: threading.Lock
-    #: The write in progress and its bound (monotonic), read by the watchdog; else None.
-    _writing: tuple[websocket.WebSocket, float] | None
-    #: The websocket the watchdog dropped because a write overran its bound.
-    _stalled: websocket.WebSocket | None
-    #: Control frames (websocket, data, opcode) the reader queued for the next lock holder.
-    _control_queue: collections.deque[tuple[websocket.WebSocket, str | bytes, int]]
-    #: Set by close(): every wait and loop ends.
-    _stop: threading.Event
-    _closed: bool
-    _started: bool
-    #: The websocket while the namespace is connected, else None.
-    _live: websocket.WebSocket | None
-    #: Raw sockets being opened or in use, shut down by close() to wake blocked I/O.
-    _socks: set[socket.socket]
-    _acks: dict[int, Future[list[Any]]]
-    _ack_ids: itertools.count[int]
-    _threads: list[threading.Thread]
-    _sid: str | None
+    A :class:`~service_client.gateway.connection.GatewayConnection` builds one
+    and hands it to its writer and its dialer: whether the connection is
+    closed, the event that stops every wait, the websocket while the namespace
+    is connected, the raw sockets being opened or in use (close() shuts them
+    down to wake blocked I/O) and the threads close() joins. ``lock`` guards
+    them (and the connection's pending acks); it is never held during I/O or
+    callbacks.
+    """
 
-    if TYPE_CHECKING:  # pragma: no cover - defined by GatewayConnection
+    __slots__ = ("closed", "live", "lock", "socks", "stop", "threads")
 
-        def _lost(self, ws: websocket.WebSocket, reason: str | None) -> None: ...
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        #: Set by close(): every wait and loop ends.
+        self.stop = threading.Event()
+        self.closed = False
+        #: The websocket while the namespace is connected, else None.
+        self.live: websocket.WebSocket | None = None
+        #: Raw sockets being opened or in use, shut down by close() to wake blocked I/O.
+        self.socks: set[socket.socket] = set()
+        self.threads: list[threading.Thread] = []
 
-    @staticmethod
-    def _fail_acks(acks: dict[int, Future[list[Any]]], why: str) -> None:
-        for future in acks.values():
-            if not future.done():
-                future.set_exception(ServiceError(why))
+    def add_socket(self, sock: socket.socket) -> None:
+        """Register a socket being opened, so close() shuts it down.
 
-    @staticmethod
-    def _callback(callback: Callable[..., None], *args: Any) -> None:
-        try:
-            callback(*args)
-        except Exception:  # noqa: BLE001 - a callback never kills our threads
-            _log.exception("socket callback %s failed", getattr(callback, "__name__", "?"))
+        Raises:
+            ServiceError: The connection is closed (``sock`` is closed, not registered).
+        """
+        with self.lock:
+            if self.closed:
+                sock.close()
+                raise ServiceError("the socket connection was closed")
+            self.socks.add(sock)
+
+    def replace_socket(self, old: socket.socket, new: socket.socket) -> bool:
+        """Register ``new`` (a TLS wrapper) in place of ``old``; True when the connection is closed."""
+        with self.lock:
+            self.socks.discard(old)
+            self.socks.add(new)
+            return self.closed
+
+    def forget(self, sock: socket.socket) -> None:
+        """Unregister a socket (idempotent)."""
+        with self.lock:
+            self.socks.discard(sock)
+
+    def add_thread(self, thread: threading.Thread) -> None:
+        """Register a thread close() joins (before it starts); dead ones are dropped."""
+        with self.lock:
+            self.threads = [t for t in self.threads if t.is_alive()]
+            self.threads.append(thread)
+
+
+def _fail_acks(acks: dict[int, Future[list[Any]]], why: str) -> None:
+    """Fail every pending ack's Future with ``ServiceError(why)``."""
+    for future in acks.values():
+        if not future.done():
+            future.set_exception(ServiceError(why))
+
+
+def _callback(callback: Callable[..., None], *args: Any) -> None:
+    """Call a user callback; an exception is logged, never raised (it never kills our threads)."""
+    try:
+        callback(*args)
+    except Exception:  # noqa: BLE001 - a callback never kills our threads
+        _log.exception("socket callback %s failed", getattr(callback, "__name__", "?"))
 
 
 def _check_timeout(timeout: Any) -> float:

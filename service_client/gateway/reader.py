@@ -22,7 +22,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import websocket
 
@@ -37,7 +37,7 @@ from .parts import (
     REASON_PING_TIMEOUT,
     REASON_TRANSPORT_CLOSE,
     REASON_TRANSPORT_ERROR,
-    ConnectionParts,
+    _callback,
     _Link,
     _log,
     _short,
@@ -453,22 +453,60 @@ def standard_loads(data: bytes) -> Any:
     return value
 
 
-class ConnectionReader(ConnectionParts):
+class ConnectionReader:
     """The reader thread of a :class:`~service_client.gateway.connection.GatewayConnection`.
 
-    One thread per websocket reads frames in arrival order, answers pings,
-    resolves acks and calls ``on_event`` / ``on_connect`` / ``on_disconnect``;
-    it never runs anything else.
+    One thread per websocket runs :meth:`run`: it reads frames in arrival
+    order, answers pings, resolves acks and calls ``on_event`` /
+    ``on_connect``; it never runs anything else. One reader serves every
+    websocket of its connection in turn (a reconnection starts a new thread
+    on the same reader).
+
+    Args:
+        on_event: ``(event name, args list)`` for every EVENT of the default
+            namespace, in arrival order; an exception is logged, never raised.
+        on_connect: Called with ``first`` when a thread starts, before any event.
+        frame_decoders: Event name -> its frames' own decoder (see
+            ``GatewayConnection``'s ``frame_decoders``); not copied.
+        pong: Answers an Engine.IO ping on a websocket without waiting; False
+            when the transport is gone.
+        on_ack: Gets every default-namespace ACK packet, after the events read
+            before it were handed on.
+        on_lost: ``(websocket, loss reason)`` when a thread's loop ended
+            (reason None when closing), after its watchdog ended.
     """
 
-    if TYPE_CHECKING:  # pragma: no cover - defined by ConnectionWriter
+    def __init__(
+        self,
+        *,
+        on_event: Callable[[str, list[Any]], None],
+        on_connect: Callable[[bool], None],
+        frame_decoders: dict[str, Callable[[bytes], list[Any]]],
+        pong: Callable[[websocket.WebSocket], bool],
+        on_ack: Callable[[AckPacket], None],
+        on_lost: Callable[[websocket.WebSocket, str | None], None],
+    ) -> None:
+        #: Set by :meth:`close`: the loop ends at the next message, with no loss reason.
+        self._closed = False
+        self._on_event = on_event
+        self._on_connect = on_connect
+        self._frame_decoders = frame_decoders
+        self._pong = pong
+        self._on_ack = on_ack
+        self._on_lost = on_lost
 
-        def _pong(self, ws: websocket.WebSocket) -> bool: ...
+    def close(self) -> None:
+        """Stop reading: a running loop ends at its next message and reports no loss reason."""
+        self._closed = True
 
-    def _reader_main(self, link: _Link, first: bool) -> None:
+    def run(self, link: _Link, first: bool) -> None:
+        """The reader thread of one websocket: ``on_connect(first)``, the loop, then ``on_lost``.
+
+        Never raises: a failure of ours is logged and reported as a transport error.
+        """
         reason: str | None = REASON_TRANSPORT_ERROR
         try:
-            self._callback(self._on_connect, first)
+            _callback(self._on_connect, first)
             reason = self._read_loop(link)
         except BaseException:  # noqa: BLE001 - a bug of ours: still report the loss and reconnect
             _log.exception("socket reader failed")
@@ -476,7 +514,7 @@ class ConnectionReader(ConnectionParts):
             link.lost.set()
             if link.watchdog is not None:
                 link.watchdog.join(DESTROY_JOIN_S)  # the reader outlives its watchdog
-            self._lost(link.ws, reason)
+            self._on_lost(link.ws, reason)
 
     def _read_loop(self, link: _Link) -> str | None:
         """Read frames in order until the transport is lost; the loss reason, None when closing.
@@ -599,7 +637,8 @@ class ConnectionReader(ConnectionParts):
                     _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
         elif kind is AckPacket:
             events.flush_handoff()  # the caller it wakes comes after every event read before
-            self._resolve_ack(packet)  # type: ignore[arg-type]
+            if packet.namespace == "/":  # type: ignore[union-attr]
+                self._on_ack(packet)  # type: ignore[arg-type]
         elif kind is EnginePacket:
             if packet.type == EngineType.CLOSE:  # type: ignore[union-attr]
                 return None if self._closed else REASON_TRANSPORT_CLOSE
@@ -609,13 +648,3 @@ class ConnectionReader(ConnectionParts):
         else:
             _log.debug("ignored a %s packet", kind.__name__)
         return _GO_ON
-
-    def _resolve_ack(self, packet: AckPacket) -> None:
-        if packet.namespace != "/":
-            return
-        with self._state_lock:
-            future = self._acks.pop(packet.ack_id, None)
-        if future is None:
-            _log.debug("ack %d has no waiter (timed out?)", packet.ack_id)
-            return
-        future.set_result(packet.args)

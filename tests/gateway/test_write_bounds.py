@@ -134,7 +134,7 @@ def test_a_stalled_write_bounds_other_emits_frees_the_reader_and_reconnects(stal
     writer.start()
     try:
         deadline = time.monotonic() + 5
-        while not gateway._emit_lock.locked():
+        while not gateway._writer.lock.locked():
             assert time.monotonic() < deadline, "the big write never started"
             time.sleep(0.005)
         # Another emit waits for the socket only as long as its own bound, and says it timed out.
@@ -193,7 +193,7 @@ def test_send_message_behind_a_stalled_writer_times_out_at_its_bound(world, emul
             outcome["error"] = exc
         outcome["took"] = time.monotonic() - started
 
-    assert gateway._emit_lock.acquire(timeout=5)  # another thread's write that never ends
+    assert gateway._writer.lock.acquire(timeout=5)  # another thread's write that never ends
     try:
         sender = threading.Thread(target=send, name="test-sender")
         sender.start()
@@ -207,5 +207,5 @@ def test_send_message_behind_a_stalled_writer_times_out_at_its_bound(world, emul
         emulator.post_message(cid, world.human["publicId"], "from alice")
         assert got.wait(10)
     finally:
-        gateway._emit_lock.release()
+        gateway._writer.lock.release()
         sender.join(10)
