@@ -304,7 +304,7 @@ def test_a_new_owner_logs_the_events_trimmed_while_no_worker_ran(world: Any, gat
         assert handled["after"].wait(15)
     seq = int(top.split(b"-")[0])
     assert any(f"events {seq + 1} to {seq + 3} are missing" in r.getMessage() for r in caplog.records)
-    assert second._consumer.lost_entries == 3
+    assert second._source.consumer.lost_entries == 3
 
 
 def test_an_entry_added_with_xadd_star_makes_the_publisher_drop_nothing(redis_url: str, raw: Any, namespace: str,
