@@ -92,7 +92,7 @@ def build_worker(redis_url: str, token: str, name: str | None = None, **options:
         The worker.
     """
     worker = FleetWorker(redis_url, token, group=GROUP, name=name, **options)
-    commands = CommandDispatcher(worker, prefix="!")
+    commands = CommandDispatcher(worker.client, prefix="!")  # a dispatcher attaches to the worker's client
 
     @commands.command()
     def ping(ctx: CommandContext) -> None:

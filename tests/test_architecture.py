@@ -18,7 +18,10 @@
 - models hold a state, not the client: ``models/`` barely names the client;
 - no layer of the contract joins with ``:`` two siblings that import each other;
 - composition, not chains: no chain of our own classes is deeper than 2 (errors, Protocols
-  and ``Model`` apart), and only ``Client``, the façade, combines several bases of ours;
+  and ``Model`` apart; the façade's bases count as a level, so a subclass of ``Client`` is a
+  chain of 3), and only ``Client``, the façade, combines several bases of ours;
+- what is built on the client (the events fleet) reads none of its private attributes: it
+  uses the client's public API and its seams;
 - no re-export shims: every module but a package ``__init__`` defines something.
 
 Each check is a function over a package directory; the ``*_catches_*`` tests run it on a
@@ -34,7 +37,7 @@ import pathlib
 import re
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import grimp
 import pytest
@@ -131,6 +134,12 @@ CHAIN_EXEMPT_BASES = frozenset({"service_client.models._base.Model"})
 
 #: Deepest chain of our own classes (a class and one base of ours).
 MAX_CLASS_CHAIN = 2
+
+#: The class whose private attributes (and its bases' of ours) no part built on it reads.
+CLIENT_CLASS = "service_client.client.lifecycle.Client"
+
+#: The top-level parts built on the client: they use its public API only.
+BUILT_ON_THE_CLIENT = ("fleet",)
 
 #: Classes still built as chains, each being rebuilt from parts by its owner. An entry must
 #: still break a rule (the test says when it is stale): remove it once the class is rebuilt.
@@ -503,7 +512,8 @@ def class_chains(package_dir: pathlib.Path, exempt_bases: frozenset[str] = CHAIN
 
     The depth counts the class and its chain of bases of ours (1 for a class with none);
     errors (anything that reaches a built-in exception), Protocols and ``exempt_bases``
-    do not count, nor do the faces of a class in ``several_allowed`` (the façade is one level).
+    do not count. A class in ``several_allowed`` may have several bases of ours (the façade's
+    slices); they count as one level below it, so a subclass of the façade is a chain of 3.
     """
     classes, names = _class_table(package_dir)
     bases = {name: [_resolve(b, module, classes, names) for b in raw] for name, (module, raw) in classes.items()}
@@ -517,8 +527,6 @@ def class_chains(package_dir: pathlib.Path, exempt_bases: frozenset[str] = CHAIN
 
     @functools.cache
     def depth(name: str) -> int:
-        if name in several_allowed:
-            return 1
         counted = [b for b in bases[name] if b in classes and b not in exempt_bases and not special(b)]
         return 1 + max((depth(b) for b in counted), default=0)
 
@@ -536,6 +544,57 @@ def chain_problems(chains: dict[str, tuple[int, list[str]]], max_depth: int = MA
         elif len(own) > 1 and name not in several_allowed:
             out[name] = f"{len(own)} bases of ours: {', '.join(own)}"
     return out
+
+
+def private_names(package_dir: pathlib.Path, qualified: str) -> set[str]:
+    """The private names of a class of the package and of its bases of ours: the attributes its
+    methods assign on ``self``, its methods and its annotated class attributes (``_x``, not
+    dunder names)."""
+    classes, names = _class_table(package_dir)
+    paths = dict(source_files(package_dir))
+    found: set[str] = set()
+    todo, done = [qualified], set()
+    while todo:
+        name = todo.pop()
+        if name in done or name not in classes:
+            continue
+        done.add(name)
+        module, raw = classes[name]
+        todo.extend(_resolve(b, module, classes, names) for b in raw)
+        node = next(n for n in parsed(paths[module]).body if isinstance(n, ast.ClassDef)
+                    and f"{module}.{n.name}" == name)
+        for inner in ast.walk(node):
+            if (isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store)
+                    and isinstance(inner.value, ast.Name) and inner.value.id == "self"):
+                found.add(inner.attr)
+            elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.add(inner.name)
+            elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+                found.add(inner.target.id)
+    return {name for name in found if name.startswith("_") and not name.startswith("__")}
+
+
+def private_reads(package_dir: pathlib.Path, owner: str, parts: Iterable[str]) -> list[str]:
+    """Where the modules of ``parts`` (top-level parts of the package) use a private name of the
+    class ``owner``, as ``module:line expression``: any ``x._name`` that is one of its names,
+    unless ``x`` is ``self`` (or ``cls``) and the module defines ``_name`` itself (its own
+    attribute of the same name)."""
+    private = private_names(package_dir, owner)
+    wanted = set(parts)
+    out: list[tuple[str, int, str]] = []
+    for module, path in source_files(package_dir):
+        if part_of(module) not in wanted:
+            continue
+        tree = parsed(path)
+        own = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+        own |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in private:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls") and node.attr in own:
+                continue
+            out.append((module, node.lineno, ast.unparse(node)))
+    return [f"{module}:{line} {text}" for module, line, text in sorted(out)]
 
 
 def sibling_lines(setup_cfg: pathlib.Path = ROOT / "setup.cfg") -> list[list[str]]:
@@ -679,6 +738,13 @@ def test_no_class_chain_of_ours_is_deeper_than_two_and_only_the_client_combines_
     )
     stale = sorted(set(CHAINS_BEING_REBUILT) - set(problems))
     assert stale == [], f"CHAINS_BEING_REBUILT entries that are rebuilt (remove them): {stale}"
+
+
+def test_what_is_built_on_the_client_reads_none_of_its_private_attributes() -> None:
+    assert {"_connection", "_destroyed", "_rest", "_set_rest_token", "_events"} <= private_names(PACKAGE, CLIENT_CLASS)
+    found = private_reads(PACKAGE, CLIENT_CLASS, BUILT_ON_THE_CLIENT)
+    assert found == [], ("the fleet reads private attributes of the client (use its public API, or add a "
+                         "documented seam to it):\n" + "\n".join(found))
 
 
 def test_no_layer_joins_siblings_that_import_each_other() -> None:
@@ -843,6 +909,42 @@ def test_the_chain_check_catches_deep_chains_and_several_bases(tmp_path: pathlib
         "toypkg.top.Top": "a chain of 3 classes of ours",
     }
     assert reexport_shims(package) == ["toypkg.shim"]
+
+
+def test_the_chain_check_counts_a_subclass_of_the_facade(tmp_path: pathlib.Path) -> None:
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "client.py": "class Events: ...\nclass Operations: ...\nclass Client(Events, Operations): ...\n",
+        "worker.py": "from .client import Client\nclass Worker(Client): ...\nclass Holder:\n"
+                     "    def __init__(self):\n        self.client = Client()\n",
+    })
+    facade = frozenset({"toypkg.client.Client"})
+    chains = class_chains(package, frozenset(), facade)
+    assert chains["toypkg.client.Client"] == (2, ["toypkg.client.Events", "toypkg.client.Operations"])
+    assert chain_problems(chains, several_allowed=facade) == {"toypkg.worker.Worker": "a chain of 3 classes of ours"}
+
+
+def test_the_private_read_check_catches_reads_of_the_clients_private_names(tmp_path: pathlib.Path) -> None:
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "client/__init__.py": "",
+        "client/core.py": "class Base:\n    _flag: bool = False\n    def _hidden(self): ...\n"
+                          "class Client(Base):\n    def __init__(self):\n        self._conn = 1\n"
+                          "        self.public = 2\n",
+        "fleet/__init__.py": "",
+        "fleet/worker.py": "class Worker:\n    def __init__(self, client):\n        self._client = client\n"
+                           "        self._conn = client.public\n"
+                           "    def go(self, client):\n        client._hidden()\n        self._conn\n"
+                           "        self._client._flag\n        self.client._conn\n        self._hidden()\n",
+        "models/user.py": "def f(client):\n    return client._conn\n",
+    })
+    assert private_names(package, "toypkg.client.core.Client") == {"_conn", "_hidden", "_flag"}
+    assert private_reads(package, "toypkg.client.core.Client", ["fleet"]) == [
+        "toypkg.fleet.worker:6 client._hidden",
+        "toypkg.fleet.worker:8 self._client._flag",      # a private of the client's base
+        "toypkg.fleet.worker:9 self.client._conn",       # through a public attribute holding the client
+        "toypkg.fleet.worker:10 self._hidden",           # the worker defines no _hidden: a subclass's read
+    ]                                                    # self._conn is the worker's own; models/ not checked
 
 
 def test_the_layer_checks_catch_upward_and_apart_imports(tmp_path: pathlib.Path) -> None:

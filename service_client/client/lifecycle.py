@@ -55,6 +55,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Iterable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -75,7 +76,7 @@ from ..rest.buckets import BucketStore
 from ..rest.retry import DEFAULT_RETRY, RetryPolicy
 from ..rest.route import Route
 from ..state.connection import RECONCILE_MAX_RETRIES, RECONCILE_TIMEOUT_MS, ConnectionState, check_max_messages
-from .catchup import CatchUp, CatchUpRunner
+from .catchup import CatchUp, CatchUpResult, CatchUpRunner, ChannelMark, catch_up
 from .extensions import ClientExtensions
 from .listeners import ClientEvents
 from .operations import ClientOperations
@@ -377,6 +378,21 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         return self._connection.voice_states
 
     @property
+    def connection_state(self) -> ConnectionState:
+        """The client's connection state, the object every model of this client holds.
+
+        Its caches, socket event parsers, REST requests
+        (:meth:`~service_client.state.ConnectionState.request`) and nonce-keyed sends, and the
+        hooks of parts built on a client: an event tap that sees each socket event the
+        parsers apply (``event_tap``, set by an
+        :class:`~service_client.fleet.EventPublisher`), and the send and fetch hooks of
+        an event source (see :mod:`service_client.client.source`). A bot rarely needs it:
+        the client's own methods and managers cover what a bot does. Read-only (the same
+        object for the client's whole life).
+        """
+        return self._connection
+
+    @property
     def uptime(self) -> int | None:
         """Milliseconds since :attr:`ready_at`, or None when not ready."""
         ready_at = self.ready_at
@@ -494,6 +510,73 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             self._fail_login()
             thread.join(_defaults.DESTROY_JOIN_S)
             raise
+
+    def use_token(self, token: str) -> None:
+        """Authenticate this client's REST requests with ``token`` without logging in.
+
+        For a process that needs REST requests only: no socket is opened, no event
+        arrives, the caches are not filled and the lifecycle state stays new (a
+        :class:`~service_client.fleet.StandbySocket` learns the bot's user id this way,
+        with a client it then destroys). :meth:`login` may still be called later, with
+        its own token; :meth:`destroy` forgets the token. Thread-safe.
+
+        Args:
+            token: The bot token.
+
+        Raises:
+            ServiceAuthError: ``token`` is not a non-empty str of visible ASCII characters
+                (it goes in an HTTP header).
+            ServiceError: The client is not new (logging in, ready or destroyed).
+        """
+        if not isinstance(token, str) or not token.strip():
+            raise ServiceAuthError("use_token() requires a non-empty bot token string.")
+        secret = Secret(token)
+        del token  # from here on only Secret objects hold it (no frame of a traceback shows it)
+        with self._lifecycle_lock:
+            if self._lifecycle is not ClientState.NEW:
+                raise ServiceError(f"use_token() called on a client that is {self._lifecycle.value}")
+            if not self._set_rest_token(secret):
+                raise ServiceAuthError(
+                    "use_token() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
+                )
+            self._token = secret
+
+    def catch_up_from(self, marks: Iterable[ChannelMark], policy: CatchUp | None = None) -> CatchUpResult:
+        """Read back now, on this thread, the messages posted in each channel after its mark.
+
+        As a catch-up after a reconnect does (see :mod:`service_client.client.catchup`):
+        each channel's history is read newest first down to its mark, and each message
+        found is handed, oldest first, to the event tap (an
+        :class:`~service_client.fleet.EventPublisher` publishes it) and to the listeners
+        as ``message_create`` with :attr:`Message.replayed
+        <service_client.Message.replayed>` True. A message is handed on once: never one
+        the client delivered live and still remembers, and, with ``Client(catch_up=...)``,
+        never one the client's own catch-ups replayed (they share one memory). A process
+        taking over a bot's socket calls it once logged in, with the channels' marks of
+        the process it replaces (see :class:`~service_client.fleet.StandbySocket`).
+        Requests stop once the client is destroyed.
+
+        Args:
+            marks: Each channel's newest message already handled (most recently active
+                channels first: the budget reaches them first).
+            policy: The budget; default the client's ``catch_up`` policy, else
+                :class:`~service_client.CatchUp`'s defaults.
+
+        Returns:
+            What was read back (a :class:`~service_client.client.catchup.CatchUpResult`).
+            A request that fails ends its channel's catch-up (logged at WARNING, counted
+            in ``incomplete``); nothing is raised.
+
+        Raises:
+            TypeError: ``policy`` is not a :class:`~service_client.CatchUp` or None.
+        """
+        if policy is not None and not isinstance(policy, CatchUp):
+            raise TypeError(f"policy must be a CatchUp or None, got {type(policy).__name__}")
+        runner = self.catch_up
+        if runner is None:
+            runner = CatchUpRunner(self._connection, policy or CatchUp(), self._destroyed)
+        return catch_up(self._connection, policy or runner.policy, marks, seen=runner.seen, emit=runner.emit,
+                        stopped=self._destroyed.is_set)
 
     def _warn_if_token_in_use(self, secret: Secret) -> None:
         """Warn (:class:`DuplicateClientWarning`) when another client of this process that

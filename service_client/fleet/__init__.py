@@ -24,7 +24,7 @@ client on CPython) and hiredis's Redis protocol make it faster::
 
 - :mod:`.publisher`: :class:`EventPublisher`, in the socket's process;
 - :mod:`.leader`: :class:`StandbySocket`, standby socket processes (:mod:`.fence`: the fenced publish);
-- :mod:`.worker`: :class:`FleetWorker`, a client whose events come from the streams;
+- :mod:`.worker`: :class:`FleetWorker`, a worker holding a client whose events come from the streams;
 - :mod:`.consumer`: a worker's partitions: membership, leases, reads, lanes, acknowledgements;
 - :mod:`.sends`: the workers' sends, run by the socket's process, replies claimed once;
 - :mod:`.fetches`: the requests shared-state events need, made once per fleet;

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from .. import endpoints
 from .._secret import Secret
 from ..client import CatchUp, Client
-from ..client.catchup import CatchUpResult, CatchUpRunner, ChannelMark, catch_up
+from ..client.catchup import CatchUpResult, ChannelMark
 from ..errors import ServiceAuthError, ServiceError
 from ..rest.route import Route
 from ._redis import RetryWait, connect, is_client, redis_errors
@@ -404,11 +404,9 @@ class StandbySocket:
         policy = self.catch_up_policy
         if policy is None or not marks or self._held != value:
             return
-        # The client's own runner when it has one: one memory of what was replayed, so that its
-        # reconnects never replay a message twice.
-        runner = client.catch_up or CatchUpRunner(client._connection, policy, client._destroyed)
-        self.last_catch_up = catch_up(client._connection, policy, marks, seen=runner.seen, emit=runner.emit,
-                                      stopped=client._destroyed.is_set)
+        # With the client's own catch-up memory when it has one, so that its reconnects never
+        # replay a message twice.
+        self.last_catch_up = client.catch_up_from(marks, policy)
 
     def _give_up(self, value: str) -> None:
         """Step down and release the lease, so that another process tries."""
@@ -447,10 +445,11 @@ class StandbySocket:
         """The bot's user id (the default namespace), with one REST request."""
         client = self._make_client()
         try:
-            secret = Secret(self._token.get())
-            if not client._set_rest_token(secret):
-                raise ServiceAuthError("StandbySocket requires a bot token of visible ASCII characters.")
-            me = client._rest.request(Route(endpoints.GET_ME))
+            try:  # the token is read inline, never kept in a local of this frame
+                client.use_token(self._token.get() or "")
+            except ServiceAuthError:
+                raise ServiceAuthError("StandbySocket requires a bot token of visible ASCII characters.") from None
+            me = client.connection_state.request(Route(endpoints.GET_ME))
         finally:
             client.destroy()
         user = me.get("user") if isinstance(me, dict) else None

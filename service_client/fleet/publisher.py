@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _defaults, endpoints
 from .._secret import Secret
-from ..client import Client
+from ..client import Client, ClientState
 from ._redis import RetryWait, connect, dumps, is_client, redis_errors, replicated
 from .fence import PublishFence
 from .routing import DROPPABLE_EVENTS, PUBLISHED_EVENTS, STATE_EVENTS, EventRouter, FleetKeys, check_name, partition_of
@@ -173,7 +173,7 @@ class EventPublisher:
         del redis_url
         if not isinstance(client, Client):
             raise TypeError(f"client must be a Client, got {type(client).__name__}")
-        if client._connection.event_tap is not None:
+        if client.connection_state.event_tap is not None:
             raise ValueError("this client already has an event publisher (or another event tap)")
         self.partitions = _positive_int("partitions", partitions)
         if partitions > 4096:
@@ -188,7 +188,7 @@ class EventPublisher:
         self._replica_timeout_ms = int(_positive_seconds("replica_timeout", replica_timeout) * 1000)
         self._errors = redis_errors()
         self._client = client
-        state = client._connection
+        state = client.connection_state
         self._router = EventRouter()
         self._wire_type, self._record_of = _wire()
         self._parts: dict[str, int] = {}
@@ -390,7 +390,7 @@ class EventPublisher:
                 if not items:
                     if self._closing.is_set() or self._stop.is_set():
                         return
-                    if self._client._destroyed.is_set():
+                    if self._client.state is ClientState.DESTROYED:
                         self._closing.set()  # the client was destroyed: the publisher stops with it
                         self._closed = True
                         self._stop.set()
@@ -464,7 +464,7 @@ class EventPublisher:
             if namespace is not None:
                 self._keys = FleetKeys(check_name("namespace", namespace))
                 break
-            if self._client._destroyed.is_set():
+            if self._client.state is ClientState.DESTROYED:
                 self._closed = True  # destroyed before it was ever ready: nothing to publish
                 self._stop.set()
                 return False
@@ -563,7 +563,7 @@ class EventPublisher:
         if self._stop.is_set():
             return
         deadline = time.monotonic() + timeout
-        state = self._client._connection
+        state = self._client.connection_state
         if state.event_tap == self._tap:
             state.event_tap = None
             state.event_tap_wire = False

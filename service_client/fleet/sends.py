@@ -484,7 +484,7 @@ class SendRunner:
         if not isinstance(args, dict) or me is None:
             return None
         channel = str(args.get("channel"))
-        state = self._client._connection
+        state = self._client.connection_state
         try:
             data = state.request(Route(endpoints.GET_HISTORY, channel_id=channel),
                                  params={"limit": _ORPHAN_HISTORY})

@@ -82,7 +82,7 @@ def _other_partition_channel(world: Any) -> dict[str, Any]:
 def _die(worker: Any) -> None:
     """What a SIGKILL leaves in Redis: the worker renews, reads and acknowledges nothing more (its
     lane thread stays where it was)."""
-    worker._consumer.stop(2)
+    worker._source.consumer.stop(2)
 
 
 def _dead_letters(raw: Any, namespace: str, group: str = "g") -> list[dict[str, bytes]]:
@@ -220,7 +220,7 @@ def test_a_reader_thread_that_dies_is_logged_and_replaced(world: Any, gateway: A
             done.set()
 
     worker.start(timeout=15)
-    consumer = worker._consumer
+    consumer = worker._source.consumer
     read = consumer._read
     failed = threading.Event()
 
@@ -304,7 +304,7 @@ def test_a_new_owner_logs_the_events_trimmed_while_no_worker_ran(world: Any, gat
         assert handled["after"].wait(15)
     seq = int(top.split(b"-")[0])
     assert any(f"events {seq + 1} to {seq + 3} are missing" in r.getMessage() for r in caplog.records)
-    assert second._consumer.lost_entries == 3
+    assert second._source.consumer.lost_entries == 3
 
 
 def test_an_entry_added_with_xadd_star_makes_the_publisher_drop_nothing(redis_url: str, raw: Any, namespace: str,
@@ -453,9 +453,9 @@ def test_events_redis_lost_in_a_restart_are_logged_by_the_worker_that_owned_them
         worker.start(timeout=15)
         _say(world, world.general, "one")
         assert got["one"].wait(15)
-        assert worker._consumer is not None
-        read = worker._consumer._read
-        monkeypatch.setattr(worker._consumer, "_read", lambda owned, room: 0)  # the worker reads nothing now
+        assert worker._source.consumer is not None
+        read = worker._source.consumer._read
+        monkeypatch.setattr(worker._source.consumer, "_read", lambda owned, room: 0)  # the worker reads nothing now
         published = publisher.published_events
         for i in range(3):
             _say(world, world.general, f"lost {i}")
@@ -463,12 +463,12 @@ def test_events_redis_lost_in_a_restart_are_logged_by_the_worker_that_owned_them
         port = server.port
         server.stop()  # no persistence: the three unread events are gone with everything else
         server = RedisServer(port=port)
-        monkeypatch.setattr(worker._consumer, "_read", read)
+        monkeypatch.setattr(worker._source.consumer, "_read", read)
         with caplog.at_level(logging.WARNING, logger="service_client.fleet"):
             _say(world, world.general, "after")
             assert got["after"].wait(20)
         assert any("are missing" in r.getMessage() for r in caplog.records)
-        assert worker._consumer.lost_entries == 3
+        assert worker._source.consumer.lost_entries == 3
     finally:
         worker.stop(timeout=2)
         publisher.close()
@@ -489,4 +489,4 @@ def test_an_entry_added_with_xadd_star_is_no_gap_for_the_worker(world: Any, gate
         raw.xadd(stream, {"i": "x", "d": "y"})  # its id is the time in ms: about 1.8e12
         _wait(lambda: len(_dead_letters(raw, ns)) == 1, "the foreign entry dead-lettered")
     assert not [r.getMessage() for r in caplog.records if "are missing" in r.getMessage()]
-    assert worker._consumer.lost_entries == 0
+    assert worker._source.consumer.lost_entries == 0

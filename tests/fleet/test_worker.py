@@ -61,6 +61,29 @@ def test_a_worker_gets_typed_messages_and_replies_through_the_socket_process(
     assert [m["content"] for m in world.emulator.messages(world.general["publicId"])][-1] == "pong ping"
 
 
+def test_a_worker_holds_a_client_and_offers_its_listening_api(world: Any, gateway: Any, make_worker: Any) -> None:
+    from service_client import Client, CommandContext, CommandDispatcher
+
+    worker = make_worker()
+    assert isinstance(worker.client, Client) and not isinstance(worker, Client)
+    commands = CommandDispatcher(worker.client, prefix="!")  # a dispatcher attaches to the worker's client
+    answered: Future[Message] = Future()
+
+    @commands.command()
+    def where(ctx: CommandContext) -> None:
+        guild = worker.guilds.get(world.server["publicId"])  # the worker's caches are its client's
+        answered.set_result(ctx.reply(f"in {guild.name if guild else '?'}"))
+
+    with pytest.raises(AttributeError, match=r"use worker\.client\.add_cog"):
+        worker.add_cog  # noqa: B018 - the client's, not the worker's
+    worker.start(timeout=15)
+    assert worker.state is worker.client.state and worker.is_connected
+    assert worker.user is not None and worker.user.id == world.bot["publicId"]
+    assert worker.guilds is worker.client.guilds and world.server["publicId"] in worker.guilds.cache
+    _say(world, world.general, "!where")
+    assert answered.result(15).content == "in Test Server"
+
+
 def test_one_channel_runs_in_order_while_another_goes_on(world: Any, gateway: Any, make_worker: Any) -> None:
     worker = make_worker(workers=4)
     release = threading.Event()
@@ -148,7 +171,7 @@ def test_a_zombie_cannot_reply_for_a_partition_it_lost(world: Any, gateway: Any,
                                                        raw: Any) -> None:
     worker = make_worker()
     worker.start(timeout=15)
-    state = worker._connection
+    state = worker.client.connection_state
     entry = EntryContext(None, 0, b"1-0", "zz:0:1", "message:new", b"", ("no-such-lease", "w/1:1"), 1)
     outcome: list[BaseException] = []
 
@@ -166,7 +189,7 @@ def test_a_zombie_cannot_reply_for_a_partition_it_lost(world: Any, gateway: Any,
 def test_a_redelivered_event_posts_its_reply_once(world: Any, gateway: Any, make_worker: Any, raw: Any) -> None:
     worker = make_worker()
     worker.start(timeout=15)
-    state = worker._connection
+    state = worker.client.connection_state
     replies: list[Message] = []
     lease = (f"service_client:fleet:{gateway.namespace}:lease:test:0", "w/1:1")
     raw.set(*lease, px=60_000)  # the lease the handling worker holds
@@ -193,7 +216,7 @@ def test_a_send_error_comes_back_with_its_type(world: Any, gateway: Any, make_wo
         worker.send_message("999999999", "nowhere")
     assert caught.value.channel_id == "999999999" and caught.value.reason == "unknown_channel"
     with pytest.raises(ServiceError, match="holds no socket"):
-        worker.set_status("idle")
+        worker.client.set_status("idle")
 
 
 def test_a_poison_event_is_dead_lettered_and_its_lane_goes_on(world: Any, gateway: Any, make_worker: Any,
