@@ -8,6 +8,7 @@ the bot in and returns once its ``ready`` listeners have run.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import TYPE_CHECKING
 
@@ -37,9 +38,18 @@ def login_bot(client: Client, token: str, *, timeout: float, listeners_timeout: 
         listeners_timeout: Seconds for the ``ready`` listeners once ``login()`` returned.
 
     Raises:
+        TypeError: ``listeners_timeout`` is not a number (checked before logging in).
+        ValueError: ``listeners_timeout`` is not finite and > 0 (checked before logging in).
         TimeoutError: The ``ready`` listeners did not end within ``listeners_timeout``.
         Exception: What ``login()`` raised.
     """
+    # A wait longer than the platform's longest is that longest (threading.TIMEOUT_MAX, about
+    # 292 years on Linux): Event.wait() raises OverflowError past it.
+    if isinstance(listeners_timeout, bool) or not isinstance(listeners_timeout, (int, float)):
+        raise TypeError(f"listeners_timeout must be a number of seconds, got {type(listeners_timeout).__name__}")
+    if not 0 < listeners_timeout < math.inf:
+        raise ValueError(f"listeners_timeout must be a finite number of seconds > 0, got {listeners_timeout!r}")
+    wait_s = threading.TIMEOUT_MAX if listeners_timeout >= threading.TIMEOUT_MAX else float(listeners_timeout)
     ran = threading.Event()
 
     def ready_listeners_ran() -> None:
@@ -49,7 +59,7 @@ def login_bot(client: Client, token: str, *, timeout: float, listeners_timeout: 
     client.on("ready", ready_listeners_ran)
     try:
         client.login(token, timeout=timeout)
-        if not ran.wait(listeners_timeout):
+        if not ran.wait(wait_s):
             raise TimeoutError(f"the bot's ready listeners did not end within {listeners_timeout:g} s after "
                                "login(); a ready listener that waits for the test cannot work in a fixture")
     finally:
