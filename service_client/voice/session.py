@@ -82,8 +82,13 @@ class MediaSession:
     def connect(self, url: str, token: str, e2ee_key: str | None, timeout: float) -> None:
         """Connect to the media server and publish the playback track, within ``timeout`` seconds.
 
+        With ``e2ee_key`` the media is encrypted with it (LiveKit's shared-key encryption), and
+        the track's encryption is checked to be active before this returns (before anything
+        can be played).
+
         Raises:
-            VoiceConnectionError: The connection failed or timed out; nothing is left running.
+            VoiceConnectionError: The connection failed or timed out, or ``e2ee_key`` was given
+                and the SDK does not encrypt the published track; nothing is left running.
         """
         started = time.monotonic()
         self._loop = MediaLoop()
@@ -116,8 +121,25 @@ class MediaSession:
         await room.connect(url, token, options)
         self._source = rtc.AudioSource(SAMPLE_RATE, 1, queue_size_ms=QUEUE_MS, loop=loop)
         track = rtc.LocalAudioTrack.create_audio_track(TRACK_NAME, self._source)
-        await room.local_participant.publish_track(
+        publication = await room.local_participant.publish_track(
             track, rtc.TrackPublishOptions(source=rtc.TrackSource.SOURCE_MICROPHONE))
+        if e2ee_key:
+            self._require_encryption(room, publication.sid)
+
+    @staticmethod
+    def _require_encryption(room: Any, track_sid: str) -> None:
+        """Check that the SDK encrypts the published track, before anything is played on it.
+
+        The SDK attaches an enabled frame cryptor to the track before ``publish_track``
+        returns (no audio is captured before then); an SDK that did not would send audio in
+        the clear, so the connect fails instead.
+
+        Raises:
+            RuntimeError: No enabled frame cryptor for ``track_sid``.
+        """
+        cryptors = room.e2ee_manager.frame_cryptors()
+        if not any(c.track_sid == track_sid and c.enabled for c in cryptors):
+            raise RuntimeError("end-to-end encryption was asked for but is not active on the published track")
 
     def _abandon(self) -> None:
         """After a failed connect: drop the room and stop the loop (its thread joined)."""
