@@ -482,6 +482,7 @@ def test_a_reload_swaps_in_the_new_code_and_a_failing_one_keeps_the_old(
 
 def test_extensions_are_unloaded_when_the_client_is_destroyed(extension_dir: pathlib.Path) -> None:
     made = Client(base_url="http://127.0.0.1:9/v2", socket_url="ws://127.0.0.1:9")
+    made.set_clock(ManualClock())  # the cog's task, due at once, runs only when the test moves time
     CommandDispatcher(made)
     name = _write(extension_dir, EXTENSION.format(extra="pass"))
     made.load_extension(name)
