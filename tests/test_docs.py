@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
@@ -149,11 +151,13 @@ def test_no_page_cites_material_users_do_not_have():
     assert found == [], "say what is meant instead of citing design notes or issues"
 
 
+@pytest.mark.timeout(150)  # a pytest process of its own: slower than 60 s on a busy machine
 def test_the_testing_guides_complete_example_passes():
     example = DOCS / "examples" / "test_ping_bot.py"
     assert "literalinclude:: ../examples/test_ping_bot.py" in (DOCS / "guides" / "testing.rst").read_text()
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example)],
+        # One process (-n 0): two xdist workers for three tests only cost start-up time.
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", str(example)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -285,7 +285,7 @@ def test_an_endless_upgrade_answer_line_fails_the_attempt_at_its_cap(servers: li
         tracemalloc.stop()
     assert not isinstance(error, ServiceTimeoutError)
     assert f"a line over {MAX_UPGRADE_LINE_BYTES} bytes" in str(error) and "socket upgrade" in str(error)
-    assert elapsed < 2.0  # at the cap, not at the 10 s deadline
+    assert elapsed < 5.0  # at the cap, not at the 10 s deadline (tracemalloc and a busy machine slow it)
     assert peak < 2_000_000  # unbounded, the line alone grew by hundreds of MB
 
 
@@ -295,7 +295,7 @@ def test_an_upgrade_answer_with_endless_headers_fails_the_attempt_at_its_cap(ser
     error, elapsed = _failed_upgrade(host)
     assert not isinstance(error, ServiceTimeoutError)
     assert f"a head over {MAX_UPGRADE_HEAD_BYTES} bytes" in str(error)
-    assert elapsed < 2.0
+    assert elapsed < 5.0  # at the cap, not at the 10 s deadline
 
 
 def test_an_endless_upgrade_answer_is_one_failed_attempt_then_the_client_reconnects(
