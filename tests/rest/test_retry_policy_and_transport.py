@@ -214,6 +214,38 @@ def test_the_client_takes_the_policy_and_the_transport() -> None:
         Client(base_url=BASE, socket_url="http://127.0.0.1:9", retry=3)  # type: ignore[arg-type]
 
 
+class TimedTransport(MockTransport):
+    """A MockTransport that records the bound each attempt is given, ms."""
+
+    def __init__(self, handler: Callable[[Request], Response]) -> None:
+        super().__init__(handler)
+        self.bounds: list[float] = []
+
+    def send_once(self, prepared: Request, timeout_ms: float) -> Any:
+        self.bounds.append(timeout_ms)
+        return super().send_once(prepared, timeout_ms)
+
+
+def test_a_call_that_names_no_timeout_gets_the_sessions_from_every_layer() -> None:
+    transport = TimedTransport(Handler(Response(200, json={"id": "M1"})))
+    client = Client(base_url=BASE, socket_url="http://127.0.0.1:9", transport=transport)
+    try:
+        # A model's call goes through the state port and the connection state, naming no timeout.
+        assert Webhook.from_token(client, "W1", "hook-token").execute("hello") == "M1"
+    finally:
+        client.destroy()
+    assert transport.bounds == [15_000]
+    named = TimedTransport(Handler(Response(200, json={})))
+    session = RestSession(BASE, user_agent="service_client/test", transport=named)
+    try:
+        session.token = "test-token"
+        session.request(ME, timeout_ms=700)
+        session.request(ME)
+    finally:
+        session.close()
+    assert named.bounds == [700, 15_000]
+
+
 # -- written once ----------------------------------------------------------------------------------
 
 #: Two or more of the retried statuses listed together (``429, 502``, ``502/503/504``...).
@@ -230,3 +262,13 @@ def test_the_retried_statuses_are_written_once() -> None:
     assert found == ["service_client/rest/retry.py:35", "service_client/rest/retry.py:37"], (
         "name RetryPolicy.statuses or RETRY_STATUSES instead of listing the statuses"
     )
+
+
+def test_the_default_request_timeout_is_read_in_one_place() -> None:
+    # Every layer between a model and the session passes timeout_ms=None on, so that the default
+    # (or a client-wide value one day) is read by the session alone, not written as the default
+    # of each signature on the way.
+    readers = [f"{path.relative_to(ROOT)}" for path in sorted(ROOT.glob("service_client/**/*.py"))
+               if "DEFAULT_TIMEOUT_MS" in path.read_text() and path.name != "_defaults.py"]
+    assert readers == ["service_client/rest/session.py"]
+    assert re.findall(r"timeout_ms: \w+ = ", (ROOT / "service_client/rest/session.py").read_text()) == []
