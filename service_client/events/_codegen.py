@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import pathlib
 import re
 import sys
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from .. import endpoints
 from .catalog import EVENTS, EventArg, EventSpec
 
-__all__ = ["main", "render_all", "render_docs_page", "render_endpoints_page", "replace_region"]
+__all__ = ["main", "render_all", "render_docs_page", "render_endpoints_page", "render_type_imports", "replace_region"]
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
@@ -68,6 +69,7 @@ def _class_modules(package: pathlib.Path) -> dict[str, list[str]]:
     return defined
 
 
+@functools.lru_cache(maxsize=4)
 def _exported(package: pathlib.Path) -> frozenset[str]:
     """The names of the package's ``__all__`` (read from its source)."""
     for node in ast.parse((package / "__init__.py").read_text()).body:
