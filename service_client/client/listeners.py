@@ -21,9 +21,12 @@ from ..errors import ServiceError
 from ..events.catalog import EVENT_NAMES, EVENTS, SHARED_EVENTS, CustomEvent, EventName, unknown_event_message
 
 if TYPE_CHECKING:
-    from ..errors import CommandError  # noqa: F401 - named in the generated overloads
     from ..events.emitter import EventEmitter
-    from ..models.guild import Guild  # noqa: F401 - named in the generated overloads
+
+if TYPE_CHECKING:  # the classes the generated overloads name, found where the package defines them
+    # <generated:imports> python -m service_client.events._codegen
+    from ..errors import CommandError  # noqa: F401
+    from ..models.guild import Guild  # noqa: F401
     from ..models.member import Member, RemovedMember  # noqa: F401
     from ..models.message import Message  # noqa: F401
     from ..models.reaction import ReactionEvent  # noqa: F401
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from ..voice.frames import AudioFrame  # noqa: F401
     from ..voice.playback import AudioPlayback  # noqa: F401
     from .voice import VoiceConnection  # noqa: F401
+    # </generated:imports>
 
 __all__ = ["ClientEvents"]
 

@@ -56,7 +56,7 @@ class ClientOperations:
         method: str = "GET",
         body: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        timeout_ms: int | None = None,
         max_retries: int | None = None,
     ) -> Any:
         """Call a REST route directly.
@@ -72,7 +72,7 @@ class ClientOperations:
                 never overridden, whatever its letter case.
             timeout_ms: Per-attempt timeout, milliseconds: it bounds the whole
                 attempt (connect, send, headers and body), however slowly the
-                answer arrives.
+                answer arrives. None (the default): the session's, 15,000 ms.
             max_retries: Retries after the first attempt (on a network failure,
                 a timeout, or a status the client's :attr:`retry` policy retries):
                 the client's policy with this many retries; None (the default)

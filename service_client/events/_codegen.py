@@ -8,7 +8,9 @@ Run from the checkout after changing either catalog::
 
 It rewrites, between ``<generated:NAME>`` markers, the :data:`EventName`
 literal of ``events/catalog.py`` and the typed overloads of ``on``, ``once`` and
-``wait_for`` in ``client/listeners.py``; the whole of ``docs/events.rst``,
+``wait_for`` in ``client/listeners.py`` with the imports of the types they name
+(each found where the package defines it, read from the source); the whole of
+``docs/events.rst`` (a type the package exports is linked),
 the event reference of the documentation; and the whole of
 ``docs/endpoints.rst``, the reference of the service's REST endpoints and
 socket events. Pure functions render each part, so the tests compare them with
@@ -17,6 +19,9 @@ the committed files without writing anything.
 
 from __future__ import annotations
 
+import ast
+import builtins
+import functools
 import pathlib
 import re
 import sys
@@ -26,12 +31,75 @@ from collections.abc import Sequence
 from .. import endpoints
 from .catalog import EVENTS, EventArg, EventSpec
 
-__all__ = ["main", "render_all", "render_docs_page", "render_endpoints_page", "replace_region"]
+__all__ = ["main", "render_all", "render_docs_page", "render_endpoints_page", "render_type_imports", "replace_region"]
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
 
-_MODELS = ("Message", "Guild", "Member", "Role", "User")
+#: Names in the catalog's argument types that are no class of the package: Python's own and ``Any``
+#: (which ``client/listeners.py`` imports from typing).
+_NOT_OURS = frozenset(vars(builtins)) | {"Any"}
+
+
+def _type_names() -> list[str]:
+    """The package's classes the catalog's argument types name, in catalog order, once each."""
+    found: dict[str, None] = {}
+    for entry in EVENTS:
+        for arg in entry.args:
+            for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", arg.type):
+                if name not in _NOT_OURS:
+                    found[name] = None
+    return list(found)
+
+
+def _class_modules(package: pathlib.Path) -> dict[str, list[str]]:
+    """Class name -> the dotted modules (below the package) that define it at top level.
+
+    The emulator is left out: it stands apart, and the client never imports it.
+    """
+    defined: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).with_suffix("")
+        if relative.parts[0] == "emulator":
+            continue
+        module = ".".join(part for part in relative.parts if part != "__init__")
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(module)
+    return defined
+
+
+@functools.lru_cache(maxsize=4)
+def _exported(package: pathlib.Path) -> frozenset[str]:
+    """The names of the package's ``__all__`` (read from its source)."""
+    for node in ast.parse((package / "__init__.py").read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return frozenset(ast.literal_eval(node.value))
+    return frozenset()
+
+
+def render_type_imports(package: pathlib.Path = PACKAGE) -> str:
+    """The ``TYPE_CHECKING`` imports of ``client/listeners.py``: every class the overloads name.
+
+    Raises:
+        ValueError: A type of the catalog is defined by no module of the package, or by several.
+    """
+    defined = _class_modules(package)
+    by_module: dict[str, list[str]] = {}
+    for name in _type_names():
+        modules = defined.get(name, [])
+        if len(modules) != 1:
+            where = ", ".join(modules) or "no module"
+            raise ValueError(f"the catalog names {name!r}, defined by {where}: it must be defined by one module")
+        by_module.setdefault(modules[0], []).append(name)
+    lines = []
+    # Relative to client/listeners.py, in the order ruff's isort keeps: ``..`` modules, then ``.``.
+    relative = {module: (f".{module[len('client.'):]}" if module.startswith("client.") else f"..{module}")
+                for module in by_module}
+    ordered = sorted(by_module, key=lambda m: (not relative[m].startswith(".."), relative[m]))
+    for module in ordered:
+        lines.append(f"    from {relative[module]} import {', '.join(sorted(by_module[module]))}  # noqa: F401")
+    return "\n".join(lines) or "    pass"
 
 
 # -- typing ------------------------------------------------------------------------
@@ -162,10 +230,11 @@ def replace_region(text: str, tag: str, body: str) -> str:
 
 
 def _type_rst(annotation: str) -> str:
-    """A type for the documentation: models linked, the rest as literals."""
+    """A type for the documentation: the package's exported classes linked, the rest as literals."""
+    exported = _exported(PACKAGE)
     parts = []
     for part in annotation.split(" | "):
-        parts.append(f":class:`~service_client.{part}`" if part in _MODELS else f"``{part}``")
+        parts.append(f":class:`~service_client.{part}`" if part in exported else f"``{part}``")
     return " or ".join(parts)
 
 
@@ -439,6 +508,7 @@ def render_all(root: pathlib.Path = ROOT) -> dict[pathlib.Path, str]:
     methods = package / "client" / "listeners.py"
     text = replace_region(names.read_text(), "EventName", render_event_name())
     code = methods.read_text()
+    code = replace_region(code, "imports", render_type_imports(package))
     code = replace_region(code, "aliases", render_aliases())
     code = replace_region(code, "on", _render_register("on"))
     code = replace_region(code, "once", _render_register("once"))

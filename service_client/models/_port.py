@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias
 
-from .._defaults import ACK_TIMEOUT_S, DEFAULT_TIMEOUT_MS
+from .._defaults import ACK_TIMEOUT_S
 from .collection import ModelList
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -306,14 +306,15 @@ class State(Protocol):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         headers: Mapping[str, str] | None = None,
-        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        timeout_ms: int | None = None,
         retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:
         """Perform one REST request through the session's queue; blocks.
 
         ``retry`` is the call's :class:`~service_client.RetryPolicy`: None for the
-        client's, an int ``n`` for the client's with ``n`` retries.
+        client's, an int ``n`` for the client's with ``n`` retries. ``timeout_ms`` bounds
+        each attempt, milliseconds: None for the session's.
 
         Returns:
             The parsed JSON answer, or None for 204 and an empty body.
@@ -330,7 +331,7 @@ class State(Protocol):
         *,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
-        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        timeout_ms: int | None = None,
         retry: RetryPolicy | int | None = None,
     ) -> Future[Any]:
         """Queue one REST request; its Future completes as :meth:`request` would return or raise."""

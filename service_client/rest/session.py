@@ -148,6 +148,8 @@ class RestSession:
         if not isinstance(retry, RetryPolicy):
             raise TypeError(f"retry must be a RetryPolicy, not {type(retry).__name__}")
         self._retry = retry
+        #: The bound of each attempt of a call that names none, ms: read here only.
+        self._timeout_ms = float(DEFAULT_TIMEOUT_MS)
         check_count("max_body_bytes", max_body_bytes, minimum=1)
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty str")
@@ -240,7 +242,7 @@ class RestSession:
         body: str | bytes | None = None,
         json: Any = None,
         headers: Mapping[str, str] | None = None,
-        timeout_ms: float = DEFAULT_TIMEOUT_MS,
+        timeout_ms: float | None = None,
         retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> concurrent.futures.Future[Any]:
@@ -261,7 +263,8 @@ class RestSession:
             headers: Extra headers merged on top of the defaults; any
                 ``Authorization`` variant (any letter case) is dropped.
             timeout_ms: Bound of each whole attempt (connect, send, headers
-                and body), milliseconds.
+                and body), milliseconds; None (the default) the session's, 15,000
+                (every layer above passes None on, so the default is read here only).
             retry: This call's :class:`~.retry.RetryPolicy`; an int ``n`` is the
                 session's policy with ``n`` retries after the first attempt (1 + n
                 requests at most); None (the default) the session's :attr:`retry`.
@@ -293,7 +296,7 @@ class RestSession:
             raise TypeError(f"route must be a Route, not {type(route).__name__}")
         data = request_body(body, json)
         caller_headers = check_headers(headers)
-        timeout_ms = check_timeout_ms(timeout_ms)
+        timeout_ms = self._timeout_ms if timeout_ms is None else check_timeout_ms(timeout_ms)
         policy = resolve_retry(retry, self._retry)
         if params is not None:
             route = route.with_query(params)
@@ -329,7 +332,7 @@ class RestSession:
         body: str | bytes | None = None,
         json: Any = None,
         headers: Mapping[str, str] | None = None,
-        timeout_ms: float = DEFAULT_TIMEOUT_MS,
+        timeout_ms: float | None = None,
         retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:

@@ -14,7 +14,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._defaults import DEFAULT_TIMEOUT_MS
 from .route import Route
 
 __all__ = [
@@ -212,7 +211,7 @@ def validate_api_call_args(
     method: str = "GET",
     body: str | bytes | None = None,
     headers: Mapping[str, str] | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    timeout_ms: int | None = None,
     max_retries: int | None = None,
 ) -> Route:
     """Check the arguments of ``Client.api_call`` before any I/O, and build its route.
@@ -222,7 +221,7 @@ def validate_api_call_args(
         method: The HTTP method, any letter case.
         body: An already serialised JSON body, ``str`` or ``bytes``, or None.
         headers: Extra headers, ``str`` to ``str``.
-        timeout_ms: Per-attempt timeout, milliseconds, > 0.
+        timeout_ms: Per-attempt timeout, milliseconds, > 0; None for the session's.
         max_retries: Retries after the first attempt, >= 0, or None for the client's
             retry policy.
 
@@ -239,7 +238,8 @@ def validate_api_call_args(
     route = Route.from_path(method, path)
     check_body(body)
     check_headers(headers)
-    check_timeout_ms(timeout_ms)
+    if timeout_ms is not None:
+        check_timeout_ms(timeout_ms)
     if max_retries is not None:
         check_max_retries(max_retries)
     return route

@@ -254,7 +254,7 @@ class ConnectionState:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         headers: Mapping[str, str] | None = None,
-        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        timeout_ms: int | None = None,
         retry: RetryPolicy | int | None = None,
         authorized: bool = True,
     ) -> Any:
@@ -263,7 +263,8 @@ class ConnectionState:
         ``headers`` are added to the request's own (``Authorization`` is never replaced);
         ``authorized=False`` sends no ``Authorization`` header and needs no login
         (webhook execution). ``retry`` is the call's retry policy: None for the client's,
-        an int for the client's with that many retries.
+        an int for the client's with that many retries. ``timeout_ms`` bounds each attempt:
+        None for the session's (its default is read there only).
 
         Returns:
             The parsed JSON answer, or None for 204 and an empty body.
@@ -284,7 +285,7 @@ class ConnectionState:
         *,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
-        timeout_ms: int = _defaults.DEFAULT_TIMEOUT_MS,
+        timeout_ms: int | None = None,
         retry: RetryPolicy | int | None = None,
     ) -> Future[Any]:
         """Queue one REST request; its Future completes as :meth:`request` would return or raise.

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from service_client import Client, ServiceError
-from service_client.events._codegen import render_all, render_docs_page
-from service_client.events.catalog import EVENT_NAMES, EVENTS, event_spec
+from service_client.events import _codegen
+from service_client.events._codegen import render_all, render_docs_page, render_type_imports
+from service_client.events.catalog import EVENT_NAMES, EVENTS, EventArg, EventSpec, event_spec
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOCAL = {"base_url": "http://127.0.0.1:1/api/v2", "socket_url": "http://127.0.0.1:1"}
@@ -263,6 +264,48 @@ def test_the_library_emits_exactly_the_catalogs_events():
 def test_the_generated_parts_match_the_catalog():
     stale = [str(path.relative_to(ROOT)) for path, content in render_all().items() if path.read_text() != content]
     assert stale == [], "run: python -m service_client.events._codegen"
+
+
+def _package(tmp_path: pathlib.Path, files: dict[str, str]) -> pathlib.Path:
+    """A small package written for a test: {path below it: source}."""
+    for name, source in {"__init__.py": "", **files}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    return tmp_path
+
+
+def test_a_new_argument_type_is_imported_by_the_generated_overloads_with_no_hand_edit(tmp_path, monkeypatch):
+    # A new event whose listener takes a class the overloads never named: the codegen finds the
+    # module that defines it, so client/listeners.py needs no hand-written import.
+    package = _package(tmp_path, {"models/sticker.py": "class Sticker:\n    pass\n",
+                                  "client/voice.py": "class VoiceConnection:\n    pass\n",
+                                  "emulator/records.py": "class Sticker:\n    pass\n"})
+    sticker = EventSpec("sticker_create", (EventArg("sticker", "Sticker | dict[str, Any]", "it"),), "when", "key")
+    voice = EventSpec("voice_ready", (EventArg("connection", "VoiceConnection", "it"),), "when", "key")
+    monkeypatch.setattr(_codegen, "EVENTS", (sticker, voice))
+    assert render_type_imports(package) == (
+        "    from ..models.sticker import Sticker  # noqa: F401\n"
+        "    from .voice import VoiceConnection  # noqa: F401"
+    )
+    monkeypatch.setattr(_codegen, "EVENTS", ())
+    assert render_type_imports(package) == "    pass"
+
+
+def test_a_type_no_module_or_two_modules_define_stops_the_codegen(tmp_path, monkeypatch):
+    package = _package(tmp_path, {"models/a.py": "class Twice:\n    pass\n", "state/b.py": "class Twice:\n    pass\n"})
+    for name, where in (("Nowhere", "no module"), ("Twice", "models.a, state.b")):
+        monkeypatch.setattr(_codegen, "EVENTS", (EventSpec("e", (EventArg("x", name, "it"),), "when", "key"),))
+        with pytest.raises(ValueError, match=f"{name}.*{re.escape(where)}"):
+            render_type_imports(package)
+
+
+def test_every_class_an_event_passes_is_linked_in_the_event_reference():
+    page = render_docs_page()
+    for spec in EVENTS:
+        for arg in spec.args:
+            for part in arg.type.split(" | "):
+                if part[:1].isupper() and part != "Exception":
+                    assert f":class:`~service_client.{part}`" in page, (spec.name, part)
 
 
 def test_help_of_on_lists_every_event_with_its_arguments_and_ordering_key():

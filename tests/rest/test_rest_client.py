@@ -68,8 +68,10 @@ def sent_timeouts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 @pytest.mark.parametrize(
     "function", [RestSession.submit, RestSession.request, Client.api_call, validate_api_call_args]
 )
-def test_default_timeout_ms_is_15000_in_the_signature(function: Callable[..., Any]) -> None:
-    assert inspect.signature(function).parameters["timeout_ms"].default == 15000
+def test_default_timeout_ms_is_the_sessions_in_the_signature(function: Callable[..., Any]) -> None:
+    # None, as for max_retries: the session reads the 15,000 ms default (on the wire below).
+    assert inspect.signature(function).parameters["timeout_ms"].default is None
+    assert "None (the default): the session's, 15,000 ms" in (Client.api_call.__doc__ or "")
 
 
 def test_default_timeout_reaches_the_transport_as_15_s(

@@ -6,6 +6,7 @@ Everything here runs in memory: the transport answers, nothing goes on the netwo
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import pathlib
 import re
@@ -214,6 +215,38 @@ def test_the_client_takes_the_policy_and_the_transport() -> None:
         Client(base_url=BASE, socket_url="http://127.0.0.1:9", retry=3)  # type: ignore[arg-type]
 
 
+class TimedTransport(MockTransport):
+    """A MockTransport that records the bound each attempt is given, ms."""
+
+    def __init__(self, handler: Callable[[Request], Response]) -> None:
+        super().__init__(handler)
+        self.bounds: list[float] = []
+
+    def send_once(self, prepared: Request, timeout_ms: float) -> Any:
+        self.bounds.append(timeout_ms)
+        return super().send_once(prepared, timeout_ms)
+
+
+def test_a_call_that_names_no_timeout_gets_the_sessions_from_every_layer() -> None:
+    transport = TimedTransport(Handler(Response(200, json={"id": "M1"})))
+    client = Client(base_url=BASE, socket_url="http://127.0.0.1:9", transport=transport)
+    try:
+        # A model's call goes through the state port and the connection state, naming no timeout.
+        assert Webhook.from_token(client, "W1", "hook-token").execute("hello") == "M1"
+    finally:
+        client.destroy()
+    assert transport.bounds == [15_000]
+    named = TimedTransport(Handler(Response(200, json={})))
+    session = RestSession(BASE, user_agent="service_client/test", transport=named)
+    try:
+        session.token = "test-token"
+        session.request(ME, timeout_ms=700)
+        session.request(ME)
+    finally:
+        session.close()
+    assert named.bounds == [700, 15_000]
+
+
 # -- written once ----------------------------------------------------------------------------------
 
 #: Two or more of the retried statuses listed together (``429, 502``, ``502/503/504``...).
@@ -230,3 +263,21 @@ def test_the_retried_statuses_are_written_once() -> None:
     assert found == ["service_client/rest/retry.py:35", "service_client/rest/retry.py:37"], (
         "name RetryPolicy.statuses or RETRY_STATUSES instead of listing the statuses"
     )
+
+
+def test_the_default_request_timeout_is_read_in_one_place() -> None:
+    # Every layer between a model and the session passes timeout_ms=None on, so that the default
+    # (or a client-wide value) is read by the session alone, not written as the default of each
+    # call's signature on the way.
+    numbered = []
+    for path in sorted(ROOT.glob("service_client/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            # A constructor may take the value a part holds; a call's signature passes None on.
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "__init__":
+                args = node.args
+                defaults = dict(zip([a.arg for a in args.kwonlyargs], args.kw_defaults, strict=True))
+                defaults.update(zip([a.arg for a in args.args][len(args.args) - len(args.defaults):], args.defaults, strict=True))
+                default = defaults.get("timeout_ms")
+                if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
+                    numbered.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert numbered == [], "default timeout_ms to None: the session reads the default"
