@@ -351,9 +351,10 @@ class FleetWorker:
             timeout: Seconds for the whole start (default 30 s for the publisher, then the REST bounds).
 
         Raises:
-            ServiceError: The worker is running or stopped; or no publisher
-                set the namespace's partition count within 30 s; or Redis
-                could not be reached.
+            ServiceError: The worker is running or stopped, or :meth:`stop`
+                was called meanwhile (it ends the start at once); or no
+                publisher set the namespace's partition count within 30 s; or
+                Redis could not be reached.
             ServiceAuthError: The service refused the token (an answer 401 to the
                 first request), as :meth:`Client.login <service_client.Client.login>` raises.
             ServiceTimeoutError: ``timeout`` passed.
@@ -493,7 +494,13 @@ class _StreamSource:
         self._keys: FleetKeys | None = None
 
     def open(self, feed: EventFeed, deadline: float | None) -> None:
-        """In the client's login: wait for the namespace's partitions and join the group."""
+        """In the client's login: wait for the namespace's partitions and join the group.
+
+        Raises:
+            ServiceError: Redis could not be reached, no publisher set the partition count
+                within 30 s, or the worker was stopped meanwhile.
+            ServiceTimeoutError: ``deadline`` passed.
+        """
         worker = self._worker
         user = feed.user
         assert user is not None  # known before a source is opened
@@ -507,6 +514,8 @@ class _StreamSource:
             wait_until = min(wait_until, deadline)
         partitions = 0
         while not partitions:
+            if self.stopped.is_set():  # stop() during start(): Redis is let go, nothing more to wait for
+                raise ServiceError("the worker was stopped while it started")
             try:
                 partitions = int(self._redis.hget(keys.meta, "partitions") or 0)
                 if partitions:

@@ -414,3 +414,26 @@ def test_the_fleet_goes_on_after_redis_lost_everything(world: Any, make_client: 
         worker.stop(timeout=2)
         publisher.close()
         server.stop()
+
+
+def test_stop_while_start_waits_for_a_publisher_ends_the_start_at_once(make_worker: Any) -> None:
+    worker = make_worker()  # no publisher: the namespace's partition count never comes
+    outcome: Future[BaseException | None] = Future()
+
+    def starting() -> None:
+        try:
+            worker.start(timeout=25)
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertions
+            outcome.set_result(exc)
+        else:
+            outcome.set_result(None)
+
+    thread = threading.Thread(target=starting, name="test-starting", daemon=True)
+    thread.start()
+    _wait(lambda: worker._source.feed is not None, "the start waiting for a publisher")
+    worker.stop()
+    failure = outcome.result(5)  # at once, not when the wait for a publisher runs out
+    assert isinstance(failure, ServiceError) and "stopped" in str(failure)
+    thread.join(5)
+    assert worker.state.value == "destroyed"
+    assert [t.name for t in threading.enumerate() if t.name.startswith("service_client-fleet-")] == []
