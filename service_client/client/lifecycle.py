@@ -518,7 +518,9 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         arrives, the caches are not filled and the lifecycle state stays new (a
         :class:`~service_client.fleet.StandbySocket` learns the bot's user id this way,
         with a client it then destroys). :meth:`login` may still be called later, with
-        its own token; :meth:`destroy` forgets the token. Thread-safe.
+        its own token; :meth:`destroy` forgets the token. The token is replaced by
+        ``[REDACTED]`` in the tracebacks the client reports, as after :meth:`login`.
+        Thread-safe.
 
         Args:
             token: The bot token.
@@ -540,6 +542,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
                     "use_token() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
                 )
             self._token = secret
+            self._redaction = Secret(secret.get())  # masked in tracebacks, as after login()
 
     def catch_up_from(self, marks: Iterable[ChannelMark], policy: CatchUp | None = None) -> CatchUpResult:
         """Read back now, on this thread, the messages posted in each channel after its mark.
