@@ -437,3 +437,19 @@ def test_stop_while_start_waits_for_a_publisher_ends_the_start_at_once(make_work
     thread.join(5)
     assert worker.state.value == "destroyed"
     assert [t.name for t in threading.enumerate() if t.name.startswith("service_client-fleet-")] == []
+
+
+def test_client_destroy_all_stops_a_worker_and_every_thread_of_it(world: Any, gateway: Any, make_worker: Any) -> None:
+    from service_client import Client
+
+    worker = make_worker()
+    before = set(threading.enumerate())  # the socket process's threads among them
+    worker.start(timeout=15)
+    started = [t for t in threading.enumerate() if t not in before and t.name.startswith("service_client-fleet-")]
+    assert started
+    assert Client.destroy_all() >= 2  # the worker's client and the socket process's
+    assert worker.state.value == "destroyed" and not worker.is_connected
+    assert [t.name for t in started if t.is_alive()] == []
+    worker.stop()  # idempotent: already stopped, without the hand-off
+    with pytest.raises(ServiceError, match="stopped"):
+        worker.start(timeout=5)
