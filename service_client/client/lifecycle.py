@@ -571,10 +571,19 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             in ``incomplete``); nothing is raised.
 
         Raises:
-            TypeError: ``policy`` is not a :class:`~service_client.CatchUp` or None.
+            TypeError: ``marks`` is not an iterable of
+                :class:`~service_client.client.catchup.ChannelMark` (checked before any
+                request), or ``policy`` is not a :class:`~service_client.CatchUp` or None.
         """
         if policy is not None and not isinstance(policy, CatchUp):
             raise TypeError(f"policy must be a CatchUp or None, got {type(policy).__name__}")
+        try:
+            marks = list(marks)
+        except TypeError:
+            raise TypeError(f"marks must be an iterable of ChannelMark, got {type(marks).__name__}") from None
+        for mark in marks:
+            if not isinstance(mark, ChannelMark):
+                raise TypeError(f"marks must be an iterable of ChannelMark, got a {type(mark).__name__} in it")
         runner = self.catch_up
         if runner is None:
             runner = CatchUpRunner(self._connection, policy or CatchUp(), self._destroyed)

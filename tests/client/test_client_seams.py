@@ -111,3 +111,11 @@ def test_a_token_given_by_use_token_is_redacted_in_listener_tracebacks(
         assert reported.wait(10)
     assert "the request with [REDACTED] failed" in caplog.text
     assert world.bot_token not in caplog.text
+
+
+def test_catch_up_from_checks_its_marks_before_any_request(make_client: Any) -> None:
+    client: Client = make_client()
+    with pytest.raises(TypeError, match="marks must be an iterable of ChannelMark"):
+        client.catch_up_from(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="marks must be an iterable of ChannelMark"):
+        client.catch_up_from([("channel", "message", None)])  # type: ignore[list-item]
