@@ -331,9 +331,12 @@ class FleetWorker:
         """The same as :meth:`start` (a worker logs in with the token it was given).
 
         Raises:
-            ValueError: ``token`` is given and is not the worker's token.
-            ServiceError, ServiceAuthError, ServiceTimeoutError: As :meth:`start`.
+            ServiceError: The worker was stopped (its token is forgotten); else as :meth:`start`.
+            ValueError: ``token`` is given and is not the worker's token; else as :meth:`start`.
+            ServiceAuthError, ServiceTimeoutError: As :meth:`start`.
         """
+        if self.client.state is ClientState.DESTROYED:
+            raise ServiceError("this worker was stopped; create a new FleetWorker")
         if token is not None and token != self._secret.get():
             raise ValueError("a FleetWorker logs in with the token given to its constructor")
         self.start(timeout=timeout)
@@ -359,6 +362,7 @@ class FleetWorker:
                 first request), as :meth:`Client.login <service_client.Client.login>` raises.
             ServiceTimeoutError: ``timeout`` passed.
             ServiceAPIError: A REST call failed.
+            ValueError: ``timeout`` is not a positive number.
         """
         state = self.client.state
         if state is ClientState.DESTROYED:

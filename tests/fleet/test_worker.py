@@ -453,3 +453,5 @@ def test_client_destroy_all_stops_a_worker_and_every_thread_of_it(world: Any, ga
     worker.stop()  # idempotent: already stopped, without the hand-off
     with pytest.raises(ServiceError, match="stopped"):
         worker.start(timeout=5)
+    with pytest.raises(ServiceError, match="stopped"):  # not "another token": the token is forgotten
+        worker.login(world.bot_token)
