@@ -490,6 +490,8 @@ class _StreamSource:
         self._secret = secret
         #: Set once the source closes (the worker stopped): every fleet thread stops.
         self.stopped = threading.Event()
+        #: Makes start() and the stop of close() exclusive: no thread starts once closed.
+        self._lock = threading.Lock()
         #: The partitions' reader, from :meth:`open` on.
         self.consumer: Consumer | None = None
         #: The client's way in, from :meth:`open` on.
@@ -542,17 +544,24 @@ class _StreamSource:
             self.stopped.wait(0.1)
 
     def start(self) -> None:
-        """In the client's login, the caches filled: the sends and the reading threads start."""
+        """In the client's login, the caches filled: the sends and the reading threads start.
+
+        Raises:
+            ServiceError: The worker was stopped meanwhile (no thread is started).
+        """
         consumer, keys, feed = self.consumer, self._keys, self.feed
         assert consumer is not None and keys is not None and feed is not None  # set by open
         worker = self._worker
         state = feed.state
-        sender = self._sender = SendClient(self._redis, keys, worker.instance.replace("/", "-"), self.stopped)
-        sends = FleetSends(sender, SharedFetches(self._redis, keys, self.stopped))
-        state.send_hook = sends.send  # send_message and reply go to the socket's process
-        state.fetch_hook = sends.fetch
-        sender.start()
-        consumer.start()
+        with self._lock:  # a close() racing this start either comes first (nothing starts) or stops them all
+            if self.stopped.is_set():
+                raise ServiceError("the worker was stopped while it started")
+            sender = self._sender = SendClient(self._redis, keys, worker.instance.replace("/", "-"), self.stopped)
+            sends = FleetSends(sender, SharedFetches(self._redis, keys, self.stopped))
+            state.send_hook = sends.send  # send_message and reply go to the socket's process
+            state.fetch_hook = sends.fetch
+            sender.start()
+            consumer.start()
         user = feed.user
         log.info("fleet worker %s of group %s ready as %s (%d partitions in namespace %s)", worker.name,
                  worker.group, user.tag_string if user is not None else "?", consumer.partition_count,
@@ -560,7 +569,8 @@ class _StreamSource:
 
     def close(self) -> None:
         """In the client's destroy: every fleet thread stops, Redis is let go, the token forgotten."""
-        self.stopped.set()
+        with self._lock:  # after a start() that is starting threads: they are stopped below
+            self.stopped.set()
         consumer = self.consumer
         if consumer is not None:
             consumer.stop(_defaults.DESTROY_JOIN_S)

@@ -455,3 +455,33 @@ def test_client_destroy_all_stops_a_worker_and_every_thread_of_it(world: Any, ga
         worker.start(timeout=5)
     with pytest.raises(ServiceError, match="stopped"):  # not "another token": the token is forgotten
         worker.login(world.bot_token)
+
+
+def test_a_stop_just_before_the_threads_start_starts_none(world: Any, gateway: Any, make_worker: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # stop() lands between the start's last check and the start of the fleet's threads
+    worker = make_worker()
+    source = worker._source
+    original_start = source.start
+    started_after_stop: list[str] = []
+    stopped = threading.Event()
+    real_thread_start = threading.Thread.start
+
+    def recording_start(thread: threading.Thread) -> None:
+        if stopped.is_set() and thread.name.startswith("service_client-fleet-"):
+            started_after_stop.append(thread.name)
+        real_thread_start(thread)
+
+    def start_after_a_stop() -> None:
+        stopper = threading.Thread(target=worker.stop, name="test-stopper")
+        real_thread_start(stopper)
+        stopper.join(10)
+        stopped.set()
+        original_start()
+
+    monkeypatch.setattr(source, "start", start_after_a_stop)
+    monkeypatch.setattr(threading.Thread, "start", recording_start)
+    with pytest.raises(ServiceError):
+        worker.start(timeout=15)
+    assert started_after_stop == []
+    assert worker.state.value == "destroyed"
