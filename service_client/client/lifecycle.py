@@ -616,7 +616,9 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
 
         For a notebook whose login cell ran several times, or a script's cleanup: each
         client that is not destroyed yet is destroyed, as :meth:`destroy` does, one after
-        another. Thread-safe.
+        another. Thread-safe. The client of a :class:`~service_client.fleet.FleetWorker`
+        (``worker.client``) is one of them: its worker stops at once, without the graceful
+        hand-off of ``worker.stop()`` (the next owners of its partitions wait out its leases).
 
         Returns:
             How many clients were destroyed by this call.
