@@ -518,7 +518,9 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
         arrives, the caches are not filled and the lifecycle state stays new (a
         :class:`~service_client.fleet.StandbySocket` learns the bot's user id this way,
         with a client it then destroys). :meth:`login` may still be called later, with
-        its own token; :meth:`destroy` forgets the token. Thread-safe.
+        its own token; :meth:`destroy` forgets the token. The token is replaced by
+        ``[REDACTED]`` in the tracebacks the client reports, as after :meth:`login`.
+        Thread-safe.
 
         Args:
             token: The bot token.
@@ -540,6 +542,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
                     "use_token() requires a bot token of visible ASCII characters (it goes in an HTTP header)."
                 )
             self._token = secret
+            self._redaction = Secret(secret.get())  # masked in tracebacks, as after login()
 
     def catch_up_from(self, marks: Iterable[ChannelMark], policy: CatchUp | None = None) -> CatchUpResult:
         """Read back now, on this thread, the messages posted in each channel after its mark.
@@ -568,10 +571,19 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             in ``incomplete``); nothing is raised.
 
         Raises:
-            TypeError: ``policy`` is not a :class:`~service_client.CatchUp` or None.
+            TypeError: ``marks`` is not an iterable of
+                :class:`~service_client.client.catchup.ChannelMark` (checked before any
+                request), or ``policy`` is not a :class:`~service_client.CatchUp` or None.
         """
         if policy is not None and not isinstance(policy, CatchUp):
             raise TypeError(f"policy must be a CatchUp or None, got {type(policy).__name__}")
+        try:
+            marks = list(marks)
+        except TypeError:
+            raise TypeError(f"marks must be an iterable of ChannelMark, got {type(marks).__name__}") from None
+        for mark in marks:
+            if not isinstance(mark, ChannelMark):
+                raise TypeError(f"marks must be an iterable of ChannelMark, got a {type(mark).__name__} in it")
         runner = self.catch_up
         if runner is None:
             runner = CatchUpRunner(self._connection, policy or CatchUp(), self._destroyed)
@@ -604,7 +616,9 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
 
         For a notebook whose login cell ran several times, or a script's cleanup: each
         client that is not destroyed yet is destroyed, as :meth:`destroy` does, one after
-        another. Thread-safe.
+        another. Thread-safe. The client of a :class:`~service_client.fleet.FleetWorker`
+        (``worker.client``) is one of them: its worker stops at once, without the graceful
+        hand-off of ``worker.stop()`` (the next owners of its partitions wait out its leases).
 
         Returns:
             How many clients were destroyed by this call.

@@ -331,9 +331,12 @@ class FleetWorker:
         """The same as :meth:`start` (a worker logs in with the token it was given).
 
         Raises:
-            ValueError: ``token`` is given and is not the worker's token.
-            ServiceError, ServiceAuthError, ServiceTimeoutError: As :meth:`start`.
+            ServiceError: The worker was stopped (its token is forgotten); else as :meth:`start`.
+            ValueError: ``token`` is given and is not the worker's token; else as :meth:`start`.
+            ServiceAuthError, ServiceTimeoutError: As :meth:`start`.
         """
+        if self.client.state is ClientState.DESTROYED:
+            raise ServiceError("this worker was stopped; create a new FleetWorker")
         if token is not None and token != self._secret.get():
             raise ValueError("a FleetWorker logs in with the token given to its constructor")
         self.start(timeout=timeout)
@@ -351,13 +354,15 @@ class FleetWorker:
             timeout: Seconds for the whole start (default 30 s for the publisher, then the REST bounds).
 
         Raises:
-            ServiceError: The worker is running or stopped; or no publisher
-                set the namespace's partition count within 30 s; or Redis
-                could not be reached.
+            ServiceError: The worker is running or stopped, or :meth:`stop`
+                was called meanwhile (it ends the start at once); or no
+                publisher set the namespace's partition count within 30 s; or
+                Redis could not be reached.
             ServiceAuthError: The service refused the token (an answer 401 to the
                 first request), as :meth:`Client.login <service_client.Client.login>` raises.
             ServiceTimeoutError: ``timeout`` passed.
             ServiceAPIError: A REST call failed.
+            ValueError: ``timeout`` is not a positive number.
         """
         state = self.client.state
         if state is ClientState.DESTROYED:
@@ -485,6 +490,8 @@ class _StreamSource:
         self._secret = secret
         #: Set once the source closes (the worker stopped): every fleet thread stops.
         self.stopped = threading.Event()
+        #: Makes start() and the stop of close() exclusive: no thread starts once closed.
+        self._lock = threading.Lock()
         #: The partitions' reader, from :meth:`open` on.
         self.consumer: Consumer | None = None
         #: The client's way in, from :meth:`open` on.
@@ -493,7 +500,13 @@ class _StreamSource:
         self._keys: FleetKeys | None = None
 
     def open(self, feed: EventFeed, deadline: float | None) -> None:
-        """In the client's login: wait for the namespace's partitions and join the group."""
+        """In the client's login: wait for the namespace's partitions and join the group.
+
+        Raises:
+            ServiceError: Redis could not be reached, no publisher set the partition count
+                within 30 s, or the worker was stopped meanwhile.
+            ServiceTimeoutError: ``deadline`` passed.
+        """
         worker = self._worker
         user = feed.user
         assert user is not None  # known before a source is opened
@@ -507,6 +520,8 @@ class _StreamSource:
             wait_until = min(wait_until, deadline)
         partitions = 0
         while not partitions:
+            if self.stopped.is_set():  # stop() during start(): Redis is let go, nothing more to wait for
+                raise ServiceError("the worker was stopped while it started")
             try:
                 partitions = int(self._redis.hget(keys.meta, "partitions") or 0)
                 if partitions:
@@ -529,17 +544,24 @@ class _StreamSource:
             self.stopped.wait(0.1)
 
     def start(self) -> None:
-        """In the client's login, the caches filled: the sends and the reading threads start."""
+        """In the client's login, the caches filled: the sends and the reading threads start.
+
+        Raises:
+            ServiceError: The worker was stopped meanwhile (no thread is started).
+        """
         consumer, keys, feed = self.consumer, self._keys, self.feed
         assert consumer is not None and keys is not None and feed is not None  # set by open
         worker = self._worker
         state = feed.state
-        sender = self._sender = SendClient(self._redis, keys, worker.instance.replace("/", "-"), self.stopped)
-        sends = FleetSends(sender, SharedFetches(self._redis, keys, self.stopped))
-        state.send_hook = sends.send  # send_message and reply go to the socket's process
-        state.fetch_hook = sends.fetch
-        sender.start()
-        consumer.start()
+        with self._lock:  # a close() racing this start either comes first (nothing starts) or stops them all
+            if self.stopped.is_set():
+                raise ServiceError("the worker was stopped while it started")
+            sender = self._sender = SendClient(self._redis, keys, worker.instance.replace("/", "-"), self.stopped)
+            sends = FleetSends(sender, SharedFetches(self._redis, keys, self.stopped))
+            state.send_hook = sends.send  # send_message and reply go to the socket's process
+            state.fetch_hook = sends.fetch
+            sender.start()
+            consumer.start()
         user = feed.user
         log.info("fleet worker %s of group %s ready as %s (%d partitions in namespace %s)", worker.name,
                  worker.group, user.tag_string if user is not None else "?", consumer.partition_count,
@@ -547,7 +569,8 @@ class _StreamSource:
 
     def close(self) -> None:
         """In the client's destroy: every fleet thread stops, Redis is let go, the token forgotten."""
-        self.stopped.set()
+        with self._lock:  # after a start() that is starting threads: they are stopped below
+            self.stopped.set()
         consumer = self.consumer
         if consumer is not None:
             consumer.stop(_defaults.DESTROY_JOIN_S)

@@ -536,12 +536,7 @@ class GatewayConnection:
         thread = threading.Thread(
             target=self._reconnect_main, name=f"{self._name}-reconnect-{number}", daemon=True
         )
-        with scope.lock:
-            if scope.closed:
-                return
-            scope.threads = [t for t in scope.threads if t.is_alive()]
-            scope.threads.append(thread)
-            thread.start()
+        scope.start_thread(thread)  # not started when closed meanwhile
 
     def _reconnect_main(self) -> None:
         """The reconnect thread: wait out the backoff delays, attempt, activate the first success."""

@@ -260,15 +260,19 @@ class ConnectionDialer:
         return _refused_redirect(self._endpoint, response.status, None if location is None else self._redact(location))
 
     def _start_guard(self, guard: _Guard) -> threading.Thread:
-        """Start the thread enforcing ``guard``'s deadline (joined by the attempt and by close())."""
+        """Start the thread enforcing ``guard``'s deadline (joined by the attempt and by close()).
+
+        Raises:
+            ServiceError: The connection is closed (no thread is started).
+        """
         thread = threading.Thread(
             target=self._guard_main,
             args=(guard,),
             name=f"{self._name}-gateway-handshake-{next(_thread_numbers)}",
             daemon=True,
         )
-        self._scope.add_thread(thread)
-        thread.start()
+        if not self._scope.start_thread(thread):
+            raise ServiceError("the socket connection was closed while connecting")
         return thread
 
     def _guard_main(self, guard: _Guard) -> None:

@@ -209,11 +209,24 @@ class ConnectionScope:
         with self.lock:
             self.socks.discard(sock)
 
-    def add_thread(self, thread: threading.Thread) -> None:
-        """Register a thread close() joins (before it starts); dead ones are dropped."""
+    def start_thread(self, thread: threading.Thread) -> bool:
+        """Start ``thread`` and register it for close() to join, unless the connection is closed.
+
+        Registered and started under the lock (with the threads that ended dropped), so
+        close() never sees a registered thread that has not started (which it could not
+        join) and dropping the ended ones never drops one about to start.
+
+        Returns:
+            True when ``thread`` was started; False when the connection is closed (it is
+            not started).
+        """
         with self.lock:
+            if self.closed:
+                return False
             self.threads = [t for t in self.threads if t.is_alive()]
             self.threads.append(thread)
+            thread.start()
+        return True
 
 
 def _fail_acks(acks: dict[int, Future[list[Any]]], why: str) -> None:

@@ -91,3 +91,31 @@ def test_catch_up_from_checks_its_policy(make_client: Any) -> None:
     client: Client = make_client()
     with pytest.raises(TypeError, match="policy must be a CatchUp"):
         client.catch_up_from([], policy="everything")  # type: ignore[arg-type]
+
+
+def test_a_token_given_by_use_token_is_redacted_in_listener_tracebacks(
+    world: World, make_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = make_client()
+    client.use_token(world.bot_token)
+    boom = client.register_event("boom")
+    reported = threading.Event()
+
+    def failing() -> None:
+        raise RuntimeError(f"the request with {world.bot_token} failed")
+
+    client.on(boom, failing)
+    client.on("error", lambda exc: reported.set())
+    with caplog.at_level("ERROR"):
+        client.dispatch(boom)
+        assert reported.wait(10)
+    assert "the request with [REDACTED] failed" in caplog.text
+    assert world.bot_token not in caplog.text
+
+
+def test_catch_up_from_checks_its_marks_before_any_request(make_client: Any) -> None:
+    client: Client = make_client()
+    with pytest.raises(TypeError, match="marks must be an iterable of ChannelMark"):
+        client.catch_up_from(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="marks must be an iterable of ChannelMark"):
+        client.catch_up_from([("channel", "message", None)])  # type: ignore[list-item]

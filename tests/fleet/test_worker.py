@@ -414,3 +414,74 @@ def test_the_fleet_goes_on_after_redis_lost_everything(world: Any, make_client: 
         worker.stop(timeout=2)
         publisher.close()
         server.stop()
+
+
+def test_stop_while_start_waits_for_a_publisher_ends_the_start_at_once(make_worker: Any) -> None:
+    worker = make_worker()  # no publisher: the namespace's partition count never comes
+    outcome: Future[BaseException | None] = Future()
+
+    def starting() -> None:
+        try:
+            worker.start(timeout=25)
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertions
+            outcome.set_result(exc)
+        else:
+            outcome.set_result(None)
+
+    thread = threading.Thread(target=starting, name="test-starting", daemon=True)
+    thread.start()
+    _wait(lambda: worker._source.feed is not None, "the start waiting for a publisher")
+    worker.stop()
+    failure = outcome.result(5)  # at once, not when the wait for a publisher runs out
+    assert isinstance(failure, ServiceError) and "stopped" in str(failure)
+    thread.join(5)
+    assert worker.state.value == "destroyed"
+    assert [t.name for t in threading.enumerate() if t.name.startswith("service_client-fleet-")] == []
+
+
+def test_client_destroy_all_stops_a_worker_and_every_thread_of_it(world: Any, gateway: Any, make_worker: Any) -> None:
+    from service_client import Client
+
+    worker = make_worker()
+    before = set(threading.enumerate())  # the socket process's threads among them
+    worker.start(timeout=15)
+    started = [t for t in threading.enumerate() if t not in before and t.name.startswith("service_client-fleet-")]
+    assert started
+    assert Client.destroy_all() >= 2  # the worker's client and the socket process's
+    assert worker.state.value == "destroyed" and not worker.is_connected
+    assert [t.name for t in started if t.is_alive()] == []
+    worker.stop()  # idempotent: already stopped, without the hand-off
+    with pytest.raises(ServiceError, match="stopped"):
+        worker.start(timeout=5)
+    with pytest.raises(ServiceError, match="stopped"):  # not "another token": the token is forgotten
+        worker.login(world.bot_token)
+
+
+def test_a_stop_just_before_the_threads_start_starts_none(world: Any, gateway: Any, make_worker: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # stop() lands between the start's last check and the start of the fleet's threads
+    worker = make_worker()
+    source = worker._source
+    original_start = source.start
+    started_after_stop: list[str] = []
+    stopped = threading.Event()
+    real_thread_start = threading.Thread.start
+
+    def recording_start(thread: threading.Thread) -> None:
+        if stopped.is_set() and thread.name.startswith("service_client-fleet-"):
+            started_after_stop.append(thread.name)
+        real_thread_start(thread)
+
+    def start_after_a_stop() -> None:
+        stopper = threading.Thread(target=worker.stop, name="test-stopper")
+        real_thread_start(stopper)
+        stopper.join(10)
+        stopped.set()
+        original_start()
+
+    monkeypatch.setattr(source, "start", start_after_a_stop)
+    monkeypatch.setattr(threading.Thread, "start", recording_start)
+    with pytest.raises(ServiceError):
+        worker.start(timeout=15)
+    assert started_after_stop == []
+    assert worker.state.value == "destroyed"

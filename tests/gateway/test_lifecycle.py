@@ -400,3 +400,44 @@ def test_token_never_logged_or_in_errors(
         assert secret not in text
         for error in errors:
             assert secret not in str(error) and secret not in repr(error)
+
+
+def test_close_racing_the_start_of_a_connection_attempt_leaves_nothing(
+    sio_server: SioServer, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # close() runs just as the attempt's guard thread is being started: close() must neither
+    # fail (a registered thread not yet started cannot be joined) nor leave the thread running.
+    from service_client.gateway import dialer
+
+    conn = recorder.connection(sio_server.url)
+    scope_lock = conn._scope.lock
+    failures: list[BaseException] = []
+
+    def closing() -> None:
+        try:
+            conn.close()
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertions
+            failures.append(exc)
+
+    closer = threading.Thread(target=closing, name="test-closer")
+
+    class Racing(threading.Thread):
+        def start(self) -> None:
+            if "-gateway-handshake-" in self.name and not closer.is_alive() and closer.ident is None:
+                closer.start()
+                if not scope_lock.locked():  # started outside the lock: close() runs in between
+                    closer.join(5)
+            super().start()
+
+    monkeypatch.setattr(dialer, "threading", type("Shim", (), {
+        "Thread": Racing, "Lock": threading.Lock, "Event": threading.Event,
+    }))
+    try:
+        conn.connect()  # fails, unless it was through before close() (the fixed order lets it go first)
+    except ServiceError as exc:
+        assert "closed" in str(exc)
+    closer.join(5)
+    assert not closer.is_alive()
+    assert failures == []
+    assert not conn.connected
+    assert gateway_threads() == []

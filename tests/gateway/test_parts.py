@@ -83,15 +83,24 @@ def test_the_scope_tracks_sockets_until_forgotten_and_says_when_a_replacement_co
         tls.close()
 
 
-def test_the_scope_keeps_only_threads_that_may_still_run() -> None:
+def test_the_scope_starts_the_threads_it_keeps_and_drops_only_ended_ones() -> None:
     scope = ConnectionScope()
+    release = threading.Event()
     ended = threading.Thread(target=lambda: None, name="test-ended")
-    ended.start()
-    ended.join()
-    waiting = threading.Thread(target=lambda: None, name="test-not-started")
-    scope.add_thread(ended)
-    scope.add_thread(waiting)
-    assert scope.threads == [waiting]
+    running = threading.Thread(target=release.wait, args=(5,), name="test-running")
+    later = threading.Thread(target=lambda: None, name="test-later")
+    try:
+        assert scope.start_thread(ended) is True
+        ended.join(5)
+        assert scope.start_thread(running) is True
+        assert running.is_alive()  # started as it was registered: close() can always join it
+        assert scope.threads == [running]
+        scope.closed = True
+        assert scope.start_thread(later) is False  # closed: not started, not kept
+        assert later.ident is None and scope.threads == [running]
+    finally:
+        release.set()
+        running.join(5)
 
 
 # -- the writer ---------------------------------------------------------------------------------

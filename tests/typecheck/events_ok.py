@@ -12,6 +12,7 @@ from typing_extensions import assert_type
 
 from service_client import Client, Guild, Member, Message, Role, User
 from service_client.events.catalog import CustomEvent, EventName
+from service_client.fleet import FleetWorker
 
 
 def build() -> Client:
@@ -85,3 +86,21 @@ def dynamic(client: Client, names: list[EventName]) -> None:
     for name in names:
         client.on(name, lambda *args: print(args))
         client.off(name)
+
+
+def worker_listeners(worker: FleetWorker) -> None:
+    """A fleet worker offers its client's listening API with the same types."""
+
+    @worker.on("message_create")
+    def on_message(message: Message) -> None:
+        print(message.content)
+
+    @worker.event
+    def message_create(message: Message) -> None:
+        print(message.content)
+
+    message = worker.wait_for("message_create", timeout=1)
+    assert_type(message, Message)
+    worker.off("message_create", on_message)
+    client: Client = worker.client
+    print(client, worker.guilds.cache, worker.user)

@@ -7,6 +7,7 @@ Checked by ``tests/test_event_typing.py`` together with ``events_ok.py``.
 from __future__ import annotations
 
 from service_client import Client, Guild, Member, Message
+from service_client.fleet import FleetWorker
 
 
 def build(client: Client) -> None:
@@ -48,3 +49,16 @@ def wait(client: Client) -> None:
     print(count, message, info, user)
     client.wait_for("message_create", check=lambda m: m.nonexistent)  # error: call-overload
     client.off("mesage_create")  # error: arg-type
+
+
+def worker(worker: FleetWorker) -> None:
+    """A fleet worker's listeners are checked as a client's; what it does not offer is the client's."""
+
+    @worker.on("message_create")  # error: type-var
+    def wrong_type(message: str) -> None:
+        print(message)
+
+    count: int = worker.wait_for("message_create")  # error: assignment
+    worker.add_cog(object())  # error: attr-defined
+    not_a_client: Client = worker  # error: assignment
+    print(count, not_a_client)
