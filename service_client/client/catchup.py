@@ -267,7 +267,8 @@ class CatchUpRunner:
 
     Thread-safe: the socket's callbacks call :meth:`disconnected` and
     :meth:`reconnected`; the catch-up runs on ``service_client-catchup-<n>``
-    (a daemon; it stops between requests once ``closed`` is set).
+    (a daemon; it stops between requests once ``closed`` is set, and
+    :meth:`close` waits for it).
 
     Args:
         state: The client's connection state.
@@ -286,6 +287,8 @@ class CatchUpRunner:
         self._replayed_old: set[str] = set()
         #: The last catch-up's result (None before the first).
         self.last: CatchUpResult | None = None
+        self._threads_lock = threading.Lock()  # guards _threads; a thread starts under it
+        self._threads: list[threading.Thread] = []
 
     def disconnected(self) -> None:
         """The socket dropped (its reader thread): remember each channel's newest message."""
@@ -300,8 +303,24 @@ class CatchUpRunner:
             marks, self._marks = self._marks, None
         if not marks:
             return
-        threading.Thread(target=self.replay, args=(marks,), name=f"service_client-catchup-{next(_thread_ids)}",
-                         daemon=True).start()
+        thread = threading.Thread(target=self.replay, args=(marks,),
+                                  name=f"service_client-catchup-{next(_thread_ids)}", daemon=True)
+        with self._threads_lock:
+            if self._closed.is_set():
+                return  # destroyed meanwhile: close() has run or is waiting for the others
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+            thread.start()
+
+    def close(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds in all for the catch-up threads to end (after
+        ``closed`` was set: each ends at its next request, which a closed client refuses)."""
+        with self._threads_lock:
+            threads, self._threads = self._threads, []
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def seen(self, message_id: str) -> bool:
         """True for a message delivered live (still remembered by the state) or replayed already."""

@@ -790,6 +790,8 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
                 log.exception("closing the event source failed during destroy")
         self._rest.token = None
         self._rest.close()
+        if self.catch_up is not None:
+            self.catch_up.close(_defaults.DESTROY_JOIN_S / 2)  # its request ended with the session
         self._events.close(_defaults.DESTROY_JOIN_S / 2)
         self._pool.shutdown(_defaults.DESTROY_JOIN_S / 2)
         self._pool.when_idle(self._redaction.clear)

@@ -122,3 +122,31 @@ def test_catch_up_policy_arguments_are_checked() -> None:
         CatchUp(max_pages=0)
     with pytest.raises(TypeError, match="catch_up must be a CatchUp"):
         Client(catch_up={"window": 10})  # type: ignore[arg-type]
+
+
+def test_destroy_waits_for_a_catch_up_in_progress(world: Any, emulator: Any,
+                                                  make_client: Callable[..., Client]) -> None:
+    bot = make_client(catch_up=CatchUp())
+    bot.login(world.bot_token, timeout=15)
+    got, changed = _recorder(bot)
+    general, human = world.general["publicId"], world.human["publicId"]
+    emulator.post_message(general, human, "before")
+    _wait(changed, lambda: len(got) == 1)
+    runner = bot.catch_up
+    assert runner is not None
+    started, ended = threading.Event(), threading.Event()
+    never = threading.Event()
+
+    def replay(marks: Any) -> None:
+        """A catch-up still finishing its last request when the client is destroyed."""
+        started.set()
+        assert runner is not None and runner._closed.wait(10)  # destroy() began
+        never.wait(0.1)  # the last request's answer, still on its way
+        ended.set()
+
+    runner.replay = replay  # type: ignore[method-assign]
+    _gap(bot, emulator, world, lambda: emulator.post_message(general, human, "gap"))
+    assert started.wait(10)
+    bot.destroy()
+    assert ended.is_set(), "destroy() returned with the catch-up thread still running"
+    assert not [t for t in threading.enumerate() if t.name.startswith("service_client-catchup-")]
