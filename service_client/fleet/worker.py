@@ -13,6 +13,7 @@ client is ``worker.client``'s.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import socket
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["FleetWorker"]
 
 log = logging.getLogger("service_client.fleet")
+_stop_ids = itertools.count()  # numbers the background stop threads
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 #: How long start() waits for a publisher to set the namespace's partition count, seconds.
@@ -418,7 +420,7 @@ class FleetWorker:
             # From a listener: the stop waits for the lanes, this one included, so it runs on a
             # thread of its own and this call returns at once.
             if not self._source.stopped.is_set():
-                threading.Thread(target=self.stop, args=(timeout,), name=f"service_client-fleet-stop-{id(self)}",
+                threading.Thread(target=self.stop, args=(timeout,), name=f"service_client-fleet-stop-{next(_stop_ids)}",
                                  daemon=True).start()
             return
         with self._stop_lock:
