@@ -513,7 +513,12 @@ class EventPublisher:
                 added, dup, foreign = self._answer(conn)
             except self._errors as exc:
                 if conns:
-                    conns[0].disconnect()  # the answers of the batches after it are dropped: all are sent again
+                    # The answers of the batches after it are dropped with the connection: all are
+                    # sent again, on one the pool connects afresh (a Sentinel-managed pool asks the
+                    # sentinels for the primary then: a reconnect on the socket alone would not).
+                    dead = conns.pop()
+                    dead.disconnect()
+                    self._redis.connection_pool.release(dead)
                 for waiting in batches:
                     waiting.sent = False
                     waiting.first_try = False
