@@ -3,7 +3,9 @@
 :class:`EventPublisher` taps the client's socket events on the reader thread,
 in arrival order (it never blocks it: each event is routed, encoded and
 queued in a bounded buffer), and a thread of its own adds them to Redis in
-batches. It also trims the streams at the acknowledged low-water mark, and runs
+batches, on a connection of its own: it builds and sends the next batch while
+Redis runs the one before (two at most unanswered), and reads the answers in
+order. It also trims the streams at the acknowledged low-water mark, and runs
 the workers' sends (see :mod:`service_client.fleet.sends`).
 """
 
@@ -422,6 +424,7 @@ class EventPublisher:
         return _Batch(("EVALSHA", script.sha, len(keys), *keys, *args), count, self._pack)
 
     def _send(self, conn: Any, batch: _Batch) -> None:
+        """Send ``batch`` on ``conn`` (and its ``WAIT`` when replicas are waited for); no answer read."""
         if batch.packed is not None:
             conn.send_packed_command(batch.packed, check_health=False)
         else:
@@ -440,6 +443,7 @@ class EventPublisher:
         return answer
 
     def _flush_loop(self) -> None:
+        """The batch thread: runs the batches, then gives its connection back to the pool."""
         conns: list[Any] = []  # the thread's own connection, once Redis answered
         try:
             self._run_batches(conns)
