@@ -180,7 +180,7 @@ def redis_instructions(valgrind: str, workdir: str) -> float:
                 items = []
                 for i in range(100):
                     record = dict(event_cost_bench.RECORD, publicId=str(b * 100 + i))
-                    items.append((0, dumps(["message:new", record["channelPublicId"], [record]]), False, False))
+                    items.append((0, dumps(["message:new", record["channelPublicId"], [record]]), False, False, None))
                 keys, args, _ = EventPublisher._build(stub, items)  # type: ignore[arg-type]
                 script(keys=keys, args=args)
             raw.shutdown(nosave=True)

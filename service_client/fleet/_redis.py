@@ -21,7 +21,7 @@ from typing import Any
 from .. import _defaults
 from ..rest.redis_pools import copied_options, own_pool, sentinel_service
 
-__all__ = ["RetryWait", "connect", "dumps", "is_client", "loads", "redis_errors", "replicated", "shown_url"]
+__all__ = ["RetryWait", "command_packer", "connect", "dumps", "is_client", "loads", "redis_errors", "shown_url"]
 
 
 def _codec() -> tuple[Callable[[Any], bytes], Callable[[Any], Any]]:
@@ -165,18 +165,12 @@ class RetryWait:
         self._next = 0.05
 
 
-def replicated(redis: Any, script: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int) -> Any:
-    """Run ``script`` then ``WAIT replicas timeout_ms`` on the same connection; the script's answer.
-
-    Raises:
-        redis.RedisError, OSError: Redis failed; or fewer than ``replicas`` replicas acknowledged
-            the script's writes within ``timeout_ms`` (a ``redis.RedisError`` saying so): the
-            caller sends the batch again (its entries already there are refused).
-    """
-    pipe = redis.pipeline(transaction=False)
-    script(keys=keys, args=args, client=pipe)
-    pipe.execute_command("WAIT", replicas, timeout_ms)
-    answer, acknowledged = pipe.execute()
-    if int(acknowledged) < replicas:
-        raise _import_redis().RedisError(f"{acknowledged} of {replicas} replicas acknowledged the batch in time")
-    return answer
+def command_packer() -> Callable[[tuple[Any, ...]], bytes] | None:
+    """hiredis's ``pack_command`` (one Redis command, its arguments str, bytes or int, to its
+    protocol bytes, in C), or None without hiredis (then ``Connection.send_command`` packs)."""
+    try:
+        hiredis = importlib.import_module("hiredis")
+    except ImportError:
+        return None
+    pack: Callable[[tuple[Any, ...]], bytes] | None = getattr(hiredis, "pack_command", None)
+    return pack

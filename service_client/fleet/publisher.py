@@ -3,23 +3,27 @@
 :class:`EventPublisher` taps the client's socket events on the reader thread,
 in arrival order (it never blocks it: each event is routed, encoded and
 queued in a bounded buffer), and a thread of its own adds them to Redis in
-batches. It also trims the streams at the acknowledged low-water mark, and runs
+batches, on a connection of its own: it builds and sends the next batch while
+Redis runs the one before (two at most unanswered), and reads the answers in
+order. It also trims the streams at the acknowledged low-water mark, and runs
 the workers' sends (see :mod:`service_client.fleet.sends`).
 """
 
 from __future__ import annotations
 
 import collections
+import importlib
 import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _defaults, endpoints
 from .._secret import Secret
 from ..client import Client, ClientState
-from ._redis import RetryWait, connect, dumps, is_client, redis_errors, replicated
+from ._redis import RetryWait, command_packer, connect, dumps, is_client, redis_errors
 from .fence import PublishFence
 from .routing import DROPPABLE_EVENTS, PUBLISHED_EVENTS, STATE_EVENTS, EventRouter, FleetKeys, check_name, partition_of
 from .scripts import PUBLISH
@@ -35,6 +39,12 @@ log = logging.getLogger("service_client.fleet")
 
 #: Events added to Redis in one script call, at most.
 _BATCH_MAX = 1000
+#: Batches sent to Redis and not answered yet, at most: the next one is built and sent while
+#: Redis runs the one before.
+_PIPELINE_DEPTH = 2
+#: Events that must be waiting before a batch is sent while another one is still running (fewer
+#: wait for its answer: a batch has a fixed cost, in both processes).
+_PIPELINE_MIN = 100
 #: How long the publisher lets a few events gather before it adds them, seconds.
 _LINGER_S = 0.002
 #: Ordering keys whose partition is remembered (the cache is emptied when full).
@@ -45,6 +55,9 @@ _MESSAGE_IDS_REMEMBERED = 10_000
 _WARN_EVERY_S = 10.0
 
 _thread_ids = iter(range(1 << 62))
+
+#: A buffered event: (partition, data, a shared-state event, droppable, a new message's id or None).
+_Item = tuple[int, bytes, bool, bool, "str | None"]
 
 #: Per published socket event: (a shared-state event, droppable); one lookup on the reader thread.
 _KINDS: dict[str, tuple[bool, bool]] = {
@@ -75,6 +88,19 @@ def _positive_seconds(name: str, value: object) -> float:
     if not value > 0 or value == float("inf"):
         raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
     return float(value)
+
+
+class _Batch:
+    """One PUBLISH call: its command (packed once, when hiredis packs), its events, how it went."""
+
+    __slots__ = ("command", "count", "first_try", "packed", "sent")
+
+    def __init__(self, command: tuple[Any, ...], count: int, pack: Callable[[tuple[Any, ...]], bytes] | None) -> None:
+        self.command = command
+        self.count = count
+        self.packed = None if pack is None else [pack(command)]
+        self.sent = False
+        self.first_try = True  # False once sent again after a failure (entries already there are ours)
 
 
 class EventPublisher:
@@ -187,19 +213,25 @@ class EventPublisher:
         self._replicas = _positive_int("wait_for_replicas", wait_for_replicas, 0)
         self._replica_timeout_ms = int(_positive_seconds("replica_timeout", replica_timeout) * 1000)
         self._errors = redis_errors()
+        self._redis_error: type[Exception] = importlib.import_module("redis").RedisError
+        self._no_script: type[Exception] = importlib.import_module("redis.exceptions").NoScriptError
+        self._pack = command_packer()
         self._client = client
         state = client.connection_state
         self._router = EventRouter()
         self._wire_type, self._record_of = _wire()
         self._parts: dict[str, int] = {}
-        #: Queued events: (partition, data, state event, droppable), guarded by _buffer_lock.
-        self._buffer: collections.deque[tuple[int, bytes, bool, bool]] = collections.deque()
+        #: Queued events: (partition, data, state event, droppable, new message's id or None); the
+        #: taps append, the batch thread pops under _buffer_lock (as the full-buffer path changes it).
+        self._buffer: collections.deque[_Item] = collections.deque()
         self._buffer_lock = threading.Lock()
         self._droppable_buffered = 0
-        self._ids_lock = threading.Lock()  # guards _message_ids, _message_ids_old
+        # New messages' ids, two generations: only the batch thread reads and changes them.
         self._message_ids: set[str] = set()
         self._message_ids_old: set[str] = set()
+        self._remember_channel = self._router.remember  # a new message's channel, for its later events
         self._wake = threading.Event()
+        self._idle = False  # the batch thread waits for events (on _wake): the next tap wakes it
         self._closing = threading.Event()  # close() began: flush what is buffered, then stop
         self._stop = threading.Event()  # stop every thread now
         self._flushed = threading.Condition(threading.Lock())  # notified when a batch is added
@@ -207,7 +239,8 @@ class EventPublisher:
         self._dropped_unlogged = 0
         self._drop_logged_at = -_WARN_EVERY_S
         self._published = 0
-        self._in_batch = 0  # events taken from the buffer and not yet added
+        self._skipped = 0  # new messages not published again (queued twice: live and caught up)
+        self._in_batch = 0  # events taken from the buffer and not yet added, guarded by _buffer_lock
         self._epoch = os.urandom(4).hex()
         self._seqs: list[int] = []
         self._state_seq = 0
@@ -233,26 +266,30 @@ class EventPublisher:
         """Route, encode and queue one socket event; never blocks, never raises for a bad payload.
 
         The socket's reader thread calls it, and a catch-up's thread for the messages it reads
-        back: the append needs no lock (the flusher only pops, under ``_buffer_lock``, which the
+        back: the append needs no lock (the batch thread pops, under ``_buffer_lock``, which the
         full-buffer path takes too). A ``message:new`` record may come as the reader's msgspec
         struct: it is routed by its channel and encoded as it is, to the same JSON as its dict
-        (no dict is made for it). A message that comes both ways (posted as the socket came
-        back: live and read back) is published once, as whichever came first.
+        (no dict is made for it). A new message's id goes with it: the batch thread publishes a
+        message that comes both ways (posted as the socket came back: live and read back) once,
+        as whichever came first, so the reader takes no lock here.
         """
         kind = _KINDS.get(event)
         if kind is None or self._closed:
             return
         record: Any = args[0] if args else None
-        if event == endpoints.ON_MESSAGE_NEW and not self._first_time(record):
-            return
-        if type(record) is self._wire_type:
+        message_id: str | None = None
+        if type(record) is self._wire_type:  # a message:new record, as the reader decoded it
             channel = record.channel_public_id
-            message = record.public_id
-            if channel and message:
-                key = self._router.key(event, [{"channelPublicId": channel, "publicId": message}])
+            message_id = record.public_id
+            if channel and message_id:
+                self._remember_channel(message_id, channel)  # what EventRouter.key does for its dict
+                key = channel
             else:  # routed as its dict would be
                 key = self._router.key(event, [self._record_of(record)])
         else:
+            if event == endpoints.ON_MESSAGE_NEW and isinstance(record, dict):
+                found = record.get("publicId")
+                message_id = found if isinstance(found, str) else None
             key = self._router.key(event, args)
         data = dumps([event, key, args])
         name = key if key is not None else event
@@ -267,27 +304,11 @@ class EventPublisher:
             with self._buffer_lock:
                 if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):
                     return
-        self._buffer.append((part, data, is_state, droppable))
+        self._buffer.append((part, data, is_state, droppable, message_id))
         if droppable:
             self._droppable_buffered += 1
-        if not self._wake.is_set():
+        if self._idle:  # read after the append: the batch thread sees the event, or is woken
             self._wake.set()
-
-    def _first_time(self, record: Any) -> bool:
-        """Remember a new message's id: False when it was published (or queued) already."""
-        if type(record) is self._wire_type:
-            message_id = record.public_id
-        else:
-            message_id = record.get("publicId") if isinstance(record, dict) else None
-        if not isinstance(message_id, str):
-            return True  # no id to tell: published as it comes
-        with self._ids_lock:
-            if message_id in self._message_ids or message_id in self._message_ids_old:
-                return False
-            self._message_ids.add(message_id)
-            if len(self._message_ids) >= _MESSAGE_IDS_REMEMBERED:
-                self._message_ids_old, self._message_ids = self._message_ids, set()
-            return True
 
     def _make_room(self, droppable: bool) -> bool:
         """The buffer is full (``_buffer_lock`` held): drop typing and presence first, else the new event.
@@ -317,26 +338,50 @@ class EventPublisher:
             )
         return room
 
-    # -- the batches -------------------------------------------------------------------------
+    # -- the batches (the publisher's thread) ------------------------------------------------
 
-    def _take(self) -> list[tuple[int, bytes, bool, bool]]:
+    def _take(self) -> list[_Item]:
+        """Up to ``_BATCH_MAX`` events from the buffer, counted in ``_in_batch`` until answered."""
         with self._buffer_lock:
             buffer = self._buffer
             count = min(len(buffer), _BATCH_MAX)
-            items = [buffer.popleft() for _ in range(count)]
-            # A count the reader's appends race with: a hint for the full-buffer path only.
-            self._droppable_buffered = max(0, self._droppable_buffered - sum(1 for item in items if item[3]))
-            if not buffer:
-                self._wake.clear()
+            popleft = buffer.popleft
+            items = [popleft() for _ in range(count)]
+            if self._droppable_buffered:
+                # A count the reader's appends race with: a hint for the full-buffer path only.
+                self._droppable_buffered = max(0, self._droppable_buffered - sum(1 for item in items if item[3]))
+            self._in_batch += count
         return items
 
-    def _build(self, items: list[tuple[int, bytes, bool, bool]]) -> tuple[list[str], list[Any], int]:
+    def _first_times(self, items: list[_Item]) -> list[_Item]:
+        """``items`` without the new messages queued before (the copy that came first is kept)."""
+        ids, old = self._message_ids, self._message_ids_old
+        kept: list[_Item] = []
+        skipped = 0
+        for item in items:
+            message_id = item[4]
+            if message_id is not None:
+                if message_id in ids or message_id in old:
+                    skipped += 1
+                    continue
+                ids.add(message_id)
+                if len(ids) >= _MESSAGE_IDS_REMEMBERED:
+                    self._message_ids_old = old = ids
+                    self._message_ids = ids = set()
+            kept.append(item)
+        if skipped:
+            with self._buffer_lock:
+                self._skipped += skipped
+                self._in_batch -= skipped
+        return kept
+
+    def _build(self, items: list[_Item]) -> tuple[list[str], list[Any], int]:
         """The keys and arguments of one PUBLISH call for ``items``; their sequences are taken now."""
         assert self._keys is not None
         by_part: dict[int, list[bytes]] = {}
         state: list[tuple[int, bytes]] = []
         get = by_part.get
-        for part, data, is_state, _ in items:
+        for part, data, is_state, _, _ in items:
             datas = get(part)
             if datas is None:
                 by_part[part] = [data]
@@ -358,7 +403,7 @@ class EventPublisher:
             # A state event's id is its partition entry's: the k-th event of a partition in this
             # batch has the seq ``first + k``.
             counters = {part: seqs[part] - len(datas) for part, datas in by_part.items()}
-            for part, _data, is_state, _ in items:
+            for part, _data, is_state, _, _ in items:
                 counters[part] += 1
                 if is_state:
                     state_ids.append(f"{self._epoch}:{part}:{counters[part]}")
@@ -369,25 +414,79 @@ class EventPublisher:
             args += [eid, data]
         return keys, args, len(items)
 
+    def _batch(self, items: list[_Item], script: Any) -> _Batch:
+        """The batch of ``items`` (new messages queued before left out): its command, packed."""
+        items = self._first_times(items)
+        built = self._build(items)
+        if self._fence is not None:
+            built = self._fence.extend(built, [item[:4] for item in items])
+        keys, args, count = built
+        return _Batch(("EVALSHA", script.sha, len(keys), *keys, *args), count, self._pack)
+
+    def _send(self, conn: Any, batch: _Batch) -> None:
+        """Send ``batch`` on ``conn`` (and its ``WAIT`` when replicas are waited for); no answer read."""
+        if batch.packed is not None:
+            conn.send_packed_command(batch.packed, check_health=False)
+        else:
+            conn.send_command(*batch.command, check_health=False)
+        if self._replicas:
+            conn.send_command("WAIT", self._replicas, self._replica_timeout_ms, check_health=False)
+        batch.sent = True
+
+    def _answer(self, conn: Any) -> Any:
+        """The answer to the oldest batch sent; raises as the script (or WAIT) fails."""
+        answer = conn.read_response()
+        if self._replicas:
+            acknowledged = conn.read_response()
+            if int(acknowledged) < self._replicas:
+                raise self._redis_error(f"{acknowledged} of {self._replicas} replicas acknowledged the batch in time")
+        return answer
+
     def _flush_loop(self) -> None:
+        """The batch thread: runs the batches, then gives its connection back to the pool."""
+        conns: list[Any] = []  # the thread's own connection, once Redis answered
+        try:
+            self._run_batches(conns)
+        finally:
+            pool = self._redis.connection_pool
+            for conn in conns:
+                try:
+                    conn.disconnect()  # answers not read yet (the thread stops) are dropped with it
+                finally:
+                    pool.release(conn)
+
+    def _run_batches(self, conns: list[Any]) -> None:
+        """Build batches and send them on a connection of this thread's own, the next while Redis
+        runs the one before; read their answers in order. A failure sends every unanswered batch
+        again, in order (their entries already there are refused, so none is added twice)."""
         retry = RetryWait(self._stop)
         fence = self._fence
         script = self._redis.register_script(PUBLISH if fence is None else fence.script)
-        batch: tuple[list[str], list[Any], int] | None = None
-        first_try = True
+        batches: collections.deque[_Batch] = collections.deque()  # sent (or to send), unanswered, in order
         failing_since: float | None = None
+        load_script = True  # SCRIPT LOAD before the first batch (then EVALSHA)
         while True:
-            if self._keys is None or not self._ready.is_set():
+            if not batches and (self._keys is None or not self._ready.is_set()):
                 if not self._start(retry):
                     return
                 continue
-            if batch is None:
-                if len(self._buffer) < _BATCH_MAX // 4:
+            if (len(batches) < _PIPELINE_DEPTH and self._ready.is_set()
+                    and (not batches or len(self._buffer) >= _PIPELINE_MIN)):
+                if not batches and len(self._buffer) < _BATCH_MAX // 4:
                     # A few events: linger a little so that a burst goes in one batch (fewer
                     # wake-ups and thread switches for the socket's reader).
                     self._stop.wait(_LINGER_S)
                 items = self._take()
-                if not items:
+                if items:
+                    built = self._batch(items, script)
+                    if built.count:
+                        batches.append(built)
+                    else:  # only messages queued before: nothing to send
+                        with self._flushed:
+                            self._flushed.notify_all()
+                    if not batches:
+                        continue
+                elif not batches:
                     if self._closing.is_set() or self._stop.is_set():
                         return
                     if self._client.state is ClientState.DESTROYED:
@@ -395,50 +494,75 @@ class EventPublisher:
                         self._closed = True
                         self._stop.set()
                         return
+                    self._idle = True  # set before the buffer is looked at: see _tap
                     if not self._buffer:
                         self._wake.wait(0.1)
+                    self._idle = False
+                    self._wake.clear()
                     continue
-                batch = self._build(items)
-                if fence is not None:
-                    batch = fence.extend(batch, items)
-                self._in_batch = batch[2]
-                first_try = True
+            batch = batches[0]
+            loaded = False
             try:
-                if self._replicas:
-                    added, dup, foreign = replicated(self._redis, script, batch[0], batch[1], self._replicas,
-                                                     self._replica_timeout_ms)
-                else:
-                    added, dup, foreign = script(keys=batch[0], args=batch[1])
+                if not conns:
+                    conns.append(self._redis.connection_pool.get_connection())  # connects (or raises)
+                conn = conns[0]
+                if load_script:
+                    conn.send_command("SCRIPT", "LOAD", script.script, check_health=False)
+                    conn.read_response()
+                    load_script = False
+                    loaded = True
+                for waiting in batches:
+                    if not waiting.sent:
+                        self._send(conn, waiting)
+                added, dup, foreign = self._answer(conn)
             except self._errors as exc:
+                if conns:
+                    # The answers of the batches after it are dropped with the connection: all are
+                    # sent again, on one the pool connects afresh (a Sentinel-managed pool asks the
+                    # sentinels for the primary then: a reconnect on the socket alone would not).
+                    dead = conns.pop()
+                    dead.disconnect()
+                    self._redis.connection_pool.release(dead)
+                for waiting in batches:
+                    waiting.sent = False
+                    waiting.first_try = False
+                if isinstance(exc, self._no_script) and not loaded:
+                    load_script = True  # Redis restarted (or flushed its scripts): load it, send again
+                    continue
+                load_script = True  # a Redis that comes back may be another, or empty
                 if failing_since is None:
                     failing_since = time.monotonic()
                     log.warning("the event publisher cannot reach Redis (%s): events wait in its buffer",
                                 type(exc).__name__)
-                first_try = False
                 if not retry.wait():
                     return
                 continue
+            batches.popleft()
             if failing_since is not None:
                 log.info("the event publisher reaches Redis again after %.1f s", time.monotonic() - failing_since)
                 failing_since = None
             retry.reset()
             if fence is not None and added < 0:
-                self._fenced(fence, batch[2])
+                self._fenced(fence, batch.count + sum(waiting.count for waiting in batches))
                 return
+            assert self._keys is not None
             if foreign:
                 log.warning("removed %d entries that another Redis writer (not an EventPublisher) added to the "
                             "streams of namespace %r: the events go on after them", foreign, self._keys.namespace)
-            if dup and first_try:
+            dropped = 0
+            if dup and batch.first_try:
                 log.error("%d events were not added: another EventPublisher writes to namespace %r "
                           "(one publisher per bot); sequences read again", dup, self._keys.namespace)
-                with self._buffer_lock:
-                    self._dropped += dup
+                dropped = min(int(dup), batch.count)
                 self._ready.clear()
+            # Else every event of the batch is there: an entry refused when the batch was sent again
+            # (after a failure) is one the first send added.
+            with self._buffer_lock:
+                self._dropped += dropped
+                self._published += batch.count - dropped
+                self._in_batch -= batch.count
             with self._flushed:
-                self._published += int(added)
-                self._in_batch = 0
                 self._flushed.notify_all()
-            batch = None
 
     def _fenced(self, fence: PublishFence, count: int) -> None:
         """A batch was refused under ``fence``: publish nothing more, count what is left as dropped."""
@@ -447,8 +571,8 @@ class EventPublisher:
             left = count + len(self._buffer)
             self._buffer.clear()
             self._dropped += left
-        with self._flushed:
             self._in_batch = 0
+        with self._flushed:
             self._flushed.notify_all()
         fence.refused(left)
 
@@ -539,10 +663,11 @@ class EventPublisher:
         Returns:
             True when they are, False when ``timeout`` passed first.
         """
-        target = self._published + self._in_batch + len(self._buffer)
+        with self._buffer_lock:  # the batch thread moves events from one count to the next under it
+            target = self._published + self._dropped + self._skipped + self._in_batch + len(self._buffer)
         deadline = time.monotonic() + timeout
         with self._flushed:
-            while self._published + self._dropped < target:
+            while self._published + self._dropped + self._skipped < target:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

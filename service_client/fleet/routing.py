@@ -151,7 +151,10 @@ class EventRouter:
         self._channels: dict[str, str] = {}
         self._channels_old: dict[str, str] = {}
 
-    def _remember(self, message_id: str, channel_id: str) -> None:
+    def remember(self, message_id: str, channel_id: str) -> None:
+        """Remember that message ``message_id`` is in channel ``channel_id``, so that its later
+        events (an edit, a reaction) go to the channel's partition. Single-threaded: the
+        socket's reader thread only (the publisher's tap)."""
         channels = self._channels
         channels[message_id] = channel_id
         if len(channels) >= _REMEMBERED:
@@ -189,7 +192,7 @@ class EventRouter:
             channel = _id(data, "channelPublicId", "channelId")
             message = _id(data, "publicId", "id")
             if channel is not None and message is not None:
-                self._remember(message, channel)
+                self.remember(message, channel)
             return channel or _id(data, "serverPublicId", "serverId") or message
         kind = _KEY_OF.get(event)
         if kind == "message":

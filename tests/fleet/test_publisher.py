@@ -244,3 +244,34 @@ def test_a_caught_up_message_delivered_live_as_the_readers_struct_is_published_o
     entries = raw.xrange(f"service_client:fleet:{namespace}:p:{partition_of('C1', 4)}")
     records = [json.loads(fields[b"d"])[2][0] for _id, fields in entries]
     assert [(r["publicId"], r.get("replayed") is True) for r in records] == [("M1", True), ("M2", False)]
+
+
+def test_flush_waits_for_the_buffered_events_whatever_was_dropped_before(client: Client, namespace: str) -> None:
+    dead = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there: events wait in the buffer
+    publisher = EventPublisher(client, dead, partitions=4, namespace=namespace, max_buffered_events=2)
+    try:
+        for i in range(4):
+            publisher._tap("message:new", [_message(f"M{i}", "C1")])
+        assert publisher.dropped_events == 2 and publisher.buffered_events == 2
+        assert not publisher.flush(0.3)  # two events are still not in Redis
+    finally:
+        publisher.close(timeout=1)
+
+
+def test_scripts_gone_from_redis_are_loaded_again_and_every_event_goes_once_in_order(
+        client: Client, redis_url: str, raw: Any, namespace: str) -> None:
+    publisher = EventPublisher(client, redis_url, partitions=1, namespace=namespace)
+    try:
+        for i in range(5):
+            publisher._tap("message:new", [_message(f"M{i}", "C1")])
+        assert publisher.flush(10)
+        raw.script_flush()  # as a Redis restarted on its data has no script
+        for i in range(5, 10):
+            publisher._tap("message:new", [_message(f"M{i}", "C1")])
+        assert publisher.flush(10)
+    finally:
+        publisher.close()
+    entries = raw.xrange(f"service_client:fleet:{namespace}:p:0")
+    assert [json.loads(fields[b"d"])[2][0]["publicId"] for _id, fields in entries] == [f"M{i}" for i in range(10)]
+    assert [entry_id for entry_id, _ in entries] == [f"{i}-0".encode() for i in range(1, 11)]
+    assert publisher.published_events == 10 and publisher.dropped_events == 0
