@@ -6,7 +6,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import websocket
@@ -43,12 +43,33 @@ class Pair:
         self.client.settimeout(2)
         self.control: list[tuple[int, bytes]] = []
         self.reader = FrameReader(self.client, lambda op, data: self.control.append((op, data)))
+        self._senders: list[threading.Thread] = []
+        self._closed = threading.Event()
 
     def send(self, data: bytes) -> None:
         self.server.sendall(data)
 
+    def in_background(self, send: Callable[..., object], *args: object) -> None:
+        """Run ``send`` (which writes to ``server``) on a thread of its own; a write cut off by
+        :meth:`close` (the test read what it needed and ended) is no error."""
+
+        def run() -> None:
+            try:
+                send(*args)
+            except OSError:
+                if not self._closed.is_set():
+                    raise
+
+        thread = threading.Thread(target=run, daemon=True, name="test-frame-sender")
+        self._senders.append(thread)
+        thread.start()
+
     def close(self) -> None:
+        self._closed.set()
         self.client.close()
+        self.server.shutdown(socket.SHUT_RDWR)  # a sender blocked in sendall returns
+        for thread in self._senders:
+            thread.join(5)
         self.server.close()
 
 
@@ -69,7 +90,7 @@ def test_text_and_binary_messages(pair: Pair) -> None:
 @pytest.mark.parametrize("size", [0, 125, 126, 65535, 65536, 300_000])
 def test_length_encodings(pair: Pair, size: int) -> None:
     text = "x" * size
-    threading.Thread(target=pair.send, args=(frame(text) + frame("next"),), daemon=True).start()
+    pair.in_background(pair.send, frame(text) + frame("next"))
     assert pair.reader.recv() == text
     assert pair.reader.recv() == "next"
 
@@ -81,7 +102,7 @@ def test_byte_by_byte_delivery(pair: Pair) -> None:
         for i in range(len(data)):
             pair.server.sendall(data[i : i + 1])
 
-    threading.Thread(target=trickle, daemon=True).start()
+    pair.in_background(trickle)
     assert pair.reader.recv() == "a" * 200
     assert pair.reader.recv() == "b"
 
@@ -165,7 +186,7 @@ def _fragments(count: int) -> bytes:
 
 def test_sixteen_thousand_one_byte_fragments_reassemble(pair: Pair) -> None:
     data = _fragments(16_000)
-    threading.Thread(target=pair.send, args=(data + frame("next"),), daemon=True).start()
+    pair.in_background(pair.send, data + frame("next"))
     message = pair.reader.recv()
     assert isinstance(message, str) and len(message) == 16_000
     assert message[0] == "a" and message[-1] == "z"
@@ -220,7 +241,7 @@ def test_a_fragmented_message_over_the_cap_is_refused(pair: Pair) -> None:
     half = MIN_MESSAGE_CAP // 2
     whole = frame("x" * half, fin=False) + frame("y" * half, opcode=0)  # exactly the cap: accepted
     over = frame("x" * half, fin=False) + frame("y" * half, opcode=0, fin=False) + frame("z", opcode=0)
-    threading.Thread(target=pair.send, args=(whole + over,), daemon=True).start()
+    pair.in_background(pair.send, whole + over)
     assert pair.reader.recv() == "x" * half + "y" * half
     with pytest.raises(MessageTooLargeError, match="fragmented message is over the message limit"):
         pair.reader.recv()
@@ -266,13 +287,15 @@ def test_silence_bound_counts_from_the_start_of_the_wait_not_per_read(pair: Pair
                 return
             pair.server.sendall(data[i : i + 1])
 
-    threading.Thread(target=trickle, daemon=True).start()
+    sender = threading.Thread(target=trickle, daemon=True, name="test-trickle")
+    sender.start()
     started = time.monotonic()
     try:
         with pytest.raises(TimeoutError, match="no complete message within 0.3 s"):
             pair.reader.recv_batch()
     finally:
         stop.set()
+        sender.join(5)  # before the fixture closes the socket it writes to
     assert 0.25 <= time.monotonic() - started < 1.5
 
 
@@ -285,8 +308,10 @@ def test_silence_bound_lets_messages_in_time_through(pair: Pair) -> None:
             time.sleep(0.01)
             pair.server.sendall(data[start : start + 100])
 
-    threading.Thread(target=trickle, daemon=True).start()
+    sender = threading.Thread(target=trickle, daemon=True, name="test-trickle")
+    sender.start()
     got: list[bytes] = []
     while len(got) < 2:
         got += pair.reader.recv_batch()
+    sender.join(5)
     assert got == [b"y" * 300, b"next"]
