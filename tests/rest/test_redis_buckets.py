@@ -355,9 +355,9 @@ def test_the_learned_window_follows_the_service_when_it_shrinks_to_less_than_hal
     # the machine's load; the virtual-time tests of test_redis_pace.py measure the rate itself).
     assert 0 < learned <= 450, f"still paced by a {learned} ms window after the service's became 0.3 s"
     accepted: list[float] = []
-    refusals = _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet runs at the new window
-    assert len(accepted) == limit * 6
-    assert len(refusals) <= limit * 6, f"{len(refusals)} refusals for {len(accepted)} calls at the new window"
+    _run_fleet(stores, limiter, limit * 6, accepted)  # and the fleet goes on at the new window
+    assert len(accepted) >= limit * 6  # (workers that were sending as the goal was reached add theirs)
+    assert int(raw.hget(pace, "W") or 0) <= 450, "the window grew back without the service's changing"
 
 
 # ============================================================================ Redis failing
