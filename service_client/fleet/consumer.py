@@ -26,6 +26,7 @@ Threads of one worker (daemons, stopped by the worker's ``stop()``):
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import threading
 import time
@@ -88,7 +89,8 @@ class Ownership:
     Attributes:
         partition: The partition number.
         token: The fencing token of the lease.
-        value: The lease's value (``<instance>:<token>``).
+        value: The lease's value (``<instance>.<hold>:<token>``, ``<hold>`` numbering the
+            worker's holds).
         after: The id reads continue after: ``"0"`` and then ids while the pending entries
             are read, ``">"`` once they are done.
         valid_until: ``time.monotonic()`` before which the lease surely holds.
@@ -143,6 +145,7 @@ class Consumer:
         self._group = worker.group
         self._name = worker.name
         self._instance = worker.instance
+        self._holds = itertools.count(1)  # numbers this worker's holds (each lease value is unique)
         self._ttl_ms = worker.lease_ttl_ms
         self._max_in_flight = worker.max_in_flight
         #: Entries of one lane read and not finished, at most (its partition waits past it).
@@ -446,15 +449,18 @@ class Consumer:
         if not missing:
             return
         pipe = self._redis.pipeline(transaction=False)
-        for part in missing:
+        # Each hold's value is its own even where the fencing token is not: a Redis that lost its
+        # data counts tokens from 1 again, and a hold lost before it would pass for the new one.
+        owners = [f"{self._instance}.{next(self._holds)}" for _ in missing]
+        for part, owner in zip(missing, owners, strict=True):
             self._scripts["acquire"](keys=[self._keys.lease(part), self._keys.fence(part)],
-                                     args=[self._instance, self._ttl_ms], client=pipe)
+                                     args=[owner, self._ttl_ms], client=pipe)
         sent = time.monotonic()
         tokens = pipe.execute()
         got = False
-        for part, token in zip(missing, tokens, strict=True):
+        for part, owner, token in zip(missing, owners, tokens, strict=True):
             if token:
-                o = Ownership(part, int(token), f"{self._instance}:{int(token)}", self._keys,
+                o = Ownership(part, int(token), f"{owner}:{int(token)}", self._keys,
                               sent + self._ttl_ms * 0.0009)
                 with self._owned_lock:
                     self._owned[part] = o

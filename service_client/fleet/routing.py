@@ -222,7 +222,7 @@ class FleetKeys:
     ``gateway:<process>``         a socket process running sends is alive (a 3 s TTL, renewed)
     ``reply:<worker>``            list: the answers to one worker's sends, with a TTL
     ``members:<group>``           sorted set: the group's live workers, scored by expiry
-    ``lease:<group>:<n>``         a partition's lease ``<worker>/<instance>:<token>``, with a TTL
+    ``lease:<group>:<n>``         a partition's lease ``<worker>/<instance>.<hold>:<token>``, with a TTL
     ``fence:<group>:<n>``         the partition's last fencing token (a counter)
     ``dead:<group>``              stream: the group's dead letters
     ``seq:<group>``               hash: per partition, the last sequence number the group read
