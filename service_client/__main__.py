@@ -67,11 +67,13 @@ def _emulator_missing() -> str | None:
 
 def _demo_curl(control_url: str, channel_id: str, user_id: str) -> str:
     """A ``curl`` command posting ``!ping`` as ``user_id`` through the emulator's control plane."""
+    from .emulator.control import CONTROL_POST_MESSAGE  # the optional emulator extra, running here
+
     body = json.dumps({"channelId": channel_id, "authorId": user_id, "content": "!ping"})
     return " ".join(
         [
             "curl -s -X POST",
-            shlex.quote(f"{control_url}/messages"),
+            shlex.quote(control_url + CONTROL_POST_MESSAGE),
             "-H 'Content-Type: application/json'",
             "-d",
             shlex.quote(body),

@@ -57,6 +57,8 @@ ALLOWED_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
     ("service_client.__main__", "service_client.emulator.Emulator"): "optional dependency: the emulator extra",
     ("service_client.__main__", "service_client.emulator.seed_demo"): "optional dependency: the emulator extra",
     ("service_client.__main__", "service_client.emulator.__main__.main"): "optional dependency: the emulator extra",
+    ("service_client.__main__", "service_client.emulator.control.CONTROL_POST_MESSAGE"): (
+        "optional dependency: the emulator extra (the control-plane route of the demo's curl line)"),
     ("service_client.client.lifecycle", "service_client.rest.session.RestSession"): (
         "import time: requests and urllib3 load when a Client is built, not at import service_client"
     ),

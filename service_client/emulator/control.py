@@ -50,6 +50,8 @@ logger = logging.getLogger("service_client.emulator")
 SOCKETIO_PREFIX = "/socket.io"
 #: Path of the media server's signalling WebSocket (LiveKit's ``/rtc``; ``/rtc/v1`` answers 404).
 MEDIA_PREFIX = "/rtc"
+#: The control-plane route that posts a message as any user (below ``CONTROL_PREFIX``).
+CONTROL_POST_MESSAGE = "/messages"
 
 
 class _Body:
@@ -345,7 +347,7 @@ class EmulatorCore:
         add("DELETE", "/servers/{sid}/roles/{rid}", self._c_role_delete)
         add("POST", "/servers/{sid}/channels", self._c_channels)
         add("POST", "/servers/{sid}/invites", self._c_invites)
-        add("POST", "/messages", self._c_messages)
+        add("POST", CONTROL_POST_MESSAGE, self._c_messages)
         add("POST", "/messages/bulk", self._c_messages_bulk)
         add("GET", "/snapshot", self._c_snapshot)
         add("POST", "/servers/{sid}/bans", self._c_ban)
