@@ -349,7 +349,10 @@ class CatchUpRunner:
             # From this thread, beside the reader's: a publisher's tap only appends to its buffer
             # (thread-safe) and routes (a lost race there only forgets one message's channel).
             try:
-                tap(endpoints.ON_MESSAGE_NEW, [record])
+                if state.event_tap_wire:  # the tap takes a frame too: this record came in none
+                    tap(endpoints.ON_MESSAGE_NEW, [record], None)
+                else:
+                    tap(endpoints.ON_MESSAGE_NEW, [record])
             except Exception:  # noqa: BLE001 - as on the reader thread: a tap never stops the events
                 log.exception("the event tap failed on a replayed message")
         try:

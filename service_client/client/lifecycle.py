@@ -655,6 +655,7 @@ class Client(ClientEvents, ClientOperations, ClientScheduling, ClientExtensions)
             reconnect_base=self._reconnect_base,
             reconnect_cap=self._reconnect_cap,
             redact=self._redact,
+            event_frames=True,  # an event tap may store a frame in place of encoding its args again
         )
         with self._lifecycle_lock:
             if self._lifecycle is not ClientState.CONNECTING:

@@ -59,9 +59,12 @@ _thread_ids = iter(range(1 << 62))
 #: A buffered event: (partition, data, a shared-state event, droppable, a new message's id or None).
 _Item = tuple[int, bytes, bool, bool, "str | None"]
 
-#: Per published socket event: (a shared-state event, droppable); one lookup on the reader thread.
-_KINDS: dict[str, tuple[bool, bool]] = {
-    event: (event in STATE_EVENTS, event in DROPPABLE_EVENTS) for event in PUBLISHED_EVENTS
+#: Per published socket event: (a shared-state event, droppable, the start of its frames
+#: ``42["<name>",``, the start of its data ``["<name>",``); one lookup on the reader thread.
+_KINDS: dict[str, tuple[bool, bool, bytes, bytes]] = {
+    event: (event in STATE_EVENTS, event in DROPPABLE_EVENTS, b"42" + dumps([event])[:-1] + b",",
+            dumps([event])[:-1] + b",")
+    for event in PUBLISHED_EVENTS
 }
 
 
@@ -220,7 +223,7 @@ class EventPublisher:
         state = client.connection_state
         self._router = EventRouter()
         self._wire_type, self._record_of = _wire()
-        self._parts: dict[str, int] = {}
+        self._parts: dict[str, tuple[int, bytes]] = {}  # ordering key -> (partition, the key's JSON)
         #: Queued events: (partition, data, state event, droppable, new message's id or None); the
         #: taps append, the batch thread pops under _buffer_lock (as the full-buffer path changes it).
         self._buffer: collections.deque[_Item] = collections.deque()
@@ -262,16 +265,18 @@ class EventPublisher:
 
     # -- the tap (socket reader thread) ------------------------------------------------------
 
-    def _tap(self, event: str, args: list[Any]) -> None:
+    def _tap(self, event: str, args: list[Any], frame: bytes | None = None) -> None:
         """Route, encode and queue one socket event; never blocks, never raises for a bad payload.
 
         The socket's reader thread calls it, and a catch-up's thread for the messages it reads
         back: the append needs no lock (the batch thread pops, under ``_buffer_lock``, which the
         full-buffer path takes too). A ``message:new`` record may come as the reader's msgspec
-        struct: it is routed by its channel and encoded as it is, to the same JSON as its dict
-        (no dict is made for it). A new message's id goes with it: the batch thread publishes a
-        message that comes both ways (posted as the socket came back: live and read back) once,
-        as whichever came first, so the reader takes no lock here.
+        struct: it is routed by its channel, with no dict made for it. A new message's id goes
+        with it: the batch thread publishes a message that comes both ways (posted as the socket
+        came back: live and read back) once, as whichever came first, so the reader takes no
+        lock here. The event's data is its frame's own JSON when the reader gives the frame
+        (``["<name>",<key>,[<the frame's args>]]``, spliced, not encoded again), else its
+        arguments encoded.
         """
         kind = _KINDS.get(event)
         if kind is None or self._closed:
@@ -291,15 +296,21 @@ class EventPublisher:
                 found = record.get("publicId")
                 message_id = found if isinstance(found, str) else None
             key = self._router.key(event, args)
-        data = dumps([event, key, args])
         name = key if key is not None else event
-        part = self._parts.get(name)
-        if part is None:
-            part = partition_of(name, self.partitions)
+        route = self._parts.get(name)
+        if route is None:
+            route = (partition_of(name, self.partitions), dumps(name))
             if len(self._parts) >= _PARTITION_CACHE_MAX:
                 self._parts.clear()
-            self._parts[name] = part
-        is_state, droppable = kind
+            self._parts[name] = route
+        part = route[0]
+        is_state, droppable, frame_start, data_start = kind
+        if frame is not None and frame.startswith(frame_start):
+            # The args as the frame holds them (it ends with the array's "]"), spliced after the
+            # name and key: the same JSON value as encoding them, for the cost of two copies.
+            data = b"".join((data_start, b"null" if key is None else route[1], b",[", frame[len(frame_start):], b"]"))
+        else:
+            data = dumps([event, key, args])
         if len(self._buffer) >= self._max_buffered:
             with self._buffer_lock:
                 if len(self._buffer) >= self._max_buffered and not self._make_room(droppable):

@@ -132,7 +132,7 @@ class GatewayConnection:
         socket_url: str,
         *,
         auth: Callable[[], dict[str, Any] | None],
-        on_event: Callable[[str, list[Any]], None],
+        on_event: Callable[..., None],
         on_connect: Callable[[bool], None],
         on_disconnect: Callable[[str], None],
         on_error: Callable[[BaseException], None],
@@ -144,6 +144,7 @@ class GatewayConnection:
         name: str = "service_client",
         frame_decoders: Mapping[str, Callable[[bytes], list[Any]]] | None = None,
         redact: Callable[[str], str] | None = None,
+        event_frames: bool = False,
     ) -> None:
         """Configure a connection; nothing is opened before :meth:`connect`.
 
@@ -187,6 +188,14 @@ class GatewayConnection:
                 token with ``[REDACTED]``); applied to every text of the server that an
                 exception of the connection quotes (a CONNECT refusal's message, a
                 redirect's ``Location``). None: such texts are quoted as they are.
+            event_frames: True: ``on_event`` is called ``(event name, args list,
+                frame)``, ``frame`` being the event's text frame as read
+                (``42["<name>",...]``, bytes) when the reader's JSON decoder is
+                msgspec (the frame is then strict RFC 8259 JSON: no ``NaN``, valid
+                UTF-8; a decoder of ``frame_decoders`` must be as strict), else None
+                (the standard library decodes, or the frame came the general way). The
+                args are that frame's array after the name, so the frame can be
+                stored or forwarded in place of encoding the args again.
 
         Raises:
             TypeError: A callback is not callable or an argument has the wrong type.
@@ -250,6 +259,7 @@ class GatewayConnection:
             on_event=on_event,
             on_connect=on_connect,
             frame_decoders=decoders,
+            event_frames=event_frames,
             pong=self._writer.pong,
             on_ack=self._resolve_ack,
             on_lost=self._lost,

@@ -465,6 +465,8 @@ class ConnectionReader:
     Args:
         on_event: ``(event name, args list)`` for every EVENT of the default
             namespace, in arrival order; an exception is logged, never raised.
+            With ``event_frames``, ``(event name, args list, frame)``: see
+            ``GatewayConnection``'s ``event_frames``.
         on_connect: Called with ``first`` when a thread starts, before any event.
         frame_decoders: Event name -> its frames' own decoder (see
             ``GatewayConnection``'s ``frame_decoders``); not copied.
@@ -479,16 +481,23 @@ class ConnectionReader:
     def __init__(
         self,
         *,
-        on_event: Callable[[str, list[Any]], None],
+        on_event: Callable[..., None],
         on_connect: Callable[[bool], None],
         frame_decoders: dict[str, Callable[[bytes], list[Any]]],
         pong: Callable[[websocket.WebSocket], bool],
         on_ack: Callable[[AckPacket], None],
         on_lost: Callable[[websocket.WebSocket, str | None], None],
+        event_frames: bool = False,
     ) -> None:
         #: Set by :meth:`close`: the loop ends at the next message, with no loss reason.
         self._closed = False
-        self._on_event = on_event
+        if not event_frames:
+            def plain(event: str, args: list[Any], frame: bytes | None, on_event: Any = on_event) -> None:
+                on_event(event, args)
+
+            on_event = plain
+        #: ``(event name, args list, frame or None)``.
+        self._on_event: Callable[[str, list[Any], bytes | None], None] = on_event
         self._on_connect = on_connect
         self._frame_decoders = frame_decoders
         self._pong = pong
@@ -525,6 +534,7 @@ class ConnectionReader:
         """
         recv_batch = link.reader.recv_batch
         loads = decoder.fast_loads or standard_loads
+        strict = decoder.fast_loads is not None  # msgspec: a frame it took is strict JSON
         on_event = self._on_event
         # The events with a decoder of their own, by the start of their frames (42["<name>",);
         # one that refuses TYPED_REFUSALS_MAX frames in a row is not tried again on this connection.
@@ -599,7 +609,7 @@ class ConnectionReader:
                             if debug:
                                 _log.debug("event %s", event)
                             try:
-                                on_event(event, payload)
+                                on_event(event, payload, message if strict else None)
                             except Exception:  # noqa: BLE001 - a callback failure never kills the reader
                                 _log.exception("on_event callback failed for %s", event)
                             continue
@@ -632,7 +642,7 @@ class ConnectionReader:
                 if debug:
                     _log.debug("event %s", packet.event)  # type: ignore[union-attr]
                 try:
-                    self._on_event(packet.event, packet.args)  # type: ignore[union-attr]
+                    self._on_event(packet.event, packet.args, None)  # type: ignore[union-attr]
                 except Exception:  # noqa: BLE001 - a callback failure never kills the reader
                     _log.exception("on_event callback failed for %s", packet.event)  # type: ignore[union-attr]
         elif kind is AckPacket:

@@ -147,8 +147,11 @@ class ConnectionState:
             the general decoder gives it. True: a ``message:new`` record that the reader
             decoded into its msgspec struct (see :meth:`Parsers.frame_decoders
             <service_client.state.parsers.Parsers.frame_decoders>`) reaches the tap as
-            that struct, unconverted (msgspec encodes it to the same JSON as its dict); set
-            by a tap that handles it, such as the events fleet's publisher.
+            that struct, unconverted (msgspec encodes it to the same JSON as its dict), and
+            the tap is called ``(socket event, args, frame)``: ``frame`` is the text frame
+            the reader decoded ``args`` from (``42["<name>",...]``, bytes, strict JSON),
+            or None (no such frame: another decoder, or a catch-up's read-back record);
+            set by a tap that handles both, such as the events fleet's publisher.
         parsers: The socket event parsers.
     """
 
@@ -171,7 +174,7 @@ class ConnectionState:
         self.site_url = site_url
         self.gateway: GatewayConnection | None = None
         self.voice_hook: Callable[[str, Any], None] | None = None
-        self.event_tap: Callable[[str, list[Any]], None] | None = None
+        self.event_tap: Callable[..., None] | None = None
         self.no_socket: str | None = None
         self.send_hook: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None
         self.fetch_hook: Callable[[Route, Mapping[str, Any] | None, Callable[[], Future[Any]]], Future[Any]] | None = None

@@ -191,7 +191,7 @@ class Parsers:
         """The socket event names handled here."""
         return list(self._table)
 
-    def handle(self, event_name: str, args: list[Any]) -> None:
+    def handle(self, event_name: str, args: list[Any], frame: bytes | None = None) -> None:
         """Apply one socket event: cache effect, then its Python event. Never raises.
 
         The socket reader thread calls this for every event, in arrival order.
@@ -200,6 +200,9 @@ class Parsers:
         Args:
             event_name: The socket event name (``"message:new"``...).
             args: The event's arguments (usually one payload).
+            frame: The text frame ``args`` were decoded from, as strict JSON
+                (``42["<name>",...]``), or None; handed to an event tap that takes
+                the reader's own forms (see ``ConnectionState.event_tap_wire``).
         """
         if self._state.closed:  # destroyed: caches are never updated again
             return
@@ -214,8 +217,9 @@ class Parsers:
         if tap is not None:
             try:
                 wire_type = self._wire_type
-                if (wire_type is not None and not self._state.event_tap_wire
-                        and any(type(arg) is wire_type for arg in args)):
+                if self._state.event_tap_wire:  # it takes the reader's structs and frame as they are
+                    tap(event_name, args, frame)
+                elif wire_type is not None and any(type(arg) is wire_type for arg in args):
                     # A tap sees every record as a dict, as the general decoder gives it.
                     record_of = self._wire.record_of
                     tap(event_name, [record_of(arg) if type(arg) is wire_type else arg for arg in args])

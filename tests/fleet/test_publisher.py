@@ -16,6 +16,7 @@ import pytest
 from service_client import CatchUp, Client
 from service_client.client.catchup import CatchUpRunner
 from service_client.fleet import EventPublisher, partition_of
+from service_client.fleet._redis import loads
 from service_client.fleet.scripts import PUBLISH
 
 from .redis_server import free_port
@@ -89,22 +90,61 @@ def test_a_record_struct_is_published_and_routed_as_its_dict(client: Client, red
     try:
         record = dict(_SERVICE_RECORD, channelPublicId=channel)
         dict_args = [dict(record, publicId="M1")]
-        struct_args = wire.decode_frame(json.dumps(["message:new", dict(record, publicId="M2")]).encode())[1:]
+        frame = json.dumps(["message:new", dict(record, publicId="M2")]).encode()
+        struct_args = wire.decode_frame(frame)[1:]
         assert type(struct_args[0]) is wire.MessageWire
-        publisher._tap("message:new", dict_args)
-        publisher._tap("message:new", struct_args)
+        # As the socket's reader hands them on: the tap, then the cache effect.
+        parsers = client._connection.parsers
+        parsers.frame_decoders("msgspec")
+        parsers.handle("message:new", dict_args)
+        parsers.handle("message:new", struct_args, b"42" + frame)
         # A later event naming the message only goes where the message went.
-        publisher._tap("message:deleted", [{"publicId": "M2", "messagePublicId": "M2"}])
+        parsers.handle("message:reaction", [{"messagePublicId": "M2", "reactions": []}])
         _published(publisher, 3)
     finally:
         publisher.close()
     assert not client._connection.event_tap_wire
     where = {e[1][b"d"]: part for part in range(8) for e in raw.xrange(f"service_client:fleet:{namespace}:p:{part}")}
-    first, second, deleted = sorted(where, key=lambda data: (b"deleted" in data, b'"M2"' in data))
-    assert second == first.replace(b'"M1"', b'"M2"')  # the same JSON as the dict's
+    first, second, reaction = sorted(where, key=lambda data: (b"reaction" in data, b'"M2"' in data))
+    assert loads(second) == loads(first.replace(b'"M1"', b'"M2"'))  # the same JSON value as the dict's
     assert where[first] == where[second] == partition_of(channel or "S1", 8)
-    # With a channel, the message's channel was remembered; without one, the deletion goes by its id.
-    assert where[deleted] == partition_of(channel or "M2", 8)
+    # With a channel, the message's channel was remembered; without one, the reaction goes by its id.
+    assert where[reaction] == partition_of(channel or "M2", 8)
+
+
+def test_an_event_that_comes_with_its_frame_is_published_as_the_frames_own_json(
+        client: Client, redis_url: str, raw: Any, namespace: str) -> None:
+    wire = pytest.importorskip("service_client.models._message_wire")
+    record = dict(_SERVICE_RECORD, content="caf\u00e9 \U0001f600 \"quoted\"")
+    compact = b"42" + json.dumps(["message:new", record], separators=(",", ":"), ensure_ascii=False).encode()
+    spaced = b"42" + json.dumps(["message:new", dict(record, publicId="M2")]).encode()  # ", " and ": "
+    typing = b'42["typing:start", {"channelPublicId":"C2","userPublicId":"U1"}]'
+    escaped = b'42["message\\u003anew",' + json.dumps(dict(record, publicId="M3")).encode() + b"]"
+    sent = [
+        ("message:new", wire.decode_frame(compact[2:])[1:], compact),
+        ("message:new", wire.decode_frame(spaced[2:])[1:], spaced),
+        ("typing:start", json.loads(typing[2:])[1:], typing),
+        ("message:new", [dict(record, publicId="M3")], escaped),  # its start is not the name's usual one
+        ("message:new", [dict(record, publicId="M4")], None),  # no frame (a catch-up's record)
+    ]
+    publisher = EventPublisher(client, redis_url, partitions=1, namespace=namespace)
+    try:
+        for event, args, frame in sent:
+            publisher._tap(event, args, frame)
+        _published(publisher, len(sent))
+    finally:
+        publisher.close()
+    datas = [entry[1][b"d"] for entry in raw.xrange(f"service_client:fleet:{namespace}:p:0")]
+    assert [loads(data) for data in datas] == [
+        ["message:new", "C1", [record]],
+        ["message:new", "C1", [dict(record, publicId="M2")]],
+        ["typing:start", "C2", [{"channelPublicId": "C2", "userPublicId": "U1"}]],
+        ["message:new", "C1", [dict(record, publicId="M3")]],
+        ["message:new", "C1", [dict(record, publicId="M4")]],
+    ]
+    # The frames' own JSON, not encoded again (the spaces of the second one are still there).
+    assert datas[0] == b'["message:new","C1",[' + compact[len(b'42["message:new",'):] + b"]"
+    assert datas[1].endswith(spaced[len(b'42["message:new",'):] + b"]")
 
 
 def test_a_batch_sent_again_adds_nothing_twice(raw: Any, namespace: str) -> None:
@@ -275,3 +315,5 @@ def test_scripts_gone_from_redis_are_loaded_again_and_every_event_goes_once_in_o
     assert [json.loads(fields[b"d"])[2][0]["publicId"] for _id, fields in entries] == [f"M{i}" for i in range(10)]
     assert [entry_id for entry_id, _ in entries] == [f"{i}-0".encode() for i in range(1, 11)]
     assert publisher.published_events == 10 and publisher.dropped_events == 0
+
+

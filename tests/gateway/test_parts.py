@@ -300,6 +300,36 @@ def test_the_reader_hands_on_frames_in_arrival_order_on_its_thread_then_reports_
     assert link.lost.is_set()
 
 
+@pytest.mark.parametrize("decoder_name", ["msgspec", "json"])
+def test_with_event_frames_the_reader_hands_on_each_events_frame_when_msgspec_read_it(
+    wire, monkeypatch: pytest.MonkeyPatch, decoder_name: str,
+) -> None:
+    from service_client.gateway import decoder
+
+    if decoder_name == "msgspec":
+        pytest.importorskip("msgspec", reason="the msgspec decoder needs msgspec")
+        import msgspec
+
+        monkeypatch.setattr(decoder, "fast_loads", msgspec.json.Decoder().decode)
+    else:
+        monkeypatch.setattr(decoder, "fast_loads", None)  # SERVICE_CLIENT_JSON=json
+    server, client = wire
+    frames = ['42["a",1]', '42["b", {"x":2}]', '42["c"]', '42/other,["d",3]']
+    server.sendall(b"".join(map(_frame, frames)))
+    server.shutdown(socket.SHUT_WR)
+    got: list[tuple[str, list[Any], bytes | None]] = []
+    calls = ReaderCalls()
+    reader = ConnectionReader(
+        on_event=lambda event, args, frame: got.append((event, args, frame)), on_connect=calls.on_connect,
+        frame_decoders={}, pong=calls.pong, on_ack=calls.on_ack, on_lost=calls.on_lost, event_frames=True,
+    )
+    _run(reader, client)
+    if decoder_name == "msgspec":
+        assert got == [("a", [1], b'42["a",1]'), ("b", [{"x": 2}], b'42["b", {"x":2}]'), ("c", [], b'42["c"]')]
+    else:  # a lenient decoder's frame may hold what strict JSON does not (NaN): none is handed on
+        assert got == [("a", [1], None), ("b", [{"x": 2}], None), ("c", [], None)]
+
+
 def test_a_failing_event_callback_does_not_stop_the_reader(wire, caplog: pytest.LogCaptureFixture) -> None:
     server, client = wire
     server.sendall(_frame('42["bad",1]') + _frame('42["good",2]'))
