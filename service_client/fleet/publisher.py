@@ -221,7 +221,10 @@ class EventPublisher:
         self._pack = command_packer()
         self._client = client
         state = client.connection_state
-        self._router = EventRouter()
+        # A message's later events (a reaction) go where the message went: its channel, from the
+        # router's memory of the records it routed (caught up ones), else from the client's own
+        # memory of recent messages, which the parsers fill right after the tap.
+        self._router = EventRouter(channel_of=state.message_channel)
         self._wire_type, self._record_of = _wire()
         self._parts: dict[str, tuple[int, bytes]] = {}  # ordering key -> (partition, the key's JSON)
         #: Queued events: (partition, data, state event, droppable, new message's id or None); the
@@ -232,7 +235,6 @@ class EventPublisher:
         # New messages' ids, two generations: only the batch thread reads and changes them.
         self._message_ids: set[str] = set()
         self._message_ids_old: set[str] = set()
-        self._remember_channel = self._router.remember  # a new message's channel, for its later events
         self._wake = threading.Event()
         self._idle = False  # the batch thread waits for events (on _wake): the next tap wakes it
         self._closing = threading.Event()  # close() began: flush what is buffered, then stop
@@ -287,7 +289,8 @@ class EventPublisher:
             channel = record.channel_public_id
             message_id = record.public_id
             if channel and message_id:
-                self._remember_channel(message_id, channel)  # what EventRouter.key does for its dict
+                # Its later events find its channel in the client's memory: the parsers keep every
+                # such record (see __init__), so the router need not remember it too.
                 key = channel
             else:  # routed as its dict would be
                 key = self._router.key(event, [self._record_of(record)])

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import endpoints
@@ -145,11 +145,18 @@ class EventRouter:
     activity and user updates the user; typing and voice events the channel.
     Which of these an event takes is declared beside it in the catalog
     (:attr:`FleetRoute.key <service_client.endpoints.FleetRoute>`). Not thread-safe: one thread (the socket reader) routes.
+
+    Args:
+        channel_of: Asked for the channel of a message id that the router does not remember
+            (returns None when it does not know either): the client's own memory of recent
+            messages (``ConnectionState.message_channel``), so that a publisher need not
+            remember again the messages its client keeps. None: the router's memory only.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, channel_of: Callable[[str], str | None] | None = None) -> None:
         self._channels: dict[str, str] = {}
         self._channels_old: dict[str, str] = {}
+        self._lookup = channel_of
 
     def remember(self, message_id: str, channel_id: str) -> None:
         """Remember that message ``message_id`` is in channel ``channel_id``, so that its later
@@ -165,7 +172,11 @@ class EventRouter:
         if message_id is None:
             return None
         channel = self._channels.get(message_id)
-        return self._channels_old.get(message_id) if channel is None else channel
+        if channel is None:
+            channel = self._channels_old.get(message_id)
+            if channel is None and self._lookup is not None:
+                channel = self._lookup(message_id)
+        return channel
 
     def key(self, event: str, args: list[Any]) -> str | None:
         """The ordering key of a socket event, or None when it names nothing to order by.

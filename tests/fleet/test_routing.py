@@ -111,6 +111,27 @@ def test_the_router_finds_each_event_s_key_where_the_catalog_says() -> None:
             assert router.key(spec.event, [payload]) == expected[spec.fleet.key], spec.name
 
 
+def test_a_message_named_only_by_its_id_takes_its_channel_from_the_router_then_from_channel_of() -> None:
+    known = {"M2": "C2"}
+    asked: list[str] = []
+
+    def channel_of(message_id: str) -> str | None:
+        asked.append(message_id)
+        return known.get(message_id)
+
+    router = EventRouter(channel_of=channel_of)
+    router.key("message:new", [{"publicId": "M1", "channelPublicId": "C1"}])  # remembered by the router
+    reaction = "message:reaction"
+    assert router.key(reaction, [{"messagePublicId": "M1", "reactions": []}]) == "C1"
+    assert asked == []  # the router's own memory first
+    assert router.key(reaction, [{"messagePublicId": "M2", "reactions": []}]) == "C2"
+    # Known to neither: the message's server, else its id.
+    assert router.key(reaction, [{"messagePublicId": "M3", "serverPublicId": "S3"}]) == "S3"
+    assert router.key(reaction, [{"messagePublicId": "M4"}]) == "M4"
+    assert asked == ["M2", "M3", "M4"]
+    assert EventRouter().key(reaction, [{"messagePublicId": "M2"}]) == "M2"  # no channel_of: its memory only
+
+
 def test_a_fleet_route_is_either_keyed_or_excluded_with_a_reason() -> None:
     with pytest.raises(ValueError, match="either a key or an excluded reason"):
         endpoints.FleetRoute(None)
