@@ -165,12 +165,38 @@ class RetryWait:
         self._next = 0.05
 
 
-def command_packer() -> Callable[[tuple[Any, ...]], bytes] | None:
-    """hiredis's ``pack_command`` (one Redis command, its arguments str, bytes or int, to its
-    protocol bytes, in C), or None without hiredis (then ``Connection.send_command`` packs)."""
+#: Arguments hiredis packs in one call at most: past about 500 (a publisher's batch of a thousand
+#: events of a few hundred bytes each), its C code growing one buffer takes about three times as
+#: long per argument as for 256 (0.34 against 0.13 microseconds per event, measured).
+PACK_CHUNK = 256
+
+
+def command_packer() -> Callable[[tuple[Any, ...]], list[bytes]] | None:
+    """A packer of one Redis command (its arguments str, bytes or int) into its protocol bytes,
+    by hiredis's ``pack_command`` (in C), for ``Connection.send_packed_command``; None without
+    hiredis (then ``Connection.send_command`` packs).
+
+    The packer returns the command as a list of one bytes: its arguments are packed
+    ``PACK_CHUNK`` at a time, then joined behind one array header (each piece's own header
+    left out).
+    """
     try:
         hiredis = importlib.import_module("hiredis")
     except ImportError:
         return None
     pack: Callable[[tuple[Any, ...]], bytes] | None = getattr(hiredis, "pack_command", None)
-    return pack
+    if pack is None:
+        return None
+
+    def packed(command: tuple[Any, ...], pack: Callable[[tuple[Any, ...]], bytes] = pack) -> list[bytes]:
+        if len(command) <= PACK_CHUNK:
+            return [pack(command)]
+        pieces: list[bytes | memoryview] = [b"*%d\r\n" % len(command)]
+        for start in range(0, len(command), PACK_CHUNK):
+            piece = pack(command[start:start + PACK_CHUNK])
+            pieces.append(memoryview(piece)[piece.index(b"\r\n") + 2:])  # after its own "*<n>\r\n"
+        # One piece: each sendall lets go of the GIL, and a thread that waits for it again while
+        # the socket's reader runs may wait the whole switch interval (5 ms).
+        return [b"".join(pieces)]
+
+    return packed

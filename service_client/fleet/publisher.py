@@ -98,10 +98,11 @@ class _Batch:
 
     __slots__ = ("command", "count", "first_try", "packed", "sent")
 
-    def __init__(self, command: tuple[Any, ...], count: int, pack: Callable[[tuple[Any, ...]], bytes] | None) -> None:
+    def __init__(self, command: tuple[Any, ...], count: int,
+                 pack: Callable[[tuple[Any, ...]], list[bytes]] | None) -> None:
         self.command = command
         self.count = count
-        self.packed = None if pack is None else [pack(command)]
+        self.packed = None if pack is None else pack(command)
         self.sent = False
         self.first_try = True  # False once sent again after a failure (entries already there are ours)
 

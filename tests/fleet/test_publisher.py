@@ -317,3 +317,15 @@ def test_scripts_gone_from_redis_are_loaded_again_and_every_event_goes_once_in_o
     assert publisher.published_events == 10 and publisher.dropped_events == 0
 
 
+
+@pytest.mark.parametrize("count", [0, 1, 254, 255, 256, 1000])
+def test_a_batch_packed_in_pieces_is_the_command_redis_py_would_send(count: int) -> None:
+    from redis.connection import Encoder, PythonRespSerializer
+
+    from service_client.fleet._redis import command_packer
+
+    packer = command_packer()
+    assert packer is not None, "the redis extra installs hiredis"
+    command = ("EVALSHA", "a" * 40, 1, "k", "caf\u00e9", *[b"\r\n$3\r\n\x00" + b"%d" % i * 40 for i in range(count)], -7)
+    expected = b"".join(PythonRespSerializer(6000, Encoder("utf-8", "strict", False).encode).pack(*command))
+    assert b"".join(packer(command)) == expected
