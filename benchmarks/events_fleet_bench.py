@@ -17,7 +17,10 @@ median printed with every run):
   listener saw the last event and the publisher added it to Redis) over the rate without it,
   goal >= 0.5, measured with no worker reading meanwhile (the publisher's own cost);
   ``gateway_events_per_s`` and ``gateway_events_per_s_publishing`` are the rates,
-  ``gateway_cpu_us_per_event[_publishing]`` this process's CPU time per event;
+  ``gateway_cpu_us_per_event[_publishing]`` this process's CPU time per event, and on Linux
+  ``gateway_reader_cpu_us_per_event[_publishing]`` its socket reader thread's (where the
+  publisher's tap runs) and ``publisher_thread_cpu_us_per_event`` the publisher's batch
+  thread's (each publisher is started, connected and ready, before its run);
   ``fleet_gateway_ratio_colocated``: the same while the worker of ``fleet_events_per_s`` reads
   on the same 2 cores (it takes CPU time from this process).
 
@@ -270,6 +273,31 @@ def wait_owned(redis: Any, namespace: str, partitions: int, timeout: float = 30)
         time.sleep(0.05)
 
 
+#: The threads whose CPU time the throughput phase reports, by the start of their names.
+_TIMED_THREADS = {"reader": "service_client-gateway", "publisher": "service_client-fleet-publisher-"}
+
+
+def thread_cpu_ns() -> dict[str, int]:
+    """CPU time (ns, user and system) of this process's socket reader and publisher threads so
+    far, from Linux's ``/proc/self/task/<tid>/schedstat``; {} elsewhere."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    out = dict.fromkeys(_TIMED_THREADS, 0)
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return {}
+    for tid in tids:
+        name = names.get(int(tid), "")
+        for kind, start in _TIMED_THREADS.items():
+            if name.startswith(start):
+                try:
+                    with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as file:
+                        out[kind] += int(file.read().split()[0])
+                except (OSError, ValueError, IndexError):
+                    return {}
+    return out
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
@@ -315,12 +343,15 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         hose.prepare(args.events)
 
         cpu: dict[str, list[float]] = {"plain": [], "publishing": []}
+        threads: dict[str, list[float]] = {"plain": [], "publishing": [], "publisher": []}  # us per event
         listened = [0.0]  # seconds until the listener saw the last event, in the last run
 
-        def fire(publisher: Any) -> tuple[float, float]:
+        def fire(publisher: Any, timed: bool = True) -> tuple[float, float]:
+            """One run; its CPU figures are kept when ``timed`` (the runs with no worker reading)."""
             done.clear()
             target[0] = seen[0] + args.events
             base = publisher.published_events if publisher else 0
+            threads_start = thread_cpu_ns()
             cpu_start = time.process_time()
             start = time.perf_counter()
             hose.fire(args.events)
@@ -333,7 +364,15 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                         raise SystemExit("the publisher did not add every event")
                     time.sleep(0.001)
             end = time.perf_counter()
-            cpu["publishing" if publisher else "plain"].append((time.process_time() - cpu_start) / args.events * 1e6)
+            cpu_used = (time.process_time() - cpu_start) / args.events * 1e6
+            threads_end = thread_cpu_ns()
+            if timed:
+                cpu["publishing" if publisher else "plain"].append(cpu_used)
+            if timed and threads_start and threads_end:
+                used = {kind: (threads_end[kind] - threads_start[kind]) / args.events / 1000 for kind in threads_end}
+                threads["publishing" if publisher else "plain"].append(used["reader"])
+                if publisher is not None:
+                    threads["publisher"].append(used["publisher"])
             hose.fired()
             return start, end
 
@@ -345,6 +384,10 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
             if run:
                 plain.append(args.events / (end - start))
             publisher = EventPublisher(client, srv.url, partitions=64, max_stream_length=10 * args.events)
+            # Started before the run (connected, sequences read, its threads running): a socket
+            # process starts its publisher once, and the ratio is its cost per event.
+            if not publisher._ready.wait(30):
+                raise SystemExit("the publisher did not start (is Redis up?)")
             start, end = fire(publisher)
             publisher.close()
             if run:
@@ -360,7 +403,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                 worker = Worker(srv, emu, world["bot_token"], "tput", mode="noop")
                 worker.wait_ready()
                 wait_owned(raw, namespace, 64)
-            start, end = fire(publisher)
+            start, end = fire(publisher, timed=False)
             last = f"{publisher._seqs[part]}-0"
             while True:
                 groups = {g["name"].decode(): g for g in raw.xinfo_groups(stream)}
@@ -379,6 +422,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                   f"{args.events / (done_at - start):.0f}/s", flush=True)
         client.destroy()
         cpu_figures = cpu
+        thread_figures = threads
         colocated_runs = colocated
     finally:
         if worker is not None:
@@ -400,6 +444,11 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         "gateway_events_per_s_publishing": statistics.median(publishing),
         "gateway_cpu_us_per_event": statistics.median(cpu_figures["plain"][1:]),
         "gateway_cpu_us_per_event_publishing": statistics.median(cpu_figures["publishing"][1:]),
+        **({
+            "gateway_reader_cpu_us_per_event": statistics.median(thread_figures["plain"][1:]),
+            "gateway_reader_cpu_us_per_event_publishing": statistics.median(thread_figures["publishing"][1:]),
+            "publisher_thread_cpu_us_per_event": statistics.median(thread_figures["publisher"][1:]),
+        } if len(thread_figures["publisher"]) > 1 else {}),
         "fleet_gateway_ratio_runs": " ".join(f"{v:.2f}" for v in ratios),
         "fleet_gateway_ratio": statistics.median(ratios),
         "gateway_events_per_s_colocated_runs": " ".join(f"{v:.0f}" for v in colocated),
