@@ -16,7 +16,7 @@ sockets never publish at once.
 
 Keys, beside the publisher's (``service_client:fleet:<namespace>:``)::
 
-    socket          the socket lease ``<name>/<instance>:<token>``, with a TTL
+    socket          the socket lease ``<name>/<instance>.<hold>:<token>``, with a TTL
     socket-fence    its fencing token counter
     marks           hash: channel id -> the newest message published there
                     (``<created epoch ms>:<message id>``), pruned past the catch-up window
@@ -24,6 +24,7 @@ Keys, beside the publisher's (``service_client:fleet:<namespace>:``)::
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import socket
@@ -170,6 +171,7 @@ class StandbySocket:
         self._refused = threading.Event()
         self._state_lock = threading.Lock()  # guards _held, _client, _publisher, _takeover
         self._held: str | None = None
+        self._holds = itertools.count(1)  # numbers this process's holds of the lease
         self._client: Client | None = None
         self._publisher: EventPublisher | None = None
         self._takeover: threading.Thread | None = None
@@ -283,17 +285,17 @@ class StandbySocket:
             held = self._held
             if held is None:
                 try:
-                    token = int(self._redis.eval(ACQUIRE, 2, lease, fence, self.instance, ttl))
+                    acquired = self._acquire(lease, fence, ttl)
                 except self._errors:
                     if not retry.wait():
                         return
                     continue
                 retry.reset()
-                if not token:
+                if acquired is None:
                     self._stop.wait(ttl / 6000)
                     continue
                 renewed_at = time.monotonic()
-                self._take(token)
+                self._take(*acquired)
                 continue
             if self._refused.is_set():
                 self._step_down("a batch was refused: another socket process holds the lease")
@@ -315,9 +317,21 @@ class StandbySocket:
             self._wake.wait(ttl / 3000)
             self._wake.clear()
 
-    def _take(self, token: int) -> None:
-        """The lease is ours (token ``token``): read the marks, then log in on a thread of its own."""
-        value = f"{self.instance}:{token}"
+    def _acquire(self, lease: str, fence: str, ttl: int) -> tuple[int, str] | None:
+        """Try to take the socket lease: ``(fencing token, the lease's value)``, or None when
+        another process holds it. Raises what Redis raises.
+
+        Each hold's value is its own (``<instance>.<hold>:<token>``) even where the token is
+        not: a Redis that lost its data counts tokens from 1 again, and a hold this process lost
+        before would otherwise pass for the new one (its takeover thread, its publisher's fence).
+        """
+        owner = f"{self.instance}.{next(self._holds)}"
+        token = int(self._redis.eval(ACQUIRE, 2, lease, fence, owner, ttl))
+        return None if not token else (token, f"{owner}:{token}")
+
+    def _take(self, token: int, value: str) -> None:
+        """The lease is ours (token ``token``, value ``value``): read the marks, then log in on a
+        thread of its own."""
         taken_at = time.monotonic()
         self._refused.clear()
         self._published.clear()

@@ -250,3 +250,25 @@ def test_a_stopped_holder_hands_the_lease_over_at_once(world: Any, emulator: Any
         StandbySocket(make_client, redis_url, " ")
     with pytest.raises(TypeError, match="redis_url must be a Redis URL str or a redis.Redis"):
         StandbySocket(make_client, 6379, world.bot_token)  # type: ignore[arg-type]
+
+
+def test_a_hold_lost_when_redis_lost_its_data_cannot_pass_for_the_next_one(redis_url: str, raw: Any,
+                                                                           namespace: str) -> None:
+    # Redis restarted empty counts fencing tokens from 1 again: this process's next hold of the
+    # socket lease gets the token its lost hold had, and must still not share its value (the lost
+    # hold's takeover thread and its publisher's fence check the value).
+    from service_client import Client
+    from service_client.fleet import StandbySocket
+
+    standby = StandbySocket(lambda: Client(base_url="http://127.0.0.1:9", socket_url="http://127.0.0.1:9"),
+                            redis_url, "a-token", namespace=namespace, name="first")
+    lease = f"service_client:fleet:{namespace}:socket"
+    fence = f"service_client:fleet:{namespace}:socket-fence"
+    first = standby._acquire(lease, fence, 3000)
+    assert standby._acquire(lease, fence, 3000) is None  # held: no second hold while the first lasts
+    raw.flushall()  # the restart without persistence
+    second = standby._acquire(lease, fence, 3000)
+    assert first is not None and second is not None
+    assert first[0] == second[0] == 1
+    assert first[1] != second[1] and first[1].startswith(standby.instance + ".")
+    assert raw.get(lease).decode() == second[1]
