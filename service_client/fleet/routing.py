@@ -140,7 +140,8 @@ class EventRouter:
 
     A message's events (edits, deletions, reactions, pins) take its channel: from
     the payload, else from the ``message:new`` that announced the message (the
-    last 10,000 to 20,000 messages are remembered), else its server, else the
+    last 10,000 to 20,000 messages routed here are remembered, and so are deleted
+    ones; ``channel_of`` answers for the others), else its server, else the
     message id. Server, member and role events take the server; presence,
     activity and user updates the user; typing and voice events the channel.
     Which of these an event takes is declared beside it in the catalog
@@ -208,8 +209,12 @@ class EventRouter:
         kind = _KEY_OF.get(event)
         if kind == "message":
             message = _id(data, "messagePublicId", "messageId", "publicId")
-            return (_id(data, "channelPublicId", "channelId") or self._channel_of(message)
-                    or _id(data, "serverPublicId", "serverId") or message)
+            channel = _id(data, "channelPublicId", "channelId") or self._channel_of(message)
+            if event == endpoints.ON_MESSAGE_DELETED and channel is not None and message is not None:
+                # The client forgets a deleted message (channel_of no longer knows it): its later
+                # events (a reaction racing the deletion, a second deletion) still go where it went.
+                self.remember(message, channel)
+            return channel or _id(data, "serverPublicId", "serverId") or message
         if kind == "user":
             return _id(data, "userPublicId", "userId", "publicId")
         if kind == "server":

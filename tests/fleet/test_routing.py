@@ -132,6 +132,17 @@ def test_a_message_named_only_by_its_id_takes_its_channel_from_the_router_then_f
     assert EventRouter().key(reaction, [{"messagePublicId": "M2"}]) == "M2"  # no channel_of: its memory only
 
 
+def test_a_deleted_message_keeps_its_channel_for_its_later_events() -> None:
+    # The client forgets a deleted message right after the tap routed the deletion: a reaction
+    # racing it, or a second deletion, must still go to its channel's partition.
+    known = {"M1": "C1"}
+    router = EventRouter(channel_of=known.get)
+    assert router.key("message:deleted", [{"publicId": "M1", "messagePublicId": "M1"}]) == "C1"
+    known.clear()  # the parsers' forget_message
+    assert router.key("message:reaction", [{"messagePublicId": "M1", "reactions": []}]) == "C1"
+    assert router.key("message:deleted", [{"publicId": "M1", "messagePublicId": "M1"}]) == "C1"
+
+
 def test_a_fleet_route_is_either_keyed_or_excluded_with_a_reason() -> None:
     with pytest.raises(ValueError, match="either a key or an excluded reason"):
         endpoints.FleetRoute(None)
