@@ -86,7 +86,7 @@ def replay(url: str, blob: bytes, count: int, publish: bool) -> float:
                 raise SystemExit("the publisher did not start (is Redis up?)")
             time.sleep(0.005)
         state.event_tap, client._connection.event_tap = client._connection.event_tap, None
-        state.event_tap_wire = client._connection.event_tap_wire
+        state.event_tap_frames = client._connection.event_tap_frames
     reader = ConnectionReader.__new__(ConnectionReader)
     reader._closed = False
     reader._on_event = state.parsers.handle  # as the client wires it

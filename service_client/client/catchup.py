@@ -349,7 +349,7 @@ class CatchUpRunner:
             # From this thread, beside the reader's: a publisher's tap only appends to its buffer
             # (thread-safe) and routes (a lost race there only forgets one message's channel).
             try:
-                if state.event_tap_wire:  # the tap takes a frame too: this record came in none
+                if state.event_tap_frames:  # the tap takes a frame too: this record came in none
                     tap(endpoints.ON_MESSAGE_NEW, [record], None)
                 else:
                     tap(endpoints.ON_MESSAGE_NEW, [record])

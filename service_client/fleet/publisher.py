@@ -262,7 +262,7 @@ class EventPublisher:
             threading.Thread(target=self.trimmer.run, name=f"service_client-fleet-trim-{n}", daemon=True),
         ]
         state.event_tap = self._tap
-        state.event_tap_wire = self._wire_type is not None  # the tap takes the reader's structs as they are
+        state.event_tap_frames = True  # the tap takes the reader's structs and frames as they are
         for thread in self._threads:
             thread.start()
 
@@ -277,9 +277,9 @@ class EventPublisher:
         struct: it is routed by its channel, with no dict made for it. A new message's id goes
         with it: the batch thread publishes a message that comes both ways (posted as the socket
         came back: live and read back) once, as whichever came first, so the reader takes no
-        lock here. The event's data is its frame's own JSON when the reader gives the frame
-        (``["<name>",<key>,[<the frame's args>]]``, spliced, not encoded again), else its
-        arguments encoded.
+        lock here. The event's data is its frame's own JSON when the reader gives a frame that
+        starts as the service writes them, ``42["<name>",`` (``["<name>",<key>,[<the frame's
+        args>]]``, spliced, not encoded again), else its arguments encoded.
         """
         kind = _KINDS.get(event)
         if kind is None or self._closed:
@@ -291,7 +291,7 @@ class EventPublisher:
             message_id = record.public_id
             if channel and message_id:
                 # Its later events find its channel in the client's memory: the parsers keep every
-                # such record (see __init__), so the router need not remember it too.
+                # such record until it is deleted (and the router then remembers it: see __init__).
                 key = channel
             else:  # routed as its dict would be
                 key = self._router.key(event, [self._record_of(record)])
@@ -706,7 +706,7 @@ class EventPublisher:
         state = self._client.connection_state
         if state.event_tap == self._tap:
             state.event_tap = None
-            state.event_tap_wire = False
+            state.event_tap_frames = False
         self._closed = True
         self._closing.set()
         self.flush(max(0.0, deadline - time.monotonic() - 0.5))

@@ -130,8 +130,8 @@ class ConnectionState:
         voice_hook: Called with ``(socket event, payload)`` for every voice signalling event,
             on the reader thread (the client's voice manager); None for none.
         event_tap: Called with ``(socket event, args)`` for every socket event the parsers
-            know, on the reader thread, in arrival order, before its cache effect; None for
-            none. It must be quick, must not block, must not change ``args`` and should not
+            know (``(socket event, args, frame)`` with ``event_tap_frames``), on the reader
+            thread, in arrival order, before its cache effect; None for none. It must be quick, must not block, must not change ``args`` and should not
             raise (an exception is logged and the event goes on). The events fleet's
             publisher is one.
         no_socket: Why this client holds no socket (it is fed by an event source), else None:
@@ -147,11 +147,13 @@ class ConnectionState:
             the general decoder gives it. True: a ``message:new`` record that the reader
             decoded into its msgspec struct (see :meth:`Parsers.frame_decoders
             <service_client.state.parsers.Parsers.frame_decoders>`) reaches the tap as
-            that struct, unconverted (msgspec encodes it to the same JSON as its dict), and
-            the tap is called ``(socket event, args, frame)``: ``frame`` is the text frame
-            the reader decoded ``args`` from (``42["<name>",...]``, bytes, strict JSON),
-            or None (no such frame: another decoder, or a catch-up's read-back record);
-            set by a tap that handles both, such as the events fleet's publisher.
+            that struct, unconverted (msgspec encodes it to the same JSON as its dict); set
+            by a tap that handles it.
+        event_tap_frames: False (the default). True: as with ``event_tap_wire``, and the tap
+            is called ``(socket event, args, frame)``: ``frame`` is the text frame the reader
+            decoded ``args`` from (``42["<name>",...]``, bytes, strict JSON), or None (no
+            such frame: the standard library's decoder, or a record a catch-up read back);
+            set by a tap that takes both, such as the events fleet's publisher.
         parsers: The socket event parsers.
     """
 
@@ -179,6 +181,7 @@ class ConnectionState:
         self.send_hook: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None
         self.fetch_hook: Callable[[Route, Mapping[str, Any] | None, Callable[[], Future[Any]]], Future[Any]] | None = None
         self.event_tap_wire = False
+        self.event_tap_frames = False
         #: True once the client is destroyed: no more dispatch, no more cache updates.
         self.closed = False
         self.user: User | None = None

@@ -202,7 +202,7 @@ class Parsers:
             args: The event's arguments (usually one payload).
             frame: The text frame ``args`` were decoded from, as strict JSON
                 (``42["<name>",...]``), or None; handed to an event tap that takes
-                the reader's own forms (see ``ConnectionState.event_tap_wire``).
+                frames (see ``ConnectionState.event_tap_frames``).
         """
         if self._state.closed:  # destroyed: caches are never updated again
             return
@@ -213,13 +213,15 @@ class Parsers:
             return
         if type(args) is not list:
             args = list(args or ())
-        tap = self._state.event_tap
+        state = self._state
+        tap = state.event_tap
         if tap is not None:
             try:
                 wire_type = self._wire_type
-                if self._state.event_tap_wire:  # it takes the reader's structs and frame as they are
+                if state.event_tap_frames:  # it takes the reader's structs and frame as they are
                     tap(event_name, args, frame)
-                elif wire_type is not None and any(type(arg) is wire_type for arg in args):
+                elif wire_type is not None and not state.event_tap_wire and any(
+                        type(arg) is wire_type for arg in args):
                     # A tap sees every record as a dict, as the general decoder gives it.
                     record_of = self._wire.record_of
                     tap(event_name, [record_of(arg) if type(arg) is wire_type else arg for arg in args])

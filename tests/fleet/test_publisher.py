@@ -86,7 +86,7 @@ def test_a_record_struct_is_published_and_routed_as_its_dict(client: Client, red
                                                              namespace: str, channel: str) -> None:
     wire = pytest.importorskip("service_client.models._message_wire")
     publisher = EventPublisher(client, redis_url, partitions=8, namespace=namespace)
-    assert client._connection.event_tap_wire  # the reader hands its structs over as they are
+    assert client._connection.event_tap_frames  # the reader hands its structs and frames over as they are
     try:
         record = dict(_SERVICE_RECORD, channelPublicId=channel)
         dict_args = [dict(record, publicId="M1")]
@@ -103,7 +103,7 @@ def test_a_record_struct_is_published_and_routed_as_its_dict(client: Client, red
         _published(publisher, 3)
     finally:
         publisher.close()
-    assert not client._connection.event_tap_wire
+    assert not client._connection.event_tap_frames
     where = {e[1][b"d"]: part for part in range(8) for e in raw.xrange(f"service_client:fleet:{namespace}:p:{part}")}
     first, second, reaction = sorted(where, key=lambda data: (b"reaction" in data, b'"M2"' in data))
     assert loads(second) == loads(first.replace(b'"M1"', b'"M2"'))  # the same JSON value as the dict's

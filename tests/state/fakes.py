@@ -71,6 +71,7 @@ class FakeState:
         self.voice_hook: Callable[[str, Any], None] | None = self._record_voice
         self.event_tap: Callable[[str, list[Any]], None] | None = None
         self.event_tap_wire = False
+        self.event_tap_frames = False
         self.users = UserManager(self)
         self.guilds = GuildManager(self)
         self.channels = ChannelManager(self)

@@ -309,23 +309,38 @@ def test_a_tap_that_takes_structs_gets_the_struct_which_encodes_as_its_dict() ->
     from service_client.models._message_wire import MessageWire
 
     side = Side(structs=True)
-    taps: list[tuple[list[Any], bytes | None]] = []
-    side.state.event_tap = lambda event, args, frame: taps.append((args, frame))
+    taps: list[list[Any]] = []
+    side.state.event_tap = lambda event, args: taps.append(args)  # called as before: no frame
     side.state.event_tap_wire = True
     side.feed(dict(SERVICE_RECORD, nonce="n1"))
     assert side.struct_frames == 1 and len(taps) == 1
-    [record], frame = taps[0]
+    [record] = taps[0]
     assert type(record) is MessageWire  # no dict made for the tap
     assert msgspec.json.encode(record) == msgspec.json.encode(dict(SERVICE_RECORD, nonce="n1"))
-    assert frame == b"42" + _frame(dict(SERVICE_RECORD, nonce="n1"))  # the frame it came in, with it
     assert [m.id for m in side.messages()] == ["M1"]  # the event goes on as usual
 
 
-def test_a_tap_that_takes_the_readers_forms_gets_no_frame_when_there_was_none() -> None:
+@needs_msgspec
+def test_a_tap_that_takes_frames_gets_the_struct_and_the_frame_it_came_in() -> None:
+    from service_client.models._message_wire import MessageWire
+
+    side = Side(structs=True)
+    taps: list[tuple[list[Any], bytes | None]] = []
+    side.state.event_tap = lambda event, args, frame: taps.append((args, frame))
+    side.state.event_tap_frames = True
+    side.feed(dict(SERVICE_RECORD, nonce="n1"))
+    assert side.struct_frames == 1 and len(taps) == 1
+    [record], frame = taps[0]
+    assert type(record) is MessageWire  # as with event_tap_wire
+    assert frame == b"42" + _frame(dict(SERVICE_RECORD, nonce="n1"))  # the frame it came in, with it
+    assert [m.id for m in side.messages()] == ["M1"]
+
+
+def test_a_tap_that_takes_frames_gets_none_when_there_was_none() -> None:
     side = Side(structs=False)
     taps: list[tuple[str, list[Any], bytes | None]] = []
     side.state.event_tap = lambda event, args, frame: taps.append((event, args, frame))
-    side.state.event_tap_wire = True
+    side.state.event_tap_frames = True
     side.parsers.handle("message:new", [dict(SERVICE_RECORD)])  # as the general way hands it on
     assert taps == [("message:new", [dict(SERVICE_RECORD)], None)]
 
