@@ -88,6 +88,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -273,8 +274,9 @@ def wait_owned(redis: Any, namespace: str, partitions: int, timeout: float = 30)
         time.sleep(0.05)
 
 
-#: The threads whose CPU time the throughput phase reports, by the start of their names.
-_TIMED_THREADS = {"reader": "service_client-gateway", "publisher": "service_client-fleet-publisher-"}
+#: The threads whose CPU time the throughput phase reports, by their names.
+_TIMED_THREADS = {"reader": re.compile(r"service_client-gateway-\d+"),
+                  "publisher": re.compile(r"service_client-fleet-publisher-\d+")}
 
 
 def thread_cpu_ns() -> dict[str, int]:
@@ -288,8 +290,8 @@ def thread_cpu_ns() -> dict[str, int]:
         return {}
     for tid in tids:
         name = names.get(int(tid), "")
-        for kind, start in _TIMED_THREADS.items():
-            if name.startswith(start):
+        for kind, pattern in _TIMED_THREADS.items():
+            if pattern.fullmatch(name):
                 try:
                     with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as file:
                         out[kind] += int(file.read().split()[0])
