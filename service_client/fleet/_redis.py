@@ -189,6 +189,9 @@ def command_packer() -> Callable[[tuple[Any, ...]], list[bytes]] | None:
         return None
 
     def packed(command: tuple[Any, ...], pack: Callable[[tuple[Any, ...]], bytes] = pack) -> list[bytes]:
+        """``command`` (its name, then its arguments: str, bytes or int) as the protocol's bytes,
+        in a list of one, for ``Connection.send_packed_command``. Raises what hiredis raises
+        for an argument of another type (TypeError)."""
         if len(command) <= PACK_CHUNK:
             return [pack(command)]
         pieces: list[bytes | memoryview] = [b"*%d\r\n" % len(command)]

@@ -493,6 +493,7 @@ class ConnectionReader:
         self._closed = False
         if not event_frames:
             def plain(event: str, args: list[Any], frame: bytes | None, on_event: Any = on_event) -> None:
+                """``on_event(event, args)``: the frame is left out for a callback that takes none."""
                 on_event(event, args)
 
             on_event = plain
