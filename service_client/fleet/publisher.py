@@ -62,9 +62,9 @@ _Item = tuple[int, bytes, bool, bool, "str | None"]
 #: Per published socket event: (a shared-state event, droppable, the start of its frames
 #: ``42["<name>",``, the start of its data ``["<name>",``); one lookup on the reader thread.
 _KINDS: dict[str, tuple[bool, bool, bytes, bytes]] = {
-    event: (event in STATE_EVENTS, event in DROPPABLE_EVENTS, b"42" + dumps([event])[:-1] + b",",
-            dumps([event])[:-1] + b",")
+    event: (event in STATE_EVENTS, event in DROPPABLE_EVENTS, b"42" + start, start)
     for event in PUBLISHED_EVENTS
+    for start in (dumps([event])[:-1] + b",",)
 }
 
 
